@@ -1,0 +1,55 @@
+// Per-module statistics in the schema of ../shared/docs/cli-contract.md: instruction counts,
+// per-device FLOPs, bytes each collective makes one device receive, and peak live memory.
+#ifndef HLO_ANALYSIS_MODULE_STATS_H_
+#define HLO_ANALYSIS_MODULE_STATS_H_
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "hlo/ir/hlo_module.h"
+
+namespace hlo {
+
+enum class CollectiveKind { kAllGather, kAllReduce, kReduceScatter, kAllToAll, kCollectivePermute };
+inline constexpr int kNumCollectiveKinds = 5;
+
+struct CollectiveStats {
+  int64_t count = 0;
+  int64_t bytes = 0;  // Received by one device, maximum over devices.
+};
+
+struct ModuleStats {
+  std::string module_name;
+  std::string input;
+  int64_t num_partitions = 1;
+  int64_t instructions_before = 0;
+  int64_t instructions_after = 0;
+  double time_ms_parse = 0;
+  double time_ms_propagation = 0;
+  double time_ms_partition = 0;
+  double time_ms_total = 0;
+  int64_t flops = 0;
+  int64_t comm_bytes = 0;
+  int64_t peak_memory_bytes = 0;
+  std::array<CollectiveStats, kNumCollectiveKinds> collectives{};
+  int64_t full_rematerializations = 0;
+  double estimated_step_time_us = 0;
+};
+
+// Counts over the entry computation and everything it calls (each call site once; loop
+// bodies once, as their trip counts are not known statically here). `num_partitions` of the
+// module config is the group size of collectives without replica_groups. Sets
+// instructions_after, flops, comm_bytes, peak_memory_bytes and collectives.
+ModuleStats ComputeModuleStats(const HloModule& module);
+
+// The largest device id named by any instruction's sharding, or -1 if none.
+int64_t MaxDeviceIdInShardings(const HloModule& module);
+
+// One JSON object on one line, keys in the contract's order.
+std::string StatsToJson(const ModuleStats& stats);
+std::string StatsToText(const ModuleStats& stats);
+
+}  // namespace hlo
+
+#endif  // HLO_ANALYSIS_MODULE_STATS_H_

@@ -1,0 +1,126 @@
+// HloComputation and HloModule bookkeeping: ownership, ids, traversal orders.
+#include "hlo/ir/hlo_computation.h"
+
+#include <algorithm>
+#include <functional>
+
+#include "absl/container/flat_hash_set.h"
+#include "hlo/strings.h"
+#include "hlo/ir/hlo_module.h"
+
+namespace hlo {
+
+HloInstruction* HloComputation::AddInstruction(std::unique_ptr<HloInstruction> instr) {
+  HloInstruction* raw = instr.get();
+  raw->set_parent(this);
+  if (parent_ != nullptr && raw->unique_id() < 0) raw->set_unique_id(parent_->NextUniqueId());
+  if (raw->opcode() == HloOpcode::kParameter) {
+    int64_t n = raw->parameter_number();
+    if (n >= 0 && n < (1 << 20)) {
+      if (n >= num_parameters()) parameters_.resize(n + 1, nullptr);
+      parameters_[n] = raw;
+    }
+  }
+  instructions_.push_back(std::move(instr));
+  return raw;
+}
+
+absl::Status HloComputation::RemoveInstruction(HloInstruction* instr) {
+  if (!instr->users().empty() || instr == root_) {
+    return absl::FailedPreconditionError(
+        StrCat("cannot remove ", instr->name(), ": it is still used"));
+  }
+  auto it = std::find_if(instructions_.begin(), instructions_.end(),
+                         [&](const auto& p) { return p.get() == instr; });
+  if (it == instructions_.end()) {
+    return absl::NotFoundError(StrCat(instr->name(), " is not in ", name_));
+  }
+  if (instr->opcode() == HloOpcode::kParameter) {
+    return absl::FailedPreconditionError("parameters cannot be removed");
+  }
+  instr->DetachFromOperands();
+  instructions_.erase(it);
+  return absl::OkStatus();
+}
+
+std::vector<HloInstruction*> HloComputation::MakeInstructionPostOrder() const {
+  std::vector<HloInstruction*> order;
+  order.reserve(instructions_.size());
+  absl::flat_hash_set<const HloInstruction*> visited;
+  // Iterative DFS; a node is emitted after all its operands and control predecessors.
+  std::vector<std::pair<HloInstruction*, size_t>> stack;
+  auto visit = [&](HloInstruction* start) {
+    if (!visited.insert(start).second) return;
+    stack.push_back({start, 0});
+    while (!stack.empty()) {
+      auto& [node, next] = stack.back();
+      const size_t n_ops = node->operands().size();
+      const size_t n_all = n_ops + node->control_predecessors().size();
+      if (next < n_all) {
+        HloInstruction* dep = next < n_ops ? node->operand(next)
+                                           : node->control_predecessors()[next - n_ops];
+        ++next;
+        if (visited.insert(dep).second) stack.push_back({dep, 0});
+        continue;
+      }
+      order.push_back(node);
+      stack.pop_back();
+    }
+  };
+  for (const auto& instr : instructions_) visit(instr.get());
+  return order;
+}
+
+ProgramShape HloComputation::ComputeProgramShape() const {
+  ProgramShape ps;
+  for (HloInstruction* p : parameters_) {
+    ps.parameters.push_back(p ? p->shape() : Shape());
+    ps.parameter_names.push_back(p ? p->name() : "");
+  }
+  if (root_) ps.result = root_->shape();
+  return ps;
+}
+
+HloComputation* HloModule::AddComputation(std::unique_ptr<HloComputation> computation) {
+  HloComputation* raw = computation.get();
+  raw->set_parent(this);
+  raw->set_unique_id(NextUniqueId());
+  for (const auto& instr : raw->instructions()) {
+    if (instr->unique_id() < 0) instr->set_unique_id(NextUniqueId());
+  }
+  computations_.push_back(std::move(computation));
+  return raw;
+}
+
+std::vector<HloComputation*> HloModule::MakeComputationPostOrder() const {
+  std::vector<HloComputation*> order;
+  absl::flat_hash_set<const HloComputation*> visited;
+  // Recursive on call depth only, which is small.
+  std::function<void(HloComputation*)> visit = [&](HloComputation* c) {
+    if (!visited.insert(c).second) return;
+    for (const auto& instr : c->instructions()) {
+      for (HloComputation* callee : instr->called_computations()) visit(callee);
+    }
+    order.push_back(c);
+  };
+  for (const auto& c : computations_) {
+    if (c.get() != entry_) visit(c.get());
+  }
+  if (entry_) visit(entry_);
+  return order;
+}
+
+HloComputation* HloModule::GetComputation(std::string_view name) const {
+  for (const auto& c : computations_) {
+    if (c->name() == name) return c.get();
+  }
+  return nullptr;
+}
+
+int64_t HloModule::instruction_count() const {
+  int64_t n = 0;
+  for (const auto& c : computations_) n += c->instruction_count();
+  return n;
+}
+
+}  // namespace hlo

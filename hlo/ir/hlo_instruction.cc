@@ -1,0 +1,69 @@
+// HloInstruction construction and use-list maintenance.
+#include "hlo/ir/hlo_instruction.h"
+
+#include <algorithm>
+
+namespace hlo {
+
+HloInstruction::HloInstruction(HloOpcode opcode, Shape shape)
+    : opcode_(opcode), shape_(std::move(shape)) {}
+
+HloInstruction::~HloInstruction() = default;
+
+std::unique_ptr<HloInstruction> HloInstruction::Create(
+    HloOpcode opcode, Shape shape, absl::Span<HloInstruction* const> operands) {
+  std::unique_ptr<HloInstruction> instr(new HloInstruction(opcode, std::move(shape)));
+  for (HloInstruction* operand : operands) instr->AppendOperand(operand);
+  return instr;
+}
+
+void HloInstruction::AppendOperand(HloInstruction* operand) {
+  operands_.push_back(operand);
+  operand->AddUser(this);
+}
+
+void HloInstruction::AddUser(HloInstruction* user) {
+  if (std::find(users_.begin(), users_.end(), user) == users_.end()) users_.push_back(user);
+}
+
+void HloInstruction::RemoveUser(HloInstruction* user) {
+  // `user` stays a user while it still names this instruction as any operand.
+  if (std::find(user->operands_.begin(), user->operands_.end(), this) != user->operands_.end()) {
+    return;
+  }
+  users_.erase(std::remove(users_.begin(), users_.end(), user), users_.end());
+}
+
+void HloInstruction::ReplaceOperandWith(int64_t i, HloInstruction* new_operand) {
+  HloInstruction* old = operands_[i];
+  operands_[i] = new_operand;
+  old->RemoveUser(this);
+  new_operand->AddUser(this);
+}
+
+void HloInstruction::ReplaceAllUsesWith(HloInstruction* other) {
+  std::vector<HloInstruction*> users = users_;
+  for (HloInstruction* user : users) {
+    for (int64_t i = 0; i < user->operand_count(); ++i) {
+      if (user->operands_[i] == this) user->ReplaceOperandWith(i, other);
+    }
+  }
+}
+
+void HloInstruction::DetachFromOperands() {
+  std::vector<HloInstruction*> operands = std::move(operands_);
+  operands_.clear();
+  for (HloInstruction* op : operands) op->RemoveUser(this);
+}
+
+void HloInstruction::AddControlPredecessor(HloInstruction* pred) {
+  if (std::find(control_preds_.begin(), control_preds_.end(), pred) == control_preds_.end()) {
+    control_preds_.push_back(pred);
+  }
+}
+
+void HloInstruction::set_sharding(HloSharding sharding) {
+  sharding_ = std::make_unique<HloSharding>(std::move(sharding));
+}
+
+}  // namespace hlo

@@ -1,0 +1,491 @@
+// HloSharding::Parse: the HLO sharding text form, recursive descent over ShardingLexer tokens.
+//
+//   sharding := '{' '}'                                       (empty tuple)
+//             | '{' sharding (',' sharding)* '}'              (tuple; elements are leaves)
+//             | '{' attribute* '}'                            (leaf)
+//   attribute := replicated | manual | unknown | unreduced | maximal | device '=' INT
+//             | devices '=' '[' INT,* ']' ( '<=' '[' INT,* ']' ('T' '(' INT,* ')')? | INT,+ )
+//             | last_tile_dim_replicate | last_tile_dims '=' '{' type,* '}'
+//             | metadata '=' '{' body '}' | metadata '=' '{' '{' body '}' (',' '{' body '}')* '}'
+//             | shard_as INT | shard_like INT
+// Attributes may come in any order, each at most once. The leaf is then built with the
+// validating factories; their errors, and the parser's own, carry the offset of the token at
+// fault as `offset N: message`.
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_join.h"
+#include "hlo/sharding/hlo_sharding.h"
+#include "hlo/sharding/sharding_lexer.h"
+
+namespace hlo {
+namespace {
+
+using sharding_internal::ShardingLexer;
+using sharding_internal::Token;
+using sharding_internal::TokenKind;
+
+// Everything written inside one leaf's braces, with where each part was written.
+struct LeafText {
+  std::optional<Token> kind_word;  // replicated / manual / unknown / unreduced / maximal.
+  std::optional<Token> device_attr;
+  int64_t device = 0;
+  std::optional<Token> devices_attr;
+  std::vector<int64_t> dims;
+  std::vector<size_t> dim_offsets;
+  bool iota = false;
+  size_t iota_offset = 0;  // Of `<=`.
+  std::vector<int64_t> reshape_dims;
+  std::vector<size_t> reshape_offsets;
+  std::optional<size_t> perm_offset;  // Of `T`.
+  std::vector<int64_t> perm;
+  std::vector<int64_t> devices;
+  std::vector<size_t> device_offsets;
+  std::optional<Token> last_tile_dim_replicate;
+  std::optional<Token> last_tile_dims;
+  std::vector<OpShardingType> subgroup_types;
+  std::optional<Token> metadata_attr;
+  HloSharding::Metadata metadata;
+  std::optional<Token> group_attr;
+  ShardGroup group;
+};
+
+class ShardingParser {
+ public:
+  explicit ShardingParser(std::string_view text) : lexer_(text) {}
+
+  absl::StatusOr<HloSharding> ParseSharding(bool allow_tuple);
+  absl::Status ExpectEnd();
+  size_t consumed() const { return lexer_.consumed(); }
+
+ private:
+  absl::Status Error(size_t offset, absl::string_view message) {
+    return absl::InvalidArgumentError(absl::StrCat("offset ", offset, ": ", message));
+  }
+  absl::Status Unexpected(const Token& token, absl::string_view expected) {
+    return Error(token.offset,
+                 absl::StrCat("expected ", expected, ", got ", ShardingLexer::Describe(token)));
+  }
+  absl::Status Expect(TokenKind kind, absl::string_view what, Token* out = nullptr);
+  absl::Status ExpectInt(absl::string_view what, Token* out);
+  absl::Status ParseIntList(TokenKind close, absl::string_view what, std::vector<int64_t>* values,
+                            std::vector<size_t>* offsets);
+
+  absl::StatusOr<HloSharding> ParseTuple();
+  absl::Status ParseAttribute(const Token& word, LeafText* leaf);
+  absl::Status ParseDevices(LeafText* leaf);
+  absl::Status ParseSubgroupTypes(LeafText* leaf);
+  absl::Status ParseMetadata(LeafText* leaf);
+  absl::Status ParseMetadataBody(std::string* body);
+  absl::Status ParseMetadataValue(std::string* body);
+  absl::StatusOr<HloSharding> BuildLeaf(LeafText leaf, const Token& close);
+  absl::StatusOr<TileAssignment> BuildTileAssignment(const LeafText& leaf);
+
+  ShardingLexer lexer_;
+};
+
+absl::Status ShardingParser::Expect(TokenKind kind, absl::string_view what, Token* out) {
+  Token token = lexer_.Next();
+  if (token.kind != kind) return Unexpected(token, what);
+  if (out != nullptr) *out = token;
+  return absl::OkStatus();
+}
+
+absl::Status ShardingParser::ExpectInt(absl::string_view what, Token* out) {
+  absl::Status status = Expect(TokenKind::kInt, what, out);
+  if (!status.ok()) return status;
+  if (out->int_overflow) {
+    return Error(out->offset, absl::StrCat("integer ", ShardingLexer::Describe(*out),
+                                           " is out of range"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ShardingParser::ParseIntList(TokenKind close, absl::string_view what,
+                                          std::vector<int64_t>* values,
+                                          std::vector<size_t>* offsets) {
+  if (lexer_.Peek().kind == close) {
+    lexer_.Next();
+    return absl::OkStatus();
+  }
+  while (true) {
+    Token value;
+    absl::Status status = ExpectInt(what, &value);
+    if (!status.ok()) return status;
+    values->push_back(value.int_value);
+    offsets->push_back(value.offset);
+    Token next = lexer_.Next();
+    if (next.kind == close) return absl::OkStatus();
+    if (next.kind != TokenKind::kComma) {
+      return Unexpected(next, close == TokenKind::kRBracket ? "',' or ']'" : "',' or ')'");
+    }
+  }
+}
+
+absl::StatusOr<HloSharding> ShardingParser::ParseSharding(bool allow_tuple) {
+  Token open;
+  absl::Status status = Expect(TokenKind::kLBrace, "'{' to start a sharding", &open);
+  if (!status.ok()) return status;
+  const Token& first = lexer_.Peek();
+  if (first.kind == TokenKind::kLBrace || first.kind == TokenKind::kRBrace) {
+    if (!allow_tuple) {
+      return Error(open.offset, "a tuple sharding cannot be an element of a tuple sharding");
+    }
+    return ParseTuple();
+  }
+  if (first.kind == TokenKind::kIdent && (first.text == "mesh" || first.text == "named")) {
+    return Error(first.offset, absl::StrCat("named-mesh shardings are not supported (found ",
+                                            ShardingLexer::Describe(first), ")"));
+  }
+  LeafText leaf;
+  while (true) {
+    Token token = lexer_.Next();
+    if (token.kind == TokenKind::kRBrace) return BuildLeaf(std::move(leaf), token);
+    if (token.kind != TokenKind::kIdent) {
+      return Unexpected(token, "a sharding attribute or '}'");
+    }
+    status = ParseAttribute(token, &leaf);
+    if (!status.ok()) return status;
+  }
+}
+
+absl::StatusOr<HloSharding> ShardingParser::ParseTuple() {
+  std::vector<HloSharding> elements;
+  if (lexer_.Peek().kind == TokenKind::kRBrace) {
+    lexer_.Next();
+    return HloSharding::Tuple(std::move(elements));
+  }
+  while (true) {
+    absl::StatusOr<HloSharding> element = ParseSharding(/*allow_tuple=*/false);
+    if (!element.ok()) return element.status();
+    elements.push_back(*std::move(element));
+    Token next = lexer_.Next();
+    if (next.kind == TokenKind::kRBrace) break;
+    if (next.kind != TokenKind::kComma) return Unexpected(next, "',' or '}' in tuple sharding");
+  }
+  return HloSharding::Tuple(std::move(elements));
+}
+
+absl::Status ShardingParser::ParseAttribute(const Token& word, LeafText* leaf) {
+  auto once = [&](std::optional<Token>* slot) -> absl::Status {
+    if (slot->has_value()) {
+      return Error(word.offset, absl::StrCat("duplicate ", ShardingLexer::Describe(word),
+                                             " in sharding"));
+    }
+    *slot = word;
+    return absl::OkStatus();
+  };
+  const absl::string_view w = word.text;
+  if (w == "replicated" || w == "manual" || w == "unknown" || w == "unreduced" ||
+      w == "maximal") {
+    if (leaf->kind_word.has_value()) {
+      return Error(word.offset, absl::StrCat(ShardingLexer::Describe(word), " conflicts with ",
+                                             ShardingLexer::Describe(*leaf->kind_word)));
+    }
+    leaf->kind_word = word;
+    return absl::OkStatus();
+  }
+  if (w == "last_tile_dim_replicate") return once(&leaf->last_tile_dim_replicate);
+  absl::Status status = absl::OkStatus();
+  if (w == "device") {
+    Token value;
+    if (!(status = once(&leaf->device_attr)).ok()) return status;
+    if (!(status = Expect(TokenKind::kEqual, "'=' after 'device'")).ok()) return status;
+    if (!(status = ExpectInt("a device id", &value)).ok()) return status;
+    leaf->device = value.int_value;
+    if (value.int_value < 0) {
+      return Error(value.offset, absl::StrCat("device ", value.text, " is negative"));
+    }
+    return absl::OkStatus();
+  }
+  if (w == "devices") {
+    if (!(status = once(&leaf->devices_attr)).ok()) return status;
+    return ParseDevices(leaf);
+  }
+  if (w == "last_tile_dims") {
+    if (!(status = once(&leaf->last_tile_dims)).ok()) return status;
+    return ParseSubgroupTypes(leaf);
+  }
+  if (w == "metadata") {
+    if (!(status = once(&leaf->metadata_attr)).ok()) return status;
+    return ParseMetadata(leaf);
+  }
+  if (w == "shard_as" || w == "shard_like") {
+    Token id;
+    if (!(status = once(&leaf->group_attr)).ok()) return status;
+    if (!(status = ExpectInt(absl::StrCat("a shard group id after '", w, "'"), &id)).ok()) {
+      return status;
+    }
+    if (id.int_value < 0) {
+      return Error(id.offset, absl::StrCat("shard group id ", id.text, " is negative"));
+    }
+    leaf->group = w == "shard_as" ? ShardGroup::As(id.int_value) : ShardGroup::Like(id.int_value);
+    return absl::OkStatus();
+  }
+  return Error(word.offset,
+               absl::StrCat("unknown sharding attribute ", ShardingLexer::Describe(word),
+                            "; expected replicated, maximal, manual, unknown, unreduced, "
+                            "device=, devices=, last_tile_dim_replicate, last_tile_dims=, "
+                            "metadata=, shard_as or shard_like"));
+}
+
+absl::Status ShardingParser::ParseDevices(LeafText* leaf) {
+  absl::Status status = Expect(TokenKind::kEqual, "'=' after 'devices'");
+  if (!status.ok()) return status;
+  if (!(status = Expect(TokenKind::kLBracket, "'[' to start the tile assignment dimensions"))
+           .ok()) {
+    return status;
+  }
+  status = ParseIntList(TokenKind::kRBracket, "a tile assignment dimension", &leaf->dims,
+                        &leaf->dim_offsets);
+  if (!status.ok()) return status;
+  if (lexer_.Peek().kind == TokenKind::kLessEqual) {
+    leaf->iota = true;
+    leaf->iota_offset = lexer_.Next().offset;
+    if (!(status = Expect(TokenKind::kLBracket, "'[' after '<='")).ok()) return status;
+    status = ParseIntList(TokenKind::kRBracket, "an iota reshape dimension", &leaf->reshape_dims,
+                          &leaf->reshape_offsets);
+    if (!status.ok()) return status;
+    const Token& t = lexer_.Peek();
+    if (t.kind != TokenKind::kIdent || t.text != "T") return absl::OkStatus();
+    leaf->perm_offset = lexer_.Next().offset;
+    if (!(status = Expect(TokenKind::kLParen, "'(' after 'T'")).ok()) return status;
+    std::vector<size_t> offsets;
+    return ParseIntList(TokenKind::kRParen, "an iota transpose dimension", &leaf->perm, &offsets);
+  }
+  while (true) {
+    Token device;
+    if (!(status = ExpectInt("a device id or '<='", &device)).ok()) return status;
+    leaf->devices.push_back(device.int_value);
+    leaf->device_offsets.push_back(device.offset);
+    if (lexer_.Peek().kind != TokenKind::kComma) return absl::OkStatus();
+    lexer_.Next();
+  }
+}
+
+absl::Status ShardingParser::ParseSubgroupTypes(LeafText* leaf) {
+  absl::Status status = Expect(TokenKind::kEqual, "'=' after 'last_tile_dims'");
+  if (!status.ok()) return status;
+  if (!(status = Expect(TokenKind::kLBrace, "'{' after 'last_tile_dims='")).ok()) return status;
+  while (true) {
+    Token type = lexer_.Next();
+    if (type.kind == TokenKind::kRBrace && leaf->subgroup_types.empty()) return absl::OkStatus();
+    if (type.kind != TokenKind::kIdent) return Unexpected(type, "a subgroup type");
+    if (type.text == "replicated") {
+      leaf->subgroup_types.push_back(OpShardingType::kReplicated);
+    } else if (type.text == "manual") {
+      leaf->subgroup_types.push_back(OpShardingType::kManual);
+    } else if (type.text == "unreduced") {
+      leaf->subgroup_types.push_back(OpShardingType::kUnreduced);
+    } else {
+      return Error(type.offset, absl::StrCat("unknown subgroup type ", ShardingLexer::Describe(type),
+                                             "; expected replicated, manual or unreduced"));
+    }
+    Token next = lexer_.Next();
+    if (next.kind == TokenKind::kRBrace) return absl::OkStatus();
+    if (next.kind != TokenKind::kComma) return Unexpected(next, "',' or '}' in last_tile_dims");
+  }
+}
+
+absl::Status ShardingParser::ParseMetadata(LeafText* leaf) {
+  absl::Status status = Expect(TokenKind::kEqual, "'=' after 'metadata'");
+  if (!status.ok()) return status;
+  if (!(status = Expect(TokenKind::kLBrace, "'{' after 'metadata='")).ok()) return status;
+  if (lexer_.Peek().kind != TokenKind::kLBrace) {
+    std::string body;
+    if (!(status = ParseMetadataBody(&body)).ok()) return status;
+    leaf->metadata.push_back(std::move(body));
+    return absl::OkStatus();
+  }
+  while (true) {
+    std::string body;
+    if (!(status = Expect(TokenKind::kLBrace, "'{' to start a metadata entry")).ok()) {
+      return status;
+    }
+    if (!(status = ParseMetadataBody(&body)).ok()) return status;
+    leaf->metadata.push_back(std::move(body));
+    Token next = lexer_.Next();
+    if (next.kind == TokenKind::kRBrace) return absl::OkStatus();
+    if (next.kind != TokenKind::kComma) return Unexpected(next, "',' or '}' in metadata list");
+  }
+}
+
+// `key=value key=value ... }`, re-joined with single spaces into `*body`.
+absl::Status ShardingParser::ParseMetadataBody(std::string* body) {
+  while (true) {
+    Token key = lexer_.Next();
+    if (key.kind == TokenKind::kRBrace) return absl::OkStatus();
+    if (key.kind != TokenKind::kIdent) return Unexpected(key, "a metadata field name or '}'");
+    absl::Status status =
+        Expect(TokenKind::kEqual, absl::StrCat("'=' after metadata field '", key.text, "'"));
+    if (!status.ok()) return status;
+    if (!body->empty()) body->push_back(' ');
+    absl::StrAppend(body, key.text, "=");
+    if (!(status = ParseMetadataValue(body)).ok()) return status;
+  }
+}
+
+absl::Status ShardingParser::ParseMetadataValue(std::string* body) {
+  Token value = lexer_.Next();
+  if (value.kind == TokenKind::kString || value.kind == TokenKind::kInt ||
+      value.kind == TokenKind::kIdent) {
+    absl::StrAppend(body, value.text);
+    return absl::OkStatus();
+  }
+  if (value.kind != TokenKind::kLBrace) return Unexpected(value, "a metadata field value");
+  body->push_back('{');
+  bool first = true;
+  while (true) {
+    Token item = lexer_.Next();
+    if (item.kind == TokenKind::kRBrace) break;
+    if (item.kind == TokenKind::kComma && !first) {
+      body->push_back(',');
+      continue;
+    }
+    if (item.kind != TokenKind::kInt && item.kind != TokenKind::kIdent &&
+        item.kind != TokenKind::kString) {
+      return Unexpected(item, "a list item or '}' in metadata");
+    }
+    absl::StrAppend(body, item.text);
+    first = false;
+  }
+  body->push_back('}');
+  return absl::OkStatus();
+}
+
+absl::StatusOr<TileAssignment> ShardingParser::BuildTileAssignment(const LeafText& leaf) {
+  for (size_t i = 0; i < leaf.dims.size(); ++i) {
+    if (leaf.dims[i] < 1) {
+      return Error(leaf.dim_offsets[i], absl::StrCat("tile assignment dimension ", leaf.dims[i],
+                                                     " must be at least 1"));
+    }
+  }
+  const size_t devices_offset = leaf.devices_attr->offset;
+  if (leaf.dims.empty()) return Error(devices_offset, "tile assignment has no dimensions");
+  absl::StatusOr<TileAssignment> ta;
+  if (leaf.iota) {
+    for (size_t i = 0; i < leaf.reshape_dims.size(); ++i) {
+      if (leaf.reshape_dims[i] < 1) {
+        return Error(leaf.reshape_offsets[i], absl::StrCat("iota reshape dimension ",
+                                                           leaf.reshape_dims[i],
+                                                           " must be at least 1"));
+      }
+    }
+    if (leaf.perm_offset.has_value() && leaf.perm.size() != leaf.reshape_dims.size()) {
+      return Error(*leaf.perm_offset,
+                   absl::StrCat("iota transpose T(", absl::StrJoin(leaf.perm, ","), ") has ",
+                                leaf.perm.size(), " entries but there are ",
+                                leaf.reshape_dims.size(), " reshape dimensions"));
+    }
+    ta = TileAssignment::Iota(leaf.dims, leaf.reshape_dims, leaf.perm);
+    if (!ta.ok()) {
+      const bool perm_error = leaf.perm_offset.has_value() &&
+                              absl::StrContains(ta.status().message(), "permutation");
+      return Error(perm_error ? *leaf.perm_offset : leaf.iota_offset, ta.status().message());
+    }
+    return ta;
+  }
+  absl::flat_hash_map<int64_t, size_t> seen;
+  for (size_t i = 0; i < leaf.devices.size(); ++i) {
+    if (leaf.devices[i] < 0) {
+      return Error(leaf.device_offsets[i], absl::StrCat("device ", leaf.devices[i],
+                                                        " in tile assignment is negative"));
+    }
+    if (!seen.emplace(leaf.devices[i], i).second) {
+      return Error(leaf.device_offsets[i],
+                   absl::StrCat("device ", leaf.devices[i],
+                                " appears more than once in tile assignment"));
+    }
+  }
+  ta = TileAssignment::Explicit(leaf.dims, leaf.devices);
+  if (!ta.ok()) return Error(leaf.device_offsets[0], ta.status().message());
+  return ta;
+}
+
+absl::StatusOr<HloSharding> ShardingParser::BuildLeaf(LeafText leaf, const Token& close) {
+  auto conflict = [&](const Token& a, const Token& b) {
+    return Error(a.offset, absl::StrCat(ShardingLexer::Describe(a), " cannot be combined with ",
+                                        ShardingLexer::Describe(b)));
+  };
+  const std::optional<Token>& kind = leaf.kind_word;
+  const bool maximal = kind.has_value() && kind->text == "maximal";
+  if (leaf.devices_attr.has_value() && kind.has_value()) return conflict(*kind, *leaf.devices_attr);
+  if (leaf.device_attr.has_value() && !maximal) {
+    if (kind.has_value()) return conflict(*leaf.device_attr, *kind);
+    return Error(leaf.device_attr->offset, "'device' is only valid with 'maximal'");
+  }
+  for (const std::optional<Token>* sub : {&leaf.last_tile_dim_replicate, &leaf.last_tile_dims}) {
+    if (sub->has_value() && !leaf.devices_attr.has_value()) {
+      return Error((*sub)->offset, absl::StrCat(ShardingLexer::Describe(**sub),
+                                                " is only valid with 'devices='"));
+    }
+  }
+  if (leaf.last_tile_dim_replicate.has_value() && leaf.last_tile_dims.has_value()) {
+    return conflict(*leaf.last_tile_dims, *leaf.last_tile_dim_replicate);
+  }
+  absl::StatusOr<HloSharding> sharding = absl::InternalError("unset");
+  if (maximal) {
+    if (!leaf.device_attr.has_value()) return Error(kind->offset, "'maximal' needs 'device=N'");
+    sharding = HloSharding::Maximal(leaf.device, std::move(leaf.metadata));
+  } else if (kind.has_value()) {
+    const absl::string_view w = kind->text;
+    sharding = w == "replicated" ? HloSharding::Replicate(std::move(leaf.metadata))
+               : w == "manual"   ? HloSharding::Manual(std::move(leaf.metadata))
+               : w == "unknown"  ? HloSharding::Unknown(std::move(leaf.metadata))
+                                 : HloSharding::Unreduced(std::move(leaf.metadata));
+  } else if (leaf.devices_attr.has_value()) {
+    absl::StatusOr<TileAssignment> ta = BuildTileAssignment(leaf);
+    if (!ta.ok()) return ta.status();
+    size_t offset = leaf.devices_attr->offset;
+    if (leaf.last_tile_dims.has_value()) {
+      offset = leaf.last_tile_dims->offset;
+      sharding = HloSharding::Subgroup(*std::move(ta), leaf.subgroup_types,
+                                       std::move(leaf.metadata));
+    } else if (leaf.last_tile_dim_replicate.has_value()) {
+      sharding = HloSharding::PartialTile(*std::move(ta), std::move(leaf.metadata));
+    } else {
+      sharding = HloSharding::Tile(*std::move(ta), std::move(leaf.metadata));
+    }
+    if (!sharding.ok()) return Error(offset, sharding.status().message());
+  } else {
+    return Error(close.offset,
+                 "sharding has neither a kind (replicated, maximal, manual, unknown, "
+                 "unreduced) nor 'devices='");
+  }
+  if (!sharding.ok()) return sharding.status();
+  if (leaf.group.is_set()) return sharding->WithShardGroup(leaf.group);
+  return sharding;
+}
+
+absl::Status ShardingParser::ExpectEnd() {
+  const Token& token = lexer_.Peek();
+  if (token.kind == TokenKind::kEnd) return absl::OkStatus();
+  return Error(token.offset,
+               absl::StrCat("unexpected ", ShardingLexer::Describe(token), " after sharding"));
+}
+
+}  // namespace
+
+absl::StatusOr<HloSharding> HloSharding::ParsePrefix(std::string_view text, size_t* consumed) {
+  ShardingParser parser(text);
+  absl::StatusOr<HloSharding> sharding = parser.ParseSharding(/*allow_tuple=*/true);
+  if (sharding.ok() && consumed != nullptr) *consumed = parser.consumed();
+  return sharding;
+}
+
+absl::StatusOr<HloSharding> HloSharding::Parse(std::string_view text) {
+  ShardingParser parser(text);
+  absl::StatusOr<HloSharding> sharding = parser.ParseSharding(/*allow_tuple=*/true);
+  if (!sharding.ok()) return sharding;
+  absl::Status status = parser.ExpectEnd();
+  if (!status.ok()) return status;
+  return sharding;
+}
+
+}  // namespace hlo

@@ -1,0 +1,43 @@
+// The work behind `spmd-partition` for one input: read, parse, verify, run the requested
+// passes, and render the output bytes. Kept apart from main() so it can be tested and run on
+// several inputs in parallel.
+#ifndef TOOLS_PARTITION_DRIVER_H_
+#define TOOLS_PARTITION_DRIVER_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace tools {
+
+enum class EmitFormat { kText, kProto };
+
+struct DriverOptions {
+  std::vector<std::string> passes;  // Expanded pass names, in order; empty = parse only.
+  std::optional<int64_t> num_partitions;
+  EmitFormat emit = EmitFormat::kText;
+  std::string dump_dir;  // Empty: no dumps.
+};
+
+struct DriverResult {
+  std::string output;      // The bytes to write.
+  std::string stats_json;  // One-line statistics object (cli-contract schema).
+  std::string stats_text;  // Human-readable statistics.
+};
+
+// The pass names `spmd-partition` knows, in pipeline order.
+const std::vector<std::string>& KnownPassNames();
+// Expands `default`/`none`/a comma list; an unknown name is InvalidArgument naming it.
+absl::StatusOr<std::vector<std::string>> ExpandPassList(const std::string& list);
+
+// Processes one input path ("-" for stdin). Errors are complete `FILE:LINE:COL: error: ...`
+// messages.
+absl::StatusOr<DriverResult> ProcessInput(const std::string& path, const DriverOptions& options);
+
+}  // namespace tools
+
+#endif  // TOOLS_PARTITION_DRIVER_H_
