@@ -86,6 +86,9 @@ struct InstructionAttributes {
   std::string infeed_config;              // infeed
   std::string outfeed_config;             // outfeed
   std::optional<Shape> outfeed_shape;     // outfeed
+  // async-start/-update/-done written in XLA's sugared form (`custom-call-start`, `call-done`):
+  // the opcode they wrap. The wrapped op's own attributes sit on the async-start.
+  std::optional<HloOpcode> async_wrapped_opcode;
   OpMetadata metadata;
   FrontendAttributes frontend_attributes;
   // Attributes kept verbatim, in the order they were given.

@@ -183,8 +183,19 @@ void AppendCalledComputations(const HloInstruction& instr, std::string* out) {
       AppendAttr("scatter", out);
       AppendComputationRef(called.at(1), out);
       return;
-    case HloOpcode::kFusion:
     case HloOpcode::kAsyncStart:
+      if (instr.attrs().async_wrapped_opcode) {
+        AppendAttr(instr.attrs().async_wrapped_opcode == HloOpcode::kCustomCall
+                       ? "called_computations" : "to_apply", out);
+        if (instr.attrs().async_wrapped_opcode == HloOpcode::kCustomCall) {
+          AppendComputationList(called, out);
+        } else {
+          AppendComputationRef(called[0], out);
+        }
+        return;
+      }
+      [[fallthrough]];
+    case HloOpcode::kFusion:
       AppendAttr("calls", out);
       AppendComputationRef(called[0], out);
       return;
@@ -377,9 +388,15 @@ void AppendMiscAttrs(const HloInstruction& instr, std::string* out) {
   if (a.is_host_transfer) out->append(", is_host_transfer=true");
 }
 
+// The opcode whose attributes an instruction prints: the wrapped op of a sugared async-start.
+HloOpcode AttributeOpcode(const HloInstruction& instr) {
+  const auto& wrapped = instr.attrs().async_wrapped_opcode;
+  return wrapped && instr.opcode() == HloOpcode::kAsyncStart ? *wrapped : instr.opcode();
+}
+
 void AppendOpcodeSpecificAttrs(const HloInstruction& instr, std::string* out) {
   const InstructionAttributes& a = instr.attrs();
-  const HloOpcode op = instr.opcode();
+  const HloOpcode op = AttributeOpcode(instr);
   if (UsesDimensions(op) || (op == HloOpcode::kAllToAll && !a.dimensions.empty())) {
     AppendIntsAttr("dimensions", a.dimensions, out);
   }
@@ -536,7 +553,13 @@ void PrintInstruction(const HloInstruction& instr, std::string* out) {
   out->append(" = ");
   instr.shape().AppendTo(out);
   out->push_back(' ');
-  out->append(HloOpcodeString(instr.opcode()));
+  if (a.async_wrapped_opcode) {
+    out->append(HloOpcodeString(*a.async_wrapped_opcode));
+    std::string_view async_name = HloOpcodeString(instr.opcode());  // "async-start", ...
+    out->append(async_name.substr(async_name.find('-')));
+  } else {
+    out->append(HloOpcodeString(instr.opcode()));
+  }
   AppendOperands(instr, out);
   AppendOpcodeSpecificAttrs(instr, out);
   AppendCollectiveAttrs(a, out);

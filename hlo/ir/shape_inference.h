@@ -6,8 +6,8 @@
 //    with bf16 and pick the wider type, these functions require equal element types, as XLA's
 //    verifier does by default (allow_mixed_precision=false). Dot and convolution are the
 //    exception: their result type is a `preferred_element_type` (the declared type);
-//  * layouts are ignored (shapes are compared with Shape::Compatible) and inferred shapes carry
-//    no layout.
+//  * layouts are ignored (shapes are compared with Shape::Compatible). InferShape's result
+//    carries no layout; the per-op functions may return an operand's shape as is.
 //
 // Every function returns the inferred shape or an InvalidArgument status whose message starts
 // with the op name and names the offending dimension/operand, e.g.

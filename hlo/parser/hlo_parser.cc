@@ -63,6 +63,26 @@ void Parser::Record(const HloInstruction* instr, size_t offset) {
   result_.locations[instr] = {line, col};
 }
 
+// `custom-call-start` and friends: XLA's sugar for async-start/-update/-done wrapping an op.
+void ParseAsyncSugar(std::string_view name, std::optional<HloOpcode>* opcode,
+                     std::optional<HloOpcode>* wrapped) {
+  static constexpr std::pair<std::string_view, HloOpcode> kSuffixes[] = {
+      {"-start", HloOpcode::kAsyncStart},
+      {"-update", HloOpcode::kAsyncUpdate},
+      {"-done", HloOpcode::kAsyncDone}};
+  for (const auto& [suffix, async_opcode] : kSuffixes) {
+    if (name.size() <= suffix.size() || name.substr(name.size() - suffix.size()) != suffix) {
+      continue;
+    }
+    std::optional<HloOpcode> inner = StringToHloOpcode(name.substr(0, name.size() - suffix.size()));
+    if (inner) {
+      *opcode = async_opcode;
+      *wrapped = inner;
+    }
+    return;
+  }
+}
+
 absl::StatusOr<ParsedModule> Parser::Parse() {
   RETURN_IF_ERROR(ParseHeader());
   while (!cursor_.AtEnd()) RETURN_IF_ERROR(ParseComputation());
@@ -319,6 +339,8 @@ absl::StatusOr<PendingInstruction> Parser::ParseInstruction() {
   size_t opcode_at = cursor_.pos();
   std::string_view opcode_name = cursor_.ParseWord();
   std::optional<HloOpcode> opcode = StringToHloOpcode(opcode_name);
+  std::optional<HloOpcode> wrapped;
+  if (!opcode) ParseAsyncSugar(opcode_name, &opcode, &wrapped);
   if (!opcode) {
     return cursor_.ErrorAt(opcode_at, opcode_name.empty()
                                           ? StrCat("expected an opcode, found ",
@@ -327,6 +349,7 @@ absl::StatusOr<PendingInstruction> Parser::ParseInstruction() {
   }
   p.instr = HloInstruction::Create(*opcode, std::move(shape), {});
   p.instr->set_name(std::string(name));
+  p.instr->mutable_attrs()->async_wrapped_opcode = wrapped;
   RETURN_IF_ERROR(ParseOperands(&p));
   while (cursor_.Peek() == ',') {
     cursor_.TryConsume(',');

@@ -10,15 +10,19 @@
 #define HLO_PROTO_PROTO_INTERNAL_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "google/protobuf/repeated_field.h"
 #include "hlo/ir/hlo_attributes.h"
+#include "hlo/ir/hlo_computation.h"
+#include "hlo/ir/hlo_instruction.h"
 #include "proto/hlo.pb.h"
 
 namespace hlo {
@@ -129,6 +133,36 @@ void ReplicaGroupsToProto(const ReplicaGroups& groups, xla::HloInstructionProto*
 // identity transpose permutation, as XLA's printer does.
 absl::StatusOr<std::optional<ReplicaGroups>> ReplicaGroupsFromProto(
     const xla::HloInstructionProto& proto, bool foreign);
+
+// ---- Instructions (instruction_proto.cc) ----------------------------------------------------
+
+// The ids the writer gives to instructions and computations.
+struct ProtoIds {
+  absl::flat_hash_map<const HloInstruction*, int64_t> instructions;
+  absl::flat_hash_map<const HloComputation*, int64_t> computations;
+};
+
+// Writes `instr` with its links (operand, control-predecessor and called-computation ids from
+// `ids`). Fails when a string is not valid UTF-8, a linked instruction or computation has no id,
+// or an int32 field (exponent_bits, mantissa_bits) overflows.
+absl::Status InstructionToProto(const HloInstruction& instr, const ProtoIds& ids,
+                                xla::HloInstructionProto* proto);
+// The instruction of `proto` with its opcode, name, shape, attributes and sharding, but without
+// operands, control predecessors or called computations (the caller links those). `foreign`:
+// the proto was written by XLA, so XLA-only fields become verbatim attributes.
+absl::StatusOr<std::unique_ptr<HloInstruction>> InstructionFromProto(
+    const xla::HloInstructionProto& proto, bool foreign);
+
+// ---- XLA-only fields (xla_fields.cc) -------------------------------------------------------
+// Attributes the IR keeps verbatim but XLA keeps in fields of their own (triangular-solve and
+// cholesky options, rng algorithm, custom-call schedule and api version, dot algorithm, ragged
+// dot dims, composite calls, parameter replication, async thread, ...).
+
+// Sets the XLA field of each such verbatim attribute of `instr` that it can read.
+void ExportXlaFields(const HloInstruction& instr, xla::HloInstructionProto* proto);
+// Appends, in XLA's text spelling, a verbatim attribute for each such field set in `proto`.
+void ImportXlaFields(const xla::HloInstructionProto& proto, HloOpcode opcode,
+                     std::vector<RawAttribute>* raw);
 
 }  // namespace proto_internal
 }  // namespace hlo

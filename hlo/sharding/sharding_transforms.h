@@ -1,0 +1,53 @@
+// Shardings seen through data movement, and combinations of shardings.
+//
+// Each function keeps the input's metadata and drops its shard group (the result describes a
+// different value). Each returns a Status saying why when no sharding does the job.
+//
+//   TransposeSharding({devices=[4,2]<=[8]}, {1,0})        => {devices=[2,4]<=[4,2]T(1,0)}
+//   ReshapeSharding({devices=[2,1]<=[2]}, f32[4,6] -> f32[24])   => {devices=[2]<=[2]}
+//   PartiallyReplicate({devices=[2,2]<=[4]}, {1})    => {devices=[2,1,2]<=[4] last_tile_dim_replicate}
+//   MergeShardings({devices=[2,1,2]<=[4] last_tile_dim_replicate},
+//                  {devices=[1,2,2]<=[2,2]T(1,0) last_tile_dim_replicate}) => {devices=[2,2]<=[4]}
+#ifndef HLO_SHARDING_SHARDING_TRANSFORMS_H_
+#define HLO_SHARDING_SHARDING_TRANSFORMS_H_
+
+#include <cstdint>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "hlo/ir/shape.h"
+#include "hlo/sharding/hlo_sharding.h"
+
+namespace hlo {
+
+// The sharding of `transpose(x), dimensions=perm` when x has `sharding`: result data dim i is
+// x's data dim perm[i]; subgroup dims stay last. Non-tiled leaves are returned unchanged.
+// Fails for tuples and when `perm` is not a permutation of the tiled data dims.
+absl::StatusOr<HloSharding> TransposeSharding(const HloSharding& sharding,
+                                              absl::Span<const int64_t> perm);
+
+// The sharding of `reshape(x)` (x of shape `source`, result of shape `target`) that keeps every
+// element on the devices that hold it under `sharding`. Non-tiled leaves are returned
+// unchanged. Fails (saying which dimension) when a tiled dimension is split or merged in a way
+// that no tiling reproduces: tiles that do not divide the dimension, or tiles that would land
+// on a minor part of a merged dimension.
+absl::StatusOr<HloSharding> ReshapeSharding(const HloSharding& sharding, const Shape& source,
+                                            const Shape& target);
+
+// `sharding` replicated along the data dims `dims`: their tiles move into the replication
+// subgroup (the result is canonical, so it may be {replicated}). Non-tiled leaves are returned
+// unchanged. Fails for tuples and for dims that are not distinct data dims.
+absl::StatusOr<HloSharding> PartiallyReplicate(const HloSharding& sharding,
+                                               absl::Span<const int64_t> dims);
+
+// One sharding that holds, on every device, the tiles both `a` and `b` give it: a data dim
+// tiled in only one input takes that tiling; a dim tiled in both must be tiled alike.
+// {replicated} and {unknown} merge to the other input; equal inputs merge to themselves.
+// Fails when the inputs disagree (a device in different tiles of one dim, different tile
+// counts, different devices), when the merged tiles are not held by equally many devices, or
+// when either has manual or unreduced subgroups.
+absl::StatusOr<HloSharding> MergeShardings(const HloSharding& a, const HloSharding& b);
+
+}  // namespace hlo
+
+#endif  // HLO_SHARDING_SHARDING_TRANSFORMS_H_

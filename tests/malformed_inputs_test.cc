@@ -1,0 +1,174 @@
+// End-to-end: spmd-partition on malformed inputs. Each case checks the exit code (1), that the
+// message is one `FILE:LINE:COL: error:` line at the expected place with the expected text, and
+// that no output file is left behind.
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "gtest/gtest.h"
+
+namespace {
+
+struct Case {
+  const char* name;
+  const char* text;      // File contents.
+  const char* location;  // Expected "LINE:COL" after the file name; "" for no position.
+  const char* message;   // Expected substring of the message.
+};
+
+const Case kCases[] = {
+    {"empty", "", "1:1", "expected 'HloModule'"},
+    {"no_module_keyword", "Module m\n", "1:1", "expected 'HloModule'"},
+    {"no_module_name", "HloModule\n", "2:1", "expected a module name"},
+    {"no_computation", "HloModule m\n", "2:1", "expected at least one computation"},
+    {"truncated_body", "HloModule m\nENTRY e {\n  p = f32[] parameter(0)\n", "4:1",
+     "expected '}' to close computation 'e'"},
+    {"truncated_instruction", "HloModule m\nENTRY e {\n  p = f32[] param", "3:13",
+     "unknown opcode 'param'"},
+    {"unknown_opcode", "HloModule m\nENTRY e {\n  p = f32[] parameter(0)\n  ROOT r = f32[] frob(p)\n}\n",
+     "4:18", "unknown opcode 'frob'"},
+    {"unknown_attribute",
+     "HloModule m\nENTRY e {\n  p = f32[] parameter(0)\n  ROOT r = f32[] negate(p), colour=red\n}\n",
+     "4:29", "unknown attribute 'colour'"},
+    {"unknown_module_attribute", "HloModule m, flavour=1\nENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n",
+     "1:14", "unknown module attribute 'flavour'"},
+    {"bad_type", "HloModule m\nENTRY e {\n  ROOT p = f33[] parameter(0)\n}\n", "3:12",
+     "expected a shape, found 'f33'"},
+    {"negative_dimension", "HloModule m\nENTRY e {\n  ROOT p = f32[-2] parameter(0)\n}\n", "3:18",
+     "dimension sizes must be non-negative"},
+    {"unclosed_dimensions", "HloModule m\nENTRY e {\n  ROOT p = f32[2 parameter(0)\n}\n", "3:18",
+     "expected ']' to close the dimensions"},
+    {"duplicate_instruction",
+     "HloModule m\nENTRY e {\n  p = f32[] parameter(0)\n  p = f32[] negate(p)\n}\n", "4:3",
+     "duplicate instruction name 'p'"},
+    {"duplicate_computation",
+     "HloModule m\nc {\n  ROOT p = f32[] parameter(0)\n}\nc {\n  ROOT p = f32[] parameter(0)\n}\n",
+     "5:1", "duplicate computation name 'c'"},
+    {"undefined_operand",
+     "HloModule m\nENTRY e {\n  p = f32[] parameter(0)\n  ROOT r = f32[] add(p, q)\n}\n", "4:24",
+     "use of undefined instruction 'q'"},
+    {"cycle",
+     "HloModule m\nENTRY e {\n  a = f32[] negate(b)\n  ROOT b = f32[] negate(a)\n}\n", "3:20",
+     "a cycle"},
+    {"self_cycle", "HloModule m\nENTRY e {\n  ROOT a = f32[] negate(a)\n}\n", "3:25", "a cycle"},
+    {"missing_computation",
+     "HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n  z = f32[] constant(0)\n"
+     "  ROOT r = f32[] reduce(p, z), dimensions={0}, to_apply=sum\n}\n",
+     "5:59", "use of undefined computation 'sum'"},
+    {"bad_sharding_syntax",
+     "HloModule m\nENTRY e {\n  ROOT p = f32[8] parameter(0), sharding={devices=[2]0,1,}\n}\n",
+     "3:", "bad sharding"},
+    {"sharding_unknown_keyword",
+     "HloModule m\nENTRY e {\n  ROOT p = f32[8] parameter(0), sharding={replicatd}\n}\n", "3:",
+     "bad sharding"},
+    {"sharding_device_repeated",
+     "HloModule m\nENTRY e {\n  ROOT p = f32[8] parameter(0), sharding={devices=[2]1,1}\n}\n",
+     "3:", "bad sharding"},
+    {"sharding_product_mismatch",
+     "HloModule m\nENTRY e {\n  ROOT p = f32[8] parameter(0), sharding={devices=[4]0,1}\n}\n",
+     "3:", "bad sharding"},
+    {"sharding_rank_mismatch",
+     "HloModule m\nENTRY e {\n  ROOT p = f32[8] parameter(0), sharding={devices=[2,1]0,1}\n}\n",
+     "3:3", "rank"},
+    {"sharding_device_out_of_range",
+     "HloModule m, num_partitions=2\nENTRY e {\n  ROOT p = f32[8] parameter(0), "
+     "sharding={devices=[2]0,5}\n}\n",
+     "3:3", "5"},
+    {"wrong_operand_shapes",
+     "HloModule m\nENTRY e {\n  a = f32[2] parameter(0)\n  b = f32[3] parameter(1)\n"
+     "  ROOT r = f32[2] add(a, b)\n}\n",
+     "5:3", "add"},
+    {"wrong_result_shape",
+     "HloModule m\nENTRY e {\n  a = f32[2] parameter(0)\n  ROOT r = f32[3] negate(a)\n}\n", "4:3",
+     "f32[3]"},
+    {"wrong_operand_count",
+     "HloModule m\nENTRY e {\n  a = f32[2] parameter(0)\n  ROOT r = f32[2] add(a)\n}\n", "4:3",
+     "operand"},
+    {"bad_literal_count",
+     "HloModule m\nENTRY e {\n  ROOT c = f32[3] constant({1, 2})\n}\n", "3:26",
+     "literal has 2 elements but shape f32[3] has 3"},
+    {"literal_out_of_range", "HloModule m\nENTRY e {\n  ROOT c = s8[] constant(300)\n}\n", "3:25",
+     "out of range for s8"},
+    {"unterminated_string",
+     "HloModule m\nENTRY e {\n  ROOT c = f32[] custom-call(), custom_call_target=\"foo\n}\n", "3:50",
+     "unterminated string"},
+    {"bad_window", "HloModule m\nENTRY e {\n  ROOT c = f32[] parameter(0), window={sise=3}\n}\n",
+     "3:41", "unknown window field 'sise'"},
+    {"bad_direction",
+     "HloModule m\nENTRY e {\n  a = f32[] parameter(0)\n  ROOT c = pred[] compare(a, a), direction=XX\n}\n",
+     "4:44", "unknown comparison direction 'XX'"},
+    {"two_entries",
+     "HloModule m\nENTRY a {\n  ROOT p = f32[] parameter(0)\n}\nENTRY b {\n  ROOT p = f32[] parameter(0)\n}\n",
+     "5:7", "only one ENTRY"},
+    {"gte_out_of_range",
+     "HloModule m\nENTRY e {\n  p = (f32[], f32[]) parameter(0)\n  ROOT g = f32[] get-tuple-element(p), index=5\n}\n",
+     "4:3", "index"},
+    {"missing_parameter_number",
+     "HloModule m\nENTRY e {\n  a = f32[] parameter(0)\n  ROOT b = f32[] parameter(2)\n}\n", "",
+     "parameter"},
+    {"corrupt_proto", "\x0a\x05hello\x12\xff\xff garbage", "", "not a valid HloModuleProto"},
+};
+
+std::string Run(const std::string& cmd, int* exit_code) {
+  std::string output;
+  FILE* pipe = popen((cmd + " 2>&1").c_str(), "r");
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof(buf), pipe)) output.append(buf, n);
+  int status = pclose(pipe);
+  *exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return output;
+}
+
+class MalformedInputTest : public ::testing::TestWithParam<Case> {};
+
+TEST_P(MalformedInputTest, FailsWithLocatedMessage) {
+  const Case& c = GetParam();
+  const std::string dir = ::testing::TempDir();
+  const bool proto = std::string(c.name) == "corrupt_proto";
+  const std::string input = dir + "/" + c.name + (proto ? ".pb" : ".hlo");
+  const std::string output = dir + "/" + c.name + ".out";
+  std::ofstream(input, std::ios::binary) << c.text;
+  std::filesystem::remove(output);
+  int code = 0;
+  std::string message =
+      Run("tools/spmd-partition --passes=none " + input + " -o " + output, &code);
+  EXPECT_EQ(code, 1) << message;
+  std::string prefix = input + ":" + c.location;
+  EXPECT_EQ(message.rfind(prefix, 0), 0u) << "expected prefix " << prefix << " in: " << message;
+  EXPECT_NE(message.find("error: "), std::string::npos) << message;
+  EXPECT_NE(message.find(c.message), std::string::npos) << message;
+  EXPECT_EQ(std::count(message.begin(), message.end(), '\n'), 1) << message;
+  EXPECT_FALSE(std::filesystem::exists(output));
+}
+
+INSTANTIATE_TEST_SUITE_P(All, MalformedInputTest, ::testing::ValuesIn(kCases),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+TEST(MalformedInputTest, OtherInputsStillProcessed) {
+  const std::string dir = ::testing::TempDir() + "/multi";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/good.hlo") << "HloModule g\nENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n";
+  std::ofstream(dir + "/bad.hlo") << "HloModule b\nENTRY e {\n  ROOT p = f32[] frob(0)\n}\n";
+  int code = 0;
+  std::string message = Run("tools/spmd-partition --passes=none " + dir + "/bad.hlo " + dir +
+                                "/good.hlo -o " + dir + "/out",
+                            &code);
+  EXPECT_EQ(code, 1);
+  EXPECT_TRUE(std::filesystem::exists(dir + "/out/good.hlo"));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/out/bad.hlo"));
+  EXPECT_NE(message.find("bad.hlo:3:18: error: unknown opcode 'frob'"), std::string::npos)
+      << message;
+}
+
+TEST(MalformedInputTest, UsageErrorExitsTwo) {
+  int code = 0;
+  Run("tools/spmd-partition --passes=frobnicate x.hlo", &code);
+  EXPECT_EQ(code, 2);
+  Run("tools/spmd-partition", &code);
+  EXPECT_EQ(code, 2);
+}
+
+}  // namespace
