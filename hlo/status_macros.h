@@ -18,12 +18,12 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 
-#define RETURN_IF_ERROR(expr)                                 \
-  do {                                                        \
-    ::absl::Status hlo_status_macros_status_ = (expr);        \
-    if (!hlo_status_macros_status_.ok()) {                    \
-      return hlo_status_macros_status_;                       \
-    }                                                         \
+#define RETURN_IF_ERROR(expr)                          \
+  do {                                                 \
+    ::absl::Status hlo_status_macros_status_ = (expr); \
+    if (!hlo_status_macros_status_.ok()) {             \
+      return hlo_status_macros_status_;                \
+    }                                                  \
   } while (false)
 
 #define ASSIGN_OR_RETURN(lhs, expr) \

@@ -605,13 +605,16 @@ void PrintComputation(const HloComputation& computation, bool is_entry, std::str
   out->push_back('%');
   out->append(computation.name());
   out->append(" (");
-  const auto& params = computation.parameter_instructions();
-  for (size_t i = 0; i < params.size(); ++i) {
-    if (i) out->append(", ");
-    if (params[i] == nullptr) continue;
-    out->append(params[i]->name());
+  bool first_param = true;
+  for (const HloInstruction* param : computation.parameter_instructions()) {
+    // A gap in the parameter numbers (which the verifier reports) has no entry: an empty one
+    // would not parse back.
+    if (param == nullptr) continue;
+    if (!first_param) out->append(", ");
+    first_param = false;
+    out->append(param->name());
     out->append(": ");
-    params[i]->shape().AppendTo(out, /*print_layout=*/false);
+    param->shape().AppendTo(out, /*print_layout=*/false);
   }
   out->append(") -> ");
   if (computation.root_instruction()) {

@@ -6,6 +6,7 @@
 // returned without layouts.
 #include "hlo/ir/shape_inference.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -54,7 +55,8 @@ absl::StatusOr<std::vector<ProgramShape>> CalledShapes(const HloInstruction& ins
   }
   std::vector<ProgramShape> shapes;
   for (int64_t i = 0; i < count; ++i) {
-    if (called[i] == nullptr) return InvalidArg(OpName(instr), ": called computation ", i, " is null");
+    if (called[i] == nullptr)
+      return InvalidArg(OpName(instr), ": called computation ", i, " is null");
     shapes.push_back(called[i]->ComputeProgramShape());
   }
   return shapes;
@@ -87,14 +89,13 @@ absl::StatusOr<int64_t> IotaGroupSize(const HloInstruction& instr,
                                       const IotaReplicaGroupList& iota) {
   int64_t product = 1;
   for (int64_t d : iota.iota_reshape_dims) product *= d;
-  const bool perm_ok =
-      iota.iota_transpose_perm.empty() ||
-      shape_inference_internal::IsPermutation(iota.iota_transpose_perm,
-                                              iota.iota_reshape_dims.size());
+  const bool perm_ok = iota.iota_transpose_perm.empty() ||
+                       shape_inference_internal::IsPermutation(iota.iota_transpose_perm,
+                                                               iota.iota_reshape_dims.size());
   if (!perm_ok || iota.num_devices_per_group <= 0 ||
       product != iota.num_replica_groups * iota.num_devices_per_group) {
-    return InvalidArg(OpName(instr), ": malformed iota replica_groups [",
-                      iota.num_replica_groups, ",", iota.num_devices_per_group, "]");
+    return InvalidArg(OpName(instr), ": malformed iota replica_groups [", iota.num_replica_groups,
+                      ",", iota.num_devices_per_group, "]");
   }
   return iota.num_devices_per_group;
 }
@@ -103,9 +104,8 @@ absl::StatusOr<int64_t> ExplicitGroupSize(const HloInstruction& instr,
                                           const std::vector<std::vector<int64_t>>& groups) {
   for (size_t g = 1; g < groups.size(); ++g) {
     if (groups[g].size() != groups[0].size()) {
-      return InvalidArg(OpName(instr), ": replica groups must have equal sizes, group ", g,
-                        " has ", groups[g].size(), " devices but group 0 has ",
-                        groups[0].size());
+      return InvalidArg(OpName(instr), ": replica groups must have equal sizes, group ", g, " has ",
+                        groups[g].size(), " devices but group 0 has ", groups[0].size());
     }
   }
   return static_cast<int64_t>(groups[0].size());
@@ -300,8 +300,7 @@ absl::StatusOr<Shape> Reduce(const HloInstruction& i) {
 
 absl::StatusOr<Shape> ReduceWindow(const HloInstruction& i) {
   ASSIGN_OR_RETURN(std::vector<ProgramShape> called, CalledShapes(i, 1));
-  return InferReduceWindowShape(OperandShapes(i), i.attrs().window.value_or(Window{}),
-                                called[0]);
+  return InferReduceWindowShape(OperandShapes(i), i.attrs().window.value_or(Window{}), called[0]);
 }
 
 absl::StatusOr<Shape> SelectAndScatter(const HloInstruction& i) {
@@ -330,15 +329,14 @@ absl::StatusOr<Shape> Dot(const HloInstruction& i) {
     return InvalidArg("dot: operand_precision must have 2 entries, has ",
                       i.attrs().operand_precision.size());
   }
-  return InferDotShape(i.operand(0)->shape(), i.operand(1)->shape(), dnums,
-                       DeclaredArrayType(i));
+  return InferDotShape(i.operand(0)->shape(), i.operand(1)->shape(), dnums, DeclaredArrayType(i));
 }
 
 absl::StatusOr<Shape> Convolution(const HloInstruction& i) {
   RETURN_IF_ERROR(ExpectOperandCount(i, 2));
   ConvolutionConfig config;
-  ASSIGN_OR_RETURN(config.dnums, Required(i, i.attrs().convolution_dimension_numbers,
-                                          "dim_labels"));
+  ASSIGN_OR_RETURN(config.dnums,
+                   Required(i, i.attrs().convolution_dimension_numbers, "dim_labels"));
   config.window = i.attrs().window.value_or(Window{});
   config.feature_group_count = i.attrs().feature_group_count;
   config.batch_group_count = i.attrs().batch_group_count;
@@ -415,8 +413,30 @@ absl::StatusOr<Shape> AllReduce(const HloInstruction& i) {
   return InferAllReduceShape(OperandShapes(i), called[0]);
 }
 
+// With empty replica_groups the group is "all replicas/partitions"; when the module config does
+// not say how many there are (both counts 1), the declared shape tells the shard count.
+bool GroupSizeUnknown(const HloInstruction& i) {
+  const auto& groups = i.attrs().replica_groups;
+  if (groups && (groups->iota || !groups->groups.empty())) return false;
+  const HloModule* module = i.parent() ? i.parent()->parent() : nullptr;
+  return module != nullptr && module->config().replica_count == 1 &&
+         module->config().num_partitions == 1;
+}
+
+int64_t ShardCountFromShapes(const Shape& small, const Shape& big, int64_t dimension) {
+  if (!small.IsArray() || !big.IsArray() || dimension < 0 || dimension >= small.rank() ||
+      dimension >= big.rank() || small.dimensions(dimension) == 0) {
+    return 1;
+  }
+  return std::max<int64_t>(1, big.dimensions(dimension) / small.dimensions(dimension));
+}
+
 absl::StatusOr<Shape> AllGather(const HloInstruction& i) {
   ASSIGN_OR_RETURN(int64_t dimension, SingleDimension(i));
+  if (GroupSizeUnknown(i) && i.operand_count() == 1) {
+    return InferAllGatherShape(OperandShapes(i), dimension,
+                               ShardCountFromShapes(i.operand(0)->shape(), i.shape(), dimension));
+  }
   ASSIGN_OR_RETURN(int64_t shard_count, GroupSize(i, /*has_global_ids_flag=*/true));
   return InferAllGatherShape(OperandShapes(i), dimension, shard_count);
 }
@@ -424,6 +444,11 @@ absl::StatusOr<Shape> AllGather(const HloInstruction& i) {
 absl::StatusOr<Shape> ReduceScatter(const HloInstruction& i) {
   ASSIGN_OR_RETURN(int64_t dimension, SingleDimension(i));
   ASSIGN_OR_RETURN(std::vector<ProgramShape> called, CalledShapes(i, 1));
+  if (GroupSizeUnknown(i) && i.operand_count() == 1) {
+    return InferReduceScatterShape(
+        OperandShapes(i), dimension,
+        ShardCountFromShapes(i.shape(), i.operand(0)->shape(), dimension), called[0]);
+  }
   ASSIGN_OR_RETURN(int64_t shard_count, GroupSize(i, /*has_global_ids_flag=*/true));
   return InferReduceScatterShape(OperandShapes(i), dimension, shard_count, called[0]);
 }
@@ -443,6 +468,8 @@ absl::StatusOr<Shape> CollectivePermute(const HloInstruction& i) {
 absl::StatusOr<Shape> PassThrough(const HloInstruction& i) {
   if (i.opcode() == HloOpcode::kCollectiveBroadcast) {
     RETURN_IF_ERROR(ExpectMinOperandCount(i, 1));
+    // With a dynamic root the extra operand names the root; the result is the data operand.
+    if (i.operand_count() == 2) return i.operand(0)->shape();
   } else {
     RETURN_IF_ERROR(ExpectOperandCount(i, 1));
   }

@@ -15,8 +15,8 @@
 //
 // Ops whose result dimensions are an attribute of the instruction rather than a function of the
 // operands (broadcast, reshape, iota, rng, bitcast, dynamic-reshape) take the declared `output`
-// shape and return it with the element type the operands imply, after checking that it is
-// consistent with them.
+// shape and return it (with the operands' element type where they imply one) after checking
+// that it is consistent with them.
 #ifndef HLO_IR_SHAPE_INFERENCE_H_
 #define HLO_IR_SHAPE_INFERENCE_H_
 
@@ -38,8 +38,10 @@ namespace hlo {
 
 // Infers the shape of `instr` from its operands' shapes, its attributes and the program shapes
 // of its called computations; checks operand and called-computation counts on the way. The
-// declared `instr.shape()` is only read for the ops listed in the file comment (and for the
-// preferred element type of dot/convolution). Collectives whose replica_groups are empty read
+// declared `instr.shape()` is only read where it is an attribute: the dimensions of the ops
+// listed in the file comment, the target element type of convert, bitcast-convert and
+// stochastic-convert, the preferred element type of dot and convolution, and the whole shape of
+// a parameter (returned as is). Collectives whose replica_groups are empty read
 // replica_count/num_partitions from the enclosing module's config (an error if `instr` is not
 // in a module). Returns UnimplementedError naming the opcode for ops without inference (async
 // start/update/done pairs, send/recv, infeed/outfeed, fusion, custom-call, ...): callers then
@@ -101,8 +103,7 @@ absl::StatusOr<Shape> InferTransposeShape(const Shape& operand,
 absl::StatusOr<Shape> InferIotaShape(const Shape& output, int64_t iota_dimension);
 // slice: one {start, limit, stride} per dimension, 0 <= start <= limit <= size, stride >= 1;
 // result size ceil((limit - start) / stride).
-absl::StatusOr<Shape> InferSliceShape(const Shape& operand,
-                                      absl::Span<const SliceDimension> slice);
+absl::StatusOr<Shape> InferSliceShape(const Shape& operand, absl::Span<const SliceDimension> slice);
 // dynamic-slice: one integral scalar start index per dimension (all of one type; a single
 // rank-1 index vector is also accepted) and 0 <= slice_sizes[i] <= size.
 absl::StatusOr<Shape> InferDynamicSliceShape(const Shape& operand,
@@ -122,8 +123,7 @@ absl::StatusOr<Shape> InferPadShape(const Shape& operand, const Shape& padding_v
 absl::StatusOr<Shape> InferConcatenateShape(absl::Span<const Shape* const> operands,
                                             int64_t dimension);
 // reverse: distinct in-range `dimensions`; result `operand`.
-absl::StatusOr<Shape> InferReverseShape(const Shape& operand,
-                                        absl::Span<const int64_t> dimensions);
+absl::StatusOr<Shape> InferReverseShape(const Shape& operand, absl::Span<const int64_t> dimensions);
 absl::StatusOr<Shape> InferTupleShape(absl::Span<const Shape* const> elements);
 absl::StatusOr<Shape> InferGetTupleElementShape(const Shape& tuple, int64_t index);
 // bitcast: `output` (any array shape) must occupy as many bytes as `operand`.
@@ -165,21 +165,19 @@ absl::StatusOr<Shape> InferReduceShape(absl::Span<const Shape* const> operands,
 // reduce-window: N inputs then N init values, reducer as for reduce; each result is the
 // window output shape of its input with its init value's element type.
 absl::StatusOr<Shape> InferReduceWindowShape(absl::Span<const Shape* const> operands,
-                                             const Window& window,
-                                             const ProgramShape& to_apply);
+                                             const Window& window, const ProgramShape& to_apply);
 // select-and-scatter: `select` is (T, T) -> pred[] for the operand's element type T;
 // `scatter` reduces `init_value` with `source` elements; `source` has the window output shape
 // of `operand`. Result: `operand`.
-absl::StatusOr<Shape> InferSelectAndScatterShape(const Shape& operand,
-                                                 const ProgramShape& select,
+absl::StatusOr<Shape> InferSelectAndScatterShape(const Shape& operand, const ProgramShape& select,
                                                  const Window& window, const Shape& source,
                                                  const Shape& init_value,
                                                  const ProgramShape& scatter);
 // sort: operands of equal dimensions, `dimension` in range, `comparator` takes two scalars of
 // each operand's element type (2N parameters) and returns pred[]. Result: the operand, or a
 // tuple of all operands.
-absl::StatusOr<Shape> InferSortShape(absl::Span<const Shape* const> operands,
-                                     int64_t dimension, const ProgramShape& comparator);
+absl::StatusOr<Shape> InferSortShape(absl::Span<const Shape* const> operands, int64_t dimension,
+                                     const ProgramShape& comparator);
 // topk: (values, s32 indices), both the operand with its last dimension replaced by `k`.
 absl::StatusOr<Shape> InferTopKShape(const Shape& operand, int64_t k);
 
@@ -222,8 +220,7 @@ absl::StatusOr<Shape> InferBatchNormTrainingShape(const Shape& operand, const Sh
 // batch-norm-inference: `operand`; scale, offset, mean and variance are [F].
 absl::StatusOr<Shape> InferBatchNormInferenceShape(const Shape& operand, const Shape& scale,
                                                    const Shape& offset, const Shape& mean,
-                                                   const Shape& variance,
-                                                   int64_t feature_index);
+                                                   const Shape& variance, int64_t feature_index);
 // batch-norm-grad: (grad_operand, grad_scale[F], grad_offset[F]); `grad_output` has the
 // operand's dimensions.
 absl::StatusOr<Shape> InferBatchNormGradShape(const Shape& operand, const Shape& scale,
@@ -268,8 +265,7 @@ absl::StatusOr<Shape> InferAllToAllShape(absl::Span<const Shape* const> operands
 // collective-permute: one operand (result: its shape) or the 4-operand in-place form (result:
 // operand 1's shape). No source and no target may appear twice in `pairs`; ids are >= 0.
 absl::StatusOr<Shape> InferCollectivePermuteShape(
-    absl::Span<const Shape* const> operands,
-    absl::Span<const std::pair<int64_t, int64_t>> pairs);
+    absl::Span<const Shape* const> operands, absl::Span<const std::pair<int64_t, int64_t>> pairs);
 
 // --- Other ---------------------------------------------------------------------------------
 
@@ -279,8 +275,8 @@ absl::StatusOr<Shape> InferAfterAllShape(absl::Span<const Shape* const> operands
 absl::StatusOr<Shape> InferAddDependencyShape(const Shape& operand, const Shape& token);
 // rng: `a` and `b` are scalars of one element type (floating for rng_normal; floating,
 // integral or pred for rng_uniform). Result: `output`'s dimensions with that element type.
-absl::StatusOr<Shape> InferRngShape(const Shape& a, const Shape& b,
-                                    RandomDistribution distribution, const Shape& output);
+absl::StatusOr<Shape> InferRngShape(const Shape& a, const Shape& b, RandomDistribution distribution,
+                                    const Shape& output);
 
 }  // namespace hlo
 

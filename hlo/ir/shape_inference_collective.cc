@@ -26,8 +26,7 @@ Shape ShapeOrTuple(std::vector<Shape> shapes) {
 // Applies `resize` to `dimension` of every operand; the operands must be arrays of rank >
 // `dimension`.
 template <typename Resize>
-absl::StatusOr<Shape> ResizeDimension(std::string_view op,
-                                      absl::Span<const Shape* const> operands,
+absl::StatusOr<Shape> ResizeDimension(std::string_view op, absl::Span<const Shape* const> operands,
                                       int64_t dimension, Resize resize) {
   if (operands.empty()) return InvalidArg(op, ": expected at least one operand");
   std::vector<Shape> results;
@@ -70,28 +69,25 @@ absl::StatusOr<Shape> InferAllReduceShape(absl::Span<const Shape* const> operand
 absl::StatusOr<Shape> InferAllGatherShape(absl::Span<const Shape* const> operands,
                                           int64_t dimension, int64_t shard_count) {
   if (shard_count <= 0) return InvalidArg("all-gather: shard count must be positive");
-  return ResizeDimension("all-gather", operands, dimension,
-                         [&](size_t, int64_t size) -> absl::StatusOr<int64_t> {
-                           return size * shard_count;
-                         });
+  return ResizeDimension(
+      "all-gather", operands, dimension,
+      [&](size_t, int64_t size) -> absl::StatusOr<int64_t> { return size * shard_count; });
 }
 
 absl::StatusOr<Shape> InferReduceScatterShape(absl::Span<const Shape* const> operands,
                                               int64_t dimension, int64_t shard_count,
                                               const ProgramShape& to_apply) {
   if (shard_count <= 0) return InvalidArg("reduce-scatter: shard count must be positive");
-  RETURN_IF_ERROR(
-      VerifyBinaryScalarReducer("reduce-scatter", to_apply, ElementTypes(operands)));
-  return ResizeDimension(
-      "reduce-scatter", operands, dimension,
-      [&](size_t i, int64_t size) -> absl::StatusOr<int64_t> {
-        if (size % shard_count != 0) {
-          return InvalidArg("reduce-scatter: operand ", i, " dimension ", dimension,
-                            " has size ", size, ", not divisible by the shard count ",
-                            shard_count);
-        }
-        return size / shard_count;
-      });
+  RETURN_IF_ERROR(VerifyBinaryScalarReducer("reduce-scatter", to_apply, ElementTypes(operands)));
+  return ResizeDimension("reduce-scatter", operands, dimension,
+                         [&](size_t i, int64_t size) -> absl::StatusOr<int64_t> {
+                           if (size % shard_count != 0) {
+                             return InvalidArg("reduce-scatter: operand ", i, " dimension ",
+                                               dimension, " has size ", size,
+                                               ", not divisible by the shard count ", shard_count);
+                           }
+                           return size / shard_count;
+                         });
 }
 
 absl::StatusOr<Shape> InferAllToAllShape(absl::Span<const Shape* const> operands,
@@ -127,13 +123,15 @@ absl::StatusOr<Shape> InferAllToAllShape(absl::Span<const Shape* const> operands
 }
 
 absl::StatusOr<Shape> InferCollectivePermuteShape(
-    absl::Span<const Shape* const> operands,
-    absl::Span<const std::pair<int64_t, int64_t>> pairs) {
+    absl::Span<const Shape* const> operands, absl::Span<const std::pair<int64_t, int64_t>> pairs) {
   absl::flat_hash_set<int64_t> sources, targets;
+  // The in-place form (4 operands) may read and write several slices per device.
+  const bool in_place = operands.size() == 4;
   for (const auto& [source, target] : pairs) {
     if (source < 0 || target < 0) {
       return InvalidArg("collective-permute: negative id in pair {", source, ",", target, "}");
     }
+    if (in_place) continue;
     if (!sources.insert(source).second) {
       return InvalidArg("collective-permute: source ", source, " appears more than once");
     }
@@ -146,7 +144,14 @@ absl::StatusOr<Shape> InferCollectivePermuteShape(
     return *operands[0];
   }
   if (operands.size() == 4) return *operands[1];
-  return InvalidArg("collective-permute: expected 1 or 4 operands, got ", operands.size());
+  // The combined form permutes each operand the same way and returns them as a tuple.
+  std::vector<Shape> elements;
+  for (const Shape* operand : operands) {
+    RETURN_IF_ERROR(ExpectArray("collective-permute", "operand", *operand));
+    elements.push_back(*operand);
+  }
+  if (elements.empty()) return InvalidArg("collective-permute: expected at least one operand");
+  return Shape::Tuple(std::move(elements));
 }
 
 }  // namespace hlo

@@ -37,8 +37,8 @@ absl::Status CheckStartIndices(std::string_view op, absl::Span<const Shape* cons
   if (indices.size() == 1 && indices[0]->IsArray() && indices[0]->rank() == 1) {
     const Shape& vec = *indices[0];
     if (!IsIntegralType(vec.element_type()) || vec.dimensions(0) != rank) {
-      return InvalidArg(op, ": start index vector ", ShapeStr(vec), " must be integral with ",
-                        rank, " elements");
+      return InvalidArg(op, ": start index vector ", ShapeStr(vec), " must be integral with ", rank,
+                        " elements");
     }
     return absl::OkStatus();
   }
@@ -109,8 +109,8 @@ absl::StatusOr<Shape> InferDynamicReshapeShape(const Shape& operand,
   RETURN_IF_ERROR(ExpectArray("dynamic-reshape", "operand", operand));
   if (operand.num_elements() != output.num_elements()) {
     return InvalidArg("dynamic-reshape: operand ", ShapeStr(operand), " has ",
-                      operand.num_elements(), " elements but the result bounds ",
-                      ShapeStr(output), " hold ", output.num_elements());
+                      operand.num_elements(), " elements but the result bounds ", ShapeStr(output),
+                      " hold ", output.num_elements());
   }
   return DeclaredDims(output, operand.element_type());
 }
@@ -213,8 +213,7 @@ absl::StatusOr<Shape> InferPadShape(const Shape& operand, const Shape& padding_v
   }
   if (static_cast<int64_t>(config.dimensions.size()) != operand.rank()) {
     return InvalidArg("pad: padding config has ", config.dimensions.size(),
-                      " dimensions but operand ", ShapeStr(operand), " has rank ",
-                      operand.rank());
+                      " dimensions but operand ", ShapeStr(operand), " has rank ", operand.rank());
   }
   Shape result = operand;
   result.clear_layout();
@@ -229,8 +228,8 @@ absl::StatusOr<Shape> InferPadShape(const Shape& operand, const Shape& padding_v
                            std::max<int64_t>(size - 1, 0) * p.interior_padding;
     if (padded < 0) {
       return InvalidArg("pad: dimension ", i, " of size ", size, " padded ", p.edge_padding_low,
-                        "_", p.edge_padding_high, "_", p.interior_padding,
-                        " has negative size ", padded);
+                        "_", p.edge_padding_high, "_", p.interior_padding, " has negative size ",
+                        padded);
     }
     result.set_dimension(i, padded);
   }
@@ -285,8 +284,8 @@ absl::StatusOr<Shape> InferGetTupleElementShape(const Shape& tuple, int64_t inde
     return InvalidArg("get-tuple-element: operand must be a tuple, got ", ShapeStr(tuple));
   }
   if (index < 0 || index >= tuple.tuple_shapes_size()) {
-    return InvalidArg("get-tuple-element: index ", index, " is out of range for ",
-                      ShapeStr(tuple), " with ", tuple.tuple_shapes_size(), " elements");
+    return InvalidArg("get-tuple-element: index ", index, " is out of range for ", ShapeStr(tuple),
+                      " with ", tuple.tuple_shapes_size(), " elements");
   }
   return tuple.tuple_shapes(index);
 }

@@ -184,8 +184,8 @@ absl::StatusOr<Shape> InferBinaryOpShape(HloOpcode opcode, const Shape& lhs, con
       if (t != PrimitiveType::kF32 && t != PrimitiveType::kF64) {
         return InvalidArg(op, ": operands must be f32 or f64, got ", ShapeStr(lhs));
       }
-      return WithElementType(
-          lhs, t == PrimitiveType::kF32 ? PrimitiveType::kC64 : PrimitiveType::kC128);
+      return WithElementType(lhs,
+                             t == PrimitiveType::kF32 ? PrimitiveType::kC64 : PrimitiveType::kC128);
     default:  // subtract, divide, remainder, power, atan2, shifts.
       if (t == PrimitiveType::kPred) {
         return InvalidArg(op, ": operands must have an arithmetic element type, got pred");
@@ -226,8 +226,7 @@ absl::StatusOr<Shape> InferClampShape(const Shape& min, const Shape& operand, co
     }
     if (!IsScalar(*bound) && !SameDimensions(*bound, operand)) {
       return InvalidArg("clamp: ", name, " ", ShapeStr(*bound),
-                        " must be a scalar or have the dimensions of operand ",
-                        ShapeStr(operand));
+                        " must be a scalar or have the dimensions of operand ", ShapeStr(operand));
     }
   }
   return operand;
@@ -295,8 +294,7 @@ absl::StatusOr<Shape> InferReducePrecisionShape(const Shape& operand, int64_t ex
                                                 int64_t mantissa_bits) {
   RETURN_IF_ERROR(ExpectArray("reduce-precision", "operand", operand));
   if (!IsFloatingPointType(operand.element_type())) {
-    return InvalidArg("reduce-precision: operand must be floating-point, got ",
-                      ShapeStr(operand));
+    return InvalidArg("reduce-precision: operand must be floating-point, got ", ShapeStr(operand));
   }
   if (exponent_bits < 1) {
     return InvalidArg("reduce-precision: exponent_bits must be >= 1, got ", exponent_bits);
@@ -320,7 +318,8 @@ absl::StatusOr<Shape> InferMapShape(absl::Span<const Shape* const> operands,
     }
   }
   for (size_t i = 0; i < dimensions.size(); ++i) {
-    if (dimensions[i] != static_cast<int64_t>(i) || dimensions.size() != first.dimensions().size()) {
+    if (dimensions[i] != static_cast<int64_t>(i) ||
+        dimensions.size() != first.dimensions().size()) {
       return InvalidArg("map: dimensions must be {0, ..., rank-1}, got ",
                         shape_inference_internal::DimsStr(dimensions));
     }

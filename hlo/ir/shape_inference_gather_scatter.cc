@@ -28,8 +28,7 @@ using shape_inference_internal::VerifyReducerShape;
 namespace {
 
 // The indices' dimensions with the implicit trailing 1 added when index_vector_dim == rank.
-absl::StatusOr<std::vector<int64_t>> ExpandedIndexDims(std::string_view op,
-                                                       const Shape& indices,
+absl::StatusOr<std::vector<int64_t>> ExpandedIndexDims(std::string_view op, const Shape& indices,
                                                        int64_t index_vector_dim) {
   RETURN_IF_ERROR(ExpectArray(op, "indices", indices));
   if (!IsIntegralType(indices.element_type())) {
@@ -137,14 +136,13 @@ absl::Status CheckGatherSliceSizes(const Shape& operand, const GatherDimensionNu
 absl::Status CheckGatherDims(const Shape& operand, const Shape& indices,
                              const GatherDimensionNumbers& dnums,
                              const std::vector<int64_t>& expanded) {
-  const int64_t output_rank =
-      static_cast<int64_t>(dnums.offset_dims.size() + expanded.size()) - 1;
+  const int64_t output_rank = static_cast<int64_t>(dnums.offset_dims.size() + expanded.size()) - 1;
   RETURN_IF_ERROR(CheckDimensionList("gather", "offset_dims", dnums.offset_dims, output_rank,
                                      /*sorted=*/true));
   RETURN_IF_ERROR(CheckIndexMap("gather", "start_index_map", dnums.start_index_map, expanded,
                                 dnums.index_vector_dim, operand.rank()));
-  RETURN_IF_ERROR(CheckDimensionList("gather", "collapsed_slice_dims",
-                                     dnums.collapsed_slice_dims, operand.rank(), true));
+  RETURN_IF_ERROR(CheckDimensionList("gather", "collapsed_slice_dims", dnums.collapsed_slice_dims,
+                                     operand.rank(), true));
   return CheckBatchingDims("gather", operand, indices, dnums.operand_batching_dims,
                            dnums.start_indices_batching_dims, dnums.collapsed_slice_dims,
                            dnums.index_vector_dim);
@@ -153,11 +151,11 @@ absl::Status CheckGatherDims(const Shape& operand, const Shape& indices,
 absl::Status CheckScatterDims(const Shape& operand, const Shape& indices,
                               const ScatterDimensionNumbers& dnums,
                               const std::vector<int64_t>& expanded) {
-  RETURN_IF_ERROR(CheckDimensionList("scatter", "inserted_window_dims",
-                                     dnums.inserted_window_dims, operand.rank(), true));
+  RETURN_IF_ERROR(CheckDimensionList("scatter", "inserted_window_dims", dnums.inserted_window_dims,
+                                     operand.rank(), true));
   RETURN_IF_ERROR(CheckBatchingDims("scatter", operand, indices, dnums.input_batching_dims,
-                                    dnums.scatter_indices_batching_dims,
-                                    dnums.inserted_window_dims, dnums.index_vector_dim));
+                                    dnums.scatter_indices_batching_dims, dnums.inserted_window_dims,
+                                    dnums.index_vector_dim));
   const size_t window = dnums.update_window_dims.size() + dnums.inserted_window_dims.size() +
                         dnums.input_batching_dims.size();
   if (static_cast<int64_t>(window) != operand.rank()) {
@@ -178,13 +176,12 @@ absl::Status CheckScatterUpdates(const Shape& operand, const Shape& updates,
   const int64_t expected_rank =
       static_cast<int64_t>(expanded.size() - 1 + dnums.update_window_dims.size());
   if (updates.rank() != expected_rank) {
-    return InvalidArg("scatter: updates ", ShapeStr(updates), " must have rank ",
-                      expected_rank);
+    return InvalidArg("scatter: updates ", ShapeStr(updates), " must have rank ", expected_rank);
   }
   RETURN_IF_ERROR(CheckDimensionList("scatter", "update_window_dims", dnums.update_window_dims,
                                      updates.rank(), true));
-  const std::vector<int64_t> window_operand_dims = WindowOperandDims(
-      operand.rank(), dnums.inserted_window_dims, dnums.input_batching_dims);
+  const std::vector<int64_t> window_operand_dims =
+      WindowOperandDims(operand.rank(), dnums.inserted_window_dims, dnums.input_batching_dims);
   int64_t window_seen = 0;
   int64_t scatter_seen = 0;
   for (int64_t i = 0; i < updates.rank(); ++i) {
@@ -219,10 +216,9 @@ absl::StatusOr<Shape> InferGatherShape(const Shape& operand, const Shape& start_
   RETURN_IF_ERROR(CheckGatherDims(operand, start_indices, dnums, expanded));
   RETURN_IF_ERROR(CheckGatherSliceSizes(operand, dnums, slice_sizes));
 
-  const std::vector<int64_t> window_dims = WindowOperandDims(
-      operand.rank(), dnums.collapsed_slice_dims, dnums.operand_batching_dims);
-  const int64_t output_rank =
-      static_cast<int64_t>(dnums.offset_dims.size() + expanded.size()) - 1;
+  const std::vector<int64_t> window_dims =
+      WindowOperandDims(operand.rank(), dnums.collapsed_slice_dims, dnums.operand_batching_dims);
+  const int64_t output_rank = static_cast<int64_t>(dnums.offset_dims.size() + expanded.size()) - 1;
   std::vector<int64_t> output_dims;
   int64_t offset_seen = 0;
   int64_t batch_seen = 0;

@@ -124,8 +124,8 @@ absl::Status VerifyReducerShape(std::string_view op, const ProgramShape& reducer
     const Shape input_element = Scalar(input_types[i]);
     if (!input_element.Compatible(reducer.parameters[n + i])) {
       return InvalidArg(op, ": reduction computation parameter ", n + i, " has shape ",
-                        ShapeStr(reducer.parameters[n + i]), " but input ", i,
-                        " has element type ", TypeStr(input_types[i]));
+                        ShapeStr(reducer.parameters[n + i]), " but input ", i, " has element type ",
+                        TypeStr(input_types[i]));
     }
   }
   return absl::OkStatus();
@@ -138,8 +138,7 @@ absl::Status VerifyBinaryScalarReducer(std::string_view op, const ProgramShape& 
                       reducer.parameters.size());
   }
   const Shape& lhs = reducer.parameters[0];
-  if (!IsScalar(lhs) || !lhs.Compatible(reducer.parameters[1]) ||
-      !lhs.Compatible(reducer.result)) {
+  if (!IsScalar(lhs) || !lhs.Compatible(reducer.parameters[1]) || !lhs.Compatible(reducer.result)) {
     return InvalidArg(op, ": reduction computation must be (T, T) -> T on scalars, is (",
                       ShapeStr(lhs), ", ", ShapeStr(reducer.parameters[1]), ") -> ",
                       ShapeStr(reducer.result));

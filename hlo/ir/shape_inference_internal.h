@@ -59,8 +59,7 @@ Shape WithElementType(const Shape& shape, PrimitiveType type);
 // Error unless every entry of `dims` is in [0, rank) and no entry repeats; with `sorted`, also
 // unless they ascend. `what` names the list, e.g. "dimensions".
 absl::Status CheckDimensionList(std::string_view op, std::string_view what,
-                                absl::Span<const int64_t> dims, int64_t rank,
-                                bool sorted = false);
+                                absl::Span<const int64_t> dims, int64_t rank, bool sorted = false);
 // Whether `dims` is a permutation of 0..rank-1.
 bool IsPermutation(absl::Span<const int64_t> dims, int64_t rank);
 

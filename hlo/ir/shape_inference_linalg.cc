@@ -34,29 +34,27 @@ absl::StatusOr<PrimitiveType> ResultType(std::string_view op, PrimitiveType from
 
 // Checks one side's contracting + batch dims: in range and distinct across both lists.
 absl::Status CheckDotSide(std::string_view side, const Shape& shape,
-                          absl::Span<const int64_t> contracting,
-                          absl::Span<const int64_t> batch) {
+                          absl::Span<const int64_t> contracting, absl::Span<const int64_t> batch) {
   std::vector<int64_t> all(contracting.begin(), contracting.end());
   all.insert(all.end(), batch.begin(), batch.end());
-  return CheckDimensionList("dot", shape_inference_internal::Cat(side, " contracting+batch dimensions"), all,
-                            shape.rank());
+  return CheckDimensionList("dot",
+                            shape_inference_internal::Cat(side, " contracting+batch dimensions"),
+                            all, shape.rank());
 }
 
 // Checks that the paired dimension lists have equal lengths and sizes.
 absl::Status CheckDotPairs(std::string_view kind, const Shape& lhs, const Shape& rhs,
-                           absl::Span<const int64_t> lhs_dims,
-                           absl::Span<const int64_t> rhs_dims) {
+                           absl::Span<const int64_t> lhs_dims, absl::Span<const int64_t> rhs_dims) {
   if (lhs_dims.size() != rhs_dims.size()) {
     return InvalidArg("dot: lhs has ", lhs_dims.size(), " ", kind, " dimensions ",
-                      DimsStr(lhs_dims), " but rhs has ", rhs_dims.size(), " ",
-                      DimsStr(rhs_dims));
+                      DimsStr(lhs_dims), " but rhs has ", rhs_dims.size(), " ", DimsStr(rhs_dims));
   }
   for (size_t i = 0; i < lhs_dims.size(); ++i) {
     const int64_t l = lhs.dimensions(lhs_dims[i]);
     const int64_t r = rhs.dimensions(rhs_dims[i]);
     if (l != r) {
-      return InvalidArg("dot: lhs ", kind, " dimension ", lhs_dims[i], " has size ", l,
-                        " but rhs ", kind, " dimension ", rhs_dims[i], " has size ", r);
+      return InvalidArg("dot: lhs ", kind, " dimension ", lhs_dims[i], " has size ", l, " but rhs ",
+                        kind, " dimension ", rhs_dims[i], " has size ", r);
     }
   }
   return absl::OkStatus();
@@ -90,18 +88,17 @@ absl::Status CheckConvLabels(const Shape& lhs, const Shape& rhs,
     return InvalidArg("convolution: lhs ", ShapeStr(lhs), " and rhs ", ShapeStr(rhs),
                       " must have rank ", rank, " (", num_spatial, " spatial dimensions + 2)");
   }
-  if (!IsLabeling(d.input_batch_dimension, d.input_feature_dimension,
-                  d.input_spatial_dimensions, rank)) {
-    return InvalidArg("convolution: input dimension labels must be a permutation of 0..",
-                      rank - 1);
+  if (!IsLabeling(d.input_batch_dimension, d.input_feature_dimension, d.input_spatial_dimensions,
+                  rank)) {
+    return InvalidArg("convolution: input dimension labels must be a permutation of 0..", rank - 1);
   }
   if (!IsLabeling(d.kernel_input_feature_dimension, d.kernel_output_feature_dimension,
                   d.kernel_spatial_dimensions, rank)) {
     return InvalidArg("convolution: kernel dimension labels must be a permutation of 0..",
                       rank - 1);
   }
-  if (!IsLabeling(d.output_batch_dimension, d.output_feature_dimension,
-                  d.output_spatial_dimensions, rank)) {
+  if (!IsLabeling(d.output_batch_dimension, d.output_feature_dimension, d.output_spatial_dimensions,
+                  rank)) {
     return InvalidArg("convolution: output dimension labels must be a permutation of 0..",
                       rank - 1);
   }
@@ -113,12 +110,13 @@ absl::Status CheckConvGroups(const Shape& lhs, const Shape& rhs, const Convoluti
   const int64_t fgc = c.feature_group_count;
   const int64_t bgc = c.batch_group_count;
   if (fgc <= 0 || bgc <= 0) {
-    return InvalidArg("convolution: feature_group_count (", fgc, ") and batch_group_count (",
-                      bgc, ") must be positive");
+    return InvalidArg("convolution: feature_group_count (", fgc, ") and batch_group_count (", bgc,
+                      ") must be positive");
   }
   if (fgc > 1 && bgc > 1) {
-    return InvalidArg("convolution: feature_group_count and batch_group_count cannot both "
-                      "exceed 1");
+    return InvalidArg(
+        "convolution: feature_group_count and batch_group_count cannot both "
+        "exceed 1");
   }
   const int64_t input_features = lhs.dimensions(d.input_feature_dimension);
   const int64_t kernel_in = rhs.dimensions(d.kernel_input_feature_dimension);
@@ -131,8 +129,8 @@ absl::Status CheckConvGroups(const Shape& lhs, const Shape& rhs, const Convoluti
   }
   if (kernel_out % fgc != 0 || kernel_out % bgc != 0) {
     return InvalidArg("convolution: kernel output feature size ", kernel_out,
-                      " must be divisible by feature_group_count ", fgc,
-                      " and batch_group_count ", bgc);
+                      " must be divisible by feature_group_count ", fgc, " and batch_group_count ",
+                      bgc);
   }
   if (batch % bgc != 0) {
     return InvalidArg("convolution: input batch size ", batch,
@@ -172,8 +170,7 @@ absl::Status CheckSquareMinor(std::string_view op, const Shape& a) {
     return InvalidArg(op, ": a must be floating-point or complex, got ", ShapeStr(a));
   }
   if (a.rank() < 2 || a.dimensions(a.rank() - 1) != a.dimensions(a.rank() - 2)) {
-    return InvalidArg(op, ": a must have rank >= 2 and square minor dimensions, got ",
-                      ShapeStr(a));
+    return InvalidArg(op, ": a must have rank >= 2 and square minor dimensions, got ", ShapeStr(a));
   }
   return absl::OkStatus();
 }
@@ -185,10 +182,10 @@ absl::StatusOr<Shape> InferDotShape(const Shape& lhs, const Shape& rhs,
                                     std::optional<PrimitiveType> preferred_element_type) {
   RETURN_IF_ERROR(ExpectArray("dot", "lhs", lhs));
   RETURN_IF_ERROR(ExpectArray("dot", "rhs", rhs));
-  RETURN_IF_ERROR(CheckDotSide("lhs", lhs, dnums.lhs_contracting_dimensions,
-                               dnums.lhs_batch_dimensions));
-  RETURN_IF_ERROR(CheckDotSide("rhs", rhs, dnums.rhs_contracting_dimensions,
-                               dnums.rhs_batch_dimensions));
+  RETURN_IF_ERROR(
+      CheckDotSide("lhs", lhs, dnums.lhs_contracting_dimensions, dnums.lhs_batch_dimensions));
+  RETURN_IF_ERROR(
+      CheckDotSide("rhs", rhs, dnums.rhs_contracting_dimensions, dnums.rhs_batch_dimensions));
   RETURN_IF_ERROR(CheckDotPairs("contracting", lhs, rhs, dnums.lhs_contracting_dimensions,
                                 dnums.rhs_contracting_dimensions));
   RETURN_IF_ERROR(
@@ -197,9 +194,9 @@ absl::StatusOr<Shape> InferDotShape(const Shape& lhs, const Shape& rhs,
   for (int64_t d : dnums.lhs_batch_dimensions) dims.push_back(lhs.dimensions(d));
   AppendFreeDims(lhs, dnums.lhs_contracting_dimensions, dnums.lhs_batch_dimensions, &dims);
   AppendFreeDims(rhs, dnums.rhs_contracting_dimensions, dnums.rhs_batch_dimensions, &dims);
-  ASSIGN_OR_RETURN(PrimitiveType type,
-                   ResultType("dot", WiderType(lhs.element_type(), rhs.element_type()),
-                              preferred_element_type));
+  ASSIGN_OR_RETURN(
+      PrimitiveType type,
+      ResultType("dot", WiderType(lhs.element_type(), rhs.element_type()), preferred_element_type));
   return Shape::Array(type, dims);
 }
 
@@ -254,8 +251,7 @@ absl::StatusOr<Shape> InferFftShape(const Shape& operand, FftType type,
   const bool real_input = type == FftType::kRfft;
   if (real_input ? (t != PrimitiveType::kF32 && t != PrimitiveType::kF64) : !IsComplexType(t)) {
     return InvalidArg("fft: ", FftTypeString(type), " needs ",
-                      real_input ? "an f32/f64" : "a complex", " operand, got ",
-                      ShapeStr(operand));
+                      real_input ? "an f32/f64" : "a complex", " operand, got ", ShapeStr(operand));
   }
   // Innermost dims that must equal fft_length: all for RFFT, all but the last for IRFFT.
   const int64_t checked = type == FftType::kRfft ? n : (type == FftType::kIrfft ? n - 1 : 0);
@@ -269,8 +265,8 @@ absl::StatusOr<Shape> InferFftShape(const Shape& operand, FftType type,
   Shape result = WithElementType(operand, t);
   const int64_t last = fft_length[n - 1];
   if (type == FftType::kRfft) {
-    result = WithElementType(operand, t == PrimitiveType::kF32 ? PrimitiveType::kC64
-                                                               : PrimitiveType::kC128);
+    result = WithElementType(operand,
+                             t == PrimitiveType::kF32 ? PrimitiveType::kC64 : PrimitiveType::kC128);
     if (last != 0) result.set_dimension(r - 1, last / 2 + 1);
   } else if (type == FftType::kIrfft) {
     const int64_t inner = operand.dimensions(r - 1);
@@ -278,15 +274,14 @@ absl::StatusOr<Shape> InferFftShape(const Shape& operand, FftType type,
       return InvalidArg("fft: IRFFT needs innermost dimension fft_length/2+1 = ", last / 2 + 1,
                         ", got ", inner);
     }
-    result = WithElementType(operand, t == PrimitiveType::kC64 ? PrimitiveType::kF32
-                                                               : PrimitiveType::kF64);
+    result = WithElementType(operand,
+                             t == PrimitiveType::kC64 ? PrimitiveType::kF32 : PrimitiveType::kF64);
     result.set_dimension(r - 1, last);
   }
   return result;
 }
 
-absl::StatusOr<Shape> InferTriangularSolveShape(const Shape& a, const Shape& b,
-                                                bool left_side) {
+absl::StatusOr<Shape> InferTriangularSolveShape(const Shape& a, const Shape& b, bool left_side) {
   RETURN_IF_ERROR(CheckSquareMinor("triangular-solve", a));
   RETURN_IF_ERROR(ExpectArray("triangular-solve", "b", b));
   if (b.element_type() != a.element_type() || b.rank() != a.rank()) {
@@ -326,8 +321,7 @@ absl::StatusOr<Shape> InferBatchNormTrainingShape(const Shape& operand, const Sh
 
 absl::StatusOr<Shape> InferBatchNormInferenceShape(const Shape& operand, const Shape& scale,
                                                    const Shape& offset, const Shape& mean,
-                                                   const Shape& variance,
-                                                   int64_t feature_index) {
+                                                   const Shape& variance, int64_t feature_index) {
   constexpr std::string_view kOp = "batch-norm-inference";
   ASSIGN_OR_RETURN(int64_t features, BatchNormFeatures(kOp, operand, feature_index));
   RETURN_IF_ERROR(CheckFeatureVector(kOp, "scale", scale, operand, features));

@@ -28,9 +28,9 @@ int64_t DilatedBound(int64_t bound, int64_t dilation) {
 
 absl::Status CheckWindowDimension(int64_t i, const WindowDimension& d) {
   if (d.size <= 0 || d.stride <= 0 || d.base_dilation < 1 || d.window_dilation < 1) {
-    return InvalidArg("window dimension ", i, " needs size, stride and dilations >= 1, got size=",
-                      d.size, " stride=", d.stride, " lhs_dilate=", d.base_dilation,
-                      " rhs_dilate=", d.window_dilation);
+    return InvalidArg(
+        "window dimension ", i, " needs size, stride and dilations >= 1, got size=", d.size,
+        " stride=", d.stride, " lhs_dilate=", d.base_dilation, " rhs_dilate=", d.window_dilation);
   }
   return absl::OkStatus();
 }
@@ -114,8 +114,7 @@ absl::StatusOr<Shape> InferReduceShape(absl::Span<const Shape* const> operands,
 }
 
 absl::StatusOr<Shape> InferReduceWindowShape(absl::Span<const Shape* const> operands,
-                                             const Window& window,
-                                             const ProgramShape& to_apply) {
+                                             const Window& window, const ProgramShape& to_apply) {
   std::vector<const Shape*> inputs, inits;
   RETURN_IF_ERROR(SplitInputsAndInits("reduce-window", operands, &inputs, &inits));
   RETURN_IF_ERROR(VerifyReducerShape("reduce-window", to_apply, inits, ElementTypes(inputs)));
@@ -129,8 +128,7 @@ absl::StatusOr<Shape> InferReduceWindowShape(absl::Span<const Shape* const> oper
   return Shape::Tuple(std::move(results));
 }
 
-absl::StatusOr<Shape> InferSelectAndScatterShape(const Shape& operand,
-                                                 const ProgramShape& select,
+absl::StatusOr<Shape> InferSelectAndScatterShape(const Shape& operand, const ProgramShape& select,
                                                  const Window& window, const Shape& source,
                                                  const Shape& init_value,
                                                  const ProgramShape& scatter) {
@@ -145,8 +143,7 @@ absl::StatusOr<Shape> InferSelectAndScatterShape(const Shape& operand,
                       ShapeStr(element), ") -> pred[]");
   }
   RETURN_IF_ERROR(VerifyReducerShape(kOp, scatter, {&init_value}, {source.element_type()}));
-  absl::StatusOr<Shape> windowed =
-      InferWindowOutputShape(operand, window, operand.element_type());
+  absl::StatusOr<Shape> windowed = InferWindowOutputShape(operand, window, operand.element_type());
   if (!windowed.ok()) return InvalidArg(kOp, ": ", windowed.status().message());
   if (!SameDimensions(*windowed, source)) {
     return InvalidArg(kOp, ": source ", ShapeStr(source),
@@ -156,8 +153,8 @@ absl::StatusOr<Shape> InferSelectAndScatterShape(const Shape& operand,
   return operand;
 }
 
-absl::StatusOr<Shape> InferSortShape(absl::Span<const Shape* const> operands,
-                                     int64_t dimension, const ProgramShape& comparator) {
+absl::StatusOr<Shape> InferSortShape(absl::Span<const Shape* const> operands, int64_t dimension,
+                                     const ProgramShape& comparator) {
   if (operands.empty()) return InvalidArg("sort: expected at least one operand");
   const Shape& keys = *operands[0];
   for (size_t i = 0; i < operands.size(); ++i) {
@@ -171,8 +168,8 @@ absl::StatusOr<Shape> InferSortShape(absl::Span<const Shape* const> operands,
     return InvalidArg("sort: dimension ", dimension, " is out of range for ", ShapeStr(keys));
   }
   if (comparator.parameters.size() != 2 * operands.size()) {
-    return InvalidArg("sort: comparator must take ", 2 * operands.size(),
-                      " parameters, takes ", comparator.parameters.size());
+    return InvalidArg("sort: comparator must take ", 2 * operands.size(), " parameters, takes ",
+                      comparator.parameters.size());
   }
   for (size_t p = 0; p < comparator.parameters.size(); ++p) {
     const Shape expected = Scalar(operands[p / 2]->element_type());
@@ -182,8 +179,7 @@ absl::StatusOr<Shape> InferSortShape(absl::Span<const Shape* const> operands,
     }
   }
   if (!comparator.result.Compatible(Scalar(PrimitiveType::kPred))) {
-    return InvalidArg("sort: comparator must return pred[], returns ",
-                      ShapeStr(comparator.result));
+    return InvalidArg("sort: comparator must return pred[], returns ", ShapeStr(comparator.result));
   }
   if (operands.size() == 1) return keys;
   std::vector<Shape> shapes;

@@ -42,6 +42,7 @@ class Parser {
   absl::StatusOr<NameRef> ParseOperand();
   absl::Status Resolve(PendingComputation* pc);
   absl::StatusOr<Shape> ShapeFromOperands(const HloInstruction& instr, size_t offset);
+  void UniquifyInstructionNames(HloComputation* computation);
   absl::Status ResolveCalledComputations();
   void Record(const HloInstruction* instr, size_t offset);
 
@@ -55,6 +56,7 @@ class Parser {
   HloComputation* entry_ = nullptr;
   absl::flat_hash_set<std::string> instruction_names_;
   PendingComputation* current_ = nullptr;  // The computation being read.
+  absl::flat_hash_set<std::string> module_names_;  // Instruction names of earlier computations.
 };
 
 void Parser::Record(const HloInstruction* instr, size_t offset) {
@@ -254,6 +256,7 @@ absl::Status Parser::ParseComputation() {
     return cursor_.ErrorAt(pc.offset, StrCat("computation '", name, "' has no instructions"));
   }
   RETURN_IF_ERROR(Resolve(&pc));
+  UniquifyInstructionNames(pc.computation.get());
   HloComputation* added = module_->AddComputation(std::move(pc.computation));
   computations_[added->name()] = added;
   if (is_entry) {
@@ -334,6 +337,13 @@ absl::StatusOr<PendingInstruction> Parser::ParseInstruction() {
   Shape shape;
   if (LooksLikeShape(cursor_)) {
     ASSIGN_OR_RETURN(shape, ParseShape(cursor_));
+  } else {
+    size_t at = cursor_.pos();
+    std::string_view word = cursor_.ParseWord();
+    if (cursor_.RawPeek() == '[') {  // Meant as a shape, e.g. `f33[2]`.
+      return cursor_.ErrorAt(at, StrCat("unknown element type '", word, "'"));
+    }
+    cursor_.set_pos(at);
   }
   cursor_.SkipSpace();
   size_t opcode_at = cursor_.pos();
@@ -399,6 +409,25 @@ absl::StatusOr<Shape> Parser::ShapeFromOperands(const HloInstruction& instr, siz
   }
   return cursor_.ErrorAt(offset, StrCat("instruction '", instr.name(), "' needs a shape: ",
                                         HloOpcodeString(op), " shapes are not inferred"));
+}
+
+// Names are scoped to their computation in the text, but unique in the module (as XLA makes
+// them): a name already used by an earlier computation gets the first free `.N` suffix.
+void Parser::UniquifyInstructionNames(HloComputation* computation) {
+  for (const auto& instr : computation->instructions()) {
+    std::string name = instr->name();
+    if (module_names_.contains(name)) {
+      for (int64_t n = 1;; ++n) {
+        std::string candidate = StrCat(instr->name(), ".", n);
+        if (!module_names_.contains(candidate) && !instruction_names_.contains(candidate)) {
+          name = std::move(candidate);
+          break;
+        }
+      }
+      instr->set_name(name);
+    }
+    module_names_.insert(std::move(name));
+  }
 }
 
 absl::Status Parser::Resolve(PendingComputation* pc) {

@@ -159,6 +159,17 @@ TEST(HloParserTest, ErrorsCarryFileLineColumn) {
   EXPECT_EQ(std::string(m.status().message()), "x.hlo:3:18: error: unknown opcode 'parameterr'");
 }
 
+TEST(HloParserTest, NamesAreMadeUniqueAcrossComputations) {
+  auto m = ParseHloModule(
+      "HloModule m\nc {\n  ROOT x = f32[] parameter(0)\n}\n"
+      "ENTRY e {\n  x = f32[] parameter(0)\n  x.1 = f32[] negate(x)\n"
+      "  ROOT r = f32[] call(x.1), to_apply=c\n}\n");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  std::vector<std::string> names;
+  for (const auto& instr : (*m)->entry_computation()->instructions()) names.push_back(instr->name());
+  EXPECT_EQ(names, (std::vector<std::string>{"x.2", "x.1", "r"}));
+}
+
 TEST(HloParserTest, CommentsAreSkipped) {
   RoundTrip("// leading\nHloModule m /* a */\nENTRY e { // x\n  ROOT p = f32[] /*t*/ parameter(0)\n}\n");
 }

@@ -23,10 +23,9 @@ absl::StatusOr<bool> HloPassPipeline::RunImpl(HloModule* module) {
     absl::Status verified = VerifyModule(*module);
     if (!verified.ok()) {
       const std::string_view pass_name = pass->name();
-      return absl::InternalError(
-          absl::StrCat("verifier failed after pass '",
-                       absl::string_view(pass_name.data(), pass_name.size()),
-                       "': ", verified.message()));
+      return absl::InternalError(absl::StrCat("verifier failed after pass '",
+                                              absl::string_view(pass_name.data(), pass_name.size()),
+                                              "': ", verified.message()));
     }
   }
   return changed;

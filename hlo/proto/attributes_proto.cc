@@ -3,8 +3,8 @@
 // (one IR value, up to three proto spellings).
 #include <algorithm>
 
-#include "absl/strings/str_cat.h"
 #include "hlo/proto/proto_internal.h"
+#include "hlo/strings.h"
 
 namespace hlo {
 namespace proto_internal {
@@ -166,7 +166,7 @@ absl::StatusOr<IotaReplicaGroupList> ReadIota(const xla::IotaReplicaGroupListPro
   std::optional<int64_t> total =
       CheckedProduct({iota.num_replica_groups, iota.num_devices_per_group});
   if (!total || *total > kMaxReplicaGroupDevices) {
-    return absl::InvalidArgumentError(absl::StrCat(
+    return absl::InvalidArgumentError(hlo::StrCat(
         "iota replica groups [", iota.num_replica_groups, ",", iota.num_devices_per_group,
         "] are negative or larger than ", kMaxReplicaGroupDevices, " devices"));
   }

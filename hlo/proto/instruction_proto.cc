@@ -9,13 +9,15 @@
 //   frontend attributes not strictly sorted by key -> spmdp::frontend_attributes
 //   metadata with int64 lines or non-numeric profile types -> spmdp::metadata
 //   a sharding whose OpSharding reads back differently  -> spmdp::sharding (its text)
+//   the wrapped opcode of a sugared async op (`custom-call-start`) -> spmdp::async_wrapped_opcode
 // Reading validates enum values and strings, literal sizes and shardings; links (operands,
 // called computations) are resolved by module_proto.cc.
 #include <limits>
 
-#include "absl/strings/str_cat.h"
 #include "hlo/proto/hlo_proto_util.h"
 #include "hlo/proto/proto_internal.h"
+#include "hlo/strings.h"
+#include "hlo/status_macros.h"
 
 namespace hlo {
 namespace proto_internal {
@@ -29,7 +31,7 @@ void AddMarker(std::string_view name, std::string value, xla::HloInstructionProt
 
 absl::Status CheckedInt32(int64_t value, std::string_view what, int32_t* out) {
   if (value < std::numeric_limits<int32_t>::min() || value > std::numeric_limits<int32_t>::max()) {
-    return absl::InvalidArgumentError(absl::StrCat(what, " ", value, " does not fit in int32"));
+    return absl::InvalidArgumentError(hlo::StrCat(what, " ", value, " does not fit in int32"));
   }
   *out = static_cast<int32_t>(value);
   return absl::OkStatus();
@@ -40,7 +42,7 @@ absl::Status WriteLinks(const HloInstruction& instr, const ProtoIds& ids,
   auto instr_id = [&](const HloInstruction* other, std::string_view role) -> absl::StatusOr<int64_t> {
     auto it = ids.instructions.find(other);
     if (it == ids.instructions.end() || other->parent() != instr.parent()) {
-      return absl::InvalidArgumentError(absl::StrCat(
+      return absl::InvalidArgumentError(hlo::StrCat(
           role, " ", other->name(), " is not in the same computation as ", instr.name()));
     }
     return it->second;
@@ -59,7 +61,7 @@ absl::Status WriteLinks(const HloInstruction& instr, const ProtoIds& ids,
     auto it = ids.computations.find(callee);
     if (callee == nullptr || it == ids.computations.end()) {
       return absl::InvalidArgumentError(
-          absl::StrCat(instr.name(), " calls a computation that is not in the module"));
+          hlo::StrCat(instr.name(), " calls a computation that is not in the module"));
     }
     proto->add_called_computation_ids(it->second);
   }
@@ -131,7 +133,7 @@ void WriteCollectiveAttrs(const InstructionAttributes& a, xla::HloInstructionPro
     if (*a.channel_id > 0) {
       proto->set_channel_id(*a.channel_id);
     } else {
-      AddMarker(kChannelIdMarker, absl::StrCat(*a.channel_id), proto);
+      AddMarker(kChannelIdMarker, hlo::StrCat(*a.channel_id), proto);
     }
   }
   proto->set_use_global_device_ids(a.use_global_device_ids);
@@ -139,7 +141,7 @@ void WriteCollectiveAttrs(const InstructionAttributes& a, xla::HloInstructionPro
 }
 
 absl::Status WriteCustomCallAttrs(const InstructionAttributes& a, xla::HloInstructionProto* proto) {
-  if (absl::Status s = CheckUtf8(a.custom_call_target, "custom_call_target"); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckUtf8(a.custom_call_target, "custom_call_target"));
   proto->set_custom_call_target(a.custom_call_target);
   proto->set_custom_call_has_side_effect(a.custom_call_has_side_effect);
   if (a.operand_shapes_with_layout) {
@@ -162,16 +164,16 @@ absl::Status WriteMiscAttrs(const HloInstruction& instr, xla::HloInstructionProt
   const InstructionAttributes& a = instr.attrs();
   proto->set_is_stable(a.is_stable);
   int32_t bits = 0;
-  if (absl::Status s = CheckedInt32(a.exponent_bits, "exponent_bits", &bits); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckedInt32(a.exponent_bits, "exponent_bits", &bits));
   proto->set_exponent_bits(bits);
-  if (absl::Status s = CheckedInt32(a.mantissa_bits, "mantissa_bits", &bits); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckedInt32(a.mantissa_bits, "mantissa_bits", &bits));
   proto->set_mantissa_bits(bits);
   proto->set_epsilon(a.epsilon);
   proto->set_feature_index(a.feature_index);
   proto->set_fft_type(static_cast<xla::FftType>(a.fft_type));
   AssignRepeated(a.fft_length, proto->mutable_fft_length());
   proto->set_distribution(static_cast<xla::RandomDistribution>(a.distribution));
-  if (absl::Status s = CheckUtf8(a.fusion_kind, "fusion kind"); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckUtf8(a.fusion_kind, "fusion kind"));
   proto->set_fusion_kind(a.fusion_kind);
   proto->set_is_host_transfer(a.is_host_transfer);
   proto->set_k(a.k);
@@ -179,6 +181,10 @@ absl::Status WriteMiscAttrs(const HloInstruction& instr, xla::HloInstructionProt
   proto->set_infeed_config(a.infeed_config);
   proto->set_outfeed_config(a.outfeed_config);
   if (a.outfeed_shape) *proto->mutable_outfeed_shape() = ShapeToProto(*a.outfeed_shape);
+  if (a.async_wrapped_opcode) {
+    AddMarker(kAsyncWrappedOpcodeMarker, std::string(HloOpcodeString(*a.async_wrapped_opcode)),
+              proto);
+  }
   return absl::OkStatus();
 }
 
@@ -188,10 +194,10 @@ absl::Status WriteMetadataAndAttributes(const HloInstruction& instr,
   const OpMetadata& m = a.metadata;
   for (const std::string* s : {&m.op_type, &m.op_name, &m.source_file, &m.deduplicated_name,
                                &m.scheduling_name}) {
-    if (absl::Status st = CheckUtf8(*s, "metadata"); !st.ok()) return st;
+    RETURN_IF_ERROR(CheckUtf8(*s, "metadata"));
   }
   for (const std::string& s : m.profile_type) {
-    if (absl::Status st = CheckUtf8(s, "metadata profile_type"); !st.ok()) return st;
+    RETURN_IF_ERROR(CheckUtf8(s, "metadata profile_type"));
   }
   if (!m.empty() || m.scheduling_name_set) {
     bool lossy = false;
@@ -209,14 +215,14 @@ absl::Status WriteMetadataAndAttributes(const HloInstruction& instr,
     bool exact = false;
     *proto->mutable_sharding() = ShardingToProto(instr.sharding(), &exact);
     if (!exact) {
-      std::string text = instr.sharding().ToString();
-      if (absl::Status s = CheckUtf8(text, "sharding"); !s.ok()) return s;
+      std::string text = EncodeShardingMarker(instr.sharding());
+      RETURN_IF_ERROR(CheckUtf8(text, "sharding"));
       AddMarker(kShardingMarker, std::move(text), proto);
     }
   }
   for (const RawAttribute& raw : a.raw_attributes) {
-    if (absl::Status s = CheckUtf8(raw.name, "attribute name"); !s.ok()) return s;
-    if (absl::Status s = CheckUtf8(raw.value, "attribute value"); !s.ok()) return s;
+    RETURN_IF_ERROR(CheckUtf8(raw.name, "attribute name"));
+    RETURN_IF_ERROR(CheckUtf8(raw.value, "attribute value"));
     AddMarker(raw.name, raw.value, proto);
   }
   return absl::OkStatus();
@@ -227,25 +233,25 @@ absl::Status WriteMetadataAndAttributes(const HloInstruction& instr,
 absl::Status InstructionToProto(const HloInstruction& instr, const ProtoIds& ids,
                                 xla::HloInstructionProto* proto) {
   absl::Status status = [&]() -> absl::Status {
-    if (absl::Status s = CheckUtf8(instr.name(), "name"); !s.ok()) return s;
+    RETURN_IF_ERROR(CheckUtf8(instr.name(), "name"));
     proto->set_name(instr.name());
     proto->set_opcode(std::string(HloOpcodeString(instr.opcode())));
     *proto->mutable_shape() = ShapeToProto(instr.shape());
     auto it = ids.instructions.find(&instr);
     if (it == ids.instructions.end()) return absl::InternalError("instruction has no id");
     proto->set_id(it->second);
-    if (absl::Status s = WriteLinks(instr, ids, proto); !s.ok()) return s;
+    RETURN_IF_ERROR(WriteLinks(instr, ids, proto));
     WriteShapeAttrs(instr, proto);
     WriteCollectiveAttrs(instr.attrs(), proto);
-    if (absl::Status s = WriteCustomCallAttrs(instr.attrs(), proto); !s.ok()) return s;
-    if (absl::Status s = WriteMiscAttrs(instr, proto); !s.ok()) return s;
-    if (absl::Status s = WriteMetadataAndAttributes(instr, proto); !s.ok()) return s;
+    RETURN_IF_ERROR(WriteCustomCallAttrs(instr.attrs(), proto));
+    RETURN_IF_ERROR(WriteMiscAttrs(instr, proto));
+    RETURN_IF_ERROR(WriteMetadataAndAttributes(instr, proto));
     ExportXlaFields(instr, proto);
     return absl::OkStatus();
   }();
   if (status.ok()) return status;
   return absl::Status(status.code(),
-                      absl::StrCat("instruction %", instr.name(), ": ", status.message()));
+                      hlo::StrCat("instruction %", instr.name(), ": ", status.message()));
 }
 
 // ---- Reading -------------------------------------------------------------------------------
@@ -280,7 +286,7 @@ absl::Status ReadShapeAttrs(const xla::HloInstructionProto& proto, HloOpcode opc
   if (opcode == HloOpcode::kIota) {
     if (proto.dimensions_size() != 1) {
       return absl::InvalidArgumentError(
-          absl::StrCat("iota needs exactly one dimension, has ", proto.dimensions_size()));
+          hlo::StrCat("iota needs exactly one dimension, has ", proto.dimensions_size()));
     }
     a->iota_dimension = proto.dimensions(0);
   } else {
@@ -292,7 +298,7 @@ absl::Status ReadShapeAttrs(const xla::HloInstructionProto& proto, HloOpcode opc
     absl::StatusOr<Literal> literal = LiteralFromProto(proto.literal());
     if (!literal.ok()) return literal.status();
     if (!literal->shape().Compatible(shape)) {
-      return absl::InvalidArgumentError(absl::StrCat("literal shape ", literal->shape().ToString(),
+      return absl::InvalidArgumentError(hlo::StrCat("literal shape ", literal->shape().ToString(),
                                                      " does not match ", shape.ToString()));
     }
     a->literal = *std::move(literal);
@@ -301,7 +307,7 @@ absl::Status ReadShapeAttrs(const xla::HloInstructionProto& proto, HloOpcode opc
     std::optional<ComparisonDirection> d = StringToComparisonDirection(proto.comparison_direction());
     if (!d) {
       return absl::InvalidArgumentError(
-          absl::StrCat("unknown comparison_direction \"", proto.comparison_direction(), "\""));
+          hlo::StrCat("unknown comparison_direction \"", proto.comparison_direction(), "\""));
     }
     a->comparison_direction = *d;
   } else if (opcode == HloOpcode::kCompare) {
@@ -311,7 +317,7 @@ absl::Status ReadShapeAttrs(const xla::HloInstructionProto& proto, HloOpcode opc
     std::optional<ComparisonType> t = StringToComparisonType(proto.comparison_type());
     if (!t) {
       return absl::InvalidArgumentError(
-          absl::StrCat("unknown comparison_type \"", proto.comparison_type(), "\""));
+          hlo::StrCat("unknown comparison_type \"", proto.comparison_type(), "\""));
     }
     a->comparison_type = *t;
   }
@@ -344,7 +350,7 @@ absl::Status ReadShapeAttrs(const xla::HloInstructionProto& proto, HloOpcode opc
   if (proto.has_padding_config()) a->padding_config = PaddingFromProto(proto.padding_config());
   for (int p : proto.precision_config().operand_precision()) {
     if (p < 0 || p > static_cast<int>(Precision::kHighest)) {
-      return absl::InvalidArgumentError(absl::StrCat("unknown operand precision ", p));
+      return absl::InvalidArgumentError(hlo::StrCat("unknown operand precision ", p));
     }
     a->operand_precision.push_back(static_cast<Precision>(p));
   }
@@ -380,7 +386,7 @@ absl::Status ReadCustomCallAttrs(const xla::HloInstructionProto& proto, const Ex
       absl::StatusOr<Shape> shape = ShapeFromProto(p);
       if (!shape.ok()) {
         return absl::InvalidArgumentError(
-            absl::StrCat("operand_shapes_with_layout: ", shape.status().message()));
+            hlo::StrCat("operand_shapes_with_layout: ", shape.status().message()));
       }
       shapes.push_back(*std::move(shape));
     }
@@ -395,8 +401,8 @@ absl::Status ReadCustomCallAttrs(const xla::HloInstructionProto& proto, const Ex
   return absl::OkStatus();
 }
 
-absl::Status ReadMiscAttrs(const xla::HloInstructionProto& proto, HloOpcode opcode,
-                           InstructionAttributes* a) {
+absl::Status ReadMiscAttrs(const xla::HloInstructionProto& proto, const Extras& extras,
+                           HloOpcode opcode, InstructionAttributes* a) {
   a->is_stable = proto.is_stable();
   a->exponent_bits = proto.exponent_bits();
   a->mantissa_bits = proto.mantissa_bits();
@@ -404,13 +410,13 @@ absl::Status ReadMiscAttrs(const xla::HloInstructionProto& proto, HloOpcode opco
   a->feature_index = proto.feature_index();
   const int fft = proto.fft_type();
   if (fft < 0 || fft > static_cast<int>(FftType::kIrfft)) {
-    return absl::InvalidArgumentError(absl::StrCat("unknown fft_type ", fft));
+    return absl::InvalidArgumentError(hlo::StrCat("unknown fft_type ", fft));
   }
   a->fft_type = static_cast<FftType>(fft);
   a->fft_length = ToInt64Vector(proto.fft_length());
   const int distribution = proto.distribution();
   if (distribution < 0 || distribution > static_cast<int>(RandomDistribution::kNormal)) {
-    return absl::InvalidArgumentError(absl::StrCat("unknown distribution ", distribution));
+    return absl::InvalidArgumentError(hlo::StrCat("unknown distribution ", distribution));
   }
   a->distribution = static_cast<RandomDistribution>(distribution);
   a->fusion_kind = proto.fusion_kind();
@@ -422,9 +428,17 @@ absl::Status ReadMiscAttrs(const xla::HloInstructionProto& proto, HloOpcode opco
   if (proto.has_outfeed_shape()) {
     absl::StatusOr<Shape> shape = ShapeFromProto(proto.outfeed_shape());
     if (!shape.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat("outfeed_shape: ", shape.status().message()));
+      return absl::InvalidArgumentError(hlo::StrCat("outfeed_shape: ", shape.status().message()));
     }
     a->outfeed_shape = *std::move(shape);
+  }
+  if (const std::string* marker = extras.Find(kAsyncWrappedOpcodeMarker)) {
+    std::optional<HloOpcode> wrapped = StringToHloOpcode(*marker);
+    if (!wrapped) {
+      return absl::InvalidArgumentError(
+          hlo::StrCat("unknown wrapped opcode \"", *marker, "\" of an async op"));
+    }
+    a->async_wrapped_opcode = *wrapped;
   }
   return absl::OkStatus();
 }
@@ -443,11 +457,8 @@ absl::Status ReadMetadataAndAttributes(const xla::HloInstructionProto& proto, co
   if (!attrs.ok()) return attrs.status();
   a->frontend_attributes = *std::move(attrs);
   if (const std::string* marker = extras.Find(kShardingMarker)) {
-    absl::StatusOr<HloSharding> sharding = HloSharding::Parse(*marker);
-    if (!sharding.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("spmdp::sharding marker: ", sharding.status().message()));
-    }
+    absl::StatusOr<HloSharding> sharding = DecodeShardingMarker(*marker);
+    if (!sharding.ok()) return sharding.status();
     instr->set_sharding(*std::move(sharding));
   } else if (proto.has_sharding()) {
     absl::StatusOr<HloSharding> sharding = ShardingFromProto(proto.sharding());
@@ -465,11 +476,11 @@ absl::StatusOr<std::unique_ptr<HloInstruction>> InstructionFromProto(
     const xla::HloInstructionProto& proto, bool foreign) {
   auto fail = [&](const absl::Status& s) {
     return absl::InvalidArgumentError(
-        absl::StrCat("instruction %", proto.name(), ": ", s.message()));
+        hlo::StrCat("instruction %", proto.name(), ": ", s.message()));
   };
   std::optional<HloOpcode> opcode = StringToHloOpcode(proto.opcode());
   if (!opcode) {
-    return fail(absl::InvalidArgumentError(absl::StrCat("unknown opcode \"", proto.opcode(), "\"")));
+    return fail(absl::InvalidArgumentError(hlo::StrCat("unknown opcode \"", proto.opcode(), "\"")));
   }
   if (!proto.has_shape()) return fail(absl::InvalidArgumentError("no shape"));
   absl::StatusOr<Shape> shape = ShapeFromProto(proto.shape());
@@ -481,7 +492,7 @@ absl::StatusOr<std::unique_ptr<HloInstruction>> InstructionFromProto(
   absl::Status s = ReadShapeAttrs(proto, *opcode, *shape, a);
   if (s.ok()) s = ReadCollectiveAttrs(proto, extras, foreign, a);
   if (s.ok()) s = ReadCustomCallAttrs(proto, extras, a);
-  if (s.ok()) s = ReadMiscAttrs(proto, *opcode, a);
+  if (s.ok()) s = ReadMiscAttrs(proto, extras, *opcode, a);
   if (s.ok()) s = ReadMetadataAndAttributes(proto, extras, foreign, instr.get());
   if (!s.ok()) return fail(s);
   return instr;

@@ -7,9 +7,10 @@
 #include <algorithm>
 #include <cstring>
 
-#include "absl/strings/str_cat.h"
 #include "hlo/proto/hlo_proto_util.h"
 #include "hlo/proto/proto_internal.h"
+#include "hlo/strings.h"
+#include "hlo/status_macros.h"
 
 namespace hlo {
 namespace {
@@ -179,40 +180,40 @@ std::pair<int64_t, int64_t> StoredAndNeeded(const xla::LiteralProto& p, Primitiv
 absl::Status CheckPiece(const xla::LiteralProto& p, const Shape& shape, const std::string& where) {
   if (p.has_shape()) {
     absl::StatusOr<Shape> own = ShapeFromProto(p.shape());
-    if (!own.ok()) return absl::InvalidArgumentError(absl::StrCat(where, own.status().message()));
+    if (!own.ok()) return absl::InvalidArgumentError(hlo::StrCat(where, own.status().message()));
     if (!own->Compatible(shape)) {
-      return absl::InvalidArgumentError(absl::StrCat(where, "shape ", own->ToString(),
+      return absl::InvalidArgumentError(hlo::StrCat(where, "shape ", own->ToString(),
                                                      " does not match ", shape.ToString()));
     }
   }
   if (shape.IsTuple()) {
     if (p.tuple_literals_size() != shape.tuple_shapes_size()) {
       return absl::InvalidArgumentError(
-          absl::StrCat(where, "tuple literal has ", p.tuple_literals_size(), " elements, its shape ",
+          hlo::StrCat(where, "tuple literal has ", p.tuple_literals_size(), " elements, its shape ",
                        shape.tuple_shapes_size()));
     }
     for (int i = 0; i < p.tuple_literals_size(); ++i) {
       absl::Status s = CheckPiece(p.tuple_literals(i), shape.tuple_shapes(i),
-                                  absl::StrCat(where, "element ", i, ": "));
+                                  hlo::StrCat(where, "element ", i, ": "));
       if (!s.ok()) return s;
     }
     return absl::OkStatus();
   }
   if (p.tuple_literals_size() > 0) {
-    return absl::InvalidArgumentError(absl::StrCat(where, "non-tuple literal has tuple_literals"));
+    return absl::InvalidArgumentError(hlo::StrCat(where, "non-tuple literal has tuple_literals"));
   }
   if (!shape.IsArray()) return absl::OkStatus();
   std::optional<int64_t> elements = proto_internal::CheckedProduct(shape.dimensions());
   if (!elements) {
     return absl::InvalidArgumentError(
-        absl::StrCat(where, "element count of ", shape.ToString(), " overflows"));
+        hlo::StrCat(where, "element count of ", shape.ToString(), " overflows"));
   }
   auto [stored, needed] = StoredAndNeeded(p, shape.element_type(), *elements);
   if (stored != needed) {
     return absl::InvalidArgumentError(
-        absl::StrCat(where, "literal of shape ", shape.ToString(/*print_layout=*/false), " needs ",
+        hlo::StrCat(where, "literal of shape ", shape.ToString(/*print_layout=*/false), " needs ",
                      needed, " values but its data field holds ",
-                     stored < 0 ? std::string("a partial value") : absl::StrCat(stored)));
+                     stored < 0 ? std::string("a partial value") : hlo::StrCat(stored)));
   }
   return absl::OkStatus();
 }
@@ -279,9 +280,9 @@ absl::StatusOr<Literal> LiteralFromProto(const xla::LiteralProto& proto) {
   if (!proto.has_shape()) return absl::InvalidArgumentError("literal has no shape");
   absl::StatusOr<Shape> shape = ShapeFromProto(proto.shape());
   if (!shape.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("literal: ", shape.status().message()));
+    return absl::InvalidArgumentError(hlo::StrCat("literal: ", shape.status().message()));
   }
-  if (absl::Status s = CheckPiece(proto, *shape, "literal: "); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckPiece(proto, *shape, "literal: "));
   Literal literal(*shape);
   FillPiece(proto, &literal);
   return literal;

@@ -10,8 +10,9 @@
 #include <charconv>
 #include <limits>
 
-#include "absl/strings/str_cat.h"
 #include "hlo/ir/hlo_printer.h"
+#include "hlo/strings.h"
+#include "hlo/status_macros.h"
 
 namespace hlo {
 namespace proto_internal {
@@ -51,7 +52,7 @@ absl::Status CheckUtf8(std::string_view text, std::string_view what) {
          code <= 0x10FFFF;
     if (!ok) {
       return absl::InvalidArgumentError(
-          absl::StrCat(what, " is not valid UTF-8 (byte ", i, "), which a proto string requires"));
+          hlo::StrCat(what, " is not valid UTF-8 (byte ", i, "), which a proto string requires"));
     }
     i += extra + 1;
   }
@@ -60,7 +61,7 @@ absl::Status CheckUtf8(std::string_view text, std::string_view what) {
 
 std::string EncodeStrings(const std::vector<std::string>& values) {
   std::string out;
-  for (const std::string& v : values) absl::StrAppend(&out, v.size(), ":", v);
+  for (const std::string& v : values) hlo::StrAppend(&out, v.size(), ":", v);
   return out;
 }
 
@@ -78,6 +79,16 @@ std::optional<std::vector<std::string>> DecodeStrings(std::string_view text) {
     pos = colon + 1 + length;
   }
   return out;
+}
+
+std::vector<std::string_view> SplitString(std::string_view text, char sep) {
+  std::vector<std::string_view> pieces;
+  while (true) {
+    const size_t at = text.find(sep);
+    pieces.push_back(text.substr(0, at));
+    if (at == std::string_view::npos) return pieces;
+    text.remove_prefix(at + 1);
+  }
 }
 
 std::optional<int64_t> ParseInt64(std::string_view text) {
@@ -130,7 +141,7 @@ xla::OpMetadata MetadataToProto(const OpMetadata& m, bool* lossy) {
   proto.set_scheduling_name(m.scheduling_name);
   for (const std::string& type : m.profile_type) {
     std::optional<int64_t> value = ParseInt64(type);
-    if (!value || !FitsInt32(*value) || absl::StrCat(*value) != type) {
+    if (!value || !FitsInt32(*value) || hlo::StrCat(*value) != type) {
       *lossy = true;
       continue;
     }
@@ -152,7 +163,7 @@ OpMetadata MetadataFromProto(const xla::OpMetadata& proto) {
   m.stack_frame_id = proto.stack_frame_id();
   m.scheduling_name = proto.scheduling_name();
   m.scheduling_name_set = !m.scheduling_name.empty();
-  for (int type : proto.profile_type()) m.profile_type.push_back(absl::StrCat(type));
+  for (int type : proto.profile_type()) m.profile_type.push_back(hlo::StrCat(type));
   return m;
 }
 
@@ -161,12 +172,12 @@ std::string EncodeMetadata(const OpMetadata& m) {
       m.op_type,
       m.op_name,
       m.source_file,
-      absl::StrCat(m.source_line),
-      absl::StrCat(m.source_end_line),
-      absl::StrCat(m.source_column),
-      absl::StrCat(m.source_end_column),
+      hlo::StrCat(m.source_line),
+      hlo::StrCat(m.source_end_line),
+      hlo::StrCat(m.source_column),
+      hlo::StrCat(m.source_end_column),
       m.deduplicated_name,
-      absl::StrCat(m.stack_frame_id),
+      hlo::StrCat(m.stack_frame_id),
       m.scheduling_name,
       m.scheduling_name_set ? "1" : "0",
   };
@@ -206,13 +217,13 @@ std::string MetadataText(const OpMetadata& m) {
   auto str = [&](std::string_view key, const std::string& v) {
     if (v.empty()) return;
     sep();
-    absl::StrAppend(&out, key, "=");
+    hlo::StrAppend(&out, key, "=");
     AppendQuoted(v, &out);
   };
   auto num = [&](std::string_view key, int64_t v) {
     if (v == 0) return;
     sep();
-    absl::StrAppend(&out, key, "=", v);
+    hlo::StrAppend(&out, key, "=", v);
   };
   str("op_type", m.op_type);
   str("op_name", m.op_name);
@@ -337,8 +348,8 @@ absl::Status FrontendAttributesToProto(const FrontendAttributes& attrs, xla::Fro
                                        std::optional<std::string>* order_marker) {
   bool sorted_unique = true;
   for (size_t i = 0; i < attrs.size(); ++i) {
-    if (absl::Status s = CheckUtf8(attrs[i].first, "frontend attribute key"); !s.ok()) return s;
-    if (absl::Status s = CheckUtf8(attrs[i].second, "frontend attribute value"); !s.ok()) return s;
+    RETURN_IF_ERROR(CheckUtf8(attrs[i].first, "frontend attribute key"));
+    RETURN_IF_ERROR(CheckUtf8(attrs[i].second, "frontend attribute value"));
     if (i > 0 && !(attrs[i - 1].first < attrs[i].first)) sorted_unique = false;
     (*out->mutable_map())[attrs[i].first] = attrs[i].second;
   }

@@ -23,6 +23,7 @@
 #include "hlo/ir/hlo_attributes.h"
 #include "hlo/ir/hlo_computation.h"
 #include "hlo/ir/hlo_instruction.h"
+#include "hlo/sharding/hlo_sharding.h"
 #include "proto/hlo.pb.h"
 
 namespace hlo {
@@ -35,6 +36,8 @@ inline constexpr std::string_view kChannelIdMarker = "spmdp::channel_id";
 inline constexpr std::string_view kEmptyOperandLayoutsMarker = "spmdp::operand_layout_constraints";
 inline constexpr std::string_view kFrontendAttributesMarker = "spmdp::frontend_attributes";
 inline constexpr std::string_view kShardingMarker = "spmdp::sharding";
+// The opcode an async op wraps in XLA's sugared text form (`custom-call-start`), by name.
+inline constexpr std::string_view kAsyncWrappedOpcodeMarker = "spmdp::async_wrapped_opcode";
 // The whole OpMetadata (EncodeMetadata) when the proto fields cannot hold it exactly.
 inline constexpr std::string_view kMetadataMarker = "spmdp::metadata";
 // Marker names (module level). kProducerMarker says the proto was written by this project, so
@@ -61,6 +64,9 @@ absl::Status CheckUtf8(std::string_view text, std::string_view what);
 std::string EncodeStrings(const std::vector<std::string>& values);
 // Inverse of EncodeStrings; nullopt when `text` is not such an encoding.
 std::optional<std::vector<std::string>> DecodeStrings(std::string_view text);
+
+// `text` cut at every `sep` (an empty `text` gives one empty piece).
+std::vector<std::string_view> SplitString(std::string_view text, char sep);
 
 // Parses a decimal int64 (optional leading `-`); nullopt unless all of `text` is one.
 std::optional<int64_t> ParseInt64(std::string_view text);
@@ -104,6 +110,12 @@ absl::Status FrontendAttributesToProto(const FrontendAttributes& attrs, xla::Fro
 // Sorted by key; `order_marker` (when given) overrides the map.
 absl::StatusOr<FrontendAttributes> FrontendAttributesFromProto(
     const xla::FrontendAttributes& proto, const std::string* order_marker);
+
+// The kShardingMarker value for `sharding`: its text without metadata, then each leaf's metadata
+// strings verbatim (HloSharding::Parse would normalize their spacing), as one EncodeStrings.
+std::string EncodeShardingMarker(const HloSharding& sharding);
+// Inverse of EncodeShardingMarker; fails for anything else.
+absl::StatusOr<HloSharding> DecodeShardingMarker(std::string_view text);
 
 // ---- Attribute structs (attributes_proto.cc) -----------------------------------------------
 // Plain field-for-field copies; the readers check only what could make later code index out

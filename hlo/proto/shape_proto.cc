@@ -6,9 +6,10 @@
 // list and the layout permutation, so no later pass can index out of range.
 #include <algorithm>
 
-#include "absl/strings/str_cat.h"
 #include "hlo/proto/hlo_proto_util.h"
 #include "hlo/proto/proto_internal.h"
+#include "hlo/strings.h"
+#include "hlo/status_macros.h"
 
 namespace hlo {
 
@@ -44,7 +45,7 @@ namespace {
 
 absl::Status CheckPermutation(const std::vector<int64_t>& minor_to_major, int64_t rank) {
   if (static_cast<int64_t>(minor_to_major.size()) != rank) {
-    return absl::InvalidArgumentError(absl::StrCat("layout minor_to_major has ",
+    return absl::InvalidArgumentError(hlo::StrCat("layout minor_to_major has ",
                                                    minor_to_major.size(),
                                                    " entries for a shape of rank ", rank));
   }
@@ -52,7 +53,7 @@ absl::Status CheckPermutation(const std::vector<int64_t>& minor_to_major, int64_
   for (int64_t d : minor_to_major) {
     if (d < 0 || d >= rank || seen[d]) {
       return absl::InvalidArgumentError(
-          absl::StrCat("layout minor_to_major is not a permutation of 0..", rank - 1));
+          hlo::StrCat("layout minor_to_major is not a permutation of 0..", rank - 1));
     }
     seen[d] = true;
   }
@@ -62,7 +63,7 @@ absl::Status CheckPermutation(const std::vector<int64_t>& minor_to_major, int64_
 absl::StatusOr<Layout> LayoutFromProto(const xla::LayoutProto& proto, int64_t rank) {
   Layout layout;
   layout.minor_to_major = ToInt64Vector(proto.minor_to_major());
-  if (absl::Status s = CheckPermutation(layout.minor_to_major, rank); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckPermutation(layout.minor_to_major, rank));
   for (const xla::TileProto& tile : proto.tiles()) {
     layout.tiles.push_back(Tile{ToInt64Vector(tile.dimensions())});
   }
@@ -85,16 +86,16 @@ absl::StatusOr<Shape> ShapeFromProto(const xla::ShapeProto& proto) {
   const int type_value = static_cast<int>(proto.element_type());
   if (!IsValidPrimitiveType(type_value)) {
     return absl::InvalidArgumentError(
-        absl::StrCat("unsupported element type ", type_value, " in shape"));
+        hlo::StrCat("unsupported element type ", type_value, " in shape"));
   }
   const PrimitiveType type = static_cast<PrimitiveType>(type_value);
   if (type != PrimitiveType::kTuple && proto.tuple_shapes_size() > 0) {
     return absl::InvalidArgumentError(
-        absl::StrCat("a ", TypeLabel(type_value), " shape has tuple_shapes"));
+        hlo::StrCat("a ", TypeLabel(type_value), " shape has tuple_shapes"));
   }
   if (!IsArrayType(type) && (proto.dimensions_size() > 0 || proto.is_dynamic_dimension_size() > 0)) {
     return absl::InvalidArgumentError(
-        absl::StrCat("a ", TypeLabel(type_value), " shape has dimensions"));
+        hlo::StrCat("a ", TypeLabel(type_value), " shape has dimensions"));
   }
   if (type == PrimitiveType::kTuple) {
     std::vector<Shape> elements;
@@ -110,13 +111,13 @@ absl::StatusOr<Shape> ShapeFromProto(const xla::ShapeProto& proto) {
   if (type == PrimitiveType::kOpaque) return Shape::Opaque();
   std::vector<int64_t> dims = ToInt64Vector(proto.dimensions());
   for (int64_t d : dims) {
-    if (d < 0) return absl::InvalidArgumentError(absl::StrCat("negative dimension size ", d));
+    if (d < 0) return absl::InvalidArgumentError(hlo::StrCat("negative dimension size ", d));
   }
   Shape shape = Shape::Array(type, dims);
   if (proto.is_dynamic_dimension_size() > 0) {
     if (proto.is_dynamic_dimension_size() != static_cast<int>(dims.size())) {
       return absl::InvalidArgumentError(
-          absl::StrCat("is_dynamic_dimension has ", proto.is_dynamic_dimension_size(),
+          hlo::StrCat("is_dynamic_dimension has ", proto.is_dynamic_dimension_size(),
                        " entries for a shape of rank ", dims.size()));
     }
     for (int i = 0; i < proto.is_dynamic_dimension_size(); ++i) {
@@ -145,7 +146,7 @@ absl::StatusOr<ProgramShape> ProgramShapeFromProto(const xla::ProgramShapeProto&
     absl::StatusOr<Shape> parameter = ShapeFromProto(proto.parameters(i));
     if (!parameter.ok()) {
       return absl::InvalidArgumentError(
-          absl::StrCat("program shape parameter ", i, ": ", parameter.status().message()));
+          hlo::StrCat("program shape parameter ", i, ": ", parameter.status().message()));
     }
     shape.parameters.push_back(*std::move(parameter));
   }
@@ -153,7 +154,7 @@ absl::StatusOr<ProgramShape> ProgramShapeFromProto(const xla::ProgramShapeProto&
   absl::StatusOr<Shape> result = ShapeFromProto(proto.result());
   if (!result.ok()) {
     return absl::InvalidArgumentError(
-        absl::StrCat("program shape result: ", result.status().message()));
+        hlo::StrCat("program shape result: ", result.status().message()));
   }
   shape.result = *std::move(result);
   return shape;

@@ -6,9 +6,9 @@
 // leaves. HloSharding keeps metadata as text (`op_name="a" ...`), so metadata goes through
 // ParseMetadataText / MetadataText. Reading goes through the validating factories, which
 // canonicalize exactly as XLA does.
-#include "absl/strings/str_cat.h"
 #include "hlo/proto/hlo_proto_util.h"
 #include "hlo/proto/proto_internal.h"
+#include "hlo/strings.h"
 
 namespace hlo {
 namespace {
@@ -79,7 +79,7 @@ absl::StatusOr<TileAssignment> ReadTileAssignment(const xla::OpSharding& proto) 
   std::optional<int64_t> devices = proto_internal::CheckedProduct(dims);
   if (!devices || *devices > kMaxShardingDevices) {
     return absl::InvalidArgumentError(
-        absl::StrCat("tile assignment has more than ", kMaxShardingDevices, " devices"));
+        hlo::StrCat("tile assignment has more than ", kMaxShardingDevices, " devices"));
   }
   if (proto.tile_assignment_devices_size() > 0) {
     return TileAssignment::Explicit(dims, ToInt64Vector(proto.tile_assignment_devices()));
@@ -103,7 +103,7 @@ absl::StatusOr<HloSharding> ReadTiled(const xla::OpSharding& proto, HloSharding:
     std::vector<OpShardingType> types;
     for (int type : proto.last_tile_dims()) {
       if (type < 0 || type > static_cast<int>(OpShardingType::kUnreduced)) {
-        return absl::InvalidArgumentError(absl::StrCat("unknown last_tile_dims type ", type));
+        return absl::InvalidArgumentError(hlo::StrCat("unknown last_tile_dims type ", type));
       }
       types.push_back(static_cast<OpShardingType>(type));
     }
@@ -140,7 +140,7 @@ absl::StatusOr<HloSharding> ReadSharding(const xla::OpSharding& proto) {
     case xla::OpSharding::MAXIMAL:
       if (proto.tile_assignment_devices_size() != 1) {
         return absl::InvalidArgumentError(
-            absl::StrCat("maximal sharding lists ", proto.tile_assignment_devices_size(),
+            hlo::StrCat("maximal sharding lists ", proto.tile_assignment_devices_size(),
                          " devices, not 1"));
       }
       sharding = HloSharding::Maximal(proto.tile_assignment_devices(0), std::move(metadata));
@@ -148,12 +148,12 @@ absl::StatusOr<HloSharding> ReadSharding(const xla::OpSharding& proto) {
     case xla::OpSharding::OTHER: sharding = ReadTiled(proto, std::move(metadata)); break;
     default:
       return absl::InvalidArgumentError(
-          absl::StrCat("unknown sharding type ", static_cast<int>(proto.type())));
+          hlo::StrCat("unknown sharding type ", static_cast<int>(proto.type())));
   }
   if (!sharding.ok() || !proto.is_shard_group()) return sharding;
   if (proto.shard_group_id() < 0) {
     return absl::InvalidArgumentError(
-        absl::StrCat("negative shard group id ", proto.shard_group_id()));
+        hlo::StrCat("negative shard group id ", proto.shard_group_id()));
   }
   switch (proto.shard_group_type()) {
     case xla::OpSharding::AS:
@@ -161,12 +161,54 @@ absl::StatusOr<HloSharding> ReadSharding(const xla::OpSharding& proto) {
     case xla::OpSharding::LIKE:
       return sharding->WithShardGroup(ShardGroup::Like(proto.shard_group_id()));
     default:
-      return absl::InvalidArgumentError(absl::StrCat(
+      return absl::InvalidArgumentError(hlo::StrCat(
           "unknown shard group type ", static_cast<int>(proto.shard_group_type())));
   }
 }
 
 }  // namespace
+
+namespace proto_internal {
+
+std::string EncodeShardingMarker(const HloSharding& sharding) {
+  std::vector<std::string> fields = {sharding.ToStringWithoutMetadata()};
+  const std::vector<HloSharding> leaves =
+      sharding.IsTuple() ? sharding.tuple_elements() : std::vector<HloSharding>{sharding};
+  for (const HloSharding& leaf : leaves) {
+    fields.push_back(hlo::StrCat(leaf.metadata().size()));
+    fields.insert(fields.end(), leaf.metadata().begin(), leaf.metadata().end());
+  }
+  return EncodeStrings(fields);
+}
+
+absl::StatusOr<HloSharding> DecodeShardingMarker(std::string_view text) {
+  const absl::Status malformed = absl::InvalidArgumentError("malformed spmdp::sharding marker");
+  std::optional<std::vector<std::string>> fields = DecodeStrings(text);
+  if (!fields || fields->empty()) return malformed;
+  absl::StatusOr<HloSharding> sharding = HloSharding::Parse((*fields)[0]);
+  if (!sharding.ok()) {
+    return absl::InvalidArgumentError(
+        hlo::StrCat("spmdp::sharding marker: ", sharding.status().message()));
+  }
+  std::vector<HloSharding> leaves =
+      sharding->IsTuple() ? sharding->tuple_elements() : std::vector<HloSharding>{*sharding};
+  size_t next = 1;
+  for (HloSharding& leaf : leaves) {
+    std::optional<int64_t> count =
+        next < fields->size() ? ParseInt64((*fields)[next++]) : std::nullopt;
+    if (!count || *count < 0 || *count > static_cast<int64_t>(fields->size() - next)) {
+      return malformed;
+    }
+    leaf = leaf.WithMetadata(
+        HloSharding::Metadata(fields->begin() + next, fields->begin() + next + *count));
+    next += *count;
+  }
+  if (next != fields->size()) return malformed;
+  if (!sharding->IsTuple()) return leaves[0];
+  return HloSharding::Tuple(std::move(leaves));
+}
+
+}  // namespace proto_internal
 
 xla::OpSharding ShardingToProto(const HloSharding& sharding, bool* exact) {
   bool lossy = false;
@@ -182,7 +224,7 @@ xla::OpSharding ShardingToProto(const HloSharding& sharding, bool* exact) {
 absl::StatusOr<HloSharding> ShardingFromProto(const xla::OpSharding& proto) {
   absl::StatusOr<HloSharding> sharding = ReadSharding(proto);
   if (!sharding.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("sharding: ", sharding.status().message()));
+    return absl::InvalidArgumentError(hlo::StrCat("sharding: ", sharding.status().message()));
   }
   return sharding;
 }

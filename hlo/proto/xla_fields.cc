@@ -10,14 +10,19 @@
 #include <limits>
 
 #include "absl/strings/ascii.h"
-#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
 #include "hlo/proto/proto_internal.h"
+#include "hlo/strings.h"
 
 namespace hlo {
 namespace proto_internal {
 namespace {
+
+std::string_view Strip(std::string_view text) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
+  return text;
+}
 
 std::optional<bool> ParseBool(std::string_view text) {
   if (text == "true") return true;
@@ -30,10 +35,8 @@ std::optional<std::vector<std::string_view>> ParseBracedList(std::string_view te
   if (text.size() < 2 || text.front() != '{' || text.back() != '}') return std::nullopt;
   text = text.substr(1, text.size() - 2);
   std::vector<std::string_view> items;
-  if (absl::StripAsciiWhitespace(text).empty()) return items;
-  for (std::string_view item : absl::StrSplit(text, ',')) {
-    items.push_back(absl::StripAsciiWhitespace(item));
-  }
+  if (Strip(text).empty()) return items;
+  for (std::string_view item : SplitString(text, ',')) items.push_back(Strip(item));
   return items;
 }
 
@@ -50,7 +53,7 @@ std::optional<std::vector<int64_t>> ParseIntList(std::string_view text) {
 }
 
 std::string IntList(const google::protobuf::RepeatedField<int64_t>& values) {
-  return absl::StrCat("{", absl::StrJoin(values, ","), "}");
+  return hlo::StrCat("{", absl::StrJoin(values, ","), "}");
 }
 
 // A quoted string without escapes, e.g. `"main"`.
@@ -66,7 +69,7 @@ std::optional<std::string> Unquote(std::string_view text) {
 std::string AlgorithmText(xla::PrecisionConfig::Algorithm algorithm) {
   const std::string name = xla::PrecisionConfig::Algorithm_Name(algorithm);
   if (name.size() <= 4) return "";
-  return absl::AsciiStrToLower(std::string_view(name).substr(4));
+  return absl::AsciiStrToLower(name.substr(4));
 }
 
 void ExportOne(HloOpcode op, std::string_view name, std::string_view value,
@@ -85,7 +88,7 @@ void ExportOne(HloOpcode op, std::string_view name, std::string_view value,
     if (std::optional<bool> flag = ParseBool(value)) proto->mutable_cholesky_options()->set_lower(*flag);
   } else if (op == HloOpcode::kRngBitGenerator && name == "algorithm") {
     xla::RandomAlgorithm a;
-    if (xla::RandomAlgorithm_Parse(absl::AsciiStrToUpper(value), &a)) proto->set_rng_algorithm(a);
+    if (xla::RandomAlgorithm_Parse(absl::AsciiStrToUpper(std::string(value)), &a)) proto->set_rng_algorithm(a);
   } else if (op == HloOpcode::kCustomCall && name == "schedule") {
     xla::CustomCallSchedule s;
     if (xla::CustomCallSchedule_Parse(std::string(value), &s)) proto->set_custom_call_schedule(s);
@@ -95,7 +98,7 @@ void ExportOne(HloOpcode op, std::string_view name, std::string_view value,
   } else if (name == "algorithm" &&
              (op == HloOpcode::kDot || op == HloOpcode::kConvolution || op == HloOpcode::kRaggedDot)) {
     xla::PrecisionConfig::Algorithm a;
-    if (xla::PrecisionConfig::Algorithm_Parse(absl::StrCat("ALG_", absl::AsciiStrToUpper(value)), &a)) {
+    if (xla::PrecisionConfig::Algorithm_Parse(hlo::StrCat("ALG_", absl::AsciiStrToUpper(std::string(value))), &a)) {
       proto->mutable_precision_config()->set_algorithm(a);
     }
   } else if (op == HloOpcode::kRaggedDot && (name == "lhs_ragged_dims" || name == "rhs_group_dims")) {
@@ -173,15 +176,15 @@ void ImportXlaFields(const xla::HloInstructionProto& proto, HloOpcode op,
     for (bool b : proto.parameter_replication().replicated_at_leaf_buffers()) {
       flags.push_back(b ? "true" : "false");
     }
-    add("parameter_replication", absl::StrCat("{", absl::StrJoin(flags, ","), "}"));
+    add("parameter_replication", hlo::StrCat("{", absl::StrJoin(flags, ","), "}"));
   }
   const std::string& thread = proto.async_execution_thread();
   if (!thread.empty() && thread != "main" && thread.find_first_of("\"\\") == std::string::npos) {
-    add("async_execution_thread", absl::StrCat("\"", thread, "\""));
+    add("async_execution_thread", hlo::StrCat("\"", thread, "\""));
   }
-  if (op == HloOpcode::kRngGetAndUpdateState) add("delta", absl::StrCat(proto.delta()));
+  if (op == HloOpcode::kRngGetAndUpdateState) add("delta", hlo::StrCat(proto.delta()));
   if (op == HloOpcode::kParameter && proto.has_cross_program_prefetch_index()) {
-    add("cross_program_prefetch_index", absl::StrCat(proto.cross_program_prefetch_index()));
+    add("cross_program_prefetch_index", hlo::StrCat(proto.cross_program_prefetch_index()));
   }
 }
 

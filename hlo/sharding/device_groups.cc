@@ -14,9 +14,9 @@ absl::StatusOr<TileAssignment> DeviceGroupsAlongDims(const TileAssignment& ta,
   int64_t group_size = 1;
   for (int64_t d : group_dims) {
     if (d < 0 || d >= ta.rank() || grouped[d]) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("group dims (", absl::StrJoin(group_dims, ","),
-                       ") must be distinct dims of tile assignment ", ta.ToString()));
+      return absl::InvalidArgumentError(absl::StrCat("group dims (", absl::StrJoin(group_dims, ","),
+                                                     ") must be distinct dims of tile assignment ",
+                                                     ta.ToString()));
     }
     grouped[d] = true;
     group_size *= ta.dim(d);

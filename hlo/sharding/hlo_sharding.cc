@@ -105,12 +105,11 @@ absl::StatusOr<HloSharding> HloSharding::Maximal(int64_t device, Metadata metada
   return s;
 }
 
-absl::StatusOr<HloSharding> HloSharding::Tile(TileAssignment tile_assignment,
-                                              Metadata metadata) {
+absl::StatusOr<HloSharding> HloSharding::Tile(TileAssignment tile_assignment, Metadata metadata) {
   if (tile_assignment.num_devices() == 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "tile assignment ", tile_assignment.ToString(),
-        " has a single device; use a maximal or replicated sharding instead"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("tile assignment ", tile_assignment.ToString(),
+                     " has a single device; use a maximal or replicated sharding instead"));
   }
   HloSharding s(Kind::kTiled);
   s.tile_assignment_ = std::move(tile_assignment);
@@ -143,9 +142,9 @@ absl::StatusOr<HloSharding> HloSharding::Subgroup(TileAssignment tile_assignment
   const int64_t rank = tile_assignment.rank();
   const int64_t num_types = static_cast<int64_t>(subgroup_types.size());
   if (num_types > rank) {
-    return absl::InvalidArgumentError(absl::StrCat(num_types, " subgroup types for tile assignment ",
-                                                   tile_assignment.ToString(), " of rank ",
-                                                   rank));
+    return absl::InvalidArgumentError(absl::StrCat(num_types,
+                                                   " subgroup types for tile assignment ",
+                                                   tile_assignment.ToString(), " of rank ", rank));
   }
   for (OpShardingType type : subgroup_types) {
     if (!IsValidSubgroupType(type)) {
@@ -236,9 +235,9 @@ absl::StatusOr<HloSharding> HloSharding::Tuple(const Shape& tuple_shape,
   const int64_t leaves = tuple_shape.leaf_count();
   const int64_t count = static_cast<int64_t>(elements.size());
   if (count != leaves && !(leaves == 0 && count == 1)) {
-    return absl::InvalidArgumentError(absl::StrCat("tuple shape ", tuple_shape.ToString(),
-                                                   " has ", leaves, " leaves but the sharding has ",
-                                                   count, " elements"));
+    return absl::InvalidArgumentError(absl::StrCat("tuple shape ", tuple_shape.ToString(), " has ",
+                                                   leaves, " leaves but the sharding has ", count,
+                                                   " elements"));
   }
   return Tuple(std::move(elements));
 }
@@ -452,18 +451,17 @@ std::string HloSharding::ToStringWithoutMetadata() const {
 absl::Status HloSharding::ValidateLeaf(const Shape& shape, int64_t num_devices) const {
   if (kind_ == Kind::kMaximal) {
     if (maximal_device_ >= num_devices) {
-      return absl::InvalidArgumentError(absl::StrCat("device ", maximal_device_,
-                                                     " is out of range for ", num_devices,
-                                                     " devices"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "device ", maximal_device_, " is out of range for ", num_devices, " devices"));
     }
     return absl::OkStatus();
   }
   if (kind_ != Kind::kTiled) return absl::OkStatus();
   const int64_t rank = shape.IsArray() ? shape.rank() : 0;
   if (TiledDataRank() != rank) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "sharding ", ToStringWithoutMetadata(), " tiles ", TiledDataRank(),
-        " dimensions but shape ", shape.ToString(false), " has rank ", rank));
+    return absl::InvalidArgumentError(
+        absl::StrCat("sharding ", ToStringWithoutMetadata(), " tiles ", TiledDataRank(),
+                     " dimensions but shape ", shape.ToString(false), " has rank ", rank));
   }
   if (tile_assignment_.num_devices() > num_devices) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -474,8 +472,7 @@ absl::Status HloSharding::ValidateLeaf(const Shape& shape, int64_t num_devices) 
   if (max_device >= num_devices) {
     return absl::InvalidArgumentError(absl::StrCat("sharding ", ToStringWithoutMetadata(),
                                                    " uses device ", max_device,
-                                                   ", out of range for ", num_devices,
-                                                   " devices"));
+                                                   ", out of range for ", num_devices, " devices"));
   }
   return absl::OkStatus();
 }
@@ -515,9 +512,8 @@ absl::Status HloSharding::Validate(const Shape& shape, int64_t num_devices) cons
     return absl::OkStatus();
   }
   if (kind_ == Kind::kTuple) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "tuple sharding ", ToStringWithoutMetadata(), " on non-tuple shape ",
-        shape.ToString(false)));
+    return absl::InvalidArgumentError(absl::StrCat("tuple sharding ", ToStringWithoutMetadata(),
+                                                   " on non-tuple shape ", shape.ToString(false)));
   }
   return ValidateLeaf(shape, num_devices);
 }

@@ -188,15 +188,15 @@ class HloSharding {
   friend bool operator!=(const HloSharding& a, const HloSharding& b) { return !(a == b); }
   template <typename H>
   friend H AbslHashValue(H h, const HloSharding& s) {
-    h = H::combine(std::move(h), static_cast<int>(s.kind_),
-                   static_cast<int>(s.shard_group_.kind),
+    h = H::combine(std::move(h), static_cast<int>(s.kind_), static_cast<int>(s.shard_group_.kind),
                    s.shard_group_.is_set() ? s.shard_group_.id : -1);
     switch (s.kind_) {
       case Kind::kMaximal:
         return H::combine(std::move(h), s.maximal_device_);
       case Kind::kTiled:
         h = H::combine(std::move(h), s.tile_assignment_, s.replicate_on_last_tile_dim_);
-        for (OpShardingType t : s.subgroup_types_) h = H::combine(std::move(h), static_cast<int>(t));
+        for (OpShardingType t : s.subgroup_types_)
+          h = H::combine(std::move(h), static_cast<int>(t));
         return h;
       case Kind::kTuple:
         for (const HloSharding& e : s.tuple_elements_) h = H::combine(std::move(h), e);

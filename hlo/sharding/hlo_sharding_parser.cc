@@ -18,8 +18,8 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
-#include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "hlo/sharding/hlo_sharding.h"
 #include "hlo/sharding/sharding_lexer.h"
@@ -101,8 +101,8 @@ absl::Status ShardingParser::ExpectInt(absl::string_view what, Token* out) {
   absl::Status status = Expect(TokenKind::kInt, what, out);
   if (!status.ok()) return status;
   if (out->int_overflow) {
-    return Error(out->offset, absl::StrCat("integer ", ShardingLexer::Describe(*out),
-                                           " is out of range"));
+    return Error(out->offset,
+                 absl::StrCat("integer ", ShardingLexer::Describe(*out), " is out of range"));
   }
   return absl::OkStatus();
 }
@@ -175,15 +175,14 @@ absl::StatusOr<HloSharding> ShardingParser::ParseTuple() {
 absl::Status ShardingParser::ParseAttribute(const Token& word, LeafText* leaf) {
   auto once = [&](std::optional<Token>* slot) -> absl::Status {
     if (slot->has_value()) {
-      return Error(word.offset, absl::StrCat("duplicate ", ShardingLexer::Describe(word),
-                                             " in sharding"));
+      return Error(word.offset,
+                   absl::StrCat("duplicate ", ShardingLexer::Describe(word), " in sharding"));
     }
     *slot = word;
     return absl::OkStatus();
   };
   const absl::string_view w = word.text;
-  if (w == "replicated" || w == "manual" || w == "unknown" || w == "unreduced" ||
-      w == "maximal") {
+  if (w == "replicated" || w == "manual" || w == "unknown" || w == "unreduced" || w == "maximal") {
     if (leaf->kind_word.has_value()) {
       return Error(word.offset, absl::StrCat(ShardingLexer::Describe(word), " conflicts with ",
                                              ShardingLexer::Describe(*leaf->kind_word)));
@@ -284,8 +283,9 @@ absl::Status ShardingParser::ParseSubgroupTypes(LeafText* leaf) {
     } else if (type.text == "unreduced") {
       leaf->subgroup_types.push_back(OpShardingType::kUnreduced);
     } else {
-      return Error(type.offset, absl::StrCat("unknown subgroup type ", ShardingLexer::Describe(type),
-                                             "; expected replicated, manual or unreduced"));
+      return Error(type.offset,
+                   absl::StrCat("unknown subgroup type ", ShardingLexer::Describe(type),
+                                "; expected replicated, manual or unreduced"));
     }
     Token next = lexer_.Next();
     if (next.kind == TokenKind::kRBrace) return absl::OkStatus();
@@ -362,8 +362,8 @@ absl::Status ShardingParser::ParseMetadataValue(std::string* body) {
 absl::StatusOr<TileAssignment> ShardingParser::BuildTileAssignment(const LeafText& leaf) {
   for (size_t i = 0; i < leaf.dims.size(); ++i) {
     if (leaf.dims[i] < 1) {
-      return Error(leaf.dim_offsets[i], absl::StrCat("tile assignment dimension ", leaf.dims[i],
-                                                     " must be at least 1"));
+      return Error(leaf.dim_offsets[i],
+                   absl::StrCat("tile assignment dimension ", leaf.dims[i], " must be at least 1"));
     }
   }
   const size_t devices_offset = leaf.devices_attr->offset;
@@ -372,9 +372,9 @@ absl::StatusOr<TileAssignment> ShardingParser::BuildTileAssignment(const LeafTex
   if (leaf.iota) {
     for (size_t i = 0; i < leaf.reshape_dims.size(); ++i) {
       if (leaf.reshape_dims[i] < 1) {
-        return Error(leaf.reshape_offsets[i], absl::StrCat("iota reshape dimension ",
-                                                           leaf.reshape_dims[i],
-                                                           " must be at least 1"));
+        return Error(
+            leaf.reshape_offsets[i],
+            absl::StrCat("iota reshape dimension ", leaf.reshape_dims[i], " must be at least 1"));
       }
     }
     if (leaf.perm_offset.has_value() && leaf.perm.size() != leaf.reshape_dims.size()) {
@@ -385,8 +385,8 @@ absl::StatusOr<TileAssignment> ShardingParser::BuildTileAssignment(const LeafTex
     }
     ta = TileAssignment::Iota(leaf.dims, leaf.reshape_dims, leaf.perm);
     if (!ta.ok()) {
-      const bool perm_error = leaf.perm_offset.has_value() &&
-                              absl::StrContains(ta.status().message(), "permutation");
+      const bool perm_error =
+          leaf.perm_offset.has_value() && absl::StrContains(ta.status().message(), "permutation");
       return Error(perm_error ? *leaf.perm_offset : leaf.iota_offset, ta.status().message());
     }
     return ta;
@@ -394,13 +394,13 @@ absl::StatusOr<TileAssignment> ShardingParser::BuildTileAssignment(const LeafTex
   absl::flat_hash_map<int64_t, size_t> seen;
   for (size_t i = 0; i < leaf.devices.size(); ++i) {
     if (leaf.devices[i] < 0) {
-      return Error(leaf.device_offsets[i], absl::StrCat("device ", leaf.devices[i],
-                                                        " in tile assignment is negative"));
+      return Error(leaf.device_offsets[i],
+                   absl::StrCat("device ", leaf.devices[i], " in tile assignment is negative"));
     }
     if (!seen.emplace(leaf.devices[i], i).second) {
-      return Error(leaf.device_offsets[i],
-                   absl::StrCat("device ", leaf.devices[i],
-                                " appears more than once in tile assignment"));
+      return Error(
+          leaf.device_offsets[i],
+          absl::StrCat("device ", leaf.devices[i], " appears more than once in tile assignment"));
     }
   }
   ta = TileAssignment::Explicit(leaf.dims, leaf.devices);
@@ -422,8 +422,8 @@ absl::StatusOr<HloSharding> ShardingParser::BuildLeaf(LeafText leaf, const Token
   }
   for (const std::optional<Token>* sub : {&leaf.last_tile_dim_replicate, &leaf.last_tile_dims}) {
     if (sub->has_value() && !leaf.devices_attr.has_value()) {
-      return Error((*sub)->offset, absl::StrCat(ShardingLexer::Describe(**sub),
-                                                " is only valid with 'devices='"));
+      return Error((*sub)->offset,
+                   absl::StrCat(ShardingLexer::Describe(**sub), " is only valid with 'devices='"));
     }
   }
   if (leaf.last_tile_dim_replicate.has_value() && leaf.last_tile_dims.has_value()) {
@@ -445,8 +445,8 @@ absl::StatusOr<HloSharding> ShardingParser::BuildLeaf(LeafText leaf, const Token
     size_t offset = leaf.devices_attr->offset;
     if (leaf.last_tile_dims.has_value()) {
       offset = leaf.last_tile_dims->offset;
-      sharding = HloSharding::Subgroup(*std::move(ta), leaf.subgroup_types,
-                                       std::move(leaf.metadata));
+      sharding =
+          HloSharding::Subgroup(*std::move(ta), leaf.subgroup_types, std::move(leaf.metadata));
     } else if (leaf.last_tile_dim_replicate.has_value()) {
       sharding = HloSharding::PartialTile(*std::move(ta), std::move(leaf.metadata));
     } else {

@@ -138,8 +138,7 @@ TEST(HloShardingParserTest, ErrorsCarryOffsets) {
             "offset 11: expected a sharding attribute or '}', got end of input");
   EXPECT_EQ(ParseError("{{{replicated}}}"),
             "offset 1: a tuple sharding cannot be an element of a tuple sharding");
-  EXPECT_EQ(ParseError("{devices=[2]0,1 shard_as -1}"),
-            "offset 25: shard group id -1 is negative");
+  EXPECT_EQ(ParseError("{devices=[2]0,1 shard_as -1}"), "offset 25: shard group id -1 is negative");
   EXPECT_EQ(ParseError("{devices=[2]0,1 metadata={op_name=\"a}}"),
             "offset 34: expected a metadata field value, got '\"'");
   EXPECT_EQ(ParseError("{devices=[99999999999999999999]0}"),
@@ -179,8 +178,10 @@ std::vector<size_t> ShardingAttributes(const std::string& text) {
   bool in_string = false;
   for (size_t i = 0; i < text.size(); ++i) {
     if (in_string) {
-      if (text[i] == '\\') ++i;
-      else if (text[i] == '"') in_string = false;
+      if (text[i] == '\\')
+        ++i;
+      else if (text[i] == '"')
+        in_string = false;
       continue;
     }
     if (text[i] == '"') {
@@ -224,8 +225,8 @@ TEST(HloShardingParserTest, EveryCorpusShardingRoundTrips) {
       }
     }
   }
-  std::cout << "corpus: " << files << " files, " << parsed << " shardings round-tripped, "
-            << named << " named-mesh shardings rejected\n";
+  std::cout << "corpus: " << files << " files, " << parsed << " shardings round-tripped, " << named
+            << " named-mesh shardings rejected\n";
   EXPECT_GT(parsed, 1000);
 }
 

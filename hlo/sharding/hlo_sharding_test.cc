@@ -73,13 +73,11 @@ TEST(HloShardingTest, PartialTileCanonicalizes) {
   EXPECT_EQ(HloSharding::PartialTile(Iota({4})).value(), HloSharding::Replicate());
   EXPECT_EQ(HloSharding::PartialTile(Iota({4, 1})).value().ToString(), "{devices=[4]<=[4]}");
   // An unsorted iota group becomes the sorted array's iota form.
-  HloSharding t = HloSharding::PartialTile(
-                      TileAssignment::Iota({1, 4}, {2, 2}, {1, 0}).value())
-                      .value();
+  HloSharding t =
+      HloSharding::PartialTile(TileAssignment::Iota({1, 4}, {2, 2}, {1, 0}).value()).value();
   EXPECT_EQ(t, HloSharding::Replicate());
-  HloSharding u = HloSharding::PartialTile(
-                      TileAssignment::Iota({1, 2, 4}, {2, 4}, {1, 0}).value())
-                      .value();
+  HloSharding u =
+      HloSharding::PartialTile(TileAssignment::Iota({1, 2, 4}, {2, 4}, {1, 0}).value()).value();
   EXPECT_EQ(u.ToString(), "{devices=[1,2,4]<=[2,2,2]T(1,0,2) last_tile_dim_replicate}");
 }
 
@@ -97,8 +95,7 @@ TEST(HloShardingTest, SubgroupCanonicalizes) {
                 .ToString(),
             "{devices=[2,4]<=[8] last_tile_dims={manual}}");
   EXPECT_EQ(HloSharding::Subgroup(Iota({1, 4}), {T::kManual}).value(), HloSharding::Manual());
-  EXPECT_EQ(HloSharding::Subgroup(Iota({1, 4}), {T::kUnreduced}).value(),
-            HloSharding::Unreduced());
+  EXPECT_EQ(HloSharding::Subgroup(Iota({1, 4}), {T::kUnreduced}).value(), HloSharding::Unreduced());
   EXPECT_EQ(HloSharding::Subgroup(Iota({2, 2}), {T::kReplicated}).value().ToString(),
             "{devices=[2,2]<=[4] last_tile_dim_replicate}");
   EXPECT_EQ(HloSharding::Subgroup(Iota({4}), {}).value().ToString(), "{devices=[4]<=[4]}");
@@ -178,9 +175,8 @@ TEST(HloShardingTest, UsesDevice) {
 TEST(HloShardingTest, ValidateAcceptsMatchingShapes) {
   EXPECT_TRUE(P("{devices=[2,2]<=[4]}").Validate(F32({8, 8}), 4).ok());
   EXPECT_TRUE(P("{devices=[2,2]<=[4] last_tile_dim_replicate}").Validate(F32({8}), 4).ok());
-  EXPECT_TRUE(P("{devices=[2,2,2]<=[8] last_tile_dims={manual, replicated}}")
-                  .Validate(F32({3}), 8)
-                  .ok());
+  EXPECT_TRUE(
+      P("{devices=[2,2,2]<=[8] last_tile_dims={manual, replicated}}").Validate(F32({3}), 8).ok());
   EXPECT_TRUE(P("{replicated}").Validate(F32({}), 1).ok());
   EXPECT_TRUE(P("{maximal device=0}").Validate(Shape::Token(), 1).ok());
   Shape tuple = Shape::Tuple({F32({4}), F32({})});

@@ -61,8 +61,8 @@ absl::StatusOr<std::vector<int64_t>> TileIndexForDevice(const HloSharding& shard
   if (!sharding.IsTiled()) return NotTiled(sharding);
   std::optional<std::vector<int64_t>> index = sharding.tile_assignment().TileIndexOf(device);
   if (!index.has_value()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "device ", device, " is not used by sharding ", sharding.ToStringWithoutMetadata()));
+    return absl::InvalidArgumentError(absl::StrCat("device ", device, " is not used by sharding ",
+                                                   sharding.ToStringWithoutMetadata()));
   }
   index->resize(sharding.TiledDataRank());
   return *std::move(index);
@@ -85,9 +85,9 @@ absl::StatusOr<std::vector<int64_t>> DevicesForTile(const HloSharding& sharding,
   // The devices of one data tile are a contiguous run in row-major order.
   int64_t first = 0;
   for (int64_t i = 0; i < data_rank; ++i) first = first * ta.dim(i) + tile_index[i];
-  const int64_t per_tile = ta.num_devices() / std::accumulate(ta.dims().begin(),
-                                                              ta.dims().begin() + data_rank,
-                                                              int64_t{1}, std::multiplies<>());
+  const int64_t per_tile =
+      ta.num_devices() / std::accumulate(ta.dims().begin(), ta.dims().begin() + data_rank,
+                                         int64_t{1}, std::multiplies<>());
   std::vector<int64_t> devices;
   for (int64_t k = 0; k < per_tile; ++k) devices.push_back(ta.device_at(first * per_tile + k));
   return devices;
@@ -97,8 +97,8 @@ absl::StatusOr<ShardRegion> ShardRegionForDevice(const HloSharding& sharding, co
                                                  int64_t device) {
   using Kind = HloSharding::Kind;
   if (sharding.kind() == Kind::kTuple || sharding.kind() == Kind::kUnknown) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "sharding ", sharding.ToStringWithoutMetadata(), " has no per-device region"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("sharding ", sharding.ToStringWithoutMetadata(), " has no per-device region"));
   }
   absl::Status status = CheckRank(sharding, shape);
   if (!status.ok()) return status;
@@ -146,9 +146,9 @@ absl::StatusOr<Shape> PaddedShardShape(const HloSharding& sharding, const Shape&
     }
     if (next != normalized.tuple_elements().size() ||
         elements.size() != shape.tuple_shapes().size()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "sharding ", sharding.ToStringWithoutMetadata(), " does not match the leaves of ",
-          shape.ToString(false)));
+      return absl::InvalidArgumentError(
+          absl::StrCat("sharding ", sharding.ToStringWithoutMetadata(),
+                       " does not match the leaves of ", shape.ToString(false)));
     }
     return Shape::Tuple(std::move(elements));
   }

@@ -10,6 +10,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "hlo/sharding/sharding_test_util.h"
 
 namespace hlo {
 namespace {
@@ -82,72 +83,16 @@ TEST(ShardGeometryTest, ReplicationGroups) {
             (std::vector<std::vector<int64_t>>{{1}, {0}}));
   EXPECT_EQ(ReplicationGroups(P("{replicated}"), 3).value(),
             (std::vector<std::vector<int64_t>>{{0, 1, 2}}));
-  EXPECT_EQ(ReplicationGroups(P("{devices=[1,2,2]<=[4] last_tile_dims={manual, replicated}}"), 4)
-                .value(),
-            (std::vector<std::vector<int64_t>>{{0, 1}, {2, 3}}));
+  EXPECT_EQ(
+      ReplicationGroups(P("{devices=[1,2,2]<=[4] last_tile_dims={manual, replicated}}"), 4).value(),
+      (std::vector<std::vector<int64_t>>{{0, 1}, {2, 3}}));
   EXPECT_EQ(ReplicationGroups(P("{maximal device=2}"), 4).value(),
             (std::vector<std::vector<int64_t>>{{2}}));
 }
 
 // ---- Property test ---------------------------------------------------------------------------
 
-struct Case {
-  HloSharding sharding;
-  Shape shape;
-};
-
-// A random tiled or partially replicated sharding (iota, transposed iota or explicit list) and
-// a random shape whose dims are often not multiples of the tile counts.
-Case RandomCase(std::mt19937& rng) {
-  const int64_t data_rank = 1 + rng() % 3;
-  std::vector<int64_t> dims;
-  for (int64_t i = 0; i < data_rank; ++i) dims.push_back(1 + rng() % 4);
-  const bool partial = rng() % 2 == 0;
-  if (partial) dims.push_back(2 + rng() % 2);
-  int64_t n = std::accumulate(dims.begin(), dims.end(), int64_t{1}, std::multiplies<>());
-  if (n == 1) dims[0] = n = 2;
-  TileAssignment ta;
-  switch (rng() % 3) {
-    case 0:
-      ta = TileAssignment::Iota(dims).value();
-      break;
-    case 1: {
-      std::vector<int64_t> reshape = dims;
-      std::shuffle(reshape.begin(), reshape.end(), rng);
-      std::vector<int64_t> perm(reshape.size());
-      std::iota(perm.begin(), perm.end(), 0);
-      std::shuffle(perm.begin(), perm.end(), rng);
-      ta = TileAssignment::Iota(dims, reshape, perm).value();
-      break;
-    }
-    default: {
-      std::vector<int64_t> devices(n);
-      std::iota(devices.begin(), devices.end(), 0);
-      std::shuffle(devices.begin(), devices.end(), rng);
-      ta = TileAssignment::Explicit(dims, devices).value();
-    }
-  }
-  HloSharding s = partial ? HloSharding::PartialTile(ta).value() : HloSharding::Tile(ta).value();
-  std::vector<int64_t> shape_dims;
-  for (int64_t i = 0; i < data_rank; ++i) shape_dims.push_back(rng() % (2 * dims[i] + 2));
-  return {s, F32(shape_dims)};
-}
-
-// Calls f(linear_element, element_index) for every element of `dims`.
-template <typename F>
-void ForEachElement(const std::vector<int64_t>& dims, F f) {
-  int64_t count = std::accumulate(dims.begin(), dims.end(), int64_t{1}, std::multiplies<>());
-  std::vector<int64_t> index(dims.size(), 0);
-  for (int64_t n = 0; n < count; ++n) {
-    f(n, index);
-    for (int64_t i = static_cast<int64_t>(dims.size()) - 1; i >= 0; --i) {
-      if (++index[i] < dims[i]) break;
-      index[i] = 0;
-    }
-  }
-}
-
-bool Holds(const ShardRegion& region, const std::vector<int64_t>& index) {
+bool Holds(const ShardRegion& region, absl::Span<const int64_t> index) {
   for (size_t i = 0; i < index.size(); ++i) {
     if (index[i] < region.offsets[i] || index[i] >= region.limits[i]) return false;
   }
@@ -157,10 +102,9 @@ bool Holds(const ShardRegion& region, const std::vector<int64_t>& index) {
 TEST(ShardGeometryTest, RandomShardingsCoverEveryElementExactly) {
   std::mt19937 rng(2024);
   for (int trial = 0; trial < 400; ++trial) {
-    Case c = RandomCase(rng);
+    sharding_test::ShardingCase c = sharding_test::RandomShardingCase(rng, /*allow_partial=*/true);
     SCOPED_TRACE(c.sharding.ToString() + " on " + c.shape.ToString());
-    const int64_t num_devices = c.sharding.IsTiled() ? c.sharding.tile_assignment().num_devices()
-                                                     : 2;
+    const int64_t num_devices = c.num_devices;
     std::vector<ShardRegion> regions;
     for (int64_t d = 0; d < num_devices; ++d) {
       regions.push_back(ShardRegionForDevice(c.sharding, c.shape, d).value());
@@ -174,20 +118,23 @@ TEST(ShardGeometryTest, RandomShardingsCoverEveryElementExactly) {
     for (const ShardRegion& r : regions) {
       for (size_t i = 0; i < r.offsets.size(); ++i) ASSERT_LE(r.sizes()[i], padded.dimensions(i));
     }
-    ForEachElement(c.shape.dimensions(), [&](int64_t, const std::vector<int64_t>& index) {
-      // Held by exactly the devices of one replication group...
-      std::set<int64_t> holders;
-      for (int64_t d = 0; d < num_devices; ++d) {
-        if (Holds(regions[d], index)) holders.insert(d);
-      }
-      ASSERT_EQ(group_sets.count(holders), 1u);
-      // ...and, for each replica position, by exactly one group member's shard.
-      for (size_t r = 0; r < groups[0].size(); ++r) {
-        int64_t count = 0;
-        for (const auto& g : groups) count += Holds(regions[g[r]], index) ? 1 : 0;
-        ASSERT_EQ(count, 1);
-      }
-    });
+    sharding_test::ForEachElement(c.shape.dimensions(),
+                                  [&](int64_t, absl::Span<const int64_t> index) {
+                                    // Held by exactly the devices of one replication group...
+                                    std::set<int64_t> holders;
+                                    for (int64_t d = 0; d < num_devices; ++d) {
+                                      if (Holds(regions[d], index)) holders.insert(d);
+                                    }
+                                    ASSERT_EQ(group_sets.count(holders), 1u);
+                                    // ...and, for each replica position, by exactly one group
+                                    // member's shard.
+                                    for (size_t r = 0; r < groups[0].size(); ++r) {
+                                      int64_t count = 0;
+                                      for (const auto& g : groups)
+                                        count += Holds(regions[g[r]], index) ? 1 : 0;
+                                      ASSERT_EQ(count, 1);
+                                    }
+                                  });
   }
 }
 

@@ -37,7 +37,7 @@ struct Token {
   TokenKind kind = TokenKind::kEnd;
   size_t offset = 0;
   absl::string_view text;  // The token's source text (strings keep their quotes).
-  int64_t int_value = 0;  // For kInt.
+  int64_t int_value = 0;   // For kInt.
   bool int_overflow = false;
 };
 

@@ -29,7 +29,8 @@ namespace {
 
 // A tiled sharding like `like` (same subgroup kinds and metadata) over `ta`.
 absl::StatusOr<HloSharding> RebuildTiled(const HloSharding& like, TileAssignment ta) {
-  if (like.replicate_on_last_tile_dim()) return HloSharding::PartialTile(std::move(ta), like.metadata());
+  if (like.replicate_on_last_tile_dim())
+    return HloSharding::PartialTile(std::move(ta), like.metadata());
   if (!like.subgroup_types().empty()) {
     return HloSharding::Subgroup(std::move(ta), like.subgroup_types(), like.metadata());
   }
@@ -61,9 +62,9 @@ absl::Status ReshapeGroup(absl::Span<const int64_t> src, absl::Span<const int64_
       continue;
     }
     if (src[k] % tiles[k] != 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "source dimension ", k, " (size ", src[k], ") is split ", tiles[k],
-          " ways unevenly, and the reshape splits or merges it"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("source dimension ", k, " (size ", src[k], ") is split ", tiles[k],
+                       " ways unevenly, and the reshape splits or merges it"));
     }
     factors.push_back({tiles[k], true, k});
     if (src[k] / tiles[k] > 1) factors.push_back({src[k] / tiles[k], false, k});
@@ -76,10 +77,10 @@ absl::Status ReshapeGroup(absl::Span<const int64_t> src, absl::Span<const int64_
       Factor& f = factors.front();
       const int64_t piece = std::min(f.size, rem);
       if (std::max(f.size, rem) % piece != 0) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "target dimension ", j, " (size ", dst[j], ") cuts source dimension ", f.source_dim,
-            " (size ", src[f.source_dim], ", ", tiles[f.source_dim],
-            " tiles) at a point that is not a tile boundary"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("target dimension ", j, " (size ", dst[j], ") cuts source dimension ",
+                         f.source_dim, " (size ", src[f.source_dim], ", ", tiles[f.source_dim],
+                         " tiles) at a point that is not a tile boundary"));
       }
       if (f.tiled && seen_untiled) {
         return absl::InvalidArgumentError(absl::StrCat(
@@ -154,20 +155,19 @@ absl::flat_hash_map<int64_t, std::vector<int64_t>> DataIndexByDevice(const HloSh
 
 absl::Status MergeError(const HloSharding& a, const HloSharding& b, const std::string& why) {
   return absl::InvalidArgumentError(absl::StrCat("cannot merge ", a.ToStringWithoutMetadata(),
-                                                 " and ", b.ToStringWithoutMetadata(), ": ",
-                                                 why));
+                                                 " and ", b.ToStringWithoutMetadata(), ": ", why));
 }
 
 // The merged data tile counts of two tiled shardings of equal data rank.
-absl::StatusOr<std::vector<int64_t>> MergedTileCounts(const HloSharding& a,
-                                                      const HloSharding& b) {
+absl::StatusOr<std::vector<int64_t>> MergedTileCounts(const HloSharding& a, const HloSharding& b) {
   std::vector<int64_t> counts(a.TiledDataRank());
   for (int64_t i = 0; i < a.TiledDataRank(); ++i) {
     const int64_t ka = a.tile_assignment().dim(i);
     const int64_t kb = b.tile_assignment().dim(i);
     if (ka > 1 && kb > 1 && ka != kb) {
-      return MergeError(a, b, absl::StrCat("dimension ", i, " is split ", ka, " ways in one and ",
-                                           kb, " ways in the other"));
+      return MergeError(a, b,
+                        absl::StrCat("dimension ", i, " is split ", ka, " ways in one and ", kb,
+                                     " ways in the other"));
     }
     counts[i] = std::max(ka, kb);
   }
@@ -177,8 +177,8 @@ absl::StatusOr<std::vector<int64_t>> MergedTileCounts(const HloSharding& a,
 absl::StatusOr<HloSharding> MergeTiled(const HloSharding& a, const HloSharding& b) {
   if (a.SubgroupManualDim() >= 0 || b.SubgroupManualDim() >= 0 ||
       (a.NumSubgroupDims() > 0 && a.SubgroupReplicationDim() < 0) ||
-      (b.NumSubgroupDims() > 0 && b.SubgroupReplicationDim() < 0) ||
-      a.NumSubgroupDims() > 1 || b.NumSubgroupDims() > 1) {
+      (b.NumSubgroupDims() > 0 && b.SubgroupReplicationDim() < 0) || a.NumSubgroupDims() > 1 ||
+      b.NumSubgroupDims() > 1) {
     return MergeError(a, b, "only tiled and partially replicated shardings merge");
   }
   if (a.TiledDataRank() != b.TiledDataRank()) return MergeError(a, b, "ranks differ");
@@ -196,14 +196,16 @@ absl::StatusOr<HloSharding> MergeTiled(const HloSharding& a, const HloSharding& 
   std::vector<std::vector<int64_t>> tiles(num_tiles);
   for (const auto& [device, ia] : index_a) {
     auto it = index_b.find(device);
-    if (it == index_b.end()) return MergeError(a, b, absl::StrCat("device ", device, " is only in one"));
+    if (it == index_b.end())
+      return MergeError(a, b, absl::StrCat("device ", device, " is only in one"));
     int64_t linear = 0;
     for (size_t i = 0; i < ia.size(); ++i) {
       const bool in_a = a.tile_assignment().dim(i) > 1;
       const bool in_b = b.tile_assignment().dim(i) > 1;
       if (in_a && in_b && ia[i] != it->second[i]) {
-        return MergeError(a, b, absl::StrCat("device ", device, " is in tile ", ia[i], " of dimension ",
-                                             i, " in one and tile ", it->second[i], " in the other"));
+        return MergeError(a, b,
+                          absl::StrCat("device ", device, " is in tile ", ia[i], " of dimension ",
+                                       i, " in one and tile ", it->second[i], " in the other"));
       }
       linear = linear * (*counts)[i] + (in_a ? ia[i] : it->second[i]);
     }
@@ -257,13 +259,12 @@ absl::StatusOr<HloSharding> ReshapeSharding(const HloSharding& sharding, const S
   if (sharding.IsTuple()) return NotForTuples(sharding, "reshape");
   if (!sharding.IsTiled()) return sharding.WithShardGroup({});
   if (!source.IsArray() || !target.IsArray() || source.num_elements() != target.num_elements()) {
-    return absl::InvalidArgumentError(absl::StrCat("cannot reshape ", source.ToString(false),
-                                                   " to ", target.ToString(false)));
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot reshape ", source.ToString(false), " to ", target.ToString(false)));
   }
   if (sharding.TiledDataRank() != source.rank()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "sharding ", sharding.ToStringWithoutMetadata(), " does not fit shape ",
-        source.ToString(false)));
+    return absl::InvalidArgumentError(absl::StrCat("sharding ", sharding.ToStringWithoutMetadata(),
+                                                   " does not fit shape ", source.ToString(false)));
   }
   const TileAssignment& ta = sharding.tile_assignment();
   absl::Span<const int64_t> tiles = ta.dims().subspan(0, source.rank());
@@ -294,9 +295,9 @@ absl::StatusOr<HloSharding> PartiallyReplicate(const HloSharding& sharding,
   std::vector<bool> moved(data_rank, false);
   for (int64_t d : dims) {
     if (d < 0 || d >= data_rank || moved[d]) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("dims (", absl::StrJoin(dims, ","), ") are not distinct data dims of ",
-                       sharding.ToStringWithoutMetadata()));
+      return absl::InvalidArgumentError(absl::StrCat("dims (", absl::StrJoin(dims, ","),
+                                                     ") are not distinct data dims of ",
+                                                     sharding.ToStringWithoutMetadata()));
     }
     moved[d] = true;
   }

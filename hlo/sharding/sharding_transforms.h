@@ -5,8 +5,8 @@
 //
 //   TransposeSharding({devices=[4,2]<=[8]}, {1,0})        => {devices=[2,4]<=[4,2]T(1,0)}
 //   ReshapeSharding({devices=[2,1]<=[2]}, f32[4,6] -> f32[24])   => {devices=[2]<=[2]}
-//   PartiallyReplicate({devices=[2,2]<=[4]}, {1})    => {devices=[2,1,2]<=[4] last_tile_dim_replicate}
-//   MergeShardings({devices=[2,1,2]<=[4] last_tile_dim_replicate},
+//   PartiallyReplicate({devices=[2,2]<=[4]}, {1})    => {devices=[2,1,2]<=[4]
+//   last_tile_dim_replicate} MergeShardings({devices=[2,1,2]<=[4] last_tile_dim_replicate},
 //                  {devices=[1,2,2]<=[2,2]T(1,0) last_tile_dim_replicate}) => {devices=[2,2]<=[4]}
 #ifndef HLO_SHARDING_SHARDING_TRANSFORMS_H_
 #define HLO_SHARDING_SHARDING_TRANSFORMS_H_

@@ -36,13 +36,13 @@ absl::StatusOr<int64_t> CheckedProduct(absl::Span<const int64_t> dims, const cha
   int64_t product = 1;
   for (int64_t d : dims) {
     if (d < 1) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          what, " [", absl::StrJoin(dims, ","), "] has a dimension of size ", d,
-          "; every size must be at least 1"));
+      return absl::InvalidArgumentError(absl::StrCat(what, " [", absl::StrJoin(dims, ","),
+                                                     "] has a dimension of size ", d,
+                                                     "; every size must be at least 1"));
     }
     if (product > TileAssignment::kMaxDevices / d) {
-      return absl::InvalidArgumentError(absl::StrCat(what, " [", absl::StrJoin(dims, ","),
-                                                     "] holds more than 2^31 devices"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, " [", absl::StrJoin(dims, ","), "] holds more than 2^31 devices"));
     }
     product *= d;
   }
@@ -60,8 +60,8 @@ absl::Status CheckPermutation(absl::Span<const int64_t> perm, int64_t n, const c
     seen[p] = true;
   }
   if (ok) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat(what, " (", absl::StrJoin(perm, ","),
-                                                 ") is not a permutation of 0..", n - 1));
+  return absl::InvalidArgumentError(
+      absl::StrCat(what, " (", absl::StrJoin(perm, ","), ") is not a permutation of 0..", n - 1));
 }
 
 // Row-major strides of `dims`.
@@ -177,16 +177,15 @@ absl::StatusOr<TileAssignment> TileAssignment::Iota(absl::Span<const int64_t> di
   if (*n != *m) {
     return absl::InvalidArgumentError(absl::StrCat(
         "tile assignment dimensions [", absl::StrJoin(dims, ","), "] hold ", *n,
-        " devices but iota reshape dimensions [", absl::StrJoin(reshape_dims, ","), "] hold ",
-        *m));
+        " devices but iota reshape dimensions [", absl::StrJoin(reshape_dims, ","), "] hold ", *m));
   }
   std::vector<int64_t> perm(transpose_perm.begin(), transpose_perm.end());
   if (perm.empty()) {
     perm.resize(reshape_dims.size());
     std::iota(perm.begin(), perm.end(), 0);
   }
-  absl::Status status = CheckPermutation(
-      perm, static_cast<int64_t>(reshape_dims.size()), "iota transpose permutation");
+  absl::Status status = CheckPermutation(perm, static_cast<int64_t>(reshape_dims.size()),
+                                         "iota transpose permutation");
   if (!status.ok()) return status;
   std::vector<int64_t> reshape(reshape_dims.begin(), reshape_dims.end());
   CanonicalizeIota(&reshape, &perm);
@@ -199,9 +198,9 @@ absl::StatusOr<TileAssignment> TileAssignment::Explicit(absl::Span<const int64_t
   absl::StatusOr<int64_t> n = CheckedProduct(dims, "tile assignment dimensions");
   if (!n.ok()) return n.status();
   if (*n != static_cast<int64_t>(devices.size())) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "tile assignment dimensions [", absl::StrJoin(dims, ","), "] hold ", *n,
-        " devices but ", devices.size(), " are listed"));
+    return absl::InvalidArgumentError(absl::StrCat("tile assignment dimensions [",
+                                                   absl::StrJoin(dims, ","), "] hold ", *n,
+                                                   " devices but ", devices.size(), " are listed"));
   }
   std::vector<int64_t> sorted(devices.begin(), devices.end());
   std::sort(sorted.begin(), sorted.end());
@@ -215,9 +214,9 @@ absl::StatusOr<TileAssignment> TileAssignment::Explicit(absl::Span<const int64_t
           absl::StrCat("device ", sorted[i], " appears more than once in tile assignment"));
     }
   }
-  return TileAssignment(std::vector<int64_t>(dims.begin(), dims.end()),
-                        std::make_shared<const std::vector<int64_t>>(devices.begin(),
-                                                                     devices.end()));
+  return TileAssignment(
+      std::vector<int64_t>(dims.begin(), dims.end()),
+      std::make_shared<const std::vector<int64_t>>(devices.begin(), devices.end()));
 }
 
 int64_t TileAssignment::IotaDeviceAt(int64_t linear_index) const {
@@ -302,8 +301,7 @@ int64_t TileAssignment::MaxDevice() const {
   return *std::max_element(explicit_devices_->begin(), explicit_devices_->end());
 }
 
-void TileAssignment::ForEach(
-    absl::FunctionRef<void(absl::Span<const int64_t>, int64_t)> f) const {
+void TileAssignment::ForEach(absl::FunctionRef<void(absl::Span<const int64_t>, int64_t)> f) const {
   const std::vector<int64_t> devices = Devices();
   std::vector<int64_t> index(dims_.size(), 0);
   for (int64_t n = 0; n < num_devices_; ++n) {
@@ -347,8 +345,7 @@ std::optional<std::vector<IotaFactor>> RefineIota(const TileAssignment& ta) {
   return factors;
 }
 
-absl::StatusOr<TileAssignment> TileAssignment::TransposeIota(
-    absl::Span<const int64_t> perm) const {
+absl::StatusOr<TileAssignment> TileAssignment::TransposeIota(absl::Span<const int64_t> perm) const {
   std::vector<int64_t> new_dims;
   for (int64_t p : perm) new_dims.push_back(dims_[p]);
   std::optional<std::vector<IotaFactor>> factors = RefineIota(*this);

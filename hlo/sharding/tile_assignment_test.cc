@@ -130,8 +130,7 @@ TEST(TileAssignmentTest, Reshape) {
 }
 
 TEST(TileAssignmentTest, ToIotaRecoversCanonicalForm) {
-  EXPECT_EQ(Explicit({2, 4}, {0, 2, 4, 6, 1, 3, 5, 7}).ToIota()->ToString(),
-            "[2,4]<=[4,2]T(1,0)");
+  EXPECT_EQ(Explicit({2, 4}, {0, 2, 4, 6, 1, 3, 5, 7}).ToIota()->ToString(), "[2,4]<=[4,2]T(1,0)");
   EXPECT_EQ(Explicit({4}, {0, 1, 2, 3}).ToIota()->ToString(), "[4]<=[4]");
   EXPECT_FALSE(Explicit({4}, {0, 1, 3, 2}).ToIota().has_value());
   EXPECT_FALSE(Explicit({2}, {1, 2}).ToIota().has_value());

@@ -88,7 +88,8 @@ class Verifier {
   }
   void InstructionError(const HloComputation& c, const HloInstruction& instr,
                         absl::string_view text) {
-    errors_.push_back({instr.name(), c.name(), absl::StrCat("instruction %", instr.name(), ": ", text)});
+    errors_.push_back(
+        {instr.name(), c.name(), absl::StrCat("instruction %", instr.name(), ": ", text)});
   }
 
   void CheckModule();
@@ -145,8 +146,8 @@ void Verifier::CheckEntryLayout(const HloComputation& entry) {
   for (size_t i = 0; i < actual.parameters.size(); ++i) {
     if (!layout->parameters[i].Compatible(actual.parameters[i])) {
       ModuleError(absl::StrCat("entry_computation_layout parameter ", i, " is ",
-                               ShapeStr(layout->parameters[i]), " but entry parameter ", i,
-                               " is ", ShapeStr(actual.parameters[i])));
+                               ShapeStr(layout->parameters[i]), " but entry parameter ", i, " is ",
+                               ShapeStr(actual.parameters[i])));
     }
   }
   if (entry.root_instruction() != nullptr && !layout->result.Compatible(actual.result)) {
@@ -186,15 +187,14 @@ void Verifier::CheckParameters(const HloComputation& c) {
     }
     auto [it, inserted] = by_number.emplace(number, p);
     if (!inserted) {
-      InstructionError(c, *p,
-                       absl::StrCat("parameter number ", number, " is also used by %",
-                                    it->second->name()));
+      InstructionError(
+          c, *p,
+          absl::StrCat("parameter number ", number, " is also used by %", it->second->name()));
       continue;
     }
     if (number >= c.num_parameters() || c.parameter_instruction(number) != p) {
       InstructionError(c, *p,
-                       absl::StrCat("is not registered as parameter ", number, " of %",
-                                    c.name()));
+                       absl::StrCat("is not registered as parameter ", number, " of %", c.name()));
     }
   }
 }
@@ -245,9 +245,9 @@ void Verifier::CheckInstruction(const HloComputation& c, const HloInstruction& i
   } else {
     auto [it, inserted] = instruction_names_.emplace(instr.name(), c.name());
     if (!inserted) {
-      InstructionError(c, instr,
-                       absl::StrCat("name is not unique (also used in computation %",
-                                    it->second, ")"));
+      InstructionError(
+          c, instr,
+          absl::StrCat("name is not unique (also used in computation %", it->second, ")"));
     }
   }
   if (instr.parent() != &c) {
@@ -297,9 +297,9 @@ bool Verifier::CheckCallees(const HloComputation& c, const HloInstruction& instr
       InstructionError(c, instr, absl::StrCat("called computation ", i, " is null"));
       ok = false;
     } else if (!computations_.contains(called[i])) {
-      InstructionError(c, instr,
-                       absl::StrCat("called computation %", called[i]->name(),
-                                    " is not in the module"));
+      InstructionError(
+          c, instr,
+          absl::StrCat("called computation %", called[i]->name(), " is not in the module"));
       ok = false;
     }
   }
@@ -330,36 +330,35 @@ void Verifier::CheckFusion(const HloComputation& c, const HloInstruction& instr)
   const HloComputation& fused = *instr.called_computations()[0];
   const ProgramShape signature = fused.ComputeProgramShape();
   if (static_cast<int64_t>(signature.parameters.size()) != instr.operand_count()) {
-    InstructionError(c, instr,
-                     absl::StrCat("fused computation %", fused.name(), " takes ",
-                                  signature.parameters.size(), " parameters but the fusion has ",
-                                  instr.operand_count(), " operands"));
+    InstructionError(
+        c, instr,
+        absl::StrCat("fused computation %", fused.name(), " takes ", signature.parameters.size(),
+                     " parameters but the fusion has ", instr.operand_count(), " operands"));
     return;
   }
   for (int64_t i = 0; i < instr.operand_count(); ++i) {
     if (!signature.parameters[i].Compatible(instr.operand(i)->shape())) {
-      InstructionError(c, instr,
-                       absl::StrCat("fused parameter ", i, " is ",
-                                    ShapeStr(signature.parameters[i]), " but operand ", i,
-                                    " is ", ShapeStr(instr.operand(i)->shape())));
+      InstructionError(
+          c, instr,
+          absl::StrCat("fused parameter ", i, " is ", ShapeStr(signature.parameters[i]),
+                       " but operand ", i, " is ", ShapeStr(instr.operand(i)->shape())));
     }
   }
   if (fused.root_instruction() != nullptr && !signature.result.Compatible(instr.shape())) {
-    InstructionError(c, instr,
-                     absl::StrCat("fused computation %", fused.name(), " returns ",
-                                  ShapeStr(signature.result), " but the fusion is declared ",
-                                  ShapeStr(instr.shape())));
+    InstructionError(
+        c, instr,
+        absl::StrCat("fused computation %", fused.name(), " returns ", ShapeStr(signature.result),
+                     " but the fusion is declared ", ShapeStr(instr.shape())));
   }
 }
 
 void Verifier::CheckSharding(const HloComputation& c, const HloInstruction& instr) {
-  absl::Status status =
-      instr.sharding().Validate(instr.shape(), module_.config().num_partitions);
+  absl::Status status = instr.sharding().Validate(instr.shape(), module_.config().num_partitions);
   if (!status.ok()) {
-    InstructionError(c, instr,
-                     absl::StrCat("sharding ", instr.sharding().ToStringWithoutMetadata(),
-                                  " is invalid for ", ShapeStr(instr.shape()), ": ",
-                                  status.message()));
+    InstructionError(
+        c, instr,
+        absl::StrCat("sharding ", instr.sharding().ToStringWithoutMetadata(), " is invalid for ",
+                     ShapeStr(instr.shape()), ": ", status.message()));
   }
 }
 

@@ -1,0 +1,168 @@
+// Instruction-order execution with last-use freeing, and the control-flow opcodes.
+#include "runtime/cpu/evaluator.h"
+
+#include <optional>
+
+#include "hlo/ir/hlo_computation.h"
+#include "hlo/status_macros.h"
+#include "hlo/strings.h"
+
+namespace runtime {
+namespace {
+
+using hlo::HloInstruction;
+using hlo::HloOpcode;
+using hlo::Literal;
+
+absl::Status ErrorAt(const HloInstruction& instr, std::string_view message) {
+  return absl::InvalidArgumentError(hlo::StrCat("instruction %", instr.name(), ": ", message));
+}
+
+// Custom-calls the partitioner emits that are identities on the values they carry.
+bool IsIdentityCustomCall(const HloInstruction& instr) {
+  const std::string& target = instr.attrs().custom_call_target;
+  return target == "Sharding" || target == "SPMDFullToShardShape" ||
+         target == "SPMDShardToFullShape";
+}
+
+}  // namespace
+
+absl::StatusOr<Literal> Evaluator::RunEntry(std::vector<Literal> args) {
+  const hlo::HloComputation* entry = module_.entry_computation();
+  if (entry == nullptr) return absl::InvalidArgumentError("module has no entry computation");
+  std::vector<const Literal*> params;
+  for (const Literal& a : args) params.push_back(&a);
+  return Execute(*entry, std::move(params), std::move(args));
+}
+
+absl::StatusOr<Literal> Evaluator::Call(const hlo::HloComputation& computation,
+                                        absl::Span<const Literal* const> args) {
+  return Execute(computation, std::vector<const Literal*>(args.begin(), args.end()), {});
+}
+
+absl::StatusOr<Literal> Evaluator::Execute(const hlo::HloComputation& computation,
+                                           std::vector<const Literal*> params,
+                                           std::vector<Literal> owned_params) {
+  const auto& instrs = computation.instructions();
+  if (static_cast<int64_t>(params.size()) != computation.num_parameters()) {
+    return absl::InvalidArgumentError(hlo::StrCat("computation ", computation.name(), " takes ",
+                                                  computation.num_parameters(),
+                                                  " arguments, got ", params.size()));
+  }
+  absl::flat_hash_map<const HloInstruction*, size_t> index;
+  std::vector<size_t> last_use(instrs.size());
+  for (size_t i = 0; i < instrs.size(); ++i) {
+    index[instrs[i].get()] = i;
+    last_use[i] = i;
+    for (const HloInstruction* op : instrs[i]->operands()) last_use[index.at(op)] = i;
+  }
+  const size_t root = index.at(computation.root_instruction());
+  std::vector<std::optional<Literal>> values(instrs.size());
+  std::vector<const Literal*> operand_values;
+  for (size_t i = 0; i < instrs.size(); ++i) {
+    const HloInstruction& instr = *instrs[i];
+    operand_values.clear();
+    for (const HloInstruction* op : instr.operands()) {
+      const std::optional<Literal>& v = values[index.at(op)];
+      if (!v) return ErrorAt(instr, hlo::StrCat("operand %", op->name(), " has no value"));
+      operand_values.push_back(&*v);
+    }
+    absl::StatusOr<Literal> result;
+    switch (instr.opcode()) {
+      case HloOpcode::kParameter: {
+        int64_t n = instr.parameter_number();
+        result = n < static_cast<int64_t>(owned_params.size()) ? std::move(owned_params[n])
+                                                               : Literal(*params[n]);
+        break;
+      }
+      case HloOpcode::kConstant:
+        if (!instr.attrs().literal) return ErrorAt(instr, "constant without a value");
+        result = *instr.attrs().literal;
+        break;
+      case HloOpcode::kTuple: {
+        Literal tuple(instr.shape());
+        for (size_t k = 0; k < operand_values.size(); ++k) {
+          (*tuple.mutable_tuple_elements())[k] = *operand_values[k];
+        }
+        result = std::move(tuple);
+        break;
+      }
+      case HloOpcode::kGetTupleElement: {
+        const auto& elements = operand_values[0]->tuple_elements();
+        int64_t k = instr.tuple_index();
+        if (k < 0 || k >= static_cast<int64_t>(elements.size())) {
+          return ErrorAt(instr, "tuple index out of range");
+        }
+        result = elements[k];
+        break;
+      }
+      case HloOpcode::kCall:
+        result = Call(*instr.to_apply(), operand_values);
+        break;
+      case HloOpcode::kWhile: {
+        Literal state = *operand_values[0];
+        while (true) {
+          const Literal* arg = &state;
+          ASSIGN_OR_RETURN(Literal keep_going, Call(*instr.while_condition(), {&arg, 1}));
+          if (keep_going.data().empty() || keep_going.data()[0] == 0) break;
+          ASSIGN_OR_RETURN(state, Call(*instr.while_body(), {&arg, 1}));
+        }
+        result = std::move(state);
+        break;
+      }
+      case HloOpcode::kConditional: {
+        const Literal& selector = *operand_values[0];
+        int64_t branch = selector.shape().element_type() == hlo::PrimitiveType::kPred
+                             ? (selector.GetInt(0) ? 0 : 1)
+                             : selector.GetInt(0);
+        const auto& branches = instr.called_computations();
+        if (branch < 0 || branch >= static_cast<int64_t>(branches.size())) {
+          branch = static_cast<int64_t>(branches.size()) - 1;  // XLA: out of range -> last.
+        }
+        result = Call(*branches[branch], {&operand_values[branch + 1], 1});
+        break;
+      }
+      case HloOpcode::kCopy:
+      case HloOpcode::kOptimizationBarrier:
+        result = *operand_values[0];
+        break;
+      case HloOpcode::kAfterAll:
+      case HloOpcode::kAddDependency:
+        result = operand_values.empty() || instr.opcode() == HloOpcode::kAfterAll
+                     ? Literal(instr.shape())
+                     : *operand_values[0];
+        break;
+      case HloOpcode::kCustomCall:
+        if (!IsIdentityCustomCall(instr)) {
+          return ErrorAt(instr, hlo::StrCat("custom-call target \"", instr.attrs().custom_call_target,
+                                            "\" is not supported by the CPU executor"));
+        }
+        result = *operand_values[0];
+        break;
+      default: {
+        OpHandler handler = FindOpHandler(instr.opcode());
+        if (handler == nullptr) {
+          return ErrorAt(instr, hlo::StrCat("opcode ", hlo::HloOpcodeString(instr.opcode()),
+                                            " is not supported by the CPU executor"));
+        }
+        result = handler(instr, operand_values, *this);
+      }
+    }
+    if (!result.ok()) {
+      std::string message(result.status().message());
+      if (message.rfind("instruction %", 0) == 0) return result.status();
+      return absl::Status(result.status().code(),
+                          hlo::StrCat("instruction %", instr.name(), ": ", message));
+    }
+    values[i] = *std::move(result);
+    // Drop operands whose last use this was.
+    for (const HloInstruction* op : instr.operands()) {
+      size_t k = index.at(op);
+      if (last_use[k] == i && k != root) values[k].reset();
+    }
+    if (last_use[i] == i && i != root) values[i].reset();
+  }
+  return std::move(*values[root]);
+}
+
+}  // namespace runtime

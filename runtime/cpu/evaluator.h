@@ -1,0 +1,68 @@
+// The CPU evaluator: runs an HLO module on one (simulated) device.
+//
+// A computation is executed in instruction order (operands before users). Each value is a
+// Literal owned by the evaluator and dropped after its last use, so a program's resident
+// memory follows its live set. Opcode semantics live in per-family handler files under ops/,
+// registered in op_registry.cc; control flow (parameter, constant, tuple, get-tuple-element,
+// call, while, conditional) is handled here. An opcode without a handler is an error naming it.
+#ifndef RUNTIME_CPU_EVALUATOR_H_
+#define RUNTIME_CPU_EVALUATOR_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "hlo/ir/hlo_module.h"
+#include "hlo/ir/literal.h"
+#include "runtime/cpu/collective_hub.h"
+
+namespace runtime {
+
+// Who this device is among the N simulated ones.
+struct DeviceContext {
+  int64_t partition_id = 0;
+  int64_t replica_id = 0;
+  int64_t num_partitions = 1;
+  int64_t num_replicas = 1;
+  CollectiveHub* hub = nullptr;  // Required by collectives when num_partitions > 1.
+};
+
+class Evaluator {
+ public:
+  Evaluator(const hlo::HloModule& module, DeviceContext device)
+      : module_(module), device_(device) {}
+
+  // Runs the entry computation on `args` (one per parameter, consumed).
+  absl::StatusOr<hlo::Literal> RunEntry(std::vector<hlo::Literal> args);
+  // Runs `computation` on `args` (not consumed). Used by handlers for to_apply bodies.
+  absl::StatusOr<hlo::Literal> Call(const hlo::HloComputation& computation,
+                                    absl::Span<const hlo::Literal* const> args);
+
+  const DeviceContext& device() const { return device_; }
+  const hlo::HloModule& module() const { return module_; }
+  // How many times this device has run `instr` before (keys collective rendezvous).
+  int64_t NextSequence(const hlo::HloInstruction& instr) { return sequence_[&instr]++; }
+
+ private:
+  absl::StatusOr<hlo::Literal> Execute(const hlo::HloComputation& computation,
+                                       std::vector<const hlo::Literal*> params,
+                                       std::vector<hlo::Literal> owned_params);
+
+  const hlo::HloModule& module_;
+  DeviceContext device_;
+  absl::flat_hash_map<const hlo::HloInstruction*, int64_t> sequence_;
+};
+
+// Handler of one opcode: computes the instruction's value from its operands' values.
+using OpHandler = absl::StatusOr<hlo::Literal> (*)(const hlo::HloInstruction& instr,
+                                                   absl::Span<const hlo::Literal* const> operands,
+                                                   Evaluator& evaluator);
+
+// The handler for `opcode`, or null when the CPU executor does not run it.
+OpHandler FindOpHandler(hlo::HloOpcode opcode);
+
+}  // namespace runtime
+
+#endif  // RUNTIME_CPU_EVALUATOR_H_
