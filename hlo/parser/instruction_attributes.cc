@@ -382,10 +382,33 @@ const absl::flat_hash_map<std::string_view, Handler>& Handlers() {
 
 }  // namespace
 
+// Gather and scatter dimension numbers are accepted only on their own opcodes, as in XLA. On
+// another opcode they could not round-trip: the printer writes each group whole (gather's with
+// `slice_sizes`, both with `index_vector_dim`), and those two names mean something else there.
+absl::Status CheckGatherScatterUse(TextCursor& c, std::string_view name, size_t name_offset,
+                                   HloOpcode op) {
+  static const auto* gather_only = new absl::flat_hash_set<std::string_view>{
+      "offset_dims", "collapsed_slice_dims", "start_index_map", "operand_batching_dims",
+      "start_indices_batching_dims"};
+  static const auto* scatter_only = new absl::flat_hash_set<std::string_view>{
+      "update_window_dims", "inserted_window_dims", "scatter_dims_to_operand_dims",
+      "input_batching_dims", "scatter_indices_batching_dims"};
+  const bool is_gather = op == HloOpcode::kGather;
+  const bool is_scatter = op == HloOpcode::kScatter;
+  if ((gather_only->contains(name) && !is_gather) ||
+      (scatter_only->contains(name) && !is_scatter) ||
+      (name == "index_vector_dim" && !is_gather && !is_scatter)) {
+    return c.ErrorAt(name_offset, StrCat("attribute '", name, "' is not valid on ",
+                                         HloOpcodeString(op)));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ParseInstructionAttribute(TextCursor& c, std::string_view name, size_t name_offset,
                                        PendingInstruction* pending) {
   const auto& handlers = Handlers();
   const HloOpcode op = pending->instr->opcode();
+  RETURN_IF_ERROR(CheckGatherScatterUse(c, name, name_offset, op));
   // Some names mean different things on other opcodes: those uses are kept verbatim.
   const bool foreign_use =
       (name == "slice_sizes" && op != HloOpcode::kGather) ||

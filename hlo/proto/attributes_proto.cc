@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "hlo/proto/proto_internal.h"
+#include "hlo/status_macros.h"
 #include "hlo/strings.h"
 
 namespace hlo {
@@ -191,7 +192,8 @@ absl::StatusOr<IotaReplicaGroupList> ReadIota(const xla::IotaReplicaGroupListPro
           "iota replica groups: the transpose is not a permutation of the reshape dims");
     }
     bool identity = true;
-    for (size_t i = 0; i < rank; ++i) identity &= iota.iota_transpose_perm[i] == static_cast<int64_t>(i);
+    for (size_t i = 0; i < rank; ++i)
+      identity &= iota.iota_transpose_perm[i] == static_cast<int64_t>(i);
     if (foreign && identity) iota.iota_transpose_perm.clear();
   }
   return iota;
@@ -206,6 +208,10 @@ std::vector<std::vector<int64_t>> ReadGroups(
 
 }  // namespace
 
+// HloInstructionProto.replica_groups (field 49) is deprecated in XLA, which still writes and
+// reads it beside collective_device_list; so do we.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 void ReplicaGroupsToProto(const ReplicaGroups& groups, xla::HloInstructionProto* proto) {
   xla::CollectiveDeviceListProto* list = proto->mutable_collective_device_list();
   if (groups.iota) {
@@ -229,9 +235,9 @@ absl::StatusOr<std::optional<ReplicaGroups>> ReplicaGroupsFromProto(
   if (proto.has_collective_device_list()) {
     const xla::CollectiveDeviceListProto& list = proto.collective_device_list();
     if (list.has_iota_replica_group_list()) {
-      absl::StatusOr<IotaReplicaGroupList> iota = ReadIota(list.iota_replica_group_list(), foreign);
-      if (!iota.ok()) return iota.status();
-      groups.iota = *std::move(iota);
+      ASSIGN_OR_RETURN(IotaReplicaGroupList iota,
+                       ReadIota(list.iota_replica_group_list(), foreign));
+      groups.iota = std::move(iota);
     } else if (list.replica_groups_size() > 0) {
       groups.groups = ReadGroups(list.replica_groups());
     } else {
@@ -240,10 +246,9 @@ absl::StatusOr<std::optional<ReplicaGroups>> ReplicaGroupsFromProto(
     return groups;
   }
   if (proto.has_iota_collective_device_list()) {
-    absl::StatusOr<IotaReplicaGroupList> iota =
-        ReadIota(proto.iota_collective_device_list(), foreign);
-    if (!iota.ok()) return iota.status();
-    groups.iota = *std::move(iota);
+    ASSIGN_OR_RETURN(IotaReplicaGroupList iota,
+                     ReadIota(proto.iota_collective_device_list(), foreign));
+    groups.iota = std::move(iota);
     return groups;
   }
   if (proto.has_mesh_axes_replica_group_list()) {
@@ -255,6 +260,7 @@ absl::StatusOr<std::optional<ReplicaGroups>> ReplicaGroupsFromProto(
   }
   return std::optional<ReplicaGroups>();
 }
+#pragma GCC diagnostic pop
 
 }  // namespace proto_internal
 }  // namespace hlo

@@ -62,7 +62,8 @@ std::string RoundTripProblem(const HloModule& module) {
   if (!plain.ok()) return StrCat("to proto: ", plain.status().message());
   absl::StatusOr<std::unique_ptr<HloModule>> from_plain = ModuleFromProto(*plain);
   if (!from_plain.ok()) return StrCat("from proto: ", from_plain.status().message());
-  if (Print(**from_plain) != printed) return StrCat("plain round trip differs:\n", Print(**from_plain));
+  if (Print(**from_plain) != printed)
+    return StrCat("plain round trip differs:\n", Print(**from_plain));
   return "";
 }
 
@@ -104,7 +105,8 @@ TEST(CorpusRoundTripTest, EveryParsedModuleRoundTripsThroughProto) {
   }
   std::cout << "corpus: " << files << " files, " << parsed << " parsed, " << failures
             << " proto round-trip failures\n";
-  for (const auto& [name, count] : markers) std::cout << "  marker " << name << ": " << count << "\n";
+  for (const auto& [name, count] : markers)
+    std::cout << "  marker " << name << ": " << count << "\n";
   EXPECT_GT(parsed, 0);
 }
 
@@ -127,10 +129,18 @@ TEST(CorpusRoundTripTest, MutatedCorpusProtosNeverCrash) {
         std::string mutated = bytes;
         const size_t at = rng() % mutated.size();
         switch (rng() % 4) {
-          case 0: mutated[at] ^= static_cast<char>(1 << (rng() % 8)); break;
-          case 1: mutated[at] = static_cast<char>(rng()); break;
-          case 2: mutated.erase(at, 1 + rng() % 16); break;
-          case 3: mutated.insert(at, mutated.substr(rng() % mutated.size(), 1 + rng() % 16)); break;
+          case 0:
+            mutated[at] ^= static_cast<char>(1 << (rng() % 8));
+            break;
+          case 1:
+            mutated[at] = static_cast<char>(rng());
+            break;
+          case 2:
+            mutated.erase(at, 1 + rng() % 16);
+            break;
+          case 3:
+            mutated.insert(at, mutated.substr(rng() % mutated.size(), 1 + rng() % 16));
+            break;
         }
         ++attempts;
         absl::StatusOr<std::unique_ptr<HloModule>> back = ParseModuleProtoBytes(mutated);

@@ -38,10 +38,15 @@ namespace hlo {
 
 // The module as an HloModuleProto. The module config (which XLA keeps outside this message)
 // also travels, as markers, so ModuleFromProto restores it; use the WithConfig form to hand a
-// config to XLA. Fails only when a string is not valid UTF-8 (proto3 `string` fields must be).
+// config to XLA. Verbatim attributes that XLA keeps in fields of its own (e.g. `lower=true` of
+// triangular-solve, `schedule=` of custom-call) also set those fields. Fails when a string is
+// not valid UTF-8 (proto3 `string` fields must be), an int32 field (exponent_bits,
+// mantissa_bits) overflows, or an instruction links to one outside its computation or module.
 absl::StatusOr<xla::HloModuleProto> ModuleToProto(const HloModule& module);
-// A module from `proto`. A proto written by XLA (no markers) gets XLA's defaults: one replica,
-// one partition, and the host_program_shape as its entry_computation_layout.
+// A module from `proto`. A proto written by XLA (no `spmdp::producer` marker) gets XLA's
+// defaults (one replica, one partition, the host_program_shape as entry_computation_layout),
+// its XLA-only fields as verbatim attributes, and loses what XLA's printer would leave out
+// (default comparison types, all-DEFAULT operand precisions, identity iota transposes).
 absl::StatusOr<std::unique_ptr<HloModule>> ModuleFromProto(const xla::HloModuleProto& proto);
 
 // The module plus its config: num_partitions, replica_count, entry_computation_layout,

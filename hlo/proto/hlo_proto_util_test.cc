@@ -28,16 +28,21 @@ TEST(ModuleRoundTripTest, ShapeAndDataMovementOps) {
   ComputationBuilder b("entry");
   HloInstruction* p = b.Parameter(0, "p", F32({2, 3}));
   HloInstruction* i = b.Parameter(1, "i", S32({}));
-  HloInstruction* bc = b.Add("bc", HloOpcode::kBroadcast, F32({4, 2, 3}), {p},
-                             [](InstructionAttributes* a) { a->dimensions = {1, 2}; });
-  HloInstruction* tr = b.Add("tr", HloOpcode::kTranspose, F32({3, 2}), {p},
-                             [](InstructionAttributes* a) { a->dimensions = {1, 0}; });
+  HloInstruction* bc =
+      b.Add("bc", HloOpcode::kBroadcast, F32({4, 2, 3}), {p}, [](InstructionAttributes* a) {
+        a->dimensions = {1, 2};
+      });
+  HloInstruction* tr =
+      b.Add("tr", HloOpcode::kTranspose, F32({3, 2}), {p}, [](InstructionAttributes* a) {
+        a->dimensions = {1, 0};
+      });
   b.Add("rs", HloOpcode::kReshape, F32({6}), {tr});
   b.Add("sl", HloOpcode::kSlice, F32({1, 2}), {p}, [](InstructionAttributes* a) {
     a->slice_dimensions = {{0, 1, 1}, {0, 3, 2}};
   });
-  b.Add("ds", HloOpcode::kDynamicSlice, F32({1, 3}), {p, i, i},
-        [](InstructionAttributes* a) { a->dynamic_slice_sizes = {1, 3}; });
+  b.Add("ds", HloOpcode::kDynamicSlice, F32({1, 3}), {p, i, i}, [](InstructionAttributes* a) {
+    a->dynamic_slice_sizes = {1, 3};
+  });
   HloInstruction* zero = b.Scalar("zero", 0);
   b.Add("pad", HloOpcode::kPad, F32({5, 8}), {p, zero}, [](InstructionAttributes* a) {
     a->padding_config = PaddingConfig{{{1, 2, 0}, {0, 1, 2}}};
@@ -46,13 +51,14 @@ TEST(ModuleRoundTripTest, ShapeAndDataMovementOps) {
         [](InstructionAttributes* a) { a->iota_dimension = 1; });
   b.Add("cat", HloOpcode::kConcatenate, F32({4, 3}), {p, p},
         [](InstructionAttributes* a) { a->dimensions = {0}; });
-  b.Add("rev", HloOpcode::kReverse, F32({2, 3}), {p},
-        [](InstructionAttributes* a) { a->dimensions = {0, 1}; });
-  HloInstruction* cmp = b.Add("cmp", HloOpcode::kCompare, Pred({2, 3}), {p, p},
-                              [](InstructionAttributes* a) {
-                                a->comparison_direction = ComparisonDirection::kLt;
-                                a->comparison_type = ComparisonType::kTotalOrder;
-                              });
+  b.Add("rev", HloOpcode::kReverse, F32({2, 3}), {p}, [](InstructionAttributes* a) {
+    a->dimensions = {0, 1};
+  });
+  HloInstruction* cmp =
+      b.Add("cmp", HloOpcode::kCompare, Pred({2, 3}), {p, p}, [](InstructionAttributes* a) {
+        a->comparison_direction = ComparisonDirection::kLt;
+        a->comparison_type = ComparisonType::kTotalOrder;
+      });
   HloInstruction* sel = b.Add("sel", HloOpcode::kSelect, F32({2, 3}), {cmp, p, p});
   HloInstruction* tuple =
       b.Add("t", HloOpcode::kTuple, Shape::Tuple({F32({4, 2, 3}), F32({2, 3})}), {bc, sel});
@@ -68,11 +74,11 @@ TEST(ModuleRoundTripTest, CalledComputations) {
   HloComputation* add = AddScalarAdder(&module, "add");
   ComputationBuilder cond("cond");
   HloInstruction* cp = cond.Parameter(0, "cp", F32({}));
-  HloComputation* cond_c =
-      cond.Finish(&module, cond.Add("lt", HloOpcode::kCompare, Pred({}), {cp, cp},
-                                    [](InstructionAttributes* a) {
-                                      a->comparison_direction = ComparisonDirection::kLt;
-                                    }));
+  HloComputation* cond_c = cond.Finish(
+      &module,
+      cond.Add("lt", HloOpcode::kCompare, Pred({}), {cp, cp}, [](InstructionAttributes* a) {
+        a->comparison_direction = ComparisonDirection::kLt;
+      }));
   ComputationBuilder body("body");
   HloInstruction* bp = body.Parameter(0, "bp", F32({}));
   HloComputation* body_c = body.Finish(&module, body.Add("neg", HloOpcode::kNegate, F32({}), {bp}));
@@ -106,10 +112,11 @@ TEST(ModuleRoundTripTest, CalledComputations) {
   HloInstruction* map = b.Add("map", HloOpcode::kMap, F32({8}), {v, v},
                               [](InstructionAttributes* a) { a->dimensions = {0}; });
   map->AppendCalledComputation(add);
-  HloInstruction* sort = b.Add("sort", HloOpcode::kSort, F32({8}), {v}, [](InstructionAttributes* a) {
-    a->dimensions = {0};
-    a->is_stable = true;
-  });
+  HloInstruction* sort =
+      b.Add("sort", HloOpcode::kSort, F32({8}), {v}, [](InstructionAttributes* a) {
+        a->dimensions = {0};
+        a->is_stable = true;
+      });
   sort->AppendCalledComputation(cond_c);
   HloInstruction* root = b.Add(
       "out", HloOpcode::kTuple,
@@ -187,11 +194,12 @@ TEST(ModuleRoundTripTest, Collectives) {
   HloComputation* add = AddScalarAdder(&module, "add");
   ComputationBuilder b("entry");
   HloInstruction* x = b.Parameter(0, "x", F32({8}));
-  HloInstruction* ar = b.Add("ar", HloOpcode::kAllReduce, F32({8}), {x}, [](InstructionAttributes* a) {
-    a->replica_groups = ReplicaGroups{{{0, 1}, {2, 3}}, std::nullopt};
-    a->channel_id = 7;
-    a->use_global_device_ids = true;
-  });
+  HloInstruction* ar =
+      b.Add("ar", HloOpcode::kAllReduce, F32({8}), {x}, [](InstructionAttributes* a) {
+        a->replica_groups = ReplicaGroups{{{0, 1}, {2, 3}}, std::nullopt};
+        a->channel_id = 7;
+        a->use_global_device_ids = true;
+      });
   ar->AppendCalledComputation(add);
   b.Add("ag", HloOpcode::kAllGather, F32({32}), {x}, [](InstructionAttributes* a) {
     a->replica_groups = ReplicaGroups{{}, IotaReplicaGroupList{2, 4, {4, 2}, {1, 0}}};
@@ -210,11 +218,11 @@ TEST(ModuleRoundTripTest, Collectives) {
     a->source_target_pairs = {{0, 1}, {1, 2}, {2, 0}};
     a->channel_id = 3;
   });
-  HloInstruction* rs = b.Add("rs", HloOpcode::kReduceScatter, F32({4}), {x},
-                             [](InstructionAttributes* a) {
-                               a->replica_groups = ReplicaGroups{{{0, 1}}, std::nullopt};
-                               a->dimensions = {0};
-                             });
+  HloInstruction* rs =
+      b.Add("rs", HloOpcode::kReduceScatter, F32({4}), {x}, [](InstructionAttributes* a) {
+        a->replica_groups = ReplicaGroups{{{0, 1}}, std::nullopt};
+        a->dimensions = {0};
+      });
   rs->AppendCalledComputation(add);
   b.Add("pid", HloOpcode::kPartitionId, Shape::ArrayWithLayout(PrimitiveType::kU32, {}));
   module.set_entry_computation(b.Finish(&module, rs));
@@ -227,14 +235,16 @@ TEST(ModuleRoundTripTest, CustomCallsAndMiscAttributes) {
   ComputationBuilder b("entry");
   HloInstruction* x = b.Parameter(0, "x", F32({8, 8}));
   HloInstruction* tok = b.Add("tok", HloOpcode::kAfterAll, Shape::Token());
-  HloInstruction* cc = b.Add("cc", HloOpcode::kCustomCall, F32({8, 8}), {x}, [](InstructionAttributes* a) {
-    a->custom_call_target = "my_target";
-    a->custom_call_has_side_effect = true;
-    a->operand_shapes_with_layout = std::vector<Shape>{F32({8, 8})};
-    a->output_operand_aliasing = {{{}, 0, {}}};
-    a->backend_config = "{\"key\": 1}";
-    a->raw_attributes = {{"schedule", "SCHEDULE_LATEST"}, {"api_version", "API_VERSION_TYPED_FFI"}};
-  });
+  HloInstruction* cc =
+      b.Add("cc", HloOpcode::kCustomCall, F32({8, 8}), {x}, [](InstructionAttributes* a) {
+        a->custom_call_target = "my_target";
+        a->custom_call_has_side_effect = true;
+        a->operand_shapes_with_layout = std::vector<Shape>{F32({8, 8})};
+        a->output_operand_aliasing = {{{}, 0, {}}};
+        a->backend_config = "{\"key\": 1}";
+        a->raw_attributes = {{"schedule", "SCHEDULE_LATEST"},
+                             {"api_version", "API_VERSION_TYPED_FFI"}};
+      });
   cc->AppendCalledComputation(add);
   b.Add("cc0", HloOpcode::kCustomCall, F32({}), {}, [](InstructionAttributes* a) {
     a->custom_call_target = "no_operands";
@@ -270,22 +280,22 @@ TEST(ModuleRoundTripTest, CustomCallsAndMiscAttributes) {
     a->outfeed_config = "out\n";
     a->outfeed_shape = F32({8, 8});
   });
-  HloInstruction* send = b.Add("send", HloOpcode::kSend,
-                               Shape::Tuple({F32({8, 8}), Shape::ArrayWithLayout(PrimitiveType::kU32, {}),
-                                             Shape::Token()}),
-                               {x, tok}, [](InstructionAttributes* a) {
-                                 a->channel_id = 5;
-                                 a->is_host_transfer = true;
-                               });
+  HloInstruction* send = b.Add(
+      "send", HloOpcode::kSend,
+      Shape::Tuple({F32({8, 8}), Shape::ArrayWithLayout(PrimitiveType::kU32, {}), Shape::Token()}),
+      {x, tok}, [](InstructionAttributes* a) {
+        a->channel_id = 5;
+        a->is_host_transfer = true;
+      });
   HloInstruction* done = b.Add("send-done", HloOpcode::kSendDone, Shape::Token(), {send},
                                [](InstructionAttributes* a) {
                                  a->channel_id = 5;
                                  a->is_host_transfer = true;
                                });
-  HloInstruction* tri = b.Add("tri", HloOpcode::kTriangularSolve, F32({8, 8}), {x, x},
-                              [](InstructionAttributes* a) {
-                                a->raw_attributes = {{"lower", "true"}, {"transpose_a", "NO_TRANSPOSE"}};
-                              });
+  HloInstruction* tri =
+      b.Add("tri", HloOpcode::kTriangularSolve, F32({8, 8}), {x, x}, [](InstructionAttributes* a) {
+        a->raw_attributes = {{"lower", "true"}, {"transpose_a", "NO_TRANSPOSE"}};
+      });
   tri->AddControlPredecessor(done);
   tri->AddControlPredecessor(cc);
   module.set_entry_computation(b.Finish(&module, tri));
@@ -318,15 +328,16 @@ TEST(ModuleRoundTripTest, MetadataFrontendAttributesAndAsyncSugar) {
     a->frontend_attributes = {{"z", "last"}, {"a", "first"}, {"a", "again"}};  // Unsorted.
     a->raw_attributes = {{"origin", "{{\"m\"}}"}, {"statistics", "{visualizing_index=1}"}};
   });
-  HloInstruction* start = b.Add(
-      "start", HloOpcode::kAsyncStart,
-      Shape::Tuple({Shape::Tuple({F32({4})}), F32({4}), S32({})}), {m}, [](InstructionAttributes* a) {
-        a->async_wrapped_opcode = HloOpcode::kCall;
-        a->raw_attributes = {{"async_execution_thread", "\"thread_1\""}};
-      });
+  HloInstruction* start = b.Add("start", HloOpcode::kAsyncStart,
+                                Shape::Tuple({Shape::Tuple({F32({4})}), F32({4}), S32({})}), {m},
+                                [](InstructionAttributes* a) {
+                                  a->async_wrapped_opcode = HloOpcode::kCall;
+                                  a->raw_attributes = {{"async_execution_thread", "\"thread_1\""}};
+                                });
   start->AppendCalledComputation(add);
-  HloInstruction* done = b.Add("done", HloOpcode::kAsyncDone, F32({4}), {start},
-                               [](InstructionAttributes* a) { a->async_wrapped_opcode = HloOpcode::kCall; });
+  HloInstruction* done =
+      b.Add("done", HloOpcode::kAsyncDone, F32({4}), {start},
+            [](InstructionAttributes* a) { a->async_wrapped_opcode = HloOpcode::kCall; });
   module.set_entry_computation(b.Finish(&module, done));
   module.computations().front()->set_execution_thread("thread_1");
   ExpectRoundTrip(module);
@@ -350,14 +361,15 @@ TEST(ModuleRoundTripTest, ShardingsOfEveryKind) {
                                      {"op_type=\"Dot\" op_name=\"a/b\" source_line=3"}));
   tiled("explicit", *HloSharding::Tile(*TileAssignment::Explicit({2, 2}, {3, 1, 2, 0})));
   tiled("partial", *HloSharding::PartialTile(*TileAssignment::Iota({2, 1, 4})));
-  tiled("subgroup", *HloSharding::Subgroup(*TileAssignment::Iota({2, 2, 2}),
-                                           {OpShardingType::kManual}));
+  tiled("subgroup",
+        *HloSharding::Subgroup(*TileAssignment::Iota({2, 2, 2}), {OpShardingType::kManual}));
   tiled("grouped", HloSharding::Replicate().WithShardGroup(ShardGroup::Like(4)));
   tiled("odd_metadata", HloSharding::Replicate({"op_name=\"a\"  source_line=1"}));
-  HloInstruction* t = b.Add("t", HloOpcode::kTuple, Shape::Tuple({F32({8, 8}), F32({8, 8})}), {x, x});
+  HloInstruction* t =
+      b.Add("t", HloOpcode::kTuple, Shape::Tuple({F32({8, 8}), F32({8, 8})}), {x, x});
   t->set_sharding(*HloSharding::Tuple(
-      {HloSharding::Replicate(), HloSharding::Tile(*TileAssignment::Iota({2, 1}))->WithShardGroup(
-                                     ShardGroup::As(0))}));
+      {HloSharding::Replicate(),
+       HloSharding::Tile(*TileAssignment::Iota({2, 1}))->WithShardGroup(ShardGroup::As(0))}));
   module.set_entry_computation(b.Finish(&module, t));
   ExpectRoundTrip(module);
 }
@@ -439,7 +451,8 @@ TEST(ModuleRoundTripTest, ModuleHeaderAndComputationOrder) {
   unused.Finish(&module, unused.Parameter(0, "u", F32({})));
   ComputationBuilder callee("callee");
   HloInstruction* cp = callee.Parameter(0, "cp", F32({2, 2}));
-  HloComputation* callee_c = callee.Finish(&module, callee.Add("c", HloOpcode::kCopy, F32({2, 2}), {cp}));
+  HloComputation* callee_c =
+      callee.Finish(&module, callee.Add("c", HloOpcode::kCopy, F32({2, 2}), {cp}));
   call->AppendCalledComputation(callee_c);
   module.set_entry_computation(entry);
   ExpectRoundTrip(module);
@@ -462,23 +475,28 @@ TEST(ModuleRoundTripTest, NonUniqueIdsAreRenumbered) {
 
 // ---- Proto structure -------------------------------------------------------------------------
 
+// Reads the deprecated `replica_groups` field on purpose: XLA still writes it.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 TEST(ModuleToProtoTest, WritesXlaFields) {
   HloModule module("xla_fields");
   ComputationBuilder b("entry");
   HloInstruction* x = b.Parameter(0, "x", F32({8}));
-  HloInstruction* ag = b.Add("ag", HloOpcode::kAllGather, F32({16}), {x}, [](InstructionAttributes* a) {
-    a->replica_groups = ReplicaGroups{{{0, 1}, {2, 3}}, std::nullopt};
-    a->dimensions = {0};
-  });
+  HloInstruction* ag =
+      b.Add("ag", HloOpcode::kAllGather, F32({16}), {x}, [](InstructionAttributes* a) {
+        a->replica_groups = ReplicaGroups{{{0, 1}, {2, 3}}, std::nullopt};
+        a->dimensions = {0};
+      });
   HloInstruction* iota = b.Add("iota", HloOpcode::kIota, S32({4}), {},
                                [](InstructionAttributes* a) { a->iota_dimension = 0; });
-  HloInstruction* cmp = b.Add("cmp", HloOpcode::kCompare, Pred({8}), {x, x}, [](InstructionAttributes* a) {
-    a->comparison_direction = ComparisonDirection::kGe;
-    a->comparison_type = ComparisonType::kFloat;
-  });
-  module.set_entry_computation(b.Finish(&module, b.Add("t", HloOpcode::kTuple,
-                                                       Shape::Tuple({F32({16}), S32({4}), Pred({8})}),
-                                                       {ag, iota, cmp})));
+  HloInstruction* cmp =
+      b.Add("cmp", HloOpcode::kCompare, Pred({8}), {x, x}, [](InstructionAttributes* a) {
+        a->comparison_direction = ComparisonDirection::kGe;
+        a->comparison_type = ComparisonType::kFloat;
+      });
+  module.set_entry_computation(
+      b.Finish(&module, b.Add("t", HloOpcode::kTuple,
+                              Shape::Tuple({F32({16}), S32({4}), Pred({8})}), {ag, iota, cmp})));
   absl::StatusOr<xla::HloModuleProto> proto = ModuleToProto(module);
   ASSERT_TRUE(proto.ok()) << proto.status();
   const xla::HloComputationProto& c = proto->computations(0);
@@ -497,6 +515,18 @@ TEST(ModuleToProtoTest, WritesXlaFields) {
   EXPECT_EQ(c.instructions(3).comparison_direction(), "GE");
   EXPECT_EQ(c.instructions(3).comparison_type(), "FLOAT");
   EXPECT_EQ(c.program_shape().parameters_size(), 1);
+}
+#pragma GCC diagnostic pop
+
+// A tripwire (sizes on x86-64 Linux): the conversion copies these structs field by field, so a
+// new field must be mapped in instruction_proto.cc / module_proto.cc (or travel as a marker),
+// and then the number here updated.
+TEST(ModuleToProtoTest, IrStructsHaveTheFieldsThisConversionKnows) {
+  EXPECT_EQ(sizeof(InstructionAttributes), 1912u) << "InstructionAttributes changed";
+  EXPECT_EQ(sizeof(HloModuleConfig), 328u) << "HloModuleConfig changed";
+  EXPECT_EQ(sizeof(OpMetadata), 232u) << "OpMetadata changed";
+  EXPECT_EQ(sizeof(Layout), 64u) << "Layout changed";
+  EXPECT_EQ(sizeof(HloComputation), 144u) << "HloComputation changed";
 }
 
 TEST(ModuleToProtoTest, RejectsInvalidUtf8) {

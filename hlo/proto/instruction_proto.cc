@@ -16,8 +16,8 @@
 
 #include "hlo/proto/hlo_proto_util.h"
 #include "hlo/proto/proto_internal.h"
-#include "hlo/strings.h"
 #include "hlo/status_macros.h"
+#include "hlo/strings.h"
 
 namespace hlo {
 namespace proto_internal {
@@ -39,7 +39,8 @@ absl::Status CheckedInt32(int64_t value, std::string_view what, int32_t* out) {
 
 absl::Status WriteLinks(const HloInstruction& instr, const ProtoIds& ids,
                         xla::HloInstructionProto* proto) {
-  auto instr_id = [&](const HloInstruction* other, std::string_view role) -> absl::StatusOr<int64_t> {
+  auto instr_id = [&](const HloInstruction* other,
+                      std::string_view role) -> absl::StatusOr<int64_t> {
     auto it = ids.instructions.find(other);
     if (it == ids.instructions.end() || other->parent() != instr.parent()) {
       return absl::InvalidArgumentError(hlo::StrCat(
@@ -48,14 +49,12 @@ absl::Status WriteLinks(const HloInstruction& instr, const ProtoIds& ids,
     return it->second;
   };
   for (const HloInstruction* operand : instr.operands()) {
-    absl::StatusOr<int64_t> id = instr_id(operand, "operand");
-    if (!id.ok()) return id.status();
-    proto->add_operand_ids(*id);
+    ASSIGN_OR_RETURN(int64_t id, instr_id(operand, "operand"));
+    proto->add_operand_ids(id);
   }
   for (const HloInstruction* pred : instr.control_predecessors()) {
-    absl::StatusOr<int64_t> id = instr_id(pred, "control predecessor");
-    if (!id.ok()) return id.status();
-    proto->add_control_predecessor_ids(*id);
+    ASSIGN_OR_RETURN(int64_t id, instr_id(pred, "control predecessor"));
+    proto->add_control_predecessor_ids(id);
   }
   for (const HloComputation* callee : instr.called_computations()) {
     auto it = ids.computations.find(callee);
@@ -192,8 +191,8 @@ absl::Status WriteMetadataAndAttributes(const HloInstruction& instr,
                                         xla::HloInstructionProto* proto) {
   const InstructionAttributes& a = instr.attrs();
   const OpMetadata& m = a.metadata;
-  for (const std::string* s : {&m.op_type, &m.op_name, &m.source_file, &m.deduplicated_name,
-                               &m.scheduling_name}) {
+  for (const std::string* s :
+       {&m.op_type, &m.op_name, &m.source_file, &m.deduplicated_name, &m.scheduling_name}) {
     RETURN_IF_ERROR(CheckUtf8(*s, "metadata"));
   }
   for (const std::string& s : m.profile_type) {
@@ -206,9 +205,8 @@ absl::Status WriteMetadataAndAttributes(const HloInstruction& instr,
   }
   if (!a.frontend_attributes.empty()) {
     std::optional<std::string> order;
-    absl::Status s =
-        FrontendAttributesToProto(a.frontend_attributes, proto->mutable_frontend_attributes(), &order);
-    if (!s.ok()) return s;
+    RETURN_IF_ERROR(FrontendAttributesToProto(a.frontend_attributes,
+                                              proto->mutable_frontend_attributes(), &order));
     if (order) AddMarker(kFrontendAttributesMarker, *std::move(order), proto);
   }
   if (instr.has_sharding()) {
@@ -295,16 +293,16 @@ absl::Status ReadShapeAttrs(const xla::HloInstructionProto& proto, HloOpcode opc
   a->parameter_number = proto.parameter_number();
   a->tuple_index = proto.tuple_index();
   if (opcode == HloOpcode::kConstant && proto.has_literal()) {
-    absl::StatusOr<Literal> literal = LiteralFromProto(proto.literal());
-    if (!literal.ok()) return literal.status();
-    if (!literal->shape().Compatible(shape)) {
-      return absl::InvalidArgumentError(hlo::StrCat("literal shape ", literal->shape().ToString(),
-                                                     " does not match ", shape.ToString()));
+    ASSIGN_OR_RETURN(Literal literal, LiteralFromProto(proto.literal()));
+    if (!literal.shape().Compatible(shape)) {
+      return absl::InvalidArgumentError(hlo::StrCat("literal shape ", literal.shape().ToString(),
+                                                    " does not match ", shape.ToString()));
     }
-    a->literal = *std::move(literal);
+    a->literal = std::move(literal);
   }
   if (!proto.comparison_direction().empty()) {
-    std::optional<ComparisonDirection> d = StringToComparisonDirection(proto.comparison_direction());
+    std::optional<ComparisonDirection> d =
+        StringToComparisonDirection(proto.comparison_direction());
     if (!d) {
       return absl::InvalidArgumentError(
           hlo::StrCat("unknown comparison_direction \"", proto.comparison_direction(), "\""));
@@ -359,9 +357,8 @@ absl::Status ReadShapeAttrs(const xla::HloInstructionProto& proto, HloOpcode opc
 
 absl::Status ReadCollectiveAttrs(const xla::HloInstructionProto& proto, const Extras& extras,
                                  bool foreign, InstructionAttributes* a) {
-  absl::StatusOr<std::optional<ReplicaGroups>> groups = ReplicaGroupsFromProto(proto, foreign);
-  if (!groups.ok()) return groups.status();
-  a->replica_groups = *std::move(groups);
+  ASSIGN_OR_RETURN(std::optional<ReplicaGroups> groups, ReplicaGroupsFromProto(proto, foreign));
+  a->replica_groups = std::move(groups);
   for (const xla::SourceTarget& pair : proto.source_target_pairs()) {
     a->source_target_pairs.emplace_back(pair.source(), pair.target());
   }
@@ -452,18 +449,16 @@ absl::Status ReadMetadataAndAttributes(const xla::HloInstructionProto& proto, co
     if (!metadata) return absl::InvalidArgumentError("malformed spmdp::metadata marker");
     a->metadata = *std::move(metadata);
   }
-  absl::StatusOr<FrontendAttributes> attrs = FrontendAttributesFromProto(
-      proto.frontend_attributes(), extras.Find(kFrontendAttributesMarker));
-  if (!attrs.ok()) return attrs.status();
-  a->frontend_attributes = *std::move(attrs);
+  ASSIGN_OR_RETURN(FrontendAttributes attrs,
+                   FrontendAttributesFromProto(proto.frontend_attributes(),
+                                               extras.Find(kFrontendAttributesMarker)));
+  a->frontend_attributes = std::move(attrs);
   if (const std::string* marker = extras.Find(kShardingMarker)) {
-    absl::StatusOr<HloSharding> sharding = DecodeShardingMarker(*marker);
-    if (!sharding.ok()) return sharding.status();
-    instr->set_sharding(*std::move(sharding));
+    ASSIGN_OR_RETURN(HloSharding sharding, DecodeShardingMarker(*marker));
+    instr->set_sharding(std::move(sharding));
   } else if (proto.has_sharding()) {
-    absl::StatusOr<HloSharding> sharding = ShardingFromProto(proto.sharding());
-    if (!sharding.ok()) return sharding.status();
-    instr->set_sharding(*std::move(sharding));
+    ASSIGN_OR_RETURN(HloSharding sharding, ShardingFromProto(proto.sharding()));
+    instr->set_sharding(std::move(sharding));
   }
   a->raw_attributes = extras.raw;
   if (foreign) ImportXlaFields(proto, instr->opcode(), &a->raw_attributes);

@@ -19,8 +19,8 @@
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "hlo/proto/hlo_proto_util.h"
 #include "hlo/proto/proto_internal.h"
-#include "hlo/strings.h"
 #include "hlo/status_macros.h"
+#include "hlo/strings.h"
 
 namespace hlo {
 
@@ -116,9 +116,8 @@ absl::Status WriteModuleAttributes(const HloModule& module, xla::HloModuleProto*
   }
   if (!module.frontend_attributes().empty()) {
     std::optional<std::string> order;
-    absl::Status s = proto_internal::FrontendAttributesToProto(
-        module.frontend_attributes(), proto->mutable_frontend_attributes(), &order);
-    if (!s.ok()) return s;
+    RETURN_IF_ERROR(proto_internal::FrontendAttributesToProto(
+        module.frontend_attributes(), proto->mutable_frontend_attributes(), &order));
     if (order) AddModuleExtra(proto_internal::kFrontendAttributesMarker, *std::move(order), proto);
   }
   AddModuleExtra(proto_internal::kProducerMarker, "spmdp", proto);
@@ -220,16 +219,16 @@ absl::Status CheckParameterNumbers(const std::vector<std::unique_ptr<HloInstruct
     if (n < 0 || n >= static_cast<int64_t>(instrs.size()) || taken[n]) {
       return Invalid(hlo::StrCat(where, ": instruction %", instr->name()),
                      hlo::StrCat("parameter number ", n, " is ",
-                                  n < 0 || n >= static_cast<int64_t>(instrs.size())
-                                      ? "out of range"
-                                      : "used twice"));
+                                 n < 0 || n >= static_cast<int64_t>(instrs.size()) ? "out of range"
+                                                                                   : "used twice"));
     }
     taken[n] = true;
   }
   return absl::OkStatus();
 }
 
-absl::StatusOr<PendingComputation> ReadComputation(const xla::HloComputationProto& cp, bool foreign) {
+absl::StatusOr<PendingComputation> ReadComputation(const xla::HloComputationProto& cp,
+                                                   bool foreign) {
   const std::string where = hlo::StrCat("computation %", cp.name());
   const int n = cp.instructions_size();
   absl::flat_hash_map<int64_t, int> index;
@@ -258,7 +257,8 @@ absl::StatusOr<PendingComputation> ReadComputation(const xla::HloComputationProt
     const std::string instr_where = hlo::StrCat(where, ": instruction %", ip.name());
     absl::Status s = ResolveIds(ip.operand_ids(), index, "operand", &operands[i]);
     all_deps[i] = operands[i];
-    if (s.ok()) s = ResolveIds(ip.control_predecessor_ids(), index, "control predecessor", &all_deps[i]);
+    if (s.ok())
+      s = ResolveIds(ip.control_predecessor_ids(), index, "control predecessor", &all_deps[i]);
     if (!s.ok()) return Invalid(instr_where, s.message());
     has_control |= ip.control_predecessor_ids_size() > 0;
   }
@@ -278,6 +278,7 @@ absl::StatusOr<PendingComputation> ReadComputation(const xla::HloComputationProt
   for (const auto& instr : instrs) pending.instructions.push_back(instr.get());
   for (int i : *order) {
     for (int op : operands[i]) instrs[i]->AppendOperand(pending.instructions[op]);
+    if (foreign) proto_internal::DropXlaDefaults(instrs[i].get());
     pending.computation->AddInstruction(std::move(instrs[i]));
   }
   for (int i = 0; i < n; ++i) {
@@ -306,12 +307,13 @@ absl::Status LinkCalls(std::vector<PendingComputation>& comps,
     for (int i = 0; i < cp.instructions_size(); ++i) {
       const xla::HloInstructionProto& ip = cp.instructions(i);
       HloInstruction* instr = comps[c].instructions[i];
-      const std::string where = hlo::StrCat("computation %", cp.name(), ": instruction %", ip.name());
+      const std::string where =
+          hlo::StrCat("computation %", cp.name(), ": instruction %", ip.name());
       const HloOpcode op = instr->opcode();
       if ((op == HloOpcode::kWhile || op == HloOpcode::kSelectAndScatter) &&
           ip.called_computation_ids_size() != 2) {
         return Invalid(where, hlo::StrCat(HloOpcodeString(op), " must call 2 computations, calls ",
-                                           ip.called_computation_ids_size()));
+                                          ip.called_computation_ids_size()));
       }
       for (int64_t id : ip.called_computation_ids()) {
         auto it = by_id.find(id);
@@ -330,8 +332,7 @@ absl::StatusOr<int> FindEntry(const xla::HloModuleProto& proto,
                               const absl::flat_hash_map<int64_t, int>& by_id) {
   const std::string& name = proto.entry_computation_name();
   auto it = by_id.find(proto.entry_computation_id());
-  if (it != by_id.end() &&
-      (name.empty() || proto.computations(it->second).name() == name)) {
+  if (it != by_id.end() && (name.empty() || proto.computations(it->second).name() == name)) {
     return it->second;
   }
   for (int i = 0; !name.empty() && i < proto.computations_size(); ++i) {
@@ -340,8 +341,8 @@ absl::StatusOr<int> FindEntry(const xla::HloModuleProto& proto,
   if (name.empty() && proto.entry_computation_id() == -1) return -1;
   if (proto.computations_size() == 0 && name.empty()) return -1;
   return absl::InvalidArgumentError(hlo::StrCat("entry computation \"", name, "\" (id ",
-                                                 proto.entry_computation_id(),
-                                                 ") is not in the module"));
+                                                proto.entry_computation_id(),
+                                                ") is not in the module"));
 }
 
 using ModuleExtras = absl::flat_hash_map<std::string, std::string>;
@@ -364,8 +365,9 @@ absl::Status ReadConfigMarkers(const xla::HloModuleProto& proto, const ModuleExt
     auto it = markers.find(std::string(name));
     return it == markers.end() ? nullptr : &it->second;
   };
-  for (auto [name, field] : {std::pair{proto_internal::kNumPartitionsMarker, &config->num_partitions},
-                             std::pair{proto_internal::kReplicaCountMarker, &config->replica_count}}) {
+  for (auto [name, field] :
+       {std::pair{proto_internal::kNumPartitionsMarker, &config->num_partitions},
+        std::pair{proto_internal::kReplicaCountMarker, &config->replica_count}}) {
     if (const std::string* v = find(name)) {
       std::optional<int64_t> value = proto_internal::ParseInt64(*v);
       if (!value || *value < 0) return Invalid(name, "malformed marker");
@@ -375,11 +377,10 @@ absl::Status ReadConfigMarkers(const xla::HloModuleProto& proto, const ModuleExt
   if (const std::string* v = find(proto_internal::kUseSpmdMarker)) {
     config->use_spmd_partitioning = *v == "true";
   }
-  for (auto [name, field] :
-       {std::pair{proto_internal::kPropagateToOutputMarker,
-                  &config->allow_spmd_sharding_propagation_to_output},
-        std::pair{proto_internal::kPropagateToParametersMarker,
-                  &config->allow_spmd_sharding_propagation_to_parameters}}) {
+  for (auto [name, field] : {std::pair{proto_internal::kPropagateToOutputMarker,
+                                       &config->allow_spmd_sharding_propagation_to_output},
+                             std::pair{proto_internal::kPropagateToParametersMarker,
+                                       &config->allow_spmd_sharding_propagation_to_parameters}}) {
     if (const std::string* v = find(name)) {
       absl::StatusOr<std::vector<bool>> flags = ParseBoolList(*v);
       if (!flags.ok()) return Invalid(name, flags.status().message());
@@ -387,9 +388,9 @@ absl::Status ReadConfigMarkers(const xla::HloModuleProto& proto, const ModuleExt
     }
   }
   const std::string* layout = find(proto_internal::kEntryLayoutMarker);
-  const bool from_host = layout ? *layout == "host_program_shape"
-                                : !find(proto_internal::kProducerMarker) &&
-                                      proto.has_host_program_shape();
+  const bool from_host =
+      layout ? *layout == "host_program_shape"
+             : !find(proto_internal::kProducerMarker) && proto.has_host_program_shape();
   if (from_host) {
     absl::StatusOr<ProgramShape> shape = ProgramShapeFromProto(proto.host_program_shape());
     if (!shape.ok()) return Invalid("host_program_shape", shape.status().message());
@@ -407,18 +408,18 @@ absl::Status ReadModuleAttributes(const xla::HloModuleProto& proto, HloModule* m
       module->mutable_raw_attributes()->push_back({extra.name(), extra.value()});
     }
   }
-  if (absl::Status s = ReadConfigMarkers(proto, markers, module->mutable_config()); !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(ReadConfigMarkers(proto, markers, module->mutable_config()));
   auto order = markers.find(std::string(proto_internal::kFrontendAttributesMarker));
-  absl::StatusOr<FrontendAttributes> attrs = proto_internal::FrontendAttributesFromProto(
-      proto.frontend_attributes(), order == markers.end() ? nullptr : &order->second);
-  if (!attrs.ok()) return attrs.status();
-  *module->mutable_frontend_attributes() = *std::move(attrs);
+  ASSIGN_OR_RETURN(
+      FrontendAttributes attrs,
+      proto_internal::FrontendAttributesFromProto(
+          proto.frontend_attributes(), order == markers.end() ? nullptr : &order->second));
+  *module->mutable_frontend_attributes() = std::move(attrs);
   for (const auto& entry : proto.input_output_alias().entries()) {
     if (entry.kind() != xla::UNDEFINED_ALIAS && entry.kind() != xla::MAY_ALIAS &&
         entry.kind() != xla::MUST_ALIAS) {
-      return Invalid("input_output_alias", hlo::StrCat("unknown kind ", static_cast<int>(entry.kind())));
+      return Invalid("input_output_alias",
+                     hlo::StrCat("unknown kind ", static_cast<int>(entry.kind())));
     }
     if (entry.parameter_number() < 0) {
       return Invalid("input_output_alias", "negative parameter number");
@@ -481,20 +482,18 @@ absl::StatusOr<std::unique_ptr<HloModule>> ModuleFromProto(const xla::HloModuleP
       return absl::InvalidArgumentError(
           hlo::StrCat("computation %", cp.name(), " reuses id ", cp.id()));
     }
-    absl::StatusOr<PendingComputation> pending = ReadComputation(cp, foreign);
-    if (!pending.ok()) return pending.status();
-    comps.push_back(*std::move(pending));
+    ASSIGN_OR_RETURN(PendingComputation pending, ReadComputation(cp, foreign));
+    comps.push_back(std::move(pending));
   }
   std::vector<std::vector<int>> callees(comps.size());
   RETURN_IF_ERROR(LinkCalls(comps, by_id, &callees));
-  absl::StatusOr<int> entry = FindEntry(proto, by_id);
-  if (!entry.ok()) return entry.status();
+  ASSIGN_OR_RETURN(int entry, FindEntry(proto, by_id));
   // Roots in MakeComputationPostOrder's order: every non-entry computation, then the entry.
   std::vector<int> roots;
   for (int i = 0; i < static_cast<int>(comps.size()); ++i) {
-    if (i != *entry) roots.push_back(i);
+    if (i != entry) roots.push_back(i);
   }
-  if (*entry >= 0) roots.push_back(*entry);
+  if (entry >= 0) roots.push_back(entry);
   int cycle_node = -1;
   absl::StatusOr<std::vector<int>> order = DependencyOrder(callees, roots, true, &cycle_node);
   if (!order.ok()) {
@@ -504,7 +503,7 @@ absl::StatusOr<std::unique_ptr<HloModule>> ModuleFromProto(const xla::HloModuleP
   auto module = std::make_unique<HloModule>(proto.name());
   for (int i : *order) {
     HloComputation* c = module->AddComputation(std::move(comps[i].computation));
-    if (i == *entry) module->set_entry_computation(c);
+    if (i == entry) module->set_entry_computation(c);
   }
   RETURN_IF_ERROR(ReadModuleAttributes(proto, module.get()));
   return module;
@@ -514,16 +513,16 @@ absl::StatusOr<std::unique_ptr<HloModule>> ModuleFromProto(const xla::HloModuleP
 
 absl::StatusOr<xla::HloModuleProtoWithConfig> ModuleToProtoWithConfig(const HloModule& module) {
   xla::HloModuleProtoWithConfig proto;
-  absl::StatusOr<xla::HloModuleProto> hlo = ModuleToProto(module);
-  if (!hlo.ok()) return hlo.status();
-  *proto.mutable_hlo_module() = *std::move(hlo);
+  ASSIGN_OR_RETURN(xla::HloModuleProto hlo, ModuleToProto(module));
+  *proto.mutable_hlo_module() = std::move(hlo);
   const HloModuleConfig& config = module.config();
   xla::HloModuleConfigProto* out = proto.mutable_config();
   out->set_num_partitions(config.num_partitions);
   out->set_replica_count(config.replica_count);
   out->set_use_spmd_partitioning(config.use_spmd_partitioning);
   if (config.entry_computation_layout) {
-    *out->mutable_entry_computation_layout() = ProgramShapeToProto(*config.entry_computation_layout);
+    *out->mutable_entry_computation_layout() =
+        ProgramShapeToProto(*config.entry_computation_layout);
   }
   for (bool f : config.allow_spmd_sharding_propagation_to_output) {
     out->add_allow_spmd_sharding_propagation_to_output(f);
@@ -596,15 +595,14 @@ absl::StatusOr<std::unique_ptr<HloModule>> ParseModuleProtoBytes(std::string_vie
 }
 
 absl::StatusOr<std::string> SerializeModuleOrError(const HloModule& module) {
-  absl::StatusOr<xla::HloModuleProtoWithConfig> proto = ModuleToProtoWithConfig(module);
-  if (!proto.ok()) return proto.status();
+  ASSIGN_OR_RETURN(xla::HloModuleProtoWithConfig proto, ModuleToProtoWithConfig(module));
   std::string bytes;
   {
     google::protobuf::io::StringOutputStream stream(&bytes);
     google::protobuf::io::CodedOutputStream coded(&stream);
     coded.SetSerializationDeterministic(true);
-    if (proto->ByteSizeLong() > static_cast<size_t>(std::numeric_limits<int>::max()) ||
-        !proto->SerializeToCodedStream(&coded)) {
+    if (proto.ByteSizeLong() > static_cast<size_t>(std::numeric_limits<int>::max()) ||
+        !proto.SerializeToCodedStream(&coded)) {
       return absl::InvalidArgumentError("the module is too large to serialize (over 2 GiB)");
     }
   }

@@ -11,13 +11,15 @@
 #include <limits>
 
 #include "hlo/ir/hlo_printer.h"
-#include "hlo/strings.h"
 #include "hlo/status_macros.h"
+#include "hlo/strings.h"
 
 namespace hlo {
 namespace proto_internal {
 
-bool IsMarker(std::string_view name) { return name.substr(0, kMarkerPrefix.size()) == kMarkerPrefix; }
+bool IsMarker(std::string_view name) {
+  return name.substr(0, kMarkerPrefix.size()) == kMarkerPrefix;
+}
 
 absl::Status CheckUtf8(std::string_view text, std::string_view what) {
   static constexpr uint32_t kMinByLength[] = {0, 0x80, 0x800, 0x10000};
@@ -127,6 +129,10 @@ int32_t ToInt32(int64_t v, bool* lossy) {
 
 }  // namespace
 
+// OpMetadata.profile_type is deprecated in XLA (superseded by profile_info) but is the field
+// XLA's text `profile_type={...}` comes from.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 xla::OpMetadata MetadataToProto(const OpMetadata& m, bool* lossy) {
   xla::OpMetadata proto;
   proto.set_op_type(m.op_type);
@@ -166,6 +172,7 @@ OpMetadata MetadataFromProto(const xla::OpMetadata& proto) {
   for (int type : proto.profile_type()) m.profile_type.push_back(hlo::StrCat(type));
   return m;
 }
+#pragma GCC diagnostic pop
 
 std::string EncodeMetadata(const OpMetadata& m) {
   std::vector<std::string> fields = {
@@ -263,11 +270,21 @@ std::optional<std::string> ReadQuoted(std::string_view text, size_t* pos) {
     if (i >= text.size()) return std::nullopt;
     char e = text[i++];
     switch (e) {
-      case '"': out.push_back('"'); break;
-      case '\\': out.push_back('\\'); break;
-      case 'n': out.push_back('\n'); break;
-      case 't': out.push_back('\t'); break;
-      case 'r': out.push_back('\r'); break;
+      case '"':
+        out.push_back('"');
+        break;
+      case '\\':
+        out.push_back('\\');
+        break;
+      case 'n':
+        out.push_back('\n');
+        break;
+      case 't':
+        out.push_back('\t');
+        break;
+      case 'r':
+        out.push_back('\r');
+        break;
       case 'x': {
         if (i + 2 > text.size()) return std::nullopt;
         int value = 0;
@@ -277,7 +294,8 @@ std::optional<std::string> ReadQuoted(std::string_view text, size_t* pos) {
         i += 2;
         break;
       }
-      default: return std::nullopt;
+      default:
+        return std::nullopt;
     }
   }
   if (i >= text.size()) return std::nullopt;
@@ -301,16 +319,26 @@ std::optional<OpMetadata> ParseMetadataText(std::string_view text) {
     pos = eq + 1;
     std::string* str_field = nullptr;
     int64_t* int_field = nullptr;
-    if (key == "op_type") str_field = &m.op_type;
-    else if (key == "op_name") str_field = &m.op_name;
-    else if (key == "source_file") str_field = &m.source_file;
-    else if (key == "deduplicated_name") str_field = &m.deduplicated_name;
-    else if (key == "scheduling_name") str_field = &m.scheduling_name;
-    else if (key == "source_line") int_field = &m.source_line;
-    else if (key == "source_end_line") int_field = &m.source_end_line;
-    else if (key == "source_column") int_field = &m.source_column;
-    else if (key == "source_end_column") int_field = &m.source_end_column;
-    else if (key == "stack_frame_id") int_field = &m.stack_frame_id;
+    if (key == "op_type")
+      str_field = &m.op_type;
+    else if (key == "op_name")
+      str_field = &m.op_name;
+    else if (key == "source_file")
+      str_field = &m.source_file;
+    else if (key == "deduplicated_name")
+      str_field = &m.deduplicated_name;
+    else if (key == "scheduling_name")
+      str_field = &m.scheduling_name;
+    else if (key == "source_line")
+      int_field = &m.source_line;
+    else if (key == "source_end_line")
+      int_field = &m.source_end_line;
+    else if (key == "source_column")
+      int_field = &m.source_column;
+    else if (key == "source_end_column")
+      int_field = &m.source_end_column;
+    else if (key == "stack_frame_id")
+      int_field = &m.stack_frame_id;
     if (str_field != nullptr) {
       std::optional<std::string> value = ReadQuoted(text, &pos);
       if (!value) return std::nullopt;
@@ -344,7 +372,8 @@ std::optional<OpMetadata> ParseMetadataText(std::string_view text) {
 
 // ---- Frontend attributes -------------------------------------------------------------------
 
-absl::Status FrontendAttributesToProto(const FrontendAttributes& attrs, xla::FrontendAttributes* out,
+absl::Status FrontendAttributesToProto(const FrontendAttributes& attrs,
+                                       xla::FrontendAttributes* out,
                                        std::optional<std::string>* order_marker) {
   bool sorted_unique = true;
   for (size_t i = 0; i < attrs.size(); ++i) {

@@ -105,11 +105,12 @@ std::optional<OpMetadata> ParseMetadataText(std::string_view text);
 // Ordered frontend attributes <-> the proto map. The map holds one value per key, so an IR list
 // that is not strictly sorted by key also needs `*order_marker` (an EncodeStrings of alternating
 // keys and values) to come back exactly; it is left empty otherwise.
-absl::Status FrontendAttributesToProto(const FrontendAttributes& attrs, xla::FrontendAttributes* out,
+absl::Status FrontendAttributesToProto(const FrontendAttributes& attrs,
+                                       xla::FrontendAttributes* out,
                                        std::optional<std::string>* order_marker);
 // Sorted by key; `order_marker` (when given) overrides the map.
-absl::StatusOr<FrontendAttributes> FrontendAttributesFromProto(
-    const xla::FrontendAttributes& proto, const std::string* order_marker);
+absl::StatusOr<FrontendAttributes> FrontendAttributesFromProto(const xla::FrontendAttributes& proto,
+                                                               const std::string* order_marker);
 
 // The kShardingMarker value for `sharding`: its text without metadata, then each leaf's metadata
 // strings verbatim (HloSharding::Parse would normalize their spacing), as one EncodeStrings.
@@ -175,6 +176,10 @@ void ExportXlaFields(const HloInstruction& instr, xla::HloInstructionProto* prot
 // Appends, in XLA's text spelling, a verbatim attribute for each such field set in `proto`.
 void ImportXlaFields(const xla::HloInstructionProto& proto, HloOpcode opcode,
                      std::vector<RawAttribute>* raw);
+// Drops what XLA writes but its printer leaves out, so that a module read from XLA prints as
+// XLA would: a comparison type that is the default for the operands' element type, and an
+// operand_precision list that is all DEFAULT. REQUIRES: `instr`'s operands are linked.
+void DropXlaDefaults(HloInstruction* instr);
 
 }  // namespace proto_internal
 }  // namespace hlo

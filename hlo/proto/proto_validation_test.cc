@@ -89,7 +89,8 @@ TEST(ProtoValidationTest, OutOfOrderInstructionsAreSortedOperandsFirst) {
 TEST(ProtoValidationTest, BadCalledComputations) {
   xla::HloModuleProto proto = SmallProto();
   Instr(&proto, "n")->add_called_computation_ids(999);
-  EXPECT_THAT(ErrorOf(proto), HasSubstr("instruction %n: called computation id 999 does not exist"));
+  EXPECT_THAT(ErrorOf(proto),
+              HasSubstr("instruction %n: called computation id 999 does not exist"));
   xla::HloModuleProto cycle = SmallProto();
   Instr(&cycle, "n")->add_called_computation_ids(Entry(&cycle)->id());
   EXPECT_THAT(ErrorOf(cycle), HasSubstr("computation %entry is part of a call cycle"));
@@ -107,10 +108,9 @@ TEST(ProtoValidationTest, BadEnumsAndStrings) {
   };
   EXPECT_THAT(error_with([](auto* i) { i->set_fft_type(static_cast<xla::FftType>(99)); }),
               HasSubstr("instruction %n: unknown fft_type 99"));
-  EXPECT_THAT(error_with([](auto* i) {
-                i->set_distribution(static_cast<xla::RandomDistribution>(7));
-              }),
-              HasSubstr("unknown distribution 7"));
+  EXPECT_THAT(
+      error_with([](auto* i) { i->set_distribution(static_cast<xla::RandomDistribution>(7)); }),
+      HasSubstr("unknown distribution 7"));
   EXPECT_THAT(error_with([](auto* i) {
                 i->mutable_precision_config()->add_operand_precision(
                     static_cast<xla::PrecisionConfig::Precision>(5));
@@ -132,8 +132,9 @@ TEST(ProtoValidationTest, BadEnumsAndStrings) {
               HasSubstr("negative dimension size -4"));
   EXPECT_THAT(error_with([](auto* i) { i->mutable_shape()->add_is_dynamic_dimension(true); }),
               HasSubstr("is_dynamic_dimension has"));
-  EXPECT_THAT(error_with([](auto* i) { i->mutable_shape()->mutable_layout()->set_minor_to_major(0, 3); }),
-              HasSubstr("not a permutation"));
+  EXPECT_THAT(
+      error_with([](auto* i) { i->mutable_shape()->mutable_layout()->set_minor_to_major(0, 3); }),
+      HasSubstr("not a permutation"));
   EXPECT_THAT(error_with([](auto* i) { i->clear_shape(); }), HasSubstr("instruction %n: no shape"));
   EXPECT_THAT(error_with([](auto* i) { i->set_opcode("iota"); }),
               HasSubstr("iota needs exactly one dimension"));
@@ -175,8 +176,9 @@ TEST(ProtoValidationTest, ShardingsAndReplicaGroups) {
                 s->add_tile_assignment_devices(0);
               }),
               HasSubstr("sharding: "));
-  EXPECT_THAT(error_with([](auto* i) { i->mutable_sharding()->set_type(xla::OpSharding::MAXIMAL); }),
-              HasSubstr("maximal sharding lists 0 devices"));
+  EXPECT_THAT(
+      error_with([](auto* i) { i->mutable_sharding()->set_type(xla::OpSharding::MAXIMAL); }),
+      HasSubstr("maximal sharding lists 0 devices"));
   EXPECT_THAT(error_with([](auto* i) {
                 xla::OpSharding* s = i->mutable_sharding();
                 s->set_type(xla::OpSharding::TUPLE);
@@ -265,9 +267,10 @@ std::string BigSerializedModule() {
     a->literal = std::move(literal);
     a->metadata.op_name = "const";
   });
-  HloInstruction* ar = b.Add("ar", HloOpcode::kAllReduce, F32({8}), {x, c}, [](InstructionAttributes* a) {
-    a->replica_groups = ReplicaGroups{{}, IotaReplicaGroupList{2, 2, {4}, {}}};
-  });
+  HloInstruction* ar =
+      b.Add("ar", HloOpcode::kAllReduce, F32({8}), {x, c}, [](InstructionAttributes* a) {
+        a->replica_groups = ReplicaGroups{{}, IotaReplicaGroupList{2, 2, {4}, {}}};
+      });
   ar->AppendCalledComputation(add);
   module.set_entry_computation(b.Finish(&module, ar));
   return SerializeModule(module);
@@ -315,7 +318,8 @@ TEST(ParseModuleProtoBytesTest, RandomBytesNeverCrash) {
 TEST(ParseModuleProtoBytesTest, TruncatedSerializationNeverCrashes) {
   const std::string bytes = BigSerializedModule();
   ASSERT_GT(bytes.size(), 100u);
-  for (size_t length = 1; length < bytes.size(); ++length) ExpectCleanResult(bytes.substr(0, length));
+  for (size_t length = 1; length < bytes.size(); ++length)
+    ExpectCleanResult(bytes.substr(0, length));
   EXPECT_FALSE(ParseModuleProtoBytes(bytes.substr(0, bytes.size() / 2)).ok());
 }
 
@@ -344,15 +348,32 @@ TEST(ParseModuleProtoBytesTest, ValueFuzzOfAValidProtoNeverCrashes) {
     xla::HloComputationProto* c = proto.mutable_computations(rng() % proto.computations_size());
     xla::HloInstructionProto* i = c->mutable_instructions(rng() % c->instructions_size());
     switch (rng() % 8) {
-      case 0: if (i->operand_ids_size()) i->set_operand_ids(0, pick()); break;
-      case 1: i->mutable_shape()->add_dimensions(pick()); break;
-      case 2: i->set_parameter_number(pick()); break;
-      case 3: c->set_root_id(pick()); break;
-      case 4: i->mutable_sharding()->add_tile_assignment_dimensions(pick()); break;
-      case 5: i->mutable_literal()->mutable_shape()->add_dimensions(pick()); break;
-      case 6: i->add_called_computation_ids(pick()); break;
-      case 7: i->mutable_collective_device_list()->mutable_iota_replica_group_list()
-                  ->set_num_replica_groups(pick()); break;
+      case 0:
+        if (i->operand_ids_size()) i->set_operand_ids(0, pick());
+        break;
+      case 1:
+        i->mutable_shape()->add_dimensions(pick());
+        break;
+      case 2:
+        i->set_parameter_number(pick());
+        break;
+      case 3:
+        c->set_root_id(pick());
+        break;
+      case 4:
+        i->mutable_sharding()->add_tile_assignment_dimensions(pick());
+        break;
+      case 5:
+        i->mutable_literal()->mutable_shape()->add_dimensions(pick());
+        break;
+      case 6:
+        i->add_called_computation_ids(pick());
+        break;
+      case 7:
+        i->mutable_collective_device_list()
+            ->mutable_iota_replica_group_list()
+            ->set_num_replica_groups(pick());
+        break;
     }
     absl::StatusOr<std::unique_ptr<HloModule>> module = ModuleFromProto(proto);
     if (module.ok()) Print(**module);
@@ -394,7 +415,16 @@ TEST(ForeignProtoTest, XlaOnlyFieldsBecomeAttributes) {
   shape(t);
   t->mutable_triangular_solve_options()->set_lower(true);
   t->mutable_triangular_solve_options()->set_transpose_a(xla::TriangularSolveOptions::NO_TRANSPOSE);
-  t->set_comparison_direction("");
+  xla::HloInstructionProto* cmp = c->add_instructions();
+  cmp->set_name("cmp");
+  cmp->set_opcode("compare");
+  cmp->set_id(4);
+  cmp->add_operand_ids(2);
+  cmp->add_operand_ids(3);
+  shape(cmp);
+  cmp->mutable_shape()->set_element_type(xla::PRED);
+  cmp->set_comparison_direction("LT");
+  cmp->set_comparison_type("FLOAT");  // XLA's default for f32: its printer leaves it out.
   *proto.mutable_host_program_shape()->add_parameters() = p->shape();
   *proto.mutable_host_program_shape()->mutable_result() = t->shape();
   absl::StatusOr<std::unique_ptr<HloModule>> module = ModuleFromProto(proto);
@@ -405,6 +435,7 @@ TEST(ForeignProtoTest, XlaOnlyFieldsBecomeAttributes) {
             "  %p = f32[4,4]{1,0} parameter(0)\n"
             "  ROOT %solve = f32[4,4]{1,0} triangular-solve(%p, %p), lower=true, "
             "transpose_a=NO_TRANSPOSE\n"
+            "  %cmp = pred[4,4]{1,0} compare(%p, %solve), direction=LT\n"
             "}\n");
   // Writing it back sets XLA's field from the verbatim attribute.
   absl::StatusOr<xla::HloModuleProto> again = ModuleToProto(**module);

@@ -8,8 +8,8 @@
 
 #include "hlo/proto/hlo_proto_util.h"
 #include "hlo/proto/proto_internal.h"
-#include "hlo/strings.h"
 #include "hlo/status_macros.h"
+#include "hlo/strings.h"
 
 namespace hlo {
 
@@ -46,8 +46,8 @@ namespace {
 absl::Status CheckPermutation(const std::vector<int64_t>& minor_to_major, int64_t rank) {
   if (static_cast<int64_t>(minor_to_major.size()) != rank) {
     return absl::InvalidArgumentError(hlo::StrCat("layout minor_to_major has ",
-                                                   minor_to_major.size(),
-                                                   " entries for a shape of rank ", rank));
+                                                  minor_to_major.size(),
+                                                  " entries for a shape of rank ", rank));
   }
   std::vector<bool> seen(rank, false);
   for (int64_t d : minor_to_major) {
@@ -93,7 +93,8 @@ absl::StatusOr<Shape> ShapeFromProto(const xla::ShapeProto& proto) {
     return absl::InvalidArgumentError(
         hlo::StrCat("a ", TypeLabel(type_value), " shape has tuple_shapes"));
   }
-  if (!IsArrayType(type) && (proto.dimensions_size() > 0 || proto.is_dynamic_dimension_size() > 0)) {
+  if (!IsArrayType(type) &&
+      (proto.dimensions_size() > 0 || proto.is_dynamic_dimension_size() > 0)) {
     return absl::InvalidArgumentError(
         hlo::StrCat("a ", TypeLabel(type_value), " shape has dimensions"));
   }
@@ -101,9 +102,8 @@ absl::StatusOr<Shape> ShapeFromProto(const xla::ShapeProto& proto) {
     std::vector<Shape> elements;
     elements.reserve(proto.tuple_shapes_size());
     for (const xla::ShapeProto& element : proto.tuple_shapes()) {
-      absl::StatusOr<Shape> shape = ShapeFromProto(element);
-      if (!shape.ok()) return shape.status();
-      elements.push_back(*std::move(shape));
+      ASSIGN_OR_RETURN(Shape shape, ShapeFromProto(element));
+      elements.push_back(std::move(shape));
     }
     return Shape::Tuple(std::move(elements));
   }
@@ -116,18 +116,17 @@ absl::StatusOr<Shape> ShapeFromProto(const xla::ShapeProto& proto) {
   Shape shape = Shape::Array(type, dims);
   if (proto.is_dynamic_dimension_size() > 0) {
     if (proto.is_dynamic_dimension_size() != static_cast<int>(dims.size())) {
-      return absl::InvalidArgumentError(
-          hlo::StrCat("is_dynamic_dimension has ", proto.is_dynamic_dimension_size(),
-                       " entries for a shape of rank ", dims.size()));
+      return absl::InvalidArgumentError(hlo::StrCat("is_dynamic_dimension has ",
+                                                    proto.is_dynamic_dimension_size(),
+                                                    " entries for a shape of rank ", dims.size()));
     }
     for (int i = 0; i < proto.is_dynamic_dimension_size(); ++i) {
       shape.set_dynamic_dimension(i, proto.is_dynamic_dimension(i));
     }
   }
   if (proto.has_layout()) {
-    absl::StatusOr<Layout> layout = LayoutFromProto(proto.layout(), shape.rank());
-    if (!layout.ok()) return layout.status();
-    shape.set_layout(*std::move(layout));
+    ASSIGN_OR_RETURN(Layout layout, LayoutFromProto(proto.layout(), shape.rank()));
+    shape.set_layout(std::move(layout));
   }
   return shape;
 }

@@ -8,6 +8,7 @@
 // canonicalize exactly as XLA does.
 #include "hlo/proto/hlo_proto_util.h"
 #include "hlo/proto/proto_internal.h"
+#include "hlo/status_macros.h"
 #include "hlo/strings.h"
 
 namespace hlo {
@@ -29,10 +30,18 @@ xla::OpSharding WriteSharding(const HloSharding& sharding, bool* lossy) {
         *proto.add_tuple_shardings() = WriteSharding(element, lossy);
       }
       break;
-    case HloSharding::Kind::kReplicated: proto.set_type(xla::OpSharding::REPLICATED); break;
-    case HloSharding::Kind::kManual: proto.set_type(xla::OpSharding::MANUAL); break;
-    case HloSharding::Kind::kUnknown: proto.set_type(xla::OpSharding::UNKNOWN); break;
-    case HloSharding::Kind::kUnreduced: proto.set_type(xla::OpSharding::UNREDUCED); break;
+    case HloSharding::Kind::kReplicated:
+      proto.set_type(xla::OpSharding::REPLICATED);
+      break;
+    case HloSharding::Kind::kManual:
+      proto.set_type(xla::OpSharding::MANUAL);
+      break;
+    case HloSharding::Kind::kUnknown:
+      proto.set_type(xla::OpSharding::UNKNOWN);
+      break;
+    case HloSharding::Kind::kUnreduced:
+      proto.set_type(xla::OpSharding::UNREDUCED);
+      break;
     case HloSharding::Kind::kMaximal:
       proto.set_type(xla::OpSharding::MAXIMAL);
       proto.add_tile_assignment_dimensions(1);
@@ -89,15 +98,15 @@ absl::StatusOr<TileAssignment> ReadTileAssignment(const xla::OpSharding& proto) 
                               ToInt64Vector(proto.iota_transpose_perm()));
 }
 
-absl::StatusOr<HloSharding> ReadTiled(const xla::OpSharding& proto, HloSharding::Metadata metadata) {
-  absl::StatusOr<TileAssignment> ta = ReadTileAssignment(proto);
-  if (!ta.ok()) return ta.status();
+absl::StatusOr<HloSharding> ReadTiled(const xla::OpSharding& proto,
+                                      HloSharding::Metadata metadata) {
+  ASSIGN_OR_RETURN(TileAssignment ta, ReadTileAssignment(proto));
   if (proto.replicate_on_last_tile_dim()) {
     if (proto.last_tile_dims_size() > 0) {
       return absl::InvalidArgumentError(
           "sharding has both replicate_on_last_tile_dim and last_tile_dims");
     }
-    return HloSharding::PartialTile(*std::move(ta), std::move(metadata));
+    return HloSharding::PartialTile(std::move(ta), std::move(metadata));
   }
   if (proto.last_tile_dims_size() > 0) {
     std::vector<OpShardingType> types;
@@ -107,13 +116,13 @@ absl::StatusOr<HloSharding> ReadTiled(const xla::OpSharding& proto, HloSharding:
       }
       types.push_back(static_cast<OpShardingType>(type));
     }
-    return HloSharding::Subgroup(*std::move(ta), types, std::move(metadata));
+    return HloSharding::Subgroup(std::move(ta), types, std::move(metadata));
   }
-  if (ta->num_devices() == 1) {
+  if (ta.num_devices() == 1) {
     // XLA reads a one-device tiling as maximal on that device.
-    return HloSharding::Maximal(ta->device_at(0), std::move(metadata));
+    return HloSharding::Maximal(ta.device_at(0), std::move(metadata));
   }
-  return HloSharding::Tile(*std::move(ta), std::move(metadata));
+  return HloSharding::Tile(std::move(ta), std::move(metadata));
 }
 
 absl::StatusOr<HloSharding> ReadSharding(const xla::OpSharding& proto) {
@@ -126,26 +135,34 @@ absl::StatusOr<HloSharding> ReadSharding(const xla::OpSharding& proto) {
     case xla::OpSharding::TUPLE: {
       std::vector<HloSharding> elements;
       for (const xla::OpSharding& element : proto.tuple_shardings()) {
-        absl::StatusOr<HloSharding> e = ReadSharding(element);
-        if (!e.ok()) return e.status();
-        elements.push_back(*std::move(e));
+        ASSIGN_OR_RETURN(HloSharding e, ReadSharding(element));
+        elements.push_back(std::move(e));
       }
       sharding = HloSharding::Tuple(std::move(elements));
       break;
     }
-    case xla::OpSharding::REPLICATED: sharding = HloSharding::Replicate(std::move(metadata)); break;
-    case xla::OpSharding::MANUAL: sharding = HloSharding::Manual(std::move(metadata)); break;
-    case xla::OpSharding::UNKNOWN: sharding = HloSharding::Unknown(std::move(metadata)); break;
-    case xla::OpSharding::UNREDUCED: sharding = HloSharding::Unreduced(std::move(metadata)); break;
+    case xla::OpSharding::REPLICATED:
+      sharding = HloSharding::Replicate(std::move(metadata));
+      break;
+    case xla::OpSharding::MANUAL:
+      sharding = HloSharding::Manual(std::move(metadata));
+      break;
+    case xla::OpSharding::UNKNOWN:
+      sharding = HloSharding::Unknown(std::move(metadata));
+      break;
+    case xla::OpSharding::UNREDUCED:
+      sharding = HloSharding::Unreduced(std::move(metadata));
+      break;
     case xla::OpSharding::MAXIMAL:
       if (proto.tile_assignment_devices_size() != 1) {
-        return absl::InvalidArgumentError(
-            hlo::StrCat("maximal sharding lists ", proto.tile_assignment_devices_size(),
-                         " devices, not 1"));
+        return absl::InvalidArgumentError(hlo::StrCat(
+            "maximal sharding lists ", proto.tile_assignment_devices_size(), " devices, not 1"));
       }
       sharding = HloSharding::Maximal(proto.tile_assignment_devices(0), std::move(metadata));
       break;
-    case xla::OpSharding::OTHER: sharding = ReadTiled(proto, std::move(metadata)); break;
+    case xla::OpSharding::OTHER:
+      sharding = ReadTiled(proto, std::move(metadata));
+      break;
     default:
       return absl::InvalidArgumentError(
           hlo::StrCat("unknown sharding type ", static_cast<int>(proto.type())));
@@ -161,8 +178,8 @@ absl::StatusOr<HloSharding> ReadSharding(const xla::OpSharding& proto) {
     case xla::OpSharding::LIKE:
       return sharding->WithShardGroup(ShardGroup::Like(proto.shard_group_id()));
     default:
-      return absl::InvalidArgumentError(hlo::StrCat(
-          "unknown shard group type ", static_cast<int>(proto.shard_group_type())));
+      return absl::InvalidArgumentError(
+          hlo::StrCat("unknown shard group type ", static_cast<int>(proto.shard_group_type())));
   }
 }
 

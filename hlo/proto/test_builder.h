@@ -35,7 +35,8 @@ class ComputationBuilder {
   HloInstruction* Add(std::string name, HloOpcode opcode, Shape shape,
                       std::vector<HloInstruction*> operands = {},
                       const std::function<void(InstructionAttributes*)>& set = nullptr) {
-    std::unique_ptr<HloInstruction> instr = HloInstruction::Create(opcode, std::move(shape), operands);
+    std::unique_ptr<HloInstruction> instr =
+        HloInstruction::Create(opcode, std::move(shape), operands);
     instr->set_name(std::move(name));
     if (set) set(instr->mutable_attrs());
     return computation_->AddInstruction(std::move(instr));
@@ -45,12 +46,11 @@ class ComputationBuilder {
                [&](InstructionAttributes* a) { a->parameter_number = number; });
   }
   HloInstruction* Scalar(std::string name, float value) {
-    return Add(std::move(name), HloOpcode::kConstant, F32({}), {},
-               [&](InstructionAttributes* a) {
-                 Literal literal(F32({}));
-                 literal.SetDouble(0, value);
-                 a->literal = std::move(literal);
-               });
+    return Add(std::move(name), HloOpcode::kConstant, F32({}), {}, [&](InstructionAttributes* a) {
+      Literal literal(F32({}));
+      literal.SetDouble(0, value);
+      a->literal = std::move(literal);
+    });
   }
   // Sets the root and hands the computation to `module`.
   HloComputation* Finish(HloModule* module, HloInstruction* root) {

@@ -112,7 +112,8 @@ TEST(LiteralProtoTest, EveryArrayTypeRoundTrips) {
     SCOPED_TRACE(PrimitiveTypeName(type));
     const bool is_unsigned = IsUnsignedIntegralType(type) || type == PrimitiveType::kF8E8M0FNU;
     const bool tiny = BitWidth(type) <= 2 || type == PrimitiveType::kPred;
-    ExpectLiteralRoundTrip(MakeLiteral(type, {2, 2}, {0, 1, tiny ? 0.0 : 2.0, is_unsigned ? 1.0 : -1.0}));
+    ExpectLiteralRoundTrip(
+        MakeLiteral(type, {2, 2}, {0, 1, tiny ? 0.0 : 2.0, is_unsigned ? 1.0 : -1.0}));
   }
   Literal tuple(Shape::Tuple({Shape::Array(PrimitiveType::kS64, {2}), Shape::Tuple({})}));
   (*tuple.mutable_tuple_elements())[0].SetInt(0, -7);
@@ -172,8 +173,8 @@ TEST(ShardingProtoTest, ExplicitFormAndSubgroups) {
   EXPECT_THAT(proto.tile_assignment_devices(), ElementsAre(0, 2, 1, 3));
   EXPECT_TRUE(proto.replicate_on_last_tile_dim());
   EXPECT_FALSE(RoundTrip(explicit_form).tile_assignment().is_iota());
-  HloSharding manual = *HloSharding::Subgroup(*TileAssignment::Iota({2, 2, 2}),
-                                              {OpShardingType::kManual, OpShardingType::kReplicated});
+  HloSharding manual = *HloSharding::Subgroup(
+      *TileAssignment::Iota({2, 2, 2}), {OpShardingType::kManual, OpShardingType::kReplicated});
   xla::OpSharding manual_proto = ShardingToProto(manual);
   EXPECT_THAT(manual_proto.last_tile_dims(),
               ElementsAre(xla::OpSharding::MANUAL, xla::OpSharding::REPLICATED));

@@ -19,8 +19,10 @@ namespace proto_internal {
 namespace {
 
 std::string_view Strip(std::string_view text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())))
+    text.remove_prefix(1);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
+    text.remove_suffix(1);
   return text;
 }
 
@@ -81,27 +83,33 @@ void ExportOne(HloOpcode op, std::string_view name, std::string_view value,
     if (name == "lower" && flag) o->set_lower(*flag);
     if (name == "unit_diagonal" && flag) o->set_unit_diagonal(*flag);
     xla::TriangularSolveOptions::Transpose t;
-    if (name == "transpose_a" && xla::TriangularSolveOptions::Transpose_Parse(std::string(value), &t)) {
+    if (name == "transpose_a" &&
+        xla::TriangularSolveOptions::Transpose_Parse(std::string(value), &t)) {
       o->set_transpose_a(t);
     }
   } else if (op == HloOpcode::kCholesky && name == "lower") {
-    if (std::optional<bool> flag = ParseBool(value)) proto->mutable_cholesky_options()->set_lower(*flag);
+    if (std::optional<bool> flag = ParseBool(value))
+      proto->mutable_cholesky_options()->set_lower(*flag);
   } else if (op == HloOpcode::kRngBitGenerator && name == "algorithm") {
     xla::RandomAlgorithm a;
-    if (xla::RandomAlgorithm_Parse(absl::AsciiStrToUpper(std::string(value)), &a)) proto->set_rng_algorithm(a);
+    if (xla::RandomAlgorithm_Parse(absl::AsciiStrToUpper(std::string(value)), &a))
+      proto->set_rng_algorithm(a);
   } else if (op == HloOpcode::kCustomCall && name == "schedule") {
     xla::CustomCallSchedule s;
     if (xla::CustomCallSchedule_Parse(std::string(value), &s)) proto->set_custom_call_schedule(s);
   } else if (op == HloOpcode::kCustomCall && name == "api_version") {
     xla::CustomCallApiVersion v;
-    if (xla::CustomCallApiVersion_Parse(std::string(value), &v)) proto->set_custom_call_api_version(v);
-  } else if (name == "algorithm" &&
-             (op == HloOpcode::kDot || op == HloOpcode::kConvolution || op == HloOpcode::kRaggedDot)) {
+    if (xla::CustomCallApiVersion_Parse(std::string(value), &v))
+      proto->set_custom_call_api_version(v);
+  } else if (name == "algorithm" && (op == HloOpcode::kDot || op == HloOpcode::kConvolution ||
+                                     op == HloOpcode::kRaggedDot)) {
     xla::PrecisionConfig::Algorithm a;
-    if (xla::PrecisionConfig::Algorithm_Parse(hlo::StrCat("ALG_", absl::AsciiStrToUpper(std::string(value))), &a)) {
+    if (xla::PrecisionConfig::Algorithm_Parse(
+            hlo::StrCat("ALG_", absl::AsciiStrToUpper(std::string(value))), &a)) {
       proto->mutable_precision_config()->set_algorithm(a);
     }
-  } else if (op == HloOpcode::kRaggedDot && (name == "lhs_ragged_dims" || name == "rhs_group_dims")) {
+  } else if (op == HloOpcode::kRaggedDot &&
+             (name == "lhs_ragged_dims" || name == "rhs_group_dims")) {
     std::optional<std::vector<int64_t>> dims = ParseIntList(value);
     if (!dims) return;
     xla::RaggedDotDimensionNumbers* r = proto->mutable_ragged_dot_dimension_numbers();
@@ -120,7 +128,8 @@ void ExportOne(HloOpcode op, std::string_view name, std::string_view value,
     }
     *proto->mutable_parameter_replication() = std::move(replication);
   } else if (name == "async_execution_thread") {
-    if (std::optional<std::string> thread = Unquote(value)) proto->set_async_execution_thread(*thread);
+    if (std::optional<std::string> thread = Unquote(value))
+      proto->set_async_execution_thread(*thread);
   } else if (op == HloOpcode::kRngGetAndUpdateState && name == "delta") {
     if (std::optional<int64_t> delta = ParseInt64(value)) proto->set_delta(*delta);
   } else if (op == HloOpcode::kParameter && name == "cross_program_prefetch_index") {
@@ -171,7 +180,8 @@ void ImportXlaFields(const xla::HloInstructionProto& proto, HloOpcode op,
     if (r.rhs_group_dimensions_size() > 0) add("rhs_group_dims", IntList(r.rhs_group_dimensions()));
   }
   if (proto.is_composite()) add("is_composite", "true");
-  if (op == HloOpcode::kParameter && proto.parameter_replication().replicated_at_leaf_buffers_size()) {
+  if (op == HloOpcode::kParameter &&
+      proto.parameter_replication().replicated_at_leaf_buffers_size()) {
     std::vector<std::string> flags;
     for (bool b : proto.parameter_replication().replicated_at_leaf_buffers()) {
       flags.push_back(b ? "true" : "false");
@@ -186,6 +196,22 @@ void ImportXlaFields(const xla::HloInstructionProto& proto, HloOpcode op,
   if (op == HloOpcode::kParameter && proto.has_cross_program_prefetch_index()) {
     add("cross_program_prefetch_index", hlo::StrCat(proto.cross_program_prefetch_index()));
   }
+}
+
+void DropXlaDefaults(HloInstruction* instr) {
+  InstructionAttributes* a = instr->mutable_attrs();
+  bool all_default = true;
+  for (Precision p : a->operand_precision) all_default &= p == Precision::kDefault;
+  if (all_default) a->operand_precision.clear();
+  if (instr->opcode() != HloOpcode::kCompare || instr->operand_count() == 0) return;
+  const PrimitiveType type = instr->operand(0)->shape().element_type();
+  ComparisonType xla_default = ComparisonType::kUnsigned;
+  if (IsFloatingPointType(type) || IsComplexType(type)) {
+    xla_default = ComparisonType::kFloat;
+  } else if (IsSignedIntegralType(type)) {
+    xla_default = ComparisonType::kSigned;
+  }
+  if (a->comparison_type == xla_default) a->comparison_type = ComparisonType::kDefault;
 }
 
 }  // namespace proto_internal
