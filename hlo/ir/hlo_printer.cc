@@ -89,7 +89,7 @@ void AppendSlice(const std::vector<SliceDimension>& dims, std::string* out) {
   out->push_back('}');
 }
 
-void AppendMetadata(const OpMetadata& m, std::string* out) {
+void AppendOpMetadataImpl(const OpMetadata& m, std::string* out) {
   out->push_back('{');
   bool first = true;
   auto sep = [&] {
@@ -461,6 +461,10 @@ void AppendOperands(const HloInstruction& instr, std::string* out) {
 
 }  // namespace
 
+void AppendOpMetadata(const OpMetadata& metadata, std::string* out) {
+  AppendOpMetadataImpl(metadata, out);
+}
+
 void AppendQuoted(std::string_view text, std::string* out) {
   out->push_back('"');
   for (char c : text) {
@@ -592,7 +596,7 @@ void PrintInstruction(const HloInstruction& instr, std::string* out) {
   }
   if (!a.metadata.empty()) {
     AppendAttr("metadata", out);
-    AppendMetadata(a.metadata, out);
+    AppendOpMetadata(a.metadata, out);
   }
   if (!a.frontend_attributes.empty()) {
     AppendAttr("frontend_attributes", out);

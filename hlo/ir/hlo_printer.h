@@ -20,6 +20,8 @@ void PrintInstruction(const HloInstruction& instr, std::string* out);
 
 // `"..."` with backslash escapes for quotes, backslashes and control characters.
 void AppendQuoted(std::string_view text, std::string* out);
+// `{op_type="..." op_name="..." source_line=N ...}`: the fields that are set, in a fixed order.
+void AppendOpMetadata(const OpMetadata& metadata, std::string* out);
 // `{a,b,c}`.
 void AppendBracedInts(const std::vector<int64_t>& values, std::string* out);
 // The text of a program shape `(f32[2]{0}, s32[])->f32[]`.

@@ -372,6 +372,10 @@ absl::StatusOr<PendingInstruction> Parser::ParseInstruction() {
     RETURN_IF_ERROR(cursor_.Expect('=', StrCat("after attribute '", attr, "'")));
     RETURN_IF_ERROR(ParseInstructionAttribute(cursor_, attr, at, &p));
   }
+  // As in XLA, a fusion must say its kind (the printer always writes `kind=`).
+  if (*opcode == HloOpcode::kFusion && p.instr->attrs().fusion_kind.empty()) {
+    return cursor_.ErrorAt(opcode_at, "a fusion needs a kind attribute (e.g. kind=kLoop)");
+  }
   return p;
 }
 

@@ -11,6 +11,8 @@
 #include <limits>
 
 #include "hlo/ir/hlo_printer.h"
+#include "hlo/parser/instruction_attributes.h"
+#include "hlo/parser/text_cursor.h"
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
 
@@ -217,156 +219,16 @@ std::optional<OpMetadata> DecodeMetadata(std::string_view text) {
 }
 
 std::string MetadataText(const OpMetadata& m) {
-  std::string out;
-  auto sep = [&] {
-    if (!out.empty()) out.push_back(' ');
-  };
-  auto str = [&](std::string_view key, const std::string& v) {
-    if (v.empty()) return;
-    sep();
-    hlo::StrAppend(&out, key, "=");
-    AppendQuoted(v, &out);
-  };
-  auto num = [&](std::string_view key, int64_t v) {
-    if (v == 0) return;
-    sep();
-    hlo::StrAppend(&out, key, "=", v);
-  };
-  str("op_type", m.op_type);
-  str("op_name", m.op_name);
-  str("source_file", m.source_file);
-  num("source_line", m.source_line);
-  num("source_end_line", m.source_end_line);
-  num("source_column", m.source_column);
-  num("source_end_column", m.source_end_column);
-  if (!m.profile_type.empty()) {
-    sep();
-    out.append("profile_type={");
-    for (size_t i = 0; i < m.profile_type.size(); ++i) {
-      if (i) out.push_back(',');
-      out.append(m.profile_type[i]);
-    }
-    out.push_back('}');
-  }
-  str("deduplicated_name", m.deduplicated_name);
-  num("stack_frame_id", m.stack_frame_id);
-  str("scheduling_name", m.scheduling_name);
-  return out;
+  std::string braced;
+  AppendOpMetadata(m, &braced);
+  return braced.substr(1, braced.size() - 2);  // Without the surrounding braces.
 }
-
-namespace {
-
-// Reads a quoted string at `*pos` written by AppendQuoted.
-std::optional<std::string> ReadQuoted(std::string_view text, size_t* pos) {
-  if (*pos >= text.size() || text[*pos] != '"') return std::nullopt;
-  std::string out;
-  size_t i = *pos + 1;
-  while (i < text.size() && text[i] != '"') {
-    char c = text[i++];
-    if (c != '\\') {
-      out.push_back(c);
-      continue;
-    }
-    if (i >= text.size()) return std::nullopt;
-    char e = text[i++];
-    switch (e) {
-      case '"':
-        out.push_back('"');
-        break;
-      case '\\':
-        out.push_back('\\');
-        break;
-      case 'n':
-        out.push_back('\n');
-        break;
-      case 't':
-        out.push_back('\t');
-        break;
-      case 'r':
-        out.push_back('\r');
-        break;
-      case 'x': {
-        if (i + 2 > text.size()) return std::nullopt;
-        int value = 0;
-        auto [ptr, ec] = std::from_chars(text.data() + i, text.data() + i + 2, value, 16);
-        if (ec != std::errc() || ptr != text.data() + i + 2) return std::nullopt;
-        out.push_back(static_cast<char>(value));
-        i += 2;
-        break;
-      }
-      default:
-        return std::nullopt;
-    }
-  }
-  if (i >= text.size()) return std::nullopt;
-  *pos = i + 1;
-  return out;
-}
-
-}  // namespace
 
 std::optional<OpMetadata> ParseMetadataText(std::string_view text) {
+  const std::string braced = hlo::StrCat("{", text, "}");
+  TextCursor cursor(braced, "metadata");
   OpMetadata m;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    if (pos > 0) {
-      if (text[pos] != ' ') return std::nullopt;
-      ++pos;
-    }
-    const size_t eq = text.find('=', pos);
-    if (eq == std::string_view::npos) return std::nullopt;
-    const std::string_view key = text.substr(pos, eq - pos);
-    pos = eq + 1;
-    std::string* str_field = nullptr;
-    int64_t* int_field = nullptr;
-    if (key == "op_type")
-      str_field = &m.op_type;
-    else if (key == "op_name")
-      str_field = &m.op_name;
-    else if (key == "source_file")
-      str_field = &m.source_file;
-    else if (key == "deduplicated_name")
-      str_field = &m.deduplicated_name;
-    else if (key == "scheduling_name")
-      str_field = &m.scheduling_name;
-    else if (key == "source_line")
-      int_field = &m.source_line;
-    else if (key == "source_end_line")
-      int_field = &m.source_end_line;
-    else if (key == "source_column")
-      int_field = &m.source_column;
-    else if (key == "source_end_column")
-      int_field = &m.source_end_column;
-    else if (key == "stack_frame_id")
-      int_field = &m.stack_frame_id;
-    if (str_field != nullptr) {
-      std::optional<std::string> value = ReadQuoted(text, &pos);
-      if (!value) return std::nullopt;
-      *str_field = *std::move(value);
-      if (str_field == &m.scheduling_name) m.scheduling_name_set = true;
-    } else if (int_field != nullptr) {
-      size_t end = text.find(' ', pos);
-      if (end == std::string_view::npos) end = text.size();
-      std::optional<int64_t> value = ParseInt64(text.substr(pos, end - pos));
-      if (!value) return std::nullopt;
-      *int_field = *value;
-      pos = end;
-    } else if (key == "profile_type") {
-      if (pos >= text.size() || text[pos] != '{') return std::nullopt;
-      const size_t close = text.find('}', pos);
-      if (close == std::string_view::npos) return std::nullopt;
-      std::string_view list = text.substr(pos + 1, close - pos - 1);
-      while (!list.empty()) {
-        const size_t comma = list.find(',');
-        m.profile_type.emplace_back(list.substr(0, comma));
-        if (comma == std::string_view::npos) break;
-        list.remove_prefix(comma + 1);
-      }
-      pos = close + 1;
-    } else {
-      return std::nullopt;
-    }
-  }
+  if (!ParseMetadata(cursor, &m).ok() || !cursor.AtEnd()) return std::nullopt;
   return m;
 }
 
