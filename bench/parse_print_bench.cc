@@ -5,8 +5,8 @@
 // are made of (sharded parameters with layouts, dots with dimension numbers, broadcasts,
 // reduces that call a scalar region, array constants, elementwise ops, transposes, converts),
 // most of them carrying `metadata={op_name=... source_file=... source_line=...}`. An ENTRY
-// computation calls every layer. Before any benchmark runs, the text is checked to parse and
-// to round-trip through the printer, so a generator change that the parser rejects fails loudly
+// computation calls every layer. As in an XLA dump, instruction names are unique in the module. Before any benchmark runs, the text is checked to parse and
+// to round-trip through the printer, so that a generator change that the parser rejects fails loudly
 // instead of benchmarking an error path.
 //
 // Benchmarks (all report bytes/s through SetBytesProcessed):
@@ -33,8 +33,12 @@
 namespace hlo {
 namespace {
 
-// Size the generator stops at (bytes); the module ends after the layer that crosses it.
-constexpr size_t kTargetBytes = 5 * 1000 * 1000;
+// Size the generator stops at (bytes); the module ends after the layer that crosses it. The
+// environment variable HLO_BENCH_BYTES overrides it (e.g. a smaller input for a profiler).
+size_t TargetBytes() {
+  const char* env = std::getenv("HLO_BENCH_BYTES");
+  return env != nullptr ? std::strtoull(env, nullptr, 10) : 5 * 1000 * 1000;
+}
 // Instruction blocks per layer computation; each block is about 15 instructions.
 constexpr int kBlocksPerLayer = 6;
 
@@ -84,7 +88,7 @@ void AppendFloatArray(Lcg& rng, int rows, int cols, std::string* out) {
 // One block of a layer: matmul + bias + activation + normalization-like reduce. `in` is the name
 // of an f32[64,128]{1,0} value; returns the name of the block's f32[64,128]{1,0} result.
 std::string AppendBlock(Lcg& rng, int layer, int block, const std::string& in, std::string* out) {
-  const std::string s = StrCat(".", block);
+  const std::string s = StrCat(".", layer, ".", block);
   auto name = [&](std::string_view base) { return StrCat(base, s); };
   auto line = [&](std::string_view n, std::string_view rest) {
     StrAppend(out, "  %", n, " = ", rest);
@@ -159,23 +163,26 @@ std::string AppendBlock(Lcg& rng, int layer, int block, const std::string& in, s
 }
 
 void AppendLayerSignature(int layer, std::string* out) {
-  StrAppend(out, "%layer.", layer, " (x: f32[64,128]");
+  StrAppend(out, "%layer.", layer, " (x.", layer, ": f32[64,128]");
   for (int b = 0; b < kBlocksPerLayer; ++b) {
-    StrAppend(out, ", weight.", b, ": f32[128,256], bias.", b, ": f32[256]");
+    StrAppend(out, ", weight.", layer, ".", b, ": f32[128,256], bias.", layer, ".", b,
+              ": f32[256]");
   }
-  for (int b = 0; b < kBlocksPerLayer; ++b) StrAppend(out, ", down.", b, ": f32[256,128]");
+  for (int b = 0; b < kBlocksPerLayer; ++b) {
+    StrAppend(out, ", down.", layer, ".", b, ": f32[256,128]");
+  }
   out->append(") -> f32[64,128] {\n");
 }
 
 void AppendLayer(Lcg& rng, int layer, std::string* out) {
   AppendLayerSignature(layer, out);
-  StrAppend(out, "  %x = f32[64,128]{1,0} parameter(0), sharding=",
+  StrAppend(out, "  %x.", layer, " = f32[64,128]{1,0} parameter(0), sharding=",
             kShardings[rng.Below(6)]);
   AppendMetadata(rng, layer, "input", out);
   out->push_back('\n');
-  std::string value = "x";
+  std::string value = StrCat("x.", layer);
   for (int b = 0; b < kBlocksPerLayer; ++b) value = AppendBlock(rng, layer, b, value, out);
-  StrAppend(out, "  ROOT %result = f32[64,128]{1,0} copy(%", value, ")\n}\n\n");
+  StrAppend(out, "  ROOT %result.", layer, " = f32[64,128]{1,0} copy(%", value, ")\n}\n\n");
 }
 
 std::string GenerateModule() {
@@ -185,15 +192,13 @@ std::string GenerateModule() {
       "f32[128,256]{1,0}, f32[256]{0}, f32[256,128]{0,1})->f32[64,128]{1,0}}, "
       "num_partitions=8\n\n";
   for (int r = 0; r < 8; ++r) {
-    StrAppend(&text, "%region_add.", r,
-              " (lhs: f32[], rhs: f32[]) -> f32[] {\n"
-              "  %lhs = f32[] parameter(0)\n"
-              "  %rhs = f32[] parameter(1)\n"
-              "  ROOT %sum = f32[] add(%lhs, %rhs)\n"
-              "}\n\n");
+    StrAppend(&text, "%region_add.", r, " (lhs.", r, ": f32[], rhs.", r, ": f32[]) -> f32[] {\n",
+              "  %lhs.", r, " = f32[] parameter(0)\n", "  %rhs.", r, " = f32[] parameter(1)\n",
+              "  ROOT %sum.", r, " = f32[] add(%lhs.", r, ", %rhs.", r, ")\n}\n\n");
   }
   int layers = 0;
-  while (text.size() < kTargetBytes) AppendLayer(rng, layers++, &text);
+  const size_t target = TargetBytes();
+  while (text.size() < target) AppendLayer(rng, layers++, &text);
   // ENTRY: four shared parameters, every layer called in sequence on the running activation.
   text.append(
       "ENTRY %main (x: f32[64,128], w: f32[128,256], b: f32[256], d: f32[256,128]) -> "

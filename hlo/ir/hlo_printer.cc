@@ -466,23 +466,31 @@ void AppendOpMetadata(const OpMetadata& metadata, std::string* out) {
 }
 
 void AppendQuoted(std::string_view text, std::string* out) {
+  auto needs_escape = [](char c) {
+    return c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20;
+  };
   out->push_back('"');
-  for (char c : text) {
+  size_t i = 0;
+  while (i < text.size()) {
+    // Copy the run of characters that need no escape in one piece.
+    size_t run_end = i;
+    while (run_end < text.size() && !needs_escape(text[run_end])) ++run_end;
+    out->append(text.data() + i, run_end - i);
+    if (run_end == text.size()) break;
+    const char c = text[run_end];
+    i = run_end + 1;
     switch (c) {
       case '"': out->append("\\\""); break;
       case '\\': out->append("\\\\"); break;
       case '\n': out->append("\\n"); break;
       case '\t': out->append("\\t"); break;
       case '\r': out->append("\\r"); break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          static const char kHex[] = "0123456789abcdef";
-          out->append("\\x");
-          out->push_back(kHex[(c >> 4) & 0xF]);
-          out->push_back(kHex[c & 0xF]);
-        } else {
-          out->push_back(c);
-        }
+      default: {
+        static const char kHex[] = "0123456789abcdef";
+        out->append("\\x");
+        out->push_back(kHex[(c >> 4) & 0xF]);
+        out->push_back(kHex[c & 0xF]);
+      }
     }
   }
   out->push_back('"');

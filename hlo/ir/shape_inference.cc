@@ -116,15 +116,24 @@ absl::StatusOr<int64_t> ExplicitGroupSize(const HloInstruction& instr,
 // (channel_id, op without use_global_device_ids), or replicas x partitions.
 absl::StatusOr<int64_t> GroupSize(const HloInstruction& instr, bool has_global_ids_flag) {
   const InstructionAttributes& attrs = instr.attrs();
+  const HloModule* module = instr.parent() ? instr.parent()->parent() : nullptr;
+  // Cross-replica-and-partition mode: the groups list replica ids and each spans every
+  // partition.
+  const int64_t partitions_per_member =
+      has_global_ids_flag && attrs.channel_id.has_value() && !attrs.use_global_device_ids &&
+              module != nullptr
+          ? module->config().num_partitions
+          : 1;
   if (attrs.replica_groups.has_value()) {
     if (attrs.replica_groups->iota.has_value()) {
-      return IotaGroupSize(instr, *attrs.replica_groups->iota);
+      ASSIGN_OR_RETURN(int64_t size, IotaGroupSize(instr, *attrs.replica_groups->iota));
+      return size * partitions_per_member;
     }
     if (!attrs.replica_groups->groups.empty()) {
-      return ExplicitGroupSize(instr, attrs.replica_groups->groups);
+      ASSIGN_OR_RETURN(int64_t size, ExplicitGroupSize(instr, attrs.replica_groups->groups));
+      return size * partitions_per_member;
     }
   }
-  const HloModule* module = instr.parent() ? instr.parent()->parent() : nullptr;
   if (module == nullptr) {
     return InvalidArg(OpName(instr), ": replica_groups is empty and the instruction is not in ",
                       "a module, so the group size is unknown");

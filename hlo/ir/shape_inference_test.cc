@@ -660,6 +660,11 @@ TEST_F(InferShapeTest, CollectiveGroupSizes) {
   ExpectShape(InferShape(*ag), F32({4, 12}));  // No channel: replica_count.
   ag->mutable_attrs()->channel_id = 1;
   ExpectShape(InferShape(*ag), F32({4, 48}));  // Replicas x partitions.
+  // Cross-replica-and-partition: replica groups, each spanning all 4 partitions.
+  ag->mutable_attrs()->replica_groups = ReplicaGroups{{{0, 1}}, std::nullopt};
+  ExpectShape(InferShape(*ag), F32({4, 48}));
+  // Global device ids: the groups are the participants.
+  ag->mutable_attrs()->use_global_device_ids = true;
   ag->mutable_attrs()->replica_groups = ReplicaGroups{{{0, 1, 2}, {3, 4, 5}}, std::nullopt};
   ExpectShape(InferShape(*ag), F32({4, 18}));
   ag->mutable_attrs()->replica_groups = ReplicaGroups{{{0, 1, 2}, {3, 4}}, std::nullopt};

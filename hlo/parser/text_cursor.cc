@@ -1,5 +1,6 @@
-// Lexical scanning for the HLO text parser. Line and column are computed only when an error
-// is reported, so the hot path is a plain pointer walk.
+// Lexical scanning for the HLO text parser. Line and column are computed only on request (for
+// errors and for the parser's instruction locations), resuming from the previous request, so the
+// hot path is a plain pointer walk.
 #include "hlo/parser/text_cursor.h"
 
 #include <algorithm>
@@ -130,13 +131,14 @@ absl::StatusOr<std::string> TextCursor::ParseQuoted(std::string_view what) {
   }
   size_t start = pos_++;
   std::string out;
-  while (pos_ < text_.size() && text_[pos_] != '"') {
-    char c = text_[pos_++];
-    if (c != '\\') {
-      out.push_back(c);
-      continue;
-    }
-    if (pos_ >= text_.size()) break;
+  while (pos_ < text_.size()) {
+    // Copy the run up to the next quote or backslash in one piece.
+    size_t run_end = pos_;
+    while (run_end < text_.size() && text_[run_end] != '"' && text_[run_end] != '\\') ++run_end;
+    out.append(text_.data() + pos_, run_end - pos_);
+    pos_ = run_end;
+    if (pos_ >= text_.size() || text_[pos_] == '"') break;
+    if (++pos_ >= text_.size()) break;  // A backslash at the very end.
     char e = text_[pos_++];
     switch (e) {
       case 'n': out.push_back('\n'); break;
@@ -144,8 +146,9 @@ absl::StatusOr<std::string> TextCursor::ParseQuoted(std::string_view what) {
       case 'r': out.push_back('\r'); break;
       case 'x': {
         int v = 0, digits = 0;
-        while (digits < 2 && pos_ < text_.size() && std::isxdigit(text_[pos_])) {
-          char h = text_[pos_++];
+        while (digits < 2 && pos_ < text_.size() &&
+               std::isxdigit(static_cast<unsigned char>(text_[pos_]))) {
+          unsigned char h = static_cast<unsigned char>(text_[pos_++]);
           v = v * 16 + (std::isdigit(h) ? h - '0' : (std::tolower(h) - 'a' + 10));
           ++digits;
         }
@@ -204,16 +207,21 @@ absl::StatusOr<std::string_view> TextCursor::CaptureValue(std::string_view what)
 }
 
 void TextCursor::LineCol(size_t offset, int64_t* line, int64_t* col) const {
-  *line = 1;
-  size_t line_start = 0;
   offset = std::min(offset, text_.size());
-  for (size_t i = 0; i < offset; ++i) {
+  if (offset < line_cache_offset_) {  // Rare: the walk restarts from the top.
+    line_cache_offset_ = 0;
+    line_cache_line_ = 1;
+    line_cache_start_ = 0;
+  }
+  for (size_t i = line_cache_offset_; i < offset; ++i) {
     if (text_[i] == '\n') {
-      ++*line;
-      line_start = i + 1;
+      ++line_cache_line_;
+      line_cache_start_ = i + 1;
     }
   }
-  *col = static_cast<int64_t>(offset - line_start) + 1;
+  line_cache_offset_ = offset;
+  *line = line_cache_line_;
+  *col = static_cast<int64_t>(offset - line_cache_start_) + 1;
 }
 
 absl::Status TextCursor::ErrorAt(size_t offset, std::string_view message) const {

@@ -63,11 +63,13 @@ absl::Status CollectiveHub::Rendezvous(
   }
   ++slot.finished;
   cv_.notify_all();
-  absl::Status finished =
-      wait_for([&] { return slot.finished == num_devices_; }, "waiting for peers to finish");
+  // Every device has arrived, so every device runs its compute, which does not block, and
+  // finishes. Wait for all of them with no deadline and regardless of errors: a device that
+  // left early would free its input while a peer may still be reading it.
+  cv_.wait(lock, [&] { return slot.finished == num_devices_; });
   if (++slot.departed == num_devices_) slots_.erase(key);
   if (!computed.ok()) return computed;
-  return finished;
+  return aborted_;
 }
 
 }  // namespace runtime

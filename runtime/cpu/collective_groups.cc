@@ -1,0 +1,148 @@
+// Group resolution: pick the mode, expand replica_groups (iota or explicit), find the group
+// holding this device's id in that mode, and map its ids to global device ids.
+#include "runtime/cpu/collective_groups.h"
+
+#include "hlo/status_macros.h"
+#include "hlo/strings.h"
+
+namespace runtime {
+namespace {
+
+using hlo::HloInstruction;
+using hlo::HloOpcode;
+
+// Ops whose XLA instruction class has a use_global_device_ids field.
+bool HasGlobalIdsFlag(HloOpcode opcode) {
+  switch (opcode) {
+    case HloOpcode::kAllReduce:
+    case HloOpcode::kAllReduceStart:
+    case HloOpcode::kAllGather:
+    case HloOpcode::kAllGatherStart:
+    case HloOpcode::kReduceScatter:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::string_view IdKind(CollectiveGroupMode mode) {
+  switch (mode) {
+    case CollectiveGroupMode::kCrossPartition:
+      return "partition";
+    case CollectiveGroupMode::kFlattenedId:
+      return "device";
+    default:
+      return "replica";
+  }
+}
+
+// This device's id in `mode` and how many ids the mode has.
+std::pair<int64_t, int64_t> IdAndCount(CollectiveGroupMode mode, const DeviceContext& d) {
+  switch (mode) {
+    case CollectiveGroupMode::kCrossPartition:
+      return {d.partition_id, d.num_partitions};
+    case CollectiveGroupMode::kFlattenedId:
+      return {GlobalDeviceId(d), d.num_partitions * d.num_replicas};
+    default:
+      return {d.replica_id, d.num_replicas};
+  }
+}
+
+// Global ids of the devices that group `ids` (ids of `mode`) stands for, as seen by `d`.
+std::vector<int64_t> ToGlobal(CollectiveGroupMode mode, const std::vector<int64_t>& ids,
+                              const DeviceContext& d) {
+  std::vector<int64_t> out;
+  const int64_t p_count = d.num_partitions;
+  for (int64_t id : ids) {
+    switch (mode) {
+      case CollectiveGroupMode::kCrossReplica:
+        out.push_back(id * p_count + d.partition_id);
+        break;
+      case CollectiveGroupMode::kCrossPartition:
+        out.push_back(d.replica_id * p_count + id);
+        break;
+      case CollectiveGroupMode::kFlattenedId:
+        out.push_back(id);
+        break;
+      case CollectiveGroupMode::kCrossReplicaAndPartition:
+        for (int64_t p = 0; p < p_count; ++p) out.push_back(id * p_count + p);
+        break;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<CollectiveGroupMode> GroupModeOf(const HloInstruction& instr) {
+  const hlo::InstructionAttributes& attrs = instr.attrs();
+  if (!attrs.channel_id.has_value()) {
+    if (attrs.use_global_device_ids) {
+      return absl::InvalidArgumentError(hlo::StrCat(
+          "instruction %", instr.name(), ": use_global_device_ids=true needs a channel_id"));
+    }
+    return CollectiveGroupMode::kCrossReplica;
+  }
+  if (attrs.use_global_device_ids) return CollectiveGroupMode::kFlattenedId;
+  return HasGlobalIdsFlag(instr.opcode()) ? CollectiveGroupMode::kCrossReplicaAndPartition
+                                          : CollectiveGroupMode::kCrossPartition;
+}
+
+absl::StatusOr<DeviceGroup> DeviceGroupOf(const HloInstruction& instr, const DeviceContext& d) {
+  ASSIGN_OR_RETURN(CollectiveGroupMode mode, GroupModeOf(instr));
+  const auto [my_id, count] = IdAndCount(mode, d);
+  std::vector<std::vector<int64_t>> groups;
+  if (instr.attrs().replica_groups.has_value()) groups = instr.attrs().replica_groups->Expanded();
+  if (groups.empty()) {
+    groups.emplace_back();
+    for (int64_t id = 0; id < count; ++id) groups.back().push_back(id);
+  }
+  const std::vector<int64_t>* mine = nullptr;
+  for (const std::vector<int64_t>& group : groups) {
+    for (int64_t id : group) {
+      if (id < 0 || id >= count) {
+        return absl::InvalidArgumentError(hlo::StrCat("instruction %", instr.name(),
+                                                      ": replica group names ", IdKind(mode), " ",
+                                                      id, " but there are only ", count));
+      }
+      if (id == my_id && mine == nullptr) mine = &group;
+    }
+  }
+  if (mine == nullptr) {
+    return absl::InvalidArgumentError(hlo::StrCat("instruction %", instr.name(), ": ", IdKind(mode),
+                                                  " ", my_id, " is in no replica group"));
+  }
+  DeviceGroup result;
+  result.devices = ToGlobal(mode, *mine, d);
+  const int64_t self = GlobalDeviceId(d);
+  for (size_t i = 0; i < result.devices.size(); ++i) {
+    if (result.devices[i] == self) result.rank = static_cast<int64_t>(i);
+  }
+  return result;
+}
+
+absl::StatusOr<int64_t> PermuteSourceOf(const HloInstruction& instr, const DeviceContext& d) {
+  const bool cross_partition = instr.attrs().channel_id.has_value();
+  const int64_t my_id = cross_partition ? d.partition_id : d.replica_id;
+  const int64_t count = cross_partition ? d.num_partitions : d.num_replicas;
+  int64_t source = -1;
+  for (const auto& [from, to] : instr.attrs().source_target_pairs) {
+    if (from < 0 || from >= count || to < 0 || to >= count) {
+      return absl::InvalidArgumentError(hlo::StrCat(
+          "instruction %", instr.name(), ": source_target_pairs entry {", from, ",", to,
+          "} is out of range for ", count, cross_partition ? " partitions" : " replicas"));
+    }
+    if (to != my_id) continue;
+    if (source >= 0) {
+      return absl::InvalidArgumentError(hlo::StrCat("instruction %", instr.name(), ": ",
+                                                    cross_partition ? "partition " : "replica ",
+                                                    my_id, " is the target of two pairs"));
+    }
+    source = from;
+  }
+  if (source < 0) return int64_t{-1};
+  return cross_partition ? d.replica_id * d.num_partitions + source
+                         : source * d.num_partitions + d.partition_id;
+}
+
+}  // namespace runtime

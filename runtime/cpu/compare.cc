@@ -1,0 +1,135 @@
+// Element-wise comparison: one pass to find the scale (largest |expected|), one pass to
+// measure errors; integers compare exactly through their 64-bit values.
+#include "runtime/cpu/compare.h"
+
+#include <cmath>
+#include <complex>
+
+#include "hlo/strings.h"
+
+namespace runtime {
+namespace {
+
+using hlo::PrimitiveType;
+
+std::vector<int64_t> Unravel(int64_t linear, const std::vector<int64_t>& dims) {
+  std::vector<int64_t> index(dims.size(), 0);
+  for (int64_t i = static_cast<int64_t>(dims.size()) - 1; i >= 0; --i) {
+    if (dims[i] == 0) break;
+    index[i] = linear % dims[i];
+    linear /= dims[i];
+  }
+  return index;
+}
+
+std::string ElementText(const hlo::Literal& literal, int64_t i) {
+  const PrimitiveType type = literal.shape().element_type();
+  std::string out;
+  if (hlo::IsComplexType(type)) {
+    std::complex<double> v = literal.GetComplex(i);
+    out += "(";
+    hlo::AppendFloatingPoint(v.real(), type, &out);
+    out += ", ";
+    hlo::AppendFloatingPoint(v.imag(), type, &out);
+    return out + ")";
+  }
+  if (hlo::IsFloatingPointType(type)) {
+    hlo::AppendFloatingPoint(literal.GetDouble(i), type, &out);
+    return out;
+  }
+  if (type == PrimitiveType::kPred) return literal.GetInt(i) ? "true" : "false";
+  if (hlo::IsUnsignedIntegralType(type)) return hlo::StrCat(literal.GetUint(i));
+  return hlo::StrCat(literal.GetInt(i));
+}
+
+// Absolute error of one element, +inf when exactly one side is non-finite or they differ in
+// a non-finite way; 0 for matching NaNs and infinities.
+double FloatError(std::complex<double> e, std::complex<double> a) {
+  const bool e_nan = std::isnan(e.real()) || std::isnan(e.imag());
+  const bool a_nan = std::isnan(a.real()) || std::isnan(a.imag());
+  if (e_nan || a_nan) return e_nan && a_nan ? 0.0 : INFINITY;
+  if (e == a) return 0.0;
+  const double err = std::abs(a - e);
+  return std::isfinite(err) ? err : INFINITY;
+}
+
+}  // namespace
+
+Tolerance DefaultTolerance(PrimitiveType type) {
+  switch (type) {
+    case PrimitiveType::kF32:
+    case PrimitiveType::kC64:
+      return {1e-4, 1e-5};
+    case PrimitiveType::kF64:
+    case PrimitiveType::kC128:
+      return {1e-9, 1e-12};
+    case PrimitiveType::kF16:
+      return {1e-3, 1e-3};
+    case PrimitiveType::kBF16:
+      return {1e-2, 1e-2};
+    default:
+      if (hlo::IsFloatingPointType(type)) return {1.25e-1, 1.25e-1};
+      return {0, 0};
+  }
+}
+
+std::string FormatIndex(const std::vector<int64_t>& index) {
+  std::string out = "[";
+  for (size_t i = 0; i < index.size(); ++i) hlo::StrAppend(&out, i ? "," : "", index[i]);
+  return out + "]";
+}
+
+ArrayComparison CompareArrays(const hlo::Literal& expected, const hlo::Literal& actual,
+                              const Tolerance& tolerance) {
+  ArrayComparison result;
+  if (!expected.shape().IsArray() || !expected.shape().Compatible(actual.shape())) {
+    result.problem = hlo::StrCat("expected ", expected.shape().ToString(false), ", got ",
+                                 actual.shape().ToString(false));
+    return result;
+  }
+  const PrimitiveType type = expected.shape().element_type();
+  const bool floating = hlo::IsFloatingPointType(type) || hlo::IsComplexType(type);
+  const bool is_unsigned = hlo::IsUnsignedIntegralType(type);
+  const int64_t n = expected.element_count();
+  result.elements = n;
+  double scale = 1.0;
+  if (floating) {
+    for (int64_t i = 0; i < n; ++i) {
+      const double m = std::abs(expected.GetComplex(i));
+      if (std::isfinite(m)) scale = std::max(scale, m);
+    }
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    double err = 0;
+    double magnitude = 0;
+    if (floating) {
+      const std::complex<double> e = expected.GetComplex(i);
+      err = FloatError(e, actual.GetComplex(i));
+      magnitude = std::abs(e);
+    } else if (is_unsigned) {
+      const uint64_t e = expected.GetUint(i), a = actual.GetUint(i);
+      err = e > a ? static_cast<double>(e - a) : static_cast<double>(a - e);
+      magnitude = static_cast<double>(e);
+    } else {
+      const int64_t e = expected.GetInt(i), a = actual.GetInt(i);
+      err = std::abs(static_cast<double>(a) - static_cast<double>(e));
+      if (err == 0 && a != e) err = 1;
+      magnitude = std::abs(static_cast<double>(e));
+    }
+    result.max_abs_error = std::max(result.max_abs_error, err);
+    if (magnitude > 0 && std::isfinite(magnitude)) {
+      result.max_rel_error = std::max(result.max_rel_error, err / magnitude);
+    }
+    const bool pass = err == 0 || (!tolerance.exact() &&
+                                   err <= tolerance.atol * scale + tolerance.rtol * magnitude);
+    if (pass) continue;
+    if (result.mismatches++ == 0) {
+      result.first_mismatch = Unravel(i, expected.shape().dimensions());
+      result.expected_value = ElementText(expected, i);
+      result.actual_value = ElementText(actual, i);
+    }
+  }
+  return result;
+}
+
+}  // namespace runtime

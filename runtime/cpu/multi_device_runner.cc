@@ -1,0 +1,65 @@
+// One thread per device; each runs Evaluator::RunEntry and records its result. The first
+// failing device records its status and aborts the hub, which makes every waiting and later
+// rendezvous fail fast with that same status.
+#include "runtime/cpu/multi_device_runner.h"
+
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "hlo/strings.h"
+#include "runtime/cpu/collective_hub.h"
+#include "runtime/cpu/evaluator.h"
+
+namespace runtime {
+
+absl::StatusOr<std::vector<hlo::Literal>> RunOnDevices(
+    const hlo::HloModule& module, std::vector<std::vector<hlo::Literal>> arguments,
+    const MultiDeviceOptions& options) {
+  if (options.num_partitions < 1 || options.num_replicas < 1) {
+    return absl::InvalidArgumentError("device counts must be at least 1");
+  }
+  const int64_t num_devices = options.num_partitions * options.num_replicas;
+  if (static_cast<int64_t>(arguments.size()) != num_devices) {
+    return absl::InvalidArgumentError(
+        hlo::StrCat("expected arguments for ", num_devices, " devices, got ", arguments.size()));
+  }
+  CollectiveHub hub(num_devices, options.collective_timeout_seconds);
+  std::vector<std::optional<hlo::Literal>> results(num_devices);
+  std::mutex mu;
+  absl::Status first_error;
+  auto run_device = [&](int64_t d) {
+    DeviceContext context;
+    context.partition_id = d % options.num_partitions;
+    context.replica_id = d / options.num_partitions;
+    context.num_partitions = options.num_partitions;
+    context.num_replicas = options.num_replicas;
+    context.hub = &hub;
+    Evaluator evaluator(module, context);
+    absl::StatusOr<hlo::Literal> result = evaluator.RunEntry(std::move(arguments[d]));
+    if (result.ok()) {
+      results[d] = *std::move(result);
+      return;
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (first_error.ok()) first_error = result.status();
+    }
+    hub.Abort(result.status());
+  };
+  if (num_devices == 1) {
+    run_device(0);
+  } else {
+    std::vector<std::thread> threads;
+    threads.reserve(num_devices);
+    for (int64_t d = 0; d < num_devices; ++d) threads.emplace_back(run_device, d);
+    for (std::thread& t : threads) t.join();
+  }
+  if (!first_error.ok()) return first_error;
+  std::vector<hlo::Literal> out;
+  out.reserve(num_devices);
+  for (std::optional<hlo::Literal>& r : results) out.push_back(std::move(*r));
+  return out;
+}
+
+}  // namespace runtime

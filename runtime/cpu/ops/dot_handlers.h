@@ -1,0 +1,21 @@
+// Handlers of the dot family that live outside dot_ops.cc (which registers them all).
+#ifndef RUNTIME_CPU_OPS_DOT_HANDLERS_H_
+#define RUNTIME_CPU_OPS_DOT_HANDLERS_H_
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "hlo/ir/hlo_instruction.h"
+#include "hlo/ir/literal.h"
+#include "runtime/cpu/evaluator.h"
+
+namespace runtime {
+
+// convolution(lhs, rhs) with XLA's dimension numbers, window (stride, padding, lhs and rhs
+// dilation, reversal), feature_group_count and batch_group_count (convolution_ops.cc).
+absl::StatusOr<hlo::Literal> HandleConvolution(const hlo::HloInstruction& instr,
+                                               absl::Span<const hlo::Literal* const> operands,
+                                               Evaluator& evaluator);
+
+}  // namespace runtime
+
+#endif  // RUNTIME_CPU_OPS_DOT_HANDLERS_H_

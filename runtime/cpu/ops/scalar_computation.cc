@@ -1,0 +1,189 @@
+// Pattern matching of one-instruction scalar bodies, and element-wise calls of any other body.
+// A body matches only when every value involved is a scalar of the operand's element type, so a
+// fast path never changes a result's type or rounding.
+#include "runtime/cpu/ops/scalar_computation.h"
+
+#include <cstring>
+
+#include "hlo/status_macros.h"
+
+namespace runtime {
+namespace {
+
+using hlo::HloComputation;
+using hlo::HloInstruction;
+using hlo::HloOpcode;
+using hlo::Literal;
+using hlo::PrimitiveType;
+
+bool IsScalarOf(const hlo::Shape& shape, PrimitiveType type) {
+  return shape.IsArray() && shape.rank() == 0 && shape.element_type() == type;
+}
+
+// The parameter number of `instr` if it is a parameter, else -1.
+int64_t ParameterNumberOf(const HloInstruction* instr) {
+  return instr->opcode() == HloOpcode::kParameter ? instr->parameter_number() : -1;
+}
+
+hlo::ComparisonDirection Mirror(hlo::ComparisonDirection d) {
+  using hlo::ComparisonDirection;
+  switch (d) {
+    case ComparisonDirection::kLt: return ComparisonDirection::kGt;
+    case ComparisonDirection::kGt: return ComparisonDirection::kLt;
+    case ComparisonDirection::kLe: return ComparisonDirection::kGe;
+    case ComparisonDirection::kGe: return ComparisonDirection::kLe;
+    default: return d;
+  }
+}
+
+// Whether comparison type `t` is the natural one for `type`, so that CompareValues on compute
+// values (with total_order = t is TOTALORDER) implements it.
+bool ComparisonTypeFits(hlo::ComparisonType t, PrimitiveType type) {
+  using hlo::ComparisonType;
+  switch (t) {
+    case ComparisonType::kDefault: return true;
+    case ComparisonType::kFloat:
+    case ComparisonType::kTotalOrder: return hlo::IsFloatingPointType(type);
+    case ComparisonType::kSigned: return hlo::IsSignedIntegralType(type);
+    case ComparisonType::kUnsigned:
+      return hlo::IsUnsignedIntegralType(type) || type == PrimitiveType::kPred;
+    default: return false;
+  }
+}
+
+}  // namespace
+
+bool BinaryOpSupports(HloOpcode op, PrimitiveType type) {
+  switch (op) {
+    case HloOpcode::kAdd:
+    case HloOpcode::kMultiply:
+      return true;
+    case HloOpcode::kMaximum:
+    case HloOpcode::kMinimum:
+      return !hlo::IsComplexType(type);
+    case HloOpcode::kAnd:
+    case HloOpcode::kOr:
+      return hlo::IsIntegralType(type) || type == PrimitiveType::kPred;
+    default:
+      return false;
+  }
+}
+
+std::optional<HloOpcode> MatchScalarCombiner(const HloComputation& computation,
+                                             PrimitiveType type) {
+  const HloInstruction* root = computation.root_instruction();
+  if (computation.num_parameters() != 2 || root == nullptr || root->operand_count() != 2) {
+    return std::nullopt;
+  }
+  if (!BinaryOpSupports(root->opcode(), type) || !IsScalarOf(root->shape(), type)) {
+    return std::nullopt;
+  }
+  int64_t a = ParameterNumberOf(root->operand(0));
+  int64_t b = ParameterNumberOf(root->operand(1));
+  if (!((a == 0 && b == 1) || (a == 1 && b == 0))) return std::nullopt;
+  for (const HloInstruction* p : computation.parameter_instructions()) {
+    if (p == nullptr || !IsScalarOf(p->shape(), type)) return std::nullopt;
+  }
+  return root->opcode();
+}
+
+bool IsAssignCombiner(const HloComputation& computation, PrimitiveType type) {
+  const HloInstruction* root = computation.root_instruction();
+  if (computation.num_parameters() != 2 || root == nullptr) return false;
+  if (ParameterNumberOf(root) != 1 || !IsScalarOf(root->shape(), type)) return false;
+  const HloInstruction* p0 = computation.parameter_instruction(0);
+  return p0 != nullptr && IsScalarOf(p0->shape(), type);
+}
+
+std::optional<ParameterComparison> MatchParameterComparison(const HloComputation& computation,
+                                                            int64_t lhs, int64_t rhs,
+                                                            PrimitiveType type) {
+  const HloInstruction* root = computation.root_instruction();
+  if (root == nullptr || root->opcode() != HloOpcode::kCompare || root->operand_count() != 2) {
+    return std::nullopt;
+  }
+  if (!IsScalarOf(root->operand(0)->shape(), type) ||
+      !IsScalarOf(root->operand(1)->shape(), type)) {
+    return std::nullopt;
+  }
+  int64_t a = ParameterNumberOf(root->operand(0));
+  int64_t b = ParameterNumberOf(root->operand(1));
+  ParameterComparison result;
+  result.type = root->attrs().comparison_type;
+  if (a == lhs && b == rhs) {
+    result.direction = root->attrs().comparison_direction;
+  } else if (a == rhs && b == lhs) {
+    result.direction = Mirror(root->attrs().comparison_direction);
+  } else {
+    return std::nullopt;
+  }
+  const bool ordered = result.direction != hlo::ComparisonDirection::kEq &&
+                       result.direction != hlo::ComparisonDirection::kNe;
+  if (!ComparisonTypeFits(result.type, type) || (ordered && hlo::IsComplexType(type))) {
+    return std::nullopt;
+  }
+  return result;
+}
+
+Literal ScalarOf(const Literal& array, int64_t i) {
+  Literal scalar(hlo::Shape::Array(array.shape().element_type(), {}));
+  CopyElement(array, i, scalar, 0);
+  return scalar;
+}
+
+void CopyElement(const Literal& from, int64_t i, Literal& to, int64_t j) {
+  const int64_t width = hlo::ByteWidth(from.shape().element_type());
+  std::memcpy(to.mutable_data()->data() + j * width, from.data().data() + i * width, width);
+}
+
+absl::StatusOr<std::vector<hlo::Shape>> VariadicResultShapes(const hlo::Shape& shape, int64_t n) {
+  std::vector<hlo::Shape> shapes;
+  if (shape.IsTuple()) {
+    shapes = shape.tuple_shapes();
+  } else {
+    shapes.push_back(shape);
+  }
+  bool ok = static_cast<int64_t>(shapes.size()) == n;
+  for (const hlo::Shape& s : shapes) ok = ok && s.IsArray();
+  if (!ok) {
+    return absl::InvalidArgumentError(hlo::StrCat("result shape ", shape.ToString(), " must hold ",
+                                                  n, " array(s), one per input"));
+  }
+  return shapes;
+}
+
+Literal PackVariadic(std::vector<Literal> results, const hlo::Shape& shape) {
+  if (!shape.IsTuple()) return std::move(results[0]);
+  Literal tuple(shape);
+  *tuple.mutable_tuple_elements() = std::move(results);
+  return tuple;
+}
+
+absl::StatusOr<std::vector<Literal>> CallScalarComputation(Evaluator& evaluator,
+                                                           const HloComputation& computation,
+                                                           absl::Span<const Literal* const> args,
+                                                           absl::Span<const PrimitiveType> expected) {
+  ASSIGN_OR_RETURN(Literal result, evaluator.Call(computation, args));
+  const bool is_tuple = result.shape().IsTuple();
+  const size_t count = is_tuple ? result.tuple_elements().size() : 1;
+  bool ok = count == expected.size();
+  for (size_t k = 0; ok && k < count; ++k) {
+    const hlo::Shape& shape = is_tuple ? result.tuple_elements()[k].shape() : result.shape();
+    ok = shape.IsArray() && shape.rank() == 0 && shape.element_type() == expected[k];
+  }
+  if (!ok) {
+    return absl::InvalidArgumentError(
+        hlo::StrCat("computation ", computation.name(), " must return ", expected.size(),
+                    " scalar(s) of the operands' element types, got ",
+                    result.shape().ToString()));
+  }
+  std::vector<Literal> results;
+  if (is_tuple) {
+    results = std::move(*result.mutable_tuple_elements());
+  } else {
+    results.push_back(std::move(result));
+  }
+  return results;
+}
+
+}  // namespace runtime

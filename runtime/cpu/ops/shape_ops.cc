@@ -1,0 +1,340 @@
+// Data-movement opcodes that keep every element: broadcast, reshape, bitcast, transpose,
+// reverse, concatenate, plus iota and get-dimension-size.
+//
+// All of them except iota are byte moves, so they work for every element type. Each one is
+// expressed as a StridedCopy (strided_copy.h) over the result's dimensions:
+//   broadcast  source stride 0 along the new dimensions (and along operand dimensions of size 1);
+//   transpose  result dimension i steps through operand dimension perm[i];
+//   reverse    the source starts at the last index of each reversed dimension and steps back;
+//   reshape    copies the dense row-major bytes unchanged (so does bitcast between row-major
+//              layouts; under other layouts it reorders through the physical order);
+//   concatenate copies each operand's rows into its band of the result with one memcpy per row.
+// The sub-families slice/dynamic-slice/dynamic-update-slice/pad live in slice_ops.cc.
+#include <cstring>
+#include <vector>
+
+#include "hlo/status_macros.h"
+#include "hlo/strings.h"
+#include "runtime/cpu/element_types.h"
+#include "runtime/cpu/op_registry.h"
+#include "runtime/cpu/ops/elementwise_kernels.h"
+#include "runtime/cpu/ops/family_registration.h"
+#include "runtime/cpu/ops/strided_copy.h"
+
+namespace runtime {
+namespace {
+
+using hlo::HloInstruction;
+using hlo::HloOpcode;
+using hlo::Literal;
+using hlo::PrimitiveType;
+using hlo::Shape;
+using elementwise::CheckArrayOperands;
+
+absl::Status Invalid(std::string message) { return absl::InvalidArgumentError(message); }
+
+// Checks that the result is an array of the operand's element type.
+absl::Status CheckSameElementType(const HloInstruction& instr, const Literal& operand) {
+  if (!instr.shape().IsArray() ||
+      instr.shape().element_type() != operand.shape().element_type()) {
+    return Invalid(hlo::StrCat("result shape ", instr.shape().ToString(),
+                               " must have the element type of operand ",
+                               operand.shape().ToString()));
+  }
+  return absl::OkStatus();
+}
+
+std::vector<int64_t> ByteStrides(const Shape& shape) {
+  return RowMajorByteStrides(shape.dimensions(), hlo::ByteWidth(shape.element_type()));
+}
+
+// Transposes the row-major array `src` with `dims` so that result dimension i is source
+// dimension perm[i], writing the row-major result to `dst`.
+void PermutedCopy(const uint8_t* src, absl::Span<const int64_t> dims,
+                  absl::Span<const int64_t> perm, uint8_t* dst, int64_t element_bytes) {
+  const std::vector<int64_t> src_strides = RowMajorByteStrides(dims, element_bytes);
+  StridedCopySpec spec{std::vector<int64_t>(perm.size()), std::vector<int64_t>(perm.size()), {}};
+  for (size_t i = 0; i < perm.size(); ++i) {
+    spec.sizes[i] = dims[perm[i]];
+    spec.src_strides[i] = src_strides[perm[i]];
+  }
+  spec.dst_strides = RowMajorByteStrides(spec.sizes, element_bytes);
+  StridedCopy(src, dst, spec, element_bytes);
+}
+
+absl::StatusOr<Literal> HandleBroadcast(const HloInstruction& instr,
+                                        absl::Span<const Literal* const> operands, Evaluator&) {
+  RETURN_IF_ERROR(CheckArrayOperands(instr, operands, 1));
+  const Literal& in = *operands[0];
+  RETURN_IF_ERROR(CheckSameElementType(instr, in));
+  const Shape& out_shape = instr.shape();
+  const std::vector<int64_t>& dims = instr.dimensions();
+  if (static_cast<int64_t>(dims.size()) != in.shape().rank()) {
+    return Invalid(hlo::StrCat("broadcast dimensions has ", dims.size(), " entries for operand ",
+                               in.shape().ToString()));
+  }
+  const std::vector<int64_t> in_strides = ByteStrides(in.shape());
+  StridedCopySpec spec{out_shape.dimensions(), std::vector<int64_t>(out_shape.rank(), 0),
+                       ByteStrides(out_shape)};
+  for (size_t i = 0; i < dims.size(); ++i) {
+    const int64_t d = dims[i];
+    const int64_t size = in.shape().dimensions(i);
+    if (d < 0 || d >= out_shape.rank() || (size != 1 && size != out_shape.dimensions(d))) {
+      return Invalid(hlo::StrCat("broadcast maps operand dimension ", i, " (size ", size,
+                                 ") to result dimension ", d, " of ", out_shape.ToString()));
+    }
+    if (size != 1) spec.src_strides[d] = in_strides[i];
+  }
+  Literal out(out_shape);
+  StridedCopy(in.data().data(), out.mutable_data()->data(), spec,
+              hlo::ByteWidth(out_shape.element_type()));
+  return out;
+}
+
+// reshape and bitcast: the same bytes under a new shape.
+absl::StatusOr<Literal> HandleReshape(const HloInstruction& instr,
+                                      absl::Span<const Literal* const> operands, Evaluator&) {
+  RETURN_IF_ERROR(CheckArrayOperands(instr, operands, 1));
+  const Literal& in = *operands[0];
+  if (!instr.shape().IsArray() ||
+      instr.shape().byte_size() != static_cast<int64_t>(in.data().size())) {
+    return Invalid(hlo::StrCat("cannot reshape ", in.shape().ToString(), " to ",
+                               instr.shape().ToString(), ": the sizes differ"));
+  }
+  Literal out(instr.shape());
+  *out.mutable_data() = in.data();
+  return out;
+}
+
+// The dimensions of `shape` from most to least major in memory (row-major without a layout).
+std::vector<int64_t> MajorToMinor(const Shape& shape) {
+  if (!shape.has_layout() || shape.layout().minor_to_major.empty()) {
+    std::vector<int64_t> order(shape.rank());
+    for (int64_t d = 0; d < shape.rank(); ++d) order[d] = d;
+    return order;
+  }
+  const auto& minor_to_major = shape.layout().minor_to_major;
+  return std::vector<int64_t>(minor_to_major.rbegin(), minor_to_major.rend());
+}
+
+// bitcast reinterprets the physical buffer, so with non-row-major layouts it is a reshape of
+// the arrays in memory order: operand -> its physical order -> result's physical order ->
+// result's logical order. Example: f32[2,3]{0,1} bitcast to f32[3,2]{1,0} is a transpose.
+absl::StatusOr<Literal> HandleBitcast(const HloInstruction& instr,
+                                      absl::Span<const Literal* const> operands,
+                                      Evaluator& evaluator) {
+  RETURN_IF_ERROR(CheckArrayOperands(instr, operands, 1));
+  const Shape& in_shape = instr.operand(0)->shape();
+  const Shape& out_shape = instr.shape();
+  const std::vector<int64_t> in_order = MajorToMinor(in_shape);
+  const std::vector<int64_t> out_order = MajorToMinor(out_shape);
+  auto is_identity = [](const std::vector<int64_t>& order) {
+    for (size_t i = 0; i < order.size(); ++i) {
+      if (order[i] != static_cast<int64_t>(i)) return false;
+    }
+    return true;
+  };
+  const bool tiled = (in_shape.has_layout() && !in_shape.layout().tiles.empty()) ||
+                     (out_shape.has_layout() && !out_shape.layout().tiles.empty());
+  if (!tiled && is_identity(in_order) && is_identity(out_order)) {
+    return HandleReshape(instr, operands, evaluator);
+  }
+  const Literal& in = *operands[0];
+  if (tiled || !out_shape.IsArray() || in.shape().rank() != in_shape.rank() ||
+      static_cast<int64_t>(in_order.size()) != in_shape.rank() ||
+      static_cast<int64_t>(out_order.size()) != out_shape.rank() ||
+      hlo::ByteWidth(in_shape.element_type()) != hlo::ByteWidth(out_shape.element_type()) ||
+      out_shape.byte_size() != static_cast<int64_t>(in.data().size())) {
+    return absl::UnimplementedError(hlo::StrCat("bitcast from ", in_shape.ToString(), " to ",
+                                                out_shape.ToString(),
+                                                " is not supported (tiled layouts, or a size or "
+                                                "element-width change under a layout)"));
+  }
+  const int64_t element_bytes = hlo::ByteWidth(out_shape.element_type());
+  std::vector<uint8_t> physical(in.data().size());
+  PermutedCopy(in.data().data(), in_shape.dimensions(), in_order, physical.data(),
+               element_bytes);
+  // The result's physical array has dimensions out_dims[out_order[k]]; undo that permutation.
+  std::vector<int64_t> physical_dims(out_order.size()), inverse(out_order.size());
+  for (size_t k = 0; k < out_order.size(); ++k) {
+    physical_dims[k] = out_shape.dimensions(out_order[k]);
+    inverse[out_order[k]] = static_cast<int64_t>(k);
+  }
+  Literal out(out_shape);
+  PermutedCopy(physical.data(), physical_dims, inverse, out.mutable_data()->data(),
+               element_bytes);
+  return out;
+}
+
+absl::StatusOr<Literal> HandleTranspose(const HloInstruction& instr,
+                                        absl::Span<const Literal* const> operands, Evaluator&) {
+  RETURN_IF_ERROR(CheckArrayOperands(instr, operands, 1));
+  const Literal& in = *operands[0];
+  RETURN_IF_ERROR(CheckSameElementType(instr, in));
+  const Shape& out_shape = instr.shape();
+  const std::vector<int64_t>& perm = instr.dimensions();
+  const int64_t rank = in.shape().rank();
+  std::vector<bool> seen(rank, false);
+  bool valid = static_cast<int64_t>(perm.size()) == rank && out_shape.rank() == rank;
+  for (size_t i = 0; valid && i < perm.size(); ++i) {
+    valid = perm[i] >= 0 && perm[i] < rank && !seen[perm[i]] &&
+            out_shape.dimensions(i) == in.shape().dimensions(perm[i]);
+    if (valid) seen[perm[i]] = true;
+  }
+  if (!valid) {
+    return Invalid(hlo::StrCat("dimensions do not permute operand ", in.shape().ToString(),
+                               " into ", out_shape.ToString()));
+  }
+  Literal out(out_shape);
+  PermutedCopy(in.data().data(), in.shape().dimensions(), perm, out.mutable_data()->data(),
+               hlo::ByteWidth(out_shape.element_type()));
+  return out;
+}
+
+absl::StatusOr<Literal> HandleReverse(const HloInstruction& instr,
+                                      absl::Span<const Literal* const> operands, Evaluator&) {
+  RETURN_IF_ERROR(CheckArrayOperands(instr, operands, 1));
+  const Literal& in = *operands[0];
+  RETURN_IF_ERROR(CheckSameElementType(instr, in));
+  const Shape& shape = in.shape();
+  if (!instr.shape().Compatible(shape)) {
+    return Invalid(hlo::StrCat("result ", instr.shape().ToString(), " must equal operand ",
+                               shape.ToString()));
+  }
+  StridedCopySpec spec{shape.dimensions(), ByteStrides(shape), ByteStrides(shape)};
+  int64_t start = 0;
+  for (int64_t d : instr.dimensions()) {
+    if (d < 0 || d >= shape.rank()) {
+      return Invalid(hlo::StrCat("reverse dimension ", d, " is out of range for ",
+                                 shape.ToString()));
+    }
+    if (shape.dimensions(d) == 0) continue;
+    start += (shape.dimensions(d) - 1) * spec.src_strides[d];
+    spec.src_strides[d] = -spec.src_strides[d];
+  }
+  Literal out(instr.shape());
+  if (out.data().empty()) return out;
+  StridedCopy(in.data().data() + start, out.mutable_data()->data(), spec,
+              hlo::ByteWidth(shape.element_type()));
+  return out;
+}
+
+absl::StatusOr<Literal> HandleConcatenate(const HloInstruction& instr,
+                                          absl::Span<const Literal* const> operands, Evaluator&) {
+  RETURN_IF_ERROR(CheckArrayOperands(instr, operands, operands.size()));
+  const Shape& out_shape = instr.shape();
+  if (operands.empty() || instr.dimensions().size() != 1 || !out_shape.IsArray()) {
+    return Invalid("concatenate needs operands and one dimension");
+  }
+  const int64_t dim = instr.dimensions()[0];
+  if (dim < 0 || dim >= out_shape.rank()) {
+    return Invalid(hlo::StrCat("concatenate dimension ", dim, " is out of range"));
+  }
+  // Bytes of one result row (everything from `dim` inward) and the number of rows.
+  const std::vector<int64_t> out_strides = ByteStrides(out_shape);
+  const int64_t out_row = out_shape.dimensions(dim) * out_strides[dim];
+  int64_t rows = 1;
+  for (int64_t d = 0; d < dim; ++d) rows *= out_shape.dimensions(d);
+  Literal out(out_shape);
+  uint8_t* dst = out.mutable_data()->data();
+  int64_t offset = 0;  // Byte offset of the current operand's band within a result row.
+  for (const Literal* operand : operands) {
+    RETURN_IF_ERROR(CheckSameElementType(instr, *operand));
+    const Shape& in_shape = operand->shape();
+    bool fits = in_shape.rank() == out_shape.rank();
+    for (int64_t d = 0; fits && d < out_shape.rank(); ++d) {
+      fits = d == dim || in_shape.dimensions(d) == out_shape.dimensions(d);
+    }
+    const int64_t in_row = fits ? in_shape.dimensions(dim) * out_strides[dim] : 0;
+    if (!fits || offset + in_row > out_row) {
+      return Invalid(hlo::StrCat("operand ", operand->shape().ToString(),
+                                 " does not fit result ", out_shape.ToString(),
+                                 " along dimension ", dim));
+    }
+    const uint8_t* src = operand->data().data();
+    for (int64_t r = 0; r < rows && in_row > 0; ++r) {
+      std::memcpy(dst + r * out_row + offset, src + r * in_row, in_row);
+    }
+    offset += in_row;
+  }
+  if (offset != out_row) {
+    return Invalid(hlo::StrCat("operands do not fill result ", out_shape.ToString(),
+                               " along dimension ", dim));
+  }
+  return out;
+}
+
+// Writes each element's index along `dim` into `out` (for pred, whether the index is nonzero).
+template <typename T>
+void FillIota(Literal& out, int64_t dim, bool is_pred) {
+  const Shape& shape = out.shape();
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < dim; ++d) outer *= shape.dimensions(d);
+  for (int64_t d = dim + 1; d < shape.rank(); ++d) inner *= shape.dimensions(d);
+  const int64_t size = shape.dimensions(dim);
+  T* data = MutableData<T>(out);
+  using C = ComputeType<T>;
+  int64_t i = 0;
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t k = 0; k < size; ++k) {
+      C value;
+      if constexpr (elementwise::kIsComplex<C>) {
+        value = C(static_cast<typename C::value_type>(k), 0);
+      } else {
+        value = static_cast<C>(is_pred ? k != 0 : k);
+      }
+      for (int64_t j = 0; j < inner; ++j) elementwise::StoreValue(data, i++, value);
+    }
+  }
+}
+
+absl::StatusOr<Literal> HandleIota(const HloInstruction& instr, absl::Span<const Literal* const>,
+                                   Evaluator&) {
+  const Shape& shape = instr.shape();
+  const int64_t dim = instr.attrs().iota_dimension;
+  if (!shape.IsArray() || dim < 0 || dim >= shape.rank()) {
+    return Invalid(hlo::StrCat("iota_dimension ", dim, " is out of range for ", shape.ToString()));
+  }
+  Literal out(shape);
+  const bool is_pred = shape.element_type() == PrimitiveType::kPred;
+  RETURN_IF_ERROR(DispatchArrayType(shape.element_type(), [&](auto tag) -> absl::Status {
+    FillIota<typename decltype(tag)::type>(out, dim, is_pred);
+    return absl::OkStatus();
+  }));
+  return out;
+}
+
+absl::StatusOr<Literal> HandleGetDimensionSize(const HloInstruction& instr,
+                                               absl::Span<const Literal* const> operands,
+                                               Evaluator&) {
+  RETURN_IF_ERROR(CheckArrayOperands(instr, operands, 1));
+  const Shape& shape = operands[0]->shape();
+  if (instr.dimensions().size() != 1 || instr.dimensions()[0] < 0 ||
+      instr.dimensions()[0] >= shape.rank()) {
+    return Invalid(hlo::StrCat("get-dimension-size needs one dimension of ", shape.ToString()));
+  }
+  if (!instr.shape().Compatible(Shape::Array(PrimitiveType::kS32, {}))) {
+    return Invalid(hlo::StrCat("get-dimension-size must return s32[], not ",
+                               instr.shape().ToString()));
+  }
+  Literal out(instr.shape());
+  const auto size = static_cast<int32_t>(shape.dimensions(instr.dimensions()[0]));
+  std::memcpy(out.mutable_data()->data(), &size, sizeof(size));
+  return out;
+}
+
+}  // namespace
+
+void RegisterShapeOps(OpTable& table) {
+  table[HloOpcode::kBroadcast] = &HandleBroadcast;
+  table[HloOpcode::kReshape] = &HandleReshape;
+  table[HloOpcode::kBitcast] = &HandleBitcast;
+  table[HloOpcode::kTranspose] = &HandleTranspose;
+  table[HloOpcode::kReverse] = &HandleReverse;
+  table[HloOpcode::kConcatenate] = &HandleConcatenate;
+  table[HloOpcode::kIota] = &HandleIota;
+  table[HloOpcode::kGetDimensionSize] = &HandleGetDimensionSize;
+  RegisterSliceOps(table);
+}
+
+}  // namespace runtime

@@ -1,0 +1,251 @@
+// Opcodes that move a window of an array: slice, dynamic-slice, dynamic-update-slice, pad.
+//
+// Each is one StridedCopy (strided_copy.h) between the window and the full array:
+//   slice                 source starts at `start` and steps by `stride` per dimension;
+//   dynamic-slice         the start indices are runtime scalars, clamped as XLA does so the
+//                         window fits: start = clamp(index, 0, dim - size);
+//   dynamic-update-slice  the result is the operand with the update copied in at the clamped
+//                         start (start = clamp(index, 0, dim - update_dim));
+//   pad                   the result is filled with the padding value, then the operand is
+//                         copied to positions low + i * (interior + 1); negative low/high
+//                         padding crops, so only operand indices that land inside are copied.
+// Example: pad(f32[3] {1,2,3}, 0), padding=-1_1_1 -> f32[5] {0,2,0,3,0}.
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "hlo/status_macros.h"
+#include "hlo/strings.h"
+#include "runtime/cpu/op_registry.h"
+#include "runtime/cpu/ops/elementwise_kernels.h"
+#include "runtime/cpu/ops/family_registration.h"
+#include "runtime/cpu/ops/strided_copy.h"
+
+namespace runtime {
+namespace {
+
+using hlo::HloInstruction;
+using hlo::HloOpcode;
+using hlo::Literal;
+using hlo::PrimitiveType;
+using hlo::Shape;
+using elementwise::CheckArrayOperands;
+
+absl::Status Invalid(std::string message) { return absl::InvalidArgumentError(message); }
+
+std::vector<int64_t> ByteStrides(const Shape& shape) {
+  return RowMajorByteStrides(shape.dimensions(), hlo::ByteWidth(shape.element_type()));
+}
+
+absl::Status CheckResultType(const HloInstruction& instr, const Literal& operand) {
+  if (!instr.shape().IsArray() || instr.shape().rank() != operand.shape().rank() ||
+      instr.shape().element_type() != operand.shape().element_type()) {
+    return Invalid(hlo::StrCat("result shape ", instr.shape().ToString(),
+                               " must have the element type and rank of operand ",
+                               operand.shape().ToString()));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Literal> HandleSlice(const HloInstruction& instr,
+                                    absl::Span<const Literal* const> operands, Evaluator&) {
+  RETURN_IF_ERROR(CheckArrayOperands(instr, operands, 1));
+  const Literal& in = *operands[0];
+  RETURN_IF_ERROR(CheckResultType(instr, in));
+  const Shape& out_shape = instr.shape();
+  const auto& slices = instr.attrs().slice_dimensions;
+  if (static_cast<int64_t>(slices.size()) != in.shape().rank()) {
+    return Invalid(hlo::StrCat("slice has ", slices.size(), " ranges for operand ",
+                               in.shape().ToString()));
+  }
+  const std::vector<int64_t> in_strides = ByteStrides(in.shape());
+  StridedCopySpec spec{out_shape.dimensions(), in_strides, ByteStrides(out_shape)};
+  int64_t offset = 0;
+  for (size_t d = 0; d < slices.size(); ++d) {
+    const hlo::SliceDimension& s = slices[d];
+    const bool valid = s.start >= 0 && s.stride >= 1 && s.start <= s.limit &&
+                       s.limit <= in.shape().dimensions(d) &&
+                       out_shape.dimensions(d) == (s.limit - s.start + s.stride - 1) / s.stride;
+    if (!valid) {
+      return Invalid(hlo::StrCat("slice range [", s.start, ":", s.limit, ":", s.stride,
+                                 "] of dimension ", d, " does not give ", out_shape.ToString(),
+                                 " from ", in.shape().ToString()));
+    }
+    offset += s.start * in_strides[d];
+    spec.src_strides[d] = in_strides[d] * s.stride;
+  }
+  Literal out(out_shape);
+  if (out.data().empty()) return out;
+  StridedCopy(in.data().data() + offset, out.mutable_data()->data(), spec,
+              hlo::ByteWidth(out_shape.element_type()));
+  return out;
+}
+
+// Value of an integer index element as int64 (unsigned values beyond INT64_MAX saturate).
+absl::StatusOr<int64_t> ReadIndex(const Literal& literal, int64_t i) {
+  const PrimitiveType type = literal.shape().element_type();
+  if (hlo::IsUnsignedIntegralType(type)) {
+    return static_cast<int64_t>(std::min<uint64_t>(literal.GetUint(i), INT64_MAX));
+  }
+  if (hlo::IsSignedIntegralType(type)) return literal.GetInt(i);
+  return Invalid(hlo::StrCat("start index of type ", literal.shape().ToString(),
+                             " is not an integer"));
+}
+
+// The start indices of a dynamic slice of `rank` dimensions, starting at operand `first`:
+// either `rank` scalars or one rank-1 array of `rank` elements (XLA's older form), each clamped
+// to [0, dims[d] - window[d]].
+absl::StatusOr<std::vector<int64_t>> ClampedStarts(absl::Span<const Literal* const> operands,
+                                                   size_t first, const Shape& full,
+                                                   absl::Span<const int64_t> window) {
+  const int64_t rank = full.rank();
+  const size_t count = operands.size() - first;
+  const bool scalars = static_cast<int64_t>(count) == rank;
+  const bool vector = count == 1 && operands[first]->shape().rank() == 1 &&
+                      operands[first]->element_count() == rank;
+  if (!scalars && !vector) {
+    return Invalid(hlo::StrCat("expected ", rank, " start indices for ", full.ToString()));
+  }
+  std::vector<int64_t> starts(rank);
+  for (int64_t d = 0; d < rank; ++d) {
+    const Literal& index = scalars ? *operands[first + d] : *operands[first];
+    if (scalars && index.element_count() != 1) {
+      return Invalid(hlo::StrCat("start index ", d, " is not a scalar: ",
+                                 index.shape().ToString()));
+    }
+    ASSIGN_OR_RETURN(int64_t value, ReadIndex(index, scalars ? 0 : d));
+    if (window[d] > full.dimensions(d) || window[d] < 0) {
+      return Invalid(hlo::StrCat("window size ", window[d], " does not fit dimension ", d,
+                                 " of ", full.ToString()));
+    }
+    starts[d] = std::clamp<int64_t>(value, 0, full.dimensions(d) - window[d]);
+  }
+  return starts;
+}
+
+int64_t Dot(absl::Span<const int64_t> a, absl::Span<const int64_t> b) {
+  int64_t sum = 0;
+  for (size_t i = 0; i < a.size(); ++i) sum += a[i] * b[i];
+  return sum;
+}
+
+absl::StatusOr<Literal> HandleDynamicSlice(const HloInstruction& instr,
+                                           absl::Span<const Literal* const> operands,
+                                           Evaluator&) {
+  RETURN_IF_ERROR(CheckArrayOperands(instr, operands, operands.size()));
+  if (operands.empty()) return Invalid("dynamic-slice needs an operand");
+  const Literal& in = *operands[0];
+  RETURN_IF_ERROR(CheckResultType(instr, in));
+  const Shape& out_shape = instr.shape();
+  ASSIGN_OR_RETURN(std::vector<int64_t> starts,
+                   ClampedStarts(operands, 1, in.shape(), out_shape.dimensions()));
+  const std::vector<int64_t> in_strides = ByteStrides(in.shape());
+  Literal out(out_shape);
+  if (out.data().empty()) return out;
+  StridedCopy(in.data().data() + Dot(starts, in_strides), out.mutable_data()->data(),
+              {out_shape.dimensions(), in_strides, ByteStrides(out_shape)},
+              hlo::ByteWidth(out_shape.element_type()));
+  return out;
+}
+
+absl::StatusOr<Literal> HandleDynamicUpdateSlice(const HloInstruction& instr,
+                                                 absl::Span<const Literal* const> operands,
+                                                 Evaluator&) {
+  RETURN_IF_ERROR(CheckArrayOperands(instr, operands, operands.size()));
+  if (operands.size() < 2) return Invalid("dynamic-update-slice needs an operand and an update");
+  const Literal& in = *operands[0];
+  const Literal& update = *operands[1];
+  RETURN_IF_ERROR(CheckResultType(instr, in));
+  RETURN_IF_ERROR(CheckResultType(instr, update));
+  if (!instr.shape().Compatible(in.shape())) {
+    return Invalid(hlo::StrCat("result ", instr.shape().ToString(), " must equal operand ",
+                               in.shape().ToString()));
+  }
+  ASSIGN_OR_RETURN(std::vector<int64_t> starts,
+                   ClampedStarts(operands, 2, in.shape(), update.shape().dimensions()));
+  const std::vector<int64_t> out_strides = ByteStrides(in.shape());
+  Literal out(instr.shape());
+  *out.mutable_data() = in.data();
+  if (update.data().empty()) return out;
+  StridedCopy(update.data().data(), out.mutable_data()->data() + Dot(starts, out_strides),
+              {update.shape().dimensions(), ByteStrides(update.shape()), out_strides},
+              hlo::ByteWidth(in.shape().element_type()));
+  return out;
+}
+
+// Copy of one dimension of pad: which operand indices land inside the result, and where.
+struct PadRange {
+  int64_t begin = 0;  // First operand index copied.
+  int64_t end = 0;    // One past the last.
+  int64_t first_position = 0;  // Result index of operand index `begin`.
+};
+
+PadRange PadRangeOf(const hlo::PaddingDimension& p, int64_t in_dim, int64_t out_dim) {
+  const int64_t step = p.interior_padding + 1;
+  PadRange r;
+  r.begin = p.edge_padding_low >= 0 ? 0 : (-p.edge_padding_low + step - 1) / step;
+  const int64_t last_position = out_dim - 1 - p.edge_padding_low;
+  r.end = last_position < 0 ? 0 : std::min(in_dim, last_position / step + 1);
+  r.first_position = p.edge_padding_low + r.begin * step;
+  return r;
+}
+
+absl::StatusOr<Literal> HandlePad(const HloInstruction& instr,
+                                  absl::Span<const Literal* const> operands, Evaluator&) {
+  RETURN_IF_ERROR(CheckArrayOperands(instr, operands, 2));
+  const Literal& in = *operands[0];
+  const Literal& value = *operands[1];
+  RETURN_IF_ERROR(CheckResultType(instr, in));
+  const Shape& out_shape = instr.shape();
+  const int64_t rank = in.shape().rank();
+  const auto& config = instr.attrs().padding_config;
+  if (value.shape().rank() != 0 || value.shape().element_type() != in.shape().element_type() ||
+      !config || static_cast<int64_t>(config->dimensions.size()) != rank) {
+    return Invalid("pad needs a scalar padding value of the operand's type and one padding "
+                   "entry per dimension");
+  }
+  const std::vector<int64_t> in_strides = ByteStrides(in.shape());
+  const std::vector<int64_t> out_strides = ByteStrides(out_shape);
+  StridedCopySpec spec{std::vector<int64_t>(rank), in_strides, out_strides};
+  int64_t src_offset = 0, dst_offset = 0;
+  bool empty = false;
+  for (int64_t d = 0; d < rank; ++d) {
+    const hlo::PaddingDimension& p = config->dimensions[d];
+    const int64_t in_dim = in.shape().dimensions(d);
+    const int64_t expected = p.edge_padding_low + p.edge_padding_high + in_dim +
+                             std::max<int64_t>(in_dim - 1, 0) * p.interior_padding;
+    if (p.interior_padding < 0 || expected != out_shape.dimensions(d)) {
+      return Invalid(hlo::StrCat("padding of dimension ", d, " does not turn ",
+                                 in.shape().ToString(), " into ", out_shape.ToString()));
+    }
+    const PadRange r = PadRangeOf(p, in_dim, out_shape.dimensions(d));
+    spec.sizes[d] = std::max<int64_t>(r.end - r.begin, 0);
+    empty = empty || spec.sizes[d] == 0;
+    spec.dst_strides[d] = out_strides[d] * (p.interior_padding + 1);
+    src_offset += r.begin * in_strides[d];
+    dst_offset += r.first_position * out_strides[d];
+  }
+  Literal out(out_shape);
+  const int64_t element_bytes = hlo::ByteWidth(out_shape.element_type());
+  const bool zero_value = std::all_of(value.data().begin(), value.data().end(),
+                                      [](uint8_t b) { return b == 0; });
+  if (!zero_value) {  // The result starts zero-filled.
+    FillElements(out.mutable_data()->data(), out.element_count(), value.data().data(),
+                 element_bytes);
+  }
+  if (empty) return out;
+  StridedCopy(in.data().data() + src_offset, out.mutable_data()->data() + dst_offset, spec,
+              element_bytes);
+  return out;
+}
+
+}  // namespace
+
+void RegisterSliceOps(OpTable& table) {
+  table[HloOpcode::kSlice] = &HandleSlice;
+  table[HloOpcode::kDynamicSlice] = &HandleDynamicSlice;
+  table[HloOpcode::kDynamicUpdateSlice] = &HandleDynamicUpdateSlice;
+  table[HloOpcode::kPad] = &HandlePad;
+}
+
+}  // namespace runtime

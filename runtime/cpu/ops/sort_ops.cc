@@ -1,0 +1,200 @@
+// sort(operands...), dimensions={d}, to_apply=comparator[, is_stable=true].
+//
+// Every operand has the same dimensions. Along dimension d, each row (one index for every other
+// dimension) is sorted by a permutation computed from the comparator, which takes 2n scalars
+// (operand 0's left and right values, then operand 1's, ...) and returns whether left sorts
+// before right; the permutation is then applied to every operand. The permutation always comes
+// from std::stable_sort: that honours is_stable, is a valid result of an unstable sort, and
+// stays memory-safe when a comparator is not a strict weak order (NaNs under LT).
+//
+// Fast path: a comparator `compare(parameter(0), parameter(1))` with direction LT or GT (any
+// comparison type natural for the key's element type, or TOTALORDER for floats) sorts typed keys
+// of operand 0. Any other comparator is called per comparison on scalar Literals prepared once
+// per row.
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <numeric>
+#include <vector>
+
+#include "hlo/status_macros.h"
+#include "hlo/strings.h"
+#include "runtime/cpu/element_types.h"
+#include "runtime/cpu/ops/reduce_handlers.h"
+#include "runtime/cpu/ops/scalar_computation.h"
+#include "runtime/cpu/ops/strided_index.h"
+
+namespace runtime {
+namespace {
+
+using hlo::HloInstruction;
+using hlo::Literal;
+using hlo::PrimitiveType;
+using hlo::Shape;
+
+// Where the rows along the sort dimension lie in the operands' dense storage.
+struct SortRows {
+  std::vector<int64_t> outer_bounds;   // Operand dimensions with the sort dimension set to 1.
+  std::vector<int64_t> outer_strides;  // Row-major strides of the operands.
+  int64_t length = 0;                  // Size of the sort dimension.
+  int64_t stride = 0;                  // Stride of the sort dimension.
+};
+
+// Computes the sorted order of one row (element offsets base + j*stride, j < length).
+class RowSorter {
+ public:
+  virtual ~RowSorter() = default;
+  virtual absl::Status Sort(int64_t base, std::vector<int64_t>& perm) = 0;
+};
+
+template <typename T>
+class TypedRowSorter : public RowSorter {
+ public:
+  TypedRowSorter(const Literal& keys, const SortRows& rows, ParameterComparison cmp)
+      : keys_(Data<T>(keys)), rows_(rows), cmp_(cmp) {}
+
+  absl::Status Sort(int64_t base, std::vector<int64_t>& perm) override {
+    values_.resize(rows_.length);
+    for (int64_t j = 0; j < rows_.length; ++j) {
+      values_[j] = LoadElement(keys_, base + j * rows_.stride);
+    }
+    const bool total = cmp_.type == hlo::ComparisonType::kTotalOrder;
+    const hlo::ComparisonDirection direction = cmp_.direction;
+    std::stable_sort(perm.begin(), perm.end(), [&](int64_t a, int64_t b) {
+      return CompareValues(direction, total, values_[a], values_[b]);
+    });
+    return absl::OkStatus();
+  }
+
+ private:
+  const T* keys_;
+  const SortRows& rows_;
+  ParameterComparison cmp_;
+  std::vector<ComputeType<T>> values_;
+};
+
+class CallingRowSorter : public RowSorter {
+ public:
+  CallingRowSorter(const hlo::HloComputation& comparator, absl::Span<const Literal* const> operands,
+                   const SortRows& rows, Evaluator& evaluator)
+      : comparator_(comparator), operands_(operands), rows_(rows), evaluator_(evaluator) {}
+
+  absl::Status Sort(int64_t base, std::vector<int64_t>& perm) override {
+    const size_t n = operands_.size();
+    scalars_.resize(n);
+    for (size_t k = 0; k < n; ++k) {
+      scalars_[k].clear();
+      for (int64_t j = 0; j < rows_.length; ++j) {
+        scalars_[k].push_back(ScalarOf(*operands_[k], base + j * rows_.stride));
+      }
+    }
+    absl::Status status;
+    std::vector<const Literal*> args(2 * n);
+    const PrimitiveType pred = PrimitiveType::kPred;
+    std::stable_sort(perm.begin(), perm.end(), [&](int64_t a, int64_t b) {
+      if (!status.ok()) return false;
+      for (size_t k = 0; k < n; ++k) {
+        args[2 * k] = &scalars_[k][a];
+        args[2 * k + 1] = &scalars_[k][b];
+      }
+      absl::StatusOr<std::vector<Literal>> r =
+          CallScalarComputation(evaluator_, comparator_, args, {&pred, 1});
+      if (!r.ok()) {
+        status = r.status();
+        return false;
+      }
+      return (*r)[0].GetInt(0) != 0;
+    });
+    return status;
+  }
+
+ private:
+  const hlo::HloComputation& comparator_;
+  absl::Span<const Literal* const> operands_;
+  const SortRows& rows_;
+  Evaluator& evaluator_;
+  std::vector<std::vector<Literal>> scalars_;
+};
+
+absl::StatusOr<std::unique_ptr<RowSorter>> MakeRowSorter(const HloInstruction& instr,
+                                                        absl::Span<const Literal* const> operands,
+                                                        const SortRows& rows,
+                                                        Evaluator& evaluator) {
+  const PrimitiveType type = operands[0]->shape().element_type();
+  std::optional<ParameterComparison> cmp =
+      MatchParameterComparison(*instr.to_apply(), 0, 1, type);
+  if (cmp.has_value() && (cmp->direction == hlo::ComparisonDirection::kLt ||
+                          cmp->direction == hlo::ComparisonDirection::kGt)) {
+    return DispatchArrayType(
+        type, [&](auto tag) -> absl::StatusOr<std::unique_ptr<RowSorter>> {
+          using T = typename decltype(tag)::type;
+          return std::unique_ptr<RowSorter>(new TypedRowSorter<T>(*operands[0], rows, *cmp));
+        });
+  }
+  return std::unique_ptr<RowSorter>(
+      new CallingRowSorter(*instr.to_apply(), operands, rows, evaluator));
+}
+
+absl::StatusOr<SortRows> MakeSortRows(const HloInstruction& instr,
+                                      absl::Span<const Literal* const> operands) {
+  const Shape& shape = operands[0]->shape();
+  for (const Literal* op : operands) {
+    if (!op->shape().IsArray() || op->shape().dimensions() != shape.dimensions()) {
+      return absl::InvalidArgumentError("sort operands must be arrays of the same dimensions");
+    }
+  }
+  if (instr.dimensions().size() != 1 || instr.dimensions()[0] < 0 ||
+      instr.dimensions()[0] >= std::max<int64_t>(shape.rank(), 1)) {
+    return absl::InvalidArgumentError("sort needs one dimension within the operands' rank");
+  }
+  SortRows rows;
+  rows.outer_bounds = shape.dimensions();
+  rows.outer_strides = RowMajorStrides(shape.dimensions());
+  if (shape.rank() == 0) {
+    rows.length = 1;
+    return rows;
+  }
+  const int64_t d = instr.dimensions()[0];
+  rows.length = shape.dimensions(d);
+  rows.stride = rows.outer_strides[d];
+  rows.outer_bounds[d] = 1;
+  return rows;
+}
+
+}  // namespace
+
+absl::StatusOr<Literal> HandleSort(const HloInstruction& instr,
+                                   absl::Span<const Literal* const> operands,
+                                   Evaluator& evaluator) {
+  if (operands.empty() || instr.called_computations().empty()) {
+    return absl::InvalidArgumentError("sort takes at least one operand and a comparator");
+  }
+  const int64_t n = static_cast<int64_t>(operands.size());
+  ASSIGN_OR_RETURN(std::vector<Shape> shapes, VariadicResultShapes(instr.shape(), n));
+  for (int64_t k = 0; k < n; ++k) {
+    if (!shapes[k].Compatible(operands[k]->shape())) {
+      return absl::InvalidArgumentError(hlo::StrCat("sort result ", shapes[k].ToString(),
+                                                    " differs from its operand"));
+    }
+  }
+  ASSIGN_OR_RETURN(SortRows rows, MakeSortRows(instr, operands));
+  ASSIGN_OR_RETURN(std::unique_ptr<RowSorter> sorter,
+                   MakeRowSorter(instr, operands, rows, evaluator));
+  std::vector<Literal> outs;
+  for (const Shape& s : shapes) outs.emplace_back(s);
+  std::vector<int64_t> perm(rows.length);
+  for (StridedCounter c(rows.outer_bounds, {rows.outer_strides}); !c.done(); c.Next()) {
+    const int64_t base = c.offset(0);
+    std::iota(perm.begin(), perm.end(), 0);
+    RETURN_IF_ERROR(sorter->Sort(base, perm));
+    for (int64_t k = 0; k < n; ++k) {
+      for (int64_t j = 0; j < rows.length; ++j) {
+        CopyElement(*operands[k], base + perm[j] * rows.stride, outs[k], base + j * rows.stride);
+      }
+    }
+  }
+  return PackVariadic(std::move(outs), instr.shape());
+}
+
+}  // namespace runtime

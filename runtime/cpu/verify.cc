@@ -1,0 +1,362 @@
+// The oracle's steps (see verify.h): random arguments, per-device slicing by parameter
+// shardings, two runs, assembly by the root sharding, element-wise comparison. Tuple-shaped
+// values are handled leaf by leaf in flattened order, which is also the order of a tuple
+// sharding's elements.
+#include "runtime/cpu/verify.h"
+
+#include <cmath>
+#include <map>
+
+#include "hlo/sharding/shard_geometry.h"
+#include "hlo/status_macros.h"
+#include "hlo/strings.h"
+#include "runtime/cpu/box_copy.h"
+#include "runtime/cpu/multi_device_runner.h"
+#include "runtime/cpu/tuple_leaves.h"
+
+namespace runtime {
+namespace {
+
+using hlo::HloInstruction;
+using hlo::HloSharding;
+using hlo::Literal;
+using hlo::PrimitiveType;
+using hlo::Shape;
+using hlo::ShapeIndex;
+
+// ---- Random values --------------------------------------------------------------------------
+
+uint64_t SplitMix64(uint64_t& state) {
+  uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+double UniformMinusOneToOne(uint64_t& state) {
+  return static_cast<double>(SplitMix64(state) >> 11) * 0x1.0p-52 - 1.0;
+}
+
+void FillRandomArray(Literal& literal, uint64_t state) {
+  const PrimitiveType type = literal.shape().element_type();
+  if (!literal.shape().IsArray()) return;
+  for (int64_t i = 0; i < literal.element_count(); ++i) {
+    if (hlo::IsComplexType(type)) {
+      const double re = UniformMinusOneToOne(state);
+      literal.SetComplex(i, {re, UniformMinusOneToOne(state)});
+    } else if (hlo::IsFloatingPointType(type)) {
+      literal.SetDouble(i, UniformMinusOneToOne(state));
+    } else if (type == PrimitiveType::kPred) {
+      literal.SetInt(i, static_cast<int64_t>(SplitMix64(state) & 1));
+    } else if (hlo::IsUnsignedIntegralType(type)) {
+      literal.SetUint(i, SplitMix64(state) % 16);
+    } else {
+      literal.SetInt(i, static_cast<int64_t>(SplitMix64(state) % 16) - 8);
+    }
+  }
+}
+
+// ---- Slicing arguments ----------------------------------------------------------------------
+
+// Device arguments for every device: parameter i of the SPMD program on device d is cut from
+// full argument i by the unpartitioned parameter's sharding.
+absl::StatusOr<std::vector<std::vector<Literal>>> ShardEntryArguments(
+    const hlo::HloComputation& unpartitioned, const hlo::HloComputation& spmd,
+    const std::vector<Literal>& arguments, int64_t num_devices) {
+  std::vector<std::vector<Literal>> per_device(num_devices);
+  for (int64_t p = 0; p < unpartitioned.num_parameters(); ++p) {
+    const HloInstruction* full_param = unpartitioned.parameter_instruction(p);
+    const HloInstruction* device_param = spmd.parameter_instruction(p);
+    const Shape& full_shape = full_param->shape();
+    const Shape& device_shape = device_param->shape();
+    const std::vector<ShapeIndex> leaves = LeafIndices(full_shape);
+    if (LeafIndices(device_shape).size() != leaves.size()) {
+      return absl::InvalidArgumentError(hlo::StrCat(
+          "parameter ", p, ": the unpartitioned module takes ", full_shape.ToString(false),
+          " but the SPMD program takes ", device_shape.ToString(false)));
+    }
+    for (int64_t d = 0; d < num_devices; ++d) per_device[d].emplace_back(device_shape);
+    for (size_t k = 0; k < leaves.size(); ++k) {
+      const std::string where =
+          LeafName(hlo::StrCat("parameter ", p, " (%", full_param->name(), ")"), leaves[k]);
+      absl::StatusOr<HloSharding> sharding =
+          LeafSharding(full_param->sharding_ptr(), full_shape, static_cast<int64_t>(k));
+      if (!sharding.ok()) {
+        return absl::InvalidArgumentError(
+            hlo::StrCat(where, ": ", hlo::ToStd(sharding.status().message())));
+      }
+      for (int64_t d = 0; d < num_devices; ++d) {
+        absl::StatusOr<Literal> shard = ShardForDevice(LeafOf(arguments[p], leaves[k]), *sharding,
+                                                       LeafShape(device_shape, leaves[k]), d);
+        if (!shard.ok()) {
+          return absl::InvalidArgumentError(
+              hlo::StrCat(where, ": ", hlo::ToStd(shard.status().message())));
+        }
+        MutableLeafOf(per_device[d][p], leaves[k]) = *std::move(shard);
+      }
+    }
+  }
+  return per_device;
+}
+
+absl::Status CheckArguments(const hlo::HloComputation& entry,
+                            const std::vector<Literal>& arguments) {
+  if (static_cast<int64_t>(arguments.size()) != entry.num_parameters()) {
+    return absl::InvalidArgumentError(hlo::StrCat("the module takes ", entry.num_parameters(),
+                                                  " arguments, got ", arguments.size()));
+  }
+  for (size_t p = 0; p < arguments.size(); ++p) {
+    const Shape& want = entry.parameter_instruction(p)->shape();
+    if (!arguments[p].shape().Compatible(want)) {
+      return absl::InvalidArgumentError(
+          hlo::StrCat("argument ", p, " is ", arguments[p].shape().ToString(false), ", parameter ",
+                      p, " is ", want.ToString(false)));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Assembles and compares root leaf `index` (flattened position `k`).
+absl::StatusOr<LeafVerdict> VerifyLeaf(const HloInstruction& root, const ShapeIndex& index,
+                                       int64_t k, const std::vector<Literal>& device_results,
+                                       const Literal& expected, Literal& assembled,
+                                       const VerifyOptions& options) {
+  LeafVerdict verdict;
+  verdict.name = LeafName("output", index);
+  verdict.shape = LeafShape(root.shape(), index);
+  ASSIGN_OR_RETURN(HloSharding sharding, LeafSharding(root.sharding_ptr(), root.shape(), k));
+  std::vector<const Literal*> shards;
+  for (const Literal& result : device_results) shards.push_back(&LeafOf(result, index));
+  absl::StatusOr<Assembled> parts = AssembleFromShards(shards, sharding, verdict.shape);
+  if (!parts.ok()) {
+    return absl::InvalidArgumentError(
+        hlo::StrCat(verdict.name, ": ", hlo::ToStd(parts.status().message())));
+  }
+  verdict.disagreement = std::move(parts->disagreement);
+  verdict.tolerance = options.tolerance.value_or(DefaultTolerance(verdict.shape.element_type()));
+  verdict.comparison = CompareArrays(LeafOf(expected, index), parts->value, verdict.tolerance);
+  MutableLeafOf(assembled, index) = std::move(parts->value);
+  return verdict;
+}
+
+}  // namespace
+
+Literal RandomLiteral(const Shape& shape, uint64_t seed, uint64_t stream) {
+  Literal literal(shape);
+  const std::vector<ShapeIndex> leaves = LeafIndices(shape);
+  for (size_t k = 0; k < leaves.size(); ++k) {
+    uint64_t state = seed;
+    state ^= SplitMix64(state) + stream * 0x2545f4914f6cdd1dULL;
+    state ^= SplitMix64(state) + k;
+    FillRandomArray(MutableLeafOf(literal, leaves[k]), state);
+  }
+  return literal;
+}
+
+std::vector<Literal> RandomArguments(const hlo::HloModule& module, uint64_t seed) {
+  std::vector<Literal> args;
+  const hlo::HloComputation* entry = module.entry_computation();
+  for (int64_t p = 0; entry != nullptr && p < entry->num_parameters(); ++p) {
+    args.push_back(RandomLiteral(entry->parameter_instruction(p)->shape(), seed, p));
+  }
+  return args;
+}
+
+absl::StatusOr<HloSharding> LeafSharding(const HloSharding* sharding, const Shape& shape,
+                                         int64_t leaf) {
+  if (sharding == nullptr) return HloSharding::Replicate();
+  HloSharding normalized = sharding->NormalizeTupleSharding(shape);
+  if (!normalized.IsTuple()) return normalized;
+  if (leaf < 0 || leaf >= static_cast<int64_t>(normalized.tuple_elements().size())) {
+    return absl::InvalidArgumentError(
+        hlo::StrCat("sharding ", sharding->ToString(), " has no leaf ", leaf));
+  }
+  return normalized.tuple_elements()[leaf];
+}
+
+absl::StatusOr<Literal> ShardForDevice(const Literal& full, const HloSharding& sharding,
+                                       const Shape& device_shape, int64_t device) {
+  Literal shard(device_shape);
+  if (!full.shape().IsArray()) return shard;  // Tokens carry no data.
+  if (!device_shape.IsArray() || device_shape.element_type() != full.shape().element_type() ||
+      device_shape.rank() != full.shape().rank()) {
+    return absl::InvalidArgumentError(hlo::StrCat("cannot pass a shard of ",
+                                                  full.shape().ToString(false), " as ",
+                                                  device_shape.ToString(false)));
+  }
+  ASSIGN_OR_RETURN(hlo::ShardRegion region,
+                   hlo::ShardRegionForDevice(sharding, full.shape(), device));
+  const std::vector<int64_t> sizes = region.sizes();
+  for (int64_t i = 0; i < device_shape.rank(); ++i) {
+    if (sizes[i] > device_shape.dimensions(i)) {
+      return absl::InvalidArgumentError(
+          hlo::StrCat("device ", device, "'s shard of ", full.shape().ToString(false), " under ",
+                      sharding.ToString(), " has ", sizes[i], " elements in dimension ", i,
+                      " but the SPMD program's parameter is ", device_shape.ToString(false)));
+    }
+  }
+  if (region.empty()) return shard;
+  RETURN_IF_ERROR(
+      CopyBox(full, region.offsets, shard, std::vector<int64_t>(sizes.size(), 0), sizes));
+  return shard;
+}
+
+namespace {
+
+// Compares the region that devices `first` and `other` both hold; empty when they agree.
+absl::StatusOr<std::string> CompareHolders(const Literal& a, int64_t first, const Literal& b,
+                                           int64_t other, const hlo::ShardRegion& region) {
+  const std::vector<int64_t> sizes = region.sizes();
+  const std::vector<int64_t> origin(sizes.size(), 0);
+  const Shape box = Shape::Array(a.shape().element_type(), sizes);
+  Literal from_a(box);
+  Literal from_b(box);
+  RETURN_IF_ERROR(CopyBox(a, origin, from_a, origin, sizes));
+  RETURN_IF_ERROR(CopyBox(b, origin, from_b, origin, sizes));
+  ArrayComparison c = CompareArrays(from_a, from_b, DefaultTolerance(a.shape().element_type()));
+  if (c.ok()) return std::string();
+  std::vector<int64_t> at = c.first_mismatch;
+  for (size_t i = 0; i < at.size(); ++i) at[i] += region.offsets[i];
+  return hlo::StrCat("devices ", first, " and ", other,
+                     " should hold the same values but differ in ", c.mismatches,
+                     " elements; first at ", FormatIndex(at), ": device ", first, " has ",
+                     c.expected_value, ", device ", other, " has ", c.actual_value);
+}
+
+}  // namespace
+
+absl::StatusOr<Assembled> AssembleFromShards(absl::Span<const Literal* const> shards,
+                                             const HloSharding& sharding, const Shape& full_shape) {
+  if (!full_shape.IsArray()) return Assembled{Literal(full_shape), ""};
+  Assembled out{Literal(Shape::Array(full_shape.element_type(), full_shape.dimensions())), ""};
+  if (sharding.kind() == HloSharding::Kind::kUnreduced ||
+      sharding.kind() == HloSharding::Kind::kUnknown) {
+    return absl::UnimplementedError(
+        hlo::StrCat("cannot assemble a value with sharding ", sharding.ToString()));
+  }
+  RETURN_IF_ERROR(sharding.Validate(full_shape, static_cast<int64_t>(shards.size())));
+  std::map<std::vector<int64_t>, int64_t> holder;  // Region offsets -> first device.
+  for (int64_t d = 0; d < static_cast<int64_t>(shards.size()); ++d) {
+    if (sharding.IsTiled() && !sharding.UsesDevice(d)) continue;
+    ASSIGN_OR_RETURN(hlo::ShardRegion region, hlo::ShardRegionForDevice(sharding, full_shape, d));
+    if (region.empty()) continue;
+    const Literal& shard = *shards[d];
+    const std::vector<int64_t> sizes = region.sizes();
+    const std::vector<int64_t> origin(sizes.size(), 0);
+    auto [it, first] = holder.emplace(region.offsets, d);
+    if (first) {
+      absl::Status s = CopyBox(shard, origin, out.value, region.offsets, sizes);
+      if (!s.ok()) {
+        return absl::InvalidArgumentError(
+            hlo::StrCat("device ", d, " returned ", shard.shape().ToString(false),
+                        ", which does not hold its ", FormatIndex(sizes), " region of ",
+                        full_shape.ToString(false), " under ", sharding.ToString()));
+      }
+    } else if (out.disagreement.empty()) {
+      ASSIGN_OR_RETURN(out.disagreement,
+                       CompareHolders(*shards[it->second], it->second, shard, d, region));
+    }
+  }
+  return out;
+}
+
+bool VerifyResult::ok() const {
+  for (const LeafVerdict& leaf : leaves) {
+    if (!leaf.ok()) return false;
+  }
+  return true;
+}
+
+std::string VerifyResult::ToString() const {
+  std::string out;
+  for (const LeafVerdict& leaf : leaves) {
+    const ArrayComparison& c = leaf.comparison;
+    hlo::StrAppend(&out, leaf.name, ": ", leaf.shape.ToString(false), ": ");
+    if (!c.problem.empty()) {
+      hlo::StrAppend(&out, "MISMATCH: ", c.problem, "\n");
+      continue;
+    }
+    hlo::StrAppend(&out, "max abs error ", c.max_abs_error, ", max rel error ", c.max_rel_error);
+    if (leaf.tolerance.exact()) {
+      out += " (exact)";
+    } else {
+      hlo::StrAppend(&out, " (rtol ", leaf.tolerance.rtol, ", atol ", leaf.tolerance.atol, ")");
+    }
+    if (c.mismatches > 0) {
+      hlo::StrAppend(&out, ": MISMATCH: ", c.mismatches, " of ", c.elements,
+                     " elements differ; first at ", FormatIndex(c.first_mismatch), ": expected ",
+                     c.expected_value, ", got ", c.actual_value);
+    } else if (leaf.disagreement.empty()) {
+      out += ": ok";
+    }
+    if (!leaf.disagreement.empty()) hlo::StrAppend(&out, ": MISMATCH: ", leaf.disagreement);
+    out += "\n";
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<std::vector<Literal>>> ShardArguments(
+    const hlo::HloModule& unpartitioned, const hlo::HloModule& spmd,
+    const std::vector<Literal>& arguments, int64_t num_devices) {
+  const hlo::HloComputation* full_entry = unpartitioned.entry_computation();
+  const hlo::HloComputation* spmd_entry = spmd.entry_computation();
+  if (full_entry == nullptr || spmd_entry == nullptr) {
+    return absl::InvalidArgumentError("a module has no entry computation");
+  }
+  if (spmd.config().replica_count > 1) {
+    return absl::UnimplementedError("verifying programs with replica_count > 1 is not supported");
+  }
+  if (full_entry->num_parameters() != spmd_entry->num_parameters()) {
+    return absl::InvalidArgumentError(
+        hlo::StrCat("the unpartitioned module takes ", full_entry->num_parameters(),
+                    " parameters but the SPMD program takes ", spmd_entry->num_parameters()));
+  }
+  RETURN_IF_ERROR(CheckArguments(*full_entry, arguments));
+  return ShardEntryArguments(*full_entry, *spmd_entry, arguments, num_devices);
+}
+
+absl::StatusOr<VerifyResult> CompareResults(const hlo::HloModule& unpartitioned, Literal expected,
+                                            const std::vector<Literal>& device_results,
+                                            const VerifyOptions& options) {
+  const HloInstruction& root = *unpartitioned.entry_computation()->root_instruction();
+  const std::vector<ShapeIndex> leaves = LeafIndices(root.shape());
+  for (const Literal& r : device_results) {
+    if (LeafIndices(r.shape()).size() != leaves.size()) {
+      return absl::InvalidArgumentError(
+          hlo::StrCat("the unpartitioned module returns ", root.shape().ToString(false),
+                      " but the SPMD program returns ", r.shape().ToString(false)));
+    }
+  }
+  VerifyResult result;
+  result.assembled = Literal(root.shape());
+  for (size_t k = 0; k < leaves.size(); ++k) {
+    ASSIGN_OR_RETURN(LeafVerdict verdict,
+                     VerifyLeaf(root, leaves[k], static_cast<int64_t>(k), device_results, expected,
+                                result.assembled, options));
+    result.leaves.push_back(std::move(verdict));
+  }
+  result.expected = std::move(expected);
+  return result;
+}
+
+absl::StatusOr<VerifyResult> VerifyAgainst(const hlo::HloModule& unpartitioned,
+                                           const hlo::HloModule& spmd,
+                                           const VerifyOptions& options) {
+  std::vector<Literal> arguments =
+      options.arguments ? *options.arguments : RandomArguments(unpartitioned, options.seed);
+  ASSIGN_OR_RETURN(std::vector<std::vector<Literal>> device_args,
+                   ShardArguments(unpartitioned, spmd, arguments, options.num_partitions));
+  MultiDeviceOptions one_device;
+  one_device.collective_timeout_seconds = options.collective_timeout_seconds;
+  std::vector<std::vector<Literal>> full_args(1);
+  full_args[0] = std::move(arguments);
+  ASSIGN_OR_RETURN(std::vector<Literal> expected,
+                   RunOnDevices(unpartitioned, std::move(full_args), one_device));
+  MultiDeviceOptions devices = one_device;
+  devices.num_partitions = options.num_partitions;
+  ASSIGN_OR_RETURN(std::vector<Literal> results,
+                   RunOnDevices(spmd, std::move(device_args), devices));
+  return CompareResults(unpartitioned, std::move(expected[0]), results, options);
+}
+
+}  // namespace runtime

@@ -1,0 +1,119 @@
+// The oracle: a partitioned program is right when, on the same inputs, it computes what the
+// unpartitioned program computes.
+//
+// VerifyAgainst gives both programs the same seeded random arguments (or given ones):
+//   1. the unpartitioned module runs on one device on the full arguments;
+//   2. each full argument leaf is sliced per device by its parameter's sharding
+//      (ShardRegionForDevice) and placed at the origin of a zero array of the shape the SPMD
+//      program's parameter has on a device -- that shape is the truth, so uneven shards arrive
+//      padded with zeros, as the partitioner expects;
+//   3. the SPMD program runs on N devices;
+//   4. each root leaf is assembled from the devices' results by the root sharding (replicated:
+//      device 0's; maximal: its device's; tiled: each device's region, padding dropped), and
+//      devices that hold the same region (replicated or partially replicated) must agree;
+//   5. every leaf is compared element-wise (compare.h).
+// Values without a sharding are replicated (XLA's rule). Random values: floats uniform in
+// [-1, 1), signed integers in [-8, 8), unsigned in [0, 16), pred fair coin flips; each leaf of
+// each parameter draws from its own stream, so one argument does not shift another.
+#ifndef RUNTIME_CPU_VERIFY_H_
+#define RUNTIME_CPU_VERIFY_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "hlo/ir/hlo_module.h"
+#include "hlo/ir/literal.h"
+#include "hlo/sharding/hlo_sharding.h"
+#include "runtime/cpu/compare.h"
+
+namespace runtime {
+
+// A random literal of `shape` (tuples leaf by leaf) drawn from `stream` (see the file comment).
+hlo::Literal RandomLiteral(const hlo::Shape& shape, uint64_t seed, uint64_t stream);
+
+// Random arguments for the entry parameters of `module`: parameter i draws from stream i.
+std::vector<hlo::Literal> RandomArguments(const hlo::HloModule& module, uint64_t seed);
+
+// The leaf sharding of leaf `leaf` (flattened order) of a value of `shape` sharded by
+// `sharding` (null: replicated).
+absl::StatusOr<hlo::HloSharding> LeafSharding(const hlo::HloSharding* sharding,
+                                              const hlo::Shape& shape, int64_t leaf);
+
+// Device `device`'s argument of shape `device_shape` cut from the full array leaf `full` by
+// `sharding`: its region at the origin, zeros elsewhere. Fails when the region does not fit in
+// `device_shape` or the element types differ.
+absl::StatusOr<hlo::Literal> ShardForDevice(const hlo::Literal& full,
+                                            const hlo::HloSharding& sharding,
+                                            const hlo::Shape& device_shape, int64_t device);
+
+// An array leaf of `full_shape` put together from every device's result leaf `shards[d]`.
+// `disagreement` describes the first pair of devices that hold the same region with different
+// values (empty when they agree).
+struct Assembled {
+  hlo::Literal value;
+  std::string disagreement;
+};
+absl::StatusOr<Assembled> AssembleFromShards(absl::Span<const hlo::Literal* const> shards,
+                                             const hlo::HloSharding& sharding,
+                                             const hlo::Shape& full_shape);
+
+struct VerifyOptions {
+  uint64_t seed = 0;
+  // Devices the SPMD program runs on (partitions; one replica).
+  int64_t num_partitions = 1;
+  double collective_timeout_seconds = 60.0;
+  // Full arguments to use instead of random ones (one per parameter of the unpartitioned
+  // module).
+  std::optional<std::vector<hlo::Literal>> arguments;
+  // Replaces the per-type default tolerance for every leaf.
+  std::optional<Tolerance> tolerance;
+};
+
+// The verdict for one root leaf.
+struct LeafVerdict {
+  std::string name;  // "output" or "output {1}" (the leaf's tuple index).
+  hlo::Shape shape;
+  Tolerance tolerance;
+  ArrayComparison comparison;
+  std::string disagreement;  // Devices holding one region disagree; empty if not.
+  bool ok() const { return comparison.ok() && disagreement.empty(); }
+};
+
+struct VerifyResult {
+  std::vector<LeafVerdict> leaves;
+  hlo::Literal expected;   // The unpartitioned result.
+  hlo::Literal assembled;  // The partitioned result, assembled to full shapes.
+  bool ok() const;
+  // One line per leaf: shape, largest absolute and relative error, and for a failing leaf the
+  // number of mismatches with the first mismatching index and both values.
+  std::string ToString() const;
+};
+
+// Step 2: every device's arguments for `spmd`, cut from `arguments` (one full literal per
+// parameter of `unpartitioned`) by the unpartitioned parameters' shardings. Fails when the
+// parameter counts or leaf counts differ, when `spmd` has replica_count > 1, or when a shard
+// does not fit the SPMD program's parameter.
+absl::StatusOr<std::vector<std::vector<hlo::Literal>>> ShardArguments(
+    const hlo::HloModule& unpartitioned, const hlo::HloModule& spmd,
+    const std::vector<hlo::Literal>& arguments, int64_t num_devices);
+
+// Steps 4 and 5: assembles `device_results` by the root sharding of `unpartitioned` and
+// compares them with `expected`, its result. Fails when the results do not fit the root.
+absl::StatusOr<VerifyResult> CompareResults(const hlo::HloModule& unpartitioned,
+                                            hlo::Literal expected,
+                                            const std::vector<hlo::Literal>& device_results,
+                                            const VerifyOptions& options);
+
+// Runs both programs (see the file comment) and compares them. Fails, rather than reporting a
+// mismatch, when the programs cannot be run or do not fit together (parameter counts, leaf
+// counts, shards that do not fit the SPMD program's shapes).
+absl::StatusOr<VerifyResult> VerifyAgainst(const hlo::HloModule& unpartitioned,
+                                           const hlo::HloModule& spmd,
+                                           const VerifyOptions& options);
+
+}  // namespace runtime
+
+#endif  // RUNTIME_CPU_VERIFY_H_

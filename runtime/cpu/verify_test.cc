@@ -1,0 +1,217 @@
+// The oracle on small programs made of parameters, copies and collectives: slicing and
+// assembling uneven and partially replicated shardings, tolerance by type, a correct SPMD
+// program verifying, and wrong ones (a permuted replica group, devices that should agree but
+// do not) reported as mismatches with the first differing index.
+#include "runtime/cpu/verify.h"
+
+#include <cmath>
+#include <memory>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "hlo/parser/hlo_parser.h"
+#include "runtime/cpu/compare.h"
+
+namespace runtime {
+namespace {
+
+using hlo::HloSharding;
+using hlo::Literal;
+using hlo::PrimitiveType;
+using hlo::Shape;
+using ::testing::HasSubstr;
+
+std::unique_ptr<hlo::HloModule> Parse(const std::string& text) {
+  absl::StatusOr<std::unique_ptr<hlo::HloModule>> module = hlo::ParseHloModule(text);
+  EXPECT_TRUE(module.ok()) << module.status();
+  return module.ok() ? *std::move(module) : nullptr;
+}
+
+HloSharding Sharding(const std::string& text) {
+  absl::StatusOr<HloSharding> sharding = HloSharding::Parse(text);
+  EXPECT_TRUE(sharding.ok()) << sharding.status();
+  return sharding.ok() ? *sharding : HloSharding::Replicate();
+}
+
+absl::StatusOr<VerifyResult> Verify(const std::string& full, const std::string& spmd,
+                                    int64_t devices) {
+  std::unique_ptr<hlo::HloModule> a = Parse(full);
+  std::unique_ptr<hlo::HloModule> b = Parse(spmd);
+  if (!a || !b) return absl::InvalidArgumentError("parse failed");
+  VerifyOptions options;
+  options.seed = 7;
+  options.num_partitions = devices;
+  options.collective_timeout_seconds = 10;
+  return VerifyAgainst(*a, *b, options);
+}
+
+TEST(VerifyTest, ShardsAndAssemblesUnevenTiles) {
+  const Shape full_shape = Shape::Array(PrimitiveType::kF32, {7, 5});
+  const Literal full = RandomLiteral(full_shape, 1, 0);
+  const HloSharding sharding = Sharding("{devices=[4,1]<=[4]}");
+  const Shape padded = Shape::Array(PrimitiveType::kF32, {2, 5});
+  std::vector<Literal> shards;
+  for (int64_t d = 0; d < 4; ++d) {
+    absl::StatusOr<Literal> shard = ShardForDevice(full, sharding, padded, d);
+    ASSERT_TRUE(shard.ok()) << shard.status();
+    shards.push_back(*std::move(shard));
+  }
+  // Device 3 holds row 6 and a zero padding row.
+  EXPECT_EQ(shards[3].GetDouble(0), full.GetDouble(30));
+  EXPECT_EQ(shards[3].GetDouble(5), 0.0);
+  std::vector<const Literal*> views;
+  for (const Literal& s : shards) views.push_back(&s);
+  absl::StatusOr<Assembled> back = AssembleFromShards(views, sharding, full_shape);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->value, full);
+  EXPECT_EQ(back->disagreement, "");
+  // A shard that does not fit the SPMD program's shape is an error.
+  EXPECT_THAT(
+      std::string(ShardForDevice(full, sharding, Shape::Array(PrimitiveType::kF32, {1, 5}), 0)
+                      .status()
+                      .message()),
+      HasSubstr("but the SPMD program's parameter is f32[1,5]"));
+}
+
+TEST(VerifyTest, PartiallyReplicatedHoldersMustAgree) {
+  const Shape full_shape = Shape::Array(PrimitiveType::kS32, {4});
+  const HloSharding sharding = Sharding("{devices=[2,2]<=[4] last_tile_dim_replicate}");
+  Literal full(full_shape);
+  for (int64_t i = 0; i < 4; ++i) full.SetInt(i, i + 1);
+  std::vector<Literal> shards;
+  for (int64_t d = 0; d < 4; ++d) {
+    shards.push_back(*ShardForDevice(full, sharding, Shape::Array(PrimitiveType::kS32, {2}), d));
+  }
+  shards[3].SetInt(1, 99);  // Device 3 holds tile 1 with device 2.
+  std::vector<const Literal*> views;
+  for (const Literal& s : shards) views.push_back(&s);
+  absl::StatusOr<Assembled> back = AssembleFromShards(views, sharding, full_shape);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->value, full);
+  EXPECT_THAT(back->disagreement, HasSubstr("devices 2 and 3"));
+  EXPECT_THAT(back->disagreement, HasSubstr("first at [3]: device 2 has 4, device 3 has 99"));
+}
+
+TEST(VerifyTest, ToleranceByType) {
+  Literal expected(Shape::Array(PrimitiveType::kF32, {3}));
+  Literal actual(Shape::Array(PrimitiveType::kF32, {3}));
+  for (int64_t i = 0; i < 3; ++i) expected.SetDouble(i, i + 1.0);
+  actual = expected;
+  actual.SetDouble(0, 1.0 + 1e-6);
+  actual.SetDouble(2, NAN);
+  expected.SetDouble(2, NAN);
+  ArrayComparison close = CompareArrays(expected, actual, DefaultTolerance(PrimitiveType::kF32));
+  EXPECT_TRUE(close.ok());
+  EXPECT_NEAR(close.max_abs_error, 1e-6, 1e-7);
+  actual.SetDouble(1, 2.01);
+  ArrayComparison far = CompareArrays(expected, actual, DefaultTolerance(PrimitiveType::kF32));
+  EXPECT_EQ(far.mismatches, 1);
+  EXPECT_EQ(FormatIndex(far.first_mismatch), "[1]");
+  EXPECT_EQ(far.expected_value, "2");
+  EXPECT_EQ(far.actual_value, "2.01");
+  EXPECT_TRUE(CompareArrays(expected, actual, DefaultTolerance(PrimitiveType::kBF16)).ok());
+  Literal ints(Shape::Array(PrimitiveType::kS64, {1}));
+  Literal other = ints;
+  other.SetInt(0, 1);
+  EXPECT_EQ(CompareArrays(ints, other, DefaultTolerance(PrimitiveType::kS64)).mismatches, 1);
+}
+
+TEST(VerifyTest, RandomArgumentsAreSeededAndInRange) {
+  const Shape shape = Shape::Array(PrimitiveType::kF32, {64});
+  const Literal a = RandomLiteral(shape, 3, 0);
+  EXPECT_EQ(a, RandomLiteral(shape, 3, 0));
+  EXPECT_FALSE(a == RandomLiteral(shape, 4, 0));
+  EXPECT_FALSE(a == RandomLiteral(shape, 3, 1));
+  for (int64_t i = 0; i < 64; ++i) {
+    EXPECT_GE(a.GetDouble(i), -1.0);
+    EXPECT_LT(a.GetDouble(i), 1.0);
+  }
+  const Literal ints = RandomLiteral(Shape::Array(PrimitiveType::kS32, {64}), 3, 0);
+  for (int64_t i = 0; i < 64; ++i) {
+    EXPECT_GE(ints.GetInt(i), -8);
+    EXPECT_LT(ints.GetInt(i), 8);
+  }
+}
+
+constexpr char kFull[] = R"(
+HloModule full, num_partitions=4
+ENTRY e {
+  p = f32[8,3] parameter(0), sharding={devices=[4,1]<=[4]}
+  q = s32[6] parameter(1), sharding={devices=[4]<=[4]}
+  c = f32[8,3] copy(p), sharding={replicated}
+  d = s32[6] copy(q)
+  ROOT t = (f32[8,3], s32[6]) tuple(c, d), sharding={{replicated}, {devices=[4]<=[4]}}
+}
+)";
+
+std::string Spmd(const std::string& groups) {
+  return R"(
+HloModule spmd, num_partitions=4
+ENTRY e {
+  p = f32[2,3] parameter(0)
+  q = s32[2] parameter(1)
+  g = f32[8,3] all-gather(p), channel_id=1, replica_groups=)" +
+         groups + R"(, dimensions={0}, use_global_device_ids=true
+  ROOT t = (f32[8,3], s32[2]) tuple(g, q)
+}
+)";
+}
+
+TEST(VerifyTest, CorrectProgramVerifies) {
+  absl::StatusOr<VerifyResult> result = Verify(kFull, Spmd("{{0,1,2,3}}"), 4);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_TRUE(result->ok()) << result->ToString();
+  ASSERT_EQ(result->leaves.size(), 2u);
+  EXPECT_EQ(result->leaves[0].name, "output {0}");
+  EXPECT_EQ(result->leaves[1].tolerance.exact(), true);
+  EXPECT_EQ(result->assembled, result->expected);
+  EXPECT_THAT(result->ToString(), HasSubstr("output {1}: s32[6]: max abs error 0"));
+}
+
+TEST(VerifyTest, WrongReplicaGroupIsAMismatch) {
+  absl::StatusOr<VerifyResult> result = Verify(kFull, Spmd("{{0,2,1,3}}"), 4);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_FALSE(result->ok());
+  EXPECT_FALSE(result->leaves[0].ok());
+  EXPECT_TRUE(result->leaves[1].ok());
+  EXPECT_EQ(FormatIndex(result->leaves[0].comparison.first_mismatch), "[2,0]");
+  EXPECT_THAT(result->ToString(), HasSubstr("output {0}: f32[8,3]: max abs error"));
+  EXPECT_THAT(result->ToString(), HasSubstr("MISMATCH: 12 of 24 elements differ; first at [2,0]"));
+}
+
+TEST(VerifyTest, ReplicatedOutputThatDevicesDisagreeOn) {
+  const std::string full = R"(
+HloModule full, num_partitions=4
+ENTRY e {
+  p = f32[4] parameter(0), sharding={replicated}
+  ROOT c = f32[4] copy(p), sharding={replicated}
+})";
+  const std::string spmd = R"(
+HloModule spmd, num_partitions=4
+ENTRY e {
+  p = f32[4] parameter(0)
+  ROOT c = f32[4] collective-permute(p), channel_id=1, source_target_pairs={{0,1},{1,0}}
+})";
+  absl::StatusOr<VerifyResult> result = Verify(full, spmd, 4);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_FALSE(result->ok());
+  EXPECT_TRUE(result->leaves[0].comparison.ok());
+  EXPECT_THAT(result->leaves[0].disagreement, HasSubstr("devices 0 and 2"));
+}
+
+TEST(VerifyTest, ProgramsThatDoNotFitAreErrors) {
+  const std::string spmd = R"(
+HloModule spmd, num_partitions=4
+ENTRY e {
+  ROOT p = f32[2,3] parameter(0)
+})";
+  absl::StatusOr<VerifyResult> result = Verify(kFull, spmd, 4);
+  ASSERT_FALSE(result.ok());
+  EXPECT_THAT(
+      std::string(result.status().message()),
+      HasSubstr("the unpartitioned module takes 2 parameters but the SPMD program takes 1"));
+}
+
+}  // namespace
+}  // namespace runtime

@@ -1,0 +1,403 @@
+// Reshard emission: each plan step becomes a few instructions on the per-device buffer.
+//
+//   all-gather      all-gather(dimensions={d}); when the gathered padded shards are longer
+//                   than the new shard (the dim becomes whole), a slice drops the padding.
+//   all-to-all      pad dim c to P*L_c' -> reshape c into [P, L_c'] -> all-to-all on the P dim
+//                   -> transpose P next to (major of) dim s -> reshape merging them -> slice
+//                   when dim s became whole.
+//   dynamic-slice   pad where a device's window would run past its buffer, then one
+//                   dynamic-slice whose offsets are table[partition-id] per dim.
+//   permute         collective-permute with the plan's pairs (self pairs kept, so every
+//                   device is a target).
+//   broadcast       select(partition-id == owner, x, 0) -> all-reduce(sum) over all devices.
+//   scatter         pad to whole tiles -> reshape/transpose into [tiles, shard] -> broadcast
+//                   over the replication -> all-to-all over all devices (group = the target's
+//                   device list, so chunk j reaches the j-th device) -> keep the owner's chunk.
+//
+// Example: f32[16,24] {devices=[2,4]<=[8]} -> {devices=[4,2]<=[2,2,2]T(0,2,1)}: the minor factor
+// of the column split (s=1) moves to the rows (c=0). Per device, before -> after:
+//   %p = f32[8,6] parameter(0)
+//     =>
+//   %r = f32[2,4,6] reshape(%p)                      the two row chunks to send
+//   %a = f32[2,4,6] all-to-all(%r), channel_id=1, replica_groups=[4,2]<=[8], dimensions={0}
+//   %t = f32[4,2,6] transpose(%a), dimensions={1,0,2}
+//   %o = f32[4,12] reshape(%t)                       the members' columns side by side
+#include "spmd/reshard/reshard_emitter.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "absl/status/status.h"
+#include "hlo/sharding/shard_geometry.h"
+#include "hlo/status_macros.h"
+#include "hlo/strings.h"
+#include "spmd/reshard/reshard_state.h"
+
+namespace spmd {
+
+using hlo::HloInstruction;
+using hlo::HloOpcode;
+using hlo::HloSharding;
+using hlo::PrimitiveType;
+using hlo::Shape;
+
+// What one step needs: the plan step, the value before it, and the shardings around it.
+struct ReshardEmitter::StepContext {
+  const ReshardStep& step;
+  HloInstruction* value;
+  const HloSharding& before;
+  const Shape& base_shape;
+  int64_t num_devices;
+  // The padded per-device dims after the step.
+  std::vector<int64_t> after_dims;
+};
+
+namespace {
+
+// A `like`-typed array of `dims`, with the default layout when `like` has a layout (as in
+// modules parsed from XLA's text), without one otherwise.
+Shape WithDims(const Shape& like, const std::vector<int64_t>& dims) {
+  return like.has_layout() ? Shape::ArrayWithLayout(like.element_type(), dims)
+                           : Shape::Array(like.element_type(), dims);
+}
+
+absl::StatusOr<TileState> StateOf(const HloSharding& sharding, const Shape& base_shape,
+                                  int64_t num_devices) {
+  return TileState::FromSharding(sharding, base_shape.rank(), num_devices);
+}
+
+}  // namespace
+
+ChannelIdAllocator ChannelIdAllocator::ForModule(const hlo::HloModule& module) {
+  int64_t max_id = 0;
+  for (const auto& computation : module.computations()) {
+    for (const auto& instr : computation->instructions()) {
+      if (instr->attrs().channel_id) max_id = std::max(max_id, *instr->attrs().channel_id);
+    }
+  }
+  return ChannelIdAllocator(max_id + 1);
+}
+
+HloInstruction* ReshardEmitter::Add(HloOpcode opcode, Shape shape,
+                                    std::vector<HloInstruction*> operands) {
+  HloInstruction* instr =
+      computation_->AddInstruction(HloInstruction::Create(opcode, std::move(shape), operands));
+  const int64_t id = instr->unique_id() >= 0 ? instr->unique_id() : local_names_++;
+  instr->set_name(hlo::StrCat(hlo::HloOpcodeString(opcode), ".rs", id));
+  return instr;
+}
+
+HloInstruction* ReshardEmitter::PartitionId() {
+  if (partition_id_ == nullptr) {
+    partition_id_ = Add(HloOpcode::kPartitionId, Shape::Array(PrimitiveType::kU32, {}), {});
+  }
+  return partition_id_;
+}
+
+HloInstruction* ReshardEmitter::ScalarConstant(PrimitiveType type, int64_t value) {
+  hlo::Literal literal(Shape::Array(type, {}));
+  if (hlo::IsIntegralType(type)) {
+    literal.SetInt(0, value);
+  } else {
+    literal.SetDouble(0, static_cast<double>(value));
+  }
+  HloInstruction* constant = Add(HloOpcode::kConstant, literal.shape(), {});
+  constant->mutable_attrs()->literal = std::move(literal);
+  return constant;
+}
+
+HloInstruction* ReshardEmitter::PerDeviceOffset(const std::vector<int64_t>& table) {
+  if (std::all_of(table.begin(), table.end(), [&](int64_t v) { return v == table[0]; })) {
+    return ScalarConstant(PrimitiveType::kS32, table[0]);
+  }
+  const int64_t n = static_cast<int64_t>(table.size());
+  hlo::Literal literal(Shape::Array(PrimitiveType::kS32, {n}));
+  for (int64_t i = 0; i < n; ++i) literal.SetInt(i, table[i]);
+  HloInstruction* constant = Add(HloOpcode::kConstant, literal.shape(), {});
+  constant->mutable_attrs()->literal = std::move(literal);
+  HloInstruction* entry = Add(HloOpcode::kDynamicSlice, Shape::Array(PrimitiveType::kS32, {1}),
+                              {constant, PartitionId()});
+  entry->mutable_attrs()->dynamic_slice_sizes = {1};
+  return Add(HloOpcode::kReshape, Shape::Array(PrimitiveType::kS32, {}), {entry});
+}
+
+HloInstruction* ReshardEmitter::PadHigh(HloInstruction* value, const std::vector<int64_t>& dims) {
+  const std::vector<int64_t>& current = value->shape().dimensions();
+  if (current == dims) return value;
+  hlo::PaddingConfig config;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    config.dimensions.push_back({0, dims[d] - current[d], 0});
+  }
+  HloInstruction* zero = ScalarConstant(value->shape().element_type(), 0);
+  HloInstruction* pad = Add(HloOpcode::kPad, WithDims(value->shape(), dims), {value, zero});
+  pad->mutable_attrs()->padding_config = std::move(config);
+  return pad;
+}
+
+HloInstruction* ReshardEmitter::SliceTo(HloInstruction* value, const std::vector<int64_t>& dims) {
+  if (value->shape().dimensions() == dims) return value;
+  HloInstruction* slice = Add(HloOpcode::kSlice, WithDims(value->shape(), dims), {value});
+  for (int64_t size : dims) slice->mutable_attrs()->slice_dimensions.push_back({0, size, 1});
+  return slice;
+}
+
+absl::StatusOr<hlo::HloComputation*> ReshardEmitter::AddComputation(PrimitiveType type) {
+  auto it = add_computations_.find(type);
+  if (it != add_computations_.end()) return it->second;
+  hlo::HloModule* module = computation_->parent();
+  RET_CHECK(module != nullptr);
+  const std::string name = hlo::StrCat("reshard.add.", hlo::PrimitiveTypeName(type));
+  hlo::HloComputation* add = module->GetComputation(name);
+  if (add == nullptr) {
+    auto computation = std::make_unique<hlo::HloComputation>(name);
+    const Shape scalar = Shape::Array(type, {});
+    // Parameters are registered by number when added, so number them first.
+    auto x_param = HloInstruction::Create(HloOpcode::kParameter, scalar, {});
+    auto y_param = HloInstruction::Create(HloOpcode::kParameter, scalar, {});
+    y_param->mutable_attrs()->parameter_number = 1;
+    HloInstruction* x = computation->AddInstruction(std::move(x_param));
+    HloInstruction* y = computation->AddInstruction(std::move(y_param));
+    x->set_name("x");
+    y->set_name("y");
+    HloInstruction* sum =
+        computation->AddInstruction(HloInstruction::Create(HloOpcode::kAdd, scalar, {x, y}));
+    sum->set_name("sum");
+    computation->set_root_instruction(sum);
+    add = module->AddComputation(std::move(computation));
+    for (const auto& instr : add->instructions()) {
+      instr->set_name(hlo::StrCat(instr->name(), ".rs", instr->unique_id()));
+    }
+  }
+  add_computations_[type] = add;
+  return add;
+}
+
+absl::StatusOr<HloInstruction*> ReshardEmitter::Emit(HloInstruction* value, const Shape& base_shape,
+                                                     const ReshardPlan& plan) {
+  RET_CHECK(base_shape.dimensions() == plan.shape.dimensions());
+  ASSIGN_OR_RETURN(Shape source_shape, hlo::PaddedShardShape(plan.source, base_shape));
+  if (value->shape().dimensions() != source_shape.dimensions()) {
+    return absl::InvalidArgumentError(hlo::StrCat(
+        "reshard: ", value->name(), " has shape ", value->shape().ToString(false),
+        " but the padded shard of ", plan.source.ToStringWithoutMetadata(), " is ",
+        source_shape.ToString(false)));
+  }
+  const HloSharding* before = &plan.source;
+  for (const ReshardStep& step : plan.steps) {
+    ASSIGN_OR_RETURN(Shape after_shape, hlo::PaddedShardShape(step.sharding, base_shape));
+    StepContext context{step, value, *before, base_shape, plan.num_devices,
+                        after_shape.dimensions()};
+    ASSIGN_OR_RETURN(value, EmitStep(context));
+    if (value->shape().dimensions() != after_shape.dimensions()) {
+      return absl::InternalError(hlo::StrCat("reshard: step ", step.ToString(), " produced ",
+                                             value->shape().ToString(false), ", expected ",
+                                             after_shape.ToString(false)));
+    }
+    before = &step.sharding;
+  }
+  return value;
+}
+
+absl::StatusOr<HloInstruction*> ReshardEmitter::EmitStep(const StepContext& context) {
+  const ReshardStep& step = context.step;
+  switch (step.kind) {
+    case ReshardStepKind::kAllGather:
+      return EmitAllGather(context);
+    case ReshardStepKind::kAllToAll:
+      return EmitAllToAll(context);
+    case ReshardStepKind::kDynamicSlice:
+      return EmitDynamicSlice(context);
+    case ReshardStepKind::kBroadcast:
+      return EmitBroadcast(context);
+    case ReshardStepKind::kScatter:
+      return EmitScatter(context);
+    case ReshardStepKind::kRelabel:
+      return context.value;
+    case ReshardStepKind::kCollectivePermute: {
+      HloInstruction* permute =
+          Add(HloOpcode::kCollectivePermute, context.value->shape(), {context.value});
+      permute->mutable_attrs()->source_target_pairs = step.source_target_pairs;
+      permute->mutable_attrs()->channel_id = channel_ids_->Next();
+      return permute;
+    }
+  }
+  return absl::InternalError("reshard: unknown step kind");
+}
+
+absl::StatusOr<HloInstruction*> ReshardEmitter::EmitAllGather(const StepContext& context) {
+  const ReshardStep& step = context.step;
+  RET_CHECK(step.dimensions.size() == 1);
+  const int64_t d = step.dimensions[0];
+  std::vector<int64_t> gathered = context.value->shape().dimensions();
+  gathered[d] *= step.group_size;
+  RET_CHECK(gathered[d] >= context.after_dims[d]);
+  HloInstruction* all_gather =
+      Add(HloOpcode::kAllGather, WithDims(context.value->shape(), gathered), {context.value});
+  hlo::InstructionAttributes* attrs = all_gather->mutable_attrs();
+  attrs->dimensions = {d};
+  attrs->replica_groups = step.replica_groups;
+  attrs->channel_id = channel_ids_->Next();
+  attrs->use_global_device_ids = true;
+  // The gathered padded shards are contiguous data followed by padding: drop the padding.
+  return SliceTo(all_gather, context.after_dims);
+}
+
+absl::StatusOr<HloInstruction*> ReshardEmitter::EmitAllToAll(const StepContext& context) {
+  const ReshardStep& step = context.step;
+  RET_CHECK(step.dimensions.size() == 2);
+  const int64_t s = step.dimensions[0];
+  const int64_t c = step.dimensions[1];
+  const int64_t factor = step.group_size;
+  const Shape& like = context.value->shape();
+  // 1. Pad dim c to factor whole new shards and split it into [factor, new size].
+  std::vector<int64_t> padded = like.dimensions();
+  RET_CHECK(padded[c] <= factor * context.after_dims[c]);
+  padded[c] = factor * context.after_dims[c];
+  HloInstruction* value = PadHigh(context.value, padded);
+  std::vector<int64_t> split = padded;
+  split[c] = context.after_dims[c];
+  split.insert(split.begin() + c, factor);
+  value = Add(HloOpcode::kReshape, WithDims(like, split), {value});
+  // 2. Exchange: chunk q of the factor dim goes to member q; received chunks stack in order.
+  HloInstruction* exchange = Add(HloOpcode::kAllToAll, value->shape(), {value});
+  exchange->mutable_attrs()->dimensions = {c};
+  exchange->mutable_attrs()->replica_groups = step.replica_groups;
+  exchange->mutable_attrs()->channel_id = channel_ids_->Next();
+  // 3. Move the factor dim just major of dim s and merge: member q's rows come q-th.
+  const int64_t s_index = s < c ? s : s + 1;
+  std::vector<int64_t> perm;
+  for (int64_t i = 0; i < static_cast<int64_t>(split.size()); ++i) {
+    if (i == s_index) perm.push_back(c);
+    if (i != c) perm.push_back(i);
+  }
+  std::vector<int64_t> transposed(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) transposed[i] = split[perm[i]];
+  HloInstruction* transpose =
+      Add(HloOpcode::kTranspose, WithDims(like, transposed), {exchange});
+  transpose->mutable_attrs()->dimensions = perm;
+  std::vector<int64_t> merged = padded;
+  merged[c] = context.after_dims[c];
+  merged[s] = padded[s] * factor;
+  RET_CHECK(merged[s] >= context.after_dims[s]);
+  value = Add(HloOpcode::kReshape, WithDims(like, merged), {transpose});
+  return SliceTo(value, context.after_dims);
+}
+
+absl::StatusOr<HloInstruction*> ReshardEmitter::EmitDynamicSlice(const StepContext& context) {
+  const Shape& base = context.base_shape;
+  const int64_t rank = base.rank();
+  ASSIGN_OR_RETURN(TileState before, StateOf(context.before, base, context.num_devices));
+  ASSIGN_OR_RETURN(TileState after, StateOf(context.step.sharding, base, context.num_devices));
+  const std::vector<int64_t> before_size = PaddedShardDims(before, base.dimensions());
+  const std::vector<std::vector<int64_t>> before_index = before.TileIndexByDevice();
+  const std::vector<std::vector<int64_t>> after_index = after.TileIndexByDevice();
+  // offsets[d][device]: where the device's new window starts inside its current buffer.
+  std::vector<std::vector<int64_t>> offsets(rank, std::vector<int64_t>(context.num_devices, 0));
+  std::vector<int64_t> needed = context.value->shape().dimensions();
+  for (int64_t d = 0; d < rank; ++d) needed[d] = std::max(needed[d], context.after_dims[d]);
+  for (int64_t device = 0; device < context.num_devices; ++device) {
+    bool empty = false;
+    for (int64_t d = 0; d < rank; ++d) {
+      empty = empty || after_index[device][d] * context.after_dims[d] >= base.dimensions(d);
+    }
+    for (int64_t d = 0; d < rank && !empty; ++d) {
+      const int64_t offset = after_index[device][d] * context.after_dims[d] -
+                             before_index[device][d] * before_size[d];
+      RET_CHECK(offset >= 0);
+      offsets[d][device] = offset;
+      needed[d] = std::max(needed[d], offset + context.after_dims[d]);
+    }
+  }
+  HloInstruction* value = PadHigh(context.value, needed);
+  std::vector<HloInstruction*> operands{value};
+  for (int64_t d = 0; d < rank; ++d) operands.push_back(PerDeviceOffset(offsets[d]));
+  HloInstruction* slice =
+      Add(HloOpcode::kDynamicSlice, WithDims(value->shape(), context.after_dims), operands);
+  slice->mutable_attrs()->dynamic_slice_sizes = context.after_dims;
+  return slice;
+}
+
+absl::StatusOr<HloInstruction*> ReshardEmitter::EmitBroadcast(const StepContext& context) {
+  RET_CHECK(context.before.kind() == HloSharding::Kind::kMaximal);
+  const Shape& like = context.value->shape();
+  const PrimitiveType type = like.element_type();
+  ASSIGN_OR_RETURN(hlo::HloComputation * add, AddComputation(type));
+  HloInstruction* owner = ScalarConstant(PrimitiveType::kU32, context.before.maximal_device());
+  HloInstruction* is_owner =
+      Add(HloOpcode::kCompare, Shape::Array(PrimitiveType::kPred, {}), {PartitionId(), owner});
+  is_owner->mutable_attrs()->comparison_direction = hlo::ComparisonDirection::kEq;
+  const Shape mask_shape = Shape::Array(PrimitiveType::kPred, like.dimensions());
+  HloInstruction* mask = Add(HloOpcode::kBroadcast, mask_shape, {is_owner});
+  HloInstruction* zeros =
+      Add(HloOpcode::kBroadcast, WithDims(like, like.dimensions()), {ScalarConstant(type, 0)});
+  HloInstruction* masked =
+      Add(HloOpcode::kSelect, WithDims(like, like.dimensions()), {mask, context.value, zeros});
+  HloInstruction* sum = Add(HloOpcode::kAllReduce, masked->shape(), {masked});
+  sum->AppendCalledComputation(add);
+  sum->mutable_attrs()->replica_groups = context.step.replica_groups;
+  sum->mutable_attrs()->channel_id = channel_ids_->Next();
+  sum->mutable_attrs()->use_global_device_ids = true;
+  return sum;
+}
+
+absl::StatusOr<HloInstruction*> ReshardEmitter::EmitScatter(const StepContext& context) {
+  RET_CHECK(context.before.kind() == HloSharding::Kind::kMaximal);
+  ASSIGN_OR_RETURN(TileState after,
+                   StateOf(context.step.sharding, context.base_shape, context.num_devices));
+  const Shape& like = context.value->shape();
+  const std::vector<int64_t>& shard = context.after_dims;
+  const int64_t rank = static_cast<int64_t>(shard.size());
+  // [t0*L0, t1*L1, ...] -> [t0, L0, t1, L1, ...] -> [t0, t1, ..., L0, L1, ...] -> [T, L...].
+  std::vector<int64_t> whole(rank), interleaved, perm(2 * rank), tiles_first;
+  for (int64_t d = 0; d < rank; ++d) {
+    whole[d] = after.dims[d] * shard[d];
+    interleaved.insert(interleaved.end(), {after.dims[d], shard[d]});
+    perm[d] = 2 * d;
+    perm[rank + d] = 2 * d + 1;
+  }
+  for (int64_t p : perm) tiles_first.push_back(interleaved[p]);
+  HloInstruction* value = PadHigh(context.value, whole);
+  value = Add(HloOpcode::kReshape, WithDims(like, interleaved), {value});
+  value = Add(HloOpcode::kTranspose, WithDims(like, tiles_first), {value});
+  value->mutable_attrs()->dimensions = perm;
+  std::vector<int64_t> chunks{after.num_tiles()};
+  chunks.insert(chunks.end(), shard.begin(), shard.end());
+  value = Add(HloOpcode::kReshape, WithDims(like, chunks), {value});
+  if (after.replication() > 1) {  // Chunk j of the device list is tile j / replication.
+    std::vector<int64_t> repeated = chunks, mapping{0};
+    repeated.insert(repeated.begin() + 1, after.replication());
+    for (int64_t d = 0; d < rank; ++d) mapping.push_back(d + 2);
+    value = Add(HloOpcode::kBroadcast, WithDims(like, repeated), {value});
+    value->mutable_attrs()->dimensions = mapping;
+    chunks[0] = context.num_devices;
+    value = Add(HloOpcode::kReshape, WithDims(like, chunks), {value});
+  }
+  HloInstruction* exchange = Add(HloOpcode::kAllToAll, value->shape(), {value});
+  exchange->mutable_attrs()->dimensions = {0};
+  exchange->mutable_attrs()->replica_groups = context.step.replica_groups;
+  exchange->mutable_attrs()->channel_id = channel_ids_->Next();
+  // Received chunk q came from member q: keep the owner's.
+  const std::vector<int64_t> members = context.step.replica_groups.Expanded().at(0);
+  const int64_t owner = std::find(members.begin(), members.end(),
+                                  context.before.maximal_device()) - members.begin();
+  RET_CHECK(owner < static_cast<int64_t>(members.size()));
+  std::vector<int64_t> one = chunks;
+  one[0] = 1;
+  HloInstruction* slice = Add(HloOpcode::kSlice, WithDims(like, one), {exchange});
+  slice->mutable_attrs()->slice_dimensions.push_back({owner, owner + 1, 1});
+  for (int64_t d = 0; d < rank; ++d) slice->mutable_attrs()->slice_dimensions.push_back({0, shard[d], 1});
+  return Add(HloOpcode::kReshape, WithDims(like, shard), {slice});
+}
+
+absl::StatusOr<HloInstruction*> EmitReshard(hlo::HloComputation* computation,
+                                            HloInstruction* value, const Shape& base_shape,
+                                            const HloSharding& source, const HloSharding& target,
+                                            int64_t num_devices, ReshardPlanner& planner,
+                                            ChannelIdAllocator& channel_ids) {
+  ASSIGN_OR_RETURN(std::shared_ptr<const ReshardPlan> plan,
+                   planner.Plan(base_shape, source, target, num_devices));
+  ReshardEmitter emitter(computation, &channel_ids);
+  return emitter.Emit(value, base_shape, *plan);
+}
+
+}  // namespace spmd

@@ -1,0 +1,95 @@
+// Emits a reshard plan as HLO into a per-device (SPMD) computation.
+//
+// The value entering a plan is the per-device buffer of the source sharding (its padded shard
+// shape, PaddedShardShape); the value returned is the per-device buffer of the target
+// sharding. Padding elements (beyond the array's end in an uneven shard) hold unspecified
+// values on entry and on exit; data elements are exact. Collectives use XLA's syntax and
+// semantics: all-gather and all-reduce with `channel_id` and `use_global_device_ids=true`,
+// all-to-all and collective-permute with `channel_id` (partition ids), replica_groups in iota
+// form when expressible. Per-device offsets come from `partition-id` through a constant s32
+// offset table (dynamic-slice of the table by partition-id, reshaped to a scalar).
+//
+// May run inside the partitioner only: the emitted program is SPMD (num_partitions devices,
+// one replica).
+#ifndef SPMD_RESHARD_RESHARD_EMITTER_H_
+#define SPMD_RESHARD_RESHARD_EMITTER_H_
+
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "hlo/ir/hlo_computation.h"
+#include "hlo/ir/hlo_module.h"
+#include "spmd/reshard/reshard_plan.h"
+#include "spmd/reshard/reshard_planner.h"
+
+namespace spmd {
+
+// Hands out module-wide unique channel ids for emitted collectives.
+class ChannelIdAllocator {
+ public:
+  explicit ChannelIdAllocator(int64_t next = 1) : next_(next) {}
+  // An allocator whose first id is above every channel_id already used in `module`.
+  static ChannelIdAllocator ForModule(const hlo::HloModule& module);
+  int64_t Next() { return next_++; }
+
+ private:
+  int64_t next_;
+};
+
+class ReshardEmitter {
+ public:
+  // Emits into `computation`, taking channel ids from `channel_ids`; both must outlive the
+  // emitter. A plan with a broadcast step needs `computation` to belong to a module (an add
+  // reduction computation is added to it once per element type).
+  ReshardEmitter(hlo::HloComputation* computation, ChannelIdAllocator* channel_ids)
+      : computation_(computation), channel_ids_(channel_ids) {}
+
+  // Appends the instructions of `plan` applied to `value` and returns the final one (`value`
+  // itself for an empty plan). `value` must belong to the computation and have the padded
+  // shard shape of plan.source for `base_shape`; `base_shape` must have plan.shape's dims and
+  // element type. Fails (Internal) when an emitted shape disagrees with the plan.
+  absl::StatusOr<hlo::HloInstruction*> Emit(hlo::HloInstruction* value,
+                                            const hlo::Shape& base_shape, const ReshardPlan& plan);
+
+ private:
+  struct StepContext;
+
+  hlo::HloInstruction* Add(hlo::HloOpcode opcode, hlo::Shape shape,
+                           std::vector<hlo::HloInstruction*> operands);
+  hlo::HloInstruction* PartitionId();
+  hlo::HloInstruction* ScalarConstant(hlo::PrimitiveType type, int64_t value);
+  // The s32 scalar `table[partition-id]`, or a constant when all entries are equal.
+  hlo::HloInstruction* PerDeviceOffset(const std::vector<int64_t>& table);
+  hlo::HloInstruction* PadHigh(hlo::HloInstruction* value, const std::vector<int64_t>& dims);
+  hlo::HloInstruction* SliceTo(hlo::HloInstruction* value, const std::vector<int64_t>& dims);
+  absl::StatusOr<hlo::HloComputation*> AddComputation(hlo::PrimitiveType type);
+
+  absl::StatusOr<hlo::HloInstruction*> EmitStep(const StepContext& context);
+  absl::StatusOr<hlo::HloInstruction*> EmitAllGather(const StepContext& context);
+  absl::StatusOr<hlo::HloInstruction*> EmitAllToAll(const StepContext& context);
+  absl::StatusOr<hlo::HloInstruction*> EmitDynamicSlice(const StepContext& context);
+  absl::StatusOr<hlo::HloInstruction*> EmitBroadcast(const StepContext& context);
+  absl::StatusOr<hlo::HloInstruction*> EmitScatter(const StepContext& context);
+
+  hlo::HloComputation* computation_;
+  ChannelIdAllocator* channel_ids_;
+  hlo::HloInstruction* partition_id_ = nullptr;
+  std::map<hlo::PrimitiveType, hlo::HloComputation*> add_computations_;
+  int64_t local_names_ = 0;
+};
+
+// Plans (through `planner`'s cache) and emits the reshard of `value` from `source` to `target`
+// for an array of `base_shape` on `num_devices` devices. Errors as PlanReshard and Emit.
+absl::StatusOr<hlo::HloInstruction*> EmitReshard(hlo::HloComputation* computation,
+                                                 hlo::HloInstruction* value,
+                                                 const hlo::Shape& base_shape,
+                                                 const hlo::HloSharding& source,
+                                                 const hlo::HloSharding& target,
+                                                 int64_t num_devices, ReshardPlanner& planner,
+                                                 ChannelIdAllocator& channel_ids);
+
+}  // namespace spmd
+
+#endif  // SPMD_RESHARD_RESHARD_EMITTER_H_

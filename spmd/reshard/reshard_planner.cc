@@ -1,0 +1,209 @@
+// The reshard planner: endpoints, fallback, plan assembly and the cache around the search of
+// reshard_search.cc.
+//
+// Maximal endpoints are handled around the search: a maximal source is scattered by one
+// all-to-all to some state, or broadcast (masked all-reduce) to replicated, and continues from
+// there (CheapestPathFromMaximal), or moves by one collective-permute when the target is
+// maximal elsewhere; a maximal target is reached as replicated and relabeled (its owner holds
+// the value). Consecutive dynamic-slices merge into one step. Example:
+//
+//   {devices=[2,4]<=[8]} -> {devices=[2,1,4]<=[8] last_tile_dim_replicate}, f32[16,24]:
+//     1. all-gather dims={1} groups=[2,4]<=[8] -> {devices=[2,1,4]<=[8] last_tile_dim_replicate}
+//   i.e. per device  f32[8,6] -> all-gather(dimensions={1}) -> f32[8,24]   (576 bytes received)
+#include "spmd/reshard/reshard_planner.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "hlo/status_macros.h"
+#include "hlo/strings.h"
+#include "spmd/reshard/reshard_search.h"
+#include "spmd/reshard/reshard_state.h"
+
+namespace spmd {
+namespace {
+
+using hlo::HloSharding;
+
+using ShardedHops = std::vector<std::pair<SearchEdge, HloSharding>>;
+
+absl::Status CheckInputs(const hlo::Shape& shape, const HloSharding& source,
+                         const HloSharding& target, int64_t num_devices) {
+  if (!shape.IsArray()) {
+    return absl::InvalidArgumentError(
+        hlo::StrCat("reshard: ", shape.ToString(false), " is not an array"));
+  }
+  if (num_devices < 1) return absl::InvalidArgumentError("reshard: no devices");
+  for (const HloSharding* sharding : {&source, &target}) {
+    RETURN_IF_ERROR(sharding->Validate(shape, num_devices));
+    const HloSharding::Kind kind = sharding->kind();
+    if (kind == HloSharding::Kind::kMaximal && sharding->maximal_device() >= num_devices) {
+      return absl::InvalidArgumentError(hlo::StrCat("reshard: ", sharding->ToString(),
+                                                    " names a device beyond ", num_devices));
+    }
+    if (kind != HloSharding::Kind::kReplicated && kind != HloSharding::Kind::kMaximal &&
+        kind != HloSharding::Kind::kTiled) {
+      return absl::UnimplementedError(
+          hlo::StrCat("reshard: cannot reshard ", sharding->ToStringWithoutMetadata()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status AppendHops(std::vector<SearchHop> hops, ShardedHops& out) {
+  for (SearchHop& hop : hops) {
+    ASSIGN_OR_RETURN(HloSharding after, hop.after.ToSharding());
+    out.emplace_back(std::move(hop.edge), std::move(after));
+  }
+  return absl::OkStatus();
+}
+
+ReshardStep ToStep(const SearchEdge& edge, const HloSharding& after) {
+  ReshardStep step;
+  step.kind = edge.kind;
+  step.sharding = after;
+  step.dimensions = edge.dims;
+  if (!edge.groups.empty()) {
+    step.replica_groups = MakeReplicaGroups(edge.groups);
+    step.group_size = static_cast<int64_t>(edge.groups[0].size());
+  }
+  step.source_target_pairs = edge.pairs;
+  step.bytes_received = edge.bytes;
+  step.cost_us = edge.cost_us;
+  return step;
+}
+
+// Merges consecutive dynamic-slices (one local slice does both).
+ShardedHops MergeSlices(ShardedHops hops) {
+  ShardedHops merged;
+  for (auto& hop : hops) {
+    if (!merged.empty() && hop.first.kind == ReshardStepKind::kDynamicSlice &&
+        merged.back().first.kind == ReshardStepKind::kDynamicSlice) {
+      std::vector<int64_t>& dims = merged.back().first.dims;
+      dims.insert(dims.end(), hop.first.dims.begin(), hop.first.dims.end());
+      std::sort(dims.begin(), dims.end());
+      dims.erase(std::unique(dims.begin(), dims.end()), dims.end());
+      merged.back().second = std::move(hop.second);
+      continue;
+    }
+    merged.push_back(std::move(hop));
+  }
+  return merged;
+}
+
+ReshardPlan Assemble(const hlo::Shape& shape, const HloSharding& source, const HloSharding& target,
+                     int64_t num_devices, ShardedHops hops) {
+  ReshardPlan plan;
+  plan.shape = shape;
+  plan.source = source;
+  plan.target = target;
+  plan.num_devices = num_devices;
+  bool replicated_on_the_way = false;
+  for (const auto& [edge, after] : MergeSlices(std::move(hops))) {
+    plan.steps.push_back(ToStep(edge, after));
+    plan.cost_us += edge.cost_us;
+    plan.bytes_received_per_device += edge.bytes;
+    replicated_on_the_way = replicated_on_the_way || after.IsReplicated();
+  }
+  plan.full_rematerialization = replicated_on_the_way && !source.IsReplicated() &&
+                                target.IsTiled();
+  return plan;
+}
+
+// The hops of a plan whose source is maximal.
+absl::StatusOr<ShardedHops> FromMaximal(const HloSharding& source, const HloSharding& target,
+                                        const StepCoster& coster) {
+  ShardedHops hops;
+  if (target.kind() == HloSharding::Kind::kMaximal) {
+    hops.emplace_back(coster.MaximalPermute(source.maximal_device(), target.maximal_device()),
+                      target);
+    return hops;
+  }
+  const int64_t rank = static_cast<int64_t>(coster.shape_dims().size());
+  ASSIGN_OR_RETURN(TileState to, TileState::FromSharding(target, rank, coster.num_devices()));
+  RETURN_IF_ERROR(AppendHops(CheapestPathFromMaximal(to, coster), hops));
+  return hops;
+}
+
+}  // namespace
+
+absl::StatusOr<ReshardPlan> PlanReshard(const hlo::Shape& shape, const HloSharding& source,
+                                        const HloSharding& target, int64_t num_devices,
+                                        const LinkModel& link) {
+  RETURN_IF_ERROR(CheckInputs(shape, source, target, num_devices));
+  if (source == target) return Assemble(shape, source, target, num_devices, {});
+  const StepCoster coster(shape, num_devices, link);
+  ShardedHops hops;
+  if (source.kind() == HloSharding::Kind::kMaximal) {
+    ASSIGN_OR_RETURN(hops, FromMaximal(source, target, coster));
+    return Assemble(shape, source, target, num_devices, std::move(hops));
+  }
+  const int64_t rank = shape.rank();
+  const bool to_maximal = target.kind() == HloSharding::Kind::kMaximal;
+  ASSIGN_OR_RETURN(TileState from, TileState::FromSharding(source, rank, num_devices));
+  TileState to = TileState::Replicated(rank, num_devices);
+  if (!to_maximal) {
+    ASSIGN_OR_RETURN(to, TileState::FromSharding(target, rank, num_devices));
+  }
+  RETURN_IF_ERROR(AppendHops(CheapestPath(from, to, coster), hops));
+  if (to_maximal) hops.emplace_back(SearchEdge{}, target);  // A free relabel.
+  return Assemble(shape, source, target, num_devices, std::move(hops));
+}
+
+absl::StatusOr<ReshardPlan> PlanReplicateThenSlice(const hlo::Shape& shape,
+                                                   const HloSharding& source,
+                                                   const HloSharding& target,
+                                                   int64_t num_devices, const LinkModel& link) {
+  RETURN_IF_ERROR(CheckInputs(shape, source, target, num_devices));
+  if (source == target) return Assemble(shape, source, target, num_devices, {});
+  const StepCoster coster(shape, num_devices, link);
+  const int64_t rank = shape.rank();
+  const TileState replicated = TileState::Replicated(rank, num_devices);
+  ShardedHops hops;
+  TileState from = replicated;
+  if (source.kind() == HloSharding::Kind::kMaximal) {
+    hops.emplace_back(coster.Broadcast(), HloSharding::Replicate());
+  } else {
+    ASSIGN_OR_RETURN(from, TileState::FromSharding(source, rank, num_devices));
+  }
+  const bool to_maximal = target.kind() == HloSharding::Kind::kMaximal;
+  TileState to = replicated;
+  if (!to_maximal) {
+    ASSIGN_OR_RETURN(to, TileState::FromSharding(target, rank, num_devices));
+  }
+  RETURN_IF_ERROR(AppendHops(ReplicateThenSliceHops(from, to, coster), hops));
+  if (to_maximal) hops.emplace_back(SearchEdge{}, target);  // A free relabel.
+  return Assemble(shape, source, target, num_devices, std::move(hops));
+}
+
+absl::StatusOr<std::shared_ptr<const ReshardPlan>> ReshardPlanner::Plan(
+    const hlo::Shape& shape, const HloSharding& source, const HloSharding& target,
+    int64_t num_devices) {
+  Key key{source.WithoutMetadata(), target.WithoutMetadata(), shape.dimensions(),
+          shape.element_type(), num_devices};
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = cache_.find(key);
+    if (it != cache_.end()) {
+      ++hits_;
+      return it->second;
+    }
+  }
+  ASSIGN_OR_RETURN(ReshardPlan plan, PlanReshard(shape, source, target, num_devices, link_));
+  auto shared = std::make_shared<const ReshardPlan>(std::move(plan));
+  std::lock_guard<std::mutex> lock(mu_);
+  return cache_.emplace(std::move(key), std::move(shared)).first->second;
+}
+
+int64_t ReshardPlanner::cache_size() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return static_cast<int64_t>(cache_.size());
+}
+
+int64_t ReshardPlanner::cache_hits() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return hits_;
+}
+
+}  // namespace spmd

@@ -1,0 +1,136 @@
+// End-to-end: spmd-run. The hand-written XLA-style SPMD matmul (strided all-gathers, a dot, a
+// partition-id-indexed offset table and dynamic-slice) verifies against its unpartitioned
+// module; the copy with one wrong replica group is a mismatch (exit 1). Also: the refusals of
+// this build (plain --verify, cuda), usage errors (exit 2), located runtime errors, .npy inputs
+// and outputs, and --repeat.
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "runtime/cpu/npy.h"
+
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+constexpr char kRun[] = "tools/spmd-run";
+constexpr char kFull[] = "tests/testdata/matmul.hlo";
+constexpr char kSpmd[] = "tests/testdata/matmul_spmd.hlo";
+constexpr char kWrong[] = "tests/testdata/matmul_spmd_wrong_group.hlo";
+
+struct Outcome {
+  int code = -1;
+  std::string output;  // stdout and stderr.
+};
+
+Outcome SpmdRun(const std::string& args) {
+  Outcome out;
+  FILE* pipe = popen((std::string(kRun) + " " + args + " 2>&1").c_str(), "r");
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof(buf), pipe)) out.output.append(buf, n);
+  const int status = pclose(pipe);
+  out.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return out;
+}
+
+std::string WriteFile(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(SpmdRunTest, HandWrittenSpmdMatmulVerifies) {
+  for (const char* seed : {"0", "17"}) {
+    Outcome r =
+        SpmdRun(std::string("--verify --against ") + kSpmd + " --seed " + seed + " " + kFull);
+    EXPECT_EQ(r.code, 0) << r.output;
+    EXPECT_THAT(r.output, HasSubstr("output: f32[8,12]: max abs error"));
+    EXPECT_THAT(r.output, HasSubstr("verification passed"));
+    EXPECT_THAT(r.output, HasSubstr("on 8 devices"));
+  }
+}
+
+TEST(SpmdRunTest, WrongReplicaGroupIsAMismatch) {
+  Outcome r = SpmdRun(std::string("--verify --against ") + kWrong + " " + kFull);
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("MISMATCH: 48 of 96 elements differ; first at [0,0]"));
+  EXPECT_THAT(r.output, HasSubstr(std::string(kWrong) + ": error: the SPMD program's outputs do "
+                                                        "not match"));
+}
+
+TEST(SpmdRunTest, RefusesWhatThisBuildLacks) {
+  Outcome plain = SpmdRun(std::string("--verify ") + kFull);
+  EXPECT_EQ(plain.code, 1);
+  EXPECT_THAT(plain.output, HasSubstr("partitioning passes are not available in this build; use "
+                                      "--against FILE"));
+  Outcome cuda = SpmdRun(std::string("--backend cuda --partitioned ") + kSpmd);
+  EXPECT_EQ(cuda.code, 1);
+  EXPECT_THAT(cuda.output, HasSubstr("CUDA backend not available in this build"));
+  Outcome run = SpmdRun(kFull);
+  EXPECT_EQ(run.code, 1);
+  EXPECT_THAT(run.output, HasSubstr("partitioning passes are not available in this build"));
+}
+
+TEST(SpmdRunTest, UsageErrorsExitTwo) {
+  EXPECT_EQ(SpmdRun(std::string("--against ") + kSpmd + " " + kFull).code, 2);
+  EXPECT_EQ(SpmdRun(std::string("--verify --partitioned ") + kFull).code, 2);
+  EXPECT_EQ(SpmdRun(std::string("--backend tpu ") + kFull).code, 2);
+  EXPECT_EQ(SpmdRun(std::string("--passes frobnicate ") + kFull).code, 2);
+  EXPECT_EQ(SpmdRun("").code, 2);
+}
+
+TEST(SpmdRunTest, RuntimeErrorsNameTheInstructionsLine) {
+  const std::string path = WriteFile("bad_group.hlo", R"(HloModule bad, num_partitions=2
+ENTRY e {
+  x = f32[2] parameter(0)
+  ROOT g = f32[4] all-gather(x), channel_id=1, replica_groups={{0,5}}, dimensions={0}, use_global_device_ids=true
+}
+)");
+  Outcome r = SpmdRun("--partitioned " + path);
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.output, StartsWith(path + ":4:8: error: instruction %g: replica group names "
+                                          "device 5 but there are only 2"));
+}
+
+TEST(SpmdRunTest, NpyInputsAndOutputsPerDevice) {
+  const std::string dir = ::testing::TempDir() + "/npy";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir + "/in/device_1");
+  const std::string path = WriteFile("permute.hlo", R"(HloModule permute, num_partitions=2
+ENTRY e {
+  x = s32[3] parameter(0)
+  ROOT p = s32[3] collective-permute(x), channel_id=1, source_target_pairs={{0,1},{1,0}}
+}
+)");
+  hlo::Literal shared(hlo::Shape::Array(hlo::PrimitiveType::kS32, {3}));
+  hlo::Literal own = shared;
+  for (int i = 0; i < 3; ++i) {
+    shared.SetInt(i, i + 1);
+    own.SetInt(i, 10 * (i + 1));
+  }
+  ASSERT_TRUE(runtime::WriteNpy(dir + "/in/param_0.npy", shared).ok());
+  ASSERT_TRUE(runtime::WriteNpy(dir + "/in/device_1/param_0.npy", own).ok());
+  Outcome r = SpmdRun("--partitioned --inputs " + dir + "/in --outputs " + dir + "/out " + path);
+  ASSERT_EQ(r.code, 0) << r.output;
+  absl::StatusOr<hlo::Literal> at0 = runtime::ReadNpy(dir + "/out/device_0/output.npy");
+  absl::StatusOr<hlo::Literal> at1 = runtime::ReadNpy(dir + "/out/device_1/output.npy");
+  ASSERT_TRUE(at0.ok() && at1.ok());
+  EXPECT_EQ(*at0, own);     // Device 0 receives device 1's argument...
+  EXPECT_EQ(*at1, shared);  // ...and device 1 device 0's, read from the shared file.
+}
+
+TEST(SpmdRunTest, RepeatPrintsTheMedianTime) {
+  Outcome r = SpmdRun(std::string("--partitioned --repeat 3 ") + kSpmd);
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("median wall time: "));
+  EXPECT_THAT(r.output, HasSubstr("over 3 runs on 8 device(s)"));
+  EXPECT_THAT(r.output, HasSubstr("device 7 output: f32[4,3]"));
+}
+
+}  // namespace

@@ -1,0 +1,378 @@
+// spmd-run: run an HLO module on N simulated CPU devices, or verify an SPMD program against its
+// unpartitioned module (../shared/docs/cli-contract.md, "spmd-run").
+//
+// Modes:
+//   spmd-run --partitioned P.hlo          run the SPMD program P on N devices as it is;
+//   spmd-run --passes none M.hlo          run M without partitioning (N devices, default 1);
+//   spmd-run --verify --against P.hlo M   compare SPMD program P with unpartitioned M on the
+//                                         same seeded random (or --inputs) arguments.
+// Partitioning INPUT with our own passes (plain `--verify`, or a run with passes) is refused
+// until the partitioning passes exist. Files for --inputs/--outputs (.npy, see npy.h):
+//   param_<i>.npy, output.npy; tuple leaves add their index: param_0_1.npy, output_2.npy;
+//   per-device values of a multi-device run live in device_<d>/ (inputs fall back to the
+//   shared file when device_<d>/ has none); a verification also writes reference_output*.npy,
+//   the unpartitioned module's result.
+// Errors are `FILE:LINE:COL: error: MESSAGE` when they concern an instruction. Exit codes:
+// 0 success, 1 an input failed (parse, verification, run, mismatch), 2 usage error.
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "hlo/analysis/module_stats.h"
+#include "hlo/io/module_io.h"
+#include "hlo/strings.h"
+#include "hlo/verifier/hlo_verifier.h"
+#include "runtime/cpu/multi_device_runner.h"
+#include "runtime/cpu/npy.h"
+#include "runtime/cpu/tuple_leaves.h"
+#include "runtime/cpu/verify.h"
+#include "tools/partition_driver.h"
+
+namespace {
+
+using hlo::Literal;
+using hlo::ParsedModule;
+
+struct Options {
+  std::string input;
+  int64_t num_partitions = 0;  // 0: from the modules.
+  std::string passes = "default";
+  std::string backend = "cpu";
+  bool verify = false;
+  std::string against;
+  bool partitioned = false;
+  uint64_t seed = 0;
+  std::string inputs_dir;
+  std::string outputs_dir;
+  int repeat = 1;
+  double collective_timeout = 60.0;
+};
+
+// Prints `message` (one error line) and returns exit code 1: an input failed.
+int Fail(std::string_view message) {
+  std::cerr << message << "\n";
+  return 1;
+}
+
+int Fail(const absl::Status& status) { return Fail(hlo::ToStd(status.message())); }
+
+// ---- Loading and locating errors ------------------------------------------------------------
+
+const hlo::HloInstruction* FindInstruction(const hlo::HloModule& module, std::string_view name) {
+  for (const auto& computation : module.computations()) {
+    for (const auto& instr : computation->instructions()) {
+      if (instr->name() == name) return instr.get();
+    }
+  }
+  return nullptr;
+}
+
+// `status` as `FILE:LINE:COL: error: ...` when its message starts with `instruction %NAME: `
+// and NAME is in `parsed`, else `FILE: error: ...`. Messages already naming a file pass through.
+std::string Locate(const ParsedModule& parsed, const absl::Status& status) {
+  std::string message(hlo::ToStd(status.message()));
+  if (message.find(": error: ") != std::string::npos) return message;
+  constexpr std::string_view kPrefix = "instruction %";
+  if (message.rfind(kPrefix, 0) == 0) {
+    const size_t end = message.find(": ", kPrefix.size());
+    if (end != std::string::npos) {
+      const std::string name = message.substr(kPrefix.size(), end - kPrefix.size());
+      if (const hlo::HloInstruction* instr = FindInstruction(*parsed.module, name)) {
+        return parsed.FormatError(instr, message);
+      }
+    }
+  }
+  return parsed.FormatError(nullptr, message);
+}
+
+std::optional<ParsedModule> Load(const std::string& path, std::string* error) {
+  absl::StatusOr<std::string> contents = hlo::ReadInput(path);
+  if (!contents.ok()) {
+    *error = std::string(hlo::ToStd(contents.status().message()));
+    return std::nullopt;
+  }
+  absl::StatusOr<ParsedModule> parsed = hlo::ParseModuleFile(path, *contents);
+  if (!parsed.ok()) {
+    *error = std::string(hlo::ToStd(parsed.status().message()));
+    return std::nullopt;
+  }
+  std::vector<hlo::VerifierError> errors;
+  if (absl::Status s = hlo::VerifyModule(*parsed->module, &errors); !s.ok()) {
+    const hlo::HloInstruction* instr =
+        errors.empty() ? nullptr : FindInstruction(*parsed->module, errors[0].instruction_name);
+    *error =
+        parsed->FormatError(instr, errors.empty() ? hlo::ToStd(s.message()) : errors[0].message);
+    return std::nullopt;
+  }
+  return *std::move(parsed);
+}
+
+// --num-partitions, else the first module's num_partitions, else (for an unpartitioned
+// module) 1 + the largest device id in its shardings.
+int64_t ResolveDevices(const Options& options, const hlo::HloModule& program,
+                       const hlo::HloModule* unpartitioned) {
+  if (options.num_partitions > 0) return options.num_partitions;
+  if (program.config().num_partitions > 1) return program.config().num_partitions;
+  if (unpartitioned == nullptr) return 1;
+  if (unpartitioned->config().num_partitions > 1) return unpartitioned->config().num_partitions;
+  return std::max<int64_t>(1, hlo::MaxDeviceIdInShardings(*unpartitioned) + 1);
+}
+
+// ---- .npy files -----------------------------------------------------------------------------
+
+// Parameter `p` of shape `shape` from `dir` (leaf by leaf), or nullopt-with-error.
+absl::StatusOr<Literal> ReadParameter(const std::string& dir, int64_t p, const hlo::Shape& shape) {
+  Literal value(shape);
+  for (const hlo::ShapeIndex& index : runtime::LeafIndices(shape)) {
+    const std::string path = (std::filesystem::path(dir) /
+                              (runtime::LeafFileStem(hlo::StrCat("param_", p), index) + ".npy"))
+                                 .string();
+    absl::StatusOr<Literal> leaf = runtime::ReadNpyAs(path, runtime::LeafShape(shape, index));
+    if (!leaf.ok()) return leaf.status();
+    runtime::MutableLeafOf(value, index) = *std::move(leaf);
+  }
+  return value;
+}
+
+absl::StatusOr<std::vector<Literal>> ReadParameters(const std::string& dir,
+                                                    const hlo::HloComputation& entry) {
+  std::vector<Literal> args;
+  for (int64_t p = 0; p < entry.num_parameters(); ++p) {
+    absl::StatusOr<Literal> arg = ReadParameter(dir, p, entry.parameter_instruction(p)->shape());
+    if (!arg.ok()) return arg.status();
+    args.push_back(*std::move(arg));
+  }
+  return args;
+}
+
+absl::Status WriteOutputs(const std::string& dir, std::string_view stem, const Literal& value) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return absl::PermissionDeniedError(hlo::StrCat(dir, ": error: cannot create directory"));
+  for (const hlo::ShapeIndex& index : runtime::LeafIndices(value.shape())) {
+    const std::string path =
+        (std::filesystem::path(dir) / (runtime::LeafFileStem(stem, index) + ".npy")).string();
+    if (absl::Status s = runtime::WriteNpy(path, runtime::LeafOf(value, index)); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+std::string DeviceDir(const std::string& dir, int64_t d) {
+  return (std::filesystem::path(dir) / hlo::StrCat("device_", d)).string();
+}
+
+// ---- Running --------------------------------------------------------------------------------
+
+double MedianMillis(std::vector<double> times) {
+  std::sort(times.begin(), times.end());
+  const size_t n = times.size();
+  return n % 2 ? times[n / 2] : (times[n / 2 - 1] + times[n / 2]) / 2;
+}
+
+// Runs `module` `repeat` times on copies of `args`; returns the last results. Prints the
+// median wall time when repeat > 1.
+absl::StatusOr<std::vector<Literal>> RunRepeated(const hlo::HloModule& module,
+                                                 const std::vector<std::vector<Literal>>& args,
+                                                 const runtime::MultiDeviceOptions& devices,
+                                                 int repeat) {
+  std::vector<double> times;
+  absl::StatusOr<std::vector<Literal>> results = absl::UnknownError("not run");
+  for (int k = 0; k < std::max(1, repeat); ++k) {
+    std::vector<std::vector<Literal>> copy = args;
+    const auto start = std::chrono::steady_clock::now();
+    results = runtime::RunOnDevices(module, std::move(copy), devices);
+    times.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+            .count());
+    if (!results.ok()) return results;
+  }
+  if (repeat > 1) {
+    std::cout << "median wall time: " << MedianMillis(times) << " ms over " << repeat << " runs on "
+              << args.size() << " device(s)\n";
+  }
+  return results;
+}
+
+void PrintValue(const std::string& label, const Literal& value) {
+  for (const hlo::ShapeIndex& index : runtime::LeafIndices(value.shape())) {
+    const Literal& leaf = runtime::LeafOf(value, index);
+    std::cout << runtime::LeafName(label, index) << ": " << leaf.shape().ToString(false);
+    if (leaf.element_count() <= 256) {
+      std::cout << " " << leaf.ToString() << "\n";
+    } else {
+      std::cout << " (" << leaf.element_count() << " elements; use --outputs DIR to save them)\n";
+    }
+  }
+}
+
+// Per-device arguments for a run: --inputs (device_<d>/ first, then the shared files) or
+// seeded random values, different on every device.
+absl::StatusOr<std::vector<std::vector<Literal>>> RunArguments(const Options& options,
+                                                               const hlo::HloComputation& entry,
+                                                               int64_t num_devices) {
+  std::vector<std::vector<Literal>> args(num_devices);
+  for (int64_t d = 0; d < num_devices; ++d) {
+    if (options.inputs_dir.empty()) {
+      for (int64_t p = 0; p < entry.num_parameters(); ++p) {
+        args[d].push_back(runtime::RandomLiteral(entry.parameter_instruction(p)->shape(),
+                                                 options.seed, (d << 20) + p));
+      }
+      continue;
+    }
+    const std::string own = DeviceDir(options.inputs_dir, d);
+    const std::string& dir = std::filesystem::is_directory(own) ? own : options.inputs_dir;
+    absl::StatusOr<std::vector<Literal>> read = ReadParameters(dir, entry);
+    if (!read.ok()) return read.status();
+    args[d] = *std::move(read);
+  }
+  return args;
+}
+
+int RunProgram(const Options& options) {
+  std::string error;
+  std::optional<ParsedModule> program = Load(options.input, &error);
+  if (!program) return Fail(error);
+  const hlo::HloModule& module = *program->module;
+  runtime::MultiDeviceOptions devices;
+  devices.num_partitions = ResolveDevices(options, module, nullptr);
+  devices.num_replicas = std::max<int64_t>(1, module.config().replica_count);
+  devices.collective_timeout_seconds = options.collective_timeout;
+  const int64_t n = devices.num_partitions * devices.num_replicas;
+  absl::StatusOr<std::vector<std::vector<Literal>>> args =
+      RunArguments(options, *module.entry_computation(), n);
+  if (!args.ok()) return Fail(Locate(*program, args.status()));
+  absl::StatusOr<std::vector<Literal>> results =
+      RunRepeated(module, *args, devices, options.repeat);
+  if (!results.ok()) return Fail(Locate(*program, results.status()));
+  for (int64_t d = 0; d < n; ++d) {
+    const Literal& result = (*results)[d];
+    if (!options.outputs_dir.empty()) {
+      const std::string dir = n == 1 ? options.outputs_dir : DeviceDir(options.outputs_dir, d);
+      if (absl::Status s = WriteOutputs(dir, "output", result); !s.ok()) {
+        return Fail(s);
+      }
+    } else {
+      PrintValue(n == 1 ? "output" : hlo::StrCat("device ", d, " output"), result);
+    }
+  }
+  return 0;
+}
+
+// ---- Verifying ------------------------------------------------------------------------------
+
+int VerifyProgram(const Options& options) {
+  std::string error;
+  std::optional<ParsedModule> full = Load(options.input, &error);
+  if (!full) return Fail(error);
+  std::optional<ParsedModule> spmd = Load(options.against, &error);
+  if (!spmd) return Fail(error);
+  const int64_t n = ResolveDevices(options, *spmd->module, full->module.get());
+  std::vector<Literal> arguments;
+  if (options.inputs_dir.empty()) {
+    arguments = runtime::RandomArguments(*full->module, options.seed);
+  } else {
+    absl::StatusOr<std::vector<Literal>> read =
+        ReadParameters(options.inputs_dir, *full->module->entry_computation());
+    if (!read.ok()) return Fail(read.status());
+    arguments = *std::move(read);
+  }
+  absl::StatusOr<std::vector<std::vector<Literal>>> device_args =
+      runtime::ShardArguments(*full->module, *spmd->module, arguments, n);
+  if (!device_args.ok()) return Fail(Locate(*spmd, device_args.status()));
+  runtime::MultiDeviceOptions one;
+  one.collective_timeout_seconds = options.collective_timeout;
+  std::vector<std::vector<Literal>> full_args(1);
+  full_args[0] = std::move(arguments);
+  absl::StatusOr<std::vector<Literal>> expected =
+      runtime::RunOnDevices(*full->module, std::move(full_args), one);
+  if (!expected.ok()) return Fail(Locate(*full, expected.status()));
+  runtime::MultiDeviceOptions devices = one;
+  devices.num_partitions = n;
+  absl::StatusOr<std::vector<Literal>> results =
+      RunRepeated(*spmd->module, *device_args, devices, options.repeat);
+  if (!results.ok()) return Fail(Locate(*spmd, results.status()));
+  runtime::VerifyOptions verify;
+  absl::StatusOr<runtime::VerifyResult> verdict =
+      runtime::CompareResults(*full->module, std::move((*expected)[0]), *results, verify);
+  if (!verdict.ok()) return Fail(Locate(*spmd, verdict.status()));
+  std::cout << verdict->ToString();
+  if (!options.outputs_dir.empty()) {
+    for (auto [stem, value] :
+         {std::pair<const char*, const Literal*>{"output", &verdict->assembled},
+          {"reference_output", &verdict->expected}}) {
+      if (absl::Status s = WriteOutputs(options.outputs_dir, stem, *value); !s.ok()) {
+        return Fail(s);
+      }
+    }
+  }
+  if (!verdict->ok()) {
+    std::cerr << options.against << ": error: the SPMD program's outputs do not match "
+              << options.input << " on " << n << " devices (seed " << options.seed << ")\n";
+    return 1;
+  }
+  std::cout << "verification passed: " << options.against << " matches " << options.input << " on "
+            << n << " devices (seed " << options.seed << ")\n";
+  return 0;
+}
+
+// Refusals that depend on what this build lacks; nullopt when the request can run.
+std::optional<std::string> Unavailable(const Options& options,
+                                       const std::vector<std::string>& passes) {
+  if (options.backend == "cuda") return "CUDA backend not available in this build";
+  if (options.verify && options.against.empty()) {
+    return "partitioning passes are not available in this build; use --against FILE";
+  }
+  if (!options.verify && !options.partitioned && !passes.empty()) {
+    return "partitioning passes are not available in this build; use --partitioned to run an "
+           "SPMD program, or --passes none to run INPUT as it is";
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Run HLO modules on simulated devices, or verify an SPMD program."};
+  Options options;
+  app.add_option("input", options.input, "HLO text (.hlo, .txt), HloModuleProto (.pb) or -")
+      ->required();
+  app.add_option("--num-partitions", options.num_partitions, "device count")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--passes", options.passes, "how INPUT is partitioned: default, none, or a list");
+  app.add_option("--backend", options.backend, "cpu or cuda")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
+  CLI::Option* verify =
+      app.add_flag("--verify", options.verify, "compare the partitioned program with INPUT");
+  app.add_option("--against", options.against, "with --verify: the SPMD program to check")
+      ->needs(verify);
+  app.add_flag("--partitioned", options.partitioned, "INPUT is already an SPMD program")
+      ->excludes(verify);
+  app.add_option("--seed", options.seed, "seed of the random inputs");
+  app.add_option("--inputs", options.inputs_dir, "read arguments from .npy files in DIR");
+  app.add_option("--outputs", options.outputs_dir, "write results as .npy files into DIR");
+  app.add_option("--repeat", options.repeat, "run K times, print the median wall time")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--collective-timeout", options.collective_timeout,
+                 "seconds a device waits for its peers at a collective (default 60)")
+      ->check(CLI::PositiveNumber);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  absl::StatusOr<std::vector<std::string>> passes = tools::ExpandPassList(options.passes);
+  if (!passes.ok()) {
+    std::cerr << "spmd-run: " << passes.status().message() << "\n";
+    return 2;
+  }
+  if (std::optional<std::string> refusal = Unavailable(options, *passes)) {
+    std::cerr << options.input << ": error: " << *refusal << "\n";
+    return 1;
+  }
+  return options.verify ? VerifyProgram(options) : RunProgram(options);
+}
