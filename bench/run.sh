@@ -20,12 +20,17 @@ python3 - "$JSON" <<'PY'
 import json, statistics, sys
 
 runs = json.load(open(sys.argv[1]))["benchmarks"]
-rates = {}
+rates, medians = {}, {}
 for run in runs:
-    if run.get("run_type") == "aggregate":
-        continue  # Use the individual repetitions; the median is taken below.
-    rates.setdefault(run["run_name"], []).append(run["bytes_per_second"] / 1e6)
+    rate = run["bytes_per_second"] / 1e6
+    if run.get("run_type") != "aggregate":
+        rates.setdefault(run["run_name"], []).append(rate)
+    elif run.get("aggregate_name") == "median":  # --benchmark_report_aggregates_only
+        medians[run["run_name"]] = rate
+# The median over repetitions (a single run without --benchmark_repetitions).
 mbps = {name: statistics.median(values) for name, values in rates.items()}
+for name, rate in medians.items():
+    mbps.setdefault(name, rate)
 
 print()
 print("%-14s %12s" % ("benchmark", "MB/s"))

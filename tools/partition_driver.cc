@@ -5,12 +5,16 @@
 #include "tools/partition_driver.h"
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 
 #include "absl/strings/str_split.h"
 #include "hlo/analysis/module_stats.h"
 #include "hlo/io/module_io.h"
 #include "hlo/ir/hlo_printer.h"
+#include "hlo/pass/hlo_pass_pipeline.h"
+#include "hlo/transforms/dead_code_elimination.h"
+#include "spmd/partitioner/spmd_partitioner.h"
 #include "hlo/proto/hlo_proto_util.h"
 #include "hlo/strings.h"
 #include "hlo/verifier/hlo_verifier.h"
@@ -50,6 +54,50 @@ int64_t ResolveNumPartitions(const hlo::HloModule& module, const DriverOptions& 
   return std::max<int64_t>(1, hlo::MaxDeviceIdInShardings(module) + 1);
 }
 
+struct PassResults {
+  int64_t full_rematerializations = 0;
+  std::string explain;
+};
+
+// Runs the requested passes in order with the verifier after each; dumps each stage when asked.
+absl::StatusOr<PassResults> RunPasses(const DriverOptions& options, hlo::ParsedModule& parsed) {
+  PassResults results;
+  hlo::HloPassPipeline pipeline("spmd-partition");
+  pipeline.set_verify_after_each_pass(true);
+  spmd::SpmdPartitioner* partitioner = nullptr;
+  for (const std::string& pass : options.passes) {
+    if (pass == "partition") {
+      partitioner = &pipeline.AddPass<spmd::SpmdPartitioner>();
+    } else if (pass == "cleanup") {
+      pipeline.AddPass<hlo::DeadCodeElimination>();
+    } else {
+      return absl::UnimplementedError(hlo::StrCat(
+          parsed.filename, ": error: pass '", pass, "' is not available in this build"));
+    }
+  }
+  int stage = 0;
+  if (!options.dump_dir.empty()) {
+    pipeline.set_after_pass_callback([&](std::string_view name, const hlo::HloModule& m) {
+      char prefix[8];
+      std::snprintf(prefix, sizeof(prefix), "%02d", ++stage);
+      // Dumps are best effort; a failed write does not change the result.
+      (void)hlo::WriteFileAtomically(
+          hlo::StrCat(options.dump_dir, "/", prefix, ".", name, ".hlo"), m.ToString());
+    });
+  }
+  absl::StatusOr<bool> changed = pipeline.Run(parsed.module.get());
+  if (!changed.ok()) {
+    return absl::Status(changed.status().code(),
+                        parsed.FormatError(nullptr, hlo::ToStd(changed.status().message())));
+  }
+  if (partitioner != nullptr) {
+    results.full_rematerializations = partitioner->log().full_rematerializations;
+    for (const std::string& line : partitioner->log().lines) results.explain += line + "\n";
+  }
+  if (results.explain.empty()) results.explain = "no partitioning decisions were made\n";
+  return results;
+}
+
 }  // namespace
 
 const std::vector<std::string>& KnownPassNames() {
@@ -87,11 +135,6 @@ absl::StatusOr<DriverResult> ProcessInput(const std::string& path, const DriverO
   const double parse_ms = Millis(start);
   const int64_t instructions_before = module.instruction_count();
 
-  for (const std::string& pass : options.passes) {
-    // The propagation, partitioning and cleanup passes are not part of this build yet.
-    return absl::UnimplementedError(hlo::StrCat(
-        parsed->filename, ": error: pass '", pass, "' is not available in this build"));
-  }
   if (!options.dump_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(options.dump_dir, ec);
@@ -105,6 +148,10 @@ absl::StatusOr<DriverResult> ProcessInput(const std::string& path, const DriverO
       return s;
     }
   }
+  const Clock::time_point passes_start = Clock::now();
+  absl::StatusOr<PassResults> passes = RunPasses(options, *parsed);
+  if (!passes.ok()) return passes.status();
+  const double partition_ms = Millis(passes_start);
 
   DriverResult result;
   if (options.emit == EmitFormat::kProto) {
@@ -120,6 +167,9 @@ absl::StatusOr<DriverResult> ProcessInput(const std::string& path, const DriverO
   stats.num_partitions = num_partitions;
   stats.instructions_before = instructions_before;
   stats.time_ms_parse = parse_ms;
+  stats.time_ms_partition = partition_ms;
+  stats.full_rematerializations = passes->full_rematerializations;
+  result.explain = passes->explain;
   stats.time_ms_total = Millis(start);
   result.stats_json = hlo::StatsToJson(stats);
   result.stats_text = hlo::StatsToText(stats);
@@ -130,7 +180,7 @@ absl::StatusOr<DriverResult> ProcessInput(const std::string& path, const DriverO
       return s;
     }
     if (absl::Status s = hlo::WriteFileAtomically(options.dump_dir + "/explain.txt",
-                                                  "no partitioning decisions: no passes ran\n");
+                                                  result.explain);
         !s.ok()) {
       return s;
     }

@@ -27,6 +27,7 @@ struct DriverResult {
   std::string output;      // The bytes to write.
   std::string stats_json;  // One-line statistics object (cli-contract schema).
   std::string stats_text;  // Human-readable statistics.
+  std::string explain;     // The partitioner's decision log (--explain, explain.txt).
 };
 
 // The pass names `spmd-partition` knows, in pipeline order.

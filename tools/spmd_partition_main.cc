@@ -109,7 +109,11 @@ int main(int argc, char** argv) {
     if (stats == "json") stats_out += r.stats_json + "\n";
     if (stats == "text") stats_out += r.stats_text;
   }
-  if (explain) std::cerr << "explain: no partitioning decisions (no partitioning pass ran)\n";
+  if (explain) {
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (results[i].ok()) std::cerr << "explain " << inputs[i] << ":\n" << results[i]->explain;
+    }
+  }
   if (!stats.empty()) {
     if (stats_file.empty()) {
       std::cerr << stats_out;

@@ -5,9 +5,11 @@
 //   spmd-run --partitioned P.hlo          run the SPMD program P on N devices as it is;
 //   spmd-run --passes none M.hlo          run M without partitioning (N devices, default 1);
 //   spmd-run --verify --against P.hlo M   compare SPMD program P with unpartitioned M on the
-//                                         same seeded random (or --inputs) arguments.
-// Partitioning INPUT with our own passes (plain `--verify`, or a run with passes) is refused
-// until the partitioning passes exist. Files for --inputs/--outputs (.npy, see npy.h):
+//                                         same seeded random (or --inputs) arguments;
+//   spmd-run --verify M                   the same with P = M partitioned by our passes
+//                                         (--passes, default propagate,partition,cleanup);
+//   spmd-run M                            partition M with --passes and run it on N devices.
+// Files for --inputs/--outputs (.npy, see npy.h):
 //   param_<i>.npy, output.npy; tuple leaves add their index: param_0_1.npy, output_2.npy;
 //   per-device values of a multi-device run live in device_<d>/ (inputs fall back to the
 //   shared file when device_<d>/ has none); a verification also writes reference_output*.npy,
@@ -18,6 +20,7 @@
 #include <chrono>
 #include <filesystem>
 #include <iostream>
+#include <new>
 #include <optional>
 #include <string>
 #include <vector>
@@ -90,7 +93,11 @@ std::string Locate(const ParsedModule& parsed, const absl::Status& status) {
   return parsed.FormatError(nullptr, message);
 }
 
-std::optional<ParsedModule> Load(const std::string& path, std::string* error) {
+// Reads, parses and verifies `path`. `num_partitions` (when positive) overrides the module's
+// device count, as --num-partitions does; otherwise a module whose shardings name more devices
+// than its num_partitions gets 1 + the largest device id, as spmd-partition does.
+std::optional<ParsedModule> Load(const std::string& path, std::string* error,
+                                 int64_t num_partitions = 0) {
   absl::StatusOr<std::string> contents = hlo::ReadInput(path);
   if (!contents.ok()) {
     *error = std::string(hlo::ToStd(contents.status().message()));
@@ -101,12 +108,40 @@ std::optional<ParsedModule> Load(const std::string& path, std::string* error) {
     *error = std::string(hlo::ToStd(parsed.status().message()));
     return std::nullopt;
   }
+  hlo::HloModuleConfig* config = parsed->module->mutable_config();
+  if (num_partitions > 0) {
+    config->num_partitions = num_partitions;
+  } else {
+    config->num_partitions = std::max<int64_t>(
+        config->num_partitions, hlo::MaxDeviceIdInShardings(*parsed->module) + 1);
+  }
   std::vector<hlo::VerifierError> errors;
   if (absl::Status s = hlo::VerifyModule(*parsed->module, &errors); !s.ok()) {
     const hlo::HloInstruction* instr =
         errors.empty() ? nullptr : FindInstruction(*parsed->module, errors[0].instruction_name);
     *error =
         parsed->FormatError(instr, errors.empty() ? hlo::ToStd(s.message()) : errors[0].message);
+    return std::nullopt;
+  }
+  return *std::move(parsed);
+}
+
+// INPUT partitioned by our own passes (as spmd-partition would), parsed back for running.
+std::optional<ParsedModule> Partition(const Options& options,
+                                      const std::vector<std::string>& passes,
+                                      std::string* error) {
+  tools::DriverOptions driver;
+  driver.passes = passes;
+  if (options.num_partitions > 0) driver.num_partitions = options.num_partitions;
+  absl::StatusOr<tools::DriverResult> result = tools::ProcessInput(options.input, driver);
+  if (!result.ok()) {
+    *error = std::string(hlo::ToStd(result.status().message()));
+    return std::nullopt;
+  }
+  absl::StatusOr<ParsedModule> parsed = hlo::ParseHloModuleWithLocations(
+      result->output, hlo::StrCat(options.input, " (partitioned)"));
+  if (!parsed.ok()) {
+    *error = std::string(hlo::ToStd(parsed.status().message()));
     return std::nullopt;
   }
   return *std::move(parsed);
@@ -233,9 +268,11 @@ absl::StatusOr<std::vector<std::vector<Literal>>> RunArguments(const Options& op
   return args;
 }
 
-int RunProgram(const Options& options) {
+int RunProgram(const Options& options, const std::vector<std::string>& passes) {
   std::string error;
-  std::optional<ParsedModule> program = Load(options.input, &error);
+  std::optional<ParsedModule> program = options.partitioned || passes.empty()
+                                            ? Load(options.input, &error)
+                                            : Partition(options, passes, &error);
   if (!program) return Fail(error);
   const hlo::HloModule& module = *program->module;
   runtime::MultiDeviceOptions devices;
@@ -265,12 +302,15 @@ int RunProgram(const Options& options) {
 
 // ---- Verifying ------------------------------------------------------------------------------
 
-int VerifyProgram(const Options& options) {
+int VerifyProgram(const Options& options, const std::vector<std::string>& passes) {
   std::string error;
-  std::optional<ParsedModule> full = Load(options.input, &error);
+  std::optional<ParsedModule> full = Load(options.input, &error, options.num_partitions);
   if (!full) return Fail(error);
-  std::optional<ParsedModule> spmd = Load(options.against, &error);
+  std::optional<ParsedModule> spmd = options.against.empty() ? Partition(options, passes, &error)
+                                                              : Load(options.against, &error);
   if (!spmd) return Fail(error);
+  const std::string program_name =
+      options.against.empty() ? hlo::StrCat(options.input, " (partitioned)") : options.against;
   const int64_t n = ResolveDevices(options, *spmd->module, full->module.get());
   std::vector<Literal> arguments;
   if (options.inputs_dir.empty()) {
@@ -311,11 +351,11 @@ int VerifyProgram(const Options& options) {
     }
   }
   if (!verdict->ok()) {
-    std::cerr << options.against << ": error: the SPMD program's outputs do not match "
+    std::cerr << program_name << ": error: the SPMD program's outputs do not match "
               << options.input << " on " << n << " devices (seed " << options.seed << ")\n";
     return 1;
   }
-  std::cout << "verification passed: " << options.against << " matches " << options.input << " on "
+  std::cout << "verification passed: " << program_name << " matches " << options.input << " on "
             << n << " devices (seed " << options.seed << ")\n";
   return 0;
 }
@@ -324,13 +364,6 @@ int VerifyProgram(const Options& options) {
 std::optional<std::string> Unavailable(const Options& options,
                                        const std::vector<std::string>& passes) {
   if (options.backend == "cuda") return "CUDA backend not available in this build";
-  if (options.verify && options.against.empty()) {
-    return "partitioning passes are not available in this build; use --against FILE";
-  }
-  if (!options.verify && !options.partitioned && !passes.empty()) {
-    return "partitioning passes are not available in this build; use --partitioned to run an "
-           "SPMD program, or --passes none to run INPUT as it is";
-  }
   return std::nullopt;
 }
 
@@ -374,5 +407,11 @@ int main(int argc, char** argv) {
     std::cerr << options.input << ": error: " << *refusal << "\n";
     return 1;
   }
-  return options.verify ? VerifyProgram(options) : RunProgram(options);
+  try {
+    return options.verify ? VerifyProgram(options, *passes) : RunProgram(options, *passes);
+  } catch (const std::bad_alloc&) {
+    std::cerr << options.input << ": error: out of memory: the module's values do not fit in "
+              << "this machine's memory\n";
+    return 1;
+  }
 }

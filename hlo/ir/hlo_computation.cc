@@ -92,6 +92,31 @@ HloComputation* HloModule::AddComputation(std::unique_ptr<HloComputation> comput
   return raw;
 }
 
+absl::Status HloModule::RemoveComputation(HloComputation* computation) {
+  if (computation == entry_) {
+    // The caller installs a new entry first; removing the current one is only allowed then.
+    return absl::FailedPreconditionError("cannot remove the entry computation");
+  }
+  for (const auto& c : computations_) {
+    if (c.get() == computation) continue;
+    for (const auto& instr : c->instructions()) {
+      for (const HloComputation* callee : instr->called_computations()) {
+        if (callee == computation) {
+          return absl::FailedPreconditionError(StrCat("computation ", computation->name(),
+                                                      " is still called by %", instr->name()));
+        }
+      }
+    }
+  }
+  auto it = std::find_if(computations_.begin(), computations_.end(),
+                         [&](const auto& c) { return c.get() == computation; });
+  if (it == computations_.end()) {
+    return absl::NotFoundError(StrCat("computation ", computation->name(), " is not in the module"));
+  }
+  computations_.erase(it);
+  return absl::OkStatus();
+}
+
 std::vector<HloComputation*> HloModule::MakeComputationPostOrder() const {
   std::vector<HloComputation*> order;
   absl::flat_hash_set<const HloComputation*> visited;

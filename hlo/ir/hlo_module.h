@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "hlo/ir/hlo_computation.h"
 
 namespace hlo {
@@ -46,6 +47,9 @@ class HloModule {
   const std::vector<std::unique_ptr<HloComputation>>& computations() const {
     return computations_;
   }
+  // Removes `computation` (and its instructions). Fails when it is the entry or another
+  // computation's instruction still calls it.
+  absl::Status RemoveComputation(HloComputation* computation);
   // Callees before callers, entry last (the printing order).
   std::vector<HloComputation*> MakeComputationPostOrder() const;
   HloComputation* GetComputation(std::string_view name) const;

@@ -7,6 +7,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "hlo/strings.h"
@@ -213,11 +214,14 @@ void TextCursor::LineCol(size_t offset, int64_t* line, int64_t* col) const {
     line_cache_line_ = 1;
     line_cache_start_ = 0;
   }
-  for (size_t i = line_cache_offset_; i < offset; ++i) {
-    if (text_[i] == '\n') {
-      ++line_cache_line_;
-      line_cache_start_ = i + 1;
-    }
+  const char* data = text_.data();
+  const char* end = data + offset;
+  for (const char* p = data + line_cache_offset_; p < end;) {
+    const void* newline = std::memchr(p, '\n', end - p);
+    if (newline == nullptr) break;
+    ++line_cache_line_;
+    p = static_cast<const char*>(newline) + 1;
+    line_cache_start_ = p - data;
   }
   line_cache_offset_ = offset;
   *line = line_cache_line_;

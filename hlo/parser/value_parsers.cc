@@ -1,8 +1,11 @@
 // Shape, literal and compact-attribute parsing (see value_parsers.h for the grammar of each).
 #include "hlo/parser/value_parsers.h"
 
+#include <algorithm>
 #include <charconv>
+#include <cstring>
 
+#include "absl/container/inlined_vector.h"
 #include "hlo/strings.h"
 #include "hlo/status_macros.h"
 
@@ -11,6 +14,7 @@ namespace {
 
 absl::Status ParseLayoutInto(TextCursor& c, Shape* shape) {
   Layout layout;
+  layout.minor_to_major.reserve(shape->rank());
   RETURN_IF_ERROR(c.Expect('{', "to start a layout"));
   if (c.Peek() != ':' && c.Peek() != '}') {
     do {
@@ -86,8 +90,9 @@ absl::StatusOr<Shape> ParseShape(TextCursor& c) {
     RETURN_IF_ERROR(c.Expect(']', "after token/opaque"));
     return *type == PrimitiveType::kToken ? Shape::Token() : Shape::Opaque();
   }
-  std::vector<int64_t> dims;
-  std::vector<bool> dynamic;
+  // Inline storage: most shapes have few dimensions, and this runs for every instruction.
+  absl::InlinedVector<int64_t, 8> dims;
+  absl::InlinedVector<bool, 8> dynamic;
   if (!c.TryConsume(']')) {
     do {
       bool is_dynamic = false;
@@ -180,9 +185,43 @@ absl::Status ParseArrayElements(TextCursor& c, Literal* literal, int64_t depth, 
   return c.Expect('}', "to close a literal array");
 }
 
+// The most bytes one constant may hold. Text asking for more is rejected rather than allocated:
+// a typo such as `f32[100000000000]` must not take the process down.
+constexpr int64_t kMaxLiteralBytes = int64_t{1} << 30;
+
+// The bytes a literal of `shape` holds (its arrays, tuples summed), or an error at the cursor if
+// that overflows 64 bits or exceeds kMaxLiteralBytes.
+absl::StatusOr<int64_t> LiteralBytes(TextCursor& c, const Shape& shape) {
+  auto too_big = [&] {
+    return c.Error(StrCat("a constant of shape ", shape.ToString(false), " exceeds the ",
+                          kMaxLiteralBytes, "-byte limit for literals"));
+  };
+  if (shape.IsTuple()) {
+    int64_t total = 0;
+    for (const Shape& element : shape.tuple_shapes()) {
+      ASSIGN_OR_RETURN(int64_t bytes, LiteralBytes(c, element));
+      total += bytes;  // Each term is at most kMaxLiteralBytes: no overflow before the check.
+      if (total > kMaxLiteralBytes) return too_big();
+    }
+    return total;
+  }
+  if (!shape.IsArray()) return 0;
+  for (int64_t d : shape.dimensions()) {
+    if (d == 0) return 0;
+  }
+  int64_t bytes = ByteWidth(shape.element_type());
+  for (int64_t d : shape.dimensions()) {
+    if (bytes > kMaxLiteralBytes / d) return too_big();
+    bytes *= d;
+  }
+  return bytes;
+}
+
 }  // namespace
 
 absl::StatusOr<Literal> ParseLiteral(TextCursor& c, const Shape& shape) {
+  // Literal(shape) allocates every array of `shape` at once, so check the size first.
+  RETURN_IF_ERROR(LiteralBytes(c, shape).status());
   if (shape.IsTuple()) {
     Literal literal(shape);
     RETURN_IF_ERROR(c.Expect('(', "to start a tuple literal"));
@@ -198,17 +237,23 @@ absl::StatusOr<Literal> ParseLiteral(TextCursor& c, const Shape& shape) {
   if (!shape.IsArray()) return c.Error("constants must have an array or tuple shape");
   Shape plain = shape;
   plain.clear_layout();
+  const bool splat = c.Peek() != '{';
+  // Each element of the braced form takes at least one character of the text.
+  if (!splat && plain.num_elements() > static_cast<int64_t>(c.text().size() - c.pos())) {
+    return c.Error(StrCat("a constant of shape ", shape.ToString(false), " has ",
+                          plain.num_elements(), " elements, more than the rest of the text"));
+  }
   Literal literal(plain);
   size_t at = c.pos();
   int64_t count = 0;
-  if (c.Peek() != '{') {
+  if (splat) {
     // A scalar for an array shape fills every element (XLA's splat form).
     if (literal.element_count() == 0) return c.Error("a scalar cannot fill an empty array");
     RETURN_IF_ERROR(ParseScalarInto(c, &literal, 0));
-    const int64_t width = ByteWidth(plain.element_type());
+    // Copy the filled prefix onto the rest, doubling it each time.
     std::vector<uint8_t>& data = *literal.mutable_data();
-    for (int64_t i = 1; i < literal.element_count(); ++i) {
-      std::copy(data.begin(), data.begin() + width, data.begin() + i * width);
+    for (size_t filled = ByteWidth(plain.element_type()); filled < data.size(); filled *= 2) {
+      std::memcpy(data.data() + filled, data.data(), std::min(filled, data.size() - filled));
     }
     return literal;
   }

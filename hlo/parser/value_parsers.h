@@ -17,7 +17,8 @@ namespace hlo {
 absl::StatusOr<Shape> ParseShape(TextCursor& cursor);
 // Whether the text at the cursor starts a shape (a type name followed by `[`, or `(`).
 bool LooksLikeShape(TextCursor& cursor);
-// A literal of `shape`: scalars, nested braces for arrays, `( a, b )` for tuples.
+// A literal of `shape`: scalars, nested braces for arrays, `( a, b )` for tuples. Fails without
+// allocating if the literal would exceed 1 GiB.
 absl::StatusOr<Literal> ParseLiteral(TextCursor& cursor, const Shape& shape);
 // `{size=3x3 stride=2x2 pad=1_1x1_1 lhs_dilate=.. rhs_dilate=.. rhs_reversal=..}`.
 absl::StatusOr<Window> ParseWindow(TextCursor& cursor);

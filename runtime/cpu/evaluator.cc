@@ -57,24 +57,29 @@ absl::StatusOr<Literal> Evaluator::Execute(const hlo::HloComputation& computatio
     for (const HloInstruction* op : instrs[i]->operands()) last_use[index.at(op)] = i;
   }
   const size_t root = index.at(computation.root_instruction());
+  // values[i] owns what instruction i computed; value_ptrs[i] is what readers see (a borrowed
+  // argument for parameters of called computations, else &*values[i]).
   std::vector<std::optional<Literal>> values(instrs.size());
+  std::vector<const Literal*> value_ptrs(instrs.size(), nullptr);
   std::vector<const Literal*> operand_values;
   for (size_t i = 0; i < instrs.size(); ++i) {
     const HloInstruction& instr = *instrs[i];
     operand_values.clear();
     for (const HloInstruction* op : instr.operands()) {
-      const std::optional<Literal>& v = values[index.at(op)];
-      if (!v) return ErrorAt(instr, hlo::StrCat("operand %", op->name(), " has no value"));
-      operand_values.push_back(&*v);
+      const Literal* v = value_ptrs[index.at(op)];
+      if (v == nullptr) return ErrorAt(instr, hlo::StrCat("operand %", op->name(), " has no value"));
+      operand_values.push_back(v);
+    }
+    if (instr.opcode() == HloOpcode::kParameter &&
+        instr.parameter_number() >= static_cast<int64_t>(owned_params.size())) {
+      value_ptrs[i] = params[instr.parameter_number()];  // Borrowed from the caller.
+      continue;
     }
     absl::StatusOr<Literal> result;
     switch (instr.opcode()) {
-      case HloOpcode::kParameter: {
-        int64_t n = instr.parameter_number();
-        result = n < static_cast<int64_t>(owned_params.size()) ? std::move(owned_params[n])
-                                                               : Literal(*params[n]);
+      case HloOpcode::kParameter:
+        result = std::move(owned_params[instr.parameter_number()]);
         break;
-      }
       case HloOpcode::kConstant:
         if (!instr.attrs().literal) return ErrorAt(instr, "constant without a value");
         result = *instr.attrs().literal;
@@ -155,13 +160,21 @@ absl::StatusOr<Literal> Evaluator::Execute(const hlo::HloComputation& computatio
                           hlo::StrCat("instruction %", instr.name(), ": ", message));
     }
     values[i] = *std::move(result);
+    value_ptrs[i] = &*values[i];
     // Drop operands whose last use this was.
     for (const HloInstruction* op : instr.operands()) {
       size_t k = index.at(op);
-      if (last_use[k] == i && k != root) values[k].reset();
+      if (last_use[k] == i && k != root) {
+        values[k].reset();
+        value_ptrs[k] = nullptr;
+      }
     }
-    if (last_use[i] == i && i != root) values[i].reset();
+    if (last_use[i] == i && i != root) {
+      values[i].reset();
+      value_ptrs[i] = nullptr;
+    }
   }
+  if (!values[root]) return Literal(*value_ptrs[root]);  // The root is a borrowed argument.
   return std::move(*values[root]);
 }
 

@@ -177,16 +177,16 @@ absl::StatusOr<HloInstruction*> ReshardEmitter::Emit(HloInstruction* value, cons
   RET_CHECK(base_shape.dimensions() == plan.shape.dimensions());
   ASSIGN_OR_RETURN(Shape source_shape, hlo::PaddedShardShape(plan.source, base_shape));
   if (value->shape().dimensions() != source_shape.dimensions()) {
-    return absl::InvalidArgumentError(hlo::StrCat(
-        "reshard: ", value->name(), " has shape ", value->shape().ToString(false),
-        " but the padded shard of ", plan.source.ToStringWithoutMetadata(), " is ",
-        source_shape.ToString(false)));
+    return absl::InvalidArgumentError(
+        hlo::StrCat("reshard: ", value->name(), " has shape ", value->shape().ToString(false),
+                    " but the padded shard of ", plan.source.ToStringWithoutMetadata(), " is ",
+                    source_shape.ToString(false)));
   }
   const HloSharding* before = &plan.source;
   for (const ReshardStep& step : plan.steps) {
     ASSIGN_OR_RETURN(Shape after_shape, hlo::PaddedShardShape(step.sharding, base_shape));
-    StepContext context{step, value, *before, base_shape, plan.num_devices,
-                        after_shape.dimensions()};
+    StepContext context{
+        step, value, *before, base_shape, plan.num_devices, after_shape.dimensions()};
     ASSIGN_OR_RETURN(value, EmitStep(context));
     if (value->shape().dimensions() != after_shape.dimensions()) {
       return absl::InternalError(hlo::StrCat("reshard: step ", step.ToString(), " produced ",
@@ -272,8 +272,7 @@ absl::StatusOr<HloInstruction*> ReshardEmitter::EmitAllToAll(const StepContext& 
   }
   std::vector<int64_t> transposed(perm.size());
   for (size_t i = 0; i < perm.size(); ++i) transposed[i] = split[perm[i]];
-  HloInstruction* transpose =
-      Add(HloOpcode::kTranspose, WithDims(like, transposed), {exchange});
+  HloInstruction* transpose = Add(HloOpcode::kTranspose, WithDims(like, transposed), {exchange});
   transpose->mutable_attrs()->dimensions = perm;
   std::vector<int64_t> merged = padded;
   merged[c] = context.after_dims[c];
@@ -301,8 +300,8 @@ absl::StatusOr<HloInstruction*> ReshardEmitter::EmitDynamicSlice(const StepConte
       empty = empty || after_index[device][d] * context.after_dims[d] >= base.dimensions(d);
     }
     for (int64_t d = 0; d < rank && !empty; ++d) {
-      const int64_t offset = after_index[device][d] * context.after_dims[d] -
-                             before_index[device][d] * before_size[d];
+      const int64_t offset =
+          after_index[device][d] * context.after_dims[d] - before_index[device][d] * before_size[d];
       RET_CHECK(offset >= 0);
       offsets[d][device] = offset;
       needed[d] = std::max(needed[d], offset + context.after_dims[d]);
@@ -378,21 +377,22 @@ absl::StatusOr<HloInstruction*> ReshardEmitter::EmitScatter(const StepContext& c
   exchange->mutable_attrs()->channel_id = channel_ids_->Next();
   // Received chunk q came from member q: keep the owner's.
   const std::vector<int64_t> members = context.step.replica_groups.Expanded().at(0);
-  const int64_t owner = std::find(members.begin(), members.end(),
-                                  context.before.maximal_device()) - members.begin();
+  const int64_t owner =
+      std::find(members.begin(), members.end(), context.before.maximal_device()) - members.begin();
   RET_CHECK(owner < static_cast<int64_t>(members.size()));
   std::vector<int64_t> one = chunks;
   one[0] = 1;
   HloInstruction* slice = Add(HloOpcode::kSlice, WithDims(like, one), {exchange});
   slice->mutable_attrs()->slice_dimensions.push_back({owner, owner + 1, 1});
-  for (int64_t d = 0; d < rank; ++d) slice->mutable_attrs()->slice_dimensions.push_back({0, shard[d], 1});
+  for (int64_t d = 0; d < rank; ++d)
+    slice->mutable_attrs()->slice_dimensions.push_back({0, shard[d], 1});
   return Add(HloOpcode::kReshape, WithDims(like, shard), {slice});
 }
 
-absl::StatusOr<HloInstruction*> EmitReshard(hlo::HloComputation* computation,
-                                            HloInstruction* value, const Shape& base_shape,
-                                            const HloSharding& source, const HloSharding& target,
-                                            int64_t num_devices, ReshardPlanner& planner,
+absl::StatusOr<HloInstruction*> EmitReshard(hlo::HloComputation* computation, HloInstruction* value,
+                                            const Shape& base_shape, const HloSharding& source,
+                                            const HloSharding& target, int64_t num_devices,
+                                            ReshardPlanner& planner,
                                             ChannelIdAllocator& channel_ids) {
   ASSIGN_OR_RETURN(std::shared_ptr<const ReshardPlan> plan,
                    planner.Plan(base_shape, source, target, num_devices));

@@ -26,7 +26,8 @@
 
 namespace spmd {
 
-// Hands out module-wide unique channel ids for emitted collectives.
+// Hands out module-wide unique channel ids for emitted collectives. Not thread-safe: one
+// allocator per module being partitioned.
 class ChannelIdAllocator {
  public:
   explicit ChannelIdAllocator(int64_t next = 1) : next_(next) {}
@@ -82,13 +83,10 @@ class ReshardEmitter {
 
 // Plans (through `planner`'s cache) and emits the reshard of `value` from `source` to `target`
 // for an array of `base_shape` on `num_devices` devices. Errors as PlanReshard and Emit.
-absl::StatusOr<hlo::HloInstruction*> EmitReshard(hlo::HloComputation* computation,
-                                                 hlo::HloInstruction* value,
-                                                 const hlo::Shape& base_shape,
-                                                 const hlo::HloSharding& source,
-                                                 const hlo::HloSharding& target,
-                                                 int64_t num_devices, ReshardPlanner& planner,
-                                                 ChannelIdAllocator& channel_ids);
+absl::StatusOr<hlo::HloInstruction*> EmitReshard(
+    hlo::HloComputation* computation, hlo::HloInstruction* value, const hlo::Shape& base_shape,
+    const hlo::HloSharding& source, const hlo::HloSharding& target, int64_t num_devices,
+    ReshardPlanner& planner, ChannelIdAllocator& channel_ids);
 
 }  // namespace spmd
 

@@ -130,12 +130,12 @@ TEST(ReshardEmitterTest, OffsetsComeFromATableIndexedByPartitionId) {
   testing::ReshardModule built = Build("{replicated}", "{devices=[4,2]<=[2,4]T(1,0)}");
   const std::string text = Print(*built.module);
   EXPECT_EQ(Count(*built.module, HloOpcode::kPartitionId), 1) << text;
-  EXPECT_NE(text.find("s32[8] constant({0, 4, 8, 12, 0, 4, 8, 12})"), std::string::npos)
-      << text;
-  EXPECT_NE(text.find("s32[8] constant({0, 0, 0, 0, 12, 12, 12, 12})"), std::string::npos)
-      << text;
+  EXPECT_NE(text.find("s32[8] constant({0, 4, 8, 12, 0, 4, 8, 12})"), std::string::npos) << text;
+  EXPECT_NE(text.find("s32[8] constant({0, 0, 0, 0, 12, 12, 12, 12})"), std::string::npos) << text;
   EXPECT_NE(text.find("dynamic_slice_sizes={1}"), std::string::npos) << text;
-  EXPECT_NE(text.find("f32[4,12] dynamic-slice(%shard, %reshape.rs5, %reshape.rs8)"), std::string::npos) << text;
+  EXPECT_NE(text.find("f32[4,12] dynamic-slice(%shard, %reshape.rs5, %reshape.rs8)"),
+            std::string::npos)
+      << text;
 }
 
 TEST(ReshardEmitterTest, UnevenGatherSlicesOffThePadding) {
@@ -215,8 +215,8 @@ TEST(ReshardEmitterTest, RejectsAValueOfTheWrongShape) {
   ReshardPlanner planner;
   ChannelIdAllocator ids;
   absl::StatusOr<hlo::HloInstruction*> result =
-      EmitReshard(entry, param, kShape, S("{devices=[2,4]<=[8]}"), S("{replicated}"),
-                  kTestDevices, planner, ids);
+      EmitReshard(entry, param, kShape, S("{devices=[2,4]<=[8]}"), S("{replicated}"), kTestDevices,
+                  planner, ids);
   EXPECT_FALSE(result.ok());
 }
 

@@ -31,7 +31,8 @@ std::optional<hlo::IotaReplicaGroupList> IotaOf(const std::vector<std::vector<in
   list.iota_reshape_dims.assign(iota->iota_reshape_dims().begin(), iota->iota_reshape_dims().end());
   const auto perm = iota->iota_transpose_perm();
   bool identity = true;
-  for (size_t i = 0; i < perm.size(); ++i) identity = identity && perm[i] == static_cast<int64_t>(i);
+  for (size_t i = 0; i < perm.size(); ++i)
+    identity = identity && perm[i] == static_cast<int64_t>(i);
   if (!identity) list.iota_transpose_perm.assign(perm.begin(), perm.end());
   return list;
 }

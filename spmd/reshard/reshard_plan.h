@@ -47,8 +47,8 @@ struct ReshardStep {
   hlo::HloSharding sharding = hlo::HloSharding::Replicate();
   // Tensor dimensions involved (see ReshardStepKind).
   std::vector<int64_t> dimensions;
-  // kAllGather, kAllToAll, kBroadcast, kScatter: the groups, each ordered as the collective concatenates
-  // (iota form when one exists).
+  // kAllGather, kAllToAll, kBroadcast, kScatter: the groups, each ordered as the collective
+  // concatenates (iota form when one exists).
   hlo::ReplicaGroups replica_groups;
   int64_t group_size = 1;
   // kCollectivePermute: (source, target) device pairs; every target appears once.

@@ -39,8 +39,8 @@ absl::Status CheckInputs(const hlo::Shape& shape, const HloSharding& source,
     RETURN_IF_ERROR(sharding->Validate(shape, num_devices));
     const HloSharding::Kind kind = sharding->kind();
     if (kind == HloSharding::Kind::kMaximal && sharding->maximal_device() >= num_devices) {
-      return absl::InvalidArgumentError(hlo::StrCat("reshard: ", sharding->ToString(),
-                                                    " names a device beyond ", num_devices));
+      return absl::InvalidArgumentError(
+          hlo::StrCat("reshard: ", sharding->ToString(), " names a device beyond ", num_devices));
     }
     if (kind != HloSharding::Kind::kReplicated && kind != HloSharding::Kind::kMaximal &&
         kind != HloSharding::Kind::kTiled) {
@@ -106,8 +106,7 @@ ReshardPlan Assemble(const hlo::Shape& shape, const HloSharding& source, const H
     plan.bytes_received_per_device += edge.bytes;
     replicated_on_the_way = replicated_on_the_way || after.IsReplicated();
   }
-  plan.full_rematerialization = replicated_on_the_way && !source.IsReplicated() &&
-                                target.IsTiled();
+  plan.full_rematerialization = replicated_on_the_way && !source.IsReplicated() && target.IsTiled();
   return plan;
 }
 
@@ -153,8 +152,8 @@ absl::StatusOr<ReshardPlan> PlanReshard(const hlo::Shape& shape, const HloShardi
 
 absl::StatusOr<ReshardPlan> PlanReplicateThenSlice(const hlo::Shape& shape,
                                                    const HloSharding& source,
-                                                   const HloSharding& target,
-                                                   int64_t num_devices, const LinkModel& link) {
+                                                   const HloSharding& target, int64_t num_devices,
+                                                   const LinkModel& link) {
   RETURN_IF_ERROR(CheckInputs(shape, source, target, num_devices));
   if (source == target) return Assemble(shape, source, target, num_devices, {});
   const StepCoster coster(shape, num_devices, link);
@@ -177,9 +176,10 @@ absl::StatusOr<ReshardPlan> PlanReplicateThenSlice(const hlo::Shape& shape,
   return Assemble(shape, source, target, num_devices, std::move(hops));
 }
 
-absl::StatusOr<std::shared_ptr<const ReshardPlan>> ReshardPlanner::Plan(
-    const hlo::Shape& shape, const HloSharding& source, const HloSharding& target,
-    int64_t num_devices) {
+absl::StatusOr<std::shared_ptr<const ReshardPlan>> ReshardPlanner::Plan(const hlo::Shape& shape,
+                                                                        const HloSharding& source,
+                                                                        const HloSharding& target,
+                                                                        int64_t num_devices) {
   Key key{source.WithoutMetadata(), target.WithoutMetadata(), shape.dimensions(),
           shape.element_type(), num_devices};
   {

@@ -71,8 +71,8 @@ class ReshardPlanner {
     }
     template <typename H>
     friend H AbslHashValue(H h, const Key& k) {
-      return H::combine(std::move(h), k.source, k.target, k.dims,
-                        static_cast<int>(k.element_type), k.num_devices);
+      return H::combine(std::move(h), k.source, k.target, k.dims, static_cast<int>(k.element_type),
+                        k.num_devices);
     }
   };
 

@@ -75,8 +75,7 @@ TEST(ReshardPlannerTest, IotaToTransposedIotaIsOneAllToAllAndOnePermute) {
 }
 
 TEST(ReshardPlannerTest, ReplicatingTheColumnsIsOneAllGather) {
-  ReshardPlan plan =
-      Plan("{devices=[2,4]<=[8]}", "{devices=[2,1,4]<=[8] last_tile_dim_replicate}");
+  ReshardPlan plan = Plan("{devices=[2,4]<=[8]}", "{devices=[2,1,4]<=[8] last_tile_dim_replicate}");
   ASSERT_EQ(Kinds(plan), (Kinds_{"all-gather"})) << plan.Explain();
   EXPECT_EQ(plan.steps[0].dimensions, (std::vector<int64_t>{1}));
   EXPECT_EQ(plan.steps[0].replica_groups.iota.has_value(), true);
@@ -190,9 +189,10 @@ TEST(ReshardPlannerTest, EveryPairBeatsOrEqualsReplicateThenSlice) {
         }
       }
     }
-    std::printf("latency %.1f us: %d pairs, %d strictly fewer bytes than replicate-then-slice, "
-                "%d full rematerializations\n",
-                link.latency_us, pairs, strictly_fewer, fallbacks);
+    std::printf(
+        "latency %.1f us: %d pairs, %d strictly fewer bytes than replicate-then-slice, "
+        "%d full rematerializations\n",
+        link.latency_us, pairs, strictly_fewer, fallbacks);
     EXPECT_EQ(pairs, 3 * 15 * 15);
     if (link.latency_us == 0) {
       EXPECT_EQ(fallbacks, 0);
@@ -221,8 +221,8 @@ TEST(ReshardPlannerTest, CacheReturnsTheSamePlanAcrossThreads) {
   // Metadata does not split the cache; another dtype does.
   EXPECT_TRUE(planner.Plan(kShape, from.WithMetadata({"op_name=\"x\""}), to, kTestDevices).ok());
   EXPECT_EQ(planner.cache_size(), 1);
-  EXPECT_TRUE(planner.Plan(Shape::Array(hlo::PrimitiveType::kBF16, {16, 24}), from, to,
-                           kTestDevices).ok());
+  EXPECT_TRUE(
+      planner.Plan(Shape::Array(hlo::PrimitiveType::kBF16, {16, 24}), from, to, kTestDevices).ok());
   EXPECT_EQ(planner.cache_size(), 2);
 }
 

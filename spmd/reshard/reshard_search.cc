@@ -22,8 +22,8 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <queue>
 #include <optional>
+#include <queue>
 
 #include "absl/container/flat_hash_map.h"
 
@@ -371,8 +371,8 @@ SearchEdge StepCoster::Permute(const TileState& x, const TileState& y) const {
     moves = moves || !senders.empty();
   }
   std::sort(edge.pairs.begin(), edge.pairs.end());
-  const CollectiveCost cost = EstimateCollective(CollectiveKind::kCollectivePermute,
-                                                 ShardBytes(x), moves ? 2 : 1, link_);
+  const CollectiveCost cost =
+      EstimateCollective(CollectiveKind::kCollectivePermute, ShardBytes(x), moves ? 2 : 1, link_);
   edge.bytes = cost.bytes_received;
   edge.cost_us = cost.time_us;
   return edge;
@@ -406,8 +406,8 @@ SearchEdge StepCoster::Scatter(const TileState& y) const {
   edge.kind = ReshardStepKind::kScatter;
   edge.groups = {y.devices};
   // Every device sends one padded target shard to each device.
-  const CollectiveCost cost = EstimateCollective(
-      CollectiveKind::kAllToAll, num_devices_ * ShardBytes(y), num_devices_, link_);
+  const CollectiveCost cost = EstimateCollective(CollectiveKind::kAllToAll,
+                                                 num_devices_ * ShardBytes(y), num_devices_, link_);
   edge.bytes = cost.bytes_received;
   edge.cost_us = cost.time_us;
   return edge;
@@ -453,13 +453,15 @@ std::vector<SearchHop> CheapestPath(const TileState& source, const TileState& ta
     const std::optional<PathCost> backward_top = backward.Top();
     if (Done(joiner.best(), forward_top, backward_top)) break;
     // Advance the side whose next state is cheaper (forward on ties).
-    const bool is_forward =
-        forward_top.has_value() && (!backward_top.has_value() || !Cheaper(*backward_top, *forward_top));
+    const bool is_forward = forward_top.has_value() &&
+                            (!backward_top.has_value() || !Cheaper(*backward_top, *forward_top));
     relaxed.clear();
     const int64_t id =
         is_forward
             ? forward.SettleNext(
-                  [&](const TileState& x) { return ForwardNeighbors(x, target, max_tiles, coster); },
+                  [&](const TileState& x) {
+                    return ForwardNeighbors(x, target, max_tiles, coster);
+                  },
                   relaxed)
             : backward.SettleNext(
                   [&](const TileState& y) { return BackwardNeighbors(y, max_tiles, coster); },

@@ -128,10 +128,10 @@ std::vector<std::vector<int64_t>> TileState::TileIndexByDevice() const {
   return by_device;
 }
 
-std::vector<int64_t> PaddedShardDims(const TileState& state,
-                                     absl::Span<const int64_t> shape_dims) {
+std::vector<int64_t> PaddedShardDims(const TileState& state, absl::Span<const int64_t> shape_dims) {
   std::vector<int64_t> padded(shape_dims.size());
-  for (size_t d = 0; d < shape_dims.size(); ++d) padded[d] = PaddedSize(shape_dims[d], state.dims[d]);
+  for (size_t d = 0; d < shape_dims.size(); ++d)
+    padded[d] = PaddedSize(shape_dims[d], state.dims[d]);
   return padded;
 }
 

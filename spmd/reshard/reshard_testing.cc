@@ -48,8 +48,8 @@ absl::StatusOr<ReshardModule> BuildReshardModule(const hlo::Shape& shape,
       result.module->AddComputation(std::make_unique<hlo::HloComputation>("main"));
   result.module->set_entry_computation(entry);
   ASSIGN_OR_RETURN(hlo::Shape shard, hlo::PaddedShardShape(from, shape));
-  hlo::HloInstruction* param = entry->AddInstruction(
-      hlo::HloInstruction::Create(hlo::HloOpcode::kParameter, shard, {}));
+  hlo::HloInstruction* param =
+      entry->AddInstruction(hlo::HloInstruction::Create(hlo::HloOpcode::kParameter, shard, {}));
   param->set_name("shard");
   ASSIGN_OR_RETURN(result.plan, planner.Plan(shape, from, to, num_devices));
   ChannelIdAllocator channel_ids;
@@ -72,8 +72,8 @@ namespace {
 // Calls f(local index, global linear index or -1 outside the data) for every element of the
 // padded shard of `device`.
 template <typename F>
-void ForEachShardElement(const hlo::Shape& shape, const hlo::HloSharding& sharding,
-                         int64_t device, F f) {
+void ForEachShardElement(const hlo::Shape& shape, const hlo::HloSharding& sharding, int64_t device,
+                         F f) {
   const hlo::ShardRegion region = hlo::ShardRegionForDevice(sharding, shape, device).value();
   const hlo::Shape padded = hlo::PaddedShardShape(sharding, shape).value();
   const int64_t rank = shape.rank();
@@ -108,13 +108,12 @@ SimArray ShardOf(const std::vector<double>& full, const hlo::Shape& shape,
 }
 
 std::string CheckShard(const SimArray& result, const std::vector<double>& full,
-                       const hlo::Shape& shape, const hlo::HloSharding& sharding,
-                       int64_t device) {
+                       const hlo::Shape& shape, const hlo::HloSharding& sharding, int64_t device) {
   std::string error;
   ForEachShardElement(shape, sharding, device, [&](int64_t local, int64_t global) {
     if (global < 0 || !error.empty() || result.data[local] == full[global]) return;
-    error = hlo::StrCat("device ", device, " local element ", local, ": got ",
-                        result.data[local], ", expected ", full[global], " (global ", global, ")");
+    error = hlo::StrCat("device ", device, " local element ", local, ": got ", result.data[local],
+                        ", expected ", full[global], " (global ", global, ")");
   });
   return error;
 }

@@ -191,12 +191,18 @@ absl::StatusOr<SimArray> EvalCollective(const HloInstruction& instr, int64_t dev
 
 double Compare(hlo::ComparisonDirection direction, double a, double b) {
   switch (direction) {
-    case hlo::ComparisonDirection::kEq: return a == b;
-    case hlo::ComparisonDirection::kNe: return a != b;
-    case hlo::ComparisonDirection::kGe: return a >= b;
-    case hlo::ComparisonDirection::kGt: return a > b;
-    case hlo::ComparisonDirection::kLe: return a <= b;
-    case hlo::ComparisonDirection::kLt: return a < b;
+    case hlo::ComparisonDirection::kEq:
+      return a == b;
+    case hlo::ComparisonDirection::kNe:
+      return a != b;
+    case hlo::ComparisonDirection::kGe:
+      return a >= b;
+    case hlo::ComparisonDirection::kGt:
+      return a > b;
+    case hlo::ComparisonDirection::kLe:
+      return a <= b;
+    case hlo::ComparisonDirection::kLt:
+      return a < b;
   }
   return 0;
 }

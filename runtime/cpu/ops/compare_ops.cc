@@ -73,8 +73,7 @@ auto TotalOrderKey(T value) {
 }
 
 absl::Status BadComparisonType(ComparisonType type, PrimitiveType element_type) {
-  return absl::InvalidArgumentError(hlo::StrCat("comparison type ",
-                                                hlo::ComparisonTypeString(type),
+  return absl::InvalidArgumentError(hlo::StrCat("comparison type ", hlo::ComparisonTypeString(type),
                                                 " does not apply to element type ",
                                                 hlo::PrimitiveTypeName(element_type)));
 }
@@ -87,18 +86,20 @@ absl::Status CompareIntegers(const Literal& a, const Literal& b, ComparisonDirec
   if (type == ComparisonType::kFloat || type == ComparisonType::kPartialOrder) {
     return BadComparisonType(type, a.shape().element_type());
   }
-  const bool as_signed = type == ComparisonType::kSigned ||
-                         (type != ComparisonType::kUnsigned && std::is_signed_v<T>);
+  const bool as_signed =
+      type == ComparisonType::kSigned || (type != ComparisonType::kUnsigned && std::is_signed_v<T>);
   if (as_signed) {
     using S = std::make_signed_t<T>;
     const S* x = reinterpret_cast<const S*>(Data<T>(a));
     const S* y = reinterpret_cast<const S*>(Data<T>(b));
-    CompareLoop(direction, n, [x](int64_t i) { return x[i]; }, [y](int64_t i) { return y[i]; }, z);
+    CompareLoop(
+        direction, n, [x](int64_t i) { return x[i]; }, [y](int64_t i) { return y[i]; }, z);
   } else {
     using U = std::make_unsigned_t<T>;
     const U* x = reinterpret_cast<const U*>(Data<T>(a));
     const U* y = reinterpret_cast<const U*>(Data<T>(b));
-    CompareLoop(direction, n, [x](int64_t i) { return x[i]; }, [y](int64_t i) { return y[i]; }, z);
+    CompareLoop(
+        direction, n, [x](int64_t i) { return x[i]; }, [y](int64_t i) { return y[i]; }, z);
   }
   return absl::OkStatus();
 }
@@ -113,9 +114,9 @@ absl::Status CompareTyped(const Literal& a, const Literal& b, ComparisonDirectio
     return CompareIntegers<T>(a, b, direction, type, z);
   } else if constexpr (kIsComplex<T>) {
     if (direction != ComparisonDirection::kEq && direction != ComparisonDirection::kNe) {
-      return absl::InvalidArgumentError(hlo::StrCat(
-          "complex values support only EQ and NE comparisons, got ",
-          hlo::ComparisonDirectionString(direction)));
+      return absl::InvalidArgumentError(
+          hlo::StrCat("complex values support only EQ and NE comparisons, got ",
+                      hlo::ComparisonDirectionString(direction)));
     }
     if (direction == ComparisonDirection::kEq) {
       for (int64_t i = 0; i < n; ++i) z[i] = x[i] == y[i];
@@ -128,11 +129,13 @@ absl::Status CompareTyped(const Literal& a, const Literal& b, ComparisonDirectio
       return BadComparisonType(type, a.shape().element_type());
     }
     if (type == ComparisonType::kTotalOrder) {
-      CompareLoop(direction, n, [x](int64_t i) { return TotalOrderKey(x[i]); },
-                  [y](int64_t i) { return TotalOrderKey(y[i]); }, z);
+      CompareLoop(
+          direction, n, [x](int64_t i) { return TotalOrderKey(x[i]); },
+          [y](int64_t i) { return TotalOrderKey(y[i]); }, z);
     } else {
-      CompareLoop(direction, n, [x](int64_t i) { return LoadValue(x, i); },
-                  [y](int64_t i) { return LoadValue(y, i); }, z);
+      CompareLoop(
+          direction, n, [x](int64_t i) { return LoadValue(x, i); },
+          [y](int64_t i) { return LoadValue(y, i); }, z);
     }
     return absl::OkStatus();
   }
@@ -153,29 +156,34 @@ absl::StatusOr<Literal> HandleCompare(const HloInstruction& instr,
   uint8_t* z = MutableData<uint8_t>(out);
   RETURN_IF_ERROR(DispatchArrayType(type, [&](auto tag) -> absl::Status {
     using T = typename decltype(tag)::type;
-    return CompareTyped<T>(a, b, instr.attrs().comparison_direction,
-                           instr.attrs().comparison_type, z);
+    return CompareTyped<T>(a, b, instr.attrs().comparison_direction, instr.attrs().comparison_type,
+                           z);
   }));
   return out;
 }
 
 // Element-size-specialized select: the fixed-size memcpy compiles to one move.
 template <int kBytes>
-void SelectLoop(const uint8_t* pred, const uint8_t* on_true, const uint8_t* on_false,
-                uint8_t* out, int64_t n) {
+void SelectLoop(const uint8_t* pred, const uint8_t* on_true, const uint8_t* on_false, uint8_t* out,
+                int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     std::memcpy(out + i * kBytes, (pred[i] ? on_true : on_false) + i * kBytes, kBytes);
   }
 }
 
-void SelectBytes(const uint8_t* pred, const uint8_t* on_true, const uint8_t* on_false,
-                 uint8_t* out, int64_t n, int element_bytes) {
+void SelectBytes(const uint8_t* pred, const uint8_t* on_true, const uint8_t* on_false, uint8_t* out,
+                 int64_t n, int element_bytes) {
   switch (element_bytes) {
-    case 1: return SelectLoop<1>(pred, on_true, on_false, out, n);
-    case 2: return SelectLoop<2>(pred, on_true, on_false, out, n);
-    case 4: return SelectLoop<4>(pred, on_true, on_false, out, n);
-    case 8: return SelectLoop<8>(pred, on_true, on_false, out, n);
-    case 16: return SelectLoop<16>(pred, on_true, on_false, out, n);
+    case 1:
+      return SelectLoop<1>(pred, on_true, on_false, out, n);
+    case 2:
+      return SelectLoop<2>(pred, on_true, on_false, out, n);
+    case 4:
+      return SelectLoop<4>(pred, on_true, on_false, out, n);
+    case 8:
+      return SelectLoop<8>(pred, on_true, on_false, out, n);
+    case 16:
+      return SelectLoop<16>(pred, on_true, on_false, out, n);
     default:
       for (int64_t i = 0; i < n; ++i) {
         std::memcpy(out + i * element_bytes, (pred[i] ? on_true : on_false) + i * element_bytes,
@@ -200,9 +208,8 @@ absl::StatusOr<Literal> HandleSelect(const HloInstruction& instr,
   const bool scalar_pred = pred.shape().rank() == 0;
   if (pred.shape().element_type() != PrimitiveType::kPred ||
       (!scalar_pred && pred.element_count() != n)) {
-    return absl::InvalidArgumentError(hlo::StrCat("predicate ", pred.shape().ToString(),
-                                                  " must be a pred scalar or have ", n,
-                                                  " elements"));
+    return absl::InvalidArgumentError(hlo::StrCat(
+        "predicate ", pred.shape().ToString(), " must be a pred scalar or have ", n, " elements"));
   }
   RETURN_IF_ERROR(CheckResultShape(instr, type, n));
   Literal out(instr.shape());
@@ -239,8 +246,7 @@ void ClampLoop(const Literal& low, const Literal& x, const Literal& high, Litera
   const int64_t hi_step = high.shape().rank() == 0 ? 0 : 1;
   for (int64_t i = 0; i < n; ++i) {
     StoreValue(z, i,
-                 ClampValue(LoadValue(lo, i * lo_step), LoadValue(v, i),
-                            LoadValue(hi, i * hi_step)));
+               ClampValue(LoadValue(lo, i * lo_step), LoadValue(v, i), LoadValue(hi, i * hi_step)));
   }
 }
 
@@ -253,9 +259,9 @@ absl::StatusOr<Literal> HandleClamp(const HloInstruction& instr,
     const Literal& bound = *operands[k];
     if (bound.shape().element_type() != type ||
         (bound.shape().rank() != 0 && bound.element_count() != x.element_count())) {
-      return absl::InvalidArgumentError(hlo::StrCat(
-          k == 0 ? "min " : "max ", bound.shape().ToString(),
-          " must be a scalar or match the operand ", x.shape().ToString()));
+      return absl::InvalidArgumentError(
+          hlo::StrCat(k == 0 ? "min " : "max ", bound.shape().ToString(),
+                      " must be a scalar or match the operand ", x.shape().ToString()));
     }
   }
   RETURN_IF_ERROR(CheckResultShape(instr, type, x.element_count()));

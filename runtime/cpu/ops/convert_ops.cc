@@ -119,8 +119,7 @@ absl::StatusOr<Literal> HandleConvert(const HloInstruction& instr,
                                       absl::Span<const Literal* const> operands, Evaluator&) {
   RETURN_IF_ERROR(CheckArrayOperands(instr, operands, 1));
   const Literal& in = *operands[0];
-  RETURN_IF_ERROR(
-      CheckResultShape(instr, instr.shape().element_type(), in.element_count()));
+  RETURN_IF_ERROR(CheckResultShape(instr, instr.shape().element_type(), in.element_count()));
   Literal out(instr.shape());
   if (in.shape().element_type() == instr.shape().element_type()) {
     *out.mutable_data() = in.data();
@@ -228,9 +227,10 @@ absl::StatusOr<Literal> HandleReducePrecision(const HloInstruction& instr,
   const int64_t exponent_bits = instr.attrs().exponent_bits;
   const int64_t mantissa_bits = instr.attrs().mantissa_bits;
   if (exponent_bits < 1 || mantissa_bits < 0) {
-    return absl::InvalidArgumentError(hlo::StrCat("reduce-precision needs exponent_bits >= 1 and "
-                                                  "mantissa_bits >= 0, got ", exponent_bits,
-                                                  " and ", mantissa_bits));
+    return absl::InvalidArgumentError(
+        hlo::StrCat("reduce-precision needs exponent_bits >= 1 and "
+                    "mantissa_bits >= 0, got ",
+                    exponent_bits, " and ", mantissa_bits));
   }
   RETURN_IF_ERROR(CheckResultShape(instr, type, in.element_count()));
   Literal out(instr.shape());
@@ -238,12 +238,23 @@ absl::StatusOr<Literal> HandleReducePrecision(const HloInstruction& instr,
   const int e = static_cast<int>(std::min<int64_t>(exponent_bits, 16));
   const int m = static_cast<int>(std::min<int64_t>(mantissa_bits, 64));
   switch (type) {
-    case PrimitiveType::kF32: ReducePrecisionLoop<uint32_t>(in, out, {8, 23}, e, m); break;
-    case PrimitiveType::kF64: ReducePrecisionLoop<uint64_t>(in, out, {11, 52}, e, m); break;
-    case PrimitiveType::kBF16: ReducePrecisionLoop<uint16_t>(in, out, {8, 7}, e, m); break;
-    case PrimitiveType::kF16: ReducePrecisionLoop<uint16_t>(in, out, {5, 10}, e, m); break;
-    case PrimitiveType::kF8E5M2: ReducePrecisionLoop<uint8_t>(in, out, {5, 2}, e, m); break;
-    default: return UnsupportedType(instr, type);
+    case PrimitiveType::kF32:
+      ReducePrecisionLoop<uint32_t>(in, out, {8, 23}, e, m);
+      break;
+    case PrimitiveType::kF64:
+      ReducePrecisionLoop<uint64_t>(in, out, {11, 52}, e, m);
+      break;
+    case PrimitiveType::kBF16:
+      ReducePrecisionLoop<uint16_t>(in, out, {8, 7}, e, m);
+      break;
+    case PrimitiveType::kF16:
+      ReducePrecisionLoop<uint16_t>(in, out, {5, 10}, e, m);
+      break;
+    case PrimitiveType::kF8E5M2:
+      ReducePrecisionLoop<uint8_t>(in, out, {5, 2}, e, m);
+      break;
+    default:
+      return UnsupportedType(instr, type);
   }
   return out;
 }

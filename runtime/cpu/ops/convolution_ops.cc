@@ -48,14 +48,14 @@ constexpr int64_t kIm2ColBlockElements = int64_t{1} << 22;
 struct ConvPlan {
   hlo::ConvolutionDimensionNumbers dn;
   int64_t groups = 1;
-  bool batch_grouped = false;       // batch_group_count > 1.
-  int64_t out_batch = 0;            // Output batch (= input batch / batch_group_count).
-  int64_t in_features = 0;          // I: kernel input features (per group).
-  int64_t out_features = 0;         // O_g: output features per group.
+  bool batch_grouped = false;  // batch_group_count > 1.
+  int64_t out_batch = 0;       // Output batch (= input batch / batch_group_count).
+  int64_t in_features = 0;     // I: kernel input features (per group).
+  int64_t out_features = 0;    // O_g: output features per group.
   std::vector<int64_t> kernel_sizes, out_sizes;  // Spatial, in dimension-number order.
   std::vector<bool> reversed;                    // window_reversal per spatial dimension.
   std::vector<int64_t> lhs_strides, rhs_strides, out_strides;
-  std::vector<std::vector<int64_t>> coords;      // WindowCoordinates per spatial dimension.
+  std::vector<std::vector<int64_t>> coords;  // WindowCoordinates per spatial dimension.
   int64_t kernel_positions() const { return ElementCount(kernel_sizes); }
   int64_t columns() const { return kernel_positions() * in_features; }
 };
@@ -120,8 +120,8 @@ absl::Status PlanWindow(const HloInstruction& instr, const Shape& lhs, const Sha
   std::vector<hlo::WindowDimension> window;
   if (instr.attrs().window.has_value()) window = instr.attrs().window->dimensions;
   if (window.size() != spatial) {
-    return InvalidArgument(hlo::StrCat("convolution window has ", window.size(),
-                                       " dimensions, expected ", spatial));
+    return InvalidArgument(
+        hlo::StrCat("convolution window has ", window.size(), " dimensions, expected ", spatial));
   }
   for (size_t d = 0; d < spatial; ++d) {
     hlo::WindowDimension w = window[d];
@@ -134,9 +134,8 @@ absl::Status PlanWindow(const HloInstruction& instr, const Shape& lhs, const Sha
                                          ", or a non-positive stride or dilation"));
     }
     if (output != WindowedOutputSize(w, input)) {
-      return InvalidArgument(hlo::StrCat("convolution output spatial dimension ", d, " is ",
-                                         output, ", the window gives ",
-                                         WindowedOutputSize(w, input)));
+      return InvalidArgument(hlo::StrCat("convolution output spatial dimension ", d, " is ", output,
+                                         ", the window gives ", WindowedOutputSize(w, input)));
     }
     plan.kernel_sizes.push_back(kernel);
     plan.out_sizes.push_back(output);
@@ -177,8 +176,7 @@ void BuildKernelMatrix(const ConvPlan& plan, const C* rhs, int64_t g, std::vecto
   for (StridedCounter k(plan.kernel_sizes, {}); !k.done(); k.Next()) {
     int64_t base = g * out * out_stride;
     for (size_t d = 0; d < plan.kernel_sizes.size(); ++d) {
-      const int64_t pos = plan.reversed[d] ? plan.kernel_sizes[d] - 1 - k.index()[d]
-                                           : k.index()[d];
+      const int64_t pos = plan.reversed[d] ? plan.kernel_sizes[d] - 1 - k.index()[d] : k.index()[d];
       base += pos * plan.rhs_strides[dn.kernel_spatial_dimensions[d]];
     }
     for (int64_t i = 0; i < in; ++i) {
@@ -196,8 +194,8 @@ void Im2ColRow(const ConvPlan& plan, const C* lhs, int64_t g, const std::vector<
   const int64_t feature_stride = plan.lhs_strides[dn.input_feature_dimension];
   const int64_t batch = plan.batch_grouped ? g * plan.out_batch + index[0] : index[0];
   const int64_t feature0 = plan.batch_grouped ? 0 : g * in;
-  const int64_t base = batch * plan.lhs_strides[dn.input_batch_dimension] +
-                       feature0 * feature_stride;
+  const int64_t base =
+      batch * plan.lhs_strides[dn.input_batch_dimension] + feature0 * feature_stride;
   for (StridedCounter k(plan.kernel_sizes, {}); !k.done(); k.Next(), row += in) {
     int64_t offset = base;
     bool inside = true;
@@ -233,11 +231,11 @@ void ConvolveGroup(const ConvPlan& plan, const C* lhs, const C* rhs, int64_t g, 
   bounds.insert(bounds.end(), plan.out_sizes.begin(), plan.out_sizes.end());
   auto flush = [&]() {
     const int64_t rows = static_cast<int64_t>(offsets.size());
-    Gemm<C>(im2col.data(), false, kernel.data(), false, product.data(), rows, cols,
-            out_features);
+    Gemm<C>(im2col.data(), false, kernel.data(), false, product.data(), rows, cols, out_features);
     for (int64_t r = 0; r < rows; ++r) {
       C* dst = out + offsets[r] + g * out_features * feature_stride;
-      for (int64_t o = 0; o < out_features; ++o) dst[o * feature_stride] = product[r * out_features + o];
+      for (int64_t o = 0; o < out_features; ++o)
+        dst[o * feature_stride] = product[r * out_features + o];
     }
     offsets.clear();
   };
@@ -278,8 +276,7 @@ absl::Status RunConvolution(const ConvPlan& plan, const Literal& lhs, const Lite
 }  // namespace
 
 absl::StatusOr<Literal> HandleConvolution(const HloInstruction& instr,
-                                          absl::Span<const Literal* const> operands,
-                                          Evaluator&) {
+                                          absl::Span<const Literal* const> operands, Evaluator&) {
   if (operands.size() != 2) return InvalidArgument("convolution takes two operands");
   const Literal& lhs = *operands[0];
   const Literal& rhs = *operands[1];

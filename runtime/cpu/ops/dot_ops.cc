@@ -44,8 +44,7 @@ struct OperandGroups {
   std::vector<int64_t> free_major, contracting_major;
 };
 
-absl::StatusOr<OperandGroups> GroupDimensions(const Shape& shape,
-                                              const std::vector<int64_t>& batch,
+absl::StatusOr<OperandGroups> GroupDimensions(const Shape& shape, const std::vector<int64_t>& batch,
                                               const std::vector<int64_t>& contracting) {
   OperandGroups g{batch, {}, contracting, {}, {}};
   std::vector<bool> used(shape.rank(), false);
@@ -96,10 +95,10 @@ absl::StatusOr<DotPlan> PlanDot(const HloInstruction& instr, const Shape& lhs, c
   const hlo::DotDimensionNumbers dn =
       instr.attrs().dot_dimension_numbers.value_or(hlo::DotDimensionNumbers{});
   DotPlan plan;
-  ASSIGN_OR_RETURN(plan.lhs, GroupDimensions(lhs, dn.lhs_batch_dimensions,
-                                             dn.lhs_contracting_dimensions));
-  ASSIGN_OR_RETURN(plan.rhs, GroupDimensions(rhs, dn.rhs_batch_dimensions,
-                                             dn.rhs_contracting_dimensions));
+  ASSIGN_OR_RETURN(plan.lhs,
+                   GroupDimensions(lhs, dn.lhs_batch_dimensions, dn.lhs_contracting_dimensions));
+  ASSIGN_OR_RETURN(plan.rhs,
+                   GroupDimensions(rhs, dn.rhs_batch_dimensions, dn.rhs_contracting_dimensions));
   std::vector<int64_t> expected;
   if (plan.lhs.batch.size() != plan.rhs.batch.size() ||
       plan.lhs.contracting.size() != plan.rhs.contracting.size()) {
@@ -141,8 +140,7 @@ struct MatrixOperand {
 template <typename C>
 absl::Status PrepareOperand(const Literal& literal, PrimitiveType compute_type,
                             const std::vector<int64_t>& row_major_order,
-                            const std::vector<int64_t>& col_major_order,
-                            MatrixOperand<C>& out) {
+                            const std::vector<int64_t>& col_major_order, MatrixOperand<C>& out) {
   if (literal.shape().element_type() == compute_type) {
     if (IsIdentity(row_major_order) || IsIdentity(col_major_order)) {
       out.data = Data<C>(literal);
@@ -160,18 +158,18 @@ template <typename C>
 absl::Status RunDot(const DotPlan& plan, const Literal& lhs, const Literal& rhs,
                     PrimitiveType compute_type, Literal& out) {
   MatrixOperand<C> a, b;
-  RETURN_IF_ERROR(PrepareOperand(lhs, compute_type, plan.lhs.free_major,
-                                 plan.lhs.contracting_major, a));
-  RETURN_IF_ERROR(PrepareOperand(rhs, compute_type, plan.rhs.contracting_major,
-                                 plan.rhs.free_major, b));
+  RETURN_IF_ERROR(
+      PrepareOperand(lhs, compute_type, plan.lhs.free_major, plan.lhs.contracting_major, a));
+  RETURN_IF_ERROR(
+      PrepareOperand(rhs, compute_type, plan.rhs.contracting_major, plan.rhs.free_major, b));
   const bool in_place = out.shape().element_type() == compute_type;
   std::vector<C> storage;
   if (!in_place) storage.resize(out.element_count());
   C* c = in_place ? MutableData<C>(out) : storage.data();
   const int64_t m = plan.m, k = plan.k, n = plan.n;
   for (int64_t i = 0; i < plan.batch; ++i) {
-    Gemm<C>(a.data + i * m * k, a.col_major, b.data + i * k * n, b.col_major, c + i * m * n, m,
-            k, n);
+    Gemm<C>(a.data + i * m * k, a.col_major, b.data + i * k * n, b.col_major, c + i * m * n, m, k,
+            n);
   }
   if (!in_place) RETURN_IF_ERROR(StoreResult<C>(c, out));
   return absl::OkStatus();

@@ -113,15 +113,15 @@ std::vector<Complex> ReferenceDot(const HloInstruction& dot, const Literal& lhs,
   V lfree, rfree, kdims;
   for (int64_t d = 0; d < lhs.shape().rank(); ++d) {
     if (std::count(dn.lhs_batch_dimensions.begin(), dn.lhs_batch_dimensions.end(), d) == 0 &&
-        std::count(dn.lhs_contracting_dimensions.begin(), dn.lhs_contracting_dimensions.end(),
-                   d) == 0) {
+        std::count(dn.lhs_contracting_dimensions.begin(), dn.lhs_contracting_dimensions.end(), d) ==
+            0) {
       lfree.push_back(d);
     }
   }
   for (int64_t d = 0; d < rhs.shape().rank(); ++d) {
     if (std::count(dn.rhs_batch_dimensions.begin(), dn.rhs_batch_dimensions.end(), d) == 0 &&
-        std::count(dn.rhs_contracting_dimensions.begin(), dn.rhs_contracting_dimensions.end(),
-                   d) == 0) {
+        std::count(dn.rhs_contracting_dimensions.begin(), dn.rhs_contracting_dimensions.end(), d) ==
+            0) {
       rfree.push_back(d);
     }
   }
@@ -171,7 +171,8 @@ void CheckRandom(const std::string& text, Reference reference, double tolerance,
   for (int64_t i = 0; i < got->element_count(); ++i) {
     const Complex g = got->GetComplex(i);
     ASSERT_LE(std::abs(g - expected[i]), tolerance * (1 + std::abs(expected[i])))
-        << "element " << i << ": got " << g << ", expected " << expected[i] << "\n" << text;
+        << "element " << i << ": got " << g << ", expected " << expected[i] << "\n"
+        << text;
   }
 }
 
@@ -228,17 +229,17 @@ TEST(DotTest, RandomAgainstReferenceForEveryType) {
     double tolerance;
   };
   const Types types[] = {
-      {"f32", "f32", "f32", 1e-5},   {"f64", "f64", "f64", 1e-12}, {"c64", "c64", "c64", 1e-5},
-      {"c128", "c128", "c128", 1e-12}, {"s32", "s32", "s32", 0},   {"s8", "s8", "s32", 0},
-      {"u8", "u8", "u32", 0},        {"s16", "s16", "s64", 0},    {"bf16", "bf16", "f32", 1e-6},
-      {"bf16", "bf16", "bf16", 1e-2}, {"f16", "f32", "f32", 1e-6}, {"s8", "s8", "f32", 0},
+      {"f32", "f32", "f32", 1e-5},     {"f64", "f64", "f64", 1e-12}, {"c64", "c64", "c64", 1e-5},
+      {"c128", "c128", "c128", 1e-12}, {"s32", "s32", "s32", 0},     {"s8", "s8", "s32", 0},
+      {"u8", "u8", "u32", 0},          {"s16", "s16", "s64", 0},     {"bf16", "bf16", "f32", 1e-6},
+      {"bf16", "bf16", "bf16", 1e-2},  {"f16", "f32", "f32", 1e-6},  {"s8", "s8", "f32", 0},
   };
   int seed = 0;
   for (const Types& t : types) {
     for (const DotCase& c : kDotCases) {
       std::string out = std::string(t.out) + "[]";
-      std::string text = DotText(std::string(t.lhs) + c.lhs, std::string(t.rhs) + c.rhs, out,
-                                 c.dims);
+      std::string text =
+          DotText(std::string(t.lhs) + c.lhs, std::string(t.rhs) + c.rhs, out, c.dims);
       CheckRandom(text, ReferenceDot, t.tolerance, ++seed);
     }
   }
@@ -267,8 +268,7 @@ TEST(DotTest, InvalidOrUnsupportedIsAnError) {
   EXPECT_FALSE(RunText(DotText("f32[2,3]", "f32[4,2]", "f32[2,2]",
                                "lhs_contracting_dims={1}, rhs_contracting_dims={0}"))
                    .ok());
-  absl::StatusOr<Literal> r =
-      RunText(R"(HloModule m
+  absl::StatusOr<Literal> r = RunText(R"(HloModule m
 ENTRY e {
   a = f32[2,2] constant({ {1, 2}, {3, 4} })
   ROOT d = s32[2,2] dot(a, a), lhs_contracting_dims={1}, rhs_contracting_dims={0}
@@ -300,7 +300,8 @@ std::vector<Complex> ReferenceConvolution(const HloInstruction& conv, const Lite
   do {
     const int64_t f = o[dn.output_feature_dimension];
     const int64_t group = f / group_size;
-    const int64_t batch = o[dn.output_batch_dimension] + (bgc > 1 ? group * od[dn.output_batch_dimension] : 0);
+    const int64_t batch =
+        o[dn.output_batch_dimension] + (bgc > 1 ? group * od[dn.output_batch_dimension] : 0);
     const int64_t feature0 = fgc > 1 ? group * in_features : 0;
     Complex sum = 0;
     V k(spatial, 0);
@@ -357,21 +358,28 @@ TEST(ConvolutionTest, RandomAgainstReference) {
     const char *lhs, *rhs, *attrs;
   };
   const ConvCase cases[] = {
-      {"f32[2,6,5,3]", "f32[3,2,3,4]", "window={size=3x2 stride=2x1 pad=1_1x0_1}, "
-                                       "dim_labels=b01f_01io->b01f"},
-      {"f32[2,3,7,6]", "f32[4,3,3,2]", "window={size=3x2 pad=2_0x1_1 lhs_dilate=2x1 "
-                                       "rhs_dilate=1x2}, dim_labels=bf01_oi01->bf01"},
-      {"f32[5,2,4,6]", "f32[4,2,3,3]", "window={size=2x3 stride=1x2 pad=-1_1x0_0 "
-                                       "rhs_reversal=1x0}, dim_labels=0bf1_i01o->f01b"},
-      {"f32[4,8,9]", "f32[2,3,6]", "window={size=3 stride=2 pad=1_2 rhs_dilate=2}, "
-                                   "dim_labels=f0b_i0o->0bf, feature_group_count=2"},
-      {"f32[4,6,5]", "f32[2,5,4]", "window={size=2 pad=0_1 lhs_dilate=3}, "
-                                   "dim_labels=b0f_0io->b0f, batch_group_count=2"},
-      {"f32[4,5,6]", "f32[3,1,6]", "window={size=3 pad=1_1}, dim_labels=b0f_0io->b0f, "
-                                   "feature_group_count=6"},
+      {"f32[2,6,5,3]", "f32[3,2,3,4]",
+       "window={size=3x2 stride=2x1 pad=1_1x0_1}, "
+       "dim_labels=b01f_01io->b01f"},
+      {"f32[2,3,7,6]", "f32[4,3,3,2]",
+       "window={size=3x2 pad=2_0x1_1 lhs_dilate=2x1 "
+       "rhs_dilate=1x2}, dim_labels=bf01_oi01->bf01"},
+      {"f32[5,2,4,6]", "f32[4,2,3,3]",
+       "window={size=2x3 stride=1x2 pad=-1_1x0_0 "
+       "rhs_reversal=1x0}, dim_labels=0bf1_i01o->f01b"},
+      {"f32[4,8,9]", "f32[2,3,6]",
+       "window={size=3 stride=2 pad=1_2 rhs_dilate=2}, "
+       "dim_labels=f0b_i0o->0bf, feature_group_count=2"},
+      {"f32[4,6,5]", "f32[2,5,4]",
+       "window={size=2 pad=0_1 lhs_dilate=3}, "
+       "dim_labels=b0f_0io->b0f, batch_group_count=2"},
+      {"f32[4,5,6]", "f32[3,1,6]",
+       "window={size=3 pad=1_1}, dim_labels=b0f_0io->b0f, "
+       "feature_group_count=6"},
       {"f32[3,4]", "f32[4,5]", "dim_labels=bf_io->bf"},
-      {"f32[2,3,3,4]", "f32[3,3,4,2]", "window={size=3x3 rhs_reversal=1x1}, "
-                                       "dim_labels=b01f_01io->b01f"},
+      {"f32[2,3,3,4]", "f32[3,3,4,2]",
+       "window={size=3x3 rhs_reversal=1x1}, "
+       "dim_labels=b01f_01io->b01f"},
   };
   int seed = 100;
   for (const ConvCase& c : cases) {
@@ -380,20 +388,23 @@ TEST(ConvolutionTest, RandomAgainstReference) {
 }
 
 TEST(ConvolutionTest, MixedTypesAndWrongShapesAreChecked) {
-  CheckRandom("HloModule m\nENTRY e {\n  a = s8[2,5,3] parameter(0)\n  b = s8[3,3,4] "
-              "parameter(1)\n  ROOT c = s32[] convolution(a, b), window={size=3 pad=1_1}, "
-              "dim_labels=b0f_0io->b0f\n}\n",
-              ReferenceConvolution, 0, 7);
-  CheckRandom("HloModule m\nENTRY e {\n  a = bf16[2,5,3] parameter(0)\n  b = bf16[3,3,4] "
-              "parameter(1)\n  ROOT c = bf16[] convolution(a, b), window={size=3 pad=1_1}, "
-              "dim_labels=b0f_0io->b0f\n}\n",
-              ReferenceConvolution, 1e-2, 8);
+  CheckRandom(
+      "HloModule m\nENTRY e {\n  a = s8[2,5,3] parameter(0)\n  b = s8[3,3,4] "
+      "parameter(1)\n  ROOT c = s32[] convolution(a, b), window={size=3 pad=1_1}, "
+      "dim_labels=b0f_0io->b0f\n}\n",
+      ReferenceConvolution, 0, 7);
+  CheckRandom(
+      "HloModule m\nENTRY e {\n  a = bf16[2,5,3] parameter(0)\n  b = bf16[3,3,4] "
+      "parameter(1)\n  ROOT c = bf16[] convolution(a, b), window={size=3 pad=1_1}, "
+      "dim_labels=b0f_0io->b0f\n}\n",
+      ReferenceConvolution, 1e-2, 8);
   EXPECT_FALSE(RunText(R"(HloModule m
 ENTRY e {
   a = f32[1,5,1] constant({ {{1}, {2}, {3}, {4}, {5}} })
   b = f32[3,1,1] constant({ {{1}}, {{1}}, {{1}} })
   ROOT c = f32[1,5,1] convolution(a, b), window={size=3}, dim_labels=b0f_0io->b0f
-})").ok());
+})")
+                   .ok());
 }
 
 }  // namespace

@@ -171,16 +171,14 @@ inline absl::Status CheckArrayOperands(const hlo::HloInstruction& instr,
                                        absl::Span<const hlo::Literal* const> operands,
                                        size_t count) {
   if (operands.size() != count) {
-    return absl::InvalidArgumentError(hlo::StrCat(hlo::HloOpcodeString(instr.opcode()),
-                                                  " expects ", count, " operands, got ",
-                                                  operands.size()));
+    return absl::InvalidArgumentError(hlo::StrCat(hlo::HloOpcodeString(instr.opcode()), " expects ",
+                                                  count, " operands, got ", operands.size()));
   }
   for (size_t i = 0; i < count; ++i) {
     if (!operands[i]->shape().IsArray()) {
-      return absl::InvalidArgumentError(hlo::StrCat("operand ", i, " of ",
-                                                    hlo::HloOpcodeString(instr.opcode()),
-                                                    " is not an array: ",
-                                                    operands[i]->shape().ToString()));
+      return absl::InvalidArgumentError(
+          hlo::StrCat("operand ", i, " of ", hlo::HloOpcodeString(instr.opcode()),
+                      " is not an array: ", operands[i]->shape().ToString()));
     }
   }
   return absl::OkStatus();

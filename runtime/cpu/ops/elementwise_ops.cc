@@ -39,12 +39,18 @@ enum class Accepts { kFloat, kFloatOrComplex, kInt, kReal, kNumeric, kF32OrF64 }
 template <typename T>
 constexpr bool AcceptsType(Accepts accepts) {
   switch (accepts) {
-    case Accepts::kFloat: return kIsFloat<T>;
-    case Accepts::kFloatOrComplex: return kIsFloat<T> || kIsComplex<T>;
-    case Accepts::kInt: return kIsInt<T>;
-    case Accepts::kReal: return kIsFloat<T> || kIsInt<T>;
-    case Accepts::kNumeric: return true;
-    case Accepts::kF32OrF64: return std::is_floating_point_v<T>;
+    case Accepts::kFloat:
+      return kIsFloat<T>;
+    case Accepts::kFloatOrComplex:
+      return kIsFloat<T> || kIsComplex<T>;
+    case Accepts::kInt:
+      return kIsInt<T>;
+    case Accepts::kReal:
+      return kIsFloat<T> || kIsInt<T>;
+    case Accepts::kNumeric:
+      return true;
+    case Accepts::kF32OrF64:
+      return std::is_floating_point_v<T>;
   }
   return false;
 }
@@ -122,7 +128,9 @@ struct SignOp : SameType {
 struct ExpOp : SameType {
   static constexpr Accepts kAccepts = Accepts::kFloatOrComplex;
   template <typename C>
-  C operator()(C x) const { return std::exp(x); }
+  C operator()(C x) const {
+    return std::exp(x);
+  }
 };
 
 struct Expm1Op : SameType {
@@ -140,7 +148,9 @@ struct Expm1Op : SameType {
 struct LogOp : SameType {
   static constexpr Accepts kAccepts = Accepts::kFloatOrComplex;
   template <typename C>
-  C operator()(C x) const { return std::log(x); }
+  C operator()(C x) const {
+    return std::log(x);
+  }
 };
 
 struct Log1pOp : SameType {
@@ -158,88 +168,116 @@ struct Log1pOp : SameType {
 struct LogisticOp : SameType {
   static constexpr Accepts kAccepts = Accepts::kFloatOrComplex;
   template <typename C>
-  C operator()(C x) const { return C(1) / (C(1) + std::exp(-x)); }
+  C operator()(C x) const {
+    return C(1) / (C(1) + std::exp(-x));
+  }
 };
 
 struct SqrtOp : SameType {
   static constexpr Accepts kAccepts = Accepts::kFloatOrComplex;
   template <typename C>
-  C operator()(C x) const { return std::sqrt(x); }
+  C operator()(C x) const {
+    return std::sqrt(x);
+  }
 };
 
 struct RsqrtOp : SameType {
   static constexpr Accepts kAccepts = Accepts::kFloatOrComplex;
   template <typename C>
-  C operator()(C x) const { return C(1) / std::sqrt(x); }
+  C operator()(C x) const {
+    return C(1) / std::sqrt(x);
+  }
 };
 
 struct CbrtOp : SameType {
   static constexpr Accepts kAccepts = Accepts::kFloat;
   template <typename C>
-  C operator()(C x) const { return std::cbrt(x); }
+  C operator()(C x) const {
+    return std::cbrt(x);
+  }
 };
 
 struct SinOp : SameType {
   static constexpr Accepts kAccepts = Accepts::kFloatOrComplex;
   template <typename C>
-  C operator()(C x) const { return std::sin(x); }
+  C operator()(C x) const {
+    return std::sin(x);
+  }
 };
 
 struct CosOp : SameType {
   static constexpr Accepts kAccepts = Accepts::kFloatOrComplex;
   template <typename C>
-  C operator()(C x) const { return std::cos(x); }
+  C operator()(C x) const {
+    return std::cos(x);
+  }
 };
 
 struct TanOp : SameType {
   static constexpr Accepts kAccepts = Accepts::kFloatOrComplex;
   template <typename C>
-  C operator()(C x) const { return std::tan(x); }
+  C operator()(C x) const {
+    return std::tan(x);
+  }
 };
 
 struct TanhOp : SameType {
   static constexpr Accepts kAccepts = Accepts::kFloatOrComplex;
   template <typename C>
-  C operator()(C x) const { return std::tanh(x); }
+  C operator()(C x) const {
+    return std::tanh(x);
+  }
 };
 
 struct ErfOp : SameType {
   static constexpr Accepts kAccepts = Accepts::kFloat;
   template <typename C>
-  C operator()(C x) const { return std::erf(x); }
+  C operator()(C x) const {
+    return std::erf(x);
+  }
 };
 
 struct FloorOp : SameType {
   static constexpr Accepts kAccepts = Accepts::kFloat;
   template <typename C>
-  C operator()(C x) const { return std::floor(x); }
+  C operator()(C x) const {
+    return std::floor(x);
+  }
 };
 
 struct CeilOp : SameType {
   static constexpr Accepts kAccepts = Accepts::kFloat;
   template <typename C>
-  C operator()(C x) const { return std::ceil(x); }
+  C operator()(C x) const {
+    return std::ceil(x);
+  }
 };
 
 // Round half away from zero.
 struct RoundAfzOp : SameType {
   static constexpr Accepts kAccepts = Accepts::kFloat;
   template <typename C>
-  C operator()(C x) const { return std::round(x); }
+  C operator()(C x) const {
+    return std::round(x);
+  }
 };
 
 // Round half to even (the default floating-point environment rounds to nearest even).
 struct RoundEvenOp : SameType {
   static constexpr Accepts kAccepts = Accepts::kFloat;
   template <typename C>
-  C operator()(C x) const { return std::nearbyint(x); }
+  C operator()(C x) const {
+    return std::nearbyint(x);
+  }
 };
 
 // Bitwise not on integers (pred is handled as logical not by HandleUnary).
 struct NotOp : SameType {
   static constexpr Accepts kAccepts = Accepts::kInt;
   template <typename C>
-  C operator()(C x) const { return static_cast<C>(~x); }
+  C operator()(C x) const {
+    return static_cast<C>(~x);
+  }
 };
 
 struct PopcntOp : SameType {
@@ -267,7 +305,9 @@ struct IsFiniteOp {
   using Out = uint8_t;
   static PrimitiveType OutType(PrimitiveType) { return PrimitiveType::kPred; }
   template <typename C>
-  uint8_t operator()(C x) const { return std::isfinite(x) ? 1 : 0; }
+  uint8_t operator()(C x) const {
+    return std::isfinite(x) ? 1 : 0;
+  }
 };
 
 struct RealOp {
@@ -450,21 +490,27 @@ struct AndOp : SameType {
   static constexpr Accepts kAccepts = Accepts::kInt;
   static constexpr PredRule kPred = PredRule::kAnd;
   template <typename C>
-  C operator()(C a, C b) const { return static_cast<C>(a & b); }
+  C operator()(C a, C b) const {
+    return static_cast<C>(a & b);
+  }
 };
 
 struct OrOp : SameType {
   static constexpr Accepts kAccepts = Accepts::kInt;
   static constexpr PredRule kPred = PredRule::kOr;
   template <typename C>
-  C operator()(C a, C b) const { return static_cast<C>(a | b); }
+  C operator()(C a, C b) const {
+    return static_cast<C>(a | b);
+  }
 };
 
 struct XorOp : SameType {
   static constexpr Accepts kAccepts = Accepts::kInt;
   static constexpr PredRule kPred = PredRule::kXor;
   template <typename C>
-  C operator()(C a, C b) const { return static_cast<C>(a ^ b); }
+  C operator()(C a, C b) const {
+    return static_cast<C>(a ^ b);
+  }
 };
 
 template <typename C>
@@ -513,7 +559,9 @@ struct ComplexOp {
     return t == PrimitiveType::kF64 ? PrimitiveType::kC128 : PrimitiveType::kC64;
   }
   template <typename C>
-  ComplexOf<C> operator()(C re, C im) const { return ComplexOf<C>(re, im); }
+  ComplexOf<C> operator()(C re, C im) const {
+    return ComplexOf<C>(re, im);
+  }
 };
 
 // ------------------------------------------------------------------------------------ handlers

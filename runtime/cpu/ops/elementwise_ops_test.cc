@@ -111,8 +111,7 @@ TEST(ElementwiseUnaryTest, IntegerBitOps) {
 
 TEST(ElementwiseUnaryTest, IntegerWrapAround) {
   const std::string x = "x = s32[3] constant({-2147483648, -5, 7})\n";
-  EXPECT_EQ(Ints(RunOk(x + "ROOT r = s32[3] abs(x)")),
-            (std::vector<int64_t>{-2147483648LL, 5, 7}));
+  EXPECT_EQ(Ints(RunOk(x + "ROOT r = s32[3] abs(x)")), (std::vector<int64_t>{-2147483648LL, 5, 7}));
   EXPECT_EQ(Ints(RunOk(x + "ROOT r = s32[3] negate(x)")),
             (std::vector<int64_t>{-2147483648LL, 5, -7}));
   EXPECT_EQ(Ints(RunOk(x + "ROOT r = s32[3] sign(x)")), (std::vector<int64_t>{-1, -1, 1}));
@@ -139,19 +138,19 @@ TEST(ElementwiseUnaryTest, NarrowFloatsComputeInFloatAndRound) {
 }
 
 TEST(ElementwiseUnaryTest, UnsupportedTypeIsAnError) {
-  absl::StatusOr<Literal> r =
-      RunText("HloModule m\nENTRY e {\n x = s32[2] constant({1, 2})\n ROOT r = s32[2] floor(x)\n}\n");
+  absl::StatusOr<Literal> r = RunText(
+      "HloModule m\nENTRY e {\n x = s32[2] constant({1, 2})\n ROOT r = s32[2] floor(x)\n}\n");
   ASSERT_FALSE(r.ok());
   EXPECT_NE(std::string(r.status().message()).find("floor does not support element type s32"),
             std::string::npos)
       << r.status().ToString();
-  r = RunText("HloModule m\nENTRY e {\n x = pred[1] constant({true})\n ROOT r = pred[1] negate(x)\n}\n");
+  r = RunText(
+      "HloModule m\nENTRY e {\n x = pred[1] constant({true})\n ROOT r = pred[1] negate(x)\n}\n");
   ASSERT_FALSE(r.ok());
 }
 
 TEST(ElementwiseBinaryTest, FloatArithmetic) {
-  const std::string ab =
-      "a = f32[3] constant({1.5, -2, 9})\nb = f32[3] constant({0.5, 4, -3})\n";
+  const std::string ab = "a = f32[3] constant({1.5, -2, 9})\nb = f32[3] constant({0.5, 4, -3})\n";
   ExpectSameDoubles(Doubles(RunOk(ab + "ROOT r = f32[3] add(a, b)")), {2, 2, 6});
   ExpectSameDoubles(Doubles(RunOk(ab + "ROOT r = f32[3] subtract(a, b)")), {1, -6, 12});
   ExpectSameDoubles(Doubles(RunOk(ab + "ROOT r = f32[3] multiply(a, b)")), {0.75, -8, -27});
@@ -178,14 +177,16 @@ TEST(ElementwiseBinaryTest, MaximumMinimumPropagateNaN) {
 }
 
 TEST(ElementwiseBinaryTest, IntegerDivisionEdgeCases) {
-  const std::string ab = "a = s32[4] constant({7, -7, 5, -2147483648})\n"
-                         "b = s32[4] constant({2, 2, 0, -1})\n";
+  const std::string ab =
+      "a = s32[4] constant({7, -7, 5, -2147483648})\n"
+      "b = s32[4] constant({2, 2, 0, -1})\n";
   EXPECT_EQ(Ints(RunOk(ab + "ROOT r = s32[4] divide(a, b)")),
             (std::vector<int64_t>{3, -3, -1, -2147483648LL}));
   EXPECT_EQ(Ints(RunOk(ab + "ROOT r = s32[4] remainder(a, b)")),
             (std::vector<int64_t>{1, -1, 5, 0}));
-  Literal u = RunOk("a = u32[2] constant({7, 9})\nb = u32[2] constant({0, 2})\n"
-                    "ROOT r = u32[2] divide(a, b)");
+  Literal u = RunOk(
+      "a = u32[2] constant({7, 9})\nb = u32[2] constant({0, 2})\n"
+      "ROOT r = u32[2] divide(a, b)");
   EXPECT_EQ(u.GetUint(0), 4294967295u);
   EXPECT_EQ(u.GetUint(1), 4u);
 }
@@ -200,8 +201,9 @@ TEST(ElementwiseBinaryTest, IntegerOverflowWraps) {
 }
 
 TEST(ElementwiseBinaryTest, ShiftsBeyondTheWidth) {
-  const std::string ab = "a = s32[5] constant({1, 1, -8, -8, -8})\n"
-                         "b = s32[5] constant({31, 32, 1, 40, -1})\n";
+  const std::string ab =
+      "a = s32[5] constant({1, 1, -8, -8, -8})\n"
+      "b = s32[5] constant({31, 32, 1, 40, -1})\n";
   EXPECT_EQ(Ints(RunOk(ab + "ROOT r = s32[5] shift-left(a, b)")),
             (std::vector<int64_t>{-2147483648LL, 0, -16, 0, 0}));
   EXPECT_EQ(Ints(RunOk(ab + "ROOT r = s32[5] shift-right-arithmetic(a, b)")),
@@ -221,8 +223,9 @@ TEST(ElementwiseBinaryTest, BitwiseAndPredLogic) {
   EXPECT_EQ(Ints(RunOk(ab + "ROOT r = u8[2] and(a, b)")), (std::vector<int64_t>{8, 1}));
   EXPECT_EQ(Ints(RunOk(ab + "ROOT r = u8[2] or(a, b)")), (std::vector<int64_t>{14, 255}));
   EXPECT_EQ(Ints(RunOk(ab + "ROOT r = u8[2] xor(a, b)")), (std::vector<int64_t>{6, 254}));
-  const std::string pq = "p = pred[4] constant({true, true, false, false})\n"
-                         "q = pred[4] constant({true, false, true, false})\n";
+  const std::string pq =
+      "p = pred[4] constant({true, true, false, false})\n"
+      "q = pred[4] constant({true, false, true, false})\n";
   EXPECT_EQ(Ints(RunOk(pq + "ROOT r = pred[4] and(p, q)")), (std::vector<int64_t>{1, 0, 0, 0}));
   EXPECT_EQ(Ints(RunOk(pq + "ROOT r = pred[4] or(p, q)")), (std::vector<int64_t>{1, 1, 1, 0}));
   EXPECT_EQ(Ints(RunOk(pq + "ROOT r = pred[4] xor(p, q)")), (std::vector<int64_t>{0, 1, 1, 0}));
@@ -232,12 +235,14 @@ TEST(ElementwiseBinaryTest, BitwiseAndPredLogic) {
 }
 
 TEST(ElementwiseBinaryTest, ComplexArithmetic) {
-  Literal z = RunOk("a = f32[2] constant({1, -2})\nb = f32[2] constant({2, 0.5})\n"
-                    "ROOT r = c64[2] complex(a, b)");
+  Literal z = RunOk(
+      "a = f32[2] constant({1, -2})\nb = f32[2] constant({2, 0.5})\n"
+      "ROOT r = c64[2] complex(a, b)");
   EXPECT_EQ(z.GetComplex(0), std::complex<double>(1, 2));
   EXPECT_EQ(z.GetComplex(1), std::complex<double>(-2, 0.5));
-  Literal m = RunOk("a = c128[1] constant({(1, 2)})\nb = c128[1] constant({(3, -1)})\n"
-                    "ROOT r = c128[1] multiply(a, b)");
+  Literal m = RunOk(
+      "a = c128[1] constant({(1, 2)})\nb = c128[1] constant({(3, -1)})\n"
+      "ROOT r = c128[1] multiply(a, b)");
   EXPECT_EQ(m.GetComplex(0), std::complex<double>(5, 5));
 }
 
@@ -263,8 +268,9 @@ TEST(CompareTest, FloatDirectionsWithNaN) {
 }
 
 TEST(CompareTest, TotalOrder) {
-  const std::string ab = "a = f32[4] constant({-0, nan, -nan, inf})\n"
-                         "b = f32[4] constant({0, nan, -inf, nan})\n";
+  const std::string ab =
+      "a = f32[4] constant({-0, nan, -nan, inf})\n"
+      "b = f32[4] constant({0, nan, -inf, nan})\n";
   EXPECT_EQ(Ints(RunOk(ab + "ROOT r = pred[4] compare(a, b), direction=LT, type=TOTALORDER")),
             (std::vector<int64_t>{1, 0, 1, 1}));
   EXPECT_EQ(Ints(RunOk(ab + "ROOT r = pred[4] compare(a, b), direction=EQ, type=TOTALORDER")),
@@ -291,9 +297,10 @@ TEST(CompareTest, ComplexOrderingIsAnError) {
       "HloModule m\nENTRY e {\n a = c64[1] constant({(1, 1)})\n"
       " ROOT r = pred[1] compare(a, a), direction=LT\n}\n");
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(Ints(RunOk("a = c64[2] constant({(1, 1), (1, 2)})\nb = c64[2] constant({(1, 1), (1, 3)})\n"
-                       "ROOT r = pred[2] compare(a, b), direction=EQ")),
-            (std::vector<int64_t>{1, 0}));
+  EXPECT_EQ(
+      Ints(RunOk("a = c64[2] constant({(1, 1), (1, 2)})\nb = c64[2] constant({(1, 1), (1, 3)})\n"
+                 "ROOT r = pred[2] compare(a, b), direction=EQ")),
+      (std::vector<int64_t>{1, 0}));
 }
 
 TEST(SelectTest, ArrayAndScalarPredicate) {
@@ -423,8 +430,7 @@ TEST(NarrowFloatCodecTest, InlineCodecsMatchTheReference) {
     std::memcpy(&f, &u32, sizeof(f));
     if (std::isnan(f)) continue;
     ASSERT_EQ(elementwise::EncodeF16Bits(f), hlo::EncodeNarrowFloat(PrimitiveType::kF16, f)) << u;
-    ASSERT_EQ(elementwise::EncodeBf16Bits(f), hlo::EncodeNarrowFloat(PrimitiveType::kBF16, f))
-        << u;
+    ASSERT_EQ(elementwise::EncodeBf16Bits(f), hlo::EncodeNarrowFloat(PrimitiveType::kBF16, f)) << u;
   }
 }
 

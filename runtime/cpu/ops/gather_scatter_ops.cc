@@ -47,12 +47,12 @@ absl::Status InvalidArgument(std::string message) {
 
 // How a batch position finds its window start in the operand.
 struct IndexMapping {
-  std::vector<int64_t> batch_bounds;      // Indices dimensions without index_vector_dim.
-  std::vector<int64_t> batch_strides;     // Their strides in the indices array.
-  int64_t vector_stride = 0;              // Stride of index_vector_dim (0 if implicit).
-  std::vector<int64_t> start_index_map;   // Operand dimension of each index vector entry.
-  std::vector<int64_t> operand_batching;  // Operand batching dimensions...
-  std::vector<int64_t> batching_position; // ...and the batch coordinate each one copies.
+  std::vector<int64_t> batch_bounds;       // Indices dimensions without index_vector_dim.
+  std::vector<int64_t> batch_strides;      // Their strides in the indices array.
+  int64_t vector_stride = 0;               // Stride of index_vector_dim (0 if implicit).
+  std::vector<int64_t> start_index_map;    // Operand dimension of each index vector entry.
+  std::vector<int64_t> operand_batching;   // Operand batching dimensions...
+  std::vector<int64_t> batching_position;  // ...and the batch coordinate each one copies.
 };
 
 absl::Status CheckDims(absl::Span<const int64_t> dims, int64_t rank, std::string_view what) {
@@ -81,8 +81,9 @@ absl::StatusOr<IndexMapping> MakeIndexMapping(const Shape& indices, const Shape&
   RETURN_IF_ERROR(CheckDims(operand_batching, operand.rank(), "the operand batching dims"));
   if (static_cast<int64_t>(start_index_map.size()) != vector_size ||
       operand_batching.size() != indices_batching.size()) {
-    return InvalidArgument("the index vector size must match the start index map, and the "
-                           "operand and indices batching dims must pair up");
+    return InvalidArgument(
+        "the index vector size must match the start index map, and the "
+        "operand and indices batching dims must pair up");
   }
   IndexMapping m;
   const std::vector<int64_t> strides = RowMajorStrides(indices.dimensions());
@@ -94,9 +95,13 @@ absl::StatusOr<IndexMapping> MakeIndexMapping(const Shape& indices, const Shape&
   }
   m.start_index_map = start_index_map;
   m.operand_batching = operand_batching;
-  for (int64_t d : indices_batching) {
-    if (d < 0 || d >= rank || d == index_vector_dim) {
-      return InvalidArgument(hlo::StrCat("indices batching dimension ", d, " is invalid"));
+  for (size_t i = 0; i < indices_batching.size(); ++i) {
+    const int64_t d = indices_batching[i];
+    if (d < 0 || d >= rank || d == index_vector_dim ||
+        indices.dimensions(d) != operand.dimensions(operand_batching[i])) {
+      return InvalidArgument(hlo::StrCat("indices batching dimension ", d,
+                                         " is invalid or differs in size from its operand "
+                                         "batching dimension"));
     }
     m.batching_position.push_back(d < index_vector_dim ? d : d - 1);
   }
@@ -179,11 +184,16 @@ void CopyWindowBytes(int width, const uint8_t* src, uint8_t* dst,
                      const std::vector<int64_t>& src_offsets,
                      const std::vector<int64_t>& dst_offsets) {
   switch (width) {
-    case 1: return CopyWindow<1>(src, dst, src_offsets, dst_offsets);
-    case 2: return CopyWindow<2>(src, dst, src_offsets, dst_offsets);
-    case 4: return CopyWindow<4>(src, dst, src_offsets, dst_offsets);
-    case 8: return CopyWindow<8>(src, dst, src_offsets, dst_offsets);
-    default: return CopyWindow<16>(src, dst, src_offsets, dst_offsets);
+    case 1:
+      return CopyWindow<1>(src, dst, src_offsets, dst_offsets);
+    case 2:
+      return CopyWindow<2>(src, dst, src_offsets, dst_offsets);
+    case 4:
+      return CopyWindow<4>(src, dst, src_offsets, dst_offsets);
+    case 8:
+      return CopyWindow<8>(src, dst, src_offsets, dst_offsets);
+    default:
+      return CopyWindow<16>(src, dst, src_offsets, dst_offsets);
   }
 }
 
@@ -198,7 +208,9 @@ absl::Status CheckGatherShapes(const HloInstruction& instr, const Shape& operand
             batch_dims.size() == m.batch_bounds.size() &&
             window_operand_dims.size() == dn.offset_dims.size();
   for (size_t d = 0; ok && d < slice.size(); ++d) {
-    ok = slice[d] >= 0 && slice[d] <= operand.dimensions(d);
+    const bool walked = std::find(window_operand_dims.begin(), window_operand_dims.end(),
+                                  static_cast<int64_t>(d)) != window_operand_dims.end();
+    ok = slice[d] >= 0 && slice[d] <= operand.dimensions(d) && (walked || slice[d] == 1);
   }
   for (size_t i = 0; ok && i < batch_dims.size(); ++i) {
     ok = out.dimensions(batch_dims[i]) == m.batch_bounds[i];
@@ -223,12 +235,12 @@ absl::StatusOr<Literal> HandleGather(const HloInstruction& instr,
   const Literal& operand = *operands[0];
   const Literal& indices = *operands[1];
   const Shape& op_shape = operand.shape();
-  ASSIGN_OR_RETURN(IndexMapping m,
-                   MakeIndexMapping(indices.shape(), op_shape, dn.index_vector_dim,
-                                    dn.start_index_map, dn.operand_batching_dims,
-                                    dn.start_indices_batching_dims));
+  ASSIGN_OR_RETURN(IndexMapping m, MakeIndexMapping(indices.shape(), op_shape, dn.index_vector_dim,
+                                                    dn.start_index_map, dn.operand_batching_dims,
+                                                    dn.start_indices_batching_dims));
   RETURN_IF_ERROR(CheckDims(dn.collapsed_slice_dims, op_shape.rank(), "collapsed_slice_dims"));
-  ASSIGN_OR_RETURN(std::vector<int64_t> batch_dims, BatchDims(instr.shape().rank(), dn.offset_dims));
+  ASSIGN_OR_RETURN(std::vector<int64_t> batch_dims,
+                   BatchDims(instr.shape().rank(), dn.offset_dims));
   std::vector<int64_t> window_dims =
       WindowOperandDims(op_shape.rank(), dn.collapsed_slice_dims, dn.operand_batching_dims);
   RETURN_IF_ERROR(CheckGatherShapes(instr, op_shape, m, batch_dims, window_dims));
@@ -256,10 +268,10 @@ absl::StatusOr<Literal> HandleGather(const HloInstruction& instr,
 
 struct ScatterPlan {
   IndexMapping mapping;
-  WindowOffsets window;                  // .operand: in the inputs; .other: in the updates.
+  WindowOffsets window;  // .operand: in the inputs; .other: in the updates.
   std::vector<int64_t> operand_dims, operand_strides;
-  std::vector<int64_t> extent;           // Window size per operand dimension.
-  std::vector<int64_t> update_strides;   // Updates strides of the batch (scatter) dimensions.
+  std::vector<int64_t> extent;          // Window size per operand dimension.
+  std::vector<int64_t> update_strides;  // Updates strides of the batch (scatter) dimensions.
 };
 
 absl::Status CheckScatterOperands(const HloInstruction& instr,
@@ -282,10 +294,10 @@ absl::StatusOr<ScatterPlan> PlanScatter(const HloInstruction& instr, const Shape
                                         const Shape& indices, const Shape& updates) {
   const hlo::ScatterDimensionNumbers& dn = *instr.attrs().scatter_dimension_numbers;
   ScatterPlan p;
-  ASSIGN_OR_RETURN(p.mapping, MakeIndexMapping(indices, operand, dn.index_vector_dim,
-                                               dn.scatter_dims_to_operand_dims,
-                                               dn.input_batching_dims,
-                                               dn.scatter_indices_batching_dims));
+  ASSIGN_OR_RETURN(
+      p.mapping,
+      MakeIndexMapping(indices, operand, dn.index_vector_dim, dn.scatter_dims_to_operand_dims,
+                       dn.input_batching_dims, dn.scatter_indices_batching_dims));
   RETURN_IF_ERROR(CheckDims(dn.inserted_window_dims, operand.rank(), "inserted_window_dims"));
   ASSIGN_OR_RETURN(std::vector<int64_t> scatter_dims,
                    BatchDims(updates.rank(), dn.update_window_dims));
@@ -316,8 +328,7 @@ template <typename F>
 absl::Status ForEachScatterWindow(const ScatterPlan& p, const Literal& indices, F&& f) {
   std::vector<int64_t> start(p.operand_dims.size());
   const IndexMapping& m = p.mapping;
-  for (StridedCounter c(m.batch_bounds, {m.batch_strides, p.update_strides}); !c.done();
-       c.Next()) {
+  for (StridedCounter c(m.batch_bounds, {m.batch_strides, p.update_strides}); !c.done(); c.Next()) {
     WindowStart(m, indices, c.offset(0), c.index(), start);
     bool fits = true;
     int64_t base = 0;
@@ -341,8 +352,8 @@ absl::Status ScatterWithCombiner(hlo::HloOpcode opcode, const ScatterPlan& p,
       return ForEachScatterWindow(p, indices, [&](int64_t base, int64_t update_base) {
         for (size_t i = 0; i < p.window.operand.size(); ++i) {
           const int64_t at = base + p.window.operand[i];
-          StoreElement(dst, at, op(LoadElement(dst, at),
-                                   LoadElement(src, update_base + p.window.other[i])));
+          StoreElement(dst, at,
+                       op(LoadElement(dst, at), LoadElement(src, update_base + p.window.other[i])));
         }
         return absl::OkStatus();
       });
@@ -384,10 +395,10 @@ absl::StatusOr<Literal> HandleScatter(const HloInstruction& instr,
                                       absl::Span<const Literal* const> operands,
                                       Evaluator& evaluator) {
   if (operands.size() < 3 || operands.size() % 2 == 0 ||
-      !instr.attrs().scatter_dimension_numbers.has_value() ||
-      instr.called_computations().empty()) {
-    return InvalidArgument("scatter takes n inputs, indices, n updates, dimension numbers and "
-                           "to_apply");
+      !instr.attrs().scatter_dimension_numbers.has_value() || instr.called_computations().empty()) {
+    return InvalidArgument(
+        "scatter takes n inputs, indices, n updates, dimension numbers and "
+        "to_apply");
   }
   const int64_t n = static_cast<int64_t>(operands.size() / 2);
   RETURN_IF_ERROR(CheckScatterOperands(instr, operands, n));

@@ -108,8 +108,8 @@ V ReferenceGather(const HloInstruction& gather, const Literal& operand, const Li
 }
 
 // Scatter-add per update element; windows not fully inside the operand are skipped.
-V ReferenceScatterAdd(const HloInstruction& scatter, const Literal& operand,
-                      const Literal& indices, const Literal& updates) {
+V ReferenceScatterAdd(const HloInstruction& scatter, const Literal& operand, const Literal& indices,
+                      const Literal& updates) {
   const hlo::ScatterDimensionNumbers& dn = *scatter.attrs().scatter_dimension_numbers;
   const V& ud = updates.shape().dimensions();
   const V& opd = operand.shape().dimensions();
@@ -144,18 +144,21 @@ std::string Entry(const std::string& body, const std::string& computations = "")
 }
 
 TEST(GatherTest, RowsColumnsAndClamping) {
-  EXPECT_EQ(RunInts(Entry(std::string(kMatrix) + "i = s32[2] constant({0, 2})\n"
+  EXPECT_EQ(RunInts(Entry(std::string(kMatrix) +
+                          "i = s32[2] constant({0, 2})\n"
                           "ROOT g = s32[2,3] gather(x, i), offset_dims={1}, "
                           "collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, "
                           "slice_sizes={1,3}")),
             (V{1, 2, 3, 7, 8, 9}));
-  EXPECT_EQ(RunInts(Entry(std::string(kMatrix) + "i = s32[2] constant({0, 2})\n"
+  EXPECT_EQ(RunInts(Entry(std::string(kMatrix) +
+                          "i = s32[2] constant({0, 2})\n"
                           "ROOT g = s32[3,2] gather(x, i), offset_dims={0}, "
                           "collapsed_slice_dims={1}, start_index_map={1}, index_vector_dim=1, "
                           "slice_sizes={3,1}")),
             (V{1, 3, 4, 6, 7, 9}));
   // Starts are clamped so that the 2x2 slice stays inside: (5,-1) -> (1,0).
-  EXPECT_EQ(RunInts(Entry(std::string(kMatrix) + "i = s64[1,2] constant({ {5, -1} })\n"
+  EXPECT_EQ(RunInts(Entry(std::string(kMatrix) +
+                          "i = s64[1,2] constant({ {5, -1} })\n"
                           "ROOT g = s32[1,2,2] gather(x, i), offset_dims={1,2}, "
                           "collapsed_slice_dims={}, start_index_map={0,1}, index_vector_dim=1, "
                           "slice_sizes={2,2}")),
@@ -172,6 +175,24 @@ TEST(GatherTest, BatchingDimensions) {
                           "operand_batching_dims={0}, start_indices_batching_dims={0}, "
                           "index_vector_dim=2, slice_sizes={1,1,2}")),
             (V{4, 5, 0, 1, 8, 9, 8, 9}));
+}
+
+TEST(GatherTest, InvalidDimensionNumbersAreErrors) {
+  // A collapsed dimension must have slice size 1.
+  EXPECT_FALSE(RunText(Entry(std::string(kMatrix) +
+                             "i = s32[2] constant({0, 1})\n"
+                             "ROOT g = s32[2,3] gather(x, i), offset_dims={1}, "
+                             "collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, "
+                             "slice_sizes={2,3}"))
+                   .ok());
+  // Paired batching dimensions must have equal sizes (3 in the operand, 2 in the indices).
+  EXPECT_FALSE(RunText(Entry(std::string(kMatrix) +
+                             "i = s32[2,1] constant({ {0}, {1} })\n"
+                             "ROOT g = s32[2] gather(x, i), offset_dims={}, "
+                             "collapsed_slice_dims={1}, start_index_map={1}, "
+                             "operand_batching_dims={0}, start_indices_batching_dims={0}, "
+                             "index_vector_dim=1, slice_sizes={1,1}"))
+                   .ok());
 }
 
 // Parses `text`, fills its parameters with random integers in [lo, hi), runs it, and returns
@@ -239,9 +260,11 @@ assign { a = s32[] parameter(0)  ROOT b = s32[] parameter(1) }
 std::string RowScatter(const std::string& indices, const std::string& updates,
                        const std::string& body) {
   return Entry("x = s32[3,3] constant({ {1, 1, 1}, {1, 1, 1}, {1, 1, 1} })\n" + indices + "\n" +
-                   updates + "\nROOT s = s32[3,3] scatter(x, i, u), update_window_dims={1}, "
+                   updates +
+                   "\nROOT s = s32[3,3] scatter(x, i, u), update_window_dims={1}, "
                    "inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, "
-                   "index_vector_dim=1, to_apply=" + body,
+                   "index_vector_dim=1, to_apply=" +
+                   body,
                kBodies);
 }
 
@@ -327,10 +350,10 @@ TEST(ScatterTest, RandomAddAgainstReference) {
 }
 
 TEST(ScatterTest, MismatchedUpdatesAreAnError) {
-  EXPECT_FALSE(RunText(RowScatter("i = s32[2] constant({0, 2})",
-                                  "u = s32[3,3] constant({ {1, 2, 3}, {4, 5, 6}, {7, 8, 9} })",
-                                  "add"))
-                   .ok());
+  EXPECT_FALSE(
+      RunText(RowScatter("i = s32[2] constant({0, 2})",
+                         "u = s32[3,3] constant({ {1, 2, 3}, {4, 5, 6}, {7, 8, 9} })", "add"))
+          .ok());
 }
 
 }  // namespace

@@ -2,9 +2,8 @@
 // Eigen product kernels are the slowest code in the executor to compile).
 #include "runtime/cpu/ops/matmul_kernels.h"
 
-#include <vector>
-
 #include <Eigen/Core>
+#include <vector>
 
 namespace runtime {
 namespace {
@@ -41,9 +40,9 @@ const C* TransposedCopy(const C* x, int64_t rows, int64_t cols, std::vector<C>& 
 absl::StatusOr<PrimitiveType> MatmulComputeType(PrimitiveType lhs, PrimitiveType rhs,
                                                 PrimitiveType result) {
   auto unsupported = [&]() {
-    return absl::UnimplementedError(hlo::StrCat(
-        "the CPU executor does not multiply ", hlo::PrimitiveTypeName(lhs), " by ",
-        hlo::PrimitiveTypeName(rhs), " into ", hlo::PrimitiveTypeName(result)));
+    return absl::UnimplementedError(
+        hlo::StrCat("the CPU executor does not multiply ", hlo::PrimitiveTypeName(lhs), " by ",
+                    hlo::PrimitiveTypeName(rhs), " into ", hlo::PrimitiveTypeName(result)));
   };
   const bool complex_input = hlo::IsComplexType(lhs) || hlo::IsComplexType(rhs);
   const bool float_input = hlo::IsFloatingPointType(lhs) || hlo::IsFloatingPointType(rhs);
@@ -84,8 +83,8 @@ template void Gemm<std::complex<float>>(const std::complex<float>*, bool,
                                         const std::complex<float>*, bool, std::complex<float>*,
                                         int64_t, int64_t, int64_t);
 template void Gemm<std::complex<double>>(const std::complex<double>*, bool,
-                                         const std::complex<double>*, bool,
-                                         std::complex<double>*, int64_t, int64_t, int64_t);
+                                         const std::complex<double>*, bool, std::complex<double>*,
+                                         int64_t, int64_t, int64_t);
 template void Gemm<uint64_t>(const uint64_t*, bool, const uint64_t*, bool, uint64_t*, int64_t,
                              int64_t, int64_t);
 

@@ -28,20 +28,25 @@ namespace runtime {
 
 // The compute type (kF32, kF64, kC64, kC128 or kU64) for a product of `lhs` and `rhs` elements
 // producing `result` elements, or an Unimplemented error naming the unsupported combination.
-absl::StatusOr<hlo::PrimitiveType> MatmulComputeType(hlo::PrimitiveType lhs,
-                                                     hlo::PrimitiveType rhs,
+absl::StatusOr<hlo::PrimitiveType> MatmulComputeType(hlo::PrimitiveType lhs, hlo::PrimitiveType rhs,
                                                      hlo::PrimitiveType result);
 
 // Calls f(Tag<C>{}) for compute type `type` (one of MatmulComputeType's results).
 template <typename F>
 auto DispatchComputeType(hlo::PrimitiveType type, F&& f) -> decltype(f(Tag<float>{})) {
   switch (type) {
-    case hlo::PrimitiveType::kF32: return f(Tag<float>{});
-    case hlo::PrimitiveType::kF64: return f(Tag<double>{});
-    case hlo::PrimitiveType::kC64: return f(Tag<std::complex<float>>{});
-    case hlo::PrimitiveType::kC128: return f(Tag<std::complex<double>>{});
-    case hlo::PrimitiveType::kU64: return f(Tag<uint64_t>{});
-    default: break;
+    case hlo::PrimitiveType::kF32:
+      return f(Tag<float>{});
+    case hlo::PrimitiveType::kF64:
+      return f(Tag<double>{});
+    case hlo::PrimitiveType::kC64:
+      return f(Tag<std::complex<float>>{});
+    case hlo::PrimitiveType::kC128:
+      return f(Tag<std::complex<double>>{});
+    case hlo::PrimitiveType::kU64:
+      return f(Tag<uint64_t>{});
+    default:
+      break;
   }
   return absl::InternalError("DispatchComputeType: not a matmul compute type");
 }

@@ -41,8 +41,7 @@ struct ReduceGeometry {
   std::vector<int64_t> input_strides;  // Row-major strides of the input.
 };
 
-absl::StatusOr<ReduceGeometry> MakeReduceGeometry(const HloInstruction& instr,
-                                                  const Shape& input) {
+absl::StatusOr<ReduceGeometry> MakeReduceGeometry(const HloInstruction& instr, const Shape& input) {
   ReduceGeometry g;
   g.input_dims = input.dimensions();
   g.reduced.assign(input.rank(), false);
@@ -61,8 +60,7 @@ absl::StatusOr<ReduceGeometry> MakeReduceGeometry(const HloInstruction& instr,
 
 // Checks reduce's operands: n inputs of equal dimensions, then n scalar inits of their types.
 absl::Status CheckReduceOperands(absl::Span<const Literal* const> operands,
-                                 absl::Span<const Shape> result_shapes,
-                                 const ReduceGeometry& g) {
+                                 absl::Span<const Shape> result_shapes, const ReduceGeometry& g) {
   const size_t n = operands.size() / 2;
   for (size_t k = 0; k < n; ++k) {
     const Shape& in = operands[k]->shape();
@@ -218,8 +216,7 @@ absl::Status MapWithCalls(const HloInstruction& instr, absl::Span<const Literal*
 }
 
 absl::StatusOr<Literal> HandleMap(const HloInstruction& instr,
-                                  absl::Span<const Literal* const> operands,
-                                  Evaluator& evaluator) {
+                                  absl::Span<const Literal* const> operands, Evaluator& evaluator) {
   const Shape& shape = instr.shape();
   if (!shape.IsArray() || instr.called_computations().empty()) {
     return InvalidArgument("map must produce an array and have a to_apply computation");
@@ -238,8 +235,8 @@ absl::StatusOr<Literal> HandleMap(const HloInstruction& instr,
   Literal out(shape);
   const PrimitiveType type = shape.element_type();
   std::optional<hlo::HloOpcode> combiner = MatchScalarCombiner(*instr.to_apply(), type);
-  if (operands.size() == 2 && combiner.has_value() &&
-      operands[0]->shape().element_type() == type && operands[1]->shape().element_type() == type) {
+  if (operands.size() == 2 && combiner.has_value() && operands[0]->shape().element_type() == type &&
+      operands[1]->shape().element_type() == type) {
     RETURN_IF_ERROR(DispatchArrayType(type, [&](auto tag) -> absl::Status {
       using T = typename decltype(tag)::type;
       return WithBinaryOp<ComputeType<T>>(*combiner, type == PrimitiveType::kPred, [&](auto op) {

@@ -81,18 +81,22 @@ const char kMatrix[] = "x = f32[2,3] constant({ {1, 2, 3}, {4, 5, 6} })\n";
 
 TEST(ReduceTest, SumsAlongEachDimension) {
   const std::string init = "z = f32[] constant(0)\n";
-  EXPECT_EQ(Doubles(RunOk(Module(std::string(kMatrix) + init +
-                                 "ROOT r = f32[2] reduce(x, z), dimensions={1}, to_apply=add_f32"))),
-            (D{6, 15}));
-  EXPECT_EQ(Doubles(RunOk(Module(std::string(kMatrix) + init +
-                                 "ROOT r = f32[3] reduce(x, z), dimensions={0}, to_apply=add_f32"))),
-            (D{5, 7, 9}));
-  EXPECT_EQ(Doubles(RunOk(Module(std::string(kMatrix) + "z = f32[] constant(10)\n" +
-                                 "ROOT r = f32[] reduce(x, z), dimensions={0,1}, to_apply=add_f32"))),
-            (D{31}));
-  EXPECT_EQ(Doubles(RunOk(Module(std::string(kMatrix) + init +
-                                 "ROOT r = f32[2,3] reduce(x, z), dimensions={}, to_apply=add_f32"))),
-            (D{1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(
+      Doubles(RunOk(Module(std::string(kMatrix) + init +
+                           "ROOT r = f32[2] reduce(x, z), dimensions={1}, to_apply=add_f32"))),
+      (D{6, 15}));
+  EXPECT_EQ(
+      Doubles(RunOk(Module(std::string(kMatrix) + init +
+                           "ROOT r = f32[3] reduce(x, z), dimensions={0}, to_apply=add_f32"))),
+      (D{5, 7, 9}));
+  EXPECT_EQ(
+      Doubles(RunOk(Module(std::string(kMatrix) + "z = f32[] constant(10)\n" +
+                           "ROOT r = f32[] reduce(x, z), dimensions={0,1}, to_apply=add_f32"))),
+      (D{31}));
+  EXPECT_EQ(
+      Doubles(RunOk(Module(std::string(kMatrix) + init +
+                           "ROOT r = f32[2,3] reduce(x, z), dimensions={}, to_apply=add_f32"))),
+      (D{1, 2, 3, 4, 5, 6}));
 }
 
 TEST(ReduceTest, MaxAndPredicates) {
@@ -101,8 +105,9 @@ TEST(ReduceTest, MaxAndPredicates) {
                               "ROOT r = s32[2] reduce(x, z), dimensions={1}, to_apply=max_s32"))),
             (V{-2, -1}));
   // pred add is logical or: the result byte must be 1, not a count.
-  Literal any = RunOk(Module("x = pred[3] constant({true, true, false})\nz = pred[] constant(false)\n"
-                             "ROOT r = pred[] reduce(x, z), dimensions={0}, to_apply=add_pred"));
+  Literal any =
+      RunOk(Module("x = pred[3] constant({true, true, false})\nz = pred[] constant(false)\n"
+                   "ROOT r = pred[] reduce(x, z), dimensions={0}, to_apply=add_pred"));
   EXPECT_EQ(any.data(), (std::vector<uint8_t>{1}));
   EXPECT_EQ(Ints(RunOk(Module("x = pred[2,2] constant({ {true, true}, {true, false} })\n"
                               "z = pred[] constant(true)\n"
@@ -113,8 +118,9 @@ TEST(ReduceTest, MaxAndPredicates) {
 TEST(ReduceTest, NarrowFloatsAccumulateInF32) {
   // Step-by-step bf16 rounding would give 256 (256+1 rounds back to 256); the f32 accumulator
   // gives 258, which bf16 represents exactly.
-  Literal r = RunOk(Module("x = bf16[3] constant({256, 1, 1})\nz = bf16[] constant(0)\n"
-                           "ROOT r = bf16[] reduce(x, z), dimensions={0}, to_apply=add_bf16"));
+  Literal r =
+      RunOk(Module("x = bf16[3] constant({256, 1, 1})\nz = bf16[] constant(0)\n"
+                   "ROOT r = bf16[] reduce(x, z), dimensions={0}, to_apply=add_bf16"));
   EXPECT_EQ(Doubles(r), (D{258}));
 }
 
@@ -166,9 +172,9 @@ TEST(ReduceTest, FastAndCallPathsMatchNaiveLoop) {
     std::string dim_list;
     for (size_t d = 0; d < dims.size(); ++d) dim_list += (d ? "," : "") + std::to_string(dims[d]);
     for (const char* body : {"add_s32", "add_s32_slow"}) {
-      std::string entry = "x = s32[3,4,5] parameter(0)\nz = s32[] constant(5)\nROOT r = " +
-                          out_shape + "] reduce(x, z), dimensions={" + dim_list +
-                          "}, to_apply=" + body;
+      std::string entry =
+          "x = s32[3,4,5] parameter(0)\nz = s32[] constant(5)\nROOT r = " + out_shape +
+          "] reduce(x, z), dimensions={" + dim_list + "}, to_apply=" + body;
       EXPECT_EQ(Ints(RunOk(Module(entry), {Array(PrimitiveType::kS32, {3, 4, 5}, values)})),
                 expected)
           << body << " dims " << dim_list;
@@ -200,7 +206,7 @@ ENTRY e {
 
 TEST(ReduceTest, BadDimensionIsAnError) {
   EXPECT_FALSE(RunModule(Module(std::string(kMatrix) + "z = f32[] constant(0)\n" +
-                          "ROOT r = f32[2] reduce(x, z), dimensions={2}, to_apply=add_f32"))
+                                "ROOT r = f32[2] reduce(x, z), dimensions={2}, to_apply=add_f32"))
                    .ok());
 }
 
@@ -209,36 +215,52 @@ TEST(ReduceWindowTest, StrideAndMaxPool) {
                                  "ROOT r = f32[3] reduce-window(x, z), window={size=2}, "
                                  "to_apply=add_f32"))),
             (D{3, 5, 7}));
-  EXPECT_EQ(Doubles(RunOk(Module(
-                "x = f32[4,4] constant({ {1, 2, 3, 4}, {8, 7, 6, 5}, {0, 1, 0, 1}, {2, 0, 9, 0} })\n"
-                "z = f32[] constant(-inf)\n"
-                "ROOT r = f32[2,2] reduce-window(x, z), window={size=2x2 stride=2x2}, "
-                "to_apply=max_f32"))),
-            (D{8, 6, 2, 9}));
+  EXPECT_EQ(
+      Doubles(RunOk(Module(
+          "x = f32[4,4] constant({ {1, 2, 3, 4}, {8, 7, 6, 5}, {0, 1, 0, 1}, {2, 0, 9, 0} })\n"
+          "z = f32[] constant(-inf)\n"
+          "ROOT r = f32[2,2] reduce-window(x, z), window={size=2x2 stride=2x2}, "
+          "to_apply=max_f32"))),
+      (D{8, 6, 2, 9}));
 }
 
 TEST(ReduceWindowTest, PaddingAndDilationsSkipHoles) {
   for (const char* body : {"add_f32", "add_f32_slow"}) {
     const std::string x = "x = f32[3] constant({1, 2, 3})\nz = f32[] constant(0)\n";
-    EXPECT_EQ(Doubles(RunOk(Module(x + "ROOT r = f32[3] reduce-window(x, z), window={size=3 "
-                                       "pad=1_1}, to_apply=" + body))),
+    EXPECT_EQ(Doubles(RunOk(Module(x +
+                                   "ROOT r = f32[3] reduce-window(x, z), window={size=3 "
+                                   "pad=1_1}, to_apply=" +
+                                   body))),
               (D{3, 6, 5}));
-    EXPECT_EQ(Doubles(RunOk(Module(x + "ROOT r = f32[4] reduce-window(x, z), window={size=2 "
-                                       "lhs_dilate=2}, to_apply=" + body))),
+    EXPECT_EQ(Doubles(RunOk(Module(x +
+                                   "ROOT r = f32[4] reduce-window(x, z), window={size=2 "
+                                   "lhs_dilate=2}, to_apply=" +
+                                   body))),
               (D{1, 2, 2, 3}));
-    EXPECT_EQ(Doubles(RunOk(Module(x + "ROOT r = f32[1] reduce-window(x, z), window={size=2 "
-                                       "rhs_dilate=2}, to_apply=" + body))),
+    EXPECT_EQ(Doubles(RunOk(Module(x +
+                                   "ROOT r = f32[1] reduce-window(x, z), window={size=2 "
+                                   "rhs_dilate=2}, to_apply=" +
+                                   body))),
               (D{4}));
     // Padding is skipped, not filled with the init: the init is folded in once per window.
     EXPECT_EQ(Doubles(RunOk(Module("x = f32[3] constant({1, 2, 3})\nz = f32[] constant(10)\n"
                                    "ROOT r = f32[3] reduce-window(x, z), window={size=2 pad=1_0},"
-                                   " to_apply=" + std::string(body)))),
+                                   " to_apply=" +
+                                   std::string(body)))),
               (D{11, 13, 15}));
     // Negative padding crops: [2, 3] remain, window 1 stride 1.
-    EXPECT_EQ(Doubles(RunOk(Module(x + "ROOT r = f32[2] reduce-window(x, z), window={size=1 "
-                                       "pad=-1_0}, to_apply=" + body))),
+    EXPECT_EQ(Doubles(RunOk(Module(x +
+                                   "ROOT r = f32[2] reduce-window(x, z), window={size=1 "
+                                   "pad=-1_0}, to_apply=" +
+                                   body))),
               (D{2, 3}));
   }
+}
+
+TEST(ReduceWindowTest, ScalarWithoutWindow) {
+  EXPECT_EQ(Doubles(RunOk(Module("x = f32[] constant(42)\nz = f32[] constant(1)\n"
+                                 "ROOT r = f32[] reduce-window(x, z), to_apply=add_f32"))),
+            (D{43}));
 }
 
 TEST(ReduceWindowTest, VariadicSumAndMax) {
@@ -264,8 +286,8 @@ ENTRY e {
 
 TEST(ReduceWindowTest, WrongOutputSizeIsAnError) {
   EXPECT_FALSE(RunModule(Module("x = f32[4] constant({1, 2, 3, 4})\nz = f32[] constant(0)\n"
-                          "ROOT r = f32[4] reduce-window(x, z), window={size=2}, "
-                          "to_apply=add_f32"))
+                                "ROOT r = f32[4] reduce-window(x, z), window={size=2}, "
+                                "to_apply=add_f32"))
                    .ok());
 }
 
@@ -286,8 +308,7 @@ ENTRY e {
   z = f32[] constant(0)
   ROOT r = f32[4,5] select-and-scatter(x, s, z), window={size=2x3 stride=2x2}, select=ge)") +
                              suffix + ", scatter=add" + suffix + "\n}\n";
-    EXPECT_EQ(Doubles(RunOk(text)),
-              (D{0, 0, 0, 0, 0, 0, 0, 8, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 1, 0}))
+    EXPECT_EQ(Doubles(RunOk(text)), (D{0, 0, 0, 0, 0, 0, 0, 8, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 1, 0}))
         << "suffix " << suffix;
   }
 }
@@ -306,6 +327,17 @@ gt { a = s32[] parameter(0)  b = s32[] parameter(1)  ROOT r = pred[] compare(a, 
   EXPECT_EQ(Ints(RunOk(cmp + "ENTRY e {\n x = s32[2,3] constant({ {3, 1, 2}, {0, 5, 4} })\n"
                              "ROOT r = s32[2,3] sort(x), dimensions={0}, to_apply=gt\n}")),
             (V{3, 5, 4, 0, 1, 2}));
+}
+
+TEST(SortTest, ComparatorWithSwappedParametersSortsDescending) {
+  // compare(b, a) LT is "a > b": still the typed path, mirrored.
+  EXPECT_EQ(Doubles(RunOk(R"(HloModule m
+rev { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT r = pred[] compare(b, a), direction=LT }
+ENTRY e {
+  x = f32[4] constant({2, 4, 1, 3})
+  ROOT r = f32[4] sort(x), dimensions={0}, to_apply=rev
+})")),
+            (D{4, 3, 2, 1}));
 }
 
 TEST(SortTest, KeyValueIsStable) {
@@ -367,14 +399,16 @@ lt { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT r = pred[] compare(a, 
 ENTRY e {
   x = f32[3] constant({3, 1, 2})
   ROOT r = f32[3] sort(x), dimensions={1}, to_apply=lt
-})").ok());
+})")
+                   .ok());
 }
 
 TEST(MapTest, CombinerAndGeneralBodies) {
-  EXPECT_EQ(Doubles(RunOk(Module(std::string(kMatrix) +
-                                 "y = f32[2,3] constant({ {1, 1, 1}, {2, 2, 2} })\n"
-                                 "ROOT r = f32[2,3] map(x, y), dimensions={0,1}, to_apply=add_f32"))),
-            (D{2, 3, 4, 6, 7, 8}));
+  EXPECT_EQ(
+      Doubles(RunOk(Module(std::string(kMatrix) +
+                           "y = f32[2,3] constant({ {1, 1, 1}, {2, 2, 2} })\n"
+                           "ROOT r = f32[2,3] map(x, y), dimensions={0,1}, to_apply=add_f32"))),
+      (D{2, 3, 4, 6, 7, 8}));
   const std::string text = R"(HloModule m
 square_gt { a = f32[] parameter(0)  s = f32[] multiply(a, a)  four = f32[] constant(4)
             ROOT r = pred[] compare(s, four), direction=GT }

@@ -28,11 +28,16 @@ int64_t ParameterNumberOf(const HloInstruction* instr) {
 hlo::ComparisonDirection Mirror(hlo::ComparisonDirection d) {
   using hlo::ComparisonDirection;
   switch (d) {
-    case ComparisonDirection::kLt: return ComparisonDirection::kGt;
-    case ComparisonDirection::kGt: return ComparisonDirection::kLt;
-    case ComparisonDirection::kLe: return ComparisonDirection::kGe;
-    case ComparisonDirection::kGe: return ComparisonDirection::kLe;
-    default: return d;
+    case ComparisonDirection::kLt:
+      return ComparisonDirection::kGt;
+    case ComparisonDirection::kGt:
+      return ComparisonDirection::kLt;
+    case ComparisonDirection::kLe:
+      return ComparisonDirection::kGe;
+    case ComparisonDirection::kGe:
+      return ComparisonDirection::kLe;
+    default:
+      return d;
   }
 }
 
@@ -41,13 +46,17 @@ hlo::ComparisonDirection Mirror(hlo::ComparisonDirection d) {
 bool ComparisonTypeFits(hlo::ComparisonType t, PrimitiveType type) {
   using hlo::ComparisonType;
   switch (t) {
-    case ComparisonType::kDefault: return true;
+    case ComparisonType::kDefault:
+      return true;
     case ComparisonType::kFloat:
-    case ComparisonType::kTotalOrder: return hlo::IsFloatingPointType(type);
-    case ComparisonType::kSigned: return hlo::IsSignedIntegralType(type);
+    case ComparisonType::kTotalOrder:
+      return hlo::IsFloatingPointType(type);
+    case ComparisonType::kSigned:
+      return hlo::IsSignedIntegralType(type);
     case ComparisonType::kUnsigned:
       return hlo::IsUnsignedIntegralType(type) || type == PrimitiveType::kPred;
-    default: return false;
+    default:
+      return false;
   }
 }
 
@@ -159,10 +168,9 @@ Literal PackVariadic(std::vector<Literal> results, const hlo::Shape& shape) {
   return tuple;
 }
 
-absl::StatusOr<std::vector<Literal>> CallScalarComputation(Evaluator& evaluator,
-                                                           const HloComputation& computation,
-                                                           absl::Span<const Literal* const> args,
-                                                           absl::Span<const PrimitiveType> expected) {
+absl::StatusOr<std::vector<Literal>> CallScalarComputation(
+    Evaluator& evaluator, const HloComputation& computation, absl::Span<const Literal* const> args,
+    absl::Span<const PrimitiveType> expected) {
   ASSIGN_OR_RETURN(Literal result, evaluator.Call(computation, args));
   const bool is_tuple = result.shape().IsTuple();
   const size_t count = is_tuple ? result.tuple_elements().size() : 1;
@@ -174,8 +182,7 @@ absl::StatusOr<std::vector<Literal>> CallScalarComputation(Evaluator& evaluator,
   if (!ok) {
     return absl::InvalidArgumentError(
         hlo::StrCat("computation ", computation.name(), " must return ", expected.size(),
-                    " scalar(s) of the operands' element types, got ",
-                    result.shape().ToString()));
+                    " scalar(s) of the operands' element types, got ", result.shape().ToString()));
   }
   std::vector<Literal> results;
   if (is_tuple) {

@@ -180,12 +180,18 @@ bool CompareValues(hlo::ComparisonDirection direction, bool total_order, C a, C 
     return direction == ComparisonDirection::kEq ? a == b : a != b;  // Eq and Ne only.
   } else {
     switch (direction) {
-      case ComparisonDirection::kEq: return a == b;
-      case ComparisonDirection::kNe: return a != b;
-      case ComparisonDirection::kLt: return a < b;
-      case ComparisonDirection::kLe: return a <= b;
-      case ComparisonDirection::kGt: return a > b;
-      case ComparisonDirection::kGe: return a >= b;
+      case ComparisonDirection::kEq:
+        return a == b;
+      case ComparisonDirection::kNe:
+        return a != b;
+      case ComparisonDirection::kLt:
+        return a < b;
+      case ComparisonDirection::kLe:
+        return a <= b;
+      case ComparisonDirection::kGt:
+        return a > b;
+      case ComparisonDirection::kGe:
+        return a >= b;
     }
     return false;
   }

@@ -24,19 +24,18 @@
 namespace runtime {
 namespace {
 
+using elementwise::CheckArrayOperands;
 using hlo::HloInstruction;
 using hlo::HloOpcode;
 using hlo::Literal;
 using hlo::PrimitiveType;
 using hlo::Shape;
-using elementwise::CheckArrayOperands;
 
 absl::Status Invalid(std::string message) { return absl::InvalidArgumentError(message); }
 
 // Checks that the result is an array of the operand's element type.
 absl::Status CheckSameElementType(const HloInstruction& instr, const Literal& operand) {
-  if (!instr.shape().IsArray() ||
-      instr.shape().element_type() != operand.shape().element_type()) {
+  if (!instr.shape().IsArray() || instr.shape().element_type() != operand.shape().element_type()) {
     return Invalid(hlo::StrCat("result shape ", instr.shape().ToString(),
                                " must have the element type of operand ",
                                operand.shape().ToString()));
@@ -152,8 +151,7 @@ absl::StatusOr<Literal> HandleBitcast(const HloInstruction& instr,
   }
   const int64_t element_bytes = hlo::ByteWidth(out_shape.element_type());
   std::vector<uint8_t> physical(in.data().size());
-  PermutedCopy(in.data().data(), in_shape.dimensions(), in_order, physical.data(),
-               element_bytes);
+  PermutedCopy(in.data().data(), in_shape.dimensions(), in_order, physical.data(), element_bytes);
   // The result's physical array has dimensions out_dims[out_order[k]]; undo that permutation.
   std::vector<int64_t> physical_dims(out_order.size()), inverse(out_order.size());
   for (size_t k = 0; k < out_order.size(); ++k) {
@@ -161,8 +159,7 @@ absl::StatusOr<Literal> HandleBitcast(const HloInstruction& instr,
     inverse[out_order[k]] = static_cast<int64_t>(k);
   }
   Literal out(out_shape);
-  PermutedCopy(physical.data(), physical_dims, inverse, out.mutable_data()->data(),
-               element_bytes);
+  PermutedCopy(physical.data(), physical_dims, inverse, out.mutable_data()->data(), element_bytes);
   return out;
 }
 
@@ -198,15 +195,15 @@ absl::StatusOr<Literal> HandleReverse(const HloInstruction& instr,
   RETURN_IF_ERROR(CheckSameElementType(instr, in));
   const Shape& shape = in.shape();
   if (!instr.shape().Compatible(shape)) {
-    return Invalid(hlo::StrCat("result ", instr.shape().ToString(), " must equal operand ",
-                               shape.ToString()));
+    return Invalid(
+        hlo::StrCat("result ", instr.shape().ToString(), " must equal operand ", shape.ToString()));
   }
   StridedCopySpec spec{shape.dimensions(), ByteStrides(shape), ByteStrides(shape)};
   int64_t start = 0;
   for (int64_t d : instr.dimensions()) {
     if (d < 0 || d >= shape.rank()) {
-      return Invalid(hlo::StrCat("reverse dimension ", d, " is out of range for ",
-                                 shape.ToString()));
+      return Invalid(
+          hlo::StrCat("reverse dimension ", d, " is out of range for ", shape.ToString()));
     }
     if (shape.dimensions(d) == 0) continue;
     start += (shape.dimensions(d) - 1) * spec.src_strides[d];
@@ -247,9 +244,8 @@ absl::StatusOr<Literal> HandleConcatenate(const HloInstruction& instr,
     }
     const int64_t in_row = fits ? in_shape.dimensions(dim) * out_strides[dim] : 0;
     if (!fits || offset + in_row > out_row) {
-      return Invalid(hlo::StrCat("operand ", operand->shape().ToString(),
-                                 " does not fit result ", out_shape.ToString(),
-                                 " along dimension ", dim));
+      return Invalid(hlo::StrCat("operand ", operand->shape().ToString(), " does not fit result ",
+                                 out_shape.ToString(), " along dimension ", dim));
     }
     const uint8_t* src = operand->data().data();
     for (int64_t r = 0; r < rows && in_row > 0; ++r) {
@@ -314,8 +310,8 @@ absl::StatusOr<Literal> HandleGetDimensionSize(const HloInstruction& instr,
     return Invalid(hlo::StrCat("get-dimension-size needs one dimension of ", shape.ToString()));
   }
   if (!instr.shape().Compatible(Shape::Array(PrimitiveType::kS32, {}))) {
-    return Invalid(hlo::StrCat("get-dimension-size must return s32[], not ",
-                               instr.shape().ToString()));
+    return Invalid(
+        hlo::StrCat("get-dimension-size must return s32[], not ", instr.shape().ToString()));
   }
   Literal out(instr.shape());
   const auto size = static_cast<int32_t>(shape.dimensions(instr.dimensions()[0]));

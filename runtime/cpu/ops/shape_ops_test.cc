@@ -60,13 +60,14 @@ TEST(BroadcastTest, ScalarAndMappedDimensions) {
 
 TEST(BroadcastTest, BadDimensionsAreAnError) {
   EXPECT_FALSE(RunBody("x = s32[3] constant({1, 2, 3})\n"
-                   "ROOT r = s32[2,3] broadcast(x), dimensions={0}")
+                       "ROOT r = s32[2,3] broadcast(x), dimensions={0}")
                    .ok());
 }
 
 TEST(ReshapeTest, KeepsRowMajorOrder) {
-  Literal r = RunOk("x = f32[2,3] constant({ {1, 2, 3}, {4, 5, 6} })\n"
-                    "ROOT r = f32[3,2] reshape(x)");
+  Literal r = RunOk(
+      "x = f32[2,3] constant({ {1, 2, 3}, {4, 5, 6} })\n"
+      "ROOT r = f32[3,2] reshape(x)");
   EXPECT_EQ(Doubles(r), (std::vector<double>{1, 2, 3, 4, 5, 6}));
   EXPECT_EQ(r.shape().dimensions(), (V{3, 2}));
   EXPECT_EQ(Ints(RunOk("x = u16[4] constant({1, 2, 3, 4})\nROOT r = u16[2,1,2] bitcast(x)")),
@@ -85,8 +86,9 @@ TEST(BitcastTest, FollowsPhysicalLayouts) {
   EXPECT_EQ(Doubles(RunOk("x = f32[2,3]{0,1} constant({ {1, 2, 3}, {4, 5, 6} })\n"
                           "ROOT r = f32[6]{0} bitcast(x)")),
             (std::vector<double>{1, 4, 2, 5, 3, 6}));
-  absl::StatusOr<Literal> tiled = RunBody("x = f32[8,128]{1,0:T(8,128)} constant(0)\n"
-                                          "ROOT r = f32[1024]{0} bitcast(x)");
+  absl::StatusOr<Literal> tiled = RunBody(
+      "x = f32[8,128]{1,0:T(8,128)} constant(0)\n"
+      "ROOT r = f32[1024]{0} bitcast(x)");
   ASSERT_FALSE(tiled.ok());
   EXPECT_EQ(tiled.status().code(), absl::StatusCode::kUnimplemented);
 }
@@ -105,8 +107,8 @@ TEST(TransposeTest, SmallPermutations) {
 // A transpose large enough to take the tiled path, for 1-, 4-, 8- and 16-byte elements.
 TEST(TransposeTest, LargeTiledMatchesDefinition) {
   const int64_t rows = 67, cols = 45;
-  for (PrimitiveType type : {PrimitiveType::kS8, PrimitiveType::kF32, PrimitiveType::kS64,
-                             PrimitiveType::kC128}) {
+  for (PrimitiveType type :
+       {PrimitiveType::kS8, PrimitiveType::kF32, PrimitiveType::kS64, PrimitiveType::kC128}) {
     Literal x(Shape::Array(type, {rows, cols}));
     for (int64_t i = 0; i < rows * cols; ++i) x.SetDouble(i, static_cast<double>(i % 101));
     const std::string t(hlo::PrimitiveTypeName(type));
@@ -116,7 +118,8 @@ TEST(TransposeTest, LargeTiledMatchesDefinition) {
     ASSERT_EQ(r.element_count(), rows * cols) << t;
     for (int64_t j = 0; j < cols; ++j) {
       for (int64_t i = 0; i < rows; ++i) {
-        ASSERT_EQ(r.GetDouble(j * rows + i), x.GetDouble(i * cols + j)) << t << " " << i << "," << j;
+        ASSERT_EQ(r.GetDouble(j * rows + i), x.GetDouble(i * cols + j))
+            << t << " " << i << "," << j;
       }
     }
   }
@@ -124,20 +127,21 @@ TEST(TransposeTest, LargeTiledMatchesDefinition) {
 
 TEST(ReverseTest, ReversesChosenDimensions) {
   const std::string x = "x = s32[2,3] constant({ {1, 2, 3}, {4, 5, 6} })\n";
-  EXPECT_EQ(Ints(RunOk(x + "ROOT r = s32[2,3] reverse(x), dimensions={1}")),
-            (V{3, 2, 1, 6, 5, 4}));
+  EXPECT_EQ(Ints(RunOk(x + "ROOT r = s32[2,3] reverse(x), dimensions={1}")), (V{3, 2, 1, 6, 5, 4}));
   EXPECT_EQ(Ints(RunOk(x + "ROOT r = s32[2,3] reverse(x), dimensions={0,1}")),
             (V{6, 5, 4, 3, 2, 1}));
 }
 
 TEST(ConcatenateTest, AlongEachDimension) {
-  const std::string ab = "a = s32[2,1] constant({ {1}, {2} })\n"
-                         "b = s32[2,2] constant({ {3, 4}, {5, 6} })\n";
+  const std::string ab =
+      "a = s32[2,1] constant({ {1}, {2} })\n"
+      "b = s32[2,2] constant({ {3, 4}, {5, 6} })\n";
   EXPECT_EQ(Ints(RunOk(ab + "ROOT r = s32[2,3] concatenate(a, b), dimensions={1}")),
             (V{1, 3, 4, 2, 5, 6}));
-  EXPECT_EQ(Ints(RunOk("a = s32[1,2] constant({ {1, 2} })\nb = s32[2,2] constant({ {3, 4}, {5, 6} })\n"
-                       "ROOT r = s32[3,2] concatenate(a, b), dimensions={0}")),
-            (V{1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(
+      Ints(RunOk("a = s32[1,2] constant({ {1, 2} })\nb = s32[2,2] constant({ {3, 4}, {5, 6} })\n"
+                 "ROOT r = s32[3,2] concatenate(a, b), dimensions={0}")),
+      (V{1, 2, 3, 4, 5, 6}));
   EXPECT_FALSE(RunBody("a = s32[1,2] constant({ {1, 2} })\nb = s32[2,1] constant({ {3}, {4} })\n"
                        "ROOT r = s32[3,2] concatenate(a, b), dimensions={0}")
                    .ok());
@@ -151,7 +155,8 @@ TEST(IotaTest, CountsAlongTheDimension) {
 }
 
 TEST(GetDimensionSizeTest, ReturnsStaticSize) {
-  Literal r = RunOk("x = f32[4,7] constant(0)\nROOT r = s32[] get-dimension-size(x), dimensions={1}");
+  Literal r =
+      RunOk("x = f32[4,7] constant(0)\nROOT r = s32[] get-dimension-size(x), dimensions={1}");
   EXPECT_EQ(r.GetInt(0), 7);
   EXPECT_EQ(r.shape().element_type(), PrimitiveType::kS32);
 }
@@ -169,8 +174,8 @@ TEST(SliceTest, StridedCountRoundsUp) {
   EXPECT_EQ(Ints(RunOk("x = s32[7] constant({0, 1, 2, 3, 4, 5, 6})\n"
                        "ROOT r = s32[3] slice(x), slice={[0:7:3]}")),
             (V{0, 3, 6}));
-  EXPECT_FALSE(RunBody("x = s32[4] constant({0, 1, 2, 3})\nROOT r = s32[2] slice(x), slice={[3:5]}")
-                   .ok());
+  EXPECT_FALSE(
+      RunBody("x = s32[4] constant({0, 1, 2, 3})\nROOT r = s32[2] slice(x), slice={[3:5]}").ok());
 }
 
 TEST(DynamicSliceTest, StartsAreClampedToFit) {
@@ -188,8 +193,9 @@ TEST(DynamicSliceTest, StartsAreClampedToFit) {
 }
 
 TEST(DynamicUpdateSliceTest, StartsAreClampedToFit) {
-  const std::string x = "x = s32[2,4] constant({ {0, 1, 2, 3}, {4, 5, 6, 7} })\n"
-                        "u = s32[1,2] constant({ {-1, -2} })\n";
+  const std::string x =
+      "x = s32[2,4] constant({ {0, 1, 2, 3}, {4, 5, 6, 7} })\n"
+      "u = s32[1,2] constant({ {-1, -2} })\n";
   EXPECT_EQ(Ints(RunOk(x + "i = s32[] constant(0)\nj = s32[] constant(1)\n"
                            "ROOT r = s32[2,4] dynamic-update-slice(x, u, i, j)")),
             (V{0, -1, -2, 3, 4, 5, 6, 7}));
@@ -201,16 +207,16 @@ TEST(DynamicUpdateSliceTest, StartsAreClampedToFit) {
 TEST(PadTest, EdgeInteriorAndNegative) {
   const std::string x = "x = s32[3] constant({1, 2, 3})\nz = s32[] constant(0)\n";
   EXPECT_EQ(Ints(RunOk(x + "ROOT r = s32[6] pad(x, z), padding=2_1")), (V{0, 0, 1, 2, 3, 0}));
-  EXPECT_EQ(Ints(RunOk(x + "ROOT r = s32[7] pad(x, z), padding=1_1_1")),
-            (V{0, 1, 0, 2, 0, 3, 0}));
+  EXPECT_EQ(Ints(RunOk(x + "ROOT r = s32[7] pad(x, z), padding=1_1_1")), (V{0, 1, 0, 2, 0, 3, 0}));
   EXPECT_EQ(Ints(RunOk(x + "ROOT r = s32[5] pad(x, z), padding=-1_1_1")), (V{0, 2, 0, 3, 0}));
   EXPECT_EQ(Ints(RunOk(x + "ROOT r = s32[1] pad(x, z), padding=-1_-1")), (V{2}));
   EXPECT_EQ(Ints(RunOk(x + "ROOT r = s32[2] pad(x, z), padding=-4_3")), (V{0, 0}));
 }
 
 TEST(PadTest, TwoDimensionsWithNonzeroValue) {
-  Literal r = RunOk("x = f32[2,2] constant({ {1, 2}, {3, 4} })\nv = f32[] constant(-1)\n"
-                    "ROOT r = f32[3,4] pad(x, v), padding=0_1x1_0_1");
+  Literal r = RunOk(
+      "x = f32[2,2] constant({ {1, 2}, {3, 4} })\nv = f32[] constant(-1)\n"
+      "ROOT r = f32[3,4] pad(x, v), padding=0_1x1_0_1");
   EXPECT_EQ(Doubles(r), (std::vector<double>{-1, 1, -1, 2, -1, 3, -1, 4, -1, -1, -1, -1}));
 }
 

@@ -24,12 +24,12 @@
 namespace runtime {
 namespace {
 
+using elementwise::CheckArrayOperands;
 using hlo::HloInstruction;
 using hlo::HloOpcode;
 using hlo::Literal;
 using hlo::PrimitiveType;
 using hlo::Shape;
-using elementwise::CheckArrayOperands;
 
 absl::Status Invalid(std::string message) { return absl::InvalidArgumentError(message); }
 
@@ -55,8 +55,8 @@ absl::StatusOr<Literal> HandleSlice(const HloInstruction& instr,
   const Shape& out_shape = instr.shape();
   const auto& slices = instr.attrs().slice_dimensions;
   if (static_cast<int64_t>(slices.size()) != in.shape().rank()) {
-    return Invalid(hlo::StrCat("slice has ", slices.size(), " ranges for operand ",
-                               in.shape().ToString()));
+    return Invalid(
+        hlo::StrCat("slice has ", slices.size(), " ranges for operand ", in.shape().ToString()));
   }
   const std::vector<int64_t> in_strides = ByteStrides(in.shape());
   StridedCopySpec spec{out_shape.dimensions(), in_strides, ByteStrides(out_shape)};
@@ -88,8 +88,8 @@ absl::StatusOr<int64_t> ReadIndex(const Literal& literal, int64_t i) {
     return static_cast<int64_t>(std::min<uint64_t>(literal.GetUint(i), INT64_MAX));
   }
   if (hlo::IsSignedIntegralType(type)) return literal.GetInt(i);
-  return Invalid(hlo::StrCat("start index of type ", literal.shape().ToString(),
-                             " is not an integer"));
+  return Invalid(
+      hlo::StrCat("start index of type ", literal.shape().ToString(), " is not an integer"));
 }
 
 // The start indices of a dynamic slice of `rank` dimensions, starting at operand `first`:
@@ -110,13 +110,13 @@ absl::StatusOr<std::vector<int64_t>> ClampedStarts(absl::Span<const Literal* con
   for (int64_t d = 0; d < rank; ++d) {
     const Literal& index = scalars ? *operands[first + d] : *operands[first];
     if (scalars && index.element_count() != 1) {
-      return Invalid(hlo::StrCat("start index ", d, " is not a scalar: ",
-                                 index.shape().ToString()));
+      return Invalid(
+          hlo::StrCat("start index ", d, " is not a scalar: ", index.shape().ToString()));
     }
     ASSIGN_OR_RETURN(int64_t value, ReadIndex(index, scalars ? 0 : d));
     if (window[d] > full.dimensions(d) || window[d] < 0) {
-      return Invalid(hlo::StrCat("window size ", window[d], " does not fit dimension ", d,
-                                 " of ", full.ToString()));
+      return Invalid(hlo::StrCat("window size ", window[d], " does not fit dimension ", d, " of ",
+                                 full.ToString()));
     }
     starts[d] = std::clamp<int64_t>(value, 0, full.dimensions(d) - window[d]);
   }
@@ -130,13 +130,17 @@ int64_t Dot(absl::Span<const int64_t> a, absl::Span<const int64_t> b) {
 }
 
 absl::StatusOr<Literal> HandleDynamicSlice(const HloInstruction& instr,
-                                           absl::Span<const Literal* const> operands,
-                                           Evaluator&) {
+                                           absl::Span<const Literal* const> operands, Evaluator&) {
   RETURN_IF_ERROR(CheckArrayOperands(instr, operands, operands.size()));
   if (operands.empty()) return Invalid("dynamic-slice needs an operand");
   const Literal& in = *operands[0];
   RETURN_IF_ERROR(CheckResultType(instr, in));
   const Shape& out_shape = instr.shape();
+  const std::vector<int64_t>& sizes = instr.attrs().dynamic_slice_sizes;
+  if (!sizes.empty() && sizes != out_shape.dimensions()) {
+    return Invalid(
+        hlo::StrCat("dynamic_slice_sizes do not match the result ", out_shape.ToString()));
+  }
   ASSIGN_OR_RETURN(std::vector<int64_t> starts,
                    ClampedStarts(operands, 1, in.shape(), out_shape.dimensions()));
   const std::vector<int64_t> in_strides = ByteStrides(in.shape());
@@ -175,8 +179,8 @@ absl::StatusOr<Literal> HandleDynamicUpdateSlice(const HloInstruction& instr,
 
 // Copy of one dimension of pad: which operand indices land inside the result, and where.
 struct PadRange {
-  int64_t begin = 0;  // First operand index copied.
-  int64_t end = 0;    // One past the last.
+  int64_t begin = 0;           // First operand index copied.
+  int64_t end = 0;             // One past the last.
   int64_t first_position = 0;  // Result index of operand index `begin`.
 };
 
@@ -201,8 +205,9 @@ absl::StatusOr<Literal> HandlePad(const HloInstruction& instr,
   const auto& config = instr.attrs().padding_config;
   if (value.shape().rank() != 0 || value.shape().element_type() != in.shape().element_type() ||
       !config || static_cast<int64_t>(config->dimensions.size()) != rank) {
-    return Invalid("pad needs a scalar padding value of the operand's type and one padding "
-                   "entry per dimension");
+    return Invalid(
+        "pad needs a scalar padding value of the operand's type and one padding "
+        "entry per dimension");
   }
   const std::vector<int64_t> in_strides = ByteStrides(in.shape());
   const std::vector<int64_t> out_strides = ByteStrides(out_shape);
@@ -227,8 +232,8 @@ absl::StatusOr<Literal> HandlePad(const HloInstruction& instr,
   }
   Literal out(out_shape);
   const int64_t element_bytes = hlo::ByteWidth(out_shape.element_type());
-  const bool zero_value = std::all_of(value.data().begin(), value.data().end(),
-                                      [](uint8_t b) { return b == 0; });
+  const bool zero_value =
+      std::all_of(value.data().begin(), value.data().end(), [](uint8_t b) { return b == 0; });
   if (!zero_value) {  // The result starts zero-filled.
     FillElements(out.mutable_data()->data(), out.element_count(), value.data().data(),
                  element_bytes);

@@ -118,19 +118,17 @@ class CallingRowSorter : public RowSorter {
 };
 
 absl::StatusOr<std::unique_ptr<RowSorter>> MakeRowSorter(const HloInstruction& instr,
-                                                        absl::Span<const Literal* const> operands,
-                                                        const SortRows& rows,
-                                                        Evaluator& evaluator) {
+                                                         absl::Span<const Literal* const> operands,
+                                                         const SortRows& rows,
+                                                         Evaluator& evaluator) {
   const PrimitiveType type = operands[0]->shape().element_type();
-  std::optional<ParameterComparison> cmp =
-      MatchParameterComparison(*instr.to_apply(), 0, 1, type);
+  std::optional<ParameterComparison> cmp = MatchParameterComparison(*instr.to_apply(), 0, 1, type);
   if (cmp.has_value() && (cmp->direction == hlo::ComparisonDirection::kLt ||
                           cmp->direction == hlo::ComparisonDirection::kGt)) {
-    return DispatchArrayType(
-        type, [&](auto tag) -> absl::StatusOr<std::unique_ptr<RowSorter>> {
-          using T = typename decltype(tag)::type;
-          return std::unique_ptr<RowSorter>(new TypedRowSorter<T>(*operands[0], rows, *cmp));
-        });
+    return DispatchArrayType(type, [&](auto tag) -> absl::StatusOr<std::unique_ptr<RowSorter>> {
+      using T = typename decltype(tag)::type;
+      return std::unique_ptr<RowSorter>(new TypedRowSorter<T>(*operands[0], rows, *cmp));
+    });
   }
   return std::unique_ptr<RowSorter>(
       new CallingRowSorter(*instr.to_apply(), operands, rows, evaluator));
@@ -171,11 +169,15 @@ absl::StatusOr<Literal> HandleSort(const HloInstruction& instr,
     return absl::InvalidArgumentError("sort takes at least one operand and a comparator");
   }
   const int64_t n = static_cast<int64_t>(operands.size());
+  if (instr.to_apply()->num_parameters() != 2 * n) {
+    return absl::InvalidArgumentError(
+        hlo::StrCat("sort comparator must take ", 2 * n, " parameters, two per operand"));
+  }
   ASSIGN_OR_RETURN(std::vector<Shape> shapes, VariadicResultShapes(instr.shape(), n));
   for (int64_t k = 0; k < n; ++k) {
     if (!shapes[k].Compatible(operands[k]->shape())) {
-      return absl::InvalidArgumentError(hlo::StrCat("sort result ", shapes[k].ToString(),
-                                                    " differs from its operand"));
+      return absl::InvalidArgumentError(
+          hlo::StrCat("sort result ", shapes[k].ToString(), " differs from its operand"));
     }
   }
   ASSIGN_OR_RETURN(SortRows rows, MakeSortRows(instr, operands));

@@ -105,9 +105,8 @@ void CopyWithElementSize(const uint8_t* src, uint8_t* dst, std::vector<LoopDim> 
       if (dims[k].src != kBytes) continue;
       const LoopDim kdim = dims[k];
       dims.erase(dims.begin() + k);
-      ForEachOuter(dims, src, dst, [&](const uint8_t* s, uint8_t* t) {
-        TiledTranspose<kBytes>(s, t, kdim, last);
-      });
+      ForEachOuter(dims, src, dst,
+                   [&](const uint8_t* s, uint8_t* t) { TiledTranspose<kBytes>(s, t, kdim, last); });
       return;
     }
   }
@@ -145,12 +144,18 @@ void StridedCopy(const uint8_t* src, uint8_t* dst, const StridedCopySpec& spec,
     return;
   }
   switch (element_bytes) {
-    case 1: return CopyWithElementSize<1>(src, dst, std::move(dims));
-    case 2: return CopyWithElementSize<2>(src, dst, std::move(dims));
-    case 4: return CopyWithElementSize<4>(src, dst, std::move(dims));
-    case 8: return CopyWithElementSize<8>(src, dst, std::move(dims));
-    case 16: return CopyWithElementSize<16>(src, dst, std::move(dims));
-    default: return CopyGenericElements(src, dst, std::move(dims), element_bytes);
+    case 1:
+      return CopyWithElementSize<1>(src, dst, std::move(dims));
+    case 2:
+      return CopyWithElementSize<2>(src, dst, std::move(dims));
+    case 4:
+      return CopyWithElementSize<4>(src, dst, std::move(dims));
+    case 8:
+      return CopyWithElementSize<8>(src, dst, std::move(dims));
+    case 16:
+      return CopyWithElementSize<16>(src, dst, std::move(dims));
+    default:
+      return CopyGenericElements(src, dst, std::move(dims), element_bytes);
   }
 }
 

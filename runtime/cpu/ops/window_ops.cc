@@ -36,6 +36,11 @@ absl::Status InvalidArgument(std::string message) {
   return absl::InvalidArgumentError(std::move(message));
 }
 
+// The instruction's window; an absent one is the empty window of a rank-0 operand.
+hlo::Window WindowOf(const HloInstruction& instr) {
+  return instr.attrs().window.value_or(hlo::Window{});
+}
+
 class WindowMap {
  public:
   static absl::StatusOr<WindowMap> Create(const hlo::Window& window, const Shape& input,
@@ -43,8 +48,8 @@ class WindowMap {
     const int64_t rank = input.rank();
     if (static_cast<int64_t>(window.dimensions.size()) != rank || output.rank() != rank) {
       return InvalidArgument(hlo::StrCat("window has ", window.dimensions.size(),
-                                         " dimensions; input and output have rank ", rank,
-                                         " and ", output.rank()));
+                                         " dimensions; input and output have rank ", rank, " and ",
+                                         output.rank()));
     }
     WindowMap map;
     map.in_strides_ = RowMajorStrides(input.dimensions());
@@ -56,7 +61,8 @@ class WindowMap {
       }
       const int64_t out = output.dimensions(d);
       if (out != WindowedOutputSize(w, input.dimensions(d))) {
-        return InvalidArgument(hlo::StrCat("output dimension ", d, " is ", out, ", the window gives ",
+        return InvalidArgument(hlo::StrCat("output dimension ", d, " is ", out,
+                                           ", the window gives ",
                                            WindowedOutputSize(w, input.dimensions(d))));
       }
       map.sizes_.push_back(w.size);
@@ -123,8 +129,8 @@ void ReduceWindowTyped(const WindowMap& map, const Literal& input, const Literal
 }
 
 absl::Status ReduceWindowWithCalls(const HloInstruction& instr, const WindowMap& map,
-                                   absl::Span<const Literal* const> operands,
-                                   Evaluator& evaluator, std::vector<Literal>& outs) {
+                                   absl::Span<const Literal* const> operands, Evaluator& evaluator,
+                                   std::vector<Literal>& outs) {
   const size_t n = operands.size() / 2;
   std::vector<PrimitiveType> types;
   std::vector<Literal> elements;
@@ -157,15 +163,14 @@ absl::Status ReduceWindowWithCalls(const HloInstruction& instr, const WindowMap&
 absl::StatusOr<Literal> HandleReduceWindow(const HloInstruction& instr,
                                            absl::Span<const Literal* const> operands,
                                            Evaluator& evaluator) {
-  if (operands.empty() || operands.size() % 2 != 0 || instr.called_computations().empty() ||
-      !instr.attrs().window.has_value()) {
-    return InvalidArgument("reduce-window takes n inputs, n inits, a window and to_apply");
+  if (operands.empty() || operands.size() % 2 != 0 || instr.called_computations().empty()) {
+    return InvalidArgument("reduce-window takes n inputs, n inits and to_apply");
   }
   const int64_t n = static_cast<int64_t>(operands.size() / 2);
   ASSIGN_OR_RETURN(std::vector<Shape> shapes, VariadicResultShapes(instr.shape(), n));
   RETURN_IF_ERROR(CheckWindowOperands(operands, shapes));
   ASSIGN_OR_RETURN(WindowMap map,
-                   WindowMap::Create(*instr.attrs().window, operands[0]->shape(), shapes[0]));
+                   WindowMap::Create(WindowOf(instr), operands[0]->shape(), shapes[0]));
   std::vector<Literal> outs;
   for (const Shape& s : shapes) outs.emplace_back(s);
   const PrimitiveType type = operands[0]->shape().element_type();
@@ -257,10 +262,8 @@ absl::Status SelectAndScatterWithCalls(const HloInstruction& instr, const Window
 absl::StatusOr<Literal> HandleSelectAndScatter(const HloInstruction& instr,
                                                absl::Span<const Literal* const> operands,
                                                Evaluator& evaluator) {
-  if (operands.size() != 3 || instr.called_computations().size() != 2 ||
-      !instr.attrs().window.has_value()) {
-    return InvalidArgument("select-and-scatter takes operand, source, init, a window, select "
-                           "and scatter");
+  if (operands.size() != 3 || instr.called_computations().size() != 2) {
+    return InvalidArgument("select-and-scatter takes operand, source, init, select and scatter");
   }
   const Shape& operand = operands[0]->shape();
   const Shape& source = operands[1]->shape();
@@ -268,10 +271,11 @@ absl::StatusOr<Literal> HandleSelectAndScatter(const HloInstruction& instr,
   if (!operand.IsArray() || !source.IsArray() || source.element_type() != type ||
       operands[2]->shape().rank() != 0 || operands[2]->shape().element_type() != type ||
       !instr.shape().Compatible(operand)) {
-    return InvalidArgument("select-and-scatter: operand, source, init and result must share "
-                           "the element type, and the result the operand's shape");
+    return InvalidArgument(
+        "select-and-scatter: operand, source, init and result must share "
+        "the element type, and the result the operand's shape");
   }
-  ASSIGN_OR_RETURN(WindowMap map, WindowMap::Create(*instr.attrs().window, operand, source));
+  ASSIGN_OR_RETURN(WindowMap map, WindowMap::Create(WindowOf(instr), operand, source));
   Literal out(instr.shape());
   std::optional<ParameterComparison> select =
       MatchParameterComparison(*instr.called_computations()[0], 0, 1, type);

@@ -1,0 +1,216 @@
+// Data-movement ops. Broadcast and transpose map the result's tiling onto the operand
+// (OperandShardingFromResult) and run locally. Reshape keeps the tiling when dimensions split
+// or merge compatibly, else goes through replicated. Slice, pad, concatenate, reverse,
+// dynamic-slice and dynamic-update-slice need the dimensions they move data along unsplit:
+// those dimensions are replicated (other dimensions keep their tiling) and the op runs locally;
+// consumers reshard from there. Constants and iotas are built locally.
+//
+//   %t = f32[8,4] transpose(f32[4,8] %x), dimensions={1,0}, sharding={devices=[2,1]<=[2]}
+//   -> %x in {devices=[1,2]<=[2]}, %t.spmd = f32[4,4] transpose(%x.shard), dimensions={1,0}
+#include "hlo/sharding/shard_geometry.h"
+#include "hlo/sharding/sharding_transforms.h"
+#include "hlo/status_macros.h"
+#include "hlo/strings.h"
+#include "spmd/partitioner/handlers.h"
+
+namespace spmd {
+namespace {
+
+using hlo::HloInstruction;
+using hlo::HloOpcode;
+using hlo::HloSharding;
+using hlo::Shape;
+
+bool IsTiledArray(const HloInstruction& original, const HloSharding& sharding) {
+  return original.shape().IsArray() && sharding.IsTiled() && sharding.subgroup_types().empty();
+}
+
+absl::Status EmitWithOperandSharding(const HloInstruction& original, const HloSharding& sharding,
+                                     const HloSharding& operand_sharding, PartitionContext& ctx) {
+  ASSIGN_OR_RETURN(HloInstruction * operand,
+                   ctx.GetInSharding(original.operand(0), operand_sharding));
+  ASSIGN_OR_RETURN(Shape local, LocalShape(sharding, original.shape()));
+  ctx.Set(&original, {CloneWithOperands(original, local, {operand}, ctx), sharding,
+                      original.shape()});
+  return absl::OkStatus();
+}
+
+absl::Status HandleBroadcast(const HloInstruction& original, const HloSharding& sharding,
+                             PartitionContext& ctx) {
+  if (!IsTiledArray(original, sharding)) return HandleReplicated(original, sharding, ctx);
+  const std::vector<int64_t>& dims = original.dimensions();
+  absl::StatusOr<HloSharding> operand_sharding =
+      OperandShardingFromResult(sharding, original.shape().rank(), dims);
+  if (!operand_sharding.ok()) return HandleReplicated(original, sharding, ctx);
+  return EmitWithOperandSharding(original, sharding, *operand_sharding, ctx);
+}
+
+absl::Status HandleTranspose(const HloInstruction& original, const HloSharding& sharding,
+                             PartitionContext& ctx) {
+  if (!IsTiledArray(original, sharding)) return HandleReplicated(original, sharding, ctx);
+  const std::vector<int64_t>& perm = original.dimensions();
+  std::vector<int64_t> dim_map(perm.size());
+  for (size_t j = 0; j < perm.size(); ++j) dim_map[perm[j]] = static_cast<int64_t>(j);
+  absl::StatusOr<HloSharding> operand_sharding =
+      OperandShardingFromResult(sharding, original.shape().rank(), dim_map);
+  if (!operand_sharding.ok()) return HandleReplicated(original, sharding, ctx);
+  return EmitWithOperandSharding(original, sharding, *operand_sharding, ctx);
+}
+
+// Whether every tiled dimension of `sharding` divides its size (no padding).
+bool Even(const HloSharding& sharding, const Shape& shape) {
+  if (!sharding.IsTiled()) return true;
+  for (int64_t d = 0; d < shape.rank(); ++d) {
+    if (shape.dimensions(d) % sharding.tile_assignment().dim(d) != 0) return false;
+  }
+  return true;
+}
+
+absl::Status HandleReshape(const HloInstruction& original, const HloSharding& sharding,
+                           PartitionContext& ctx) {
+  if (!IsTiledArray(original, sharding)) return HandleReplicated(original, sharding, ctx);
+  const Shape& operand_shape = original.operand(0)->shape();
+  absl::StatusOr<HloSharding> operand_sharding =
+      hlo::ReshapeSharding(sharding, original.shape(), operand_shape);
+  if (operand_sharding.ok() && Even(sharding, original.shape()) &&
+      Even(*operand_sharding, operand_shape)) {
+    return EmitWithOperandSharding(original, sharding, *operand_sharding, ctx);
+  }
+  // No tiling survives this reshape: reshape in full, then slice to the requested sharding.
+  ASSIGN_OR_RETURN(HloInstruction * full, GetReplicated(original.operand(0), ctx));
+  HloInstruction* reshaped = CloneWithOperands(original, original.shape(), {full}, ctx);
+  ASSIGN_OR_RETURN(HloInstruction * result, ctx.Reshard(reshaped, original.shape(),
+                                                          HloSharding::Replicate(), sharding));
+  ctx.Set(&original, {result, sharding, original.shape()});
+  return absl::OkStatus();
+}
+
+// The dimensions along which `original` moves data (they must not be split).
+std::vector<int64_t> MovingDims(const HloInstruction& original) {
+  const Shape& shape = original.shape();
+  const hlo::InstructionAttributes& a = original.attrs();
+  std::vector<int64_t> dims;
+  switch (original.opcode()) {
+    case HloOpcode::kSlice:
+      for (int64_t d = 0; d < shape.rank(); ++d) {
+        const hlo::SliceDimension& s = a.slice_dimensions[d];
+        if (s.start != 0 || s.stride != 1 || s.limit != original.operand(0)->shape().dimensions(d)) {
+          dims.push_back(d);
+        }
+      }
+      break;
+    case HloOpcode::kPad:
+      for (int64_t d = 0; d < shape.rank(); ++d) {
+        const hlo::PaddingDimension& p = a.padding_config->dimensions[d];
+        if (p.edge_padding_low != 0 || p.edge_padding_high != 0 || p.interior_padding != 0) {
+          dims.push_back(d);
+        }
+      }
+      break;
+    case HloOpcode::kDynamicSlice:
+      for (int64_t d = 0; d < shape.rank(); ++d) {
+        if (shape.dimensions(d) != original.operand(0)->shape().dimensions(d)) dims.push_back(d);
+      }
+      break;
+    case HloOpcode::kDynamicUpdateSlice:
+      for (int64_t d = 0; d < shape.rank(); ++d) {
+        if (original.operand(1)->shape().dimensions(d) != shape.dimensions(d)) dims.push_back(d);
+      }
+      break;
+    default:  // concatenate, reverse, sort: their `dimensions`.
+      dims = a.dimensions;
+  }
+  return dims;
+}
+
+// Operands with the result's rank take `local_sharding`; index scalars stay replicated.
+absl::Status HandleAlongUnsplitDims(const HloInstruction& original, const HloSharding& sharding,
+                                    PartitionContext& ctx) {
+  if (!IsTiledArray(original, sharding)) return HandleReplicated(original, sharding, ctx);
+  ASSIGN_OR_RETURN(HloSharding local_sharding,
+                   hlo::PartiallyReplicate(sharding, MovingDims(original)));
+  std::vector<HloInstruction*> operands;
+  for (const HloInstruction* operand : original.operands()) {
+    const bool same_rank = operand->shape().IsArray() &&
+                           operand->shape().rank() == original.shape().rank() &&
+                           operand->shape().rank() > 0;
+    // A scalar pad value or index operand is replicated.
+    ASSIGN_OR_RETURN(HloInstruction * value,
+                     ctx.GetInSharding(operand, same_rank ? local_sharding
+                                                          : HloSharding::Replicate()));
+    operands.push_back(value);
+  }
+  ASSIGN_OR_RETURN(Shape local, LocalShape(local_sharding, original.shape()));
+  HloInstruction* result = CloneWithOperands(original, local, operands, ctx);
+  if (original.opcode() == HloOpcode::kDynamicSlice) {
+    result->mutable_attrs()->dynamic_slice_sizes = local.dimensions();
+  }
+  if (original.opcode() == HloOpcode::kSlice) {
+    // Split dimensions are taken whole on each device.
+    for (int64_t d = 0; d < local.rank(); ++d) {
+      if (local_sharding.IsTiled() && local_sharding.tile_assignment().dim(d) > 1) {
+        result->mutable_attrs()->slice_dimensions[d] = {0, local.dimensions(d), 1};
+      }
+    }
+  }
+  ctx.Set(&original, {result, local_sharding, original.shape()});
+  return absl::OkStatus();
+}
+
+// Constants: the full value on every device, sliced to the sharding (a local dynamic-slice).
+absl::Status HandleConstant(const HloInstruction& original, const HloSharding& sharding,
+                            PartitionContext& ctx) {
+  HloInstruction* full = CloneWithOperands(original, original.shape(), {}, ctx);
+  if (!IsTiledArray(original, sharding)) {
+    ctx.Set(&original, {full, HloSharding::Replicate(), original.shape()});
+    return absl::OkStatus();
+  }
+  ASSIGN_OR_RETURN(HloInstruction * result, ctx.Reshard(full, original.shape(),
+                                                          HloSharding::Replicate(), sharding));
+  ctx.Set(&original, {result, sharding, original.shape()});
+  return absl::OkStatus();
+}
+
+// Iota: a local iota plus this device's offset along the iota dimension.
+absl::Status HandleIota(const HloInstruction& original, const HloSharding& sharding,
+                        PartitionContext& ctx) {
+  const int64_t dim = original.attrs().iota_dimension;
+  const hlo::PrimitiveType type = original.shape().element_type();
+  if (!IsTiledArray(original, sharding) || sharding.tile_assignment().dim(dim) == 1 ||
+      !(hlo::IsIntegralType(type) || hlo::IsFloatingPointType(type))) {
+    return HandleConstant(original, sharding, ctx);
+  }
+  ASSIGN_OR_RETURN(Shape local, LocalShape(sharding, original.shape()));
+  std::vector<int64_t> offsets(ctx.num_devices(), 0);
+  for (int64_t device = 0; device < ctx.num_devices(); ++device) {
+    ASSIGN_OR_RETURN(hlo::ShardRegion region,
+                     hlo::ShardRegionForDevice(sharding, original.shape(), device));
+    offsets[device] = region.offsets[dim];
+  }
+  const Shape s32_shape = Shape::Array(hlo::PrimitiveType::kS32, local.dimensions());
+  HloInstruction* iota = ctx.Add(HloOpcode::kIota, s32_shape, {});
+  iota->mutable_attrs()->iota_dimension = dim;
+  HloInstruction* offset = ctx.Add(HloOpcode::kBroadcast, s32_shape, {ctx.PerDeviceScalar(offsets)});
+  HloInstruction* sum = ctx.Add(HloOpcode::kAdd, s32_shape, {iota, offset});
+  HloInstruction* result =
+      type == hlo::PrimitiveType::kS32 ? sum : ctx.Add(HloOpcode::kConvert, local, {sum});
+  ctx.Set(&original, {result, sharding, original.shape()});
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+void RegisterDataMovementHandlers(HandlerTable& table) {
+  table[HloOpcode::kBroadcast] = &HandleBroadcast;
+  table[HloOpcode::kTranspose] = &HandleTranspose;
+  table[HloOpcode::kReshape] = &HandleReshape;
+  table[HloOpcode::kConstant] = &HandleConstant;
+  table[HloOpcode::kIota] = &HandleIota;
+  for (HloOpcode opcode : {HloOpcode::kSlice, HloOpcode::kPad, HloOpcode::kConcatenate,
+                           HloOpcode::kReverse, HloOpcode::kDynamicSlice,
+                           HloOpcode::kDynamicUpdateSlice, HloOpcode::kSort}) {
+    table[opcode] = &HandleAlongUnsplitDims;
+  }
+}
+
+}  // namespace spmd

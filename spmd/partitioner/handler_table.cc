@@ -1,0 +1,81 @@
+// The opcode -> partitioning handler table, and the helpers every family shares.
+#include "hlo/sharding/shard_geometry.h"
+#include "hlo/status_macros.h"
+#include "hlo/strings.h"
+#include "spmd/partitioner/handlers.h"
+
+namespace spmd {
+
+using hlo::HloInstruction;
+using hlo::HloSharding;
+using hlo::Shape;
+
+PartitionHandler FindPartitionHandler(hlo::HloOpcode opcode) {
+  static const HandlerTable* table = [] {
+    auto* t = new HandlerTable();
+    RegisterElementwiseHandlers(*t);
+    RegisterDataMovementHandlers(*t);
+    RegisterReduceHandlers(*t);
+    RegisterDotHandlers(*t);
+    RegisterStructuralHandlers(*t);
+    return t;
+  }();
+  auto it = table->find(opcode);
+  return it == table->end() ? &HandleReplicated : it->second;
+}
+
+HloInstruction* CloneWithOperands(const HloInstruction& original, Shape shape,
+                                  std::vector<HloInstruction*> operands, PartitionContext& ctx) {
+  return ctx.AddClone(original, std::move(shape), std::move(operands));
+}
+
+absl::StatusOr<Shape> LocalShape(const HloSharding& sharding, const Shape& base) {
+  ASSIGN_OR_RETURN(Shape local, hlo::PaddedShardShape(sharding, base));
+  local.clear_layout();
+  return local;
+}
+
+absl::StatusOr<HloInstruction*> GetReplicated(const HloInstruction* original,
+                                              PartitionContext& ctx) {
+  ASSIGN_OR_RETURN(const PartitionedValue* pv, ctx.Get(original));
+  if (!pv->base_shape.IsTuple()) {
+    return ctx.GetInSharding(original, HloSharding::Replicate());
+  }
+  // Tuples: gather each leaf (one level at a time) and rebuild the tuple.
+  std::vector<HloInstruction*> elements;
+  for (int64_t i = 0; i < pv->base_shape.tuple_shapes_size(); ++i) {
+    const Shape& element_shape = pv->base_shape.tuple_shapes(i);
+    if (element_shape.IsTuple()) {
+      return absl::UnimplementedError("replicating nested tuples is not supported yet");
+    }
+    HloInstruction* gte = ctx.Add(hlo::HloOpcode::kGetTupleElement,
+                                  pv->value->shape().tuple_shapes(i), {pv->value});
+    gte->mutable_attrs()->tuple_index = i;
+    const HloSharding& leaf = pv->sharding.IsTuple() ? pv->sharding.tuple_elements()[i]
+                                                     : pv->sharding;
+    ASSIGN_OR_RETURN(HloInstruction * replicated,
+                     ctx.Reshard(gte, element_shape, leaf, HloSharding::Replicate()));
+    elements.push_back(replicated);
+  }
+  Shape tuple_shape = pv->base_shape;
+  return ctx.Add(hlo::HloOpcode::kTuple, tuple_shape, elements);
+}
+
+absl::Status HandleReplicated(const HloInstruction& original, const HloSharding& sharding,
+                              PartitionContext& ctx) {
+  (void)sharding;
+  std::vector<HloInstruction*> operands;
+  for (const HloInstruction* operand : original.operands()) {
+    ASSIGN_OR_RETURN(HloInstruction * replicated, GetReplicated(operand, ctx));
+    operands.push_back(replicated);
+  }
+  Shape shape = original.shape();
+  HloInstruction* clone = CloneWithOperands(original, shape, operands, ctx);
+  HloSharding result = original.shape().IsTuple()
+                           ? HloSharding::SingleTuple(original.shape(), HloSharding::Replicate())
+                           : HloSharding::Replicate();
+  ctx.Set(&original, {clone, result, original.shape()});
+  return absl::OkStatus();
+}
+
+}  // namespace spmd

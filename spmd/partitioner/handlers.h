@@ -1,0 +1,48 @@
+// Per-op-family partitioning handlers. A handler partitions one original instruction into the
+// SPMD computation: it asks the context for its operands in the shardings it needs, emits the
+// per-device computation, and records the result (ctx.Set) in the sharding it produced, which
+// is `sharding` whenever it can produce it locally. Consumers reshard as they need.
+#ifndef SPMD_PARTITIONER_HANDLERS_H_
+#define SPMD_PARTITIONER_HANDLERS_H_
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "spmd/partitioner/partition_context.h"
+
+namespace spmd {
+
+using PartitionHandler = absl::Status (*)(const hlo::HloInstruction& original,
+                                          const hlo::HloSharding& sharding,
+                                          PartitionContext& ctx);
+using HandlerTable = absl::flat_hash_map<hlo::HloOpcode, PartitionHandler>;
+
+// Each family adds its opcodes. Defined in <family>_handlers.cc.
+void RegisterElementwiseHandlers(HandlerTable& table);
+void RegisterDataMovementHandlers(HandlerTable& table);
+void RegisterReduceHandlers(HandlerTable& table);
+void RegisterDotHandlers(HandlerTable& table);
+void RegisterStructuralHandlers(HandlerTable& table);
+
+// The handler for `opcode`; the replicated fallback (HandleReplicated) when no family claims it.
+PartitionHandler FindPartitionHandler(hlo::HloOpcode opcode);
+
+// Computes `original` on every device in full: operands are gathered to replicated and the
+// instruction is cloned with its full shape and attributes. Correct for any op; used where no
+// sharding-aware handler exists, and logged.
+absl::Status HandleReplicated(const hlo::HloInstruction& original,
+                              const hlo::HloSharding& sharding, PartitionContext& ctx);
+
+// Shared helpers for handlers.
+// A copy of `original`'s opcode, attributes and called computations with new operands/shape.
+hlo::HloInstruction* CloneWithOperands(const hlo::HloInstruction& original, hlo::Shape shape,
+                                       std::vector<hlo::HloInstruction*> operands,
+                                       PartitionContext& ctx);
+// The padded per-device shape of `base` under `sharding`.
+absl::StatusOr<hlo::Shape> LocalShape(const hlo::HloSharding& sharding, const hlo::Shape& base);
+// `original`'s operand `i` fully replicated (tuples element by element).
+absl::StatusOr<hlo::HloInstruction*> GetReplicated(const hlo::HloInstruction* original,
+                                                   PartitionContext& ctx);
+
+}  // namespace spmd
+
+#endif  // SPMD_PARTITIONER_HANDLERS_H_

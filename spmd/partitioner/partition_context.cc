@@ -1,0 +1,184 @@
+// PartitionContext: value bookkeeping, cached resharding, and the small emitters handlers
+// share (per-device scalars from partition-id, padding masks).
+#include "spmd/partitioner/partition_context.h"
+
+#include <numeric>
+
+#include "hlo/sharding/shard_geometry.h"
+#include "hlo/status_macros.h"
+#include "hlo/strings.h"
+
+namespace spmd {
+
+using hlo::HloInstruction;
+using hlo::HloOpcode;
+using hlo::HloSharding;
+using hlo::PrimitiveType;
+using hlo::Shape;
+
+absl::StatusOr<const PartitionedValue*> PartitionContext::Get(
+    const HloInstruction* original) const {
+  auto it = values_.find(original);
+  if (it == values_.end()) {
+    return absl::InternalError(hlo::StrCat("%", original->name(), " has not been partitioned"));
+  }
+  return &it->second;
+}
+
+void PartitionContext::Set(const HloInstruction* original, PartitionedValue value) {
+  values_.insert_or_assign(original, std::move(value));
+}
+
+absl::StatusOr<HloInstruction*> PartitionContext::Reshard(HloInstruction* value,
+                                                          const Shape& base_shape,
+                                                          const HloSharding& from,
+                                                          const HloSharding& to) {
+  if (from == to) return value;
+  if (!base_shape.IsArray()) {
+    return absl::UnimplementedError(hlo::StrCat("resharding a tuple-shaped value from ",
+                                                from.ToString(), " to ", to.ToString()));
+  }
+  ASSIGN_OR_RETURN(std::shared_ptr<const ReshardPlan> plan,
+                   planner_->Plan(base_shape, from, to, num_devices_));
+  if (plan->full_rematerialization) ++log_->full_rematerializations;
+  log_->lines.push_back(plan->Explain());
+  return emitter_.Emit(value, base_shape, *plan);
+}
+
+absl::StatusOr<HloInstruction*> PartitionContext::GetInSharding(const HloInstruction* original,
+                                                                const HloSharding& sharding) {
+  ASSIGN_OR_RETURN(const PartitionedValue* pv, Get(original));
+  if (pv->sharding == sharding) return pv->value;
+  auto key = std::make_pair(original, sharding.ToString());
+  auto it = resharded_.find(key);
+  if (it != resharded_.end()) return it->second;
+  ASSIGN_OR_RETURN(HloInstruction * result,
+                   Reshard(pv->value, pv->base_shape, pv->sharding, sharding));
+  resharded_[key] = result;
+  return result;
+}
+
+std::string PartitionContext::UniqueName(std::string_view base) {
+  return hlo::StrCat(base, ".spmd", next_name_++);
+}
+
+HloInstruction* PartitionContext::Add(HloOpcode opcode, Shape shape,
+                                      std::vector<HloInstruction*> operands) {
+  auto instr = HloInstruction::Create(opcode, std::move(shape), operands);
+  instr->set_name(UniqueName(hlo::HloOpcodeString(opcode)));
+  return output_->AddInstruction(std::move(instr));
+}
+
+HloInstruction* PartitionContext::AddClone(const HloInstruction& original, Shape shape,
+                                           std::vector<HloInstruction*> operands) {
+  auto instr = HloInstruction::Create(original.opcode(), std::move(shape), operands);
+  *instr->mutable_attrs() = original.attrs();
+  for (hlo::HloComputation* called : original.called_computations()) {
+    instr->AppendCalledComputation(called);
+  }
+  instr->set_name(UniqueName(original.name()));
+  return output_->AddInstruction(std::move(instr));
+}
+
+HloInstruction* PartitionContext::ScalarConstant(PrimitiveType type, double value) {
+  HloInstruction* c = Add(HloOpcode::kConstant, Shape::Array(type, {}), {});
+  hlo::Literal literal(Shape::Array(type, {}));
+  literal.SetDouble(0, value);
+  c->mutable_attrs()->literal = std::move(literal);
+  return c;
+}
+
+HloInstruction* PartitionContext::PerDeviceScalar(const std::vector<int64_t>& table) {
+  bool uniform = std::all_of(table.begin(), table.end(), [&](int64_t v) { return v == table[0]; });
+  if (uniform) return ScalarConstant(PrimitiveType::kS32, static_cast<double>(table[0]));
+  if (partition_id_ == nullptr) {
+    partition_id_ = Add(HloOpcode::kPartitionId, Shape::Array(PrimitiveType::kU32, {}), {});
+  }
+  const int64_t n = static_cast<int64_t>(table.size());
+  HloInstruction* constant = Add(HloOpcode::kConstant, Shape::Array(PrimitiveType::kS32, {n}), {});
+  hlo::Literal literal(Shape::Array(PrimitiveType::kS32, {n}));
+  for (int64_t i = 0; i < n; ++i) literal.SetInt(i, table[i]);
+  constant->mutable_attrs()->literal = std::move(literal);
+  HloInstruction* slice =
+      Add(HloOpcode::kDynamicSlice, Shape::Array(PrimitiveType::kS32, {1}), {constant, partition_id_});
+  slice->mutable_attrs()->dynamic_slice_sizes = {1};
+  return Add(HloOpcode::kReshape, Shape::Array(PrimitiveType::kS32, {}), {slice});
+}
+
+absl::StatusOr<HloInstruction*> PartitionContext::MaskPadding(HloInstruction* value,
+                                                              const Shape& base_shape,
+                                                              const HloSharding& sharding,
+                                                              HloInstruction* fill) {
+  if (!sharding.IsTiled()) return value;
+  const Shape& local = value->shape();
+  HloInstruction* mask = nullptr;
+  const Shape pred_shape = Shape::Array(PrimitiveType::kPred, local.dimensions());
+  const Shape index_shape = Shape::Array(PrimitiveType::kS32, local.dimensions());
+  for (int64_t d = 0; d < base_shape.rank(); ++d) {
+    const int64_t tiles = sharding.tile_assignment().dim(d);
+    if (tiles == 1 || base_shape.dimensions(d) % tiles == 0) continue;
+    // Valid elements along d on this device: limit - offset of its region.
+    std::vector<int64_t> valid(num_devices_, 0);
+    for (int64_t device = 0; device < num_devices_; ++device) {
+      absl::StatusOr<hlo::ShardRegion> region =
+          hlo::ShardRegionForDevice(sharding, base_shape, device);
+      if (region.ok()) valid[device] = region->limits[d] - region->offsets[d];
+    }
+    HloInstruction* iota = Add(HloOpcode::kIota, index_shape, {});
+    iota->mutable_attrs()->iota_dimension = d;
+    HloInstruction* limit = Add(HloOpcode::kBroadcast, index_shape, {PerDeviceScalar(valid)});
+    HloInstruction* in_range = Add(HloOpcode::kCompare, pred_shape, {iota, limit});
+    in_range->mutable_attrs()->comparison_direction = hlo::ComparisonDirection::kLt;
+    mask = mask == nullptr ? in_range : Add(HloOpcode::kAnd, pred_shape, {mask, in_range});
+  }
+  if (mask == nullptr) return value;
+  HloInstruction* filler = Add(HloOpcode::kBroadcast, local, {fill});
+  return Add(HloOpcode::kSelect, local, {mask, value, filler});
+}
+
+absl::StatusOr<HloSharding> OperandShardingFromResult(const HloSharding& result,
+                                                      int64_t result_rank,
+                                                      const std::vector<int64_t>& dim_map) {
+  if (result.IsReplicated() || result.kind() == HloSharding::Kind::kMaximal) return result;
+  if (!result.IsTiled() || !result.subgroup_types().empty()) {
+    return absl::UnimplementedError(
+        hlo::StrCat("cannot derive an operand sharding from ", result.ToString()));
+  }
+  const hlo::TileAssignment& ta = result.tile_assignment();
+  // Order the tile dims: mapped result dims in operand order, then the rest (which become
+  // replication), then the existing replication dim.
+  std::vector<int64_t> perm;
+  std::vector<bool> used(ta.rank(), false);
+  std::vector<int64_t> new_dims;
+  for (int64_t r : dim_map) {
+    if (r >= 0) {
+      if (r >= result_rank || used[r]) {
+        return absl::InvalidArgumentError("bad dimension map for operand sharding");
+      }
+      perm.push_back(r);
+      used[r] = true;
+      new_dims.push_back(ta.dim(r));
+    } else {
+      new_dims.push_back(1);
+    }
+  }
+  int64_t replication = 1;
+  for (int64_t t = 0; t < ta.rank(); ++t) {
+    if (!used[t]) {
+      perm.push_back(t);
+      replication *= ta.dim(t);
+    }
+  }
+  ASSIGN_OR_RETURN(hlo::TileAssignment transposed, ta.Transpose(perm));
+  if (replication == 1) {
+    ASSIGN_OR_RETURN(hlo::TileAssignment reshaped, transposed.Reshape(new_dims));
+    bool all_one = std::all_of(new_dims.begin(), new_dims.end(), [](int64_t d) { return d == 1; });
+    if (all_one) return HloSharding::Replicate();
+    return HloSharding::Tile(std::move(reshaped));
+  }
+  new_dims.push_back(replication);
+  ASSIGN_OR_RETURN(hlo::TileAssignment reshaped, transposed.Reshape(new_dims));
+  return HloSharding::PartialTile(std::move(reshaped));
+}
+
+}  // namespace spmd

@@ -1,0 +1,111 @@
+// State shared by the partitioner's handlers while one computation is partitioned.
+//
+// Every original instruction maps to a PartitionedValue: its per-device instruction in the SPMD
+// computation (shaped as the padded shard of `sharding`), the sharding, and the original (full)
+// shape. Handlers never reshard by hand: they ask `GetInSharding(operand, S)` for an operand in
+// the sharding they need, and the context plans and emits the cheapest reshard once per
+// (operand, sharding).
+#ifndef SPMD_PARTITIONER_PARTITION_CONTEXT_H_
+#define SPMD_PARTITIONER_PARTITION_CONTEXT_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "hlo/ir/hlo_computation.h"
+#include "hlo/ir/hlo_module.h"
+#include "spmd/reshard/reshard_emitter.h"
+#include "spmd/reshard/reshard_planner.h"
+
+namespace spmd {
+
+struct PartitionedValue {
+  hlo::HloInstruction* value = nullptr;  // Per-device instruction in the SPMD computation.
+  hlo::HloSharding sharding = hlo::HloSharding::Replicate();  // How the value is laid out.
+  hlo::Shape base_shape;                 // The original (unpartitioned) shape.
+};
+
+// Totals reported in statistics and the explanation log.
+struct PartitionLog {
+  int64_t full_rematerializations = 0;
+  std::vector<std::string> lines;  // One line per reshard decision (--explain).
+};
+
+class PartitionContext {
+ public:
+  PartitionContext(hlo::HloComputation* output, int64_t num_devices, ReshardPlanner* planner,
+                   ChannelIdAllocator* channel_ids, PartitionLog* log)
+      : output_(output),
+        num_devices_(num_devices),
+        planner_(planner),
+        channel_ids_(channel_ids),
+        log_(log),
+        emitter_(output, channel_ids) {}
+
+  int64_t num_devices() const { return num_devices_; }
+  hlo::HloComputation* output() const { return output_; }
+  ChannelIdAllocator& channel_ids() { return *channel_ids_; }
+
+  // The partitioned form of an already partitioned original instruction.
+  absl::StatusOr<const PartitionedValue*> Get(const hlo::HloInstruction* original) const;
+  void Set(const hlo::HloInstruction* original, PartitionedValue value);
+
+  // The per-device value of `original` laid out as `sharding` (resharding and caching as
+  // needed). Tuple-shaped values must already be in `sharding`.
+  absl::StatusOr<hlo::HloInstruction*> GetInSharding(const hlo::HloInstruction* original,
+                                                     const hlo::HloSharding& sharding);
+  // Reshards a value that is not (or no longer) tied to an original instruction.
+  absl::StatusOr<hlo::HloInstruction*> Reshard(hlo::HloInstruction* value,
+                                               const hlo::Shape& base_shape,
+                                               const hlo::HloSharding& from,
+                                               const hlo::HloSharding& to);
+
+  // Adds an instruction to the SPMD computation.
+  hlo::HloInstruction* Add(hlo::HloOpcode opcode, hlo::Shape shape,
+                           std::vector<hlo::HloInstruction*> operands);
+  // Adds a copy of `original` (opcode, attributes, called computations, a derived name) with
+  // new operands and shape.
+  hlo::HloInstruction* AddClone(const hlo::HloInstruction& original, hlo::Shape shape,
+                                std::vector<hlo::HloInstruction*> operands);
+  // An s32 scalar holding `table[partition-id]` (a constant when all entries agree).
+  hlo::HloInstruction* PerDeviceScalar(const std::vector<int64_t>& table);
+  hlo::HloInstruction* ScalarConstant(hlo::PrimitiveType type, double value);
+  // Replaces elements of the padded shard `value` that lie beyond `base_shape`'s end (along
+  // any dimension `sharding` splits unevenly) by the scalar `fill`. Returns `value` when no
+  // dimension is padded.
+  absl::StatusOr<hlo::HloInstruction*> MaskPadding(hlo::HloInstruction* value,
+                                                   const hlo::Shape& base_shape,
+                                                   const hlo::HloSharding& sharding,
+                                                   hlo::HloInstruction* fill);
+  // A name unique in the SPMD computation, derived from `base`.
+  std::string UniqueName(std::string_view base);
+
+ private:
+  hlo::HloComputation* output_;
+  int64_t num_devices_;
+  ReshardPlanner* planner_;
+  ChannelIdAllocator* channel_ids_;
+  PartitionLog* log_;
+  // One emitter for the whole computation: unique names and one partition-id.
+  ReshardEmitter emitter_;
+  absl::flat_hash_map<const hlo::HloInstruction*, PartitionedValue> values_;
+  // Cache of resharded per-device values by (original, sharding text).
+  absl::flat_hash_map<std::pair<const hlo::HloInstruction*, std::string>, hlo::HloInstruction*>
+      resharded_;
+  hlo::HloInstruction* partition_id_ = nullptr;
+  int64_t next_name_ = 0;
+};
+
+// The sharding an operand needs so that an op mapping operand dimension i to result dimension
+// `dim_map[i]` (-1: no result dimension) produces `result` locally: mapped dimensions keep
+// the result's tiling and devices; result dimensions no operand dimension maps to become
+// replication. REQUIRES: `result` is replicated, maximal or tiled (no manual subgroups).
+absl::StatusOr<hlo::HloSharding> OperandShardingFromResult(const hlo::HloSharding& result,
+                                                           int64_t result_rank,
+                                                           const std::vector<int64_t>& dim_map);
+
+}  // namespace spmd
+
+#endif  // SPMD_PARTITIONER_PARTITION_CONTEXT_H_

@@ -1,0 +1,158 @@
+// Reduce and dot.
+//
+// Reduce: the operand stays in its current tiling. Reduced dimensions that are split produce
+// partial results per device: padding is first masked with the init value, then the partials
+// are combined by an all-reduce over the devices that differ only in those dimensions, when the
+// reducer is a single commutative binary op (add, multiply, maximum, minimum, and, or). Other
+// reducers gather the reduced dimensions first. The result keeps the kept dimensions' tiling.
+//
+//   %r = f32[8] reduce(f32[8,16] %x, %zero), dimensions={1}, to_apply=%add   (x tiled [2,4])
+//   -> %p = f32[4] reduce(%x.masked, %zero), dimensions={1}
+//      %r.spmd = f32[4] all-reduce(%p), replica_groups=[2,4]<=[8], to_apply=%add
+//
+// Dot: each operand is asked for in the sharding that makes the local dot produce the result's
+// tiling (batch and free dimensions tiled like the result, contracting dimensions whole). The
+// cost-aware choice among strategies is spmd/dot's job (a later stage).
+#include <numeric>
+
+#include "hlo/sharding/device_groups.h"
+#include "hlo/sharding/sharding_transforms.h"
+#include "hlo/status_macros.h"
+#include "hlo/strings.h"
+#include "spmd/partitioner/handlers.h"
+#include "spmd/reshard/reshard_plan.h"
+
+namespace spmd {
+namespace {
+
+using hlo::HloInstruction;
+using hlo::HloOpcode;
+using hlo::HloSharding;
+using hlo::Shape;
+
+// Whether `reducer` is `ROOT op(p0, p1)` for a commutative, associative op.
+bool IsSimpleReducer(const hlo::HloComputation& reducer) {
+  const HloInstruction* root = reducer.root_instruction();
+  if (reducer.num_parameters() != 2 || root->operand_count() != 2) return false;
+  switch (root->opcode()) {
+    case HloOpcode::kAdd:
+    case HloOpcode::kMultiply:
+    case HloOpcode::kMaximum:
+    case HloOpcode::kMinimum:
+    case HloOpcode::kAnd:
+    case HloOpcode::kOr:
+      break;
+    default:
+      return false;
+  }
+  return root->operand(0)->opcode() == HloOpcode::kParameter &&
+         root->operand(1)->opcode() == HloOpcode::kParameter &&
+         root->operand(0) != root->operand(1);
+}
+
+// Removes the (now size-1) tile dimensions `dims` of a sharding whose data rank shrinks.
+absl::StatusOr<HloSharding> DropDims(const HloSharding& sharding, const std::vector<int64_t>& dims) {
+  if (!sharding.IsTiled()) return sharding;
+  const hlo::TileAssignment& ta = sharding.tile_assignment();
+  std::vector<int64_t> new_dims;
+  for (int64_t d = 0; d < ta.rank(); ++d) {
+    if (std::find(dims.begin(), dims.end(), d) == dims.end()) new_dims.push_back(ta.dim(d));
+  }
+  ASSIGN_OR_RETURN(hlo::TileAssignment reshaped, ta.Reshape(new_dims));
+  if (sharding.replicate_on_last_tile_dim()) return HloSharding::PartialTile(std::move(reshaped));
+  return HloSharding::Tile(std::move(reshaped));
+}
+
+absl::Status HandleReduce(const HloInstruction& original, const HloSharding& sharding,
+                          PartitionContext& ctx) {
+  if (original.operand_count() != 2 || !original.shape().IsArray()) {
+    return HandleReplicated(original, sharding, ctx);
+  }
+  ASSIGN_OR_RETURN(const PartitionedValue* input, ctx.Get(original.operand(0)));
+  HloSharding in_sharding = input->sharding;
+  // Tiled, possibly with a last_tile_dim_replicate subgroup; other subgroups go replicated.
+  if (!in_sharding.IsTiled() || !in_sharding.subgroup_types().empty()) {
+    return HandleReplicated(original, sharding, ctx);
+  }
+  const std::vector<int64_t>& reduced = original.dimensions();
+  std::vector<int64_t> split_reduced;
+  for (int64_t d : reduced) {
+    if (in_sharding.tile_assignment().dim(d) > 1) split_reduced.push_back(d);
+  }
+  const bool combine = !split_reduced.empty() && IsSimpleReducer(*original.to_apply());
+  if (!split_reduced.empty() && !combine) {
+    ASSIGN_OR_RETURN(in_sharding, hlo::PartiallyReplicate(in_sharding, split_reduced));
+    split_reduced.clear();
+  }
+  ASSIGN_OR_RETURN(HloInstruction * operand, ctx.GetInSharding(original.operand(0), in_sharding));
+  ASSIGN_OR_RETURN(HloInstruction * init, ctx.GetInSharding(original.operand(1),
+                                                            HloSharding::Replicate()));
+  ASSIGN_OR_RETURN(operand, ctx.MaskPadding(operand, original.operand(0)->shape(), in_sharding,
+                                            init));
+  // Sharding of the partial result: reduced dims drop out; their tiles become replication.
+  ASSIGN_OR_RETURN(HloSharding replicated_reduced,
+                   hlo::PartiallyReplicate(in_sharding, reduced));
+  ASSIGN_OR_RETURN(HloSharding result_sharding, DropDims(replicated_reduced, reduced));
+  ASSIGN_OR_RETURN(Shape local, LocalShape(result_sharding, original.shape()));
+  HloInstruction* partial = CloneWithOperands(original, local, {operand, init}, ctx);
+  if (combine) {
+    ASSIGN_OR_RETURN(hlo::TileAssignment groups,
+                     hlo::DeviceGroupsAlongDims(in_sharding.tile_assignment(), split_reduced));
+    HloInstruction* all_reduce = ctx.Add(HloOpcode::kAllReduce, local, {partial});
+    all_reduce->mutable_attrs()->replica_groups = MakeReplicaGroups(hlo::GroupLists(groups));
+    all_reduce->mutable_attrs()->channel_id = ctx.channel_ids().Next();
+    all_reduce->mutable_attrs()->use_global_device_ids = true;
+    all_reduce->AppendCalledComputation(original.to_apply());
+    partial = all_reduce;
+  }
+  ctx.Set(&original, {partial, result_sharding, original.shape()});
+  return absl::OkStatus();
+}
+
+absl::Status HandleDot(const HloInstruction& original, const HloSharding& sharding,
+                       PartitionContext& ctx) {
+  if (!original.shape().IsArray() || !sharding.IsTiled() || !sharding.subgroup_types().empty() ||
+      !original.attrs().dot_dimension_numbers) {
+    return HandleReplicated(original, sharding, ctx);
+  }
+  const hlo::DotDimensionNumbers& dn = *original.attrs().dot_dimension_numbers;
+  // Result dims: batch..., lhs free..., rhs free...
+  auto map_operand = [&](const Shape& shape, const std::vector<int64_t>& batch,
+                         const std::vector<int64_t>& contracting, int64_t free_start) {
+    std::vector<int64_t> dim_map(shape.rank(), -1);
+    for (size_t i = 0; i < batch.size(); ++i) dim_map[batch[i]] = static_cast<int64_t>(i);
+    int64_t next = free_start;
+    for (int64_t d = 0; d < shape.rank(); ++d) {
+      bool special = std::find(batch.begin(), batch.end(), d) != batch.end() ||
+                     std::find(contracting.begin(), contracting.end(), d) != contracting.end();
+      if (!special) dim_map[d] = next++;
+    }
+    return dim_map;
+  };
+  const Shape& lhs_shape = original.operand(0)->shape();
+  const Shape& rhs_shape = original.operand(1)->shape();
+  const int64_t batch = static_cast<int64_t>(dn.lhs_batch_dimensions.size());
+  const int64_t lhs_free = lhs_shape.rank() - batch - dn.lhs_contracting_dimensions.size();
+  std::vector<int64_t> lhs_map =
+      map_operand(lhs_shape, dn.lhs_batch_dimensions, dn.lhs_contracting_dimensions, batch);
+  std::vector<int64_t> rhs_map = map_operand(rhs_shape, dn.rhs_batch_dimensions,
+                                             dn.rhs_contracting_dimensions, batch + lhs_free);
+  const int64_t rank = original.shape().rank();
+  absl::StatusOr<HloSharding> lhs_sharding = OperandShardingFromResult(sharding, rank, lhs_map);
+  absl::StatusOr<HloSharding> rhs_sharding = OperandShardingFromResult(sharding, rank, rhs_map);
+  if (!lhs_sharding.ok() || !rhs_sharding.ok()) return HandleReplicated(original, sharding, ctx);
+  ASSIGN_OR_RETURN(HloInstruction * lhs, ctx.GetInSharding(original.operand(0), *lhs_sharding));
+  ASSIGN_OR_RETURN(HloInstruction * rhs, ctx.GetInSharding(original.operand(1), *rhs_sharding));
+  ASSIGN_OR_RETURN(Shape local, LocalShape(sharding, original.shape()));
+  ctx.Set(&original, {CloneWithOperands(original, local, {lhs, rhs}, ctx), sharding,
+                      original.shape()});
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+void RegisterReduceHandlers(HandlerTable& table) { table[HloOpcode::kReduce] = &HandleReduce; }
+
+void RegisterDotHandlers(HandlerTable& table) { table[HloOpcode::kDot] = &HandleDot; }
+
+}  // namespace spmd

@@ -1,0 +1,106 @@
+// The partition pass. The entry computation is walked operands-first; each instruction is
+// partitioned by the handler of its opcode family (handlers.h) into a new computation, which
+// then replaces the entry. Before -> after, on 2 devices:
+//
+//   ENTRY e { %p = f32[8] parameter(0), sharding={devices=[2]<=[2]}
+//             ROOT %n = f32[8] negate(%p), sharding={replicated} }
+//   -> ENTRY e { %p = f32[4] parameter(0)
+//                %n.spmd = f32[4] negate(%p)
+//                ROOT %ag = f32[8] all-gather(%n.spmd), dimensions={0}, ... }
+#include "spmd/partitioner/spmd_partitioner.h"
+
+#include "hlo/status_macros.h"
+#include "hlo/strings.h"
+#include "spmd/partitioner/handlers.h"
+
+namespace spmd {
+namespace {
+
+using hlo::HloComputation;
+using hlo::HloInstruction;
+using hlo::HloSharding;
+
+HloSharding ShardingOf(const HloInstruction& instr) {
+  if (instr.has_sharding()) {
+    const HloSharding& s = instr.sharding();
+    if (instr.shape().IsTuple() && !s.IsTuple()) {
+      return HloSharding::SingleTuple(instr.shape(), s);
+    }
+    return s;
+  }
+  if (instr.shape().IsTuple()) {
+    return HloSharding::SingleTuple(instr.shape(), HloSharding::Replicate());
+  }
+  return HloSharding::Replicate();
+}
+
+// The root's per-device value in the root's sharding (tuples element by element).
+absl::StatusOr<HloInstruction*> FinalizeRoot(const HloInstruction& root, PartitionContext& ctx) {
+  const HloSharding want = ShardingOf(root);
+  if (!root.shape().IsTuple()) return ctx.GetInSharding(&root, want);
+  ASSIGN_OR_RETURN(const PartitionedValue* pv, ctx.Get(&root));
+  if (pv->sharding == want) return pv->value;
+  std::vector<HloInstruction*> elements;
+  std::vector<hlo::Shape> shapes;
+  for (int64_t i = 0; i < root.shape().tuple_shapes_size(); ++i) {
+    const hlo::Shape& leaf_shape = root.shape().tuple_shapes(i);
+    if (leaf_shape.IsTuple()) {
+      return absl::UnimplementedError("partitioner: nested tuple roots are not supported yet");
+    }
+    HloInstruction* gte = ctx.Add(hlo::HloOpcode::kGetTupleElement,
+                                  pv->value->shape().tuple_shapes(i), {pv->value});
+    gte->mutable_attrs()->tuple_index = i;
+    const HloSharding& have =
+        pv->sharding.IsTuple() ? pv->sharding.tuple_elements()[i] : pv->sharding;
+    ASSIGN_OR_RETURN(HloInstruction * leaf,
+                     ctx.Reshard(gte, leaf_shape, have, want.tuple_elements()[i]));
+    elements.push_back(leaf);
+    shapes.push_back(leaf->shape());
+  }
+  return ctx.Add(hlo::HloOpcode::kTuple, hlo::Shape::Tuple(shapes), elements);
+}
+
+absl::Status CheckShardingFits(const HloInstruction& instr, const HloSharding& sharding,
+                               int64_t num_devices) {
+  absl::Status s = sharding.Validate(instr.shape(), num_devices);
+  if (s.ok()) return s;
+  return absl::InvalidArgumentError(hlo::StrCat("instruction %", instr.name(), ": ",
+                                                hlo::ToStd(s.message())));
+}
+
+}  // namespace
+
+absl::StatusOr<bool> SpmdPartitioner::RunImpl(hlo::HloModule* module) {
+  log_ = PartitionLog();
+  const int64_t num_devices = module->config().num_partitions;
+  HloComputation* entry = module->entry_computation();
+  if (entry == nullptr) return absl::InvalidArgumentError("module has no entry computation");
+  ReshardPlanner planner;
+  ChannelIdAllocator channel_ids = ChannelIdAllocator::ForModule(*module);
+  auto output = std::make_unique<HloComputation>(entry->name());
+  PartitionContext ctx(output.get(), num_devices, &planner, &channel_ids, &log_);
+  for (HloInstruction* instr : entry->MakeInstructionPostOrder()) {
+    const HloSharding sharding = ShardingOf(*instr);
+    RETURN_IF_ERROR(CheckShardingFits(*instr, sharding, num_devices));
+    absl::Status status = FindPartitionHandler(instr->opcode())(*instr, sharding, ctx);
+    if (!status.ok()) {
+      std::string message(status.message());
+      if (message.rfind("instruction %", 0) == 0) return status;
+      return absl::Status(status.code(),
+                          hlo::StrCat("instruction %", instr->name(), ": ", message));
+    }
+  }
+  ASSIGN_OR_RETURN(HloInstruction * root, FinalizeRoot(*entry->root_instruction(), ctx));
+  output->set_root_instruction(root);
+  // Swap the new entry in: callees stay; the old entry's instructions go away with it.
+  HloComputation* new_entry = module->AddComputation(std::move(output));
+  module->set_entry_computation(new_entry);
+  RETURN_IF_ERROR(module->RemoveComputation(entry));
+  hlo::ProgramShape layout = new_entry->ComputeProgramShape();
+  layout.parameter_names.clear();
+  module->mutable_config()->entry_computation_layout = std::move(layout);
+  module->mutable_config()->use_spmd_partitioning = true;
+  return true;
+}
+
+}  // namespace spmd

@@ -1,0 +1,35 @@
+// The partition pass: turns a module whose instructions carry shardings into one SPMD program
+// that each of `num_partitions` devices runs (XLA's `*_spmd` form).
+//
+// Must run after propagation when shardings are to be inferred; without it, an instruction with
+// no sharding is replicated (XLA's rule). The entry computation is rebuilt with per-device
+// (padded shard) shapes; parameters and the root take per-device shapes and the
+// entry_computation_layout is updated. Called computations that ops run in full (reducers,
+// loop bodies of ops computed replicated) are kept as they are. Follow with `cleanup`.
+#ifndef SPMD_PARTITIONER_SPMD_PARTITIONER_H_
+#define SPMD_PARTITIONER_SPMD_PARTITIONER_H_
+
+#include <string>
+#include <vector>
+
+#include "hlo/pass/hlo_pass_interface.h"
+#include "spmd/partitioner/partition_context.h"
+
+namespace spmd {
+
+class SpmdPartitioner : public hlo::HloModulePass {
+ public:
+  std::string_view name() const override { return "partition"; }
+  // Decisions and counters of the last run (for --explain and statistics).
+  const PartitionLog& log() const { return log_; }
+
+ protected:
+  absl::StatusOr<bool> RunImpl(hlo::HloModule* module) override;
+
+ private:
+  PartitionLog log_;
+};
+
+}  // namespace spmd
+
+#endif  // SPMD_PARTITIONER_SPMD_PARTITIONER_H_
