@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -69,6 +70,16 @@ absl::StatusOr<ParsedModule> ParseModuleFile(const std::string& path, std::strin
 }
 
 absl::Status WriteFileAtomically(const std::string& path, std::string_view bytes) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (!ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) {
+    // A device or pipe (e.g. /dev/null, /dev/stdout): no rename is possible; write in place.
+    std::ofstream out(path, std::ios::binary);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    out.flush();
+    if (!out) return absl::DataLossError(StrCat(path, ": error: write failed"));
+    return absl::OkStatus();
+  }
   const std::string tmp = StrCat(path, ".tmp.", ::getpid());
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);

@@ -142,6 +142,14 @@ absl::StatusOr<Literal> Evaluator::Execute(const hlo::HloComputation& computatio
           return ErrorAt(instr, hlo::StrCat("custom-call target \"", instr.attrs().custom_call_target,
                                             "\" is not supported by the CPU executor"));
         }
+        if (operand_values.size() != 1 ||
+            !operand_values[0]->shape().Compatible(instr.shape())) {
+          // SPMDFullToShardShape/ShardToFullShape change shape: they only mean something in a
+          // partitioned program, where the partitioner has already rewritten them.
+          return ErrorAt(instr, hlo::StrCat("custom-call \"", instr.attrs().custom_call_target,
+                                            "\" changes the shape (manual sharding) and cannot "
+                                            "run unpartitioned"));
+        }
         result = *operand_values[0];
         break;
       default: {
