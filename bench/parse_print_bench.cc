@@ -5,9 +5,10 @@
 // are made of (sharded parameters with layouts, dots with dimension numbers, broadcasts,
 // reduces that call a scalar region, array constants, elementwise ops, transposes, converts),
 // most of them carrying `metadata={op_name=... source_file=... source_line=...}`. An ENTRY
-// computation calls every layer. As in an XLA dump, instruction names are unique in the module. Before any benchmark runs, the text is checked to parse and
-// to round-trip through the printer, so that a generator change that the parser rejects fails loudly
-// instead of benchmarking an error path.
+// computation calls every layer. As in an XLA dump, instruction names are unique in the module.
+// Before any benchmark runs, the text is checked to parse and to round-trip through the printer,
+// so that a generator change that the parser rejects fails loudly instead of benchmarking an
+// error path.
 //
 // Benchmarks (all report bytes/s through SetBytesProcessed):
 //   BM_Parse      ParseHloModule over the generated text (freeing the module is not timed).
@@ -66,8 +67,8 @@ const char* const kShardings[] = {
 
 void AppendMetadata(Lcg& rng, int layer, std::string_view op, std::string* out) {
   StrAppend(out, ", metadata={op_type=\"", op, "\" op_name=\"jit(train_step)/jit(main)/layer_",
-            layer, "/", op, "\" source_file=\"/src/model/transformer.py\" source_line=",
-            100 + rng.Below(900), "}");
+            layer, "/", op,
+            "\" source_file=\"/src/model/transformer.py\" source_line=", 100 + rng.Below(900), "}");
 }
 
 void AppendFloatArray(Lcg& rng, int rows, int cols, std::string* out) {
@@ -93,8 +94,8 @@ std::string AppendBlock(Lcg& rng, int layer, int block, const std::string& in, s
   auto line = [&](std::string_view n, std::string_view rest) {
     StrAppend(out, "  %", n, " = ", rest);
   };
-  line(name("weight"), StrCat("f32[128,256]{1,0} parameter(", 1 + 2 * block, "), sharding=",
-                              kShardings[rng.Below(6)]));
+  line(name("weight"), StrCat("f32[128,256]{1,0} parameter(", 1 + 2 * block,
+                              "), sharding=", kShardings[rng.Below(6)]));
   AppendMetadata(rng, layer, "weight", out);
   out->push_back('\n');
   line(name("bias"), StrCat("f32[256]{0} parameter(", 2 + 2 * block, "), sharding={replicated}"));
@@ -109,14 +110,16 @@ std::string AppendBlock(Lcg& rng, int layer, int block, const std::string& in, s
        StrCat("f32[64,256]{1,0} broadcast(%", name("bias"), "), dimensions={1}"));
   AppendMetadata(rng, layer, "broadcast_in_dim", out);
   out->push_back('\n');
-  line(name("biased"), StrCat("f32[64,256]{1,0} add(%", name("dot"), ", %", name("bias_bcast"), ")"));
+  line(name("biased"),
+       StrCat("f32[64,256]{1,0} add(%", name("dot"), ", %", name("bias_bcast"), ")"));
   AppendMetadata(rng, layer, "add", out);
   out->push_back('\n');
   line(name("zero"), "f32[] constant(0)");
   out->push_back('\n');
   line(name("zeros"), StrCat("f32[64,256]{1,0} broadcast(%", name("zero"), "), dimensions={}"));
   out->push_back('\n');
-  line(name("relu"), StrCat("f32[64,256]{1,0} maximum(%", name("biased"), ", %", name("zeros"), ")"));
+  line(name("relu"),
+       StrCat("f32[64,256]{1,0} maximum(%", name("biased"), ", %", name("zeros"), ")"));
   AppendMetadata(rng, layer, "max", out);
   out->push_back('\n');
   line(name("scale"), "f32[4,8]{1,0} constant(");
@@ -153,8 +156,8 @@ std::string AppendBlock(Lcg& rng, int layer, int block, const std::string& in, s
   out->push_back('\n');
   line(name("proj_back"), StrCat("f32[128,64]{0,1} convert(%", name("proj_bf16"), ")"));
   out->push_back('\n');
-  line(name("out"), StrCat("f32[64,128]{1,0} transpose(%", name("proj_back"),
-                           "), dimensions={1,0}"));
+  line(name("out"),
+       StrCat("f32[64,128]{1,0} transpose(%", name("proj_back"), "), dimensions={1,0}"));
   out->push_back('\n');
   line(name("residual"), StrCat("f32[64,128]{1,0} add(%", in, ", %", name("out"), ")"));
   AppendMetadata(rng, layer, "add", out);
@@ -176,8 +179,8 @@ void AppendLayerSignature(int layer, std::string* out) {
 
 void AppendLayer(Lcg& rng, int layer, std::string* out) {
   AppendLayerSignature(layer, out);
-  StrAppend(out, "  %x.", layer, " = f32[64,128]{1,0} parameter(0), sharding=",
-            kShardings[rng.Below(6)]);
+  StrAppend(out, "  %x.", layer,
+            " = f32[64,128]{1,0} parameter(0), sharding=", kShardings[rng.Below(6)]);
   AppendMetadata(rng, layer, "input", out);
   out->push_back('\n');
   std::string value = StrCat("x.", layer);

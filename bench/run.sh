@@ -1,18 +1,28 @@
 #!/usr/bin/env bash
-# Builds //bench:parse_print_bench with -c opt, runs it, and prints parse and print throughput
-# in MB/s together with their ratios to the same-run baselines (memcpy and a byte-scan loop).
-# Extra arguments go to the benchmark binary (for example --benchmark_repetitions=5).
+# Builds the benchmarks with -c opt, runs them, and prints each figure as a ratio to a baseline
+# measured in the same run:
+#   parse_print_bench    parse and print throughput in MB/s, and their ratios to memcpy and a
+#                        byte-scan loop;
+#   executor_dot_bench   the executor's f32 1024^3 dot as a fraction of Eigen's GEMM rate;
+#   executor_bench       an elementwise chain and an 8-device all-gather as fractions of memcpy
+#                        bandwidth (bytes touched per second), then, in a fresh process
+#                        (--memory), peak resident memory against 2 x live set + 100 MiB.
+# Extra arguments go to every benchmark binary (for example --benchmark_repetitions=5).
+# The machine is shared: absolute rates move with its load, the same-run ratios much less.
 #
 #   bench/run.sh [BENCHMARK_FLAGS...]
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
-bazel build -c opt //bench:parse_print_bench
+bazel build -c opt //bench:parse_print_bench //bench:executor_dot_bench //bench:executor_bench
 # Other builds may repoint the bazel-bin symlink at another configuration; ask for opt's.
-BIN="$(bazel info -c opt bazel-bin 2>/dev/null)/bench/parse_print_bench"
+BIN_DIR="$(bazel info -c opt bazel-bin 2>/dev/null)/bench"
+BIN="$BIN_DIR/parse_print_bench"
 JSON="$(mktemp /tmp/parse_print_bench.XXXXXX.json)"
-trap 'rm -f "$JSON"' EXIT
+EXEC_JSON="$(mktemp /tmp/executor_bench.XXXXXX.json)"
+EXEC_LOG="$(mktemp /tmp/executor_bench.XXXXXX.log)"
+trap 'rm -f "$JSON" "$EXEC_JSON" "$EXEC_LOG"' EXIT
 
 "$BIN" --benchmark_out="$JSON" --benchmark_out_format=json "$@"
 
@@ -45,3 +55,50 @@ for name in ("BM_Parse", "BM_Print"):
               for base in ("BM_Memcpy", "BM_ScanBytes") if base in mbps]
     print("%-9s = %s" % (name[3:], ", ".join(ratios)))
 PY
+
+# ---- Executor benchmarks: ratio counters (medians over repetitions) -----------------------------
+
+# Runs an executor benchmark binary quietly (its output only on failure), results to EXEC_JSON.
+run_quietly() {
+  "$@" --benchmark_out="$EXEC_JSON" --benchmark_out_format=json >"$EXEC_LOG" 2>&1 ||
+    { cat "$EXEC_LOG"; exit 1; }
+}
+
+print_ratio_counters() {
+  python3 - "$1" <<'PY'
+import json, statistics, sys
+
+runs = json.load(open(sys.argv[1]))["benchmarks"]
+values, medians = {}, {}  # (benchmark, counter) -> values per repetition / median aggregate
+for run in runs:
+    aggregate = run.get("run_type") == "aggregate"
+    if aggregate and run.get("aggregate_name") != "median":
+        continue
+    name = run["run_name"].split("/")[0]
+    for key, value in run.items():
+        if key.endswith("ratio") or key.startswith("ratio_") or key == "executor_vs_eigen":
+            if aggregate:  # Only these with --benchmark_report_aggregates_only.
+                medians[(name, key)] = value
+            else:
+                values.setdefault((name, key), []).append(value)
+figures = {k: statistics.median(v) for k, v in values.items()}
+for k, v in medians.items():
+    figures.setdefault(k, v)
+for (name, key), value in figures.items():
+    print("%-22s %-18s %.3f" % (name, key, value))
+PY
+}
+
+echo
+echo "== executor_dot_bench (target: executor_vs_eigen >= 0.80)"
+run_quietly "$BIN_DIR/executor_dot_bench" --benchmark_filter=BM_DotRatio "$@"
+print_ratio_counters "$EXEC_JSON"
+
+echo
+echo "== executor_bench (targets: elementwise >= 0.25, all-gather >= 0.30 of memcpy bandwidth)"
+run_quietly "$BIN_DIR/executor_bench" --benchmark_filter='Ratio' "$@"
+print_ratio_counters "$EXEC_JSON"
+
+echo
+echo "== executor_bench --memory (target: peak RSS <= 2 x live set + 100 MiB)"
+"$BIN_DIR/executor_bench" --memory

@@ -19,7 +19,8 @@
 namespace {
 
 [[noreturn]] void Fail(std::string_view what, std::string_view printed, std::string_view detail) {
-  std::fprintf(stderr, "ROUND-TRIP FAILURE: %.*s\n--- first print ---\n%.*s\n--- detail ---\n%.*s\n",
+  std::fprintf(stderr,
+               "ROUND-TRIP FAILURE: %.*s\n--- first print ---\n%.*s\n--- detail ---\n%.*s\n",
                static_cast<int>(what.size()), what.data(), static_cast<int>(printed.size()),
                printed.data(), static_cast<int>(detail.size()), detail.data());
   std::abort();
@@ -35,8 +36,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   hlo::PrintModule(**module, &printed);
   absl::StatusOr<std::unique_ptr<hlo::HloModule>> reparsed =
       hlo::ParseHloModule(printed, "printed");
-  if (!reparsed.ok()) Fail("the printed module does not parse", printed,
-                           hlo::ToStd(reparsed.status().message()));
+  if (!reparsed.ok()) {
+    Fail("the printed module does not parse", printed, hlo::ToStd(reparsed.status().message()));
+  }
   std::string reprinted;
   hlo::PrintModule(**reparsed, &reprinted);
   if (reprinted != printed) Fail("print(parse(print(m))) != print(m)", printed, reprinted);

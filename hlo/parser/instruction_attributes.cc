@@ -454,7 +454,13 @@ absl::Status ParseMetadata(TextCursor& c, OpMetadata* m) {
       RETURN_IF_ERROR(c.Expect('{', "to start profile_type"));
       while (!c.TryConsume('}')) {
         if (c.AtEnd()) return c.Error("unterminated profile_type");
-        m->profile_type.push_back(std::string(c.ParseWord()));
+        c.SkipSpace();
+        const size_t type_at = c.pos();
+        std::string_view type = c.ParseWord();
+        if (type.empty()) {  // Not a name: stop here rather than loop without progress.
+          return c.ErrorAt(type_at, StrCat("expected a profile type, found ", c.Describe()));
+        }
+        m->profile_type.push_back(std::string(type));
         c.TryConsume(',');
       }
     } else {

@@ -50,6 +50,7 @@ std::vector<int64_t> ShardRegion::sizes() const {
 }
 
 bool ShardRegion::empty() const {
+  if (!holds_data) return true;
   for (size_t i = 0; i < offsets.size(); ++i) {
     if (limits[i] <= offsets[i]) return true;
   }
@@ -106,6 +107,7 @@ absl::StatusOr<ShardRegion> ShardRegionForDevice(const HloSharding& sharding, co
   ShardRegion region{std::vector<int64_t>(dims.size(), 0), dims};
   if (sharding.kind() == Kind::kMaximal && device != sharding.maximal_device()) {
     region.limits.assign(dims.size(), 0);
+    region.holds_data = false;
   }
   if (!sharding.IsTiled()) return region;
   absl::StatusOr<std::vector<int64_t>> index = TileIndexForDevice(sharding, device);

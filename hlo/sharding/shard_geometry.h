@@ -21,13 +21,16 @@ namespace hlo {
 struct ShardRegion {
   std::vector<int64_t> offsets;
   std::vector<int64_t> limits;
+  // False for a device that holds nothing of a maximal sharding (needed for rank-0 shapes,
+  // whose region has no dimension that could be empty).
+  bool holds_data = true;
 
   // limits - offsets, per dimension.
   std::vector<int64_t> sizes() const;
-  // Whether the region holds no element (some size is 0).
+  // Whether the region holds no element (the device holds no data, or some size is 0).
   bool empty() const;
   friend bool operator==(const ShardRegion& a, const ShardRegion& b) {
-    return a.offsets == b.offsets && a.limits == b.limits;
+    return a.offsets == b.offsets && a.limits == b.limits && a.holds_data == b.holds_data;
   }
 };
 

@@ -10,6 +10,7 @@
 #include "hlo/strings.h"
 #include "runtime/cpu/collective_hub.h"
 #include "runtime/cpu/evaluator.h"
+#include "runtime/cpu/host_malloc.h"
 
 namespace runtime {
 
@@ -24,6 +25,7 @@ absl::StatusOr<std::vector<hlo::Literal>> RunOnDevices(
     return absl::InvalidArgumentError(
         hlo::StrCat("expected arguments for ", num_devices, " devices, got ", arguments.size()));
   }
+  TuneMallocForExecutor();  // Reuse freed result buffers instead of re-faulting new ones.
   CollectiveHub hub(num_devices, options.collective_timeout_seconds);
   std::vector<std::optional<hlo::Literal>> results(num_devices);
   std::mutex mu;

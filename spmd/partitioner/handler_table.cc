@@ -37,28 +37,11 @@ absl::StatusOr<Shape> LocalShape(const HloSharding& sharding, const Shape& base)
 
 absl::StatusOr<HloInstruction*> GetReplicated(const HloInstruction* original,
                                               PartitionContext& ctx) {
-  ASSIGN_OR_RETURN(const PartitionedValue* pv, ctx.Get(original));
-  if (!pv->base_shape.IsTuple()) {
-    return ctx.GetInSharding(original, HloSharding::Replicate());
-  }
-  // Tuples: gather each leaf (one level at a time) and rebuild the tuple.
-  std::vector<HloInstruction*> elements;
-  for (int64_t i = 0; i < pv->base_shape.tuple_shapes_size(); ++i) {
-    const Shape& element_shape = pv->base_shape.tuple_shapes(i);
-    if (element_shape.IsTuple()) {
-      return absl::UnimplementedError("replicating nested tuples is not supported yet");
-    }
-    HloInstruction* gte = ctx.Add(hlo::HloOpcode::kGetTupleElement,
-                                  pv->value->shape().tuple_shapes(i), {pv->value});
-    gte->mutable_attrs()->tuple_index = i;
-    const HloSharding& leaf = pv->sharding.IsTuple() ? pv->sharding.tuple_elements()[i]
-                                                     : pv->sharding;
-    ASSIGN_OR_RETURN(HloInstruction * replicated,
-                     ctx.Reshard(gte, element_shape, leaf, HloSharding::Replicate()));
-    elements.push_back(replicated);
-  }
-  Shape tuple_shape = pv->base_shape;
-  return ctx.Add(hlo::HloOpcode::kTuple, tuple_shape, elements);
+  const HloSharding replicated =
+      original->shape().IsTuple() ? HloSharding::SingleTuple(original->shape(),
+                                                             HloSharding::Replicate())
+                                  : HloSharding::Replicate();
+  return ctx.GetInSharding(original, replicated);
 }
 
 absl::Status HandleReplicated(const HloInstruction& original, const HloSharding& sharding,

@@ -2,6 +2,7 @@
 // share (per-device scalars from partition-id, padding masks).
 #include "spmd/partitioner/partition_context.h"
 
+#include <functional>
 #include <numeric>
 
 #include "hlo/sharding/shard_geometry.h"
@@ -33,16 +34,52 @@ absl::StatusOr<HloInstruction*> PartitionContext::Reshard(HloInstruction* value,
                                                           const Shape& base_shape,
                                                           const HloSharding& from,
                                                           const HloSharding& to) {
-  if (from == to) return value;
+  if (from == to || base_shape.IsToken()) return value;  // Tokens carry no data.
+  if (base_shape.IsTuple()) return ReshardTuple(value, base_shape, from, to);
   if (!base_shape.IsArray()) {
-    return absl::UnimplementedError(hlo::StrCat("resharding a tuple-shaped value from ",
-                                                from.ToString(), " to ", to.ToString()));
+    return absl::UnimplementedError(hlo::StrCat("resharding a ", base_shape.ToString(),
+                                                " value from ", from.ToString(), " to ",
+                                                to.ToString()));
   }
   ASSIGN_OR_RETURN(std::shared_ptr<const ReshardPlan> plan,
                    planner_->Plan(base_shape, from, to, num_devices_));
   if (plan->full_rematerialization) ++log_->full_rematerializations;
   log_->lines.push_back(plan->Explain());
   return emitter_.Emit(value, base_shape, *plan);
+}
+
+absl::StatusOr<HloInstruction*> PartitionContext::ReshardTuple(HloInstruction* value,
+                                                               const Shape& base_shape,
+                                                               const HloSharding& from,
+                                                               const HloSharding& to) {
+  const HloSharding from_tuple = from.IsTuple() ? from : HloSharding::SingleTuple(base_shape, from);
+  const HloSharding to_tuple = to.IsTuple() ? to : HloSharding::SingleTuple(base_shape, to);
+  // Leaf shardings are flattened in order; walk the (possibly nested) tuple alongside.
+  size_t leaf = 0;
+  std::function<absl::StatusOr<HloInstruction*>(HloInstruction*, const Shape&)> rebuild =
+      [&](HloInstruction* v, const Shape& shape) -> absl::StatusOr<HloInstruction*> {
+    if (!shape.IsTuple()) {
+      if (leaf >= from_tuple.tuple_elements().size() || leaf >= to_tuple.tuple_elements().size()) {
+        return absl::InvalidArgumentError("tuple sharding does not match the tuple shape");
+      }
+      const HloSharding& a = from_tuple.tuple_elements()[leaf];
+      const HloSharding& b = to_tuple.tuple_elements()[leaf];
+      ++leaf;
+      return Reshard(v, shape, a, b);
+    }
+    std::vector<HloInstruction*> elements;
+    std::vector<Shape> shapes;
+    for (int64_t i = 0; i < shape.tuple_shapes_size(); ++i) {
+      HloInstruction* gte =
+          Add(HloOpcode::kGetTupleElement, v->shape().tuple_shapes(i), {v});
+      gte->mutable_attrs()->tuple_index = i;
+      ASSIGN_OR_RETURN(HloInstruction * element, rebuild(gte, shape.tuple_shapes(i)));
+      elements.push_back(element);
+      shapes.push_back(element->shape());
+    }
+    return Add(HloOpcode::kTuple, Shape::Tuple(std::move(shapes)), std::move(elements));
+  };
+  return rebuild(value, base_shape);
 }
 
 absl::StatusOr<HloInstruction*> PartitionContext::GetInSharding(const HloInstruction* original,

@@ -53,7 +53,7 @@ class PartitionContext {
   void Set(const hlo::HloInstruction* original, PartitionedValue value);
 
   // The per-device value of `original` laid out as `sharding` (resharding and caching as
-  // needed). Tuple-shaped values must already be in `sharding`.
+  // needed; tuples leaf by leaf).
   absl::StatusOr<hlo::HloInstruction*> GetInSharding(const hlo::HloInstruction* original,
                                                      const hlo::HloSharding& sharding);
   // Reshards a value that is not (or no longer) tied to an original instruction.
@@ -79,6 +79,11 @@ class PartitionContext {
                                                    const hlo::Shape& base_shape,
                                                    const hlo::HloSharding& sharding,
                                                    hlo::HloInstruction* fill);
+  // Reshards a tuple value leaf by leaf (get-tuple-element, reshard, tuple).
+  absl::StatusOr<hlo::HloInstruction*> ReshardTuple(hlo::HloInstruction* value,
+                                                    const hlo::Shape& base_shape,
+                                                    const hlo::HloSharding& from,
+                                                    const hlo::HloSharding& to);
   // A name unique in the SPMD computation, derived from `base`.
   std::string UniqueName(std::string_view base);
 

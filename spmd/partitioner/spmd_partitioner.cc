@@ -34,30 +34,9 @@ HloSharding ShardingOf(const HloInstruction& instr) {
   return HloSharding::Replicate();
 }
 
-// The root's per-device value in the root's sharding (tuples element by element).
+// The root's per-device value in the root's sharding.
 absl::StatusOr<HloInstruction*> FinalizeRoot(const HloInstruction& root, PartitionContext& ctx) {
-  const HloSharding want = ShardingOf(root);
-  if (!root.shape().IsTuple()) return ctx.GetInSharding(&root, want);
-  ASSIGN_OR_RETURN(const PartitionedValue* pv, ctx.Get(&root));
-  if (pv->sharding == want) return pv->value;
-  std::vector<HloInstruction*> elements;
-  std::vector<hlo::Shape> shapes;
-  for (int64_t i = 0; i < root.shape().tuple_shapes_size(); ++i) {
-    const hlo::Shape& leaf_shape = root.shape().tuple_shapes(i);
-    if (leaf_shape.IsTuple()) {
-      return absl::UnimplementedError("partitioner: nested tuple roots are not supported yet");
-    }
-    HloInstruction* gte = ctx.Add(hlo::HloOpcode::kGetTupleElement,
-                                  pv->value->shape().tuple_shapes(i), {pv->value});
-    gte->mutable_attrs()->tuple_index = i;
-    const HloSharding& have =
-        pv->sharding.IsTuple() ? pv->sharding.tuple_elements()[i] : pv->sharding;
-    ASSIGN_OR_RETURN(HloInstruction * leaf,
-                     ctx.Reshard(gte, leaf_shape, have, want.tuple_elements()[i]));
-    elements.push_back(leaf);
-    shapes.push_back(leaf->shape());
-  }
-  return ctx.Add(hlo::HloOpcode::kTuple, hlo::Shape::Tuple(shapes), elements);
+  return ctx.GetInSharding(&root, ShardingOf(root));
 }
 
 absl::Status CheckShardingFits(const HloInstruction& instr, const HloSharding& sharding,
@@ -77,8 +56,9 @@ absl::StatusOr<bool> SpmdPartitioner::RunImpl(hlo::HloModule* module) {
   if (entry == nullptr) return absl::InvalidArgumentError("module has no entry computation");
   ReshardPlanner planner;
   ChannelIdAllocator channel_ids = ChannelIdAllocator::ForModule(*module);
-  auto output = std::make_unique<HloComputation>(entry->name());
-  PartitionContext ctx(output.get(), num_devices, &planner, &channel_ids, &log_);
+  // The new entry joins the module first: reshards may add reducer computations to it.
+  HloComputation* output = module->AddComputation(std::make_unique<HloComputation>(entry->name()));
+  PartitionContext ctx(output, num_devices, &planner, &channel_ids, &log_);
   for (HloInstruction* instr : entry->MakeInstructionPostOrder()) {
     const HloSharding sharding = ShardingOf(*instr);
     RETURN_IF_ERROR(CheckShardingFits(*instr, sharding, num_devices));
@@ -93,7 +73,7 @@ absl::StatusOr<bool> SpmdPartitioner::RunImpl(hlo::HloModule* module) {
   ASSIGN_OR_RETURN(HloInstruction * root, FinalizeRoot(*entry->root_instruction(), ctx));
   output->set_root_instruction(root);
   // Swap the new entry in: callees stay; the old entry's instructions go away with it.
-  HloComputation* new_entry = module->AddComputation(std::move(output));
+  HloComputation* new_entry = output;
   module->set_entry_computation(new_entry);
   RETURN_IF_ERROR(module->RemoveComputation(entry));
   hlo::ProgramShape layout = new_entry->ComputeProgramShape();

@@ -104,7 +104,21 @@ class Published {
   std::optional<Literal> packed_;
 };
 
+// Checks that the result of `instr` holds one array per operand: the array itself for one
+// operand, else a tuple with `operand_count` elements (what OutputLeaf indexes). Forms that
+// carry extra operands, such as collective-broadcast with has_dynamic_root, fail here.
+absl::Status CheckOneOutputPerOperand(const HloInstruction& instr, int64_t operand_count) {
+  const Shape& shape = instr.shape();
+  if (shape.IsTuple() ? shape.tuple_shapes_size() == operand_count : operand_count == 1) {
+    return absl::OkStatus();
+  }
+  return ErrorAt(instr, hlo::StrCat("expected one output per operand (", operand_count,
+                                    "), but the result is ", shape.ToString(false),
+                                    "; this form is not supported"));
+}
+
 // Output leaf `k` of an instruction whose result is one array per operand.
+// REQUIRES: CheckOneOutputPerOperand(instr, operand_count) passed.
 Literal& OutputLeaf(Literal& result, int64_t k, int64_t operand_count) {
   return operand_count == 1 && !result.shape().IsTuple() ? result
                                                          : (*result.mutable_tuple_elements())[k];
@@ -325,6 +339,7 @@ absl::StatusOr<Literal> AllReduce(const HloInstruction& instr, Inputs operands,
                                   Evaluator& evaluator) {
   ASSIGN_OR_RETURN(DeviceGroup group, DeviceGroupOf(instr, evaluator.device()));
   Published published(operands);
+  RETURN_IF_ERROR(CheckOneOutputPerOperand(instr, published.count()));
   Literal result(instr.shape());
   RETURN_IF_ERROR(Exchange(instr, evaluator, published.literal(), [&](Inputs inputs) {
     for (int64_t k = 0; k < published.count(); ++k) {
@@ -342,6 +357,7 @@ absl::StatusOr<Literal> AllGather(const HloInstruction& instr, Inputs operands,
   ASSIGN_OR_RETURN(DeviceGroup group, DeviceGroupOf(instr, evaluator.device()));
   ASSIGN_OR_RETURN(int64_t dim, SingleDimension(instr, operands[0]->shape()));
   Published published(operands);
+  RETURN_IF_ERROR(CheckOneOutputPerOperand(instr, published.count()));
   Literal result(instr.shape());
   RETURN_IF_ERROR(Exchange(instr, evaluator, published.literal(), [&](Inputs inputs) {
     for (int64_t k = 0; k < published.count(); ++k) {
@@ -372,6 +388,7 @@ absl::StatusOr<Literal> ReduceScatter(const HloInstruction& instr, Inputs operan
   ASSIGN_OR_RETURN(DeviceGroup group, DeviceGroupOf(instr, evaluator.device()));
   ASSIGN_OR_RETURN(int64_t dim, SingleDimension(instr, operands[0]->shape()));
   Published published(operands);
+  RETURN_IF_ERROR(CheckOneOutputPerOperand(instr, published.count()));
   Literal result(instr.shape());
   const int64_t g = static_cast<int64_t>(group.devices.size());
   RETURN_IF_ERROR(Exchange(instr, evaluator, published.literal(), [&](Inputs inputs) {
@@ -439,6 +456,8 @@ absl::StatusOr<Literal> AllToAll(const HloInstruction& instr, Inputs operands,
   } else if (static_cast<int64_t>(operands.size()) != g) {
     return ErrorAt(instr, hlo::StrCat("the tuple form needs one operand per group member (", g,
                                       "), got ", operands.size()));
+  } else {
+    RETURN_IF_ERROR(CheckOneOutputPerOperand(instr, g));
   }
   Published published(operands);
   Literal result(instr.shape());
@@ -491,6 +510,7 @@ absl::StatusOr<Literal> CollectiveBroadcast(const HloInstruction& instr, Inputs 
                                             Evaluator& evaluator) {
   ASSIGN_OR_RETURN(DeviceGroup group, DeviceGroupOf(instr, evaluator.device()));
   Published published(operands);
+  RETURN_IF_ERROR(CheckOneOutputPerOperand(instr, published.count()));
   Literal result(instr.shape());
   RETURN_IF_ERROR(Exchange(instr, evaluator, published.literal(), [&](Inputs inputs) {
     for (int64_t k = 0; k < published.count(); ++k) {

@@ -452,3 +452,26 @@ ENTRY e {
 
 }  // namespace
 }  // namespace runtime
+
+TEST(CollectiveOpsTest, DynamicRootCollectiveBroadcastIsAnErrorNotACrash) {
+  // The second operand names the root; the result is one array for two operands, which the
+  // one-output-per-operand handlers used to index past the end of.
+  std::unique_ptr<hlo::HloModule> module = Parse(R"(
+HloModule m, replica_count=2
+ENTRY e {
+  x = f32[2,1] parameter(0)
+  root = f32[1] parameter(1)
+  ROOT cb = f32[2,1] collective-broadcast(x, root), replica_groups={{1,0}}, has_dynamic_root=true
+})");
+  ASSERT_NE(module, nullptr);
+  MultiDeviceOptions options;
+  options.num_replicas = 2;
+  std::vector<std::vector<Literal>> args;
+  for (int64_t d = 0; d < 2; ++d) {
+    args.push_back({Array(PrimitiveType::kF32, {2, 1}, {1, 2}), Array(PrimitiveType::kF32, {1}, {0})});
+  }
+  absl::StatusOr<std::vector<Literal>> results = RunOnDevices(*module, std::move(args), options);
+  ASSERT_FALSE(results.ok());
+  EXPECT_THAT(std::string(results.status().message()),
+              HasSubstr("instruction %cb: expected one output per operand (2)"));
+}
