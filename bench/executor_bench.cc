@@ -28,8 +28,9 @@
 // Peak memory (`executor_bench --memory`, a mode of its own so that it runs in a fresh process
 // where nothing else has raised the high-water mark): runs a chain of unary and self-binary ops
 // over f32[32M] (128 MiB values) in which at most two values are alive at once, so the largest
-// live set is X = 256 MiB (run through RunOnDevices, so with the runner's malloc settings); prints ru_maxrss from getrusage(RUSAGE_SELF) and the budget
-// 2X + 100 MiB, and exits 1 when the peak is over budget.
+// live set is X = 256 MiB (run through RunOnDevices, so with the runner's malloc settings); prints
+// ru_maxrss from getrusage(RUSAGE_SELF) and the budget 2X + 100 MiB, and exits 1 when the peak is
+// over budget.
 #include <benchmark/benchmark.h>
 #include <sys/resource.h>
 
@@ -53,8 +54,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr int64_t kMiB = int64_t{1} << 20;
-constexpr int64_t kBytes = 64 * kMiB;         // One value of the chain; one all-gather output.
-constexpr int64_t kElements = kBytes / 4;     // f32[16M].
+constexpr int64_t kBytes = 64 * kMiB;      // One value of the chain; one all-gather output.
+constexpr int64_t kElements = kBytes / 4;  // f32[16M].
 constexpr int64_t kDevices = 8;
 constexpr int64_t kChainTouched = 11 * kBytes;  // multiply 3 + add 3 + maximum 3 + negate 2.
 constexpr int64_t kGatherTouched = kDevices * 2 * kBytes;
@@ -130,11 +131,11 @@ BENCHMARK(BM_Memcpy)->Unit(benchmark::kMillisecond);
 std::string ChainModule() {
   const std::string s = hlo::StrCat("f32[", kElements, "]");
   return hlo::StrCat("HloModule elementwise_chain\nENTRY e {\n",  //
-                     "  x = ", s, " parameter(0)\n",               //
-                     "  y = ", s, " parameter(1)\n",               //
-                     "  m = ", s, " multiply(x, y)\n",             //
-                     "  a = ", s, " add(m, y)\n",                  //
-                     "  mx = ", s, " maximum(a, x)\n",             //
+                     "  x = ", s, " parameter(0)\n",              //
+                     "  y = ", s, " parameter(1)\n",              //
+                     "  m = ", s, " multiply(x, y)\n",            //
+                     "  a = ", s, " add(m, y)\n",                 //
+                     "  mx = ", s, " maximum(a, x)\n",            //
                      "  ROOT n = ", s, " negate(mx)\n}\n");
 }
 
@@ -273,16 +274,17 @@ BENCHMARK(BM_AllGatherRatio)->Unit(benchmark::kMillisecond)->MinTime(2.0)->UseRe
 
 // ---- peak resident memory (--memory) ---------------------------------------------------------
 
-constexpr int64_t kMemoryValueBytes = 128 * kMiB;  // f32[32M].
+constexpr int64_t kMemoryValueBytes = 128 * kMiB;            // f32[32M].
 constexpr int64_t kMemoryLiveBytes = 2 * kMemoryValueBytes;  // X: an op's operand and result.
 
 // Each value is used only by the next instruction, so the evaluator frees it right after that
 // instruction runs: the live set never holds more than one operand and one result.
 std::string MemoryChainModule() {
   const std::string s = hlo::StrCat("f32[", kMemoryValueBytes / 4, "]");
-  std::string text = hlo::StrCat("HloModule memory_chain\nENTRY e {\n  v0 = ", s, " parameter(0)\n");
-  const char* ops[] = {"negate(v%)", "multiply(v%, v%)", "add(v%, v%)", "abs(v%)",
-                       "maximum(v%, v%)", "negate(v%)", "add(v%, v%)", "exponential(v%)"};
+  std::string text =
+      hlo::StrCat("HloModule memory_chain\nENTRY e {\n  v0 = ", s, " parameter(0)\n");
+  const char* ops[] = {"negate(v%)",      "multiply(v%, v%)", "add(v%, v%)", "abs(v%)",
+                       "maximum(v%, v%)", "negate(v%)",       "add(v%, v%)", "exponential(v%)"};
   int v = 0;
   for (int round = 0; round < 2; ++round) {
     for (const char* op : ops) {
@@ -317,11 +319,11 @@ int RunMemoryCheck() {
   benchmark::DoNotOptimize(result.data().data());
   const int64_t peak = MaxRssBytes();
   const int64_t budget = 2 * kMemoryLiveBytes + 100 * kMiB;
-  std::printf("peak_rss_mib=%.1f live_set_mib=%.1f budget_mib=%.1f rss_before_mib=%.1f "
-              "peak_over_live=%.3f %s\n",
-              peak / double(kMiB), kMemoryLiveBytes / double(kMiB), budget / double(kMiB),
-              before / double(kMiB), peak / double(kMemoryLiveBytes),
-              peak <= budget ? "PASS" : "FAIL");
+  std::printf(
+      "peak_rss_mib=%.1f live_set_mib=%.1f budget_mib=%.1f rss_before_mib=%.1f "
+      "peak_over_live=%.3f %s\n",
+      peak / double(kMiB), kMemoryLiveBytes / double(kMiB), budget / double(kMiB),
+      before / double(kMiB), peak / double(kMemoryLiveBytes), peak <= budget ? "PASS" : "FAIL");
   return peak <= budget ? 0 : 1;
 }
 

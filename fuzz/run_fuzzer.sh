@@ -6,7 +6,7 @@
 #
 # Everything it writes lives under fuzz-out/ (gitignored): obj/ (objects, rebuilt when a source
 # or any hlo/ header is newer), corpus/ (seeds plus what the fuzzer finds), artifacts/
-# (crash-*, timeout-*, oom-* inputs), fuzz.log. The seed corpus is copied at run time and never
+# (crash-*, timeout-*, oom-* inputs), fuzz.log (the full libFuzzer output). The seed corpus is copied at run time and never
 # into the repository. Exit status: 0 if the run found nothing, 1 if it found a failing input.
 set -euo pipefail
 
@@ -20,7 +20,8 @@ FLAGS=(-std=c++17 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recov
 cd "$ROOT"
 
 # --- Toolchain ---------------------------------------------------------------------------------
-if ! command -v "$CXX" >/dev/null || ! ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1; then
+FUZZER_RT='/usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a'
+if ! command -v "$CXX" >/dev/null || ! compgen -G "$FUZZER_RT" >/dev/null; then
   echo "installing clang and libclang-rt-14-dev" >&2
   apt-get install -y clang libclang-rt-14-dev >&2
 fi
@@ -60,7 +61,8 @@ for src in "${SOURCES[@]}"; do
 done
 rm -f "$OUT/libhlo_fuzz.a"
 ar rcs "$OUT/libhlo_fuzz.a" "${OBJECTS[@]}"
-ABSL_LIBS=$(ls /usr/lib/x86_64-linux-gnu/libabsl_*.so | sed 's|.*/lib\(absl_[a-z0-9_]*\)\.so$|-l\1|')
+ABSL_LIBS=$(ls /usr/lib/x86_64-linux-gnu/libabsl_*.so |
+  sed 's|.*/lib\(absl_[a-z0-9_]*\)\.so$|-l\1|')
 "$CXX" "${FLAGS[@]}" fuzz/hlo_parser_fuzzer.cc "$OUT/libhlo_fuzz.a" \
   -Wl,--start-group $ABSL_LIBS -Wl,--end-group -o "$OUT/hlo_parser_fuzzer"
 
@@ -77,10 +79,12 @@ echo "seed files: $seeded; corpus entries: $(ls "$OUT/corpus" | wc -l)"
 set +e
 "$OUT/hlo_parser_fuzzer" "$OUT/corpus" -dict=fuzz/hlo.dict -max_total_time="$DURATION" \
   -timeout=10 -rss_limit_mb=4096 -print_final_stats=1 -artifact_prefix="$OUT/artifacts/" \
-  2>&1 | tee "$OUT/fuzz.log" | grep -E '^(#[0-9]+ +(INITED|DONE|pulse)|==[0-9]+==|SUMMARY|ROUND-TRIP|stat::)' 
+  2>&1 | tee "$OUT/fuzz.log" |
+  grep -E '^(#[0-9]+ +(INITED|DONE|pulse)|==[0-9]+==|SUMMARY|ROUND-TRIP|stat::)' 
 rc=${PIPESTATUS[0]}
 set -e
-execs=$(grep -oE 'stat::number_of_executed_units: *[0-9]+' "$OUT/fuzz.log" | grep -oE '[0-9]+$' || true)
+execs=$(grep -oE 'stat::number_of_executed_units: *[0-9]+' "$OUT/fuzz.log" |
+  grep -oE '[0-9]+$' || true)
 if [[ -z "$execs" ]]; then
   execs=$(grep -oE '^#[0-9]+' "$OUT/fuzz.log" | tail -1 | tr -d '#')
 fi
@@ -89,6 +93,6 @@ if [[ $rc -eq 0 ]]; then
   echo "result: no crash in ${DURATION}s"
   exit 0
 fi
-echo "result: CRASH (libFuzzer exit $rc); input(s):"
+echo "result: FOUND A FAILING INPUT (crash, timeout or out-of-memory; libFuzzer exit $rc):"
 grep -oE "Test unit written to .*" "$OUT/fuzz.log" | sed 's/Test unit written to /  /'
 exit 1

@@ -56,6 +56,10 @@ class Parser {
   HloComputation* entry_ = nullptr;
   absl::flat_hash_set<std::string> instruction_names_;
   PendingComputation* current_ = nullptr;  // The computation being read.
+  // Inline instructions (`add(f32[] multiply(...), ...)`) being read; deeper nesting is an error
+  // rather than a recursion that overflows the stack.
+  static constexpr int kMaxInlineDepth = 256;
+  int inline_depth_ = 0;
   absl::flat_hash_set<std::string> module_names_;  // Instruction names of earlier computations.
 };
 
@@ -290,7 +294,14 @@ absl::StatusOr<NameRef> Parser::ParseOperand() {
     }
     instruction_names_.insert(inner_name);
     inner.instr->set_name(inner_name);
-    RETURN_IF_ERROR(ParseOperands(&inner));
+    if (inline_depth_ >= kMaxInlineDepth) {
+      return cursor_.ErrorAt(ref.offset, StrCat("inline instructions nest more than ",
+                                                kMaxInlineDepth, " levels deep"));
+    }
+    ++inline_depth_;
+    absl::Status operands = ParseOperands(&inner);
+    --inline_depth_;
+    RETURN_IF_ERROR(operands);
     ref.name = inner_name;
     current_->instructions.push_back(std::move(inner));
     return ref;

@@ -66,12 +66,22 @@ bool LooksLikeShape(TextCursor& c) {
   return is_shape;
 }
 
-absl::StatusOr<Shape> ParseShape(TextCursor& c) {
+namespace {
+
+// How deeply tuple shapes and array literals may nest. Deeper text is an error rather than a
+// recursion that overflows the stack; real HLO nests a few levels.
+constexpr int kMaxNesting = 256;
+
+// ParseShape for a shape inside `depth` enclosing tuples.
+absl::StatusOr<Shape> ParseShapeNested(TextCursor& c, int depth) {
   if (c.TryConsume('(')) {
+    if (depth >= kMaxNesting) {
+      return c.Error(StrCat("tuple shapes nest more than ", kMaxNesting, " levels deep"));
+    }
     std::vector<Shape> elements;
     if (!c.TryConsume(')')) {
       do {
-        ASSIGN_OR_RETURN(Shape s, ParseShape(c));
+        ASSIGN_OR_RETURN(Shape s, ParseShapeNested(c, depth + 1));
         elements.push_back(std::move(s));
       } while (c.TryConsume(','));
       RETURN_IF_ERROR(c.Expect(')', "to close a tuple shape"));
@@ -114,6 +124,10 @@ absl::StatusOr<Shape> ParseShape(TextCursor& c) {
   if (c.RawPeek() == '{') RETURN_IF_ERROR(ParseLayoutInto(c, &shape));
   return shape;
 }
+
+}  // namespace
+
+absl::StatusOr<Shape> ParseShape(TextCursor& c) { return ParseShapeNested(c, 0); }
 
 namespace {
 
@@ -177,6 +191,9 @@ absl::Status ParseArrayElements(TextCursor& c, Literal* literal, int64_t depth, 
     return ParseScalarInto(c, literal, (*count)++);
   }
   if (depth >= literal->shape().rank()) return c.Error("literal nesting is deeper than its rank");
+  if (depth >= kMaxNesting) {
+    return c.Error(StrCat("array literals nest more than ", kMaxNesting, " levels deep"));
+  }
   c.TryConsume('{');
   if (c.TryConsume('}')) return absl::OkStatus();
   do {

@@ -450,9 +450,6 @@ ENTRY e {
               HasSubstr("instruction %g: replica group names device 5 but there are only 2"));
 }
 
-}  // namespace
-}  // namespace runtime
-
 TEST(CollectiveOpsTest, DynamicRootCollectiveBroadcastIsAnErrorNotACrash) {
   // The second operand names the root; the result is one array for two operands, which the
   // one-output-per-operand handlers used to index past the end of.
@@ -468,10 +465,16 @@ ENTRY e {
   options.num_replicas = 2;
   std::vector<std::vector<Literal>> args;
   for (int64_t d = 0; d < 2; ++d) {
-    args.push_back({Array(PrimitiveType::kF32, {2, 1}, {1, 2}), Array(PrimitiveType::kF32, {1}, {0})});
+    std::vector<Literal> device_args;
+    device_args.push_back(Array(PrimitiveType::kF32, {2, 1}, {1, 2}));
+    device_args.push_back(Array(PrimitiveType::kF32, {1}, {0}));
+    args.push_back(std::move(device_args));
   }
   absl::StatusOr<std::vector<Literal>> results = RunOnDevices(*module, std::move(args), options);
   ASSERT_FALSE(results.ok());
   EXPECT_THAT(std::string(results.status().message()),
               HasSubstr("instruction %cb: expected one output per operand (2)"));
 }
+
+}  // namespace
+}  // namespace runtime
