@@ -441,9 +441,19 @@ absl::StatusOr<ReplicaGroups> ParseReplicaGroups(TextCursor& c) {
       } while (c.TryConsume(','));
       RETURN_IF_ERROR(c.Expect(')', "in iota replica groups"));
     }
+    // Device counts are bounded well below overflow (2^31 devices).
+    constexpr int64_t kMaxDevices = int64_t{1} << 31;
     int64_t product = 1;
-    for (int64_t d : iota.iota_reshape_dims) product *= d;
-    if (product != iota.num_replica_groups * iota.num_devices_per_group || product <= 0) {
+    for (int64_t d : iota.iota_reshape_dims) {
+      if (d <= 0 || product > kMaxDevices / d) {
+        return c.Error("iota replica groups: reshape dimensions must be positive and name at "
+                       "most 2^31 devices");
+      }
+      product *= d;
+    }
+    if (iota.num_replica_groups <= 0 || iota.num_devices_per_group <= 0 ||
+        iota.num_replica_groups > kMaxDevices / iota.num_devices_per_group ||
+        product != iota.num_replica_groups * iota.num_devices_per_group) {
       return c.Error("iota replica groups: the reshape dimensions must multiply to "
                      "groups x group size");
     }
