@@ -6,8 +6,9 @@
 #
 # Everything it writes lives under fuzz-out/ (gitignored): obj/ (objects, rebuilt when a source
 # or any hlo/ header is newer), corpus/ (seeds plus what the fuzzer finds), artifacts/
-# (crash-*, timeout-*, oom-* inputs), fuzz.log (the full libFuzzer output). The seed corpus is copied at run time and never
-# into the repository. Exit status: 0 if the run found nothing, 1 if it found a failing input.
+# (crash-*, timeout-*, oom-* inputs), fuzz.log (the full libFuzzer output). The seed corpus is
+# copied at run time, never into the repository. Exit status: 0 if the run found nothing, 1 if it
+# found a failing input.
 set -euo pipefail
 
 DURATION="${1:-600}"

@@ -61,6 +61,7 @@ class Parser {
   static constexpr int kMaxInlineDepth = 256;
   int inline_depth_ = 0;
   absl::flat_hash_set<std::string> module_names_;  // Instruction names of earlier computations.
+  absl::flat_hash_map<std::string, int64_t> next_suffix_;  // Next `.N` to try per base name.
 };
 
 void Parser::Record(const HloInstruction* instr, size_t offset) {
@@ -432,7 +433,10 @@ void Parser::UniquifyInstructionNames(HloComputation* computation) {
   for (const auto& instr : computation->instructions()) {
     std::string name = instr->name();
     if (module_names_.contains(name)) {
-      for (int64_t n = 1;; ++n) {
+      // Resume from the last suffix tried for this base name (linear, like XLA's NameUniquer).
+      int64_t& next = next_suffix_[instr->name()];
+      for (int64_t n = std::max<int64_t>(next, 1);; ++n) {
+        next = n + 1;
         std::string candidate = StrCat(instr->name(), ".", n);
         if (!module_names_.contains(candidate) && !instruction_names_.contains(candidate)) {
           name = std::move(candidate);

@@ -1,3 +1,6 @@
+// roundtrip_check FILE...: parses each HLO file, prints it, re-parses the print and prints
+// again, and reports files where the two prints differ (a quick local check of the text round
+// trip; ../shared/tools/conformance --suite parser is the full one, proto included).
 #include <fstream>
 #include <iostream>
 #include <sstream>
