@@ -84,6 +84,13 @@ TEST(SpmdRunTest, VerifiesOurOwnPartitioning) {
   EXPECT_THAT(r.output, HasSubstr("(partitioned) matches"));
 }
 
+TEST(SpmdRunTest, RefusesModulesBeyondTheWorkLimit) {
+  Outcome r = SpmdRun("--verify --passes partition,cleanup tests/testdata/huge_dot.hlo");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("tests/testdata/huge_dot.hlo: error: the module needs about "
+                                  "1100 GFLOP, above --max-gflop=500"));
+}
+
 TEST(SpmdRunTest, UsageErrorsExitTwo) {
   EXPECT_EQ(SpmdRun(std::string("--against ") + kSpmd + " " + kFull).code, 2);
   EXPECT_EQ(SpmdRun(std::string("--verify --partitioned ") + kFull).code, 2);

@@ -18,6 +18,7 @@
 // 0 success, 1 an input failed (parse, verification, run, mismatch), 2 usage error.
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <new>
@@ -54,6 +55,9 @@ struct Options {
   std::string outputs_dir;
   int repeat = 1;
   double collective_timeout = 60.0;
+  // Refuse modules whose estimated work or live memory exceed these (0: no limit).
+  double max_gflop = 500;
+  double max_memory_gib = 8;
 };
 
 // Prints `message` (one error line) and returns exit code 1: an input failed.
@@ -145,6 +149,30 @@ std::optional<ParsedModule> Partition(const Options& options,
     return std::nullopt;
   }
   return *std::move(parsed);
+}
+
+// A clear refusal instead of hours of simulation or an out-of-memory abort: the module's
+// estimated FLOPs and peak live bytes (hlo/analysis/module_stats) against the limits.
+std::optional<std::string> ExceedsLimits(const Options& options, const hlo::HloModule& module) {
+  const hlo::ModuleStats stats = hlo::ComputeModuleStats(module);
+  const double gflop = static_cast<double>(stats.flops) / 1e9;
+  const double gib = static_cast<double>(stats.peak_memory_bytes) / (1024.0 * 1024 * 1024);
+  char buf[256];
+  if (options.max_gflop > 0 && gflop > options.max_gflop) {
+    std::snprintf(buf, sizeof(buf),
+                  "the module needs about %.0f GFLOP, above --max-gflop=%.0f (the CPU executor "
+                  "simulates every device on this machine); raise the limit to run it anyway",
+                  gflop, options.max_gflop);
+    return std::string(buf);
+  }
+  if (options.max_memory_gib > 0 && gib > options.max_memory_gib) {
+    std::snprintf(buf, sizeof(buf),
+                  "the module's live values peak at about %.1f GiB, above --max-memory-gib=%.1f; "
+                  "raise the limit to run it anyway",
+                  gib, options.max_memory_gib);
+    return std::string(buf);
+  }
+  return std::nullopt;
 }
 
 // --num-partitions, else the first module's num_partitions, else (for an unpartitioned
@@ -274,6 +302,9 @@ int RunProgram(const Options& options, const std::vector<std::string>& passes) {
                                             ? Load(options.input, &error)
                                             : Partition(options, passes, &error);
   if (!program) return Fail(error);
+  if (std::optional<std::string> refusal = ExceedsLimits(options, *program->module)) {
+    return Fail(hlo::StrCat(options.input, ": error: ", *refusal));
+  }
   const hlo::HloModule& module = *program->module;
   runtime::MultiDeviceOptions devices;
   devices.num_partitions = ResolveDevices(options, module, nullptr);
@@ -306,6 +337,9 @@ int VerifyProgram(const Options& options, const std::vector<std::string>& passes
   std::string error;
   std::optional<ParsedModule> full = Load(options.input, &error, options.num_partitions);
   if (!full) return Fail(error);
+  if (std::optional<std::string> refusal = ExceedsLimits(options, *full->module)) {
+    return Fail(hlo::StrCat(options.input, ": error: ", *refusal));
+  }
   std::optional<ParsedModule> spmd = options.against.empty() ? Partition(options, passes, &error)
                                                               : Load(options.against, &error);
   if (!spmd) return Fail(error);
@@ -390,6 +424,11 @@ int main(int argc, char** argv) {
   app.add_option("--outputs", options.outputs_dir, "write results as .npy files into DIR");
   app.add_option("--repeat", options.repeat, "run K times, print the median wall time")
       ->check(CLI::PositiveNumber);
+  app.add_option("--max-gflop", options.max_gflop,
+                 "refuse modules needing more GFLOP than this (0: no limit; default 500)");
+  app.add_option("--max-memory-gib", options.max_memory_gib,
+                 "refuse modules whose live values peak above this many GiB (0: no limit; "
+                 "default 8)");
   app.add_option("--collective-timeout", options.collective_timeout,
                  "seconds a device waits for its peers at a collective (default 60)")
       ->check(CLI::PositiveNumber);
