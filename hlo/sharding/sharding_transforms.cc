@@ -194,7 +194,14 @@ absl::StatusOr<HloSharding> MergeTiled(const HloSharding& a, const HloSharding& 
   }
   const int64_t per_tile = num_devices / num_tiles;
   std::vector<std::vector<int64_t>> tiles(num_tiles);
-  for (const auto& [device, ia] : index_a) {
+  // Visit devices in increasing order: hash-map order varies between runs, and both the result's
+  // device order and the error message must not.
+  std::vector<int64_t> devices_a;
+  devices_a.reserve(index_a.size());
+  for (const auto& entry : index_a) devices_a.push_back(entry.first);
+  std::sort(devices_a.begin(), devices_a.end());
+  for (int64_t device : devices_a) {
+    const auto& ia = index_a.at(device);
     auto it = index_b.find(device);
     if (it == index_b.end())
       return MergeError(a, b, absl::StrCat("device ", device, " is only in one"));
