@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "hlo/strings.h"
+#include "runtime/cpu/ops/strided_copy.h"
 
 namespace runtime {
 namespace {
@@ -25,14 +26,6 @@ absl::Status CheckBox(const hlo::Shape& shape, absl::Span<const int64_t> offsets
     }
   }
   return absl::OkStatus();
-}
-
-std::vector<int64_t> Strides(const hlo::Shape& shape) {
-  std::vector<int64_t> strides(shape.rank(), 1);
-  for (int64_t i = shape.rank() - 2; i >= 0; --i) {
-    strides[i] = strides[i + 1] * shape.dimensions(i + 1);
-  }
-  return strides;
 }
 
 }  // namespace
@@ -67,8 +60,8 @@ absl::Status CopyBox(const hlo::Literal& src, absl::Span<const int64_t> src_offs
     --inner;
     run *= sizes[inner];
   }
-  const std::vector<int64_t> src_strides = Strides(ss);
-  const std::vector<int64_t> dst_strides = Strides(ds);
+  const std::vector<int64_t> src_strides = RowMajorByteStrides(ss.dimensions(), 1);
+  const std::vector<int64_t> dst_strides = RowMajorByteStrides(ds.dimensions(), 1);
   std::vector<int64_t> index(inner, 0);  // Odometer over dimensions [0, inner).
   while (true) {
     int64_t s = src_offsets[inner] * src_strides[inner];

@@ -43,10 +43,6 @@ absl::Status CheckSameElementType(const HloInstruction& instr, const Literal& op
   return absl::OkStatus();
 }
 
-std::vector<int64_t> ByteStrides(const Shape& shape) {
-  return RowMajorByteStrides(shape.dimensions(), hlo::ByteWidth(shape.element_type()));
-}
-
 // Transposes the row-major array `src` with `dims` so that result dimension i is source
 // dimension perm[i], writing the row-major result to `dst`.
 void PermutedCopy(const uint8_t* src, absl::Span<const int64_t> dims,
@@ -72,9 +68,9 @@ absl::StatusOr<Literal> HandleBroadcast(const HloInstruction& instr,
     return Invalid(hlo::StrCat("broadcast dimensions has ", dims.size(), " entries for operand ",
                                in.shape().ToString()));
   }
-  const std::vector<int64_t> in_strides = ByteStrides(in.shape());
+  const std::vector<int64_t> in_strides = RowMajorByteStrides(in.shape());
   StridedCopySpec spec{out_shape.dimensions(), std::vector<int64_t>(out_shape.rank(), 0),
-                       ByteStrides(out_shape)};
+                       RowMajorByteStrides(out_shape)};
   for (size_t i = 0; i < dims.size(); ++i) {
     const int64_t d = dims[i];
     const int64_t size = in.shape().dimensions(i);
@@ -198,7 +194,7 @@ absl::StatusOr<Literal> HandleReverse(const HloInstruction& instr,
     return Invalid(
         hlo::StrCat("result ", instr.shape().ToString(), " must equal operand ", shape.ToString()));
   }
-  StridedCopySpec spec{shape.dimensions(), ByteStrides(shape), ByteStrides(shape)};
+  StridedCopySpec spec{shape.dimensions(), RowMajorByteStrides(shape), RowMajorByteStrides(shape)};
   int64_t start = 0;
   for (int64_t d : instr.dimensions()) {
     if (d < 0 || d >= shape.rank()) {
@@ -228,7 +224,7 @@ absl::StatusOr<Literal> HandleConcatenate(const HloInstruction& instr,
     return Invalid(hlo::StrCat("concatenate dimension ", dim, " is out of range"));
   }
   // Bytes of one result row (everything from `dim` inward) and the number of rows.
-  const std::vector<int64_t> out_strides = ByteStrides(out_shape);
+  const std::vector<int64_t> out_strides = RowMajorByteStrides(out_shape);
   const int64_t out_row = out_shape.dimensions(dim) * out_strides[dim];
   int64_t rows = 1;
   for (int64_t d = 0; d < dim; ++d) rows *= out_shape.dimensions(d);

@@ -33,10 +33,6 @@ using hlo::Shape;
 
 absl::Status Invalid(std::string message) { return absl::InvalidArgumentError(message); }
 
-std::vector<int64_t> ByteStrides(const Shape& shape) {
-  return RowMajorByteStrides(shape.dimensions(), hlo::ByteWidth(shape.element_type()));
-}
-
 absl::Status CheckResultType(const HloInstruction& instr, const Literal& operand) {
   if (!instr.shape().IsArray() || instr.shape().rank() != operand.shape().rank() ||
       instr.shape().element_type() != operand.shape().element_type()) {
@@ -58,8 +54,8 @@ absl::StatusOr<Literal> HandleSlice(const HloInstruction& instr,
     return Invalid(
         hlo::StrCat("slice has ", slices.size(), " ranges for operand ", in.shape().ToString()));
   }
-  const std::vector<int64_t> in_strides = ByteStrides(in.shape());
-  StridedCopySpec spec{out_shape.dimensions(), in_strides, ByteStrides(out_shape)};
+  const std::vector<int64_t> in_strides = RowMajorByteStrides(in.shape());
+  StridedCopySpec spec{out_shape.dimensions(), in_strides, RowMajorByteStrides(out_shape)};
   int64_t offset = 0;
   for (size_t d = 0; d < slices.size(); ++d) {
     const hlo::SliceDimension& s = slices[d];
@@ -143,11 +139,11 @@ absl::StatusOr<Literal> HandleDynamicSlice(const HloInstruction& instr,
   }
   ASSIGN_OR_RETURN(std::vector<int64_t> starts,
                    ClampedStarts(operands, 1, in.shape(), out_shape.dimensions()));
-  const std::vector<int64_t> in_strides = ByteStrides(in.shape());
+  const std::vector<int64_t> in_strides = RowMajorByteStrides(in.shape());
   Literal out(out_shape);
   if (out.data().empty()) return out;
   StridedCopy(in.data().data() + Dot(starts, in_strides), out.mutable_data()->data(),
-              {out_shape.dimensions(), in_strides, ByteStrides(out_shape)},
+              {out_shape.dimensions(), in_strides, RowMajorByteStrides(out_shape)},
               hlo::ByteWidth(out_shape.element_type()));
   return out;
 }
@@ -167,12 +163,12 @@ absl::StatusOr<Literal> HandleDynamicUpdateSlice(const HloInstruction& instr,
   }
   ASSIGN_OR_RETURN(std::vector<int64_t> starts,
                    ClampedStarts(operands, 2, in.shape(), update.shape().dimensions()));
-  const std::vector<int64_t> out_strides = ByteStrides(in.shape());
+  const std::vector<int64_t> out_strides = RowMajorByteStrides(in.shape());
   Literal out(instr.shape());
   *out.mutable_data() = in.data();
   if (update.data().empty()) return out;
   StridedCopy(update.data().data(), out.mutable_data()->data() + Dot(starts, out_strides),
-              {update.shape().dimensions(), ByteStrides(update.shape()), out_strides},
+              {update.shape().dimensions(), RowMajorByteStrides(update.shape()), out_strides},
               hlo::ByteWidth(in.shape().element_type()));
   return out;
 }
@@ -209,8 +205,8 @@ absl::StatusOr<Literal> HandlePad(const HloInstruction& instr,
         "pad needs a scalar padding value of the operand's type and one padding "
         "entry per dimension");
   }
-  const std::vector<int64_t> in_strides = ByteStrides(in.shape());
-  const std::vector<int64_t> out_strides = ByteStrides(out_shape);
+  const std::vector<int64_t> in_strides = RowMajorByteStrides(in.shape());
+  const std::vector<int64_t> out_strides = RowMajorByteStrides(out_shape);
   StridedCopySpec spec{std::vector<int64_t>(rank), in_strides, out_strides};
   int64_t src_offset = 0, dst_offset = 0;
   bool empty = false;

@@ -169,6 +169,10 @@ std::vector<int64_t> RowMajorByteStrides(absl::Span<const int64_t> dims, int64_t
   return strides;
 }
 
+std::vector<int64_t> RowMajorByteStrides(const hlo::Shape& shape) {
+  return RowMajorByteStrides(shape.dimensions(), hlo::ByteWidth(shape.element_type()));
+}
+
 void FillElements(uint8_t* dst, int64_t count, const uint8_t* value, int64_t element_bytes) {
   if (count <= 0) return;
   std::memcpy(dst, value, element_bytes);

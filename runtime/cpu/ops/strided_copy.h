@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/types/span.h"
+#include "hlo/ir/shape.h"
 
 namespace runtime {
 
@@ -33,6 +34,8 @@ void StridedCopy(const uint8_t* src, uint8_t* dst, const StridedCopySpec& spec,
 
 // Byte strides of a dense row-major array with `dims` and `element_bytes`-sized elements.
 std::vector<int64_t> RowMajorByteStrides(absl::Span<const int64_t> dims, int64_t element_bytes);
+// The same for an array `shape` (its element type's ByteWidth).
+std::vector<int64_t> RowMajorByteStrides(const hlo::Shape& shape);
 
 // Fills `count` elements at `dst` with copies of the `element_bytes` bytes at `value`.
 void FillElements(uint8_t* dst, int64_t count, const uint8_t* value, int64_t element_bytes);
