@@ -21,6 +21,11 @@ struct DriverOptions {
   std::optional<int64_t> num_partitions;
   EmitFormat emit = EmitFormat::kText;
   std::string dump_dir;  // Empty: no dumps.
+  // Cost model and dot-strategy controls (issue 6). Empty/negative = the defaults.
+  std::string device_model;           // --device-model NAME|FILE.
+  std::string dot_strategy;           // --dot-strategy NAME: force one dot strategy (tests).
+  bool disable_windowed_einsum = false;        // --no-windowed-einsum.
+  int64_t windowed_einsum_threshold_bytes = -1;  // --windowed-einsum-threshold BYTES.
 };
 
 struct DriverResult {
