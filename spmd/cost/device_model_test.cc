@@ -1,0 +1,86 @@
+#include "spmd/cost/device_model.h"
+
+#include "gtest/gtest.h"
+#include "spmd/cost/json_value.h"
+
+namespace spmd {
+namespace {
+
+TEST(JsonTest, ParsesNestedValues) {
+  absl::StatusOr<JsonValue> v =
+      ParseJson(R"({"a": [1, 2.5e3, true, false, null], "b": {"c": "x\ny\u0041"}})");
+  ASSERT_TRUE(v.ok()) << v.status();
+  ASSERT_EQ(v->Find("a")->array.size(), 5u);
+  EXPECT_EQ(v->Find("a")->array[1].number, 2500);
+  EXPECT_TRUE(v->Find("a")->array[2].boolean);
+  EXPECT_FALSE(v->Find("a")->array[3].boolean);
+  EXPECT_EQ(v->Find("b")->Find("c")->string, "x\nyA");
+  EXPECT_EQ(v->Find("missing"), nullptr);
+}
+
+TEST(JsonTest, ErrorsNameLineAndColumn) {
+  absl::StatusOr<JsonValue> v = ParseJson("{\n  \"a\": tru }");
+  ASSERT_FALSE(v.ok());
+  EXPECT_NE(std::string(v.status().message()).find("2:8"), std::string::npos)
+      << v.status().message();
+  EXPECT_FALSE(ParseJson("[1, 2").ok());
+  EXPECT_FALSE(ParseJson("{} x").ok());
+  EXPECT_FALSE(ParseJson(std::string(1000, '[')).ok());  // Too deep, not a stack overflow.
+}
+
+TEST(DeviceModelTest, BuiltinsExistAndDiffer) {
+  for (const std::string& name : BuiltinDeviceModelNames()) {
+    absl::StatusOr<DeviceModel> m = DeviceModelByName(name);
+    ASSERT_TRUE(m.ok()) << name;
+    EXPECT_FALSE(m->levels.empty());
+    EXPECT_GT(m->memory_bytes, 0);
+  }
+  EXPECT_FALSE(DeviceModelByName("abacus").ok());
+  absl::StatusOr<DeviceModel> h100 = DeviceModelByName("h100-nvlink");
+  ASSERT_TRUE(h100.ok());
+  // bf16 runs on tensor cores: faster than f32.
+  EXPECT_LT(h100->ComputeTimeUs(1e12, hlo::PrimitiveType::kBF16),
+            h100->ComputeTimeUs(1e12, hlo::PrimitiveType::kF32));
+}
+
+TEST(DeviceModelTest, LevelsSelectedByGroupMembership) {
+  absl::StatusOr<DeviceModel> m = DeviceModelByName("h100-nvlink");
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(m->LevelFor({0, 1, 7}).name, "nvlink");
+  EXPECT_EQ(m->LevelFor({8, 15}).name, "nvlink");
+  EXPECT_EQ(m->LevelFor({7, 8}).name, "infiniband");
+  // The slowest group decides.
+  EXPECT_EQ(m->LinkFor({{0, 1}, {6, 9}}).bandwidth_bytes_per_us,
+            m->levels[1].link.bandwidth_bytes_per_us);
+  EXPECT_EQ(m->LinkFor({{0, 1}, {8, 9}}).bandwidth_bytes_per_us,
+            m->levels[0].link.bandwidth_bytes_per_us);
+}
+
+TEST(DeviceModelTest, ParsesJson) {
+  absl::StatusOr<DeviceModel> m = ParseDeviceModelJson(R"({
+    "name": "lab", "flops_per_second": {"f32": 2e12}, "memory_bytes": 1e9,
+    "levels": [{"name": "pcie", "devices_per_group": 4, "latency_us": 10, "bandwidth_gbps": 20},
+               {"name": "eth", "latency_us": 50, "bandwidth_gbps": 1}]})");
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(m->name, "lab");
+  EXPECT_DOUBLE_EQ(m->f32_flops_per_us, 2e6);
+  EXPECT_DOUBLE_EQ(m->bf16_flops_per_us, 2e6);  // Defaults to the f32 rate.
+  EXPECT_DOUBLE_EQ(m->ComputeTimeUs(2e6, hlo::PrimitiveType::kF32), 1.0);
+  ASSERT_EQ(m->levels.size(), 2u);
+  EXPECT_DOUBLE_EQ(m->levels[0].link.bandwidth_bytes_per_us, 2e4);
+  EXPECT_EQ(m->LevelFor({3, 4}).name, "eth");
+}
+
+TEST(DeviceModelTest, RejectsBadJson) {
+  EXPECT_FALSE(ParseDeviceModelJson("[]").ok());
+  EXPECT_FALSE(ParseDeviceModelJson(R"({"memory_bytes": 1, "levels": []})").ok());
+  absl::StatusOr<DeviceModel> m = ParseDeviceModelJson(
+      R"({"flops_per_second": {"f32": 1e12}, "memory_bytes": 1,
+          "levels": [{"latency_us": 1, "bandwidth_gbps": 0}]})");
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(std::string(m.status().message()).find("bandwidth_gbps"), std::string::npos);
+  EXPECT_FALSE(LoadDeviceModel("/nonexistent/model.json").ok());
+}
+
+}  // namespace
+}  // namespace spmd
