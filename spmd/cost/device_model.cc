@@ -142,6 +142,8 @@ std::string DeviceModel::Describe() const {
   return out.str();
 }
 
+DeviceModel DefaultDeviceModel() { return Builtins().front(); }
+
 std::vector<std::string> BuiltinDeviceModelNames() {
   std::vector<std::string> names;
   for (const DeviceModel& m : Builtins()) names.push_back(m.name);
@@ -199,7 +201,7 @@ absl::StatusOr<DeviceModel> ParseDeviceModelJson(std::string_view json) {
 }
 
 absl::StatusOr<DeviceModel> LoadDeviceModel(std::string_view spec) {
-  if (spec.empty()) return DeviceModelByName("h100-nvlink");
+  if (spec.empty()) return DefaultDeviceModel();
   if (spec.find('/') == std::string_view::npos && spec.find(".json") == std::string_view::npos) {
     return DeviceModelByName(spec);
   }

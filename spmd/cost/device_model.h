@@ -54,6 +54,8 @@ struct DeviceModel {
   std::string Describe() const;
 };
 
+// The default model (h100-nvlink).
+DeviceModel DefaultDeviceModel();
 // The names DeviceModelByName knows.
 std::vector<std::string> BuiltinDeviceModelNames();
 // A built-in model; NotFound (listing the names) for an unknown one.

@@ -16,6 +16,7 @@
 #include "absl/status/statusor.h"
 #include "hlo/ir/hlo_computation.h"
 #include "hlo/ir/hlo_module.h"
+#include "spmd/partitioner/partitioner_options.h"
 #include "spmd/reshard/reshard_emitter.h"
 #include "spmd/reshard/reshard_planner.h"
 
@@ -36,17 +37,27 @@ struct PartitionLog {
 class PartitionContext {
  public:
   PartitionContext(hlo::HloComputation* output, int64_t num_devices, ReshardPlanner* planner,
-                   ChannelIdAllocator* channel_ids, PartitionLog* log)
+                   ChannelIdAllocator* channel_ids, PartitionLog* log,
+                   const PartitionerOptions* options)
       : output_(output),
         num_devices_(num_devices),
         planner_(planner),
         channel_ids_(channel_ids),
         log_(log),
+        options_(options),
         emitter_(output, channel_ids) {}
 
   int64_t num_devices() const { return num_devices_; }
   hlo::HloComputation* output() const { return output_; }
   ChannelIdAllocator& channel_ids() { return *channel_ids_; }
+  ReshardPlanner& planner() { return *planner_; }
+  const PartitionerOptions& options() const { return *options_; }
+  PartitionLog& log() { return *log_; }
+  // The scalar add computation for `type` (created once per module), for all-reduce and
+  // reduce-scatter of sums.
+  absl::StatusOr<hlo::HloComputation*> AddReducer(hlo::PrimitiveType type) {
+    return emitter_.AddReducer(type);
+  }
 
   // The partitioned form of an already partitioned original instruction.
   absl::StatusOr<const PartitionedValue*> Get(const hlo::HloInstruction* original) const;
@@ -93,6 +104,7 @@ class PartitionContext {
   ReshardPlanner* planner_;
   ChannelIdAllocator* channel_ids_;
   PartitionLog* log_;
+  const PartitionerOptions* options_;
   // One emitter for the whole computation: unique names and one partition-id.
   ReshardEmitter emitter_;
   absl::flat_hash_map<const hlo::HloInstruction*, PartitionedValue> values_;

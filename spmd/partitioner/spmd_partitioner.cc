@@ -54,11 +54,11 @@ absl::StatusOr<bool> SpmdPartitioner::RunImpl(hlo::HloModule* module) {
   const int64_t num_devices = module->config().num_partitions;
   HloComputation* entry = module->entry_computation();
   if (entry == nullptr) return absl::InvalidArgumentError("module has no entry computation");
-  ReshardPlanner planner;
+  ReshardPlanner planner(options_.device_model.levels.front().link);
   ChannelIdAllocator channel_ids = ChannelIdAllocator::ForModule(*module);
   // The new entry joins the module first: reshards may add reducer computations to it.
   HloComputation* output = module->AddComputation(std::make_unique<HloComputation>(entry->name()));
-  PartitionContext ctx(output, num_devices, &planner, &channel_ids, &log_);
+  PartitionContext ctx(output, num_devices, &planner, &channel_ids, &log_, &options_);
   for (HloInstruction* instr : entry->MakeInstructionPostOrder()) {
     const HloSharding sharding = ShardingOf(*instr);
     RETURN_IF_ERROR(CheckShardingFits(*instr, sharding, num_devices));

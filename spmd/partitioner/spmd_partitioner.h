@@ -14,11 +14,13 @@
 
 #include "hlo/pass/hlo_pass_interface.h"
 #include "spmd/partitioner/partition_context.h"
+#include "spmd/partitioner/partitioner_options.h"
 
 namespace spmd {
 
 class SpmdPartitioner : public hlo::HloModulePass {
  public:
+  explicit SpmdPartitioner(PartitionerOptions options = {}) : options_(std::move(options)) {}
   std::string_view name() const override { return "partition"; }
   // Decisions and counters of the last run (for --explain and statistics).
   const PartitionLog& log() const { return log_; }
@@ -27,6 +29,7 @@ class SpmdPartitioner : public hlo::HloModulePass {
   absl::StatusOr<bool> RunImpl(hlo::HloModule* module) override;
 
  private:
+  PartitionerOptions options_;
   PartitionLog log_;
 };
 

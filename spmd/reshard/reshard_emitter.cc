@@ -41,17 +41,6 @@ using hlo::HloSharding;
 using hlo::PrimitiveType;
 using hlo::Shape;
 
-// What one step needs: the plan step, the value before it, and the shardings around it.
-struct ReshardEmitter::StepContext {
-  const ReshardStep& step;
-  HloInstruction* value;
-  const HloSharding& before;
-  const Shape& base_shape;
-  int64_t num_devices;
-  // The padded per-device dims after the step.
-  std::vector<int64_t> after_dims;
-};
-
 namespace {
 
 // A `like`-typed array of `dims`, with the default layout when `like` has a layout (as in
@@ -141,7 +130,7 @@ HloInstruction* ReshardEmitter::SliceTo(HloInstruction* value, const std::vector
   return slice;
 }
 
-absl::StatusOr<hlo::HloComputation*> ReshardEmitter::AddComputation(PrimitiveType type) {
+absl::StatusOr<hlo::HloComputation*> ReshardEmitter::AddReducer(PrimitiveType type) {
   auto it = add_computations_.find(type);
   if (it != add_computations_.end()) return it->second;
   hlo::HloModule* module = computation_->parent();
@@ -213,6 +202,8 @@ absl::StatusOr<HloInstruction*> ReshardEmitter::EmitStep(const StepContext& cont
       return EmitScatter(context);
     case ReshardStepKind::kRelabel:
       return context.value;
+    case ReshardStepKind::kExchange:
+      return EmitExchange(context);
     case ReshardStepKind::kCollectivePermute: {
       HloInstruction* permute =
           Add(HloOpcode::kCollectivePermute, context.value->shape(), {context.value});
@@ -320,7 +311,7 @@ absl::StatusOr<HloInstruction*> ReshardEmitter::EmitBroadcast(const StepContext&
   RET_CHECK(context.before.kind() == HloSharding::Kind::kMaximal);
   const Shape& like = context.value->shape();
   const PrimitiveType type = like.element_type();
-  ASSIGN_OR_RETURN(hlo::HloComputation * add, AddComputation(type));
+  ASSIGN_OR_RETURN(hlo::HloComputation * add, AddReducer(type));
   HloInstruction* owner = ScalarConstant(PrimitiveType::kU32, context.before.maximal_device());
   HloInstruction* is_owner =
       Add(HloOpcode::kCompare, Shape::Array(PrimitiveType::kPred, {}), {PartitionId(), owner});

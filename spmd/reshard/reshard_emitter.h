@@ -54,8 +54,19 @@ class ReshardEmitter {
   absl::StatusOr<hlo::HloInstruction*> Emit(hlo::HloInstruction* value,
                                             const hlo::Shape& base_shape, const ReshardPlan& plan);
 
+  // The scalar add computation for `type`, added to the computation's module once.
+  absl::StatusOr<hlo::HloComputation*> AddReducer(hlo::PrimitiveType type);
+
  private:
-  struct StepContext;
+  // One step being emitted: the value before it and where it must end up.
+  struct StepContext {
+    const ReshardStep& step;
+    hlo::HloInstruction* value;
+    const hlo::HloSharding& before;
+    const hlo::Shape& base_shape;
+    int64_t num_devices;
+    std::vector<int64_t> after_dims;  // The padded per-device dims after the step.
+  };
 
   hlo::HloInstruction* Add(hlo::HloOpcode opcode, hlo::Shape shape,
                            std::vector<hlo::HloInstruction*> operands);
@@ -65,7 +76,6 @@ class ReshardEmitter {
   hlo::HloInstruction* PerDeviceOffset(const std::vector<int64_t>& table);
   hlo::HloInstruction* PadHigh(hlo::HloInstruction* value, const std::vector<int64_t>& dims);
   hlo::HloInstruction* SliceTo(hlo::HloInstruction* value, const std::vector<int64_t>& dims);
-  absl::StatusOr<hlo::HloComputation*> AddComputation(hlo::PrimitiveType type);
 
   absl::StatusOr<hlo::HloInstruction*> EmitStep(const StepContext& context);
   absl::StatusOr<hlo::HloInstruction*> EmitAllGather(const StepContext& context);
@@ -73,6 +83,11 @@ class ReshardEmitter {
   absl::StatusOr<hlo::HloInstruction*> EmitDynamicSlice(const StepContext& context);
   absl::StatusOr<hlo::HloInstruction*> EmitBroadcast(const StepContext& context);
   absl::StatusOr<hlo::HloInstruction*> EmitScatter(const StepContext& context);
+  // Defined in reshard_emit_exchange.cc.
+  absl::StatusOr<hlo::HloInstruction*> EmitExchange(const StepContext& context);
+  // Per-dim s32 start scalars from per-device offsets `offsets[device][dim]`.
+  std::vector<hlo::HloInstruction*> DeviceStarts(const std::vector<std::vector<int64_t>>& offsets,
+                                                 int64_t rank);
 
   hlo::HloComputation* computation_;
   ChannelIdAllocator* channel_ids_;

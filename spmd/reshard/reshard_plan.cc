@@ -61,6 +61,8 @@ std::string_view ReshardStepKindName(ReshardStepKind kind) {
       return "relabel";
     case ReshardStepKind::kScatter:
       return "scatter";
+    case ReshardStepKind::kExchange:
+      return "exchange";
   }
   return "unknown";
 }

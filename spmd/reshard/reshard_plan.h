@@ -35,10 +35,14 @@ enum class ReshardStepKind {
   // Maximal -> tiled: one all-to-all over all devices (`replica_groups`, ordered as the
   // target's device list) in which every device keeps only the chunk the owner sent it.
   kScatter,
+  // Tiled -> tiled directly: each device receives exactly the cells of its new region it
+  // lacks, by rounds of collective-permutes (reshard_exchange.h). `dimensions` is empty; the
+  // schedule follows from the shardings before and after.
+  kExchange,
 };
 
 // "all-gather", "dynamic-slice", "all-to-all", "collective-permute", "broadcast", "relabel",
-// "scatter".
+// "scatter", "exchange".
 std::string_view ReshardStepKindName(ReshardStepKind kind);
 
 struct ReshardStep {

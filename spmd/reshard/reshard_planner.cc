@@ -18,6 +18,7 @@
 #include "absl/status/status.h"
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
+#include "spmd/reshard/reshard_exchange.h"
 #include "spmd/reshard/reshard_search.h"
 #include "spmd/reshard/reshard_state.h"
 
@@ -125,6 +126,36 @@ absl::StatusOr<ShardedHops> FromMaximal(const HloSharding& source, const HloShar
   return hops;
 }
 
+// The direct exchange from `from` to `to` as one hop, when the cells divide evenly.
+std::optional<SearchHop> ExchangeHop(const TileState& from, const TileState& to,
+                                     const StepCoster& coster, const LinkModel& link) {
+  if (from == to) return std::nullopt;
+  absl::StatusOr<ExchangeSchedule> schedule = PlanExchange(from, to, coster.shape_dims());
+  if (!schedule.ok() || schedule->permute_rounds.empty()) return std::nullopt;
+  int64_t cell_bytes = coster.FullBytes();
+  for (size_t d = 0; d < schedule->cell_dims.size(); ++d) {
+    cell_bytes = cell_bytes / coster.shape_dims()[d] * schedule->cell_dims[d];
+  }
+  SearchEdge edge;
+  edge.kind = ReshardStepKind::kExchange;
+  edge.bytes = schedule->max_cells_received * cell_bytes;
+  edge.cost_us = static_cast<double>(schedule->permute_rounds.size()) *
+                 EstimateCollective(CollectiveKind::kCollectivePermute, cell_bytes, 2, link).time_us;
+  return SearchHop{std::move(edge), to};
+}
+
+double HopsCost(const std::vector<SearchHop>& hops) {
+  double cost = 0;
+  for (const SearchHop& hop : hops) cost += hop.edge.cost_us;
+  return cost;
+}
+
+int64_t HopsBytes(const std::vector<SearchHop>& hops) {
+  int64_t bytes = 0;
+  for (const SearchHop& hop : hops) bytes += hop.edge.bytes;
+  return bytes;
+}
+
 }  // namespace
 
 absl::StatusOr<ReshardPlan> PlanReshard(const hlo::Shape& shape, const HloSharding& source,
@@ -145,7 +176,16 @@ absl::StatusOr<ReshardPlan> PlanReshard(const hlo::Shape& shape, const HloShardi
   if (!to_maximal) {
     ASSIGN_OR_RETURN(to, TileState::FromSharding(target, rank, num_devices));
   }
-  RETURN_IF_ERROR(AppendHops(CheapestPath(from, to, coster), hops));
+  std::vector<SearchHop> path = CheapestPath(from, to, coster);
+  // The direct exchange replaces the path when strictly cheaper (then fewer bytes).
+  if (std::optional<SearchHop> exchange = ExchangeHop(from, to, coster, link)) {
+    const double path_cost = HopsCost(path);
+    if (exchange->edge.cost_us < path_cost ||
+        (exchange->edge.cost_us == path_cost && exchange->edge.bytes < HopsBytes(path))) {
+      path = {*std::move(exchange)};
+    }
+  }
+  RETURN_IF_ERROR(AppendHops(std::move(path), hops));
   if (to_maximal) hops.emplace_back(SearchEdge{}, target);  // A free relabel.
   return Assemble(shape, source, target, num_devices, std::move(hops));
 }

@@ -63,15 +63,26 @@ int64_t LowerBoundBytes(const Shape& shape, const HloSharding& from, const HloSh
 // collective-permute of the f32[4,12] shard (192 B). Permute first, then all-to-all, costs the
 // same and loses the tie (the search settles the all-to-all side first). XLA does the same
 // pair of collectives (ReshardWithAllToAll, then a collective-permute).
-TEST(ReshardPlannerTest, IotaToTransposedIotaIsOneAllToAllAndOnePermute) {
+// The best path through the search (an all-to-all to [4,2]<=[2,2,2]T(0,2,1), then a permute
+// of whole shards) moves 288 bytes; the direct exchange moves only the 4x6 cells each device
+// lacks: at most two, 192 bytes, in two rounds.
+TEST(ReshardPlannerTest, IotaToTransposedIotaIsADirectExchange) {
   ReshardPlan plan = Plan("{devices=[2,4]<=[8]}", "{devices=[4,2]<=[2,4]T(1,0)}");
-  EXPECT_EQ(Kinds(plan), (Kinds_{"all-to-all", "collective-permute"})) << plan.Explain();
-  EXPECT_EQ(plan.bytes_received_per_device, 288);
-  EXPECT_EQ(plan.steps[0].sharding, S("{devices=[4,2]<=[2,2,2]T(0,2,1)}"));
-  EXPECT_EQ(plan.steps[0].dimensions, (std::vector<int64_t>{1, 0}));
-  EXPECT_EQ(plan.steps[0].bytes_received, 96);
-  EXPECT_EQ(plan.steps[1].bytes_received, 192);
+  EXPECT_EQ(Kinds(plan), (Kinds_{"exchange"})) << plan.Explain();
+  EXPECT_EQ(plan.bytes_received_per_device, 192);
   EXPECT_FALSE(plan.full_rematerialization);
+}
+
+// openxla/xla#4062's result reshard: [4,2] -> [2,4] of f32[8192,8192]. Some device holds none
+// of its new 4096x2048 region, so 32 MiB is the least any plan can deliver to it; two
+// all-to-alls would deliver 40 MiB.
+TEST(ReshardPlannerTest, Issue4062ResultReshardReceivesOneTile) {
+  absl::StatusOr<ReshardPlan> plan =
+      PlanReshard(hlo::Shape::Array(hlo::PrimitiveType::kF32, {8192, 8192}),
+                  S("{devices=[4,2]<=[8]}"), S("{devices=[2,4]<=[8]}"), 8, LinkModel());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(Kinds(*plan), (Kinds_{"exchange"})) << plan->Explain();
+  EXPECT_EQ(plan->bytes_received_per_device, 32LL << 20);
 }
 
 TEST(ReshardPlannerTest, ReplicatingTheColumnsIsOneAllGather) {

@@ -242,6 +242,27 @@ absl::StatusOr<SimArray> EvalLocal(const HloInstruction& instr, int64_t device,
       }
       return Window(a, start, attrs.dynamic_slice_sizes, std::vector<int64_t>(start.size(), 1));
     }
+    case HloOpcode::kDynamicUpdateSlice: {
+      SimArray out = operand(0);
+      const SimArray& update = operand(1);
+      const int64_t rank = static_cast<int64_t>(out.dims.size());
+      std::vector<int64_t> start(rank);
+      for (int64_t i = 0; i < rank; ++i) {
+        const int64_t s = static_cast<int64_t>(operand(i + 2).data[0]);
+        start[i] = std::clamp<int64_t>(s, 0, out.dims[i] - update.dims[i]);
+      }
+      std::vector<int64_t> index(rank, 0);
+      for (size_t k = 0; k < update.data.size(); ++k) {
+        int64_t linear = 0;
+        for (int64_t i = 0; i < rank; ++i) linear = linear * out.dims[i] + start[i] + index[i];
+        out.data[linear] = update.data[k];
+        for (int64_t i = rank - 1; i >= 0; --i) {
+          if (++index[i] < update.dims[i]) break;
+          index[i] = 0;
+        }
+      }
+      return out;
+    }
     case HloOpcode::kCompare:
     case HloOpcode::kAdd: {
       SimArray out = operand(0);

@@ -4,7 +4,8 @@
 // ReplicaGroups::Expanded). Values are held as doubles, which is exact for f32 data and the
 // integer offsets the emitter produces.
 //
-// Supported: parameter, constant, partition-id, dynamic-slice (XLA clamping), slice, pad
+// Supported: parameter, constant, partition-id, dynamic-slice and dynamic-update-slice (XLA
+// clamping), slice, pad
 // (non-negative edges, interior), reshape, transpose, broadcast, compare, select, add,
 // all-gather, all-to-all (array form), collective-permute, all-reduce (sum). Anything else is
 // an Unimplemented error naming the instruction.

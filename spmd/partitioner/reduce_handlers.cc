@@ -1,5 +1,3 @@
-// Reduce and dot.
-//
 // Reduce: the operand stays in its current tiling. Reduced dimensions that are split produce
 // partial results per device: padding is first masked with the init value, then the partials
 // are combined by an all-reduce over the devices that differ only in those dimensions, when the
@@ -9,10 +7,6 @@
 //   %r = f32[8] reduce(f32[8,16] %x, %zero), dimensions={1}, to_apply=%add   (x tiled [2,4])
 //   -> %p = f32[4] reduce(%x.masked, %zero), dimensions={1}
 //      %r.spmd = f32[4] all-reduce(%p), replica_groups=[2,4]<=[8], to_apply=%add
-//
-// Dot: each operand is asked for in the sharding that makes the local dot produce the result's
-// tiling (batch and free dimensions tiled like the result, contracting dimensions whole). The
-// cost-aware choice among strategies is spmd/dot's job (a later stage).
 #include <numeric>
 
 #include "hlo/sharding/device_groups.h"
@@ -109,50 +103,8 @@ absl::Status HandleReduce(const HloInstruction& original, const HloSharding& sha
   return absl::OkStatus();
 }
 
-absl::Status HandleDot(const HloInstruction& original, const HloSharding& sharding,
-                       PartitionContext& ctx) {
-  if (!original.shape().IsArray() || !sharding.IsTiled() || !sharding.subgroup_types().empty() ||
-      !original.attrs().dot_dimension_numbers) {
-    return HandleReplicated(original, sharding, ctx);
-  }
-  const hlo::DotDimensionNumbers& dn = *original.attrs().dot_dimension_numbers;
-  // Result dims: batch..., lhs free..., rhs free...
-  auto map_operand = [&](const Shape& shape, const std::vector<int64_t>& batch,
-                         const std::vector<int64_t>& contracting, int64_t free_start) {
-    std::vector<int64_t> dim_map(shape.rank(), -1);
-    for (size_t i = 0; i < batch.size(); ++i) dim_map[batch[i]] = static_cast<int64_t>(i);
-    int64_t next = free_start;
-    for (int64_t d = 0; d < shape.rank(); ++d) {
-      bool special = std::find(batch.begin(), batch.end(), d) != batch.end() ||
-                     std::find(contracting.begin(), contracting.end(), d) != contracting.end();
-      if (!special) dim_map[d] = next++;
-    }
-    return dim_map;
-  };
-  const Shape& lhs_shape = original.operand(0)->shape();
-  const Shape& rhs_shape = original.operand(1)->shape();
-  const int64_t batch = static_cast<int64_t>(dn.lhs_batch_dimensions.size());
-  const int64_t lhs_free = lhs_shape.rank() - batch - dn.lhs_contracting_dimensions.size();
-  std::vector<int64_t> lhs_map =
-      map_operand(lhs_shape, dn.lhs_batch_dimensions, dn.lhs_contracting_dimensions, batch);
-  std::vector<int64_t> rhs_map = map_operand(rhs_shape, dn.rhs_batch_dimensions,
-                                             dn.rhs_contracting_dimensions, batch + lhs_free);
-  const int64_t rank = original.shape().rank();
-  absl::StatusOr<HloSharding> lhs_sharding = OperandShardingFromResult(sharding, rank, lhs_map);
-  absl::StatusOr<HloSharding> rhs_sharding = OperandShardingFromResult(sharding, rank, rhs_map);
-  if (!lhs_sharding.ok() || !rhs_sharding.ok()) return HandleReplicated(original, sharding, ctx);
-  ASSIGN_OR_RETURN(HloInstruction * lhs, ctx.GetInSharding(original.operand(0), *lhs_sharding));
-  ASSIGN_OR_RETURN(HloInstruction * rhs, ctx.GetInSharding(original.operand(1), *rhs_sharding));
-  ASSIGN_OR_RETURN(Shape local, LocalShape(sharding, original.shape()));
-  ctx.Set(&original, {CloneWithOperands(original, local, {lhs, rhs}, ctx), sharding,
-                      original.shape()});
-  return absl::OkStatus();
-}
-
 }  // namespace
 
 void RegisterReduceHandlers(HandlerTable& table) { table[HloOpcode::kReduce] = &HandleReduce; }
-
-void RegisterDotHandlers(HandlerTable& table) { table[HloOpcode::kDot] = &HandleDot; }
 
 }  // namespace spmd

@@ -1,0 +1,387 @@
+// Candidate enumeration, costing and choice for one dot (see dot_strategy.h).
+#include "spmd/dot/dot_strategy.h"
+
+#include <algorithm>
+#include <cmath>
+#include <iomanip>
+#include <sstream>
+
+#include "hlo/sharding/shard_geometry.h"
+#include "hlo/sharding/sharding_transforms.h"
+#include "hlo/status_macros.h"
+#include "hlo/strings.h"
+#include "spmd/dot/dot_windowed.h"
+
+namespace spmd {
+namespace {
+
+using hlo::HloSharding;
+using hlo::Shape;
+using hlo::TileAssignment;
+
+struct SpaceTiling {
+  std::string family;
+  HloSharding space;
+};
+
+// The space tilings worth costing, in a fixed order (ties go to the earlier).
+std::vector<SpaceTiling> SpaceTilings(const DotProblem& p) {
+  const DotSpace& s = p.space;
+  absl::StatusOr<HloSharding> lhs = s.Lift(p.lhs_current, s.lhs_to_space());
+  absl::StatusOr<HloSharding> rhs = s.Lift(p.rhs_current, s.rhs_to_space());
+  absl::StatusOr<HloSharding> result = s.Lift(p.wanted, s.result_to_space());
+  std::vector<SpaceTiling> out;
+  auto add = [&](std::string family, absl::StatusOr<HloSharding> space) {
+    if (space.ok()) out.push_back({std::move(family), *std::move(space)});
+  };
+  if (lhs.ok() && rhs.ok()) add("operands", hlo::MergeShardings(*lhs, *rhs));
+  if (result.ok()) add("result", *result);
+  if (lhs.ok()) add("lhs", *lhs);
+  if (rhs.ok()) add("rhs", *rhs);
+  if (result.ok() && lhs.ok()) add("result+lhs", hlo::MergeShardings(*result, *lhs));
+  if (result.ok() && rhs.ok()) add("result+rhs", hlo::MergeShardings(*result, *rhs));
+  add("replicated", HloSharding::Replicate());
+  return out;
+}
+
+int64_t ShardBytes(const HloSharding& sharding, const Shape& shape) {
+  absl::StatusOr<Shape> local = hlo::PaddedShardShape(sharding, shape);
+  return local.ok() ? local->byte_size() : shape.byte_size();
+}
+
+// The result sharding after reduce-scattering the pending sums of `space` along result dim d:
+// the tiles of d grow by the group size, the group rank (row-major over the tiled
+// contracting dims) becoming the minor part of the new tile index.
+absl::StatusOr<HloSharding> ReduceScatterSharding(const DotSpace& s, const HloSharding& space,
+                                                  int64_t d, int64_t num_devices) {
+  ASSIGN_OR_RETURN(TileAssignment full, s.FullAssignment(space, num_devices));
+  std::vector<int64_t> split;
+  for (int64_t k : s.ContractingDims()) {
+    if (full.dim(k) > 1) split.push_back(k);
+  }
+  std::vector<int64_t> perm, dims;
+  for (int64_t r = 0; r < static_cast<int64_t>(s.result_to_space().size()); ++r) {
+    const int64_t sd = s.result_to_space()[r];
+    perm.push_back(sd);
+    int64_t tiles = full.dim(sd);
+    if (r == d) {
+      for (int64_t k : split) {
+        perm.push_back(k);
+        tiles *= full.dim(k);
+      }
+    }
+    dims.push_back(tiles);
+  }
+  int64_t rest = 1;
+  for (int64_t i = 0; i <= s.rank(); ++i) {
+    if (std::find(perm.begin(), perm.end(), i) == perm.end()) {
+      perm.push_back(i);
+      rest *= full.dim(i);
+    }
+  }
+  dims.push_back(rest);
+  ASSIGN_OR_RETURN(TileAssignment transposed, full.Transpose(perm));
+  ASSIGN_OR_RETURN(TileAssignment merged, transposed.Reshape(dims));
+  return HloSharding::PartialTile(std::move(merged));
+}
+
+class CandidateBuilder {
+ public:
+  CandidateBuilder(const DotProblem& p, const DeviceModel& model, ReshardPlanner& planner,
+                   const DotStrategyOptions& options)
+      : p_(p), model_(model), planner_(planner), options_(options) {}
+
+  absl::Status AddFor(const SpaceTiling& tiling, std::vector<DotCandidate>& out) {
+    DotCandidate base;
+    base.family = tiling.family;
+    base.space = tiling.space;
+    const DotSpace& s = p_.space;
+    ASSIGN_OR_RETURN(base.lhs, s.Project(base.space, s.lhs_to_space()));
+    ASSIGN_OR_RETURN(base.rhs, s.Project(base.space, s.rhs_to_space()));
+    ASSIGN_OR_RETURN(base.local, s.Project(base.space, s.result_to_space()));
+    ASSIGN_OR_RETURN(base.pending_groups, s.PendingSumGroups(base.space));
+    RETURN_IF_ERROR(CostOperands(base));
+    base.flops = LocalFlops(base.space);
+    base.compute_us = model_.ComputeTimeUs(base.flops, p_.result_shape.element_type());
+    std::vector<DotCandidate> finished;
+    if (base.pending_groups.empty()) {
+      base.produced = base.local;
+      finished.push_back(base);
+    } else {
+      DotCandidate all_reduce = base;
+      all_reduce.finish = DotFinish::kAllReduce;
+      all_reduce.produced = base.local;
+      finished.push_back(std::move(all_reduce));
+      for (int64_t d = 0; d < p_.result_shape.rank(); ++d) {
+        absl::StatusOr<DotCandidate> rs = ReduceScatterVariant(base, d);
+        if (rs.ok()) finished.push_back(*std::move(rs));
+      }
+    }
+    for (DotCandidate& c : finished) {
+      RETURN_IF_ERROR(CostFinish(c));
+      Total(c);
+      const bool windowable = options_.enable_windowed_einsum && c.family != "replicated";
+      if (windowable) AddWindowed(c, out);
+      out.push_back(std::move(c));
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  absl::StatusOr<std::shared_ptr<const ReshardPlan>> Plan(const Shape& shape,
+                                                          const HloSharding& from,
+                                                          const HloSharding& to) {
+    return planner_.Plan(shape, from, to, p_.num_devices);
+  }
+
+  absl::Status CostOperands(DotCandidate& c) {
+    ASSIGN_OR_RETURN(auto lhs_plan, Plan(p_.lhs_shape, p_.lhs_current, c.lhs));
+    ASSIGN_OR_RETURN(auto rhs_plan, Plan(p_.rhs_shape, p_.rhs_current, c.rhs));
+    c.operands_us = lhs_plan->cost_us + rhs_plan->cost_us;
+    c.comm_bytes = lhs_plan->bytes_received_per_device + rhs_plan->bytes_received_per_device;
+    c.full_rematerialization =
+        lhs_plan->full_rematerialization || rhs_plan->full_rematerialization;
+    return absl::OkStatus();
+  }
+
+  double LocalFlops(const HloSharding& space) const {
+    absl::StatusOr<TileAssignment> full = p_.space.FullAssignment(space, p_.num_devices);
+    double flops = 2;
+    for (int64_t i = 0; i < p_.space.rank(); ++i) {
+      const int64_t tiles = full.ok() ? full->dim(i) : 1;
+      flops *= static_cast<double>((p_.space.dim(i).size + tiles - 1) / tiles);
+    }
+    return flops;
+  }
+
+  absl::StatusOr<DotCandidate> ReduceScatterVariant(const DotCandidate& base, int64_t d) {
+    ASSIGN_OR_RETURN(HloSharding produced,
+                     ReduceScatterSharding(p_.space, base.space, d, p_.num_devices));
+    ASSIGN_OR_RETURN(Shape local, hlo::PaddedShardShape(base.local, p_.result_shape));
+    const int64_t g = static_cast<int64_t>(base.pending_groups.front().size());
+    const int64_t tiles = p_.space.TileCounts(base.space)[p_.space.result_to_space()[d]];
+    if (tiles > 1 && local.dimensions()[d] % g != 0) {
+      return absl::FailedPreconditionError("uneven reduce-scatter inside a tile");
+    }
+    DotCandidate rs = base;
+    rs.finish = DotFinish::kReduceScatter;
+    rs.scatter_dim = d;
+    rs.produced = std::move(produced);
+    return rs;
+  }
+
+  absl::Status CostFinish(DotCandidate& c) {
+    const int64_t local_bytes = ShardBytes(c.local, p_.result_shape);
+    if (c.finish != DotFinish::kNone) {
+      const int64_t g = static_cast<int64_t>(c.pending_groups.front().size());
+      const CollectiveKind kind = c.finish == DotFinish::kAllReduce
+                                      ? CollectiveKind::kAllReduce
+                                      : CollectiveKind::kReduceScatter;
+      const int64_t buffer =
+          c.finish == DotFinish::kAllReduce ? local_bytes : RoundUp(local_bytes, g);
+      const CollectiveCost cost =
+          EstimateCollective(kind, buffer, g, model_.LinkFor(c.pending_groups));
+      c.finish_us = cost.time_us;
+      c.comm_bytes += cost.bytes_received;
+    }
+    ASSIGN_OR_RETURN(auto result_plan, Plan(p_.result_shape, c.produced, p_.wanted));
+    c.result_us = result_plan->cost_us;
+    c.comm_bytes += result_plan->bytes_received_per_device;
+    c.full_rematerialization |= result_plan->full_rematerialization;
+    c.memory_bytes = ShardBytes(p_.lhs_current, p_.lhs_shape) +
+                     ShardBytes(p_.rhs_current, p_.rhs_shape) +
+                     ShardBytes(c.lhs, p_.lhs_shape) + ShardBytes(c.rhs, p_.rhs_shape) +
+                     local_bytes + ShardBytes(p_.wanted, p_.result_shape);
+    return absl::OkStatus();
+  }
+
+  static int64_t RoundUp(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+
+  void Total(DotCandidate& c) const {
+    c.total_us = c.operands_us + c.compute_us + c.finish_us + c.result_us;
+    if (c.memory_bytes > model_.memory_bytes) {
+      c.eligible = false;
+      c.note = hlo::StrCat("needs ", c.memory_bytes, " B per device, over the model's ",
+                           static_cast<int64_t>(model_.memory_bytes), " B");
+    }
+  }
+
+  void AddWindowed(const DotCandidate& c, std::vector<DotCandidate>& out) {
+    WindowedCostInputs in{p_, model_, planner_, options_.windowed_threshold_bytes};
+    for (int64_t operand : {0, 1}) {
+      absl::StatusOr<DotCandidate> w = AllGatherLoopVariant(c, operand, in);
+      if (w.ok()) {
+        Total(*w);
+        out.push_back(*std::move(w));
+      }
+    }
+    absl::StatusOr<DotCandidate> w = ReduceScatterLoopVariant(c, in);
+    if (w.ok()) {
+      Total(*w);
+      out.push_back(*std::move(w));
+    }
+  }
+
+  const DotProblem& p_;
+  const DeviceModel& model_;
+  ReshardPlanner& planner_;
+  const DotStrategyOptions& options_;
+};
+
+std::string Letters(const DotProblem& p, const DotCandidate& c) {
+  std::string out;
+  if (c.family == "replicated") return "all-gather both";
+  if (c.windowed.kind != WindowedKind::kNone) out += "(f)";
+  const std::vector<int64_t> counts = p.space.TileCounts(c.space);
+  bool batch = false, free_dims = false, contracting = false;
+  for (int64_t i = 0; i < p.space.rank(); ++i) {
+    if (counts[i] <= 1) continue;
+    switch (p.space.dim(i).kind) {
+      case DotDimKind::kBatch: batch = true; break;
+      case DotDimKind::kContracting: contracting = true; break;
+      default: free_dims = true;
+    }
+  }
+  if (batch) out += "(a)";
+  if (free_dims) out += "(b)";
+  if (contracting) out += "(c)";
+  if (c.family == "operands" && !(c.produced == p.wanted)) out += "(d)";
+  if (c.family.rfind("result", 0) == 0) out += "(e)";
+  int64_t tiled = 0;
+  for (int64_t i = 0; i < p.space.rank(); ++i) tiled += counts[i] > 1;
+  if (tiled > 1) out += "(g)";
+  return out;
+}
+
+// Dedupes candidates that do the same thing under different family names (keeping the
+// first, which is the more specific name in SpaceTilings' order).
+void Dedupe(std::vector<DotCandidate>& candidates) {
+  std::vector<DotCandidate> kept;
+  for (DotCandidate& c : candidates) {
+    bool dup = std::any_of(kept.begin(), kept.end(), [&](const DotCandidate& k) {
+      return k.space == c.space && k.finish == c.finish && k.scatter_dim == c.scatter_dim &&
+             k.windowed.kind == c.windowed.kind && k.windowed.operand == c.windowed.operand;
+    });
+    if (!dup) kept.push_back(std::move(c));
+  }
+  candidates = std::move(kept);
+}
+
+std::string Us(double us) {
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(us < 100 ? 2 : 0) << us;
+  return out.str();
+}
+
+}  // namespace
+
+std::string DotCandidate::Name() const {
+  std::string name = family;
+  if (windowed.kind == WindowedKind::kAllGatherLoop) {
+    hlo::StrAppend(&name, "(", windowed.operand == 0 ? "lhs" : "rhs", " d",
+                   windowed.operand_dim, ")");
+  }
+  if (finish == DotFinish::kAllReduce) name += "+all-reduce";
+  if (finish == DotFinish::kReduceScatter && windowed.kind != WindowedKind::kReduceScatterLoop) {
+    hlo::StrAppend(&name, "+reduce-scatter(d", scatter_dim, ")");
+  }
+  if (windowed.kind == WindowedKind::kReduceScatterLoop) {
+    hlo::StrAppend(&name, "(d", scatter_dim, ")");
+  }
+  return name;
+}
+
+const std::vector<std::string>& DotStrategyFamilies() {
+  static const auto* families = new std::vector<std::string>{
+      "operands", "result", "lhs", "rhs", "result+lhs", "result+rhs", "replicated",
+      "windowed-ag", "windowed-rs"};
+  return *families;
+}
+
+absl::StatusOr<DotDecision> ChooseDotStrategy(const DotProblem& problem,
+                                              const DeviceModel& model,
+                                              ReshardPlanner& planner,
+                                              const DotStrategyOptions& options) {
+  if (!options.forced_family.empty() &&
+      std::find(DotStrategyFamilies().begin(), DotStrategyFamilies().end(),
+                options.forced_family) == DotStrategyFamilies().end()) {
+    std::string known;
+    for (const std::string& f : DotStrategyFamilies()) hlo::StrAppend(&known, " ", f);
+    return absl::InvalidArgumentError(hlo::StrCat("unknown dot strategy \"",
+                                                  options.forced_family, "\"; known:", known));
+  }
+  DotDecision decision;
+  CandidateBuilder builder(problem, model, planner, options);
+  for (const SpaceTiling& tiling : SpaceTilings(problem)) {
+    absl::Status s = builder.AddFor(tiling, decision.candidates);
+    if (!s.ok() && tiling.family == "replicated") return s;  // Always plannable otherwise.
+  }
+  Dedupe(decision.candidates);
+  for (DotCandidate& c : decision.candidates) {
+    c.letters = Letters(problem, c);
+    c.tiling = problem.space.Describe(c.space);
+    if (!options.forced_family.empty() && c.family != options.forced_family && c.eligible) {
+      c.eligible = false;
+      c.note = "not the forced strategy";
+    }
+  }
+  const DotCandidate* best = nullptr;
+  const DotCandidate* second = nullptr;
+  for (const DotCandidate& c : decision.candidates) {
+    if (!c.eligible) continue;
+    auto better = [](const DotCandidate& a, const DotCandidate* b) {
+      if (b == nullptr) return true;
+      if (a.total_us != b->total_us) return a.total_us < b->total_us;
+      return a.comm_bytes < b->comm_bytes;
+    };
+    if (better(c, best)) {
+      second = best;
+      best = &c;
+    } else if (better(c, second)) {
+      second = &c;
+    }
+  }
+  if (best == nullptr) {
+    return absl::FailedPreconditionError(
+        options.forced_family.empty()
+            ? "no dot strategy fits in the device's memory"
+            : hlo::StrCat("dot strategy \"", options.forced_family,
+                          "\" does not apply to this dot (or exceeds memory)"));
+  }
+  decision.winner = best - decision.candidates.data();
+  if (!options.forced_family.empty()) {
+    decision.reason = hlo::StrCat("forced by --dot-strategy=", options.forced_family);
+  } else if (second == nullptr) {
+    decision.reason = "the only eligible candidate";
+  } else {
+    decision.reason = hlo::StrCat("least estimated time: ", Us(best->total_us), " us against ",
+                                  Us(second->total_us), " us for ", second->Name());
+  }
+  return decision;
+}
+
+std::string DotDecision::Explain(std::string_view title) const {
+  std::ostringstream out;
+  out << title << "\n";
+  out << "    " << std::left << std::setw(40) << "candidate" << std::setw(24) << "strategy" << std::setw(22) << "tiling"
+      << std::right << std::setw(12) << "operands_us" << std::setw(12) << "compute_us"
+      << std::setw(12) << "finish_us" << std::setw(12) << "result_us" << std::setw(12)
+      << "total_us" << std::setw(14) << "comm_bytes" << std::setw(14) << "memory_bytes" << "\n";
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    const DotCandidate& c = candidates[i];
+    out << (static_cast<int64_t>(i) == winner ? "  * " : "    ") << std::left << std::setw(40)
+        << c.Name() << std::setw(24) << c.letters << std::setw(22) << c.tiling << std::right << std::setw(12)
+        << Us(c.operands_us) << std::setw(12) << Us(c.compute_us) << std::setw(12)
+        << Us(c.finish_us) << std::setw(12) << Us(c.result_us) << std::setw(12)
+        << Us(c.total_us) << std::setw(14) << c.comm_bytes << std::setw(14) << c.memory_bytes;
+    if (c.full_rematerialization) out << "  full-remat";
+    if (!c.note.empty()) out << "  (" << c.note << ")";
+    out << "\n";
+  }
+  if (winner >= 0) {
+    out << "  chose " << candidates[winner].Name() << ": " << reason << "\n";
+  }
+  return out.str();
+}
+
+}  // namespace spmd

@@ -1,0 +1,118 @@
+// The cost-aware choice of a dot's partitioning strategy.
+//
+// Every strategy is a tiling of the dot's iteration space (dot_space.h) plus how the local
+// results are finished and how communication is scheduled:
+//   (a) batch-, (b) non-contracting- and (c) contracting-partitioned tilings arise from
+//       lifting the operands' current shardings (alone or merged);
+//   (d) "operands": compute in the tiling the operands already have, reshard the result;
+//   (e) "result": reshard the operands to the tiling of the wanted result;
+//   (c) finishes partial sums by all-reduce, or by reduce-scatter along a result dim;
+//   (f) windowed einsum: an all-gather of one operand, or a reduce-scatter of the result,
+//       replaced by a loop of collective-permutes that overlaps each step's transfer with a
+//       block of the dot (unidirectional ring, g-1 transfers);
+//   (g) 2-D/3-D meshes need no recursion here: a space tiling may split several dims at once
+//       (for example batch by one mesh axis and contracting by another), and each candidate's
+//       collectives run over the device groups of the axes involved.
+// "replicated" (all-gather both operands, compute the full dot everywhere: XLA's behaviour in
+// openxla/xla#4062) is always costed for comparison.
+//
+// Each candidate's time = operand reshards + local compute + finishing collective + the
+// reshard of the result to the wanted sharding (windowed loops: per step the larger of the
+// block's compute and transfer). Candidates whose peak memory exceeds the device's memory are
+// ineligible. The cheapest eligible one wins; ties go to fewer bytes, then to the earlier
+// candidate in a fixed order, so the choice is deterministic.
+#ifndef SPMD_DOT_DOT_STRATEGY_H_
+#define SPMD_DOT_DOT_STRATEGY_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "hlo/ir/shape.h"
+#include "hlo/sharding/hlo_sharding.h"
+#include "spmd/cost/device_model.h"
+#include "spmd/dot/dot_space.h"
+#include "spmd/reshard/reshard_planner.h"
+
+namespace spmd {
+
+enum class DotFinish { kNone, kAllReduce, kReduceScatter };
+enum class WindowedKind { kNone, kAllGatherLoop, kReduceScatterLoop };
+
+// A windowed-einsum loop: `steps` blocks around the ring `groups` (each group ordered as the
+// ring: member i exchanges with members i-1 and i+1).
+struct WindowedLoop {
+  WindowedKind kind = WindowedKind::kNone;
+  int64_t operand = -1;      // All-gather loop: the operand circulated (0 lhs, 1 rhs).
+  int64_t operand_dim = -1;  // All-gather loop: its dim the ring gathers.
+  int64_t result_dim = -1;   // Reduce-scatter loop: the result dim scattered.
+  int64_t steps = 0;
+  std::vector<std::vector<int64_t>> groups;
+};
+
+struct DotCandidate {
+  std::string family;  // operands, lhs, rhs, result, result+lhs, result+rhs, replicated,
+                       // windowed-ag, windowed-rs.
+  std::string letters;  // The strategy letters this candidate realizes, e.g. "(d)".
+  std::string tiling;   // The space tiling in short form, e.g. "m:4 n:2".
+  hlo::HloSharding space = hlo::HloSharding::Replicate();
+  hlo::HloSharding lhs = hlo::HloSharding::Replicate();  // What the local dot needs.
+  hlo::HloSharding rhs = hlo::HloSharding::Replicate();
+  hlo::HloSharding local = hlo::HloSharding::Replicate();  // Local result (sums pending).
+  std::vector<std::vector<int64_t>> pending_groups;        // Partial-sum groups, or empty.
+  DotFinish finish = DotFinish::kNone;
+  int64_t scatter_dim = -1;                                   // kReduceScatter: result dim.
+  hlo::HloSharding produced = hlo::HloSharding::Replicate();  // After finishing.
+  WindowedLoop windowed;
+
+  // Estimates (microseconds, bytes one device receives, bytes one device holds at peak).
+  double operands_us = 0, compute_us = 0, finish_us = 0, result_us = 0, total_us = 0;
+  int64_t comm_bytes = 0;
+  int64_t memory_bytes = 0;
+  double flops = 0;  // Per device.
+  bool full_rematerialization = false;
+  bool eligible = true;
+  std::string note;  // Why ineligible, or what the loop overlaps.
+
+  std::string Name() const;  // family + finish, e.g. "operands+reduce-scatter(d1)".
+};
+
+struct DotProblem {
+  DotSpace space;
+  hlo::Shape lhs_shape, rhs_shape, result_shape;
+  hlo::HloSharding lhs_current = hlo::HloSharding::Replicate();
+  hlo::HloSharding rhs_current = hlo::HloSharding::Replicate();
+  hlo::HloSharding wanted = hlo::HloSharding::Replicate();  // The dot's own sharding.
+  int64_t num_devices = 1;
+};
+
+struct DotStrategyOptions {
+  std::string forced_family;  // Non-empty: only candidates of this family are eligible.
+  bool enable_windowed_einsum = true;
+  // Windowed loops are considered only when the circulated operand (all-gather loop) or the
+  // result (reduce-scatter loop) has at least this many bytes in full.
+  int64_t windowed_threshold_bytes = 0;
+};
+
+struct DotDecision {
+  std::vector<DotCandidate> candidates;
+  int64_t winner = -1;
+  std::string reason;
+  // The table for --explain, headed by `title`.
+  std::string Explain(std::string_view title) const;
+};
+
+// The family names a user may force.
+const std::vector<std::string>& DotStrategyFamilies();
+
+// Enumerates and costs the candidates and picks one. Fails when no candidate is eligible
+// (for example a forced family that does not apply), naming the reason.
+absl::StatusOr<DotDecision> ChooseDotStrategy(const DotProblem& problem,
+                                              const DeviceModel& model,
+                                              ReshardPlanner& planner,
+                                              const DotStrategyOptions& options);
+
+}  // namespace spmd
+
+#endif  // SPMD_DOT_DOT_STRATEGY_H_

@@ -1,0 +1,172 @@
+#include "spmd/dot/dot_strategy.h"
+
+#include <algorithm>
+
+#include "gtest/gtest.h"
+
+namespace spmd {
+namespace {
+
+using hlo::HloSharding;
+using hlo::PrimitiveType;
+using hlo::Shape;
+
+HloSharding S(const char* text) { return *HloSharding::Parse(text); }
+
+hlo::DotDimensionNumbers MatMul() {
+  hlo::DotDimensionNumbers dn;
+  dn.lhs_contracting_dimensions = {1};
+  dn.rhs_contracting_dimensions = {0};
+  return dn;
+}
+
+DotProblem Problem(int64_t m, int64_t k, int64_t n, const char* lhs, const char* rhs,
+                   const char* wanted, int64_t devices) {
+  const Shape l = Shape::Array(PrimitiveType::kF32, {m, k});
+  const Shape r = Shape::Array(PrimitiveType::kF32, {k, n});
+  return DotProblem{*DotSpace::Make(l, r, MatMul()),
+                    l,
+                    r,
+                    Shape::Array(PrimitiveType::kF32, {m, n}),
+                    S(lhs),
+                    S(rhs),
+                    S(wanted),
+                    devices};
+}
+
+const DotCandidate* Find(const DotDecision& d, const std::string& name) {
+  for (const DotCandidate& c : d.candidates) {
+    if (c.Name() == name) return &c;
+  }
+  return nullptr;
+}
+
+TEST(DotSpaceTest, LiftAndProjectRoundTrip) {
+  DotProblem p = Problem(64, 128, 32, "{devices=[2,2]<=[4]}", "{replicated}", "{replicated}", 4);
+  absl::StatusOr<HloSharding> lifted = p.space.Lift(p.lhs_current, p.space.lhs_to_space());
+  ASSERT_TRUE(lifted.ok()) << lifted.status();
+  EXPECT_EQ(p.space.Describe(*lifted), "m0:2 k0:2");
+  EXPECT_EQ(*p.space.Project(*lifted, p.space.lhs_to_space()), p.lhs_current);
+  EXPECT_EQ(*p.space.Project(*lifted, p.space.rhs_to_space()),
+            S("{devices=[2,1,2]0,2,1,3 last_tile_dim_replicate}"));
+  absl::StatusOr<std::vector<std::vector<int64_t>>> groups = p.space.PendingSumGroups(*lifted);
+  ASSERT_TRUE(groups.ok());
+  EXPECT_EQ(*groups, (std::vector<std::vector<int64_t>>{{0, 1}, {2, 3}}));
+}
+
+// openxla/xla#4062 at full size: computing in the operands' [4,2] tiling and resharding the
+// result beats both gathering the operands for [2,4] and XLA's all-gather-both.
+TEST(DotStrategyTest, Issue4062ReshardsTheResult) {
+  DotProblem p = Problem(8192, 8192, 8192,
+                         "{devices=[4,1,2]0,1,2,3,4,5,6,7 last_tile_dim_replicate}",
+                         "{devices=[1,2,4]0,2,4,6,1,3,5,7 last_tile_dim_replicate}",
+                         "{devices=[2,4]0,1,2,3,4,5,6,7}", 8);
+  ReshardPlanner planner;
+  absl::StatusOr<DotDecision> d =
+      ChooseDotStrategy(p, DefaultDeviceModel(), planner, DotStrategyOptions());
+  ASSERT_TRUE(d.ok()) << d.status();
+  const DotCandidate& winner = d->candidates[d->winner];
+  EXPECT_EQ(winner.family, "operands") << d->Explain("4062");
+  EXPECT_NE(winner.letters.find("(d)"), std::string::npos);
+  EXPECT_DOUBLE_EQ(winner.flops, 2.0 * 8192.0 * 8192.0 * 8192.0 / 8);
+  EXPECT_LE(winner.comm_bytes, 32LL << 20) << d->Explain("4062");
+  EXPECT_FALSE(winner.full_rematerialization);
+  const DotCandidate* result = Find(*d, "result");
+  const DotCandidate* replicated = Find(*d, "replicated");
+  ASSERT_NE(result, nullptr);
+  ASSERT_NE(replicated, nullptr);
+  EXPECT_GT(result->total_us, winner.total_us);
+  EXPECT_GT(replicated->comm_bytes, 8 * winner.comm_bytes);
+  const std::string explain = d->Explain("4062");
+  EXPECT_NE(explain.find("(e)"), std::string::npos) << explain;
+  EXPECT_NE(explain.find("all-gather both"), std::string::npos) << explain;
+  EXPECT_NE(explain.find("chose operands"), std::string::npos) << explain;
+}
+
+// Megatron's second matmul: Y split by columns, B by rows; a replicated result is one
+// all-reduce of the partial sums; nothing is gathered.
+TEST(DotStrategyTest, ContractingSplitFinishesWithAllReduce) {
+  DotProblem p = Problem(16, 64, 32, "{devices=[1,2]0,1}", "{devices=[2,1]0,1}",
+                         "{replicated}", 2);
+  ReshardPlanner planner;
+  absl::StatusOr<DotDecision> d =
+      ChooseDotStrategy(p, DefaultDeviceModel(), planner, DotStrategyOptions());
+  ASSERT_TRUE(d.ok()) << d.status();
+  const DotCandidate& winner = d->candidates[d->winner];
+  EXPECT_EQ(winner.Name(), "operands+all-reduce") << d->Explain("megatron");
+  EXPECT_EQ(winner.operands_us, 0);
+  EXPECT_EQ(winner.result_us, 0);
+}
+
+TEST(DotStrategyTest, ContractingSplitIntoShardedResultUsesReduceScatter) {
+  DotProblem p = Problem(64, 64, 32, "{devices=[1,4]<=[4]}", "{devices=[4,1]<=[4]}",
+                         "{devices=[4,1]<=[4]}", 4);
+  ReshardPlanner planner;
+  DotStrategyOptions options;
+  options.enable_windowed_einsum = false;
+  absl::StatusOr<DotDecision> d = ChooseDotStrategy(p, DefaultDeviceModel(), planner, options);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->candidates[d->winner].Name(), "operands+reduce-scatter(d0)")
+      << d->Explain("rs");
+}
+
+// Under a model where compute and transfer take similar time, the cost model picks a windowed
+// loop for a large dot (overlap pays) and not for a small one (per-step latency dominates).
+TEST(DotStrategyTest, WindowedLoopChosenForLargeNotSmall) {
+  absl::StatusOr<DeviceModel> model = DeviceModelByName("cpu-test");
+  ASSERT_TRUE(model.ok());
+  for (int64_t size : {4096, 64}) {
+    DotProblem p = Problem(size, size, size, "{devices=[4,1]<=[4]}", "{devices=[1,4]<=[4]}",
+                           "{devices=[1,4]<=[4]}", 4);
+    ReshardPlanner planner(model->levels.front().link);
+    absl::StatusOr<DotDecision> d = ChooseDotStrategy(p, *model, planner, DotStrategyOptions());
+    ASSERT_TRUE(d.ok()) << d.status();
+    const DotCandidate& winner = d->candidates[d->winner];
+    if (size == 4096) {
+      EXPECT_EQ(winner.family, "windowed-ag") << d->Explain("large");
+    } else {
+      EXPECT_NE(winner.family.rfind("windowed", 0), 0u) << d->Explain("small");
+    }
+  }
+}
+
+TEST(DotStrategyTest, ForcedAndDisabledOptions) {
+  DotProblem p = Problem(256, 256, 256, "{devices=[4,1]<=[4]}", "{devices=[1,4]<=[4]}",
+                         "{devices=[1,4]<=[4]}", 4);
+  ReshardPlanner planner;
+  DotStrategyOptions forced;
+  forced.forced_family = "replicated";
+  absl::StatusOr<DotDecision> d = ChooseDotStrategy(p, DefaultDeviceModel(), planner, forced);
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->candidates[d->winner].family, "replicated");
+  EXPECT_NE(d->reason.find("forced"), std::string::npos);
+  forced.forced_family = "no-such-strategy";
+  EXPECT_FALSE(ChooseDotStrategy(p, DefaultDeviceModel(), planner, forced).ok());
+  DotStrategyOptions off;
+  off.enable_windowed_einsum = false;
+  d = ChooseDotStrategy(p, DefaultDeviceModel(), planner, off);
+  ASSERT_TRUE(d.ok());
+  for (const DotCandidate& c : d->candidates) EXPECT_EQ(c.windowed.kind, WindowedKind::kNone);
+  DotStrategyOptions threshold;
+  threshold.windowed_threshold_bytes = 1LL << 40;
+  d = ChooseDotStrategy(p, DefaultDeviceModel(), planner, threshold);
+  ASSERT_TRUE(d.ok());
+  for (const DotCandidate& c : d->candidates) EXPECT_EQ(c.windowed.kind, WindowedKind::kNone);
+}
+
+TEST(DotStrategyTest, MemoryCapMakesCandidatesIneligible) {
+  DotProblem p = Problem(8192, 8192, 8192, "{devices=[4,1]<=[4]}", "{devices=[1,4]<=[4]}",
+                         "{devices=[4,1]<=[4]}", 4);
+  DeviceModel small = DefaultDeviceModel();
+  small.memory_bytes = 700.0 * (1 << 20);  // 700 MiB: the replicated operands do not fit.
+  ReshardPlanner planner;
+  absl::StatusOr<DotDecision> d = ChooseDotStrategy(p, small, planner, DotStrategyOptions());
+  ASSERT_TRUE(d.ok()) << d.status();
+  const DotCandidate* replicated = Find(*d, "replicated");
+  ASSERT_NE(replicated, nullptr);
+  EXPECT_FALSE(replicated->eligible);
+  EXPECT_LE(d->candidates[d->winner].memory_bytes, small.memory_bytes);
+}
+
+}  // namespace
+}  // namespace spmd

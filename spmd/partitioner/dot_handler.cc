@@ -1,0 +1,161 @@
+// Dot: the cost-aware strategy choice of spmd/dot, then its emission.
+//
+// The handler states the problem (operand shardings as they are, the dot's own sharding as
+// wanted), lets ChooseDotStrategy cost every candidate, logs the table (--explain), and emits
+// the winner: operands asked for in the candidate's shardings, padding of unevenly split
+// contracting dims masked to zero, the local dot (or a windowed loop), and the finishing
+// all-reduce or reduce-scatter. The result is recorded in the sharding the strategy produced;
+// consumers that want the dot's own sharding get the reshard the candidate was costed with.
+#include "hlo/sharding/shard_geometry.h"
+#include "hlo/status_macros.h"
+#include "hlo/strings.h"
+#include "spmd/dot/dot_strategy.h"
+#include "spmd/partitioner/handlers.h"
+#include "spmd/partitioner/windowed_einsum.h"
+#include "spmd/reshard/reshard_plan.h"
+
+namespace spmd {
+namespace {
+
+using hlo::HloInstruction;
+using hlo::HloOpcode;
+using hlo::HloSharding;
+using hlo::Shape;
+
+// Whether `sharding` splits one of `dims` of `shape` unevenly (its padding must be zeroed
+// before the dot contracts over it).
+bool SplitsUnevenly(const HloSharding& sharding, const Shape& shape,
+                    const std::vector<int64_t>& dims) {
+  if (!sharding.IsTiled()) return false;
+  for (int64_t d : dims) {
+    const int64_t tiles = sharding.tile_assignment().dim(d);
+    if (tiles > 1 && shape.dimensions()[d] % tiles != 0) return true;
+  }
+  return false;
+}
+
+absl::StatusOr<HloInstruction*> Operand(const HloInstruction& dot, int64_t i,
+                                        const HloSharding& sharding, PartitionContext& ctx) {
+  const HloInstruction* operand = dot.operand(i);
+  ASSIGN_OR_RETURN(HloInstruction * value, ctx.GetInSharding(operand, sharding));
+  const hlo::DotDimensionNumbers& dn = *dot.attrs().dot_dimension_numbers;
+  const std::vector<int64_t>& contracting =
+      i == 0 ? dn.lhs_contracting_dimensions : dn.rhs_contracting_dimensions;
+  if (!SplitsUnevenly(sharding, operand->shape(), contracting)) return value;
+  HloInstruction* zero = ctx.ScalarConstant(operand->shape().element_type(), 0);
+  return ctx.MaskPadding(value, operand->shape(), sharding, zero);
+}
+
+HloInstruction* Collective(HloOpcode opcode, Shape shape, HloInstruction* value,
+                           const std::vector<std::vector<int64_t>>& groups,
+                           hlo::HloComputation* add, PartitionContext& ctx) {
+  HloInstruction* c = ctx.Add(opcode, std::move(shape), {value});
+  c->mutable_attrs()->replica_groups = MakeReplicaGroups(groups);
+  c->mutable_attrs()->channel_id = ctx.channel_ids().Next();
+  c->mutable_attrs()->use_global_device_ids = true;
+  c->AppendCalledComputation(add);
+  return c;
+}
+
+// All-reduce or reduce-scatter of the local partial sums.
+absl::StatusOr<HloInstruction*> Finish(const DotCandidate& c, HloInstruction* local,
+                                       PartitionContext& ctx) {
+  if (c.finish == DotFinish::kNone) return local;
+  ASSIGN_OR_RETURN(hlo::HloComputation * add, ctx.AddReducer(local->shape().element_type()));
+  if (c.finish == DotFinish::kAllReduce) {
+    return Collective(HloOpcode::kAllReduce, local->shape(), local, c.pending_groups, add, ctx);
+  }
+  const int64_t g = static_cast<int64_t>(c.pending_groups.front().size());
+  const int64_t d = c.scatter_dim;
+  std::vector<int64_t> dims = local->shape().dimensions();
+  if (dims[d] % g != 0) {  // Only when d is untiled: pad it to whole blocks.
+    hlo::PaddingConfig config;
+    config.dimensions.resize(dims.size());
+    config.dimensions[d].edge_padding_high = g - dims[d] % g;
+    dims[d] += g - dims[d] % g;
+    HloInstruction* zero = ctx.ScalarConstant(local->shape().element_type(), 0);
+    HloInstruction* pad =
+        ctx.Add(HloOpcode::kPad, Shape::Array(local->shape().element_type(), dims), {local, zero});
+    pad->mutable_attrs()->padding_config = std::move(config);
+    local = pad;
+  }
+  dims[d] /= g;
+  HloInstruction* rs =
+      Collective(HloOpcode::kReduceScatter, Shape::Array(local->shape().element_type(), dims),
+                 local, c.pending_groups, add, ctx);
+  rs->mutable_attrs()->dimensions = {d};
+  return rs;
+}
+
+absl::StatusOr<HloInstruction*> EmitCandidate(const HloInstruction& dot, const DotProblem& p,
+                                              const DotCandidate& c, PartitionContext& ctx) {
+  if (c.windowed.kind == WindowedKind::kReduceScatterLoop) {
+    ASSIGN_OR_RETURN(HloInstruction * lhs, Operand(dot, 0, c.lhs, ctx));
+    ASSIGN_OR_RETURN(HloInstruction * rhs, Operand(dot, 1, c.rhs, ctx));
+    return EmitReduceScatterLoop(dot, p, c, lhs, rhs, ctx);
+  }
+  HloInstruction* local = nullptr;
+  if (c.windowed.kind == WindowedKind::kAllGatherLoop) {
+    const int64_t moving = c.windowed.operand;
+    const HloSharding& current = moving == 0 ? p.lhs_current : p.rhs_current;
+    ASSIGN_OR_RETURN(HloInstruction * block, Operand(dot, moving, current, ctx));
+    ASSIGN_OR_RETURN(HloInstruction * other,
+                     Operand(dot, 1 - moving, moving == 0 ? c.rhs : c.lhs, ctx));
+    ASSIGN_OR_RETURN(local, EmitAllGatherLoop(dot, p, c, block, other, ctx));
+  } else {
+    ASSIGN_OR_RETURN(HloInstruction * lhs, Operand(dot, 0, c.lhs, ctx));
+    ASSIGN_OR_RETURN(HloInstruction * rhs, Operand(dot, 1, c.rhs, ctx));
+    ASSIGN_OR_RETURN(Shape shape, LocalShape(c.local, p.result_shape));
+    local = CloneWithOperands(dot, shape, {lhs, rhs}, ctx);
+  }
+  return Finish(c, local, ctx);
+}
+
+absl::StatusOr<DotProblem> MakeProblem(const HloInstruction& dot, const HloSharding& wanted,
+                                       PartitionContext& ctx) {
+  const Shape& lhs = dot.operand(0)->shape();
+  const Shape& rhs = dot.operand(1)->shape();
+  ASSIGN_OR_RETURN(DotSpace space, DotSpace::Make(lhs, rhs, *dot.attrs().dot_dimension_numbers));
+  ASSIGN_OR_RETURN(const PartitionedValue* l, ctx.Get(dot.operand(0)));
+  ASSIGN_OR_RETURN(const PartitionedValue* r, ctx.Get(dot.operand(1)));
+  return DotProblem{std::move(space), lhs,          rhs,     dot.shape(), l->sharding,
+                    r->sharding,      wanted, ctx.num_devices()};
+}
+
+absl::Status HandleDot(const HloInstruction& original, const HloSharding& sharding,
+                       PartitionContext& ctx) {
+  const bool plain_sharding = sharding.IsReplicated() ||
+                              (sharding.IsTiled() && (sharding.subgroup_types().empty() ||
+                                                      sharding.replicate_on_last_tile_dim()));
+  if (!original.shape().IsArray() || !original.attrs().dot_dimension_numbers ||
+      !plain_sharding || original.operand_count() != 2) {
+    return HandleReplicated(original, sharding, ctx);
+  }
+  ASSIGN_OR_RETURN(DotProblem problem, MakeProblem(original, sharding, ctx));
+  const PartitionerOptions& options = ctx.options();
+  absl::StatusOr<DotDecision> decision =
+      ChooseDotStrategy(problem, options.device_model, ctx.planner(), options.dot);
+  if (!decision.ok()) {
+    if (!options.dot.forced_family.empty()) return decision.status();
+    ctx.log().lines.push_back(hlo::StrCat("dot %", original.name(), ": no strategy (",
+                                          hlo::ToStd(decision.status().message()),
+                                          "); computed replicated"));
+    return HandleReplicated(original, sharding, ctx);
+  }
+  const DotCandidate& winner = decision->candidates[decision->winner];
+  ctx.log().lines.push_back(decision->Explain(hlo::StrCat(
+      "dot %", original.name(), " ", original.shape().ToString(false), ": lhs ",
+      problem.lhs_current.ToStringWithoutMetadata(), ", rhs ",
+      problem.rhs_current.ToStringWithoutMetadata(), ", wanted ",
+      sharding.ToStringWithoutMetadata(), " (device model ", options.device_model.name, ")")));
+  ASSIGN_OR_RETURN(HloInstruction * value, EmitCandidate(original, problem, winner, ctx));
+  if (winner.full_rematerialization) ++ctx.log().full_rematerializations;
+  ctx.Set(&original, {value, winner.produced, original.shape()});
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+void RegisterDotHandlers(HandlerTable& table) { table[HloOpcode::kDot] = &HandleDot; }
+
+}  // namespace spmd

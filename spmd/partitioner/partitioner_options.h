@@ -1,0 +1,19 @@
+// What the partition pass is told from outside: the device model its costs use and the dot
+// strategy controls (spmd-partition's --device-model, --dot-strategy, --no-windowed-einsum,
+// --windowed-einsum-threshold).
+#ifndef SPMD_PARTITIONER_PARTITIONER_OPTIONS_H_
+#define SPMD_PARTITIONER_PARTITIONER_OPTIONS_H_
+
+#include "spmd/cost/device_model.h"
+#include "spmd/dot/dot_strategy.h"
+
+namespace spmd {
+
+struct PartitionerOptions {
+  DeviceModel device_model = DefaultDeviceModel();
+  DotStrategyOptions dot;
+};
+
+}  // namespace spmd
+
+#endif  // SPMD_PARTITIONER_PARTITIONER_OPTIONS_H_

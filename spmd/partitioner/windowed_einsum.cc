@@ -1,0 +1,297 @@
+#include "spmd/partitioner/windowed_einsum.h"
+
+#include <functional>
+
+#include "hlo/status_macros.h"
+#include "hlo/strings.h"
+#include "spmd/partitioner/handlers.h"
+#include "spmd/reshard/reshard_plan.h"
+
+namespace spmd {
+namespace {
+
+using hlo::HloComputation;
+using hlo::HloInstruction;
+using hlo::HloOpcode;
+using hlo::PrimitiveType;
+using hlo::Shape;
+
+// Adds instructions to one computation (the SPMD entry, or a loop's body or condition) with
+// names unique in the module: `prefix.N`.
+class Builder {
+ public:
+  Builder(HloComputation* computation, std::string prefix, int64_t* counter)
+      : computation_(computation), prefix_(std::move(prefix)), counter_(counter) {}
+
+  HloComputation* computation() const { return computation_; }
+
+  HloInstruction* Add(HloOpcode opcode, Shape shape, std::vector<HloInstruction*> operands) {
+    auto instr = HloInstruction::Create(opcode, std::move(shape), operands);
+    instr->set_name(hlo::StrCat(prefix_, ".", (*counter_)++));
+    return computation_->AddInstruction(std::move(instr));
+  }
+  HloInstruction* S32(int64_t value) {
+    HloInstruction* c = Add(HloOpcode::kConstant, Shape::Array(PrimitiveType::kS32, {}), {});
+    hlo::Literal literal(Shape::Array(PrimitiveType::kS32, {}));
+    literal.SetInt(0, value);
+    c->mutable_attrs()->literal = std::move(literal);
+    return c;
+  }
+  HloInstruction* Zeros(const Shape& shape) {
+    HloInstruction* c = Add(HloOpcode::kConstant, Shape::Array(shape.element_type(), {}), {});
+    hlo::Literal literal(Shape::Array(shape.element_type(), {}));
+    literal.SetDouble(0, 0);
+    c->mutable_attrs()->literal = std::move(literal);
+    return Add(HloOpcode::kBroadcast, shape, {c});
+  }
+  HloInstruction* Binary(HloOpcode opcode, HloInstruction* a, HloInstruction* b) {
+    return Add(opcode, a->shape(), {a, b});
+  }
+  HloInstruction* Gte(HloInstruction* tuple, int64_t index) {
+    HloInstruction* gte = Add(HloOpcode::kGetTupleElement,
+                              tuple->shape().tuple_shapes()[index], {tuple});
+    gte->mutable_attrs()->tuple_index = index;
+    return gte;
+  }
+  // Per-dim start indices: `start` at `dim`, zero elsewhere.
+  std::vector<HloInstruction*> Starts(int64_t rank, int64_t dim, HloInstruction* start) {
+    std::vector<HloInstruction*> starts;
+    HloInstruction* zero = nullptr;
+    for (int64_t d = 0; d < rank; ++d) {
+      if (d == dim) {
+        starts.push_back(start);
+      } else {
+        if (zero == nullptr) zero = S32(0);
+        starts.push_back(zero);
+      }
+    }
+    return starts;
+  }
+  HloInstruction* SliceDim(HloInstruction* value, int64_t dim, HloInstruction* start,
+                           int64_t size) {
+    std::vector<int64_t> dims = value->shape().dimensions();
+    dims[dim] = size;
+    std::vector<HloInstruction*> operands = {value};
+    for (HloInstruction* s : Starts(value->shape().rank(), dim, start)) operands.push_back(s);
+    HloInstruction* slice =
+        Add(HloOpcode::kDynamicSlice, Shape::Array(value->shape().element_type(), dims),
+            operands);
+    slice->mutable_attrs()->dynamic_slice_sizes = dims;
+    return slice;
+  }
+  HloInstruction* UpdateDim(HloInstruction* base, HloInstruction* update, int64_t dim,
+                            HloInstruction* start) {
+    std::vector<HloInstruction*> operands = {base, update};
+    for (HloInstruction* s : Starts(base->shape().rank(), dim, start)) operands.push_back(s);
+    return Add(HloOpcode::kDynamicUpdateSlice, base->shape(), operands);
+  }
+  HloInstruction* Dot(const HloInstruction& original, HloInstruction* lhs, HloInstruction* rhs,
+                      Shape shape) {
+    HloInstruction* dot = Add(HloOpcode::kDot, std::move(shape), {lhs, rhs});
+    *dot->mutable_attrs() = original.attrs();
+    return dot;
+  }
+
+ private:
+  HloComputation* computation_;
+  std::string prefix_;
+  int64_t* counter_;
+};
+
+// Ring position of every device (-1 where a device is in no ring) and the permute pairs that
+// move data from member j+shift to member j of each ring.
+std::vector<int64_t> RingPositions(const std::vector<std::vector<int64_t>>& rings, int64_t n) {
+  std::vector<int64_t> pos(n, 0);
+  for (const std::vector<int64_t>& ring : rings) {
+    for (size_t i = 0; i < ring.size(); ++i) pos[ring[i]] = static_cast<int64_t>(i);
+  }
+  return pos;
+}
+
+std::vector<std::pair<int64_t, int64_t>> RingPairs(const std::vector<std::vector<int64_t>>& rings,
+                                                   int64_t source_shift) {
+  std::vector<std::pair<int64_t, int64_t>> pairs;
+  for (const std::vector<int64_t>& ring : rings) {
+    const int64_t g = static_cast<int64_t>(ring.size());
+    for (int64_t j = 0; j < g; ++j) pairs.push_back({ring[(j + source_shift + g) % g], ring[j]});
+  }
+  return pairs;
+}
+
+// The shape of the loop state and the pieces every loop shares.
+struct Loop {
+  HloComputation* body = nullptr;
+  HloComputation* condition = nullptr;
+  HloInstruction* body_param = nullptr;
+};
+
+// Creates body and condition computations for a state of `state_shape` whose element 0 is
+// the s32 step counter; the condition is `k < trip_count`.
+Loop MakeLoop(const std::string& name, const Shape& state_shape, int64_t trip_count,
+              PartitionContext& ctx, int64_t* counter) {
+  hlo::HloModule* module = ctx.output()->parent();
+  Loop loop;
+  loop.body = module->AddComputation(std::make_unique<HloComputation>(name + ".body"));
+  loop.condition = module->AddComputation(std::make_unique<HloComputation>(name + ".cond"));
+  Builder body(loop.body, name + ".body", counter);
+  loop.body_param = body.Add(HloOpcode::kParameter, state_shape, {});
+  Builder cond(loop.condition, name + ".cond", counter);
+  HloInstruction* param = cond.Add(HloOpcode::kParameter, state_shape, {});
+  HloInstruction* k = cond.Gte(param, 0);
+  HloInstruction* lt =
+      cond.Add(HloOpcode::kCompare, Shape::Array(PrimitiveType::kPred, {}), {k, cond.S32(trip_count)});
+  lt->mutable_attrs()->comparison_direction = hlo::ComparisonDirection::kLt;
+  loop.condition->set_root_instruction(lt);
+  return loop;
+}
+
+HloInstruction* Permute(Builder& b, HloInstruction* value,
+                        std::vector<std::pair<int64_t, int64_t>> pairs, PartitionContext& ctx) {
+  HloInstruction* permute = b.Add(HloOpcode::kCollectivePermute, value->shape(), {value});
+  permute->mutable_attrs()->source_target_pairs = std::move(pairs);
+  permute->mutable_attrs()->channel_id = ctx.channel_ids().Next();
+  return permute;
+}
+
+// Runs `step(builder, k, r, state...)` g-1 times in a while loop over `state`, applying
+// `advance` to the circulated element `moving` after each step, then once more outside.
+// Returns the final accumulator.
+struct LoopSpec {
+  std::string name;
+  int64_t steps = 0;
+  std::vector<HloInstruction*> state;  // Beyond (k, r). The last one is the accumulator.
+  int64_t moving = 0;                  // Index into `state` of the circulated value.
+  std::vector<std::pair<int64_t, int64_t>> pairs;
+  // Computes the new accumulator from (k, r, state) inside `b`.
+  std::function<HloInstruction*(Builder&, HloInstruction*, HloInstruction*,
+                                const std::vector<HloInstruction*>&)>
+      step;
+};
+
+absl::StatusOr<HloInstruction*> EmitRingLoop(const LoopSpec& spec, HloInstruction* rank,
+                                             PartitionContext& ctx) {
+  int64_t counter = 0;
+  const std::string prefix = ctx.UniqueName(spec.name);
+  Builder outer(ctx.output(), prefix, &counter);
+  std::vector<HloInstruction*> init = {outer.S32(0), rank};
+  init.insert(init.end(), spec.state.begin(), spec.state.end());
+  std::vector<Shape> shapes;
+  for (HloInstruction* v : init) shapes.push_back(v->shape());
+  const Shape state_shape = Shape::Tuple(shapes);
+  HloInstruction* tuple = outer.Add(HloOpcode::kTuple, state_shape, init);
+  Loop loop = MakeLoop(prefix, state_shape, spec.steps - 1, ctx, &counter);
+  const int64_t acc = static_cast<int64_t>(spec.state.size()) - 1;
+  const int64_t moving = spec.moving;
+  // Body: one step, then the circulated value moves one position around the ring.
+  {
+    Builder b(loop.body, prefix + ".body", &counter);
+    std::vector<HloInstruction*> parts;
+    for (int64_t i = 0; i < static_cast<int64_t>(init.size()); ++i) {
+      parts.push_back(b.Gte(loop.body_param, i));
+    }
+    std::vector<HloInstruction*> state(parts.begin() + 2, parts.end());
+    state[acc] = spec.step(b, parts[0], parts[1], state);
+    state[moving] = Permute(b, state[moving], spec.pairs, ctx);
+    std::vector<HloInstruction*> next = {b.Binary(HloOpcode::kAdd, parts[0], b.S32(1)), parts[1]};
+    next.insert(next.end(), state.begin(), state.end());
+    loop.body->set_root_instruction(b.Add(HloOpcode::kTuple, state_shape, next));
+  }
+  HloInstruction* w = outer.Add(HloOpcode::kWhile, state_shape, {tuple});
+  w->AppendCalledComputation(loop.condition);
+  w->AppendCalledComputation(loop.body);
+  // The last step, outside the loop: nothing moves after it.
+  std::vector<HloInstruction*> parts;
+  for (int64_t i = 0; i < static_cast<int64_t>(init.size()); ++i) parts.push_back(outer.Gte(w, i));
+  std::vector<HloInstruction*> state(parts.begin() + 2, parts.end());
+  return spec.step(outer, parts[0], parts[1], state);
+}
+
+absl::StatusOr<Shape> LocalResultShape(const DotCandidate& c, const DotProblem& p) {
+  return LocalShape(c.local, p.result_shape);
+}
+
+}  // namespace
+
+absl::StatusOr<HloInstruction*> EmitAllGatherLoop(const HloInstruction& dot,
+                                                  const DotProblem& problem,
+                                                  const DotCandidate& c, HloInstruction* block,
+                                                  HloInstruction* other, PartitionContext& ctx) {
+  const WindowedLoop& w = c.windowed;
+  const DotSpace& s = problem.space;
+  const bool lhs_moves = w.operand == 0;
+  const int64_t sd = lhs_moves ? s.lhs_to_space()[w.operand_dim] : s.rhs_to_space()[w.operand_dim];
+  const int64_t other_dim = lhs_moves ? s.dim(sd).rhs : s.dim(sd).lhs;
+  const int64_t out_dim = s.dim(sd).result;
+  const int64_t g = w.steps;
+  const int64_t blk = block->shape().dimensions()[w.operand_dim];
+  ASSIGN_OR_RETURN(Shape acc_shape, LocalResultShape(c, problem));
+  RET_CHECK(out_dim < 0 || acc_shape.dimensions()[out_dim] == g * blk);
+  Shape partial_shape = acc_shape;
+  if (out_dim >= 0) partial_shape = Shape::Array(acc_shape.element_type(), [&] {
+    std::vector<int64_t> d = acc_shape.dimensions();
+    d[out_dim] = blk;
+    return d;
+  }());
+  HloInstruction* rank = ctx.PerDeviceScalar(RingPositions(w.groups, ctx.num_devices()));
+  int64_t zero_counter = 0;
+  Builder outer(ctx.output(), ctx.UniqueName(dot.name() + ".acc"), &zero_counter);
+  LoopSpec spec;
+  spec.name = dot.name() + ".window_ag";
+  spec.steps = g;
+  spec.state = {block, other, outer.Zeros(acc_shape)};
+  spec.moving = 0;
+  spec.pairs = RingPairs(w.groups, /*source_shift=*/1);
+  spec.step = [&, partial_shape](Builder& b, HloInstruction* k, HloInstruction* r,
+                                 const std::vector<HloInstruction*>& st) {
+    HloInstruction* index =
+        b.Binary(HloOpcode::kRemainder, b.Binary(HloOpcode::kAdd, r, k), b.S32(g));
+    HloInstruction* start = b.Binary(HloOpcode::kMultiply, index, b.S32(blk));
+    HloInstruction* rest = other_dim >= 0 ? b.SliceDim(st[1], other_dim, start, blk) : st[1];
+    HloInstruction* partial = lhs_moves ? b.Dot(dot, st[0], rest, partial_shape)
+                                        : b.Dot(dot, rest, st[0], partial_shape);
+    return out_dim < 0 ? b.Binary(HloOpcode::kAdd, st[2], partial)
+                       : b.UpdateDim(st[2], partial, out_dim, start);
+  };
+  return EmitRingLoop(spec, rank, ctx);
+}
+
+absl::StatusOr<HloInstruction*> EmitReduceScatterLoop(const HloInstruction& dot,
+                                                      const DotProblem& problem,
+                                                      const DotCandidate& c, HloInstruction* lhs,
+                                                      HloInstruction* rhs, PartitionContext& ctx) {
+  const WindowedLoop& w = c.windowed;
+  const DotSpace& s = problem.space;
+  const int64_t d = c.scatter_dim;
+  const int64_t sd = s.result_to_space()[d];
+  const int64_t lhs_dim = s.dim(sd).lhs, rhs_dim = s.dim(sd).rhs;
+  const int64_t g = w.steps;
+  ASSIGN_OR_RETURN(Shape local, LocalResultShape(c, problem));
+  RET_CHECK(local.dimensions()[d] % g == 0);
+  const int64_t blk = local.dimensions()[d] / g;
+  std::vector<int64_t> block_dims = local.dimensions();
+  block_dims[d] = blk;
+  const Shape block_shape = Shape::Array(local.element_type(), block_dims);
+  HloInstruction* rank = ctx.PerDeviceScalar(RingPositions(w.groups, ctx.num_devices()));
+  int64_t zero_counter = 0;
+  Builder outer(ctx.output(), ctx.UniqueName(dot.name() + ".acc"), &zero_counter);
+  LoopSpec spec;
+  spec.name = dot.name() + ".window_rs";
+  spec.steps = g;
+  spec.state = {lhs, rhs, outer.Zeros(block_shape)};
+  spec.moving = 2;
+  spec.pairs = RingPairs(w.groups, /*source_shift=*/-1);
+  spec.step = [&, block_shape](Builder& b, HloInstruction* k, HloInstruction* r,
+                               const std::vector<HloInstruction*>& st) {
+    // (r - k - 1) mod g, kept non-negative: r + (g - 1 - k) with k <= g - 1.
+    HloInstruction* shifted = b.Binary(HloOpcode::kSubtract, b.S32(g - 1), k);
+    HloInstruction* index =
+        b.Binary(HloOpcode::kRemainder, b.Binary(HloOpcode::kAdd, r, shifted), b.S32(g));
+    HloInstruction* start = b.Binary(HloOpcode::kMultiply, index, b.S32(blk));
+    HloInstruction* l = lhs_dim >= 0 ? b.SliceDim(st[0], lhs_dim, start, blk) : st[0];
+    HloInstruction* rr = rhs_dim >= 0 ? b.SliceDim(st[1], rhs_dim, start, blk) : st[1];
+    return b.Binary(HloOpcode::kAdd, st[2], b.Dot(dot, l, rr, block_shape));
+  };
+  return EmitRingLoop(spec, rank, ctx);
+}
+
+}  // namespace spmd
