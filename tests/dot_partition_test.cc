@@ -1,0 +1,227 @@
+// End-to-end checks of the dot partitioner (issue 6): each module is partitioned with a chosen
+// or forced strategy, its collectives are counted, and the SPMD program is run on the CPU
+// executor against the unpartitioned module on random inputs.
+#include <map>
+#include <memory>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "hlo/ir/hlo_module.h"
+#include "hlo/parser/hlo_parser.h"
+#include "hlo/transforms/dead_code_elimination.h"
+#include "runtime/cpu/verify.h"
+#include "spmd/partitioner/spmd_partitioner.h"
+
+namespace {
+
+using hlo::HloOpcode;
+
+struct Partitioned {
+  std::unique_ptr<hlo::HloModule> original;
+  std::unique_ptr<hlo::HloModule> spmd;
+  std::string explain;
+};
+
+Partitioned Partition(const std::string& text, spmd::PartitionerOptions options = {}) {
+  Partitioned out;
+  absl::StatusOr<std::unique_ptr<hlo::HloModule>> original = hlo::ParseHloModule(text);
+  absl::StatusOr<std::unique_ptr<hlo::HloModule>> spmd_module = hlo::ParseHloModule(text);
+  EXPECT_TRUE(original.ok() && spmd_module.ok());
+  if (!original.ok() || !spmd_module.ok()) return out;
+  out.original = *std::move(original);
+  out.spmd = *std::move(spmd_module);
+  spmd::SpmdPartitioner partitioner(std::move(options));
+  absl::StatusOr<bool> ran = partitioner.Run(out.spmd.get());
+  EXPECT_TRUE(ran.ok()) << ran.status();
+  hlo::DeadCodeElimination cleanup;
+  EXPECT_TRUE(cleanup.Run(out.spmd.get()).ok());
+  for (const std::string& line : partitioner.log().lines) out.explain += line + "\n";
+  return out;
+}
+
+// Opcode counts over every computation of the module (loop bodies included).
+std::map<HloOpcode, int> Counts(const hlo::HloModule& module) {
+  std::map<HloOpcode, int> counts;
+  for (const auto& computation : module.computations()) {
+    for (const auto& instr : computation->instructions()) ++counts[instr->opcode()];
+  }
+  return counts;
+}
+
+void ExpectVerifies(const Partitioned& p, int64_t devices) {
+  ASSERT_NE(p.spmd, nullptr);
+  for (uint64_t seed : {1, 2}) {
+    runtime::VerifyOptions options;
+    options.seed = seed;
+    options.num_partitions = devices;
+    absl::StatusOr<runtime::VerifyResult> result =
+        runtime::VerifyAgainst(*p.original, *p.spmd, options);
+    ASSERT_TRUE(result.ok()) << result.status() << "\n" << p.spmd->ToString();
+    EXPECT_TRUE(result->ok()) << result->ToString() << "\n" << p.spmd->ToString() << p.explain;
+  }
+}
+
+spmd::PartitionerOptions Forced(const std::string& family, const char* model = "h100-nvlink") {
+  spmd::PartitionerOptions options;
+  options.device_model = *spmd::DeviceModelByName(model);
+  options.dot.forced_family = family;
+  return options;
+}
+
+constexpr char kIssue4062Small[] = R"(
+HloModule small4062, num_partitions=8
+ENTRY main {
+  lhs = f32[64,128] parameter(0), sharding={devices=[4,1,2]0,1,2,3,4,5,6,7 last_tile_dim_replicate}
+  rhs = f32[128,64] parameter(1), sharding={devices=[1,2,4]0,2,4,6,1,3,5,7 last_tile_dim_replicate}
+  dot = f32[64,64] dot(lhs, rhs), lhs_contracting_dims={1}, rhs_contracting_dims={0}, sharding={devices=[2,4]0,1,2,3,4,5,6,7}
+  ROOT out = f32[64,64] custom-call(dot), custom_call_target="Sharding", sharding={devices=[2,4]0,1,2,3,4,5,6,7}
+})";
+
+TEST(DotPartitionTest, Issue4062ComputesInOperandTilingAndExchangesTheResult) {
+  Partitioned p = Partition(kIssue4062Small);
+  std::map<HloOpcode, int> counts = Counts(*p.spmd);
+  EXPECT_EQ(counts[HloOpcode::kAllGather], 0) << p.explain;
+  EXPECT_EQ(counts[HloOpcode::kAllReduce], 0) << p.explain;
+  EXPECT_NE(p.explain.find("chose operands"), std::string::npos) << p.explain;
+  ExpectVerifies(p, 8);
+}
+
+TEST(DotPartitionTest, EveryForcedStrategyOfIssue4062Verifies) {
+  for (const char* family : {"operands", "result", "lhs", "rhs", "replicated"}) {
+    SCOPED_TRACE(family);
+    ExpectVerifies(Partition(kIssue4062Small, Forced(family)), 8);
+  }
+}
+
+// Megatron MLP: Y = GeLU(X·A) with A split by columns, Z = Y·B with B split by rows.
+constexpr char kMegatron2[] = R"(
+HloModule megatron2, num_partitions=2
+ENTRY main {
+  x = f32[16,32] parameter(0), sharding={replicated}
+  a = f32[32,64] parameter(1), sharding={devices=[1,2]0,1}
+  b = f32[64,32] parameter(2), sharding={devices=[2,1]0,1}
+  y = f32[16,64] dot(x, a), lhs_contracting_dims={1}, rhs_contracting_dims={0}, sharding={devices=[1,2]0,1}
+  t = f32[16,64] tanh(y), sharding={devices=[1,2]0,1}
+  g = f32[16,64] multiply(y, t), sharding={devices=[1,2]0,1}
+  ROOT z = f32[16,32] dot(g, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}, sharding={replicated}
+})";
+
+// The same with data parallelism x tensor parallelism 2x2 on 4 devices.
+constexpr char kMegatron4[] = R"(
+HloModule megatron4, num_partitions=4
+ENTRY main {
+  x = f32[16,32] parameter(0), sharding={devices=[2,1,2]0,1,2,3 last_tile_dim_replicate}
+  a = f32[32,64] parameter(1), sharding={devices=[1,2,2]0,2,1,3 last_tile_dim_replicate}
+  b = f32[64,32] parameter(2), sharding={devices=[2,1,2]0,2,1,3 last_tile_dim_replicate}
+  y = f32[16,64] dot(x, a), lhs_contracting_dims={1}, rhs_contracting_dims={0}, sharding={devices=[2,2]0,1,2,3}
+  t = f32[16,64] tanh(y), sharding={devices=[2,2]0,1,2,3}
+  g = f32[16,64] multiply(y, t), sharding={devices=[2,2]0,1,2,3}
+  ROOT z = f32[16,32] dot(g, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}, sharding={devices=[2,1,2]0,1,2,3 last_tile_dim_replicate}
+})";
+
+TEST(DotPartitionTest, MegatronMlpIsOneAllReduceAndNoAllGather) {
+  for (auto [text, devices] : {std::pair{kMegatron2, 2}, std::pair{kMegatron4, 4}}) {
+    Partitioned p = Partition(text);
+    std::map<HloOpcode, int> counts = Counts(*p.spmd);
+    EXPECT_EQ(counts[HloOpcode::kAllReduce], 1) << p.spmd->ToString() << p.explain;
+    EXPECT_EQ(counts[HloOpcode::kAllGather], 0) << p.spmd->ToString();
+    EXPECT_EQ(counts[HloOpcode::kAllToAll] + counts[HloOpcode::kCollectivePermute] +
+                  counts[HloOpcode::kReduceScatter],
+              0)
+        << p.spmd->ToString();
+    ExpectVerifies(p, devices);
+  }
+}
+
+// X rows split, W columns split, result wanted column-split: the all-gather of X becomes a
+// ring loop (free dim), on 4 and 8 devices.
+std::string AllGatherCase(int devices, bool contracting) {
+  const std::string n = std::to_string(devices);
+  const std::string lhs = contracting ? "{devices=[1," + n + "]<=[" + n + "]}"
+                                      : "{devices=[" + n + ",1]<=[" + n + "]}";
+  return "HloModule ag, num_partitions=" + n + "\nENTRY main {\n" +
+         "  x = f32[32,48] parameter(0), sharding=" + lhs + "\n" +
+         "  w = f32[48,64] parameter(1), sharding={devices=[1," + n + "]<=[" + n + "]}\n" +
+         "  ROOT d = f32[32,64] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}, "
+         "sharding={devices=[1," + n + "]<=[" + n + "]}\n}\n";
+}
+
+// Both operands split along the contracting dim, result wanted row-split: the reduce-scatter
+// becomes a ring loop.
+std::string ReduceScatterCase(int devices) {
+  const std::string n = std::to_string(devices);
+  return "HloModule rs, num_partitions=" + n + "\nENTRY main {\n" +
+         "  x = f32[32,48] parameter(0), sharding={devices=[1," + n + "]<=[" + n + "]}\n" +
+         "  w = f32[48,24] parameter(1), sharding={devices=[" + n + ",1]<=[" + n + "]}\n" +
+         "  ROOT d = f32[32,24] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}, "
+         "sharding={devices=[" + n + ",1]<=[" + n + "]}\n}\n";
+}
+
+TEST(DotPartitionTest, WindowedAllGatherLoopsVerify) {
+  for (int devices : {4, 8}) {
+    for (bool contracting : {false, true}) {
+      SCOPED_TRACE(devices);
+      SCOPED_TRACE(contracting);
+      Partitioned p = Partition(AllGatherCase(devices, contracting), Forced("windowed-ag"));
+      std::map<HloOpcode, int> counts = Counts(*p.spmd);
+      EXPECT_EQ(counts[HloOpcode::kWhile], 1) << p.explain;
+      EXPECT_EQ(counts[HloOpcode::kAllGather], 0) << p.spmd->ToString();
+      EXPECT_EQ(counts[HloOpcode::kCollectivePermute], 1) << p.spmd->ToString();
+      ExpectVerifies(p, devices);
+    }
+  }
+}
+
+TEST(DotPartitionTest, WindowedReduceScatterLoopsVerify) {
+  for (int devices : {4, 8}) {
+    SCOPED_TRACE(devices);
+    Partitioned p = Partition(ReduceScatterCase(devices), Forced("windowed-rs"));
+    std::map<HloOpcode, int> counts = Counts(*p.spmd);
+    EXPECT_EQ(counts[HloOpcode::kWhile], 1) << p.explain;
+    EXPECT_EQ(counts[HloOpcode::kReduceScatter], 0) << p.spmd->ToString();
+    EXPECT_EQ(counts[HloOpcode::kAllReduce], 0) << p.spmd->ToString();
+    ExpectVerifies(p, devices);
+  }
+}
+
+TEST(DotPartitionTest, ReduceScatterFinishVerifies) {
+  spmd::PartitionerOptions options;
+  options.dot.enable_windowed_einsum = false;
+  Partitioned p = Partition(ReduceScatterCase(4), options);
+  std::map<HloOpcode, int> counts = Counts(*p.spmd);
+  EXPECT_EQ(counts[HloOpcode::kReduceScatter], 1) << p.spmd->ToString() << p.explain;
+  ExpectVerifies(p, 4);
+}
+
+// Uneven contracting split: padding must be zeroed before the partial dots.
+TEST(DotPartitionTest, UnevenContractingSplitIsMasked) {
+  constexpr char kText[] = R"(
+HloModule uneven, num_partitions=4
+ENTRY main {
+  x = f32[8,10] parameter(0), sharding={devices=[1,4]<=[4]}
+  w = f32[10,6] parameter(1), sharding={devices=[4,1]<=[4]}
+  ROOT d = f32[8,6] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}, sharding={replicated}
+})";
+  Partitioned p = Partition(kText);
+  EXPECT_EQ(Counts(*p.spmd)[HloOpcode::kAllReduce], 1) << p.spmd->ToString() << p.explain;
+  ExpectVerifies(p, 4);
+}
+
+// Batch dims and a 2-D mesh: batch split by one axis, contracting by the other.
+TEST(DotPartitionTest, BatchAndContractingOnTwoMeshAxesVerify) {
+  constexpr char kText[] = R"(
+HloModule batched, num_partitions=8
+ENTRY main {
+  x = f32[4,16,24] parameter(0), sharding={devices=[2,1,4]<=[8]}
+  w = f32[4,24,8] parameter(1), sharding={devices=[2,4,1]<=[8]}
+  ROOT d = f32[4,16,8] dot(x, w), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}, sharding={devices=[2,4,1]<=[8]}
+})";
+  Partitioned p = Partition(kText);
+  ExpectVerifies(p, 8);
+  for (const char* family : {"operands", "result", "replicated", "windowed-rs"}) {
+    SCOPED_TRACE(family);
+    ExpectVerifies(Partition(kText, Forced(family)), 8);
+  }
+}
+
+}  // namespace
