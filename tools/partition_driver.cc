@@ -15,6 +15,7 @@
 #include "hlo/pass/hlo_pass_pipeline.h"
 #include "hlo/transforms/dead_code_elimination.h"
 #include "spmd/partitioner/spmd_partitioner.h"
+#include "spmd/propagation/sharding_propagation.h"
 #include "hlo/proto/hlo_proto_util.h"
 #include "hlo/strings.h"
 #include "hlo/verifier/hlo_verifier.h"
@@ -65,8 +66,11 @@ absl::StatusOr<PassResults> RunPasses(const DriverOptions& options, hlo::ParsedM
   hlo::HloPassPipeline pipeline("spmd-partition");
   pipeline.set_verify_after_each_pass(true);
   spmd::SpmdPartitioner* partitioner = nullptr;
+  spmd::ShardingPropagation* propagation = nullptr;
   for (const std::string& pass : options.passes) {
-    if (pass == "partition") {
+    if (pass == "propagate") {
+      propagation = &pipeline.AddPass<spmd::ShardingPropagation>();
+    } else if (pass == "partition") {
       partitioner = &pipeline.AddPass<spmd::SpmdPartitioner>();
     } else if (pass == "cleanup") {
       pipeline.AddPass<hlo::DeadCodeElimination>();
@@ -89,6 +93,9 @@ absl::StatusOr<PassResults> RunPasses(const DriverOptions& options, hlo::ParsedM
   if (!changed.ok()) {
     return absl::Status(changed.status().code(),
                         parsed.FormatError(nullptr, hlo::ToStd(changed.status().message())));
+  }
+  if (propagation != nullptr) {
+    for (const std::string& line : propagation->log().lines) results.explain += line + "\n";
   }
   if (partitioner != nullptr) {
     results.full_rematerializations = partitioner->log().full_rematerializations;

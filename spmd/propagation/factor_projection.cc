@@ -1,0 +1,68 @@
+// ProjectSharding builds a dimension map (target dim -> source dim) from the rule's factors
+// and hands it to spmd::OperandShardingFromResult, the same mapping the partitioner uses to
+// ask for an operand "in the result's layout": mapped dims keep their tiles and devices,
+// unmapped source tiles fold into the replication subgroup. Reshapes use hlo::ReshapeSharding
+// with the shapes swapped as needed, which is symmetric.
+#include "spmd/propagation/factor_projection.h"
+
+#include <vector>
+
+#include "hlo/sharding/sharding_transforms.h"
+#include "hlo/status_macros.h"
+#include "hlo/strings.h"
+#include "spmd/partitioner/partition_context.h"
+
+namespace spmd {
+namespace {
+
+using hlo::HloSharding;
+
+absl::Status CheckTilesFit(const HloSharding& sharding, const hlo::Shape& shape) {
+  if (!sharding.IsTiled()) return absl::OkStatus();
+  for (int64_t d = 0; d < sharding.TiledDataRank() && d < shape.rank(); ++d) {
+    if (sharding.tile_assignment().dim(d) > shape.dimensions(d)) {
+      return absl::FailedPreconditionError(hlo::StrCat(
+          "dimension ", d, " of ", shape.ToString(false), " is smaller than its tile count"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+int64_t DataTiles(const HloSharding& sharding) {
+  if (!sharding.IsTiled()) return 1;
+  int64_t tiles = 1;
+  for (int64_t d = 0; d < sharding.TiledDataRank(); ++d) {
+    tiles *= sharding.tile_assignment().dim(d);
+  }
+  return tiles;
+}
+
+absl::StatusOr<HloSharding> ProjectSharding(const FactorRule& rule, int64_t from, int64_t to,
+                                            const HloSharding& sharding,
+                                            const hlo::Shape& from_shape,
+                                            const hlo::Shape& to_shape) {
+  if (sharding.IsReplicated()) return HloSharding::Replicate();
+  if (!sharding.IsTiled() || !sharding.subgroup_types().empty()) {
+    return absl::UnimplementedError(
+        hlo::StrCat("sharding ", sharding.ToString(), " is not propagated"));
+  }
+  HloSharding result = HloSharding::Replicate();
+  if (rule.reshape) {
+    ASSIGN_OR_RETURN(result, hlo::ReshapeSharding(sharding, from_shape, to_shape));
+  } else {
+    std::vector<int64_t> dim_map(to_shape.rank(), -1);
+    for (const Factor& f : rule.factors) {
+      if (f.kind == Factor::Kind::kNeedReplication) continue;
+      const int64_t to_dim = f.dims[to];
+      const int64_t from_dim = f.dims[from];
+      if (to_dim >= 0 && from_dim >= 0 && to_dim < to_shape.rank()) dim_map[to_dim] = from_dim;
+    }
+    ASSIGN_OR_RETURN(result, OperandShardingFromResult(sharding, from_shape.rank(), dim_map));
+  }
+  RETURN_IF_ERROR(CheckTilesFit(result, to_shape));
+  return result.WithoutMetadata();
+}
+
+}  // namespace spmd

@@ -1,0 +1,40 @@
+// Moving a sharding across an instruction along its FactorRule, in either direction.
+//
+// One function serves forward (operand -> result), backward (result -> operand) and sideways
+// (operand -> operand, e.g. a dot's contracting dims) propagation: the tiling of each factor
+// present on both sides moves from one side's dimension to the other's; factors missing on the
+// target, contracting factors reaching the result, and need-replication factors become
+// replication.
+//
+//   dot(f32[8,16] a, f32[16,4] b) with a: {devices=[1,2]<=[2]}
+//     a -> result: {replicated}                   (k is contracting)
+//     a -> b:      {devices=[2,1]<=[2]}           (k shared by both operands)
+//     result {devices=[2,1]<=[2]} -> a: {devices=[2,1]<=[2]}, -> b: {replicated}
+#ifndef SPMD_PROPAGATION_FACTOR_PROJECTION_H_
+#define SPMD_PROPAGATION_FACTOR_PROJECTION_H_
+
+#include <cstdint>
+
+#include "absl/status/statusor.h"
+#include "hlo/ir/shape.h"
+#include "hlo/sharding/hlo_sharding.h"
+#include "spmd/propagation/factor_rule.h"
+
+namespace spmd {
+
+// The sharding side `to` should have so that it lines up with `sharding` on side `from` (sides
+// as in FactorRule: operands, then the result at num_operands). `from_shape` and `to_shape` are
+// the sides' shapes. Replicated stays replicated. Fails for shardings other than replicated or
+// tiled with at most a replication subgroup, and when a projected tiling would split a
+// dimension into more tiles than it has elements.
+absl::StatusOr<hlo::HloSharding> ProjectSharding(const FactorRule& rule, int64_t from, int64_t to,
+                                                 const hlo::HloSharding& sharding,
+                                                 const hlo::Shape& from_shape,
+                                                 const hlo::Shape& to_shape);
+
+// The number of tiles a sharding splits its data into (1 for non-tiled shardings).
+int64_t DataTiles(const hlo::HloSharding& sharding);
+
+}  // namespace spmd
+
+#endif  // SPMD_PROPAGATION_FACTOR_PROJECTION_H_

@@ -1,0 +1,278 @@
+// The rule table: one builder per op family, registered by opcode in RuleTable(). Builders
+// read only the instruction's attributes and shapes, and return nullopt for forms they do not
+// describe (tuple-shaped results, ranks that do not fit), so an unexpected form leaves the
+// instruction to the partitioner's default (replicated) instead of mapping it wrongly.
+#include "spmd/propagation/factor_rule.h"
+
+#include <algorithm>
+#include <array>
+
+#include "hlo/ir/hlo_computation.h"
+
+namespace spmd {
+namespace {
+
+using hlo::HloInstruction;
+using hlo::HloOpcode;
+using Kind = Factor::Kind;
+using RuleFn = std::optional<FactorRule> (*)(const HloInstruction&);
+
+bool Contains(const std::vector<int64_t>& v, int64_t x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+bool AllArrays(const HloInstruction& instr) {
+  if (!instr.shape().IsArray()) return false;
+  for (const HloInstruction* op : instr.operands()) {
+    if (!op->shape().IsArray()) return false;
+  }
+  return true;
+}
+
+// Operands of the result's rank share each dimension with it; scalar operands share none.
+std::optional<FactorRule> Elementwise(const HloInstruction& instr) {
+  if (!AllArrays(instr)) return std::nullopt;
+  const int64_t n = instr.operand_count();
+  const int64_t rank = instr.shape().rank();
+  for (const HloInstruction* op : instr.operands()) {
+    if (op->shape().rank() != 0 && op->shape().dimensions() != instr.shape().dimensions()) {
+      return std::nullopt;
+    }
+  }
+  FactorRuleBuilder b("elementwise", n);
+  for (int64_t d = 0; d < rank; ++d) {
+    std::vector<int64_t> dims(n + 1, d);
+    for (int64_t i = 0; i < n; ++i) {
+      if (instr.operand(i)->shape().rank() == 0) dims[i] = -1;
+    }
+    b.Add(Kind::kPassThrough, std::move(dims));
+  }
+  return std::move(b).Build();
+}
+
+std::optional<FactorRule> Broadcast(const HloInstruction& instr) {
+  if (!AllArrays(instr)) return std::nullopt;
+  const std::vector<int64_t>& dims = instr.dimensions();
+  if (static_cast<int64_t>(dims.size()) != instr.operand(0)->shape().rank()) return std::nullopt;
+  FactorRuleBuilder b("broadcast", 1);
+  for (int64_t r = 0; r < instr.shape().rank(); ++r) {
+    auto it = std::find(dims.begin(), dims.end(), r);
+    b.Add(Kind::kPassThrough, {it == dims.end() ? -1 : it - dims.begin(), r});
+  }
+  return std::move(b).Build();
+}
+
+std::optional<FactorRule> Transpose(const HloInstruction& instr) {
+  if (!AllArrays(instr) || instr.dimensions().size() != instr.shape().dimensions().size()) {
+    return std::nullopt;
+  }
+  FactorRuleBuilder b("transpose", 1);
+  for (int64_t r = 0; r < instr.shape().rank(); ++r) {
+    b.Add(Kind::kPassThrough, {instr.dimensions()[r], r});
+  }
+  return std::move(b).Build();
+}
+
+std::optional<FactorRule> Reshape(const HloInstruction& instr) {
+  if (!AllArrays(instr)) return std::nullopt;
+  FactorRule rule;
+  rule.name = "reshape";
+  rule.num_operands = 1;
+  rule.reshape = true;
+  return rule;
+}
+
+// reduce(x, init), dimensions=D: kept dims of x map to the result in order; D are contracting.
+std::optional<FactorRule> Reduce(const HloInstruction& instr) {
+  if (!AllArrays(instr) || instr.operand_count() != 2) return std::nullopt;
+  const int64_t in_rank = instr.operand(0)->shape().rank();
+  if (in_rank - static_cast<int64_t>(instr.dimensions().size()) != instr.shape().rank()) {
+    return std::nullopt;
+  }
+  FactorRuleBuilder b("reduce", 2);
+  int64_t next = 0;
+  for (int64_t d = 0; d < in_rank; ++d) {
+    if (Contains(instr.dimensions(), d)) {
+      b.Add(Kind::kContracting, {d, -1, -1});
+    } else {
+      b.Add(Kind::kPassThrough, {d, -1, next++});
+    }
+  }
+  return std::move(b).Build();
+}
+
+// Result dims: batch..., lhs free..., rhs free... (XLA's dot output order).
+std::optional<FactorRule> Dot(const HloInstruction& instr) {
+  if (!AllArrays(instr) || !instr.attrs().dot_dimension_numbers || instr.operand_count() != 2) {
+    return std::nullopt;
+  }
+  const hlo::DotDimensionNumbers& dn = *instr.attrs().dot_dimension_numbers;
+  FactorRuleBuilder b("dot", 2);
+  int64_t next = 0;
+  for (size_t i = 0; i < dn.lhs_batch_dimensions.size(); ++i) {
+    b.Add(Kind::kPassThrough, {dn.lhs_batch_dimensions[i], dn.rhs_batch_dimensions[i], next++});
+  }
+  for (int64_t side = 0; side < 2; ++side) {
+    const HloInstruction* op = instr.operand(side);
+    const auto& batch = side == 0 ? dn.lhs_batch_dimensions : dn.rhs_batch_dimensions;
+    const auto& contracting =
+        side == 0 ? dn.lhs_contracting_dimensions : dn.rhs_contracting_dimensions;
+    for (int64_t d = 0; d < op->shape().rank(); ++d) {
+      if (Contains(batch, d) || Contains(contracting, d)) continue;
+      std::vector<int64_t> dims = {-1, -1, next++};
+      dims[side] = d;
+      b.Add(Kind::kPassThrough, std::move(dims));
+    }
+  }
+  if (next != instr.shape().rank()) return std::nullopt;
+  for (size_t i = 0; i < dn.lhs_contracting_dimensions.size(); ++i) {
+    b.Add(Kind::kContracting,
+          {dn.lhs_contracting_dimensions[i], dn.rhs_contracting_dimensions[i], -1});
+  }
+  return std::move(b).Build();
+}
+
+// Operand 0 and the result share every dim; `whole[d]` dims must stay unsplit; other operands
+// (scalars, indices, pad values, updates) share nothing unless `update_operand` >= 0, which
+// shares the unsplit dims too (dynamic-update-slice's update).
+std::optional<FactorRule> SameRankWithWholeDims(const HloInstruction& instr, std::string name,
+                                                const std::vector<bool>& whole,
+                                                int64_t update_operand) {
+  const int64_t n = instr.operand_count();
+  FactorRuleBuilder b(std::move(name), n);
+  for (int64_t d = 0; d < instr.shape().rank(); ++d) {
+    std::vector<int64_t> dims(n + 1, -1);
+    dims[0] = d;
+    dims[n] = d;
+    if (update_operand >= 0) dims[update_operand] = d;
+    b.Add(whole[d] ? Kind::kNeedReplication : Kind::kPassThrough, std::move(dims));
+  }
+  return std::move(b).Build();
+}
+
+bool SameRank(const HloInstruction& instr) {
+  return AllArrays(instr) && instr.operand(0)->shape().rank() == instr.shape().rank();
+}
+
+// slice and dynamic-slice: the dims whose size changes stay whole.
+std::optional<FactorRule> Slice(const HloInstruction& instr) {
+  if (!SameRank(instr)) return std::nullopt;
+  const hlo::Shape& in = instr.operand(0)->shape();
+  std::vector<bool> whole(in.rank());
+  for (int64_t d = 0; d < in.rank(); ++d) whole[d] = in.dimensions(d) != instr.shape().dimensions(d);
+  return SameRankWithWholeDims(instr, std::string(hlo::HloOpcodeString(instr.opcode())), whole,
+                               -1);
+}
+
+std::optional<FactorRule> Pad(const HloInstruction& instr) {
+  if (!SameRank(instr) || !instr.attrs().padding_config) return std::nullopt;
+  const auto& config = instr.attrs().padding_config->dimensions;
+  if (static_cast<int64_t>(config.size()) != instr.shape().rank()) return std::nullopt;
+  std::vector<bool> whole(config.size());
+  for (size_t d = 0; d < config.size(); ++d) {
+    whole[d] = config[d].edge_padding_low != 0 || config[d].edge_padding_high != 0 ||
+               config[d].interior_padding != 0;
+  }
+  return SameRankWithWholeDims(instr, "pad", whole, -1);
+}
+
+std::optional<FactorRule> DynamicUpdateSlice(const HloInstruction& instr) {
+  if (!SameRank(instr) || instr.operand(1)->shape().rank() != instr.shape().rank()) {
+    return std::nullopt;
+  }
+  const hlo::Shape& update = instr.operand(1)->shape();
+  std::vector<bool> whole(update.rank());
+  for (int64_t d = 0; d < update.rank(); ++d) {
+    whole[d] = update.dimensions(d) != instr.shape().dimensions(d);
+  }
+  return SameRankWithWholeDims(instr, "dynamic-update-slice", whole, 1);
+}
+
+// reverse and single-operand sort: the listed dimensions stay whole.
+std::optional<FactorRule> WholeAlongDimensions(const HloInstruction& instr) {
+  if (!SameRank(instr) || instr.operand_count() != 1) return std::nullopt;
+  std::vector<bool> whole(instr.shape().rank(), false);
+  for (int64_t d : instr.dimensions()) {
+    if (d < 0 || d >= instr.shape().rank()) return std::nullopt;
+    whole[d] = true;
+  }
+  return SameRankWithWholeDims(instr, std::string(hlo::HloOpcodeString(instr.opcode())), whole,
+                               -1);
+}
+
+std::optional<FactorRule> Concatenate(const HloInstruction& instr) {
+  if (!AllArrays(instr) || instr.dimensions().size() != 1) return std::nullopt;
+  const int64_t n = instr.operand_count();
+  FactorRuleBuilder b("concatenate", n);
+  for (int64_t d = 0; d < instr.shape().rank(); ++d) {
+    std::vector<int64_t> dims(n + 1, d);
+    b.Add(d == instr.dimensions()[0] ? Kind::kNeedReplication : Kind::kPassThrough,
+          std::move(dims));
+  }
+  return std::move(b).Build();
+}
+
+// Only the Sharding custom-call (with_sharding_constraint) is looked through: an identity.
+std::optional<FactorRule> CustomCall(const HloInstruction& instr) {
+  if (instr.attrs().custom_call_target != "Sharding" || instr.operand_count() != 1) {
+    return std::nullopt;
+  }
+  std::optional<FactorRule> rule = Elementwise(instr);
+  if (rule) rule->name = "sharding-constraint";
+  return rule;
+}
+
+using RuleTableArray = std::array<RuleFn, static_cast<size_t>(HloOpcode::kXor) + 1>;
+
+const RuleTableArray& RuleTable() {
+  static const RuleTableArray* table = [] {
+    auto* t = new RuleTableArray();
+    t->fill(nullptr);
+    auto set = [t](HloOpcode op, RuleFn fn) { (*t)[static_cast<size_t>(op)] = fn; };
+    for (int op = 0; op <= static_cast<int>(HloOpcode::kXor); ++op) {
+      const HloOpcode opcode = static_cast<HloOpcode>(op);
+      if (hlo::IsElementwiseUnary(opcode) || hlo::IsElementwiseBinary(opcode)) {
+        set(opcode, &Elementwise);
+      }
+    }
+    for (HloOpcode op : {HloOpcode::kCompare, HloOpcode::kSelect, HloOpcode::kClamp,
+                         HloOpcode::kConvert, HloOpcode::kReducePrecision, HloOpcode::kCopy}) {
+      set(op, &Elementwise);
+    }
+    set(HloOpcode::kBroadcast, &Broadcast);
+    set(HloOpcode::kTranspose, &Transpose);
+    set(HloOpcode::kReshape, &Reshape);
+    set(HloOpcode::kReduce, &Reduce);
+    set(HloOpcode::kDot, &Dot);
+    set(HloOpcode::kSlice, &Slice);
+    set(HloOpcode::kPad, &Pad);
+    set(HloOpcode::kDynamicSlice, &Slice);
+    set(HloOpcode::kDynamicUpdateSlice, &DynamicUpdateSlice);
+    set(HloOpcode::kReverse, &WholeAlongDimensions);
+    set(HloOpcode::kSort, &WholeAlongDimensions);
+    set(HloOpcode::kConcatenate, &Concatenate);
+    set(HloOpcode::kCustomCall, &CustomCall);
+    return t;
+  }();
+  return *table;
+}
+
+}  // namespace
+
+FactorRuleBuilder::FactorRuleBuilder(std::string name, int64_t num_operands) {
+  rule_.name = std::move(name);
+  rule_.num_operands = num_operands;
+}
+
+FactorRuleBuilder& FactorRuleBuilder::Add(Factor::Kind kind, std::vector<int64_t> dims) {
+  rule_.factors.push_back(Factor{kind, std::move(dims)});
+  return *this;
+}
+
+std::optional<FactorRule> FactorRuleFor(const HloInstruction& instr) {
+  const RuleFn fn = RuleTable()[static_cast<size_t>(instr.opcode())];
+  if (fn == nullptr) return std::nullopt;
+  return fn(instr);
+}
+
+}  // namespace spmd

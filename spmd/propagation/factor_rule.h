@@ -1,0 +1,73 @@
+// Op semantics for sharding propagation, as data.
+//
+// A FactorRule says how an instruction's operand dimensions and result dimensions correspond.
+// Each Factor is one logical dimension of the op: the dimension it is on every "side" (operands
+// 0..n-1, then the result at side n), or -1 where the side does not have it. A factor's kind
+// says what a tiling of it means:
+//   kPassThrough      the factor is on the result too (elementwise dims, dot batch/free dims);
+//                     a tiling moves freely between every side that has it.
+//   kContracting      the factor is on operands only (dot contracting dims, reduced dims); a
+//                     tiling moves between operands (both sides of a dot split alike) but never
+//                     reaches the result.
+//   kNeedReplication  the factor must stay whole (a sliced, padded or concatenated dim); no
+//                     tiling crosses the op through it.
+// A reshape has no factors: its operand and result are related by hlo::ReshapeSharding, which
+// is symmetric (ReshapeRule).
+//
+// The same rule is read in both directions by ProjectSharding (factor_projection.h); the
+// propagation pass never names an opcode. Example, `dot(f32[8,16] a, f32[16,4] b)` with
+// lhs_contracting_dims={1}, rhs_contracting_dims={0}:
+//   factor m: dims {0, -1, 0}  pass-through
+//   factor n: dims {-1, 1, 1}  pass-through
+//   factor k: dims {1, 0, -1}  contracting
+#ifndef SPMD_PROPAGATION_FACTOR_RULE_H_
+#define SPMD_PROPAGATION_FACTOR_RULE_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hlo/ir/hlo_instruction.h"
+
+namespace spmd {
+
+struct Factor {
+  enum class Kind { kPassThrough, kContracting, kNeedReplication };
+  Kind kind = Kind::kPassThrough;
+  // dims[side]: this factor's dimension on `side` (operands first, then the result), or -1.
+  std::vector<int64_t> dims;
+};
+
+struct FactorRule {
+  std::string name;  // The op family, for the explanation log ("elementwise", "dot", ...).
+  int64_t num_operands = 0;
+  std::vector<Factor> factors;
+  // True for a reshape: no factors; operand 0 and the result map by hlo::ReshapeSharding.
+  bool reshape = false;
+
+  // The side index of the result.
+  int64_t result_side() const { return num_operands; }
+};
+
+// Builds a rule one factor at a time; every factor must give one entry per side.
+class FactorRuleBuilder {
+ public:
+  FactorRuleBuilder(std::string name, int64_t num_operands);
+  // Adds a factor with `dims` (one per side, -1 for absent). REQUIRES: dims.size() == sides.
+  FactorRuleBuilder& Add(Factor::Kind kind, std::vector<int64_t> dims);
+  FactorRule Build() && { return std::move(rule_); }
+
+ private:
+  FactorRule rule_;
+};
+
+// The rule of `instr`, or nullopt when propagation does not look through it (tuple-shaped
+// results, ops the partitioner computes whole, side-effecting ops, barriers). Tuple plumbing
+// (tuple, get-tuple-element, while, call, conditional) is not a factor rule: those
+// instructions alias values (value_classes.h).
+std::optional<FactorRule> FactorRuleFor(const hlo::HloInstruction& instr);
+
+}  // namespace spmd
+
+#endif  // SPMD_PROPAGATION_FACTOR_RULE_H_

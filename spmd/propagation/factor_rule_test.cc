@@ -1,0 +1,163 @@
+// Each rule read in both directions through ProjectSharding, on instructions from parsed HLO.
+#include "spmd/propagation/factor_rule.h"
+
+#include <memory>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "hlo/ir/hlo_computation.h"
+#include "hlo/parser/hlo_parser.h"
+#include "spmd/propagation/factor_projection.h"
+
+namespace spmd {
+namespace {
+
+using hlo::HloInstruction;
+using hlo::HloSharding;
+
+class RuleTest : public ::testing::Test {
+ protected:
+  // Parses a module whose entry root is the instruction under test.
+  const HloInstruction* Root(const std::string& text) {
+    auto m = hlo::ParseHloModule(text);
+    EXPECT_TRUE(m.ok()) << m.status().message();
+    module_ = *std::move(m);
+    return module_->entry_computation()->root_instruction();
+  }
+
+  // Projects `sharding` (text) from side `from` to side `to` of `instr`; "error" on failure.
+  static std::string Project(const HloInstruction& instr, int64_t from, int64_t to,
+                             const std::string& sharding) {
+    std::optional<FactorRule> rule = FactorRuleFor(instr);
+    if (!rule) return "no rule";
+    auto side_shape = [&](int64_t side) -> const hlo::Shape& {
+      return side == rule->result_side() ? instr.shape() : instr.operand(side)->shape();
+    };
+    absl::StatusOr<HloSharding> s = HloSharding::Parse(sharding);
+    EXPECT_TRUE(s.ok());
+    absl::StatusOr<HloSharding> p =
+        ProjectSharding(*rule, from, to, *s, side_shape(from), side_shape(to));
+    return p.ok() ? p->ToString() : "error";
+  }
+
+  std::unique_ptr<hlo::HloModule> module_;
+};
+
+TEST_F(RuleTest, DotMapsBatchFreeAndContractingFactorsBothWays) {
+  const HloInstruction* dot = Root(R"(HloModule m
+ENTRY e {
+  a = f32[4,8,16] parameter(0)
+  b = f32[4,16,6] parameter(1)
+  ROOT d = f32[4,8,6] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0},
+    lhs_contracting_dims={2}, rhs_contracting_dims={1}
+})");
+  std::optional<FactorRule> rule = FactorRuleFor(*dot);
+  ASSERT_TRUE(rule.has_value());
+  EXPECT_EQ(rule->name, "dot");
+  ASSERT_EQ(rule->factors.size(), 4u);  // batch, m, n, k
+  // Forward: a free dim reaches the result; a contracting dim does not.
+  EXPECT_EQ(Project(*dot, 0, 2, "{devices=[1,2,1]<=[2]}"), "{devices=[1,2,1]<=[2]}");
+  EXPECT_EQ(Project(*dot, 0, 2, "{devices=[1,1,2]<=[2]}"), "{replicated}");
+  // Sideways: contracting dims line up between operands.
+  EXPECT_EQ(Project(*dot, 0, 1, "{devices=[1,1,2]<=[2]}"), "{devices=[1,2,1]<=[2]}");
+  // Backward: batch reaches both operands, n only the rhs.
+  EXPECT_EQ(Project(*dot, 2, 0, "{devices=[2,1,1]<=[2]}"), "{devices=[2,1,1]<=[2]}");
+  EXPECT_EQ(Project(*dot, 2, 1, "{devices=[1,1,2]<=[2]}"), "{devices=[1,1,2]<=[2]}");
+  EXPECT_EQ(Project(*dot, 2, 0, "{devices=[1,1,2]<=[2]}"), "{replicated}");
+}
+
+TEST_F(RuleTest, ReduceDropsReducedDimsForwardAndReplicatesThemBackward) {
+  const HloInstruction* reduce = Root(R"(HloModule m
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+ENTRY e {
+  p = f32[8,16] parameter(0)
+  z = f32[] constant(0)
+  ROOT r = f32[8] reduce(p, z), dimensions={1}, to_apply=add
+})");
+  EXPECT_EQ(Project(*reduce, 0, 2, "{devices=[2,2]<=[4]}"),
+            "{devices=[2,2]<=[4] last_tile_dim_replicate}");
+  EXPECT_EQ(Project(*reduce, 2, 0, "{devices=[2]<=[2]}"), "{devices=[2,1]<=[2]}");
+  EXPECT_EQ(Project(*reduce, 2, 1, "{devices=[2]<=[2]}"), "{replicated}");
+}
+
+TEST_F(RuleTest, BroadcastAndTransposeAreInversesOfThemselves) {
+  const HloInstruction* bcast = Root(R"(HloModule m
+ENTRY e {
+  p = f32[16] parameter(0)
+  ROOT b = f32[8,16] broadcast(p), dimensions={1}
+})");
+  EXPECT_EQ(Project(*bcast, 0, 1, "{devices=[2]<=[2]}"), "{devices=[1,2]<=[2]}");
+  EXPECT_EQ(Project(*bcast, 1, 0, "{devices=[1,2]<=[2]}"), "{devices=[2]<=[2]}");
+  EXPECT_EQ(Project(*bcast, 1, 0, "{devices=[2,1]<=[2]}"), "{replicated}");
+  const HloInstruction* transpose = Root(R"(HloModule m
+ENTRY e {
+  p = f32[4,8] parameter(0)
+  ROOT t = f32[8,4] transpose(p), dimensions={1,0}
+})");
+  EXPECT_EQ(Project(*transpose, 0, 1, "{devices=[2,1]<=[2]}"), "{devices=[1,2]<=[2]}");
+  EXPECT_EQ(Project(*transpose, 1, 0, "{devices=[1,2]<=[2]}"), "{devices=[2,1]<=[2]}");
+}
+
+TEST_F(RuleTest, ReshapeUsesReshapeShardingInBothDirections) {
+  const HloInstruction* reshape = Root(R"(HloModule m
+ENTRY e {
+  p = f32[4,6] parameter(0)
+  ROOT r = f32[24] reshape(p)
+})");
+  EXPECT_EQ(Project(*reshape, 0, 1, "{devices=[2,1]<=[2]}"), "{devices=[2]<=[2]}");
+  EXPECT_EQ(Project(*reshape, 1, 0, "{devices=[2]<=[2]}"), "{devices=[2,1]<=[2]}");
+}
+
+TEST_F(RuleTest, SlicedPaddedAndConcatenatedDimsStayWhole) {
+  const HloInstruction* slice = Root(R"(HloModule m
+ENTRY e {
+  p = f32[8,16] parameter(0)
+  ROOT s = f32[8,10] slice(p), slice={[0:8], [2:12]}
+})");
+  EXPECT_EQ(Project(*slice, 0, 1, "{devices=[2,2]<=[4]}"),
+            "{devices=[2,1,2]<=[4] last_tile_dim_replicate}");
+  EXPECT_EQ(Project(*slice, 1, 0, "{devices=[1,2]<=[2]}"), "{replicated}");
+  const HloInstruction* concat = Root(R"(HloModule m
+ENTRY e {
+  a = f32[8,4] parameter(0)
+  b = f32[8,6] parameter(1)
+  ROOT c = f32[8,10] concatenate(a, b), dimensions={1}
+})");
+  EXPECT_EQ(Project(*concat, 2, 1, "{devices=[2,1]<=[2]}"), "{devices=[2,1]<=[2]}");
+  EXPECT_EQ(Project(*concat, 0, 2, "{devices=[1,2]<=[2]}"), "{replicated}");
+}
+
+TEST_F(RuleTest, ElementwiseSkipsScalarOperandsAndRejectsTinyDims) {
+  const HloInstruction* clamp = Root(R"(HloModule m
+ENTRY e {
+  lo = f32[] parameter(0)
+  x = f32[1,8] parameter(1)
+  hi = f32[] parameter(2)
+  ROOT c = f32[1,8] clamp(lo, x, hi)
+})");
+  EXPECT_EQ(Project(*clamp, 1, 3, "{devices=[1,2]<=[2]}"), "{devices=[1,2]<=[2]}");
+  EXPECT_EQ(Project(*clamp, 3, 0, "{devices=[1,2]<=[2]}"), "{replicated}");
+  // Splitting a dimension of size 1 in two is refused.
+  const HloInstruction* bcast = Root(R"(HloModule m
+ENTRY e {
+  p = f32[8] parameter(0)
+  ROOT b = f32[1,8] broadcast(p), dimensions={1}
+})");
+  EXPECT_EQ(Project(*bcast, 1, 1, "{devices=[2,1]<=[2]}"), "error");
+}
+
+TEST_F(RuleTest, OpsWithoutRulesAreBarriers) {
+  const HloInstruction* cc = Root(R"(HloModule m
+ENTRY e {
+  p = f32[8] parameter(0)
+  ROOT c = f32[8] custom-call(p), custom_call_target="ShardBarrierFrom"
+})");
+  EXPECT_FALSE(FactorRuleFor(*cc).has_value());
+}
+
+}  // namespace
+}  // namespace spmd

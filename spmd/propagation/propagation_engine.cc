@@ -1,0 +1,177 @@
+// The worklist holds edge indices, initially every edge in module order (callees first, then
+// instructions in order), so one sweep already carries shardings forward; later visits carry
+// them backward and sideways. Within a visit the result side is updated first (forward), then
+// the operands (backward). Costs for conflicting proposals come from the reshard planner: the
+// µs to bring every other side of the instruction to the layout the candidate implies, with
+// full rematerializations penalized so that a cheaper compatible candidate always wins.
+#include "spmd/propagation/propagation_engine.h"
+
+#include <algorithm>
+
+#include "hlo/sharding/sharding_transforms.h"
+#include "spmd/propagation/factor_projection.h"
+
+namespace spmd {
+namespace {
+
+using hlo::HloSharding;
+
+constexpr double kFullRematerializationPenaltyUs = 1e6;
+// Operand-to-operand proposals are skipped for wider ops (e.g. long concatenations) to keep
+// visits linear in the operand count; their operands still get the result's sharding.
+constexpr int64_t kMaxSidewaysOperands = 4;
+
+// A rough cost when the planner cannot plan: every device receives the whole array.
+double BytesCostUs(const hlo::Shape& shape) { return 1e-3 * static_cast<double>(shape.byte_size()); }
+
+void AddUnique(std::vector<const hlo::HloInstruction*>& v, const hlo::HloInstruction* x) {
+  if (x != nullptr && std::find(v.begin(), v.end(), x) == v.end() && v.size() < 4) v.push_back(x);
+}
+
+}  // namespace
+
+const hlo::Shape& SideShape(const RuleEdge& edge, int64_t side) {
+  return side == edge.rule.result_side() ? edge.instr->shape() : edge.instr->operand(side)->shape();
+}
+
+PropagationEngine::PropagationEngine(std::vector<ClassState> states, std::vector<RuleEdge> edges,
+                                     int64_t num_devices, ReshardPlanner* planner)
+    : states_(std::move(states)),
+      edges_(std::move(edges)),
+      edges_of_class_(states_.size()),
+      queued_(edges_.size(), false),
+      num_devices_(num_devices),
+      planner_(planner) {
+  for (int64_t e = 0; e < static_cast<int64_t>(edges_.size()); ++e) {
+    for (int64_t cls : edges_[e].classes) {
+      std::vector<int64_t>& list = edges_of_class_[cls];
+      if (list.empty() || list.back() != e) list.push_back(e);
+    }
+  }
+}
+
+void PropagationEngine::Enqueue(int64_t edge) {
+  if (queued_[edge]) return;
+  queued_[edge] = true;
+  queue_.push_back(edge);
+}
+
+void PropagationEngine::Run() {
+  for (int64_t e = 0; e < static_cast<int64_t>(edges_.size()); ++e) Enqueue(e);
+  // FIFO over a growing vector; `head` only moves forward.
+  for (size_t head = 0; head < queue_.size(); ++head) {
+    const int64_t e = queue_[head];
+    queued_[e] = false;
+    Visit(e);
+    if (head > (1 << 20) && head * 2 > queue_.size()) {
+      queue_.erase(queue_.begin(), queue_.begin() + static_cast<int64_t>(head) + 1);
+      head = static_cast<size_t>(-1);
+    }
+  }
+  queue_.clear();
+}
+
+void PropagationEngine::Visit(int64_t e) {
+  ++visits_;
+  const RuleEdge& edge = edges_[e];
+  const int64_t result = edge.rule.result_side();
+  std::vector<int64_t> changed;
+  if (UpdateSide(edge, result)) changed.push_back(edge.classes[result]);
+  for (int64_t side = 0; side < result; ++side) {
+    if (UpdateSide(edge, side)) changed.push_back(edge.classes[side]);
+  }
+  for (int64_t cls : changed) {
+    for (int64_t other : edges_of_class_[cls]) Enqueue(other);
+  }
+}
+
+std::vector<Proposal> PropagationEngine::Proposals(const RuleEdge& edge, int64_t side) const {
+  std::vector<Proposal> out;
+  const int64_t result = edge.rule.result_side();
+  const ClassState& target = states_[edge.classes[side]];
+  for (int64_t from = 0; from <= result; ++from) {
+    if (from == side || edge.classes[from] == edge.classes[side]) continue;
+    if (side != result && from != result && result > kMaxSidewaysOperands) continue;
+    const std::optional<HloSharding>& s = states_[edge.classes[from]].sharding;
+    if (!s || !s->IsTiled()) continue;
+    absl::StatusOr<HloSharding> p =
+        ProjectSharding(edge.rule, from, side, *s, SideShape(edge, from), SideShape(edge, side));
+    if (!p.ok() || !p->IsTiled()) continue;
+    if (target.hold == Hold::kRefinable) {
+      std::vector<int64_t> closed;
+      for (int64_t d = 0; d < static_cast<int64_t>(target.open_dims.size()); ++d) {
+        if (!target.open_dims[d]) closed.push_back(d);
+      }
+      p = hlo::PartiallyReplicate(*p, closed);
+      if (!p.ok() || !p->IsTiled()) continue;
+    }
+    if (!p->Validate(SideShape(edge, side), num_devices_).ok()) continue;
+    out.push_back(Proposal{*std::move(p), from});
+  }
+  return out;
+}
+
+bool PropagationEngine::UpdateSide(const RuleEdge& edge, int64_t side) {
+  ClassState& target = states_[edge.classes[side]];
+  if (target.hold == Hold::kFixed) return false;
+  if (!SideShape(edge, side).IsArray()) return false;
+  std::vector<Proposal> proposals = Proposals(edge, side);
+  if (proposals.empty()) return false;
+  std::optional<Choice> choice =
+      ChooseSharding(target.sharding, std::move(proposals),
+                     [&](const HloSharding& candidate) { return Cost(edge, side, candidate); });
+  if (!choice) return false;
+  Record(edge, side, *choice);
+  return true;
+}
+
+double PropagationEngine::Cost(const RuleEdge& edge, int64_t side, const HloSharding& candidate) {
+  double total = 0;
+  const hlo::Shape& shape = SideShape(edge, side);
+  for (int64_t other = 0; other <= edge.rule.result_side(); ++other) {
+    if (other == side) continue;
+    const std::optional<HloSharding>& held = states_[edge.classes[other]].sharding;
+    const hlo::Shape& other_shape = SideShape(edge, other);
+    if (!held || !other_shape.IsArray()) continue;
+    absl::StatusOr<HloSharding> wanted =
+        ProjectSharding(edge.rule, side, other, candidate, shape, other_shape);
+    if (!wanted.ok()) {
+      total += BytesCostUs(other_shape);
+      continue;
+    }
+    if (*wanted == *held) continue;
+    absl::StatusOr<std::shared_ptr<const ReshardPlan>> plan =
+        planner_->Plan(other_shape, *held, *wanted, num_devices_);
+    if (!plan.ok()) {
+      total += BytesCostUs(other_shape);
+      continue;
+    }
+    total += (*plan)->cost_us;
+    if ((*plan)->full_rematerialization) total += kFullRematerializationPenaltyUs;
+  }
+  return total;
+}
+
+void PropagationEngine::Record(const RuleEdge& edge, int64_t side, const Choice& choice) {
+  ClassState& target = states_[edge.classes[side]];
+  const int64_t result = edge.rule.result_side();
+  target.sharding = choice.sharding;
+  target.via = edge.instr;
+  target.from.clear();
+  std::string directions;
+  for (int64_t source : choice.sources) {
+    const hlo::HloInstruction* value =
+        source == result ? edge.instr : edge.instr->operand(source);
+    AddUnique(target.from, value);
+    for (const hlo::HloInstruction* a : states_[edge.classes[source]].annotations) {
+      AddUnique(target.annotations, a);
+    }
+    if (!directions.empty()) directions += ", ";
+    directions += source == result ? "result" : "operand " + std::to_string(source);
+  }
+  directions += " -> ";
+  directions += side == result ? "result" : "operand " + std::to_string(side);
+  target.how = edge.rule.name + " " + directions + "; " + choice.reason;
+}
+
+}  // namespace spmd

@@ -1,0 +1,82 @@
+// The fixed-point iteration of sharding propagation over value classes.
+//
+// Each RuleEdge is one instruction with a FactorRule, connecting the classes of its operands
+// and its result. Visiting an edge proposes, for every side whose class is not held fixed, the
+// projection (ProjectSharding) of every other side's sharding; ChooseSharding folds the
+// proposals into the class's sharding. A class changes only when its tile count grows, so the
+// iteration ends after at most log2(devices)+1 changes per class. Changed classes requeue the
+// edges that touch them.
+#ifndef SPMD_PROPAGATION_PROPAGATION_ENGINE_H_
+#define SPMD_PROPAGATION_PROPAGATION_ENGINE_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hlo/ir/hlo_instruction.h"
+#include "hlo/sharding/hlo_sharding.h"
+#include "spmd/propagation/factor_rule.h"
+#include "spmd/propagation/sharding_choice.h"
+#include "spmd/propagation/user_shardings.h"
+#include "spmd/reshard/reshard_planner.h"
+
+namespace spmd {
+
+// One class's sharding and how it was obtained.
+struct ClassState {
+  std::optional<hlo::HloSharding> sharding;
+  Hold hold = Hold::kFree;
+  std::vector<bool> open_dims;  // kRefinable: dims propagation may still split.
+  // Provenance: the user shardings it derives from; the instruction whose rule produced it and
+  // the values it came from through that rule (empty for a user sharding); the rule, the
+  // direction and the choice made.
+  std::vector<const hlo::HloInstruction*> annotations;
+  const hlo::HloInstruction* via = nullptr;
+  std::vector<const hlo::HloInstruction*> from;
+  std::string how;
+};
+
+struct RuleEdge {
+  const hlo::HloInstruction* instr = nullptr;
+  FactorRule rule;
+  std::vector<int64_t> classes;  // Per side (operands, then the result).
+};
+
+class PropagationEngine {
+ public:
+  // REQUIRES: every class index in `edges` is below `states.size()`.
+  PropagationEngine(std::vector<ClassState> states, std::vector<RuleEdge> edges,
+                    int64_t num_devices, ReshardPlanner* planner);
+
+  // Iterates to the fixed point.
+  void Run();
+  const std::vector<ClassState>& states() const { return states_; }
+  int64_t visits() const { return visits_; }
+
+ private:
+  void Visit(int64_t edge);
+  bool UpdateSide(const RuleEdge& edge, int64_t side);
+  std::vector<Proposal> Proposals(const RuleEdge& edge, int64_t side) const;
+  // The estimated reshard cost, in µs, for the other sides of `edge` if side `side` took
+  // `candidate`.
+  double Cost(const RuleEdge& edge, int64_t side, const hlo::HloSharding& candidate);
+  void Record(const RuleEdge& edge, int64_t side, const Choice& choice);
+  void Enqueue(int64_t edge);
+
+  std::vector<ClassState> states_;
+  std::vector<RuleEdge> edges_;
+  std::vector<std::vector<int64_t>> edges_of_class_;
+  std::vector<int64_t> queue_;
+  std::vector<bool> queued_;
+  int64_t num_devices_;
+  ReshardPlanner* planner_;
+  int64_t visits_ = 0;
+};
+
+// The shape of side `side` of `edge`'s instruction (an operand's, or the result's).
+const hlo::Shape& SideShape(const RuleEdge& edge, int64_t side);
+
+}  // namespace spmd
+
+#endif  // SPMD_PROPAGATION_PROPAGATION_ENGINE_H_

@@ -1,0 +1,193 @@
+// The pass in four steps: value classes (value_classes.h), user shardings as the classes'
+// starting states (user_shardings.h), one RuleEdge per instruction with a FactorRule, then the
+// engine's fixed point (propagation_engine.h). Finally every unannotated instruction that can
+// hold a sharding takes its classes' shardings (a tuple sharding leaf by leaf, {replicated}
+// where a leaf has none), checked with HloSharding::Validate, and the log records each
+// instruction's sharding with its provenance. Shard barriers are removed at the end.
+#include "spmd/propagation/sharding_propagation.h"
+
+#include <optional>
+#include <utility>
+
+#include "hlo/ir/hlo_computation.h"
+#include "hlo/strings.h"
+#include "hlo/status_macros.h"
+#include "spmd/propagation/propagation_engine.h"
+#include "spmd/propagation/shard_barriers.h"
+#include "spmd/propagation/value_classes.h"
+
+namespace spmd {
+namespace {
+
+using hlo::HloInstruction;
+using hlo::HloOpcode;
+using hlo::HloSharding;
+
+std::vector<ClassState> InitialStates(const hlo::HloModule& module, const ValueClasses& classes) {
+  std::vector<std::optional<UserSharding>> user = CollectUserShardings(module, classes);
+  std::vector<ClassState> states(classes.num_classes());
+  for (size_t c = 0; c < states.size(); ++c) {
+    if (!user[c]) continue;
+    states[c].sharding = user[c]->sharding.WithoutMetadata();
+    states[c].hold = user[c]->hold;
+    states[c].open_dims = user[c]->open_dims;
+    states[c].annotations = {user[c]->source};
+    states[c].how = "annotation";
+  }
+  return states;
+}
+
+std::vector<RuleEdge> BuildEdges(const hlo::HloModule& module, const ValueClasses& classes) {
+  std::vector<RuleEdge> edges;
+  for (const hlo::HloComputation* comp : module.MakeComputationPostOrder()) {
+    for (const auto& instr : comp->instructions()) {
+      std::optional<FactorRule> rule = FactorRuleFor(*instr);
+      if (!rule) continue;
+      RuleEdge edge{instr.get(), *std::move(rule), {}};
+      for (const HloInstruction* op : instr->operands()) {
+        edge.classes.push_back(classes.ClassOf(op, 0));
+      }
+      edge.classes.push_back(classes.ClassOf(instr.get(), 0));
+      bool complete = true;
+      for (int64_t c : edge.classes) complete &= c >= 0;
+      if (complete) edges.push_back(std::move(edge));
+    }
+  }
+  return edges;
+}
+
+// Whether propagation may give `instr` a sharding: data-flow ops the rules or value classes
+// describe. Side-effecting ops, collectives and custom-calls keep what they have.
+bool CanAssign(const HloInstruction& instr) {
+  switch (instr.opcode()) {
+    case HloOpcode::kParameter:
+    case HloOpcode::kTuple:
+    case HloOpcode::kGetTupleElement:
+    case HloOpcode::kWhile:
+    case HloOpcode::kCall:
+    case HloOpcode::kConditional:
+    case HloOpcode::kOptimizationBarrier:
+    case HloOpcode::kConstant:
+    case HloOpcode::kIota:
+      return true;
+    case HloOpcode::kCustomCall:
+      return false;
+    default:
+      return FactorRuleFor(instr).has_value();
+  }
+}
+
+bool HasUnknownLeaf(const HloInstruction& instr) {
+  if (!instr.has_sharding()) return false;
+  const HloSharding& s = instr.sharding();
+  if (!s.IsTuple()) return s.IsUnknown();
+  for (const HloSharding& leaf : s.tuple_elements()) {
+    if (leaf.IsUnknown()) return true;
+  }
+  return false;
+}
+
+// Whether propagation may replace what `instr` holds: no sharding, an {unknown} one, or a
+// constraint with unspecified_dims; entry parameters and the root change only where the user
+// allowed it.
+bool MayChange(const hlo::HloModule& module, const HloInstruction& instr) {
+  const bool refinable = instr.opcode() == HloOpcode::kCustomCall &&
+                         ParseUnspecifiedDims(instr.attrs().backend_config).has_value();
+  const bool open = !instr.has_sharding() || HasUnknownLeaf(instr) || refinable;
+  if (instr.parent() != module.entry_computation()) return open;
+  const hlo::HloModuleConfig& config = module.config();
+  if (instr.parent()->root_instruction() == &instr) {
+    return PropagationAllowed(config.allow_spmd_sharding_propagation_to_output, 0) ||
+           HasUnknownLeaf(instr);
+  }
+  if (instr.opcode() == HloOpcode::kParameter) {
+    return PropagationAllowed(config.allow_spmd_sharding_propagation_to_parameters,
+                              instr.parameter_number()) ||
+           HasUnknownLeaf(instr);
+  }
+  return open;
+}
+
+// The sharding `instr` should hold after propagation, or nullopt to leave it as it is: its
+// classes' shardings (values joined by aliasing may carry any kind, e.g. {manual}), with
+// {replicated} for leaves that have none. {unknown} is always resolved.
+std::optional<HloSharding> InferredSharding(const HloInstruction& instr,
+                                            const ValueClasses& classes,
+                                            const std::vector<ClassState>& states,
+                                            int64_t num_devices) {
+  const hlo::Shape& shape = instr.shape();
+  const int64_t leaves = shape.leaf_count();
+  std::vector<HloSharding> leaf_shardings;
+  bool informative = HasUnknownLeaf(instr);
+  for (int64_t k = 0; k < leaves; ++k) {
+    const std::optional<HloSharding>& s = states[classes.ClassOf(&instr, k)].sharding;
+    const bool usable = s && !s->IsUnknown() && !s->IsTuple();
+    leaf_shardings.push_back(usable ? s->WithShardGroup({}) : HloSharding::Replicate());
+    informative |= usable && !s->IsReplicated();
+  }
+  if (!informative) return std::nullopt;
+  std::optional<HloSharding> result;
+  if (shape.IsTuple()) {
+    absl::StatusOr<HloSharding> tuple = HloSharding::Tuple(shape, std::move(leaf_shardings));
+    if (!tuple.ok()) return std::nullopt;
+    result = *std::move(tuple);
+  } else if (leaves == 1) {
+    result = std::move(leaf_shardings[0]);
+  } else {
+    return std::nullopt;
+  }
+  if (!result->Validate(shape, num_devices).ok()) return std::nullopt;
+  return result;
+}
+
+std::string ProvenanceLine(const HloInstruction& instr, const ClassState* state) {
+  std::string line = hlo::StrCat("%", instr.name(), ": ", instr.sharding().ToString(), " <- ");
+  if (state == nullptr || state->via == nullptr) return line + "annotation";
+  for (size_t i = 0; i < state->from.size(); ++i) {
+    hlo::StrAppend(&line, i ? ", %" : "%", state->from[i]->name());
+  }
+  hlo::StrAppend(&line, " via %", state->via->name(), " (", state->how, ")");
+  for (size_t i = 0; i < state->annotations.size(); ++i) {
+    hlo::StrAppend(&line, i ? ", %" : "; from annotation on %", state->annotations[i]->name());
+  }
+  return line;
+}
+
+}  // namespace
+
+absl::StatusOr<bool> ShardingPropagation::RunImpl(hlo::HloModule* module) {
+  log_ = PropagationLog();
+  const int64_t num_devices = module->config().num_partitions;
+  if (module->entry_computation() == nullptr) {
+    return absl::InvalidArgumentError("module has no entry computation");
+  }
+  const ValueClasses classes(*module);
+  ReshardPlanner planner;
+  PropagationEngine engine(InitialStates(*module, classes), BuildEdges(*module, classes),
+                           num_devices, &planner);
+  engine.Run();
+  log_.visits = engine.visits();
+  const std::vector<ClassState>& states = engine.states();
+  for (hlo::HloComputation* comp : module->MakeComputationPostOrder()) {
+    for (const auto& instr : comp->instructions()) {
+      const bool keep = !MayChange(*module, *instr);
+      const ClassState* state = nullptr;
+      if (!keep && (CanAssign(*instr) || HasUnknownLeaf(*instr) ||
+                    instr->opcode() == HloOpcode::kCustomCall)) {
+        std::optional<HloSharding> s = InferredSharding(*instr, classes, states, num_devices);
+        if (s && (!instr->has_sharding() || *s != instr->sharding())) {
+          instr->set_sharding(*std::move(s));
+          ++log_.assigned;
+          if (instr->shape().IsArray()) state = &states[classes.ClassOf(instr.get(), 0)];
+        }
+      }
+      if (instr->has_sharding()) {
+        log_.lines.push_back(ProvenanceLine(*instr, keep ? nullptr : state));
+      }
+    }
+  }
+  ASSIGN_OR_RETURN(const int64_t barriers, RemoveShardBarriers(module));
+  return log_.assigned > 0 || barriers > 0;
+}
+
+}  // namespace spmd

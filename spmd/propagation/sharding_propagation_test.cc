@@ -1,0 +1,277 @@
+// The propagate pass on hand-written modules: forward, backward and sideways propagation,
+// conflicts settled by cost, annotations kept, 2-D merges, while loops, with_sharding_constraint
+// with unspecified_dims, the propagation flags, shard groups and the provenance log.
+#include "spmd/propagation/sharding_propagation.h"
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "hlo/ir/hlo_computation.h"
+#include "hlo/parser/hlo_parser.h"
+
+namespace spmd {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Runs the pass; returns "computation/instruction" -> sharding text ("none" when unset).
+class PropagationTest : public ::testing::Test {
+ protected:
+  void Propagate(const std::string& text) {
+    auto m = hlo::ParseHloModule(text);
+    ASSERT_TRUE(m.ok()) << m.status().message();
+    module_ = *std::move(m);
+    absl::StatusOr<bool> changed = pass_.Run(module_.get());
+    ASSERT_TRUE(changed.ok()) << changed.status().message();
+    changed_ = *changed;
+  }
+  std::string S(const std::string& name) const {
+    for (const auto& comp : module_->computations()) {
+      for (const auto& instr : comp->instructions()) {
+        if (instr->name() != name) continue;
+        return instr->has_sharding() ? instr->sharding().ToString() : "none";
+      }
+    }
+    return "missing";
+  }
+  std::string LogLine(const std::string& name) const {
+    for (const std::string& line : pass_.log().lines) {
+      if (line.rfind("%" + name + ":", 0) == 0) return line;
+    }
+    return "";
+  }
+
+  std::unique_ptr<hlo::HloModule> module_;
+  ShardingPropagation pass_;
+  bool changed_ = false;
+};
+
+constexpr char kMlp[] = R"(HloModule m, num_partitions=2
+ENTRY e {
+  x = f32[8,16] parameter(0), sharding={replicated}
+  a = f32[16,32] parameter(1), sharding={devices=[1,2]<=[2]}
+  b = f32[32,16] parameter(2), sharding={devices=[2,1]<=[2]}
+  xa = f32[8,32] dot(x, a), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  y = f32[8,32] tanh(xa)
+  ROOT z = f32[8,16] dot(y, b), lhs_contracting_dims={1}, rhs_contracting_dims={0},
+    sharding={replicated}
+})";
+
+TEST_F(PropagationTest, ForwardThroughDotAndElementwise) {
+  Propagate(kMlp);
+  EXPECT_TRUE(changed_);
+  EXPECT_EQ(S("xa"), "{devices=[1,2]<=[2]}");
+  EXPECT_EQ(S("y"), "{devices=[1,2]<=[2]}");
+  EXPECT_EQ(S("z"), "{replicated}");
+  EXPECT_EQ(S("x"), "{replicated}");
+}
+
+TEST_F(PropagationTest, ProvenanceNamesTheSourceTheRuleAndTheAnnotation) {
+  Propagate(kMlp);
+  EXPECT_EQ(LogLine("a"), "%a: {devices=[1,2]<=[2]} <- annotation");
+  EXPECT_THAT(LogLine("y"), HasSubstr("<- %xa via %y (elementwise operand 0 -> result"));
+  EXPECT_THAT(LogLine("y"), HasSubstr("from annotation on %a"));
+  EXPECT_THAT(LogLine("xa"), HasSubstr("(dot operand 1 -> result"));
+}
+
+TEST_F(PropagationTest, BackwardFromRootThroughTransposeAndBroadcast) {
+  Propagate(R"(HloModule m, num_partitions=2
+ENTRY e {
+  p = f32[4,8] parameter(0)
+  t = f32[8,4] transpose(p), dimensions={1,0}
+  b = f32[3,8,4] broadcast(t), dimensions={1,2}
+  n = f32[3,8,4] negate(b)
+  ROOT c = f32[3,8,4] copy(n), sharding={devices=[1,2,1]<=[2]}
+})");
+  EXPECT_EQ(S("n"), "{devices=[1,2,1]<=[2]}");
+  EXPECT_EQ(S("b"), "{devices=[1,2,1]<=[2]}");
+  EXPECT_EQ(S("t"), "{devices=[2,1]<=[2]}");
+  // An unannotated entry parameter is the program's interface: it stays replicated.
+  EXPECT_EQ(S("p"), "none");
+  EXPECT_THAT(LogLine("t"), HasSubstr("broadcast result -> operand 0"));
+}
+
+TEST_F(PropagationTest, AnnotationsBeatInferredShardings) {
+  Propagate(R"(HloModule m, num_partitions=2
+ENTRY e {
+  p = f32[8,8] parameter(0), sharding={devices=[2,1]<=[2]}
+  n = f32[8,8] negate(p), sharding={devices=[1,2]<=[2]}
+  ROOT e = f32[8,8] exponential(n)
+})");
+  EXPECT_EQ(S("n"), "{devices=[1,2]<=[2]}");
+  EXPECT_EQ(S("e"), "none");  // The root is held replicated.
+}
+
+TEST_F(PropagationTest, ConflictingProposalsAreSettledByCostNotOrder) {
+  // The predicate (operand 0, proposed first) is split by columns, both data operands by rows:
+  // taking the rows costs one reshard, taking the columns two.
+  Propagate(R"(HloModule m, num_partitions=2
+ENTRY e {
+  c = pred[256,256] parameter(0), sharding={devices=[1,2]<=[2]}
+  x = f32[256,256] parameter(1), sharding={devices=[2,1]<=[2]}
+  y = f32[256,256] parameter(2), sharding={devices=[2,1]<=[2]}
+  s = f32[256,256] select(c, x, y)
+  ROOT r = f32[256,256] negate(s), sharding={devices=[2,1]<=[2]}
+})");
+  EXPECT_EQ(S("s"), "{devices=[2,1]<=[2]}");
+  EXPECT_THAT(LogLine("s"), HasSubstr("us"));
+}
+
+TEST_F(PropagationTest, CheaperSideWinsWhenOrderIsReversed) {
+  Propagate(R"(HloModule m, num_partitions=2
+ENTRY e {
+  c = pred[256,256] parameter(0), sharding={devices=[2,1]<=[2]}
+  x = f32[256,256] parameter(1), sharding={devices=[1,2]<=[2]}
+  y = f32[256,256] parameter(2), sharding={devices=[1,2]<=[2]}
+  s = f32[256,256] select(c, x, y)
+  ROOT r = f32[256,256] negate(s), sharding={devices=[1,2]<=[2]}
+})");
+  EXPECT_EQ(S("s"), "{devices=[1,2]<=[2]}");
+}
+
+TEST_F(PropagationTest, PartialSpecificationsMergeIntoTwoDimensions) {
+  Propagate(R"(HloModule m, num_partitions=4
+ENTRY e {
+  x = f32[8,16] parameter(0), sharding={devices=[2,1,2]<=[4] last_tile_dim_replicate}
+  a = f32[16,32] parameter(1), sharding={devices=[1,2,2]<=[2,2]T(1,0) last_tile_dim_replicate}
+  xa = f32[8,32] dot(x, a), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT n = f32[8,32] negate(xa), sharding={replicated}
+})");
+  EXPECT_EQ(S("xa"), "{devices=[2,2]<=[4]}");
+  EXPECT_THAT(LogLine("xa"), HasSubstr("merged"));
+}
+
+TEST_F(PropagationTest, WhileBodyConditionAndStateAgree) {
+  Propagate(R"(HloModule m, num_partitions=2
+cond {
+  cp = (s32[], f32[8,4]) parameter(0)
+  i = s32[] get-tuple-element(cp), index=0
+  n = s32[] constant(3)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  bp = (s32[], f32[8,4]) parameter(0)
+  i = s32[] get-tuple-element(bp), index=0
+  one = s32[] constant(1)
+  next = s32[] add(i, one)
+  v = f32[8,4] get-tuple-element(bp), index=1
+  nv = f32[8,4] negate(v)
+  ROOT t = (s32[], f32[8,4]) tuple(next, nv)
+}
+ENTRY e {
+  p = f32[8,4] parameter(0), sharding={devices=[2,1]<=[2]}
+  zero = s32[] constant(0)
+  init = (s32[], f32[8,4]) tuple(zero, p)
+  w = (s32[], f32[8,4]) while(init), condition=cond, body=body
+  g = f32[8,4] get-tuple-element(w), index=1
+  ROOT r = f32[8,4] negate(g), sharding={devices=[2,1]<=[2]}
+})");
+  const std::string state = "{{replicated}, {devices=[2,1]<=[2]}}";
+  EXPECT_EQ(S("init"), state);
+  EXPECT_EQ(S("w"), state);
+  EXPECT_EQ(S("bp"), state);
+  EXPECT_EQ(S("t"), state);
+  EXPECT_EQ(S("cp"), state);
+  EXPECT_EQ(S("v"), "{devices=[2,1]<=[2]}");
+  EXPECT_EQ(S("nv"), "{devices=[2,1]<=[2]}");
+  EXPECT_EQ(S("g"), "{devices=[2,1]<=[2]}");
+}
+
+TEST_F(PropagationTest, UnspecifiedDimsAreRefinedAndSpecifiedDimsKept) {
+  Propagate(R"(HloModule m, num_partitions=4
+ENTRY e {
+  x = f32[8,16] parameter(0), sharding={replicated}
+  y = f32[8,16] parameter(1), sharding={devices=[2,2]<=[4]}
+  c = f32[8,16] custom-call(x), custom_call_target="Sharding",
+    sharding={devices=[1,2,2]<=[2,2]T(1,0) last_tile_dim_replicate},
+    backend_config="unspecified_dims=[0]"
+  ROOT s = f32[8,16] add(c, y), sharding={devices=[2,2]<=[4]}
+})");
+  // Dim 1 keeps the constraint's split, dim 0 takes the user's.
+  EXPECT_EQ(S("c"), "{devices=[2,2]<=[4]}");
+}
+
+TEST_F(PropagationTest, ConstraintThatDisagreesOnItsSpecifiedDimIsKept) {
+  Propagate(R"(HloModule m, num_partitions=4
+ENTRY e {
+  x = f32[8,16] parameter(0), sharding={replicated}
+  y = f32[8,16] parameter(1), sharding={devices=[2,2]<=[4]}
+  c = f32[8,16] custom-call(x), custom_call_target="Sharding",
+    sharding={devices=[1,2,2]<=[4] last_tile_dim_replicate}, backend_config="unspecified_dims=[0]"
+  ROOT s = f32[8,16] add(c, y), sharding={devices=[2,2]<=[4]}
+})");
+  // y splits dim 1 over other device pairs than the constraint, so nothing merges.
+  EXPECT_EQ(S("c"), "{devices=[1,2,2]<=[4] last_tile_dim_replicate}");
+}
+
+TEST_F(PropagationTest, SpecifiedDimsOfAConstraintAreNotOverridden) {
+  Propagate(R"(HloModule m, num_partitions=2
+ENTRY e {
+  x = f32[8,16] parameter(0), sharding={replicated}
+  y = f32[8,16] parameter(1), sharding={devices=[1,2]<=[2]}
+  c = f32[8,16] custom-call(x), custom_call_target="Sharding",
+    sharding={replicated}, backend_config="unspecified_dims=[0]"
+  ROOT s = f32[8,16] add(c, y), sharding={devices=[1,2]<=[2]}
+})");
+  EXPECT_EQ(S("c"), "{replicated}");
+}
+
+TEST_F(PropagationTest, OutputFlagLetsPropagationChangeTheRoot) {
+  const char* text = R"(HloModule m, num_partitions=2%s
+ENTRY e {
+  p = f32[8,8] parameter(0), sharding={devices=[2,1]<=[2]}
+  ROOT n = f32[8,8] negate(p), sharding={replicated}
+})";
+  char buf[512];
+  std::snprintf(buf, sizeof(buf), text, ", allow_spmd_sharding_propagation_to_output={true}");
+  Propagate(buf);
+  EXPECT_EQ(S("n"), "{devices=[2,1]<=[2]}");
+  std::snprintf(buf, sizeof(buf), text, "");
+  Propagate(buf);
+  EXPECT_EQ(S("n"), "{replicated}");
+}
+
+TEST_F(PropagationTest, ShardAsGroupMembersShareASharding) {
+  Propagate(R"(HloModule m, num_partitions=2
+ENTRY e {
+  p = f32[8,8] parameter(0), sharding={devices=[2,1]<=[2]}
+  q = f32[8,8] parameter(1), sharding={replicated}
+  a = f32[8,8] negate(p), sharding={unknown shard_as 0}
+  b = f32[8,8] exponential(q), sharding={unknown shard_as 0}
+  ROOT r = f32[8,8] add(a, b), sharding={replicated}
+})");
+  EXPECT_EQ(S("a"), "{devices=[2,1]<=[2]}");
+  EXPECT_EQ(S("b"), "{devices=[2,1]<=[2]}");
+}
+
+TEST_F(PropagationTest, ShardingsThatDoNotFitAreNotAssigned) {
+  Propagate(R"(HloModule m, num_partitions=2
+ENTRY e {
+  p = f32[8] parameter(0), sharding={devices=[2]<=[2]}
+  b = f32[8,1] broadcast(p), dimensions={0}
+  t = f32[1,8] transpose(b), dimensions={1,0}
+  ROOT r = f32[1,8] copy(t), sharding={devices=[2,1]<=[2]}
+})");
+  EXPECT_EQ(S("b"), "{devices=[2,1]<=[2]}");
+  EXPECT_EQ(S("t"), "{devices=[1,2]<=[2]}");
+}
+
+TEST_F(PropagationTest, BarriersStopPropagationAndAreRemoved) {
+  Propagate(R"(HloModule m, num_partitions=2
+ENTRY e {
+  p = f32[8,8] parameter(0), sharding={devices=[2,1]<=[2]}
+  n = f32[8,8] negate(p)
+  b = f32[8,8] custom-call(n), custom_call_target="ShardBarrierFrom"
+  x = f32[8,8] exponential(b)
+  ROOT r = f32[8,8] copy(x), sharding={replicated}
+})");
+  EXPECT_EQ(S("n"), "{devices=[2,1]<=[2]}");
+  EXPECT_EQ(S("x"), "none");
+  EXPECT_EQ(S("b"), "missing");
+}
+
+}  // namespace
+}  // namespace spmd

@@ -1,0 +1,126 @@
+// Reads annotations leaf by leaf (a non-tuple sharding on a tuple shape applies to every leaf),
+// classifies each by Hold, and keeps the strongest per class. Entry parameters and the root
+// without a sharding are held {replicated} unless their propagation flag is true.
+#include "spmd/propagation/user_shardings.h"
+
+#include <cstdlib>
+
+#include "hlo/ir/hlo_computation.h"
+
+namespace spmd {
+namespace {
+
+using hlo::HloInstruction;
+using hlo::HloSharding;
+
+enum class EntryRole { kNone, kParameter, kRoot };
+
+EntryRole RoleOf(const hlo::HloModule& module, const HloInstruction& instr) {
+  if (instr.parent() != module.entry_computation()) return EntryRole::kNone;
+  if (instr.parent()->root_instruction() == &instr) return EntryRole::kRoot;
+  if (instr.opcode() == hlo::HloOpcode::kParameter) return EntryRole::kParameter;
+  return EntryRole::kNone;
+}
+
+// Whether the user gave the flag of this entry leaf at all, and its value.
+std::optional<bool> EntryFlag(const hlo::HloModule& module, const HloInstruction& instr,
+                              int64_t leaf) {
+  const hlo::HloModuleConfig& config = module.config();
+  switch (RoleOf(module, instr)) {
+    case EntryRole::kRoot:
+      if (config.allow_spmd_sharding_propagation_to_output.empty()) return std::nullopt;
+      return PropagationAllowed(config.allow_spmd_sharding_propagation_to_output, leaf);
+    case EntryRole::kParameter:
+      if (config.allow_spmd_sharding_propagation_to_parameters.empty()) return std::nullopt;
+      return PropagationAllowed(config.allow_spmd_sharding_propagation_to_parameters,
+                                instr.parameter_number());
+    case EntryRole::kNone:
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+std::optional<UserSharding> LeafIntent(const hlo::HloModule& module, const HloInstruction& instr,
+                                       const HloSharding* leaf_sharding, int64_t leaf) {
+  const std::optional<bool> flag = EntryFlag(module, instr, leaf);
+  if (leaf_sharding == nullptr || leaf_sharding->IsUnknown()) {
+    if (RoleOf(module, instr) != EntryRole::kNone && !flag.value_or(false)) {
+      return UserSharding{HloSharding::Replicate(), Hold::kFixed, {}, &instr};
+    }
+    return std::nullopt;
+  }
+  UserSharding intent{leaf_sharding->WithShardGroup({}), Hold::kFixed, {}, &instr};
+  if (flag.value_or(false)) intent.hold = Hold::kFree;
+  if (instr.opcode() == hlo::HloOpcode::kCustomCall && instr.shape().IsArray()) {
+    if (auto dims = ParseUnspecifiedDims(instr.attrs().backend_config)) {
+      intent.hold = Hold::kRefinable;
+      intent.open_dims.assign(instr.shape().rank(), false);
+      for (int64_t d : *dims) {
+        if (d >= 0 && d < instr.shape().rank()) intent.open_dims[d] = true;
+      }
+    }
+  }
+  return intent;
+}
+
+void Offer(std::optional<UserSharding> intent, std::optional<UserSharding>& slot) {
+  if (!intent) return;
+  if (!slot || static_cast<int>(intent->hold) > static_cast<int>(slot->hold)) {
+    slot = std::move(intent);
+  }
+}
+
+}  // namespace
+
+bool PropagationAllowed(const std::vector<bool>& flags, int64_t index) {
+  if (flags.empty()) return false;
+  if (flags.size() == 1) return flags[0];
+  return index >= 0 && index < static_cast<int64_t>(flags.size()) && flags[index];
+}
+
+std::optional<std::vector<int64_t>> ParseUnspecifiedDims(const std::string& backend_config) {
+  const std::string key = "unspecified_dims=[";
+  const size_t at = backend_config.find(key);
+  if (at == std::string::npos) return std::nullopt;
+  std::vector<int64_t> dims;
+  const char* p = backend_config.c_str() + at + key.size();
+  while (*p != '\0' && *p != ']') {
+    char* end = nullptr;
+    const long long value = std::strtoll(p, &end, 10);
+    if (end == p) return std::nullopt;
+    dims.push_back(value);
+    p = end;
+    while (*p == ',' || *p == ' ') ++p;
+  }
+  if (*p != ']') return std::nullopt;
+  return dims;
+}
+
+std::vector<std::optional<UserSharding>> CollectUserShardings(const hlo::HloModule& module,
+                                                              const ValueClasses& classes) {
+  std::vector<std::optional<UserSharding>> out(classes.num_classes());
+  for (const hlo::HloComputation* comp : module.MakeComputationPostOrder()) {
+    for (const auto& instr : comp->instructions()) {
+      const int64_t leaves = instr->shape().leaf_count();
+      std::optional<HloSharding> normalized;
+      if (instr->has_sharding()) normalized = instr->sharding().NormalizeTupleSharding(instr->shape());
+      for (int64_t k = 0; k < leaves; ++k) {
+        const HloSharding* leaf = nullptr;
+        if (normalized) {
+          if (normalized->IsTuple()) {
+            if (k < static_cast<int64_t>(normalized->tuple_elements().size())) {
+              leaf = &normalized->tuple_elements()[k];
+            }
+          } else {
+            leaf = &*normalized;
+          }
+        }
+        const int64_t cls = classes.ClassOf(instr.get(), k);
+        if (cls >= 0) Offer(LeafIntent(module, *instr, leaf, k), out[cls]);
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace spmd

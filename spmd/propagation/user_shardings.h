@@ -1,0 +1,52 @@
+// The user's intent, read off the module before propagation: which value classes start with a
+// sharding, and how firmly it is held.
+//
+//   kFixed      an annotation (any instruction's `sharding=`, a Sharding custom-call without
+//               unspecified_dims, an entry parameter or root). Never changed.
+//   kRefinable  a Sharding custom-call with `unspecified_dims=[...]` in its backend_config: the
+//               listed dims may still be split by propagation, the others keep the annotation.
+//   kFree       an entry parameter or root leaf whose allow_spmd_sharding_propagation_to_
+//               parameters / _to_output flag is true: a starting point propagation may refine.
+// An entry parameter or root leaf with no sharding is held replicated (XLA's rule: the
+// program's interface is the user's) unless its flag is true, which leaves it to propagation.
+// {unknown} annotations (e.g. `{unknown shard_as 0}`) give no sharding, only group membership.
+#ifndef SPMD_PROPAGATION_USER_SHARDINGS_H_
+#define SPMD_PROPAGATION_USER_SHARDINGS_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hlo/ir/hlo_module.h"
+#include "hlo/sharding/hlo_sharding.h"
+#include "spmd/propagation/value_classes.h"
+
+namespace spmd {
+
+enum class Hold { kFree, kRefinable, kFixed };
+
+struct UserSharding {
+  hlo::HloSharding sharding;
+  Hold hold = Hold::kFixed;
+  // kRefinable: open_dims[d] says dimension d may still be split.
+  std::vector<bool> open_dims;
+  const hlo::HloInstruction* source = nullptr;  // The annotated instruction.
+};
+
+// One entry per class of `classes`: the strongest user sharding among its leaves (the first in
+// module order among equals), or nullopt.
+std::vector<std::optional<UserSharding>> CollectUserShardings(const hlo::HloModule& module,
+                                                              const ValueClasses& classes);
+
+// The dims listed as `unspecified_dims=[a,b]` in a custom-call backend_config, or nullopt when
+// the config does not list any.
+std::optional<std::vector<int64_t>> ParseUnspecifiedDims(const std::string& backend_config);
+
+// Whether the entry root leaf `leaf` / entry parameter `number` may take a propagated
+// sharding over its own: its flag in `flags` (one flag for all when there is one) is true.
+bool PropagationAllowed(const std::vector<bool>& flags, int64_t index);
+
+}  // namespace spmd
+
+#endif  // SPMD_PROPAGATION_USER_SHARDINGS_H_
