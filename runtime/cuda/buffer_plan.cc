@@ -1,0 +1,162 @@
+// Buffer planning: leaves by aliasing, live ranges over instruction order, then greedy
+// placement (largest first, lowest free aligned offset) -- the classic interval packing.
+#include "runtime/cuda/buffer_plan.h"
+
+#include <algorithm>
+
+#include "absl/container/flat_hash_map.h"
+#include "hlo/strings.h"
+
+namespace runtime {
+namespace cuda {
+namespace {
+
+using hlo::HloInstruction;
+using hlo::HloOpcode;
+
+constexpr int64_t kAlignment = 256;
+
+int64_t Align(int64_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kAlignment; }
+
+void FlattenLeaves(const hlo::Shape& shape, std::vector<const hlo::Shape*>& out) {
+  if (!shape.IsTuple()) {
+    out.push_back(&shape);
+    return;
+  }
+  for (const hlo::Shape& s : shape.tuple_shapes()) FlattenLeaves(s, out);
+}
+
+int64_t LeafCount(const hlo::Shape& shape) {
+  if (!shape.IsTuple()) return 1;
+  int64_t n = 0;
+  for (const hlo::Shape& s : shape.tuple_shapes()) n += LeafCount(s);
+  return n;
+}
+
+// The leaves of an aliasing instruction, from its operands' leaves.
+std::vector<int64_t> AliasedLeaves(const HloInstruction& instr,
+                                   const std::vector<std::vector<int64_t>>& operand_leaves) {
+  if (instr.opcode() == HloOpcode::kTuple) {
+    std::vector<int64_t> out;
+    for (const auto& l : operand_leaves) out.insert(out.end(), l.begin(), l.end());
+    return out;
+  }
+  if (instr.opcode() == HloOpcode::kGetTupleElement) {
+    const hlo::Shape& tuple = instr.operand(0)->shape();
+    int64_t start = 0;
+    for (int64_t k = 0; k < instr.tuple_index(); ++k) start += LeafCount(tuple.tuple_shapes(k));
+    const int64_t count = LeafCount(instr.shape());
+    return std::vector<int64_t>(operand_leaves[0].begin() + start,
+                                operand_leaves[0].begin() + start + count);
+  }
+  return operand_leaves[0];
+}
+
+// Places the arena buffers of `plan` and sets its arena size.
+void Place(BufferPlan& plan) {
+  std::vector<int64_t> order;
+  for (int64_t b = 0; b < static_cast<int64_t>(plan.buffers.size()); ++b) {
+    if (plan.buffers[b].kind == BufferKind::kArena && plan.buffers[b].bytes > 0) order.push_back(b);
+  }
+  std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) {
+    return plan.buffers[x].bytes > plan.buffers[y].bytes;
+  });
+  std::vector<int64_t> placed;
+  for (int64_t b : order) {
+    PlannedBuffer& buf = plan.buffers[b];
+    std::vector<std::pair<int64_t, int64_t>> busy;  // [offset, end) of overlapping buffers.
+    for (int64_t p : placed) {
+      const PlannedBuffer& o = plan.buffers[p];
+      if (o.first <= buf.last && buf.first <= o.last) busy.push_back({o.offset, o.offset + Align(o.bytes)});
+    }
+    std::sort(busy.begin(), busy.end());
+    int64_t offset = 0;
+    for (const auto& [start, end] : busy) {
+      if (offset + Align(buf.bytes) <= start) break;
+      offset = std::max(offset, end);
+    }
+    buf.offset = offset;
+    plan.arena_bytes = std::max(plan.arena_bytes, offset + Align(buf.bytes));
+    plan.unshared_bytes += Align(buf.bytes);
+    placed.push_back(b);
+  }
+}
+
+}  // namespace
+
+bool IsAliasingInstruction(const HloInstruction& instr) {
+  switch (instr.opcode()) {
+    case HloOpcode::kTuple:
+    case HloOpcode::kGetTupleElement:
+    case HloOpcode::kBitcast:
+    case HloOpcode::kReshape:
+    case HloOpcode::kCopy:
+    case HloOpcode::kOptimizationBarrier:
+    case HloOpcode::kAddDependency:
+      return true;
+    case HloOpcode::kCustomCall: {
+      const std::string& t = instr.attrs().custom_call_target;
+      return instr.operand_count() == 1 &&
+             instr.operand(0)->shape().Compatible(instr.shape()) &&
+             (t == "Sharding" || t == "SPMDFullToShardShape" || t == "SPMDShardToFullShape");
+    }
+    default:
+      return false;
+  }
+}
+
+absl::StatusOr<BufferPlan> PlanBuffers(const hlo::HloComputation& computation) {
+  const auto& instrs = computation.instructions();
+  const int64_t n = static_cast<int64_t>(instrs.size());
+  absl::flat_hash_map<const HloInstruction*, int64_t> index;
+  BufferPlan plan;
+  plan.leaves.resize(n);
+  for (int64_t i = 0; i < n; ++i) {
+    const HloInstruction& instr = *instrs[i];
+    index[&instr] = i;
+    std::vector<std::vector<int64_t>> operand_leaves;
+    for (const HloInstruction* op : instr.operands()) {
+      auto it = index.find(op);
+      if (it == index.end()) {
+        return absl::InvalidArgumentError(hlo::StrCat("instruction %", instr.name(), ": operand %",
+                                                      op->name(), " is not defined before it"));
+      }
+      operand_leaves.push_back(plan.leaves[it->second]);
+      for (int64_t b : plan.leaves[it->second]) {
+        plan.buffers[b].last = std::max(plan.buffers[b].last, i);
+      }
+    }
+    if (IsAliasingInstruction(instr) && !operand_leaves.empty()) {
+      plan.leaves[i] = AliasedLeaves(instr, operand_leaves);
+      continue;
+    }
+    std::vector<const hlo::Shape*> shapes;
+    FlattenLeaves(instr.shape(), shapes);
+    BufferKind kind = instr.opcode() == HloOpcode::kParameter  ? BufferKind::kParameter
+                      : instr.opcode() == HloOpcode::kConstant ? BufferKind::kConstant
+                                                               : BufferKind::kArena;
+    for (int64_t leaf = 0; leaf < static_cast<int64_t>(shapes.size()); ++leaf) {
+      PlannedBuffer buf;
+      buf.kind = kind;
+      buf.instruction = i;
+      buf.leaf = leaf;
+      buf.bytes = shapes[leaf]->IsArray() ? shapes[leaf]->byte_size() : 0;
+      buf.first = buf.last = i;
+      plan.leaves[i].push_back(static_cast<int64_t>(plan.buffers.size()));
+      plan.buffers.push_back(buf);
+    }
+  }
+  const HloInstruction* root = computation.root_instruction();
+  if (root == nullptr || !index.contains(root)) {
+    return absl::InvalidArgumentError(hlo::StrCat("computation ", computation.name(), " has no root"));
+  }
+  for (int64_t b : plan.leaves[index.at(root)]) {
+    plan.buffers[b].last = n;
+    if (plan.buffers[b].kind == BufferKind::kArena) plan.buffers[b].kind = BufferKind::kOutput;
+  }
+  Place(plan);
+  return plan;
+}
+
+}  // namespace cuda
+}  // namespace runtime

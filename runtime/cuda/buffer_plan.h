@@ -1,0 +1,63 @@
+// Where each value of a computation lives on the device, with memory reused by liveness.
+//
+// Every array leaf an instruction computes is a buffer. Instructions that only rename values
+// (tuple, get-tuple-element, bitcast, reshape, copy, optimization-barrier, add-dependency and the
+// partitioner's identity custom-calls) define no buffer: their leaves are their operands'
+// buffers. A buffer is live from the instruction that defines it to the last instruction that
+// reads it through any name; two buffers whose live ranges overlap (ends included, so no op
+// writes over an input it is reading) never share bytes. Buffers are placed in one arena per
+// computation, largest first, each at the lowest 256-byte-aligned offset free during its whole
+// range. Root leaves are outputs, allocated separately on every run so they outlive the arena;
+// parameters and constants live elsewhere (the caller's and the executor's memory).
+//
+// Example: p = parameter(0); a = exp(p); b = negate(a); c = tanh(b) (all f32[1024]). a and c
+// may share bytes (a dies at b); b may not share with a or c. Arena: 8 KiB instead of 12 KiB
+// (c is the root: an output, so the arena holds a and b only: 8 KiB).
+#ifndef RUNTIME_CUDA_BUFFER_PLAN_H_
+#define RUNTIME_CUDA_BUFFER_PLAN_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "hlo/ir/hlo_computation.h"
+
+namespace runtime {
+namespace cuda {
+
+enum class BufferKind {
+  kArena,      // Placed in the computation's arena at `offset`.
+  kOutput,     // A root leaf: allocated on its own for every run.
+  kParameter,  // Leaf `leaf` of parameter `instruction`'s argument.
+  kConstant,   // Leaf `leaf` of the constant `instruction`.
+};
+
+struct PlannedBuffer {
+  BufferKind kind = BufferKind::kArena;
+  int64_t instruction = 0;  // Index (in computation order) of the defining instruction.
+  int64_t leaf = 0;         // Leaf of that instruction's value, flattened order.
+  int64_t bytes = 0;
+  int64_t first = 0;  // Live range, as instruction indices (inclusive).
+  int64_t last = 0;
+  int64_t offset = 0;  // kArena only.
+};
+
+struct BufferPlan {
+  std::vector<PlannedBuffer> buffers;
+  // For each instruction (computation order), the buffer id of each of its leaves.
+  std::vector<std::vector<int64_t>> leaves;
+  int64_t arena_bytes = 0;
+  // What the arena buffers would take without reuse (for reports and tests).
+  int64_t unshared_bytes = 0;
+};
+
+// True for the opcodes that define no buffer (see the file comment) on `instr`.
+bool IsAliasingInstruction(const hlo::HloInstruction& instr);
+
+// Plans `computation`. Fails when an operand is not defined before its use.
+absl::StatusOr<BufferPlan> PlanBuffers(const hlo::HloComputation& computation);
+
+}  // namespace cuda
+}  // namespace runtime
+
+#endif  // RUNTIME_CUDA_BUFFER_PLAN_H_

@@ -1,0 +1,160 @@
+// Index arithmetic of the data-movement kernels (strided copy, reduce, iota, gather, scatter),
+// shared by the CUDA kernels and their host twins. Each function computes output element (or,
+// for scatter, update element) `i`.
+#ifndef RUNTIME_CUDA_KERNELS_INDEX_MATH_H_
+#define RUNTIME_CUDA_KERNELS_INDEX_MATH_H_
+
+#include <stdint.h>
+
+#include "runtime/cuda/kernels/element_math.h"
+
+namespace spmd_cuda {
+
+SPMD_HD void CopyBytes(const void* src, int64_t s, void* dst, int64_t d, int bytes) {
+  switch (bytes) {
+    case 1: static_cast<uint8_t*>(dst)[d] = static_cast<const uint8_t*>(src)[s]; break;
+    case 2: static_cast<uint16_t*>(dst)[d] = static_cast<const uint16_t*>(src)[s]; break;
+    case 4: static_cast<uint32_t*>(dst)[d] = static_cast<const uint32_t*>(src)[s]; break;
+    default: static_cast<uint64_t*>(dst)[d] = static_cast<const uint64_t*>(src)[s]; break;
+  }
+}
+
+SPMD_HD void StridedCopyAt(const StridedCopyParams& p, int64_t i) {
+  int64_t s = p.src_offset, d = p.dst_offset;
+  for (int k = p.rank - 1; k >= 0; --k) {
+    const int64_t c = i % p.dims[k];
+    i /= p.dims[k];
+    s += c * p.src_strides[k];
+    d += c * p.dst_strides[k];
+  }
+  CopyBytes(p.src, s, p.dst, d, p.elem_bytes);
+}
+
+SPMD_HD void ReduceAt(const ReduceParams& p, int64_t i) {
+  int64_t base = 0;
+  for (int64_t k = p.out_rank - 1, rest = i; k >= 0; --k) {
+    base += (rest % p.out_dims[k]) * p.out_strides[k];
+    rest /= p.out_dims[k];
+  }
+  Num acc = Load(p.init, p.type, 0);
+  for (int64_t r = 0; r < p.red_n; ++r) {
+    int64_t off = base, j = r;
+    for (int k = p.red_rank - 1; k >= 0; --k) {
+      off += (j % p.red_dims[k]) * p.red_strides[k];
+      j /= p.red_dims[k];
+    }
+    acc = Binary(p.op, acc, Load(p.in, p.type, off), p.type);
+  }
+  if (!IsFloatType(p.type)) acc.i = Normalize(acc.i, p.type);
+  Store(p.out, p.type, i, acc);
+}
+
+SPMD_HD void IotaAt(const IotaParams& p, int64_t i) {
+  const int64_t v = (i / p.inner) % p.dim;
+  Store(p.out, p.type, i, IsFloatType(p.type) ? FromF(double(v)) : FromI(v));
+}
+
+// Index element `k` of the indices array as a signed value (huge unsigned values saturate).
+SPMD_HD int64_t ReadIndex(const void* indices, int type, int64_t k) {
+  const Num v = Load(indices, type, k);
+  if (type == kU64 && v.i < 0) return INT64_MAX;
+  return v.i;
+}
+
+// The operand offset of element `i` of the walked array; false when `clamp` is off and the
+// whole window does not fit at its start (the element is then skipped).
+SPMD_HD bool OperandOffset(const IndexedAccess& a, int64_t i, bool clamp, int64_t* offset) {
+  int64_t coord[kMaxRank], batch[kMaxRank], start[kMaxRank], window[kMaxRank];
+  for (int k = a.rank - 1; k >= 0; --k) {
+    coord[k] = i % a.dims[k];
+    i /= a.dims[k];
+  }
+  int64_t index_offset = 0;
+  for (int d = 0; d < a.operand_rank; ++d) start[d] = window[d] = 0;
+  for (int k = 0; k < a.rank; ++k) {
+    if (a.batch_pos[k] >= 0) {
+      batch[a.batch_pos[k]] = coord[k];
+      index_offset += coord[k] * a.batch_strides[a.batch_pos[k]];
+    } else {
+      window[a.operand_dim[k]] = coord[k];
+    }
+  }
+  for (int k = 0; k < a.num_index; ++k) {
+    start[a.start_index_map[k]] = ReadIndex(a.indices, a.index_type, index_offset + k * a.vector_stride);
+  }
+  for (int k = 0; k < a.num_batching; ++k) start[a.operand_batching[k]] = batch[a.batching_position[k]];
+  int64_t off = 0;
+  for (int d = 0; d < a.operand_rank; ++d) {
+    const int64_t limit = a.operand_dims[d] - a.window[d];
+    if (clamp) {
+      start[d] = start[d] < 0 ? 0 : start[d] > limit ? limit : start[d];
+    } else if (start[d] < 0 || start[d] > limit) {
+      return false;
+    }
+    off += (start[d] + window[d]) * a.operand_strides[d];
+  }
+  *offset = off;
+  return true;
+}
+
+SPMD_HD void GatherAt(const GatherParams& p, int64_t i) {
+  int64_t off = 0;
+  OperandOffset(p.access, i, /*clamp=*/true, &off);
+  CopyBytes(p.operand, off, p.out, i, p.elem_bytes);
+}
+
+// The bits of element type `t` holding combine(old, update) (low bytes of a 64-bit word).
+SPMD_HD uint64_t CombineBits(uint64_t old_bits, Num update, int t, int op) {
+  uint64_t word = old_bits;
+  Num r = op == kCopy ? update : Binary(op, Load(&word, t, 0), update, t);
+  if (!IsFloatType(t)) r.i = Normalize(r.i, t);
+  Store(&word, t, 0, r);
+  return word;
+}
+
+#ifdef __CUDA_ARCH__
+// Atomically applies combine to element `k` of `out` (CAS loops on the aligned 4- or 8-byte
+// word that holds it, so every element type and op works and duplicate indices are safe).
+__device__ __forceinline__ void CombineAt(void* out, int64_t k, Num update, int t, int op) {
+  const int bytes = BitsOf(t) / 8;
+  char* addr = static_cast<char*>(out) + k * bytes;
+  if (bytes == 8) {
+    unsigned long long* word = reinterpret_cast<unsigned long long*>(addr);
+    unsigned long long old = *word, assumed;
+    do {
+      assumed = old;
+      old = atomicCAS(word, assumed, (unsigned long long)CombineBits(assumed, update, t, op));
+    } while (assumed != old);
+    return;
+  }
+  const uintptr_t a = reinterpret_cast<uintptr_t>(addr);
+  unsigned int* word = reinterpret_cast<unsigned int*>(a & ~uintptr_t(3));
+  const int shift = int(a & 3) * 8;
+  const uint32_t mask = bytes == 4 ? 0xffffffffu : ((1u << (bytes * 8)) - 1u) << shift;
+  unsigned int old = *word, assumed;
+  do {
+    assumed = old;
+    const uint64_t mine = (assumed & mask) >> shift;
+    const uint32_t updated = uint32_t(CombineBits(mine, update, t, op)) << shift;
+    old = atomicCAS(word, assumed, (assumed & ~mask) | (updated & mask));
+  } while (assumed != old);
+}
+#else
+SPMD_HD void CombineAt(void* out, int64_t k, Num update, int t, int op) {
+  const int bytes = BitsOf(t) / 8;
+  uint64_t word = 0;
+  CopyBytes(out, k, &word, 0, bytes);
+  word = CombineBits(word, update, t, op);
+  CopyBytes(&word, 0, out, k, bytes);
+}
+#endif
+
+SPMD_HD void ScatterAt(const ScatterParams& p, int64_t i) {
+  int64_t off = 0;
+  if (!OperandOffset(p.access, i, /*clamp=*/false, &off)) return;
+  CombineAt(p.out, off, Load(p.updates, p.type, i), p.type, p.op);
+}
+
+}  // namespace spmd_cuda
+
+#endif  // RUNTIME_CUDA_KERNELS_INDEX_MATH_H_
