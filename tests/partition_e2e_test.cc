@@ -50,8 +50,30 @@ TEST(PartitionE2eTest, Issue4062DotReshardsTheResultInsteadOfGatheringOperands) 
       "tests/testdata/xla_4062_dot_small.hlo -o " + ::testing::TempDir() + "/4062.hlo");
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("\"all-gather\": {\"count\": 0"));
-  EXPECT_THAT(r.output, HasSubstr("\"all-to-all\": {\"count\": 2"));
+  // The result's [4,2] -> [2,4] reshard: each device's new 32x16 region is two 16x16 cells;
+  // the device holding neither receives both (2 x 1 KiB), in two collective-permutes.
+  EXPECT_THAT(r.output, HasSubstr("\"collective-permute\": {\"count\": 2, \"bytes\": 2048}"));
+  EXPECT_THAT(r.output, HasSubstr("\"all-reduce\": {\"count\": 0"));
   EXPECT_THAT(r.output, HasSubstr("\"full_rematerializations\": 0"));
+}
+
+// The full-size module from openxla/xla#4062 (f32[8192,8192] operands; partitioned only: the
+// executor would take minutes). Per device: 1/8 of the dot's 2*8192^3 FLOPs, and at most one
+// f32[4096,2048] result tile (32 MiB) received; XLA received 320 MiB.
+TEST(PartitionE2eTest, Issue4062FullSizeCostsAndExplains) {
+  Outcome r = RunCommand(
+      "tools/spmd-partition --passes=partition,cleanup --stats json --explain "
+      "examples/xla_4062_dot.hlo -o " + ::testing::TempDir() + "/4062_full.hlo");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("\"flops\": 137438953472,"));
+  EXPECT_THAT(r.output, HasSubstr("\"comm_bytes\": 33554432,"));
+  EXPECT_THAT(r.output, HasSubstr("\"full_rematerializations\": 0"));
+  // The explanation lists (d), (e) and XLA's all-gather-both with their costs.
+  EXPECT_THAT(r.output, HasSubstr("* operands"));
+  EXPECT_THAT(r.output, HasSubstr("(d)"));
+  EXPECT_THAT(r.output, HasSubstr("(e)"));
+  EXPECT_THAT(r.output, HasSubstr("all-gather both"));
+  EXPECT_THAT(r.output, HasSubstr("chose operands: least estimated time"));
 }
 
 TEST(PartitionE2eTest, OutputParsesBackAndExplains) {
