@@ -35,6 +35,7 @@
 #include "runtime/cpu/npy.h"
 #include "runtime/cpu/tuple_leaves.h"
 #include "runtime/cpu/verify.h"
+#include "runtime/cuda/cuda_runner.h"
 #include "tools/partition_driver.h"
 
 namespace {
@@ -237,18 +238,49 @@ double MedianMillis(std::vector<double> times) {
   return n % 2 ? times[n / 2] : (times[n / 2 - 1] + times[n / 2]) / 2;
 }
 
+// Runs `module` once on `args` with `backend`: the CPU executor's simulated devices, or the
+// CUDA executor (one process driving the local GPUs, or -- with RANK/WORLD_SIZE set -- this
+// process's device of a multi-process job, whose `args` then hold that device's only).
+absl::StatusOr<std::vector<Literal>> RunOnBackend(const hlo::HloModule& module,
+                                                  std::vector<std::vector<Literal>> args,
+                                                  const runtime::MultiDeviceOptions& devices,
+                                                  const std::string& backend) {
+  if (backend != "cuda") return runtime::RunOnDevices(module, std::move(args), devices);
+  runtime::cuda::CudaRunOptions cuda;
+  cuda.num_partitions = devices.num_partitions;
+  cuda.num_replicas = devices.num_replicas;
+  cuda.collective_timeout_seconds = devices.collective_timeout_seconds;
+  absl::StatusOr<std::optional<runtime::cuda::DistributedEnv>> env =
+      runtime::cuda::DistributedEnvFromEnvironment();
+  if (!env.ok()) return env.status();
+  if (!env->has_value()) return runtime::cuda::RunOnCudaDevices(module, args, cuda);
+  absl::StatusOr<Literal> mine = runtime::cuda::RunDistributed(module, args[0], **env, cuda);
+  if (!mine.ok()) return mine.status();
+  std::vector<Literal> out;
+  out.push_back(*std::move(mine));
+  return out;
+}
+
+// The device this process runs in a multi-process CUDA job (RANK), or -1.
+int64_t DistributedRank(const Options& options) {
+  if (options.backend != "cuda") return -1;
+  absl::StatusOr<std::optional<runtime::cuda::DistributedEnv>> env =
+      runtime::cuda::DistributedEnvFromEnvironment();
+  return env.ok() && env->has_value() ? (*env)->rank : -1;
+}
+
 // Runs `module` `repeat` times on copies of `args`; returns the last results. Prints the
 // median wall time when repeat > 1.
 absl::StatusOr<std::vector<Literal>> RunRepeated(const hlo::HloModule& module,
                                                  const std::vector<std::vector<Literal>>& args,
                                                  const runtime::MultiDeviceOptions& devices,
-                                                 int repeat) {
+                                                 int repeat, const std::string& backend) {
   std::vector<double> times;
   absl::StatusOr<std::vector<Literal>> results = absl::UnknownError("not run");
   for (int k = 0; k < std::max(1, repeat); ++k) {
     std::vector<std::vector<Literal>> copy = args;
     const auto start = std::chrono::steady_clock::now();
-    results = runtime::RunOnDevices(module, std::move(copy), devices);
+    results = RunOnBackend(module, std::move(copy), devices, backend);
     times.push_back(
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
             .count());
@@ -302,7 +334,9 @@ int RunProgram(const Options& options, const std::vector<std::string>& passes) {
                                             ? Load(options.input, &error)
                                             : Partition(options, passes, &error);
   if (!program) return Fail(error);
-  if (std::optional<std::string> refusal = ExceedsLimits(options, *program->module)) {
+  std::optional<std::string> refusal;
+  if (options.backend == "cpu") refusal = ExceedsLimits(options, *program->module);
+  if (refusal) {
     return Fail(hlo::StrCat(options.input, ": error: ", *refusal));
   }
   const hlo::HloModule& module = *program->module;
@@ -314,11 +348,19 @@ int RunProgram(const Options& options, const std::vector<std::string>& passes) {
   absl::StatusOr<std::vector<std::vector<Literal>>> args =
       RunArguments(options, *module.entry_computation(), n);
   if (!args.ok()) return Fail(Locate(*program, args.status()));
+  const int64_t rank = DistributedRank(options);
+  if (rank >= 0) {  // A multi-process job: this process runs device `rank` only.
+    if (rank >= n) return Fail(hlo::StrCat("RANK=", rank, " but the program has ", n, " devices"));
+    std::vector<Literal> mine = std::move((*args)[rank]);
+    args->clear();
+    args->push_back(std::move(mine));
+  }
   absl::StatusOr<std::vector<Literal>> results =
-      RunRepeated(module, *args, devices, options.repeat);
+      RunRepeated(module, *args, devices, options.repeat, options.backend);
   if (!results.ok()) return Fail(Locate(*program, results.status()));
-  for (int64_t d = 0; d < n; ++d) {
-    const Literal& result = (*results)[d];
+  for (int64_t k = 0; k < static_cast<int64_t>(results->size()); ++k) {
+    const int64_t d = rank >= 0 ? rank : k;
+    const Literal& result = (*results)[k];
     if (!options.outputs_dir.empty()) {
       const std::string dir = n == 1 ? options.outputs_dir : DeviceDir(options.outputs_dir, d);
       if (absl::Status s = WriteOutputs(dir, "output", result); !s.ok()) {
@@ -368,7 +410,7 @@ int VerifyProgram(const Options& options, const std::vector<std::string>& passes
   runtime::MultiDeviceOptions devices = one;
   devices.num_partitions = n;
   absl::StatusOr<std::vector<Literal>> results =
-      RunRepeated(*spmd->module, *device_args, devices, options.repeat);
+      RunRepeated(*spmd->module, *device_args, devices, options.repeat, options.backend);
   if (!results.ok()) return Fail(Locate(*spmd, results.status()));
   runtime::VerifyOptions verify;
   absl::StatusOr<runtime::VerifyResult> verdict =
@@ -390,14 +432,18 @@ int VerifyProgram(const Options& options, const std::vector<std::string>& passes
     return 1;
   }
   std::cout << "verification passed: " << program_name << " matches " << options.input << " on "
-            << n << " devices (seed " << options.seed << ")\n";
+            << n << " devices (seed " << options.seed << ")"
+            << (options.backend == "cuda" ? " with the CUDA backend against the CPU executor" : "")
+            << "\n";
   return 0;
 }
 
 // Refusals that depend on what this build lacks; nullopt when the request can run.
 std::optional<std::string> Unavailable(const Options& options,
                                        const std::vector<std::string>& passes) {
-  if (options.backend == "cuda") return "CUDA backend not available in this build";
+  if (options.backend == "cuda" && options.verify && DistributedRank(options) >= 0) {
+    return "--verify with --backend=cuda runs in one process (unset RANK and WORLD_SIZE)";
+  }
   return std::nullopt;
 }
 

@@ -12,6 +12,7 @@
 #include "runtime/cuda/copy_collectives.h"
 #include "runtime/cuda/cuda_device.h"
 #include "runtime/cuda/executor.h"
+#include "runtime/cuda/host_device.h"
 #include "runtime/cuda/nccl_collectives.h"
 #include "runtime/cuda/nccl_id_file.h"
 
@@ -63,6 +64,13 @@ absl::StatusOr<int64_t> EnvInt(const char* name, std::optional<int64_t> fallback
   return static_cast<int64_t>(x);
 }
 
+// SPMD_CUDA_DEVICE=host: every logical device on the host device (the kernels' host twins),
+// so the whole CUDA path can be exercised without a GPU.
+bool HostDeviceRequested() {
+  const char* v = std::getenv("SPMD_CUDA_DEVICE");
+  return v != nullptr && std::string(v) == "host";
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<hlo::Literal>> RunOnCudaDevices(
@@ -77,6 +85,11 @@ absl::StatusOr<std::vector<hlo::Literal>> RunOnCudaDevices(
   CollectiveBackend backend = options.collectives;
   std::function<absl::StatusOr<std::unique_ptr<DeviceApi>>(int64_t)> make_device =
       options.make_device;
+  if (!make_device && HostDeviceRequested()) {
+    make_device = [](int64_t) -> absl::StatusOr<std::unique_ptr<DeviceApi>> {
+      return MakeHostDevice();
+    };
+  }
   if (!make_device) {
     std::string reason;
     const int gpus = CudaDeviceCount(&reason);

@@ -5,7 +5,8 @@
 // communicator from one ncclUniqueId, split per replica grouping). With fewer GPUs (even one),
 // every logical device runs on GPU 0, each with its own stream, and collectives are
 // device-to-device copies (CopyCollectives). Tests pass `make_device` (the host device) and a
-// fake NcclApi to run all of this without a GPU.
+// fake NcclApi to run all of this without a GPU; SPMD_CUDA_DEVICE=host in the environment does
+// the same for callers that pass no `make_device` (spmd-run's end-to-end tests).
 //
 // Many processes (one per GPU, any machines): RunDistributed runs global device RANK on GPU
 // LOCAL_RANK of a WORLD_SIZE-device job (environment variables set by mpirun, torchrun-style
