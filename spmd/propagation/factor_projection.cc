@@ -44,6 +44,8 @@ absl::StatusOr<HloSharding> ProjectSharding(const FactorRule& rule, int64_t from
                                             const hlo::Shape& from_shape,
                                             const hlo::Shape& to_shape) {
   if (sharding.IsReplicated()) return HloSharding::Replicate();
+  // A value computed in a manual region keeps every side of its op in that region.
+  if (sharding.kind() == HloSharding::Kind::kManual) return HloSharding::Manual();
   if (!sharding.IsTiled() || !sharding.subgroup_types().empty()) {
     return absl::UnimplementedError(
         hlo::StrCat("sharding ", sharding.ToString(), " is not propagated"));
@@ -53,11 +55,18 @@ absl::StatusOr<HloSharding> ProjectSharding(const FactorRule& rule, int64_t from
     ASSIGN_OR_RETURN(result, hlo::ReshapeSharding(sharding, from_shape, to_shape));
   } else {
     std::vector<int64_t> dim_map(to_shape.rank(), -1);
+    bool identity = from_shape.rank() == to_shape.rank();
     for (const Factor& f : rule.factors) {
       if (f.kind == Factor::Kind::kNeedReplication) continue;
       const int64_t to_dim = f.dims[to];
       const int64_t from_dim = f.dims[from];
       if (to_dim >= 0 && from_dim >= 0 && to_dim < to_shape.rank()) dim_map[to_dim] = from_dim;
+    }
+    for (int64_t d = 0; d < to_shape.rank() && identity; ++d) identity = dim_map[d] == d;
+    // The common case (elementwise ops): the same layout, without rebuilding the tiles.
+    if (identity && from_shape.dimensions() == to_shape.dimensions()) {
+      RETURN_IF_ERROR(CheckTilesFit(sharding, to_shape));
+      return sharding.WithoutMetadata();
     }
     ASSIGN_OR_RETURN(result, OperandShardingFromResult(sharding, from_shape.rank(), dim_map));
   }

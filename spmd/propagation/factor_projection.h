@@ -24,9 +24,10 @@ namespace spmd {
 
 // The sharding side `to` should have so that it lines up with `sharding` on side `from` (sides
 // as in FactorRule: operands, then the result at num_operands). `from_shape` and `to_shape` are
-// the sides' shapes. Replicated stays replicated. Fails for shardings other than replicated or
-// tiled with at most a replication subgroup, and when a projected tiling would split a
-// dimension into more tiles than it has elements.
+// the sides' shapes. Replicated stays replicated and {manual} stays {manual} (the op is inside
+// a manual region). Fails for other shardings than those and tilings with at most a
+// replication subgroup, and when a projected tiling would split a dimension into more tiles
+// than it has elements.
 absl::StatusOr<hlo::HloSharding> ProjectSharding(const FactorRule& rule, int64_t from, int64_t to,
                                                  const hlo::HloSharding& sharding,
                                                  const hlo::Shape& from_shape,

@@ -159,9 +159,9 @@ std::optional<FactorRule> Slice(const HloInstruction& instr) {
   if (!SameRank(instr)) return std::nullopt;
   const hlo::Shape& in = instr.operand(0)->shape();
   std::vector<bool> whole(in.rank());
-  for (int64_t d = 0; d < in.rank(); ++d) whole[d] = in.dimensions(d) != instr.shape().dimensions(d);
-  return SameRankWithWholeDims(instr, std::string(hlo::HloOpcodeString(instr.opcode())), whole,
-                               -1);
+  for (int64_t d = 0; d < in.rank(); ++d)
+    whole[d] = in.dimensions(d) != instr.shape().dimensions(d);
+  return SameRankWithWholeDims(instr, std::string(hlo::HloOpcodeString(instr.opcode())), whole, -1);
 }
 
 std::optional<FactorRule> Pad(const HloInstruction& instr) {
@@ -196,8 +196,7 @@ std::optional<FactorRule> WholeAlongDimensions(const HloInstruction& instr) {
     if (d < 0 || d >= instr.shape().rank()) return std::nullopt;
     whole[d] = true;
   }
-  return SameRankWithWholeDims(instr, std::string(hlo::HloOpcodeString(instr.opcode())), whole,
-                               -1);
+  return SameRankWithWholeDims(instr, std::string(hlo::HloOpcodeString(instr.opcode())), whole, -1);
 }
 
 std::optional<FactorRule> Concatenate(const HloInstruction& instr) {

@@ -22,7 +22,15 @@ constexpr double kFullRematerializationPenaltyUs = 1e6;
 constexpr int64_t kMaxSidewaysOperands = 4;
 
 // A rough cost when the planner cannot plan: every device receives the whole array.
-double BytesCostUs(const hlo::Shape& shape) { return 1e-3 * static_cast<double>(shape.byte_size()); }
+double BytesCostUs(const hlo::Shape& shape) {
+  return 1e-3 * static_cast<double>(shape.byte_size());
+}
+
+bool IsManual(const HloSharding& s) { return s.kind() == HloSharding::Kind::kManual; }
+
+// The reshard planner searches over device states; past this many devices its estimate is
+// replaced by a bytes-moved one so that propagation stays fast on huge meshes.
+constexpr int64_t kMaxPlannedDevices = 256;
 
 void AddUnique(std::vector<const hlo::HloInstruction*>& v, const hlo::HloInstruction* x) {
   if (x != nullptr && std::find(v.begin(), v.end(), x) == v.end() && v.size() < 4) v.push_back(x);
@@ -42,7 +50,10 @@ PropagationEngine::PropagationEngine(std::vector<ClassState> states, std::vector
       queued_(edges_.size(), false),
       num_devices_(num_devices),
       planner_(planner) {
+  class_version_.assign(states_.size(), 0);
+  seen_version_.resize(edges_.size());
   for (int64_t e = 0; e < static_cast<int64_t>(edges_.size()); ++e) {
+    seen_version_[e].assign(edges_[e].classes.size(), -1);
     for (int64_t cls : edges_[e].classes) {
       std::vector<int64_t>& list = edges_of_class_[cls];
       if (list.empty() || list.back() != e) list.push_back(e);
@@ -76,27 +87,35 @@ void PropagationEngine::Visit(int64_t e) {
   const RuleEdge& edge = edges_[e];
   const int64_t result = edge.rule.result_side();
   std::vector<int64_t> changed;
-  if (UpdateSide(edge, result)) changed.push_back(edge.classes[result]);
+  const std::vector<int64_t>& seen = seen_version_[e];
+  if (UpdateSide(edge, result, seen)) changed.push_back(edge.classes[result]);
   for (int64_t side = 0; side < result; ++side) {
-    if (UpdateSide(edge, side)) changed.push_back(edge.classes[side]);
+    if (UpdateSide(edge, side, seen)) changed.push_back(edge.classes[side]);
+  }
+  for (size_t side = 0; side < edge.classes.size(); ++side) {
+    seen_version_[e][side] = class_version_[edge.classes[side]];
   }
   for (int64_t cls : changed) {
     for (int64_t other : edges_of_class_[cls]) Enqueue(other);
   }
 }
 
-std::vector<Proposal> PropagationEngine::Proposals(const RuleEdge& edge, int64_t side) const {
+std::vector<Proposal> PropagationEngine::Proposals(const RuleEdge& edge, int64_t side,
+                                                   const std::vector<int64_t>& seen) const {
   std::vector<Proposal> out;
   const int64_t result = edge.rule.result_side();
   const ClassState& target = states_[edge.classes[side]];
   for (int64_t from = 0; from <= result; ++from) {
     if (from == side || edge.classes[from] == edge.classes[side]) continue;
     if (side != result && from != result && result > kMaxSidewaysOperands) continue;
+    if (seen[from] == class_version_[edge.classes[from]]) continue;
     const std::optional<HloSharding>& s = states_[edge.classes[from]].sharding;
-    if (!s || !s->IsTiled()) continue;
+    if (!s || !(s->IsTiled() || IsManual(*s))) continue;
     absl::StatusOr<HloSharding> p =
         ProjectSharding(edge.rule, from, side, *s, SideShape(edge, from), SideShape(edge, side));
-    if (!p.ok() || !p->IsTiled()) continue;
+    if (!p.ok()) continue;
+    if (IsManual(*p)) return {Proposal{*std::move(p), from}};
+    if (!p->IsTiled()) continue;
     if (target.hold == Hold::kRefinable) {
       std::vector<int64_t> closed;
       for (int64_t d = 0; d < static_cast<int64_t>(target.open_dims.size()); ++d) {
@@ -111,11 +130,12 @@ std::vector<Proposal> PropagationEngine::Proposals(const RuleEdge& edge, int64_t
   return out;
 }
 
-bool PropagationEngine::UpdateSide(const RuleEdge& edge, int64_t side) {
+bool PropagationEngine::UpdateSide(const RuleEdge& edge, int64_t side,
+                                   const std::vector<int64_t>& seen) {
   ClassState& target = states_[edge.classes[side]];
-  if (target.hold == Hold::kFixed) return false;
+  if (target.hold == Hold::kFixed || (target.sharding && IsManual(*target.sharding))) return false;
   if (!SideShape(edge, side).IsArray()) return false;
-  std::vector<Proposal> proposals = Proposals(edge, side);
+  std::vector<Proposal> proposals = Proposals(edge, side, seen);
   if (proposals.empty()) return false;
   std::optional<Choice> choice =
       ChooseSharding(target.sharding, std::move(proposals),
@@ -140,6 +160,10 @@ double PropagationEngine::Cost(const RuleEdge& edge, int64_t side, const HloShar
       continue;
     }
     if (*wanted == *held) continue;
+    if (num_devices_ > kMaxPlannedDevices) {
+      total += BytesCostUs(other_shape) / static_cast<double>(DataTiles(*wanted));
+      continue;
+    }
     absl::StatusOr<std::shared_ptr<const ReshardPlan>> plan =
         planner_->Plan(other_shape, *held, *wanted, num_devices_);
     if (!plan.ok()) {
@@ -155,13 +179,13 @@ double PropagationEngine::Cost(const RuleEdge& edge, int64_t side, const HloShar
 void PropagationEngine::Record(const RuleEdge& edge, int64_t side, const Choice& choice) {
   ClassState& target = states_[edge.classes[side]];
   const int64_t result = edge.rule.result_side();
+  ++class_version_[edge.classes[side]];
   target.sharding = choice.sharding;
   target.via = edge.instr;
   target.from.clear();
   std::string directions;
   for (int64_t source : choice.sources) {
-    const hlo::HloInstruction* value =
-        source == result ? edge.instr : edge.instr->operand(source);
+    const hlo::HloInstruction* value = source == result ? edge.instr : edge.instr->operand(source);
     AddUnique(target.from, value);
     for (const hlo::HloInstruction* a : states_[edge.classes[source]].annotations) {
       AddUnique(target.annotations, a);

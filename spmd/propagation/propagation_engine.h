@@ -5,7 +5,8 @@
 // projection (ProjectSharding) of every other side's sharding; ChooseSharding folds the
 // proposals into the class's sharding. A class changes only when its tile count grows, so the
 // iteration ends after at most log2(devices)+1 changes per class. Changed classes requeue the
-// edges that touch them.
+// edges that touch them; a requeued edge projects only the sides that changed since its last
+// visit (what it saw before was already merged into, or lost against, its neighbours).
 #ifndef SPMD_PROPAGATION_PROPAGATION_ENGINE_H_
 #define SPMD_PROPAGATION_PROPAGATION_ENGINE_H_
 
@@ -52,12 +53,15 @@ class PropagationEngine {
   // Iterates to the fixed point.
   void Run();
   const std::vector<ClassState>& states() const { return states_; }
+  const std::vector<RuleEdge>& edges() const { return edges_; }
   int64_t visits() const { return visits_; }
 
  private:
   void Visit(int64_t edge);
-  bool UpdateSide(const RuleEdge& edge, int64_t side);
-  std::vector<Proposal> Proposals(const RuleEdge& edge, int64_t side) const;
+  // `seen`: the edge's per-side versions at its last visit.
+  bool UpdateSide(const RuleEdge& edge, int64_t side, const std::vector<int64_t>& seen);
+  std::vector<Proposal> Proposals(const RuleEdge& edge, int64_t side,
+                                  const std::vector<int64_t>& seen) const;
   // The estimated reshard cost, in µs, for the other sides of `edge` if side `side` took
   // `candidate`.
   double Cost(const RuleEdge& edge, int64_t side, const hlo::HloSharding& candidate);
@@ -67,6 +71,10 @@ class PropagationEngine {
   std::vector<ClassState> states_;
   std::vector<RuleEdge> edges_;
   std::vector<std::vector<int64_t>> edges_of_class_;
+  // Every change of a class bumps its version; an edge remembers, per side, the version it last
+  // proposed from, so a visit only projects shardings it has not seen yet.
+  std::vector<int64_t> class_version_;
+  std::vector<std::vector<int64_t>> seen_version_;
   std::vector<int64_t> queue_;
   std::vector<bool> queued_;
   int64_t num_devices_;

@@ -28,6 +28,7 @@ std::optional<Choice> ChooseSharding(const std::optional<HloSharding>& current,
       best = Choice{std::move(p.sharding), {p.source}, "from one source"};
       continue;
     }
+    if (p.sharding == best->sharding) continue;
     absl::StatusOr<HloSharding> merged = hlo::MergeShardings(best->sharding, p.sharding);
     if (merged.ok()) {
       if (DataTiles(*merged) > DataTiles(best->sharding)) {
@@ -41,7 +42,8 @@ std::optional<Choice> ChooseSharding(const std::optional<HloSharding>& current,
     const double keep = cost(best->sharding);
     const double take = cost(p.sharding);
     if (take < keep) {
-      best = Choice{std::move(p.sharding), {p.source},
+      best = Choice{std::move(p.sharding),
+                    {p.source},
                     hlo::StrCat("chose it (cost ", take, " us) over ", best->sharding.ToString(),
                                 " (cost ", keep, " us)")};
     } else {

@@ -9,9 +9,10 @@
 #include <optional>
 #include <utility>
 
+#include "absl/container/flat_hash_set.h"
 #include "hlo/ir/hlo_computation.h"
-#include "hlo/strings.h"
 #include "hlo/status_macros.h"
+#include "hlo/strings.h"
 #include "spmd/propagation/propagation_engine.h"
 #include "spmd/propagation/shard_barriers.h"
 #include "spmd/propagation/value_classes.h"
@@ -37,6 +38,7 @@ std::vector<ClassState> InitialStates(const hlo::HloModule& module, const ValueC
   return states;
 }
 
+// One RuleEdge per instruction with a rule whose sides all have classes.
 std::vector<RuleEdge> BuildEdges(const hlo::HloModule& module, const ValueClasses& classes) {
   std::vector<RuleEdge> edges;
   for (const hlo::HloComputation* comp : module.MakeComputationPostOrder()) {
@@ -58,7 +60,7 @@ std::vector<RuleEdge> BuildEdges(const hlo::HloModule& module, const ValueClasse
 
 // Whether propagation may give `instr` a sharding: data-flow ops the rules or value classes
 // describe. Side-effecting ops, collectives and custom-calls keep what they have.
-bool CanAssign(const HloInstruction& instr) {
+bool CanAssign(const HloInstruction& instr, bool has_rule) {
   switch (instr.opcode()) {
     case HloOpcode::kParameter:
     case HloOpcode::kTuple:
@@ -73,7 +75,7 @@ bool CanAssign(const HloInstruction& instr) {
     case HloOpcode::kCustomCall:
       return false;
     default:
-      return FactorRuleFor(instr).has_value();
+      return has_rule;
   }
 }
 
@@ -167,12 +169,14 @@ absl::StatusOr<bool> ShardingPropagation::RunImpl(hlo::HloModule* module) {
                            num_devices, &planner);
   engine.Run();
   log_.visits = engine.visits();
+  absl::flat_hash_set<const HloInstruction*> with_rule;
+  for (const RuleEdge& edge : engine.edges()) with_rule.insert(edge.instr);
   const std::vector<ClassState>& states = engine.states();
   for (hlo::HloComputation* comp : module->MakeComputationPostOrder()) {
     for (const auto& instr : comp->instructions()) {
       const bool keep = !MayChange(*module, *instr);
       const ClassState* state = nullptr;
-      if (!keep && (CanAssign(*instr) || HasUnknownLeaf(*instr) ||
+      if (!keep && (CanAssign(*instr, with_rule.contains(instr.get())) || HasUnknownLeaf(*instr) ||
                     instr->opcode() == HloOpcode::kCustomCall)) {
         std::optional<HloSharding> s = InferredSharding(*instr, classes, states, num_devices);
         if (s && (!instr->has_sharding() || *s != instr->sharding())) {

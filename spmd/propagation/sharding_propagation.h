@@ -34,8 +34,8 @@ struct PropagationLog {
   // `%name: SHARDING <- annotation` or `%name: SHARDING <- %from via %instr (rule ...); from
   // annotation on %a`.
   std::vector<std::string> lines;
-  int64_t assigned = 0;   // Instructions that received a sharding from propagation.
-  int64_t visits = 0;     // Rule applications until the fixed point.
+  int64_t assigned = 0;  // Instructions that received a sharding from propagation.
+  int64_t visits = 0;    // Rule applications until the fixed point.
 };
 
 class ShardingPropagation : public hlo::HloModulePass {

@@ -273,5 +273,21 @@ ENTRY e {
   EXPECT_EQ(S("b"), "missing");
 }
 
+TEST_F(PropagationTest, ManualValuesStayManualThroughOpsAndTuples) {
+  Propagate(R"(HloModule m, num_partitions=2
+ENTRY e {
+  p = f32[4,8] parameter(0), sharding={replicated}
+  m = f32[4,8] custom-call(p), custom_call_target="SPMDFullToShardShape", sharding={manual}
+  n = f32[4,8] negate(m)
+  t = (f32[4,8], f32[4,8]) tuple(n, m)
+  g = f32[4,8] get-tuple-element(t), index=0
+  ROOT r = f32[4,8] custom-call(g), custom_call_target="SPMDShardToFullShape",
+    sharding={replicated}
+})");
+  EXPECT_EQ(S("n"), "{manual}");
+  EXPECT_EQ(S("t"), "{{manual}, {manual}}");
+  EXPECT_EQ(S("g"), "{manual}");
+}
+
 }  // namespace
 }  // namespace spmd

@@ -103,7 +103,8 @@ std::vector<std::optional<UserSharding>> CollectUserShardings(const hlo::HloModu
     for (const auto& instr : comp->instructions()) {
       const int64_t leaves = instr->shape().leaf_count();
       std::optional<HloSharding> normalized;
-      if (instr->has_sharding()) normalized = instr->sharding().NormalizeTupleSharding(instr->shape());
+      if (instr->has_sharding())
+        normalized = instr->sharding().NormalizeTupleSharding(instr->shape());
       for (int64_t k = 0; k < leaves; ++k) {
         const HloSharding* leaf = nullptr;
         if (normalized) {

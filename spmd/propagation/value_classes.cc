@@ -4,6 +4,7 @@
 // propagation order) is deterministic.
 #include "spmd/propagation/value_classes.h"
 
+#include <algorithm>
 #include <map>
 
 #include "hlo/ir/hlo_computation.h"
@@ -23,17 +24,24 @@ int64_t LeafOffset(const hlo::Shape& tuple_shape, int64_t index) {
 
 ValueClasses::ValueClasses(const hlo::HloModule& module) {
   std::vector<std::pair<const HloInstruction*, int64_t>> node_owner;
-  for (const hlo::HloComputation* comp : module.MakeComputationPostOrder()) {
+  const std::vector<hlo::HloComputation*> computations = module.MakeComputationPostOrder();
+  int64_t max_id = -1;
+  for (const hlo::HloComputation* comp : computations) {
+    for (const auto& instr : comp->instructions()) max_id = std::max(max_id, instr->unique_id());
+  }
+  base_.assign(max_id + 1, {0, -1});
+  for (const hlo::HloComputation* comp : computations) {
     for (const auto& instr : comp->instructions()) {
       const int64_t leaves = instr->shape().leaf_count();
-      base_[instr.get()] = {static_cast<int64_t>(parent_.size()), leaves};
+      if (instr->unique_id() < 0) continue;
+      base_[instr->unique_id()] = {static_cast<int64_t>(parent_.size()), leaves};
       for (int64_t k = 0; k < leaves; ++k) {
         parent_.push_back(static_cast<int64_t>(parent_.size()));
         node_owner.push_back({instr.get(), k});
       }
     }
   }
-  for (const hlo::HloComputation* comp : module.MakeComputationPostOrder()) {
+  for (const hlo::HloComputation* comp : computations) {
     for (const auto& instr : comp->instructions()) JoinInstruction(*instr);
   }
   JoinShardGroups(module);
@@ -50,9 +58,11 @@ ValueClasses::ValueClasses(const hlo::HloModule& module) {
 }
 
 int64_t ValueClasses::Node(const HloInstruction* instr, int64_t leaf) const {
-  auto it = base_.find(instr);
-  if (it == base_.end() || leaf < 0 || leaf >= it->second.second) return -1;
-  return it->second.first + leaf;
+  const int64_t id = instr == nullptr ? -1 : instr->unique_id();
+  if (id < 0 || id >= static_cast<int64_t>(base_.size())) return -1;
+  const auto [first, count] = base_[id];
+  if (leaf < 0 || leaf >= count) return -1;
+  return first + leaf;
 }
 
 int64_t ValueClasses::ClassOf(const HloInstruction* instr, int64_t leaf) const {
@@ -95,8 +105,8 @@ void ValueClasses::JoinInstruction(const HloInstruction& instr) {
       }
       return;
     case HloOpcode::kGetTupleElement:
-      Join(instr.operand(0), LeafOffset(instr.operand(0)->shape(), instr.tuple_index()), &instr,
-           0, instr.shape().leaf_count());
+      Join(instr.operand(0), LeafOffset(instr.operand(0)->shape(), instr.tuple_index()), &instr, 0,
+           instr.shape().leaf_count());
       return;
     case HloOpcode::kOptimizationBarrier:
       JoinWhole(instr.operand(0), &instr);

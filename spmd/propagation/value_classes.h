@@ -18,7 +18,6 @@
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "hlo/ir/hlo_module.h"
 
 namespace spmd {
@@ -47,7 +46,8 @@ class ValueClasses {
   void JoinInstruction(const hlo::HloInstruction& instr);
   void JoinShardGroups(const hlo::HloModule& module);
 
-  absl::flat_hash_map<const hlo::HloInstruction*, std::pair<int64_t, int64_t>> base_;  // node, n
+  // By instruction unique id: (first node, leaf count); leaf count -1 for ids not seen.
+  std::vector<std::pair<int64_t, int64_t>> base_;
   std::vector<int64_t> parent_;
   std::vector<int64_t> class_of_node_;
   std::vector<std::pair<const hlo::HloInstruction*, int64_t>> representative_;
