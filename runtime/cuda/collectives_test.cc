@@ -72,15 +72,23 @@ TEST_P(CopyCollectivesTest, MatchesCpuExecutor) {
 INSTANTIATE_TEST_SUITE_P(Kinds, CopyCollectivesTest, ::testing::ValuesIn(kCases),
                          [](const auto& info) { return std::string(info.param.name); });
 
-TEST(CopyCollectivesExample, HandPartitionedMlpOnEightDevices) {
-  std::ifstream in("runtime/cuda/testdata/mlp_spmd.hlo");
-  ASSERT_TRUE(in.good());
+void ExpectFileMatches(const std::string& path, int64_t devices) {
+  std::ifstream in(path);
+  ASSERT_TRUE(in.good()) << path;
   std::stringstream text;
   text << in.rdbuf();
   absl::StatusOr<std::unique_ptr<hlo::HloModule>> module = ParseForTest(text.str());
   ASSERT_TRUE(module.ok()) << module.status();
-  absl::Status s = CompareWithCpu(**module, HostOptions(8));
+  absl::Status s = CompareWithCpu(**module, HostOptions(devices));
   EXPECT_TRUE(s.ok()) << s;
+}
+
+TEST(CopyCollectivesExample, HandPartitionedMlpOnEightDevices) {
+  ExpectFileMatches("runtime/cuda/testdata/mlp_spmd.hlo", 8);
+}
+
+TEST(CopyCollectivesExample, EveryCollectiveOnOneDevice) {
+  ExpectFileMatches("runtime/cuda/testdata/allreduce_1dev.hlo", 1);
 }
 
 }  // namespace

@@ -47,21 +47,24 @@ class CudaDevice : public DeviceApi {
   std::string name() const override { return name_; }
   void* stream() override { return stream_; }
 
+  // Stream-ordered allocation from the device's memory pool (cudaMallocAsync; device memory,
+  // not managed): freed blocks are reused without a device-wide synchronization, so the
+  // executor's per-run outputs and scratch buffers cost little.
   absl::StatusOr<void*> Allocate(int64_t bytes) override {
     RETURN_IF_ERROR(Select());
     void* p = nullptr;
-    cudaError_t e = cudaMalloc(&p, bytes);
+    cudaError_t e = cudaMallocAsync(&p, bytes, stream_);
     if (e == cudaErrorMemoryAllocation) {
       cudaGetLastError();
       return absl::ResourceExhaustedError(
           hlo::StrCat(name_, ": out of device memory allocating ", bytes, " bytes"));
     }
-    RETURN_IF_ERROR(CudaError(e, "cudaMalloc"));
+    RETURN_IF_ERROR(CudaError(e, "cudaMallocAsync"));
     return p;
   }
   void Free(void* ptr) override {
     cudaSetDevice(ordinal_);
-    cudaFree(ptr);  // Synchronizes with the device; errors here have nowhere to go.
+    cudaFreeAsync(ptr, stream_);  // Errors here have nowhere to go.
   }
   absl::Status CopyToDevice(void* dst, const void* src, int64_t bytes) override {
     RETURN_IF_ERROR(Select());
@@ -176,6 +179,12 @@ absl::StatusOr<std::unique_ptr<DeviceApi>> MakeCudaDevice(int ordinal) {
   RETURN_IF_ERROR(CudaError(cudaSetDevice(ordinal), hlo::StrCat("cudaSetDevice(", ordinal, ")")));
   cudaDeviceProp prop;
   RETURN_IF_ERROR(CudaError(cudaGetDeviceProperties(&prop, ordinal), "cudaGetDeviceProperties"));
+  // Keep freed pool memory for reuse instead of returning it at every synchronization.
+  cudaMemPool_t pool;
+  RETURN_IF_ERROR(CudaError(cudaDeviceGetDefaultMemPool(&pool, ordinal), "cudaDeviceGetDefaultMemPool"));
+  uint64_t keep = UINT64_MAX;
+  RETURN_IF_ERROR(CudaError(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep),
+                            "cudaMemPoolSetAttribute"));
   cudaStream_t stream;
   RETURN_IF_ERROR(
       CudaError(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate"));

@@ -1,5 +1,6 @@
-// DeviceApi on a real GPU: cudaMalloc'd memory (no managed memory), one non-blocking stream per
-// device object, the generic kernels of kernels/kernels.cu, and cuBLAS for GEMM.
+// DeviceApi on a real GPU: device memory from the stream-ordered pool (cudaMallocAsync; no
+// managed memory), one non-blocking stream per device object, the generic kernels of
+// kernels/kernels.cu, and cuBLAS for GEMM.
 #ifndef RUNTIME_CUDA_CUDA_DEVICE_H_
 #define RUNTIME_CUDA_CUDA_DEVICE_H_
 

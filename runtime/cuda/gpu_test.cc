@@ -1,0 +1,56 @@
+// The CUDA executor on a real GPU against the CPU executor: the op modules of executor_test on
+// one device, collectives among 4 logical devices sharing GPU 0 (copies), and NCCL at world
+// size 1. Skips, saying why, when this machine has no usable GPU (CI, developer machines).
+#include <fstream>
+#include <sstream>
+
+#include "gtest/gtest.h"
+#include "runtime/cuda/cuda_device.h"
+#include "runtime/cuda/differential_test_util.h"
+
+namespace runtime {
+namespace cuda {
+namespace {
+
+#define SKIP_WITHOUT_GPU()                                                        \
+  do {                                                                            \
+    std::string reason;                                                           \
+    if (CudaDeviceCount(&reason) == 0) GTEST_SKIP() << "no usable GPU: " << reason; \
+  } while (false)
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void ExpectMatch(const std::string& path, int64_t devices, CollectiveBackend backend) {
+  absl::StatusOr<std::unique_ptr<hlo::HloModule>> module = ParseForTest(ReadFile(path));
+  ASSERT_TRUE(module.ok()) << module.status();
+  CudaRunOptions options;
+  options.num_partitions = devices;
+  options.collectives = backend;
+  options.collective_timeout_seconds = 60;
+  absl::Status s = CompareWithCpu(**module, options);
+  EXPECT_TRUE(s.ok()) << path << ": " << s;
+}
+
+TEST(GpuTest, OpsOnOneDevice) {
+  SKIP_WITHOUT_GPU();
+  ExpectMatch("runtime/cuda/testdata/ops_1dev.hlo", 1, CollectiveBackend::kAuto);
+}
+
+TEST(GpuTest, CollectivesAmongLogicalDevicesOnOneGpu) {
+  SKIP_WITHOUT_GPU();
+  ExpectMatch("runtime/cuda/testdata/mlp_spmd.hlo", 8, CollectiveBackend::kCopies);
+}
+
+TEST(GpuTest, NcclAtWorldSizeOne) {
+  SKIP_WITHOUT_GPU();
+  ExpectMatch("runtime/cuda/testdata/allreduce_1dev.hlo", 1, CollectiveBackend::kNccl);
+}
+
+}  // namespace
+}  // namespace cuda
+}  // namespace runtime
