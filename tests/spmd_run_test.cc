@@ -1,8 +1,9 @@
 // End-to-end: spmd-run. The hand-written XLA-style SPMD matmul (strided all-gathers, a dot, a
 // partition-id-indexed offset table and dynamic-slice) verifies against its unpartitioned
-// module; the copy with one wrong replica group is a mismatch (exit 1). Also: the refusals of
-// this build (plain --verify, cuda), usage errors (exit 2), located runtime errors, .npy inputs
-// and outputs, and --repeat.
+// module; the copy with one wrong replica group is a mismatch (exit 1), also with the CUDA
+// backend on the host device. Also: the CUDA backend without a GPU and its multi-process
+// environment, usage errors (exit 2), located runtime errors, .npy inputs and outputs, and
+// --repeat.
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -29,9 +30,11 @@ struct Outcome {
   std::string output;  // stdout and stderr.
 };
 
-Outcome SpmdRun(const std::string& args) {
+// Runs spmd-run with `args`; `env` ("NAME=value ...", each followed by a space) prefixes the
+// command line.
+Outcome SpmdRun(const std::string& args, const std::string& env = "") {
   Outcome out;
-  FILE* pipe = popen((std::string(kRun) + " " + args + " 2>&1").c_str(), "r");
+  FILE* pipe = popen((env + kRun + " " + args + " 2>&1").c_str(), "r");
   char buf[4096];
   while (size_t n = fread(buf, 1, sizeof(buf), pipe)) out.output.append(buf, n);
   const int status = pclose(pipe);
@@ -64,17 +67,36 @@ TEST(SpmdRunTest, WrongReplicaGroupIsAMismatch) {
                                                         "not match"));
 }
 
-TEST(SpmdRunTest, RefusesWhatThisBuildLacks) {
-  // The default pipeline starts with propagation, which this build does not have yet.
-  Outcome plain = SpmdRun(std::string("--verify ") + kFull);
-  EXPECT_EQ(plain.code, 1);
-  EXPECT_THAT(plain.output, HasSubstr("pass 'propagate' is not available in this build"));
+TEST(SpmdRunTest, CudaBackendWithoutAGpuFailsClearly) {
   Outcome cuda = SpmdRun(std::string("--backend cuda --partitioned ") + kSpmd);
+  if (cuda.code == 0) GTEST_SKIP() << "this machine has a GPU";
   EXPECT_EQ(cuda.code, 1);
-  EXPECT_THAT(cuda.output, HasSubstr("CUDA backend not available in this build"));
-  Outcome run = SpmdRun(kFull);
-  EXPECT_EQ(run.code, 1);
-  EXPECT_THAT(run.output, HasSubstr("pass 'propagate' is not available in this build"));
+  EXPECT_THAT(cuda.output, HasSubstr(std::string(kSpmd) + ": error: no usable GPU: "));
+}
+
+TEST(SpmdRunTest, CudaBackendOnTheHostDeviceVerifiesAgainstCpu) {
+  // SPMD_CUDA_DEVICE=host: the CUDA executor with the kernels' host twins, copy collectives.
+  for (const std::string& args : {std::string("--verify --against ") + kSpmd + " " + kFull,
+                                  std::string("--verify ") + kFull}) {
+    Outcome r = SpmdRun("--backend cuda " + args, "SPMD_CUDA_DEVICE=host ");
+    EXPECT_EQ(r.code, 0) << r.output;
+    EXPECT_THAT(r.output, HasSubstr("with the CUDA backend against the CPU executor"));
+  }
+  Outcome wrong = SpmdRun(std::string("--backend cuda --verify --against ") + kWrong + " " + kFull,
+                          "SPMD_CUDA_DEVICE=host ");
+  EXPECT_EQ(wrong.code, 1) << wrong.output;
+  EXPECT_THAT(wrong.output, HasSubstr("MISMATCH"));
+}
+
+TEST(SpmdRunTest, CudaMultiProcessEnvironmentIsChecked) {
+  Outcome r = SpmdRun(std::string("--backend cuda --partitioned ") + kSpmd,
+                      "RANK=0 WORLD_SIZE=8 SPMD_CUDA_DEVICE=host ");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.output, HasSubstr("SPMD_NCCL_ID_FILE must name a file"));
+  Outcome verify = SpmdRun(std::string("--backend cuda --verify --against ") + kSpmd + " " + kFull,
+                           "RANK=0 WORLD_SIZE=8 ");
+  EXPECT_EQ(verify.code, 1);
+  EXPECT_THAT(verify.output, HasSubstr("--verify with --backend=cuda runs in one process"));
 }
 
 TEST(SpmdRunTest, VerifiesOurOwnPartitioning) {
