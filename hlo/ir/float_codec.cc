@@ -3,7 +3,11 @@
 // smaller formats decode by formula and encode by nearest-code search over their <= 256 codes.
 #include "hlo/ir/float_codec.h"
 
+#include <atomic>
 #include <cmath>
+#include <memory>
+#include <mutex>
+#include <vector>
 #include <cstring>
 #include <limits>
 
@@ -58,16 +62,52 @@ double DecodeWithFormat(const Format& f, uint32_t bits) {
   return sign ? -value : value;
 }
 
+// Every code of a format of <= 8 bits, decoded once per type (the search below runs per
+// element, and decoding costs a scalbn).
+struct CodeTable {
+  int total_bits = 0;
+  std::vector<double> values;  // values[c] = the decoded code c.
+};
+
+const CodeTable& CodesOf(PrimitiveType type) {
+  static constexpr int kTypes = 64;
+  static std::atomic<const CodeTable*> tables[kTypes] = {};
+  const int index = static_cast<int>(type);
+  const CodeTable* table = index < kTypes ? tables[index].load(std::memory_order_acquire) : nullptr;
+  if (table != nullptr) return *table;
+  const Format f = FormatOf(type);
+  auto* fresh = new CodeTable;
+  fresh->total_bits = (f.special == Special::kUnsignedE8M0 ? 0 : 1) + f.exp_bits + f.man_bits;
+  for (uint32_t c = 0; c < (1u << fresh->total_bits); ++c) {
+    fresh->values.push_back(DecodeWithFormat(f, c));
+  }
+  if (index >= kTypes) {
+    static std::mutex mu;
+    static std::vector<std::unique_ptr<CodeTable>> extra;
+    std::lock_guard<std::mutex> lock(mu);
+    extra.emplace_back(fresh);
+    return *fresh;
+  }
+  const CodeTable* expected = nullptr;
+  if (!tables[index].compare_exchange_strong(expected, fresh, std::memory_order_acq_rel)) {
+    delete fresh;  // Another thread won; use its table.
+    return *expected;
+  }
+  return *fresh;
+}
+
 // Nearest code (ties to the even code) among the finite codes of a format of <= 8 bits.
-uint16_t EncodeBySearch(const Format& f, double value) {
-  const int total_bits = (f.special == Special::kUnsignedE8M0 ? 0 : 1) + f.exp_bits + f.man_bits;
+uint16_t EncodeBySearch(PrimitiveType type, double value) {
+  const CodeTable& table = CodesOf(type);
+  const Format f = FormatOf(type);
+  const int total_bits = table.total_bits;
   const uint32_t codes = 1u << total_bits;
   uint32_t nan_code = 0, inf_code = 0;
   bool has_inf = false, has_nan = false;
   uint32_t best = 0;
   double best_err = std::numeric_limits<double>::infinity();
   for (uint32_t c = 0; c < codes; ++c) {
-    double d = DecodeWithFormat(f, c);
+    double d = table.values[c];
     if (std::isnan(d)) {
       if (!has_nan) nan_code = c;
       has_nan = true;
@@ -138,13 +178,15 @@ double DecodeNarrowFloat(PrimitiveType type, uint16_t bits) {
     std::memcpy(&f, &u, 4);
     return f;
   }
-  return DecodeWithFormat(FormatOf(type), bits);
+  if (type == PrimitiveType::kF16) return DecodeWithFormat(FormatOf(type), bits);
+  const CodeTable& table = CodesOf(type);
+  return table.values[bits & (table.values.size() - 1)];
 }
 
 uint16_t EncodeNarrowFloat(PrimitiveType type, double value) {
   if (type == PrimitiveType::kBF16) return EncodeBF16(value);
   if (type == PrimitiveType::kF16) return EncodeF16(value);
-  return EncodeBySearch(FormatOf(type), value);
+  return EncodeBySearch(type, value);
 }
 
 }  // namespace hlo

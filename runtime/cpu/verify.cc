@@ -44,6 +44,10 @@ void FillRandomArray(Literal& literal, uint64_t state) {
     if (hlo::IsComplexType(type)) {
       const double re = UniformMinusOneToOne(state);
       literal.SetComplex(i, {re, UniformMinusOneToOne(state)});
+    } else if (type == PrimitiveType::kF8E8M0FNU) {
+      // Unsigned powers of two (block scales): 2^-3 .. 2^3, not the tiny codes that negative
+      // draws would round to (their products would be subnormal).
+      literal.SetDouble(i, std::ldexp(1.0, static_cast<int>(SplitMix64(state) % 7) - 3));
     } else if (hlo::IsFloatingPointType(type)) {
       literal.SetDouble(i, UniformMinusOneToOne(state));
     } else if (type == PrimitiveType::kPred) {

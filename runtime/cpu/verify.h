@@ -13,7 +13,8 @@
 //      devices that hold the same region (replicated or partially replicated) must agree;
 //   5. every leaf is compared element-wise (compare.h).
 // Values without a sharding are replicated (XLA's rule). Random values: floats uniform in
-// [-1, 1), signed integers in [-8, 8), unsigned in [0, 16), pred fair coin flips; each leaf of
+// [-1, 1) (f8e8m0fnu block scales: powers of two 2^-3..2^3), signed integers in [-8, 8),
+// unsigned in [0, 16), pred fair coin flips; each leaf of
 // each parameter draws from its own stream, so one argument does not shift another.
 #ifndef RUNTIME_CPU_VERIFY_H_
 #define RUNTIME_CPU_VERIFY_H_

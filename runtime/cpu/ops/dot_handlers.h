@@ -16,6 +16,16 @@ absl::StatusOr<hlo::Literal> HandleConvolution(const hlo::HloInstruction& instr,
                                                absl::Span<const hlo::Literal* const> operands,
                                                Evaluator& evaluator);
 
+// dot(lhs, rhs) with the instruction's dimension numbers (dot_ops.cc).
+absl::StatusOr<hlo::Literal> HandleDotInstruction(const hlo::HloInstruction& instr,
+                                                  absl::Span<const hlo::Literal* const> operands,
+                                                  Evaluator& evaluator);
+
+// The custom-call __op$block_scaled_dot (block_scaled_dot_ops.cc).
+absl::StatusOr<hlo::Literal> HandleBlockScaledDot(const hlo::HloInstruction& instr,
+                                                  absl::Span<const hlo::Literal* const> operands,
+                                                  Evaluator& evaluator);
+
 }  // namespace runtime
 
 #endif  // RUNTIME_CPU_OPS_DOT_HANDLERS_H_

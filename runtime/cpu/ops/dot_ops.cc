@@ -194,6 +194,12 @@ absl::StatusOr<Literal> HandleDot(const HloInstruction& instr,
 
 }  // namespace
 
+absl::StatusOr<Literal> HandleDotInstruction(const HloInstruction& instr,
+                                             absl::Span<const Literal* const> operands,
+                                             Evaluator& evaluator) {
+  return HandleDot(instr, operands, evaluator);
+}
+
 void RegisterDotOps(OpTable& table) {
   table[hlo::HloOpcode::kDot] = &HandleDot;
   table[hlo::HloOpcode::kConvolution] = &HandleConvolution;

@@ -409,3 +409,69 @@ ENTRY e {
 
 }  // namespace
 }  // namespace runtime
+
+namespace runtime {
+namespace {
+
+// __op$block_scaled_dot: lhs f32[2,4] with one scale per 2 elements of a row, rhs f32[3,4]
+// with one scale per row; out[m,n] = sum_k lhs[m,k]*ls[m,k/2] * rhs[n,k]*rs[n,0].
+TEST(BlockScaledDotTest, DequantizesByBlocksAndContractsTheLastDims) {
+  constexpr char kText[] = R"(
+HloModule m
+ENTRY e {
+  lhs = f32[2,4] parameter(0)
+  rhs = f32[3,4] parameter(1)
+  ls = f32[2,2] parameter(2)
+  rs = f32[3,1] parameter(3)
+  ROOT d = f32[2,3] custom-call(lhs, rhs, ls, rs), custom_call_target="__op$block_scaled_dot"
+})";
+  const std::vector<double> lhs = {1, 2, 3, 4, 5, 6, 7, 8};
+  const std::vector<double> rhs = {1, 0, 0, 1, 0, 1, 1, 0, 2, 2, 2, 2};
+  const std::vector<double> ls = {1, 10, 2, 0.5};
+  const std::vector<double> rs = {1, 3, 0.5};
+  auto make = [](const std::vector<double>& v, std::vector<int64_t> dims) {
+    Literal l(Shape::Array(PrimitiveType::kF32, dims));
+    for (size_t i = 0; i < v.size(); ++i) l.SetDouble(i, v[i]);
+    return l;
+  };
+  std::vector<Literal> args;
+  args.push_back(make(lhs, {2, 4}));
+  args.push_back(make(rhs, {3, 4}));
+  args.push_back(make(ls, {2, 2}));
+  args.push_back(make(rs, {3, 1}));
+  absl::StatusOr<Literal> out = RunText(kText, std::move(args));
+  ASSERT_TRUE(out.ok()) << out.status();
+  std::vector<double> expected;
+  for (int m = 0; m < 2; ++m) {
+    for (int n = 0; n < 3; ++n) {
+      double sum = 0;
+      for (int k = 0; k < 4; ++k) sum += lhs[m * 4 + k] * ls[m * 2 + k / 2] * rhs[n * 4 + k] * rs[n];
+      expected.push_back(sum);
+    }
+  }
+  EXPECT_EQ(Doubles(*out), expected);
+  // Row 0, col 0 by hand: 1*1*1 + 4*10*1 = 41.
+  EXPECT_EQ(expected[0], 41);
+}
+
+TEST(BlockScaledDotTest, RejectsScalesThatDoNotDivide) {
+  constexpr char kText[] = R"(
+HloModule m
+ENTRY e {
+  lhs = f32[2,4] parameter(0)
+  rhs = f32[3,4] parameter(1)
+  ls = f32[2,3] parameter(2)
+  rs = f32[3,1] parameter(3)
+  ROOT d = f32[2,3] custom-call(lhs, rhs, ls, rs), custom_call_target="__op$block_scaled_dot"
+})";
+  std::vector<Literal> args;
+  for (std::vector<int64_t> dims : {std::vector<int64_t>{2, 4}, {3, 4}, {2, 3}, {3, 1}}) {
+    args.emplace_back(Shape::Array(PrimitiveType::kF32, dims));
+  }
+  absl::StatusOr<Literal> out = RunText(kText, std::move(args));
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(std::string(out.status().message()).find("does not divide"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace runtime
