@@ -140,9 +140,9 @@ std::string AllGatherCase(int devices, bool contracting) {
   const std::string lhs = contracting ? "{devices=[1," + n + "]<=[" + n + "]}"
                                       : "{devices=[" + n + ",1]<=[" + n + "]}";
   return "HloModule ag, num_partitions=" + n + "\nENTRY main {\n" +
-         "  x = f32[32,48] parameter(0), sharding=" + lhs + "\n" +
-         "  w = f32[48,64] parameter(1), sharding={devices=[1," + n + "]<=[" + n + "]}\n" +
-         "  ROOT d = f32[32,64] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}, "
+         "  x = f32[48,48] parameter(0), sharding=" + lhs + "\n" +
+         "  w = f32[48,96] parameter(1), sharding={devices=[1," + n + "]<=[" + n + "]}\n" +
+         "  ROOT d = f32[48,96] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}, "
          "sharding={devices=[1," + n + "]<=[" + n + "]}\n}\n";
 }
 
@@ -167,6 +167,24 @@ TEST(DotPartitionTest, WindowedAllGatherLoopsVerify) {
       EXPECT_EQ(counts[HloOpcode::kWhile], 1) << p.explain;
       EXPECT_EQ(counts[HloOpcode::kAllGather], 0) << p.spmd->ToString();
       EXPECT_EQ(counts[HloOpcode::kCollectivePermute], 1) << p.spmd->ToString();
+      ExpectVerifies(p, devices);
+    }
+  }
+}
+
+// Both ways round the ring: odd (3) and even (4, 8) ring sizes, free and contracting dims.
+TEST(DotPartitionTest, BidirectionalAllGatherLoopsVerify) {
+  for (int devices : {3, 4, 8}) {
+    for (bool contracting : {false, true}) {
+      SCOPED_TRACE(devices);
+      SCOPED_TRACE(contracting);
+      Partitioned p = Partition(AllGatherCase(devices, contracting), Forced("windowed-ag-bidir"));
+      std::map<HloOpcode, int> counts = Counts(*p.spmd);
+      EXPECT_EQ(counts[HloOpcode::kWhile], 1) << p.explain;
+      EXPECT_EQ(counts[HloOpcode::kAllGather], 0) << p.spmd->ToString();
+      // Two permutes per loop step; even rings add a last one-way transfer.
+      EXPECT_EQ(counts[HloOpcode::kCollectivePermute], devices % 2 == 0 ? 3 : 2)
+          << p.spmd->ToString();
       ExpectVerifies(p, devices);
     }
   }

@@ -209,10 +209,12 @@ class CandidateBuilder {
   void AddWindowed(const DotCandidate& c, std::vector<DotCandidate>& out) {
     WindowedCostInputs in{p_, model_, planner_, options_.windowed_threshold_bytes};
     for (int64_t operand : {0, 1}) {
-      absl::StatusOr<DotCandidate> w = AllGatherLoopVariant(c, operand, in);
-      if (w.ok()) {
-        Total(*w);
-        out.push_back(*std::move(w));
+      for (bool bidirectional : {false, true}) {
+        absl::StatusOr<DotCandidate> w = AllGatherLoopVariant(c, operand, bidirectional, in);
+        if (w.ok()) {
+          Total(*w);
+          out.push_back(*std::move(w));
+        }
       }
     }
     absl::StatusOr<DotCandidate> w = ReduceScatterLoopVariant(c, in);
@@ -260,7 +262,8 @@ void Dedupe(std::vector<DotCandidate>& candidates) {
   for (DotCandidate& c : candidates) {
     bool dup = std::any_of(kept.begin(), kept.end(), [&](const DotCandidate& k) {
       return k.space == c.space && k.finish == c.finish && k.scatter_dim == c.scatter_dim &&
-             k.windowed.kind == c.windowed.kind && k.windowed.operand == c.windowed.operand;
+             k.windowed.kind == c.windowed.kind && k.windowed.operand == c.windowed.operand &&
+             k.windowed.bidirectional == c.windowed.bidirectional;
     });
     if (!dup) kept.push_back(std::move(c));
   }
@@ -294,7 +297,7 @@ std::string DotCandidate::Name() const {
 const std::vector<std::string>& DotStrategyFamilies() {
   static const auto* families = new std::vector<std::string>{
       "operands", "result", "lhs", "rhs", "result+lhs", "result+rhs", "replicated",
-      "windowed-ag", "windowed-rs"};
+      "windowed-ag", "windowed-ag-bidir", "windowed-rs"};
   return *families;
 }
 

@@ -27,9 +27,28 @@ void ApplyLoop(DotCandidate& w, double comm_us, int64_t block_bytes, int64_t ste
                        " us of collectives)");
 }
 
+// The bidirectional ring: one own-block step, floor((g-1)/2) steps of two blocks while one
+// block moves each way, and for even g a last one-way step.
+void ApplyBidirectionalLoop(DotCandidate& w, double comm_us, int64_t block_bytes, int64_t steps,
+                            const std::vector<std::vector<int64_t>>& groups,
+                            const DeviceModel& model) {
+  const double transfer =
+      EstimateCollective(CollectiveKind::kCollectivePermute, block_bytes, 2, model.LinkFor(groups))
+          .time_us;
+  const double block = w.compute_us / static_cast<double>(steps);
+  const int64_t pairs = (steps - 1) / 2;
+  w.compute_us = block + static_cast<double>(pairs) * std::max(2 * block, transfer) +
+                 (steps % 2 == 0 ? std::max(block, transfer) : 0.0);
+  w.note = hlo::StrCat(pairs + (steps % 2 == 0 ? 1 : 0), " two-way steps over ", steps,
+                       " blocks of ", block, " us compute against a ", transfer,
+                       " us transfer of ", block_bytes, " B each way (replacing ", comm_us,
+                       " us of collectives)");
+}
+
 }  // namespace
 
 absl::StatusOr<DotCandidate> AllGatherLoopVariant(const DotCandidate& base, int64_t operand,
+                                                  bool bidirectional,
                                                   const WindowedCostInputs& in) {
   const DotProblem& p = in.problem;
   const Shape& shape = operand == 0 ? p.lhs_shape : p.rhs_shape;
@@ -47,17 +66,22 @@ absl::StatusOr<DotCandidate> AllGatherLoopVariant(const DotCandidate& base, int6
   const int64_t g = step.group_size;
   const int64_t tiles = current.tile_assignment().dim(dim);
   if (g < 2 || shape.dimensions()[dim] % tiles != 0) return NotApplicable("uneven blocks");
+  if (bidirectional && g < 3) return NotApplicable("a ring of two has one direction");
   ASSIGN_OR_RETURN(Shape block, hlo::PaddedShardShape(current, shape));
   DotCandidate w = base;
-  w.family = "windowed-ag";
+  w.family = bidirectional ? "windowed-ag-bidir" : "windowed-ag";
   w.windowed = {WindowedKind::kAllGatherLoop, operand, dim, -1, g,
-                step.replica_groups.Expanded()};
+                step.replica_groups.Expanded(), bidirectional};
   w.operands_us -= step.cost_us;
   w.comm_bytes -= step.bytes_received;
   w.comm_bytes += (g - 1) * block.byte_size();
   ASSIGN_OR_RETURN(Shape gathered, hlo::PaddedShardShape(needed, shape));
   w.memory_bytes += block.byte_size() - gathered.byte_size();
-  ApplyLoop(w, step.cost_us, block.byte_size(), g, w.windowed.groups, in.model);
+  if (bidirectional) {
+    ApplyBidirectionalLoop(w, step.cost_us, block.byte_size(), g, w.windowed.groups, in.model);
+  } else {
+    ApplyLoop(w, step.cost_us, block.byte_size(), g, w.windowed.groups, in.model);
+  }
   return w;
 }
 

@@ -13,6 +13,9 @@
 //
 // Per step the loop takes the larger of the block's compute and the block's transfer, so the
 // loop costs (g-1)·max(compute/g, transfer) + compute/g instead of transfer·(g-1) + compute.
+// The bidirectional all-gather loop (g >= 3) sends blocks both ways round the ring at once
+// (links are full duplex): floor((g-1)/2) steps each compute two blocks while one block moves
+// each way, plus for even g one last one-way step: about half the latency-bound steps.
 // Both need evenly divided blocks; they are not offered otherwise.
 #ifndef SPMD_DOT_DOT_WINDOWED_H_
 #define SPMD_DOT_DOT_WINDOWED_H_
@@ -33,6 +36,7 @@ struct WindowedCostInputs {
 // the operand's reshard is not a single all-gather of one dim, blocks are uneven, or the
 // operand is under the threshold.
 absl::StatusOr<DotCandidate> AllGatherLoopVariant(const DotCandidate& base, int64_t operand,
+                                                  bool bidirectional,
                                                   const WindowedCostInputs& in);
 // The reduce-scatter-loop form of `base` (which must finish by reduce-scatter).
 absl::StatusOr<DotCandidate> ReduceScatterLoopVariant(const DotCandidate& base,

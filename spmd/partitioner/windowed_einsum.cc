@@ -210,6 +210,98 @@ absl::StatusOr<Shape> LocalResultShape(const DotCandidate& c, const DotProblem& 
   return LocalShape(c.local, p.result_shape);
 }
 
+// What every all-gather loop step does: the dot of the block that came from ring position
+// `index` with the matching part of the other operand, written into (or added to) the
+// accumulator.
+struct AllGatherBlocks {
+  const HloInstruction* dot = nullptr;
+  bool lhs_moves = true;
+  int64_t g = 0, blk = 0, other_dim = -1, out_dim = -1;
+  Shape partial_shape;
+
+  HloInstruction* Accumulate(Builder& b, HloInstruction* acc, HloInstruction* index,
+                             HloInstruction* block, HloInstruction* other) const {
+    HloInstruction* start = b.Binary(HloOpcode::kMultiply, index, b.S32(blk));
+    HloInstruction* rest = other_dim >= 0 ? b.SliceDim(other, other_dim, start, blk) : other;
+    HloInstruction* partial = lhs_moves ? b.Dot(*dot, block, rest, partial_shape)
+                                        : b.Dot(*dot, rest, block, partial_shape);
+    return out_dim < 0 ? b.Binary(HloOpcode::kAdd, acc, partial)
+                       : b.UpdateDim(acc, partial, out_dim, start);
+  }
+  // (r + shift) mod g for a non-negative `shift` expression.
+  HloInstruction* Index(Builder& b, HloInstruction* r, HloInstruction* shift) const {
+    return b.Binary(HloOpcode::kRemainder, b.Binary(HloOpcode::kAdd, r, shift), b.S32(g));
+  }
+};
+
+absl::StatusOr<AllGatherBlocks> MakeAllGatherBlocks(const HloInstruction& dot,
+                                                    const DotProblem& problem,
+                                                    const DotCandidate& c,
+                                                    const HloInstruction* block) {
+  const WindowedLoop& w = c.windowed;
+  const DotSpace& s = problem.space;
+  AllGatherBlocks blocks;
+  blocks.dot = &dot;
+  blocks.lhs_moves = w.operand == 0;
+  const int64_t sd =
+      blocks.lhs_moves ? s.lhs_to_space()[w.operand_dim] : s.rhs_to_space()[w.operand_dim];
+  blocks.other_dim = blocks.lhs_moves ? s.dim(sd).rhs : s.dim(sd).lhs;
+  blocks.out_dim = s.dim(sd).result;
+  blocks.g = w.steps;
+  blocks.blk = block->shape().dimensions()[w.operand_dim];
+  ASSIGN_OR_RETURN(Shape acc_shape, LocalResultShape(c, problem));
+  RET_CHECK(blocks.out_dim < 0 || acc_shape.dimensions()[blocks.out_dim] == blocks.g * blocks.blk);
+  std::vector<int64_t> dims = acc_shape.dimensions();
+  if (blocks.out_dim >= 0) dims[blocks.out_dim] = blocks.blk;
+  blocks.partial_shape = Shape::Array(acc_shape.element_type(), dims);
+  return blocks;
+}
+
+// Bidirectional: blocks travel both ways round the ring at once, so about g/2 transfer steps
+// (each moving one block in each direction) replace g-1. Step 0 uses the device's own block;
+// step i >= 1 the blocks from positions r+i and r-i; for even g a last step takes r+g/2.
+absl::StatusOr<HloInstruction*> EmitBidirectionalAllGatherLoop(
+    const AllGatherBlocks& blocks, const std::vector<std::vector<int64_t>>& rings,
+    HloInstruction* block, HloInstruction* other, HloInstruction* acc_init,
+    HloInstruction* rank, PartitionContext& ctx) {
+  const int64_t g = blocks.g;
+  int64_t counter = 0;
+  const std::string prefix = ctx.UniqueName(blocks.dot->name() + ".window_ag2");
+  Builder outer(ctx.output(), prefix, &counter);
+  HloInstruction* acc = blocks.Accumulate(outer, acc_init, rank, block, other);
+  const auto forward = RingPairs(rings, 1), backward = RingPairs(rings, -1);
+  const int64_t full_steps = (g - 1) / 2;
+  std::vector<HloInstruction*> init = {outer.S32(0), rank, block, block, other, acc};
+  std::vector<Shape> shapes;
+  for (HloInstruction* v : init) shapes.push_back(v->shape());
+  const Shape state_shape = Shape::Tuple(shapes);
+  Loop loop = MakeLoop(prefix, state_shape, full_steps, ctx, &counter);
+  {
+    Builder b(loop.body, prefix + ".body", &counter);
+    std::vector<HloInstruction*> p;
+    for (int64_t i = 0; i < 6; ++i) p.push_back(b.Gte(loop.body_param, i));
+    HloInstruction* step = b.Binary(HloOpcode::kAdd, p[0], b.S32(1));
+    HloInstruction* fwd = Permute(b, p[2], forward, ctx);
+    HloInstruction* bwd = Permute(b, p[3], backward, ctx);
+    HloInstruction* a = blocks.Accumulate(b, p[5], blocks.Index(b, p[1], step), fwd, p[4]);
+    HloInstruction* back = b.Binary(HloOpcode::kSubtract, b.S32(g), step);
+    a = blocks.Accumulate(b, a, blocks.Index(b, p[1], back), bwd, p[4]);
+    loop.body->set_root_instruction(b.Add(HloOpcode::kTuple, state_shape,
+                                          {step, p[1], fwd, bwd, p[4], a}));
+  }
+  HloInstruction* w = outer.Add(HloOpcode::kWhile, state_shape,
+                                {outer.Add(HloOpcode::kTuple, state_shape, init)});
+  w->AppendCalledComputation(loop.condition);
+  w->AppendCalledComputation(loop.body);
+  acc = outer.Gte(w, 5);
+  if (g % 2 == 0) {  // The block opposite on the ring arrives last, one way only.
+    HloInstruction* fwd = Permute(outer, outer.Gte(w, 2), forward, ctx);
+    acc = blocks.Accumulate(outer, acc, blocks.Index(outer, rank, outer.S32(g / 2)), fwd,
+                            outer.Gte(w, 4));
+  }
+  return acc;
+}
+
 }  // namespace
 
 absl::StatusOr<HloInstruction*> EmitAllGatherLoop(const HloInstruction& dot,
@@ -217,40 +309,24 @@ absl::StatusOr<HloInstruction*> EmitAllGatherLoop(const HloInstruction& dot,
                                                   const DotCandidate& c, HloInstruction* block,
                                                   HloInstruction* other, PartitionContext& ctx) {
   const WindowedLoop& w = c.windowed;
-  const DotSpace& s = problem.space;
-  const bool lhs_moves = w.operand == 0;
-  const int64_t sd = lhs_moves ? s.lhs_to_space()[w.operand_dim] : s.rhs_to_space()[w.operand_dim];
-  const int64_t other_dim = lhs_moves ? s.dim(sd).rhs : s.dim(sd).lhs;
-  const int64_t out_dim = s.dim(sd).result;
-  const int64_t g = w.steps;
-  const int64_t blk = block->shape().dimensions()[w.operand_dim];
+  ASSIGN_OR_RETURN(AllGatherBlocks blocks, MakeAllGatherBlocks(dot, problem, c, block));
   ASSIGN_OR_RETURN(Shape acc_shape, LocalResultShape(c, problem));
-  RET_CHECK(out_dim < 0 || acc_shape.dimensions()[out_dim] == g * blk);
-  Shape partial_shape = acc_shape;
-  if (out_dim >= 0) partial_shape = Shape::Array(acc_shape.element_type(), [&] {
-    std::vector<int64_t> d = acc_shape.dimensions();
-    d[out_dim] = blk;
-    return d;
-  }());
   HloInstruction* rank = ctx.PerDeviceScalar(RingPositions(w.groups, ctx.num_devices()));
   int64_t zero_counter = 0;
   Builder outer(ctx.output(), ctx.UniqueName(dot.name() + ".acc"), &zero_counter);
+  HloInstruction* zeros = outer.Zeros(acc_shape);
+  if (w.bidirectional) {
+    return EmitBidirectionalAllGatherLoop(blocks, w.groups, block, other, zeros, rank, ctx);
+  }
   LoopSpec spec;
   spec.name = dot.name() + ".window_ag";
-  spec.steps = g;
-  spec.state = {block, other, outer.Zeros(acc_shape)};
+  spec.steps = blocks.g;
+  spec.state = {block, other, zeros};
   spec.moving = 0;
   spec.pairs = RingPairs(w.groups, /*source_shift=*/1);
-  spec.step = [&, partial_shape](Builder& b, HloInstruction* k, HloInstruction* r,
-                                 const std::vector<HloInstruction*>& st) {
-    HloInstruction* index =
-        b.Binary(HloOpcode::kRemainder, b.Binary(HloOpcode::kAdd, r, k), b.S32(g));
-    HloInstruction* start = b.Binary(HloOpcode::kMultiply, index, b.S32(blk));
-    HloInstruction* rest = other_dim >= 0 ? b.SliceDim(st[1], other_dim, start, blk) : st[1];
-    HloInstruction* partial = lhs_moves ? b.Dot(dot, st[0], rest, partial_shape)
-                                        : b.Dot(dot, rest, st[0], partial_shape);
-    return out_dim < 0 ? b.Binary(HloOpcode::kAdd, st[2], partial)
-                       : b.UpdateDim(st[2], partial, out_dim, start);
+  spec.step = [&blocks](Builder& b, HloInstruction* k, HloInstruction* r,
+                        const std::vector<HloInstruction*>& st) {
+    return blocks.Accumulate(b, st[2], blocks.Index(b, r, k), st[0], st[1]);
   };
   return EmitRingLoop(spec, rank, ctx);
 }
