@@ -16,6 +16,7 @@
 #include "hlo/transforms/dead_code_elimination.h"
 #include "spmd/partitioner/spmd_partitioner.h"
 #include "spmd/propagation/sharding_propagation.h"
+#include "spmd/cost/step_time.h"
 #include "hlo/proto/hlo_proto_util.h"
 #include "hlo/strings.h"
 #include "hlo/verifier/hlo_verifier.h"
@@ -55,6 +56,22 @@ int64_t ResolveNumPartitions(const hlo::HloModule& module, const DriverOptions& 
   return std::max<int64_t>(1, hlo::MaxDeviceIdInShardings(module) + 1);
 }
 
+absl::StatusOr<spmd::PartitionerOptions> MakePartitionerOptions(const DriverOptions& options) {
+  spmd::PartitionerOptions out;
+  absl::StatusOr<spmd::DeviceModel> model = spmd::LoadDeviceModel(options.device_model);
+  if (!model.ok()) {
+    return absl::InvalidArgumentError(
+        hlo::StrCat("--device-model: ", hlo::ToStd(model.status().message())));
+  }
+  out.device_model = *std::move(model);
+  out.dot.forced_family = options.dot_strategy;
+  out.dot.enable_windowed_einsum = !options.disable_windowed_einsum;
+  if (options.windowed_einsum_threshold_bytes >= 0) {
+    out.dot.windowed_threshold_bytes = options.windowed_einsum_threshold_bytes;
+  }
+  return out;
+}
+
 struct PassResults {
   int64_t full_rematerializations = 0;
   std::string explain;
@@ -71,7 +88,10 @@ absl::StatusOr<PassResults> RunPasses(const DriverOptions& options, hlo::ParsedM
     if (pass == "propagate") {
       propagation = &pipeline.AddPass<spmd::ShardingPropagation>();
     } else if (pass == "partition") {
-      partitioner = &pipeline.AddPass<spmd::SpmdPartitioner>();
+      absl::StatusOr<spmd::PartitionerOptions> partitioner_options =
+          MakePartitionerOptions(options);
+      if (!partitioner_options.ok()) return partitioner_options.status();
+      partitioner = &pipeline.AddPass<spmd::SpmdPartitioner>(*std::move(partitioner_options));
     } else if (pass == "cleanup") {
       pipeline.AddPass<hlo::DeadCodeElimination>();
     } else {
@@ -176,6 +196,10 @@ absl::StatusOr<DriverResult> ProcessInput(const std::string& path, const DriverO
   stats.time_ms_parse = parse_ms;
   stats.time_ms_partition = partition_ms;
   stats.full_rematerializations = passes->full_rematerializations;
+  if (absl::StatusOr<spmd::DeviceModel> model = spmd::LoadDeviceModel(options.device_model);
+      model.ok()) {
+    stats.estimated_step_time_us = spmd::EstimateStepTimeUs(stats, *model);
+  }
   result.explain = passes->explain;
   stats.time_ms_total = Millis(start);
   result.stats_json = hlo::StatsToJson(stats);
