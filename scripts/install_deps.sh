@@ -2,8 +2,9 @@
 # Installs the Debian packages the build needs, if any is missing. Idempotent and quiet when
 # everything is present. CUDA 13 is expected under /usr/local/cuda (preinstalled).
 set -euo pipefail
+# chromium: //tests:inspect_html_chromium_test loads spmd-inspect's HTML page headless.
 packages=(bazel-bootstrap libabsl-dev libprotobuf-dev protobuf-compiler libcli11-dev libgtest-dev
-          libeigen3-dev libbenchmark-dev)
+          libeigen3-dev libbenchmark-dev chromium)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,126 +1,210 @@
 // spmd-partition: parse, verify, propagate, partition and print HLO modules
-// (../shared/docs/cli-contract.md). Inputs are processed independently, in parallel with -j;
-// outputs and messages come out in input order, so results do not depend on -j.
+// (../shared/docs/cli-contract.md). One input, or a batch: several inputs, directories
+// (--recursive) and @LIST files. Inputs are processed independently on -j threads; outputs,
+// messages and statistics come out in input order, so results do not depend on -j. In a batch,
+// every failed input gets one error line, statistics are JSON Lines (one object per input, an
+// {"input", "error"} object for a failed one), a closing `N ok, N failed` line is printed, and
+// a progress bar is drawn when stderr is a terminal. Exit codes: 0, 1 an input failed, 2 usage.
 #include <atomic>
 #include <filesystem>
 #include <iostream>
-#include <thread>
 
 #include "CLI/CLI.hpp"
+#include "hlo/analysis/module_stats.h"
 #include "hlo/io/module_io.h"
 #include "hlo/strings.h"
+#include "tools/batch/input_list.h"
+#include "tools/batch/ordered_pool.h"
+#include "tools/batch/progress_bar.h"
 #include "tools/partition_driver.h"
 
 namespace {
 
-std::string OutputPathFor(const std::string& input, const std::string& dir, bool proto) {
-  std::filesystem::path base = input == "-" ? std::filesystem::path("stdin")
-                                            : std::filesystem::path(input).filename();
-  base.replace_extension(proto ? ".pb" : ".hlo");
-  return (std::filesystem::path(dir) / base).string();
+struct Flags {
+  std::vector<std::string> inputs;
+  std::string output, passes = "default", emit = "text", dump_dir, stats, stats_file;
+  std::string device_model, dot_strategy;
+  int64_t num_partitions = 0;
+  int64_t windowed_einsum_threshold = -1;
+  int jobs = 1;
+  bool explain = false, recursive = false, no_windowed_einsum = false;
+};
+
+void AddOptions(CLI::App& app, Flags& f) {
+  app.add_option("inputs", f.inputs,
+                 "HLO text (.hlo, .txt), HloModuleProto (.pb, .binpb), -, a directory, or @LIST")
+      ->required();
+  app.add_option("-o,--output", f.output, "output file (one input) or directory (a batch)");
+  app.add_flag("-r,--recursive", f.recursive, "also take modules from subdirectories");
+  app.add_option("--num-partitions", f.num_partitions, "device count")->check(CLI::PositiveNumber);
+  app.add_option("--passes", f.passes, "default, none, or a comma list of pass names");
+  app.add_option("--emit", f.emit, "output format")->check(CLI::IsMember({"text", "proto"}));
+  app.add_option("--dump-dir", f.dump_dir, "write the module after every pass, stats, explain");
+  app.add_option("--stats", f.stats, "print statistics")->check(CLI::IsMember({"json", "text"}));
+  app.add_option("--stats-file", f.stats_file, "write statistics here instead of stderr");
+  app.add_flag("--explain", f.explain, "print the decision log on stderr");
+  app.add_option("--device-model", f.device_model, "cost-model name or JSON file");
+  app.add_option("--dot-strategy", f.dot_strategy, "force one dot strategy (by name)");
+  app.add_flag("--no-windowed-einsum", f.no_windowed_einsum, "never choose windowed einsum");
+  app.add_option("--windowed-einsum-threshold", f.windowed_einsum_threshold,
+                 "smallest operand size in bytes for which windowed einsum is considered")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("-j,--jobs", f.jobs, "inputs processed in parallel")->check(CLI::PositiveNumber);
+}
+
+absl::StatusOr<tools::DriverOptions> MakeOptions(const Flags& f) {
+  tools::DriverOptions options;
+  absl::StatusOr<std::vector<std::string>> pass_list = tools::ExpandPassList(f.passes);
+  if (!pass_list.ok()) return pass_list.status();
+  options.passes = *pass_list;
+  if (f.num_partitions > 0) options.num_partitions = f.num_partitions;
+  options.emit = f.emit == "proto" ? tools::EmitFormat::kProto : tools::EmitFormat::kText;
+  options.device_model = f.device_model;
+  options.dot_strategy = f.dot_strategy;
+  options.disable_windowed_einsum = f.no_windowed_einsum;
+  options.windowed_einsum_threshold_bytes = f.windowed_einsum_threshold;
+  return options;
+}
+
+// The message of a failed input as one line that starts with the input's path.
+std::string OneLineError(const std::string& input, const absl::Status& status) {
+  std::string message(hlo::ToStd(status.message()));
+  for (char& c : message) {
+    if (c == '\n') c = ' ';
+  }
+  if (message.rfind(input + ":", 0) != 0) message = hlo::StrCat(input, ": error: ", message);
+  return message;
+}
+
+// Writes results in input order and keeps the counts, statistics and exit code.
+class Emitter {
+ public:
+  Emitter(const Flags& f, const tools::InputList& list, tools::ProgressBar* bar)
+      : f_(f), list_(list), bar_(bar) {}
+
+  void Emit(size_t i, absl::StatusOr<tools::DriverResult>& result) {
+    const tools::BatchInput& input = list_.inputs[i];
+    if (!result.ok()) return Fail(input, OneLineError(input.path, result.status()));
+    if (absl::Status s = WriteOutput(input, result->output); !s.ok()) {
+      return Fail(input, OneLineError(input.path, s));
+    }
+    ++ok_;
+    if (f_.explain) Message(hlo::StrCat("explain ", input.path, ":\n", result->explain));
+    if (f_.stats == "json") Stats(result->stats_json + "\n");
+    if (f_.stats == "text") Stats(result->stats_text);
+  }
+
+  // Writes the statistics file and the summary; returns the exit code.
+  int Finish() {
+    bar_->Finish();
+    if (!f_.stats.empty() && !f_.stats_file.empty()) {
+      if (absl::Status s = hlo::WriteFileAtomically(f_.stats_file, stats_); !s.ok()) {
+        std::cerr << s.message() << "\n";
+        return 1;
+      }
+    }
+    if (list_.batch) std::cerr << ok_ << " ok, " << failed_ << " failed\n";
+    return failed_ > 0 ? 1 : 0;
+  }
+
+ private:
+  void Fail(const tools::BatchInput& input, const std::string& line) {
+    ++failed_;
+    Message(line + "\n");
+    if (f_.stats == "json") {
+      Stats(hlo::StrCat("{\"input\": ", hlo::JsonQuoted(input.path),
+                        ", \"error\": ", hlo::JsonQuoted(line), "}\n"));
+    }
+  }
+
+  absl::Status WriteOutput(const tools::BatchInput& input, const std::string& bytes) {
+    if (f_.output.empty()) {
+      std::cout.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+      std::cout.flush();
+      return absl::OkStatus();
+    }
+    if (!list_.batch) return hlo::WriteFileAtomically(f_.output, bytes);
+    const std::filesystem::path path =
+        std::filesystem::path(f_.output) /
+        (input.relative_stem + (f_.emit == "proto" ? ".pb" : ".hlo"));
+    std::error_code ec;
+    std::filesystem::create_directories(path.parent_path(), ec);
+    return hlo::WriteFileAtomically(path.string(), bytes);
+  }
+
+  void Message(const std::string& text) { bar_->Print(text); }
+  void Stats(const std::string& text) {
+    if (f_.stats_file.empty())
+      Message(text);
+    else
+      stats_ += text;
+  }
+
+  const Flags& f_;
+  const tools::InputList& list_;
+  tools::ProgressBar* bar_;
+  std::string stats_;
+  size_t ok_ = 0, failed_ = 0;
+};
+
+// Runs every input; returns the exit code.
+int RunAll(const Flags& f, const tools::InputList& list, const tools::DriverOptions& options) {
+  tools::ProgressBar bar(list.inputs.size(), list.batch);
+  Emitter emitter(f, list, &bar);
+  std::atomic<size_t> failed{0};
+  std::function<absl::StatusOr<tools::DriverResult>(size_t)> work = [&](size_t i) {
+    tools::DriverOptions mine = options;
+    if (!f.dump_dir.empty()) {
+      mine.dump_dir =
+          list.batch ? (std::filesystem::path(f.dump_dir) / list.inputs[i].relative_stem).string()
+                     : f.dump_dir;
+    }
+    absl::StatusOr<tools::DriverResult> r = tools::ProcessInput(list.inputs[i].path, mine);
+    if (!r.ok()) ++failed;
+    return r;
+  };
+  std::function<void(size_t, absl::StatusOr<tools::DriverResult>&)> emit =
+      [&](size_t i, absl::StatusOr<tools::DriverResult>& r) { emitter.Emit(i, r); };
+  std::function<void(size_t)> progress = [&](size_t done) { bar.Update(done, failed.load()); };
+  tools::RunInOrder(list.inputs.size(), f.jobs, work, emit, progress);
+  return emitter.Finish();
+}
+
+int UsageError(std::string_view message) {
+  std::cerr << message << "\n";
+  return 2;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"Partition HLO modules into SPMD programs."};
-  std::vector<std::string> inputs;
-  std::string output, passes = "default", emit = "text", dump_dir, stats, stats_file;
-  std::string device_model;
-  int64_t num_partitions = 0;
-  int jobs = 1;
-  bool explain = false;
-  app.add_option("inputs", inputs, "HLO text (.hlo, .txt), HloModuleProto (.pb, .binpb) or -")
-      ->required();
-  app.add_option("-o,--output", output, "output file (one input) or directory (several)");
-  app.add_option("--num-partitions", num_partitions, "device count")->check(CLI::PositiveNumber);
-  app.add_option("--passes", passes, "default, none, or a comma list of pass names");
-  app.add_option("--emit", emit, "output format")->check(CLI::IsMember({"text", "proto"}));
-  app.add_option("--dump-dir", dump_dir, "write the module after every pass, stats, explain");
-  app.add_option("--stats", stats, "print statistics")->check(CLI::IsMember({"json", "text"}));
-  app.add_option("--stats-file", stats_file, "write statistics here instead of stderr");
-  app.add_flag("--explain", explain, "print the decision log on stderr");
-  app.add_option("--device-model", device_model, "cost-model name or JSON file");
-  app.add_option("-j,--jobs", jobs, "inputs processed in parallel")->check(CLI::PositiveNumber);
+  Flags f;
+  AddOptions(app, f);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
-
-  tools::DriverOptions options;
-  absl::StatusOr<std::vector<std::string>> pass_list = tools::ExpandPassList(passes);
-  if (!pass_list.ok()) {
-    std::cerr << "spmd-partition: " << pass_list.status().message() << "\n";
-    return 2;
+  absl::StatusOr<tools::DriverOptions> options = MakeOptions(f);
+  if (!options.ok()) {
+    std::cerr << "spmd-partition: ";
+    return UsageError(hlo::ToStd(options.status().message()));
   }
-  options.passes = *pass_list;
-  if (num_partitions > 0) options.num_partitions = num_partitions;
-  options.emit = emit == "proto" ? tools::EmitFormat::kProto : tools::EmitFormat::kText;
-  const bool many = inputs.size() > 1;
-  if (many && !output.empty()) {
+  absl::StatusOr<tools::InputList> list = tools::ExpandInputs(f.inputs, f.recursive);
+  if (!list.ok()) return UsageError(hlo::ToStd(list.status().message()));
+  if (list->batch && (!f.output.empty() || !f.dump_dir.empty())) {
+    if (absl::Status s = tools::CheckDistinctOutputs(*list); !s.ok()) {
+      return UsageError(hlo::ToStd(s.message()));
+    }
+  }
+  if (list->batch && !f.output.empty()) {
     std::error_code ec;
-    std::filesystem::create_directories(output, ec);
+    std::filesystem::create_directories(f.output, ec);
     if (ec) {
-      std::cerr << output << ": error: cannot create output directory: " << ec.message() << "\n";
+      std::cerr << f.output << ": error: cannot create output directory: " << ec.message() << "\n";
       return 1;
     }
   }
-
-  std::vector<absl::StatusOr<tools::DriverResult>> results(inputs.size(),
-                                                           absl::UnknownError("not run"));
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    for (size_t i = next++; i < inputs.size(); i = next++) {
-      tools::DriverOptions mine = options;
-      if (!dump_dir.empty()) {
-        mine.dump_dir = many ? (std::filesystem::path(dump_dir) /
-                                std::filesystem::path(inputs[i]).stem()).string()
-                             : dump_dir;
-      }
-      results[i] = tools::ProcessInput(inputs[i], mine);
-    }
-  };
-  std::vector<std::thread> threads;
-  for (int t = 0; t < std::min<int>(jobs, static_cast<int>(inputs.size())); ++t) {
-    threads.emplace_back(worker);
-  }
-  for (std::thread& t : threads) t.join();
-
-  int exit_code = 0;
-  std::string stats_out;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    if (!results[i].ok()) {
-      std::cerr << results[i].status().message() << "\n";
-      exit_code = 1;
-      continue;
-    }
-    const tools::DriverResult& r = *results[i];
-    if (output.empty()) {
-      std::cout.write(r.output.data(), static_cast<std::streamsize>(r.output.size()));
-    } else {
-      std::string path = many ? OutputPathFor(inputs[i], output, emit == "proto") : output;
-      if (absl::Status s = hlo::WriteFileAtomically(path, r.output); !s.ok()) {
-        std::cerr << s.message() << "\n";
-        exit_code = 1;
-        continue;
-      }
-    }
-    if (stats == "json") stats_out += r.stats_json + "\n";
-    if (stats == "text") stats_out += r.stats_text;
-  }
-  if (explain) {
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      if (results[i].ok()) std::cerr << "explain " << inputs[i] << ":\n" << results[i]->explain;
-    }
-  }
-  if (!stats.empty()) {
-    if (stats_file.empty()) {
-      std::cerr << stats_out;
-    } else if (absl::Status s = hlo::WriteFileAtomically(stats_file, stats_out); !s.ok()) {
-      std::cerr << s.message() << "\n";
-      exit_code = 1;
-    }
-  }
-  return exit_code;
+  return RunAll(f, *list, *options);
 }

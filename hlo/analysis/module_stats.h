@@ -7,12 +7,10 @@
 #include <cstdint>
 #include <string>
 
+#include "hlo/analysis/collectives.h"
 #include "hlo/ir/hlo_module.h"
 
 namespace hlo {
-
-enum class CollectiveKind { kAllGather, kAllReduce, kReduceScatter, kAllToAll, kCollectivePermute };
-inline constexpr int kNumCollectiveKinds = 5;
 
 struct CollectiveStats {
   int64_t count = 0;
@@ -37,14 +35,19 @@ struct ModuleStats {
   double estimated_step_time_us = 0;
 };
 
-// Counts over the entry computation and everything it calls (each call site once; loop
-// bodies once, as their trip counts are not known statically here). `num_partitions` of the
-// module config is the group size of collectives without replica_groups. Sets
-// instructions_after, flops, comm_bytes, peak_memory_bytes and collectives.
+// Counts over the entry computation and everything it executes (ForEachExecutedInstruction:
+// each call site once; FLOPs and collectives inside a while loop once per iteration when its
+// trip count is known statically). An async collective pair counts once. `num_partitions` of
+// the module config is the group size of collectives without replica_groups. Sets
+// instructions_after (instructions at every call site, each once), flops, comm_bytes,
+// peak_memory_bytes (the entry computation's, ComputePeakMemory) and collectives.
 ModuleStats ComputeModuleStats(const HloModule& module);
 
 // The largest device id named by any instruction's sharding, or -1 if none.
 int64_t MaxDeviceIdInShardings(const HloModule& module);
+
+// `s` as a JSON string literal, quotes included.
+std::string JsonQuoted(std::string_view s);
 
 // One JSON object on one line, keys in the contract's order.
 std::string StatsToJson(const ModuleStats& stats);

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# A CI job step: partition every module under a folder, keep the outputs and one JSON line of
+# statistics per module as build artifacts, and fail the job when any module fails.
+#
+#   examples/ci_partition_check.sh MODULES_DIR ARTIFACTS_DIR [JOBS]
+#
+# spmd-partition prints one `PATH:LINE:COL: error: ...` line per failed module and ends with
+# `N ok, N failed`; it exits 1 when any failed, 2 on a usage error. Outputs are byte-identical
+# whatever JOBS is, so artifacts can be diffed between runs. BIN as in 4062_end_to_end.sh.
+set -uo pipefail
+BIN="${BIN:-bazel-bin/tools}"
+MODULES="${1:?usage: ci_partition_check.sh MODULES_DIR ARTIFACTS_DIR [JOBS]}"
+ARTIFACTS="${2:?usage: ci_partition_check.sh MODULES_DIR ARTIFACTS_DIR [JOBS]}"
+JOBS="${3:-$(nproc)}"
+mkdir -p "$ARTIFACTS"
+
+"$BIN/spmd-partition" --recursive -j "$JOBS" --passes=partition,cleanup \
+  "$MODULES" -o "$ARTIFACTS/partitioned" \
+  --stats json --stats-file "$ARTIFACTS/stats.jsonl" 2> "$ARTIFACTS/errors.txt"
+status=$?
+cat "$ARTIFACTS/errors.txt"
+
+# The five modules that receive the most bytes per device, from the JSON Lines.
+python3 - "$ARTIFACTS/stats.jsonl" <<'PY'
+import json, sys
+rows = [json.loads(line) for line in open(sys.argv[1])]
+ok = [r for r in rows if "error" not in r]
+print(f"{len(rows)} modules, {len(rows) - len(ok)} failed")
+for r in sorted(ok, key=lambda r: -r["per_device"]["comm_bytes"])[:5]:
+    print(f'{r["per_device"]["comm_bytes"]:>12} bytes/device  {r["input"]}')
+PY
+exit "$status"

@@ -1,0 +1,158 @@
+// Statistics with hand-computed expectations. Each module's comment derives the numbers from
+// the contract's formulas (S the per-device buffer, g the largest replica group).
+#include "hlo/analysis/module_stats.h"
+
+#include "gtest/gtest.h"
+#include "hlo/analysis/collectives.h"
+#include "hlo/analysis/executed_instructions.h"
+#include "hlo/analysis/peak_memory.h"
+#include "hlo/parser/hlo_parser.h"
+
+namespace hlo {
+namespace {
+
+// Every kind, synchronous, 4 devices; a counted loop (5 iterations, found from its pattern)
+// holds one collective-permute.
+//   ag  S_out = 8*64*4 = 2048, g=4: 1536       ar  S = 2048, g=2: 2*2048/2 = 2048
+//   rs  S_in = 2048, g=4: 1536                 a2a S = 2*64*4 = 512, no groups so g=4: 384
+//   cp  pairs {0,0},{1,1} move nothing: 0      loop cp S = 128*4 = 512, 5 times: 2560
+constexpr char kEveryCollective[] = R"(HloModule every_collective, num_partitions=4
+
+sum {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+cond {
+  p = (s32[], f32[128]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(5)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+
+body {
+  p = (s32[], f32[128]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  x = f32[128] get-tuple-element(p), index=1
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  y = f32[128] collective-permute(x), channel_id=6, source_target_pairs={{0,1},{1,0},{2,2}}
+  ROOT t = (s32[], f32[128]) tuple(i1, y)
+}
+
+ENTRY main {
+  x = f32[8,16] parameter(0)
+  ag = f32[8,64] all-gather(x), channel_id=1, replica_groups={{0,1,2,3}}, dimensions={1}
+  ar = f32[8,64] all-reduce(ag), channel_id=2, replica_groups={{0,1},{2,3}}, to_apply=sum
+  rs = f32[2,64] reduce-scatter(ar), channel_id=3, replica_groups=[1,4]<=[4], dimensions={0}, to_apply=sum
+  a2a = f32[2,64] all-to-all(rs), channel_id=4, dimensions={1}
+  cp = f32[2,64] collective-permute(a2a), channel_id=5, source_target_pairs={{0,0},{1,1}}
+  flat = f32[128] reshape(cp)
+  zero = s32[] constant(0)
+  init = (s32[], f32[128]) tuple(zero, flat)
+  ROOT w = (s32[], f32[128]) while(init), condition=cond, body=body
+}
+)";
+
+std::unique_ptr<HloModule> Parse(const char* text) {
+  absl::StatusOr<std::unique_ptr<HloModule>> m = ParseHloModule(text);
+  EXPECT_TRUE(m.ok()) << m.status();
+  return m.ok() ? *std::move(m) : nullptr;
+}
+
+const CollectiveStats& Of(const ModuleStats& s, CollectiveKind kind) {
+  return s.collectives[static_cast<int>(kind)];
+}
+
+TEST(ModuleStatsTest, EveryCollectiveKindHandComputed) {
+  std::unique_ptr<HloModule> m = Parse(kEveryCollective);
+  ASSERT_NE(m, nullptr);
+  const ModuleStats s = ComputeModuleStats(*m);
+  EXPECT_EQ(Of(s, CollectiveKind::kAllGather).count, 1);
+  EXPECT_EQ(Of(s, CollectiveKind::kAllGather).bytes, 1536);
+  EXPECT_EQ(Of(s, CollectiveKind::kAllReduce).bytes, 2048);
+  EXPECT_EQ(Of(s, CollectiveKind::kReduceScatter).bytes, 1536);
+  EXPECT_EQ(Of(s, CollectiveKind::kAllToAll).bytes, 384);
+  EXPECT_EQ(Of(s, CollectiveKind::kCollectivePermute).count, 6);
+  EXPECT_EQ(Of(s, CollectiveKind::kCollectivePermute).bytes, 2560);
+  EXPECT_EQ(s.comm_bytes, 1536 + 2048 + 1536 + 384 + 2560);
+  // Entry 10, cond 4, body 7; sum (a combiner) is not visited.
+  EXPECT_EQ(s.instructions_after, 21);
+  // Body's s32 add runs 5 times; nothing else computes.
+  EXPECT_EQ(s.flops, 5);
+}
+
+TEST(ModuleStatsTest, TripCountFromPatternAndBackendConfig) {
+  std::unique_ptr<HloModule> m = Parse(kEveryCollective);
+  ASSERT_NE(m, nullptr);
+  const HloInstruction* loop = m->entry_computation()->root_instruction();
+  EXPECT_EQ(StaticTripCount(*loop), 5);
+  HloInstruction* mutable_loop = m->entry_computation()->root_instruction();
+  mutable_loop->mutable_attrs()->backend_config = R"({"known_trip_count":{"n":"12"}})";
+  EXPECT_EQ(StaticTripCount(*loop), 12);
+}
+
+TEST(ModuleStatsTest, UnknownTripCountCountsOnce) {
+  std::string text = kEveryCollective;
+  // A step of 2 is not the counted-loop pattern.
+  text.replace(text.find("one = s32[] constant(1)"), 23, "one = s32[] constant(2)");
+  std::unique_ptr<HloModule> m = Parse(text.c_str());
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(StaticTripCount(*m->entry_computation()->root_instruction()), std::nullopt);
+  const ModuleStats s = ComputeModuleStats(*m);
+  EXPECT_EQ(Of(s, CollectiveKind::kCollectivePermute).count, 2);
+  EXPECT_EQ(Of(s, CollectiveKind::kCollectivePermute).bytes, 512);
+}
+
+// A generic async-start wrapping a computation: the inner all-gather counts once
+// (S_out = 64, g = 4: 48), the -done not at all.
+TEST(ModuleStatsTest, GenericAsyncStartCountsItsWrappedCollectiveOnce) {
+  std::unique_ptr<HloModule> m = Parse(R"(HloModule async, num_partitions=4
+
+wrapped {
+  x = f32[4] parameter(0)
+  ROOT ag = f32[16] all-gather(x), replica_groups={{0,1,2,3}}, dimensions={0}
+}
+
+ENTRY main {
+  p = f32[4] parameter(0)
+  s = ((f32[4]), f32[16], s32[]) async-start(p), calls=wrapped
+  ROOT d = f32[16] async-done(s)
+}
+)");
+  ASSERT_NE(m, nullptr);
+  const ModuleStats s = ComputeModuleStats(*m);
+  EXPECT_EQ(Of(s, CollectiveKind::kAllGather).count, 1);
+  EXPECT_EQ(Of(s, CollectiveKind::kAllGather).bytes, 48);
+  EXPECT_EQ(s.comm_bytes, 48);
+}
+
+// Peak: x (512) + ag (2048) + ar (2048) live together when ar is defined = 4608.
+TEST(ModuleStatsTest, PeakMemoryFollowsLiveness) {
+  std::unique_ptr<HloModule> m = Parse(kEveryCollective);
+  ASSERT_NE(m, nullptr);
+  const PeakMemory peak = ComputePeakMemory(*m->entry_computation());
+  EXPECT_EQ(peak.bytes, 512 + 2048 + 2048);
+  ASSERT_NE(peak.at, nullptr);
+  EXPECT_EQ(peak.at->name(), "ar");
+  ASSERT_EQ(peak.live.size(), 3u);
+  EXPECT_EQ(peak.live.back()->opcode(), HloOpcode::kParameter);  // x, the smallest.
+}
+
+TEST(ModuleStatsTest, CollectiveListHasGroupsAndExecutions) {
+  std::unique_ptr<HloModule> m = Parse(kEveryCollective);
+  ASSERT_NE(m, nullptr);
+  const std::vector<CollectiveRecord> list = ListCollectives(*m);
+  ASSERT_EQ(list.size(), 6u);
+  EXPECT_EQ(list[2].instr->name(), "rs");
+  EXPECT_EQ(DescribeGroups(*list[2].instr), "[1,4]<=[4]");
+  EXPECT_EQ(list[2].group_size, 4);
+  EXPECT_EQ(list[5].executions, 5);
+  EXPECT_EQ(list[5].bytes, 512);
+  EXPECT_EQ(DescribeGroups(*list[5].instr), "{{0,1},{1,0},{2,2}}");
+  EXPECT_EQ(CollectiveKindName(list[3].kind), "all-to-all");
+}
+
+}  // namespace
+}  // namespace hlo

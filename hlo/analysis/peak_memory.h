@@ -1,0 +1,32 @@
+// Peak live memory of one device running a computation in its instruction order (the schedule,
+// for XLA's scheduled dumps).
+#ifndef HLO_ANALYSIS_PEAK_MEMORY_H_
+#define HLO_ANALYSIS_PEAK_MEMORY_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "hlo/ir/hlo_computation.h"
+
+namespace hlo {
+
+struct PeakMemory {
+  int64_t bytes = 0;                   // The largest sum of live buffers.
+  const HloInstruction* at = nullptr;  // The instruction at which it is first reached.
+  // The instructions whose buffers are live there, largest buffer first (ties by order).
+  std::vector<const HloInstruction*> live;
+};
+
+// The bytes `instr` allocates: its shape's size, except for instructions that only alias
+// their operands (get-tuple-element, tuple, bitcast, the -done half of an async pair,
+// opt-barrier, add-dependency), which allocate nothing, and async starts, whose tuple's first
+// element is the operand itself.
+int64_t AllocatedBytes(const HloInstruction& instr);
+
+// A buffer lives from its definition to the last use of any value that aliases it;
+// parameters and the root's buffers stay live to the end.
+PeakMemory ComputePeakMemory(const HloComputation& comp);
+
+}  // namespace hlo
+
+#endif  // HLO_ANALYSIS_PEAK_MEMORY_H_

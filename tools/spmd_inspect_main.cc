@@ -1,0 +1,103 @@
+// spmd-inspect: reads an SPMD-partitioned module (ours, or one XLA dumped after partitioning)
+// and prints its statistics (../shared/docs/cli-contract.md), every collective and the
+// per-device peak memory; writes an HTML page (--html) or Graphviz (--dot); compares two
+// partitionings (--diff A B). Exit codes: 0 success, 1 an input failed, 2 usage error.
+#include <iostream>
+#include <optional>
+
+#include "CLI/CLI.hpp"
+#include "hlo/io/module_io.h"
+#include "tools/inspect/dot_writer.h"
+#include "tools/inspect/html_report.h"
+#include "tools/inspect/inspected_module.h"
+#include "tools/inspect/module_diff.h"
+
+namespace {
+
+struct Flags {
+  std::string input, stats = "text", html, dot;
+  std::vector<std::string> diff;
+  int64_t num_partitions = 0;
+};
+
+std::optional<int64_t> Requested(const Flags& f) {
+  if (f.num_partitions > 0) return f.num_partitions;
+  return std::nullopt;
+}
+
+// Loads `path`, printing its error; null on failure.
+std::unique_ptr<tools::InspectedModule> Load(const std::string& path, const Flags& f) {
+  absl::StatusOr<std::unique_ptr<tools::InspectedModule>> m =
+      tools::InspectModule(path, Requested(f));
+  if (m.ok()) return *std::move(m);
+  std::cerr << m.status().message() << "\n";
+  return nullptr;
+}
+
+int RunDiff(const Flags& f) {
+  std::unique_ptr<tools::InspectedModule> a = Load(f.diff[0], f);
+  std::unique_ptr<tools::InspectedModule> b = Load(f.diff[1], f);
+  if (a == nullptr || b == nullptr) return 1;
+  if (f.stats == "json") {
+    std::cout << hlo::StatsToJson(a->stats) << "\n" << hlo::StatsToJson(b->stats) << "\n";
+  } else {
+    std::cout << tools::DiffReportText(*a, *b);
+  }
+  return 0;
+}
+
+bool Write(const std::string& path, const std::string& bytes) {
+  absl::Status s = hlo::WriteFileAtomically(path, bytes);
+  if (!s.ok()) std::cerr << s.message() << "\n";
+  return s.ok();
+}
+
+int RunInspect(const Flags& f) {
+  std::unique_ptr<tools::InspectedModule> m = Load(f.input, f);
+  if (m == nullptr) return 1;
+  if (f.stats == "json") {
+    std::cout << hlo::StatsToJson(m->stats) << "\n";
+  } else {
+    std::cout << tools::InspectReportText(*m);
+  }
+  bool ok = true;
+  if (!f.html.empty()) ok &= Write(f.html, tools::InspectReportHtml(*m));
+  if (!f.dot.empty()) ok &= Write(f.dot, tools::ProgramGraphToDot(*m->parsed.module));
+  return ok ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "Inspect SPMD-partitioned HLO modules (ours or XLA's dumps): statistics, every "
+      "collective with the bytes it moves, per-device peak memory."};
+  Flags f;
+  CLI::Option* input =
+      app.add_option("input", f.input, "partitioned module: HLO text, HloModuleProto, or -");
+  app.add_option("--num-partitions", f.num_partitions,
+                 "device count (default: the module's num_partitions)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--stats", f.stats,
+                 "text (default): the full report; json: only the statistics object of the "
+                 "contract's schema, one line")
+      ->check(CLI::IsMember({"json", "text"}));
+  CLI::Option* html = app.add_option("--html", f.html, "write a self-contained HTML page here");
+  CLI::Option* dot = app.add_option("--dot", f.dot, "write the program graph as Graphviz here");
+  app.add_option("--diff", f.diff, "compare two partitionings A B of the same module")
+      ->expected(2)
+      ->excludes(input)
+      ->excludes(html)
+      ->excludes(dot);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  if (!f.diff.empty()) return RunDiff(f);
+  if (f.input.empty()) {
+    std::cerr << "spmd-inspect: error: expected an input (or --diff A B); see --help\n";
+    return 2;
+  }
+  return RunInspect(f);
+}
