@@ -137,6 +137,10 @@ TEST(BatchModeTest, UsageErrorsExitTwo) {
   Outcome nested = RunShell(tool + "@" + (dir / "nested.txt").string());
   EXPECT_EQ(nested.code, 2);
   EXPECT_THAT(nested.err, HasSubstr("nested.txt:1:1: error: an input list cannot name"));
+  testing_tools::WriteFile(dir / "blank.txt", "# nothing yet\n\n");
+  Outcome blank = RunShell(tool + "@" + (dir / "blank.txt").string());
+  EXPECT_EQ(blank.code, 2);
+  EXPECT_THAT(blank.err, HasSubstr("blank.txt: error: the input list names no inputs"));
   Outcome empty = RunShell(tool + (dir / "empty").string());
   EXPECT_EQ(empty.code, 2);
   EXPECT_THAT(empty.err, HasSubstr("no .hlo, .txt, .pb or .binpb files"));
@@ -204,9 +208,9 @@ TEST(BatchModeTest, ByteIdenticalWhateverJobs) {
   std::vector<std::string> trees;
   for (const char* run : {"j1", "j2", "j2again"}) {
     const std::string jobs = std::string(run) == "j1" ? "1" : "2";
-    Outcome r = RunShell(std::string(kTool) + " -j" + jobs + " @" +
-                         (dir / "list.txt").string() + " -o " + (dir / run).string() +
-                         " --stats json --stats-file " + (dir / run).string() + ".jsonl");
+    Outcome r = RunShell(std::string(kTool) + " -j" + jobs + " @" + (dir / "list.txt").string() +
+                         " -o " + (dir / run).string() + " --stats json --stats-file " +
+                         (dir / run).string() + ".jsonl");
     EXPECT_THAT(r.err, EndsWith(" failed\n"));
     EXPECT_EQ(Lines(testing_tools::ReadFile((dir / run).string() + ".jsonl")).size(), count);
     trees.push_back(testing_tools::DescribeTree(dir / run));

@@ -75,6 +75,7 @@ absl::Status AddList(const std::string& list_path, bool recursive, InputList* li
   if (!in)
     return absl::InvalidArgumentError(hlo::StrCat(list_path, ": error: cannot read input list"));
   list->batch = true;
+  const size_t before = list->inputs.size();
   std::string line;
   for (int line_no = 1; std::getline(in, line); ++line_no) {
     const size_t begin = line.find_first_not_of(" \t\r");
@@ -86,6 +87,10 @@ absl::Status AddList(const std::string& list_path, bool recursive, InputList* li
                                                     "another list"));
     }
     if (absl::Status s = AddArgument(arg, recursive, list); !s.ok()) return s;
+  }
+  if (list->inputs.size() == before) {
+    return absl::InvalidArgumentError(
+        hlo::StrCat(list_path, ": error: the input list names no inputs"));
   }
   return absl::OkStatus();
 }

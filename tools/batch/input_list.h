@@ -26,7 +26,7 @@ struct InputList {
 };
 
 // Expands `args`. Errors (exit code 2 in the caller) are `PATH: error: ...` for an unreadable
-// list or directory, a directory without modules, or a nested @LIST.
+// list or directory, a directory without modules, a list without inputs, or a nested @LIST.
 absl::StatusOr<InputList> ExpandInputs(const std::vector<std::string>& args, bool recursive);
 
 // The first two inputs that would write the same output (same relative_stem), as an error
