@@ -119,8 +119,7 @@ class Emitter {
 
   absl::Status WriteOutput(const tools::BatchInput& input, const std::string& bytes) {
     if (f_.output.empty()) {
-      std::cout.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-      std::cout.flush();
+      bar_->Print(bytes, stdout);
       return absl::OkStatus();
     }
     if (!list_.batch) return hlo::WriteFileAtomically(f_.output, bytes);
@@ -134,10 +133,11 @@ class Emitter {
 
   void Message(const std::string& text) { bar_->Print(text); }
   void Stats(const std::string& text) {
-    if (f_.stats_file.empty())
+    if (f_.stats_file.empty()) {
       Message(text);
-    else
+    } else {
       stats_ += text;
+    }
   }
 
   const Flags& f_;

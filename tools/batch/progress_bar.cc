@@ -30,9 +30,10 @@ void ProgressBar::Update(size_t finished, size_t failed) {
   Draw();
 }
 
-void ProgressBar::Print(const std::string& text) {
+void ProgressBar::Print(const std::string& text, std::FILE* stream) {
   Clear();
-  std::fwrite(text.data(), 1, text.size(), stderr);
+  std::fwrite(text.data(), 1, text.size(), stream);
+  std::fflush(stream);
   Draw();
 }
 

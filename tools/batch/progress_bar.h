@@ -5,6 +5,7 @@
 #define TOOLS_BATCH_PROGRESS_BAR_H_
 
 #include <cstddef>
+#include <cstdio>
 #include <string>
 
 namespace tools {
@@ -16,8 +17,9 @@ class ProgressBar {
   bool shown() const { return shown_; }
   // Records progress and redraws: `finished` of total, `failed` of them failed.
   void Update(size_t finished, size_t failed);
-  // Writes `text` to stderr (with the bar cleared around it when shown).
-  void Print(const std::string& text);
+  // Writes `text` to `stream` (stderr or stdout, which may be the same terminal), with the bar
+  // cleared before and redrawn after when shown.
+  void Print(const std::string& text, std::FILE* stream = stderr);
   // Removes the bar from the terminal.
   void Finish();
 
