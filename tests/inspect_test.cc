@@ -54,6 +54,8 @@ TEST(InspectTest, XlaDumpStatisticsHandComputed) {
           "\"all-to-all\": {\"count\": 1, \"bytes\": 1024}, \"collective-permute\": {\"count\": 3, "
           "\"bytes\": 6144}}"));
   EXPECT_EQ(Count(r.out, "\n"), 1u);
+  // The step-time estimate comes from the cost model (spmd/cost), here only checked to be set.
+  EXPECT_THAT(r.out, Not(HasSubstr("\"estimated_step_time_us\": 0.000")));
 }
 
 TEST(InspectTest, XlaDumpTables) {
@@ -146,6 +148,7 @@ TEST(InspectTest, UsageErrorsExitTwo) {
   EXPECT_EQ(RunShell(std::string(kTool)).code, 2);
   EXPECT_EQ(RunShell(std::string(kTool) + "--diff a.hlo").code, 2);
   EXPECT_EQ(RunShell(std::string(kTool) + "--stats xml " + kDump).code, 2);
+  EXPECT_EQ(RunShell(std::string(kTool) + "--device-model no-such-model " + kDump).code, 2);
   EXPECT_EQ(RunShell(std::string(kTool) + "--help").code, 0);
 }
 

@@ -15,28 +15,23 @@
 namespace {
 
 struct Flags {
-  std::string input, stats = "text", html, dot;
+  std::string input, stats = "text", html, dot, device_model;
   std::vector<std::string> diff;
   int64_t num_partitions = 0;
 };
 
-std::optional<int64_t> Requested(const Flags& f) {
-  if (f.num_partitions > 0) return f.num_partitions;
-  return std::nullopt;
-}
-
 // Loads `path`, printing its error; null on failure.
-std::unique_ptr<tools::InspectedModule> Load(const std::string& path, const Flags& f) {
-  absl::StatusOr<std::unique_ptr<tools::InspectedModule>> m =
-      tools::InspectModule(path, Requested(f));
+std::unique_ptr<tools::InspectedModule> Load(const std::string& path,
+                                             const tools::InspectOptions& options) {
+  absl::StatusOr<std::unique_ptr<tools::InspectedModule>> m = tools::InspectModule(path, options);
   if (m.ok()) return *std::move(m);
   std::cerr << m.status().message() << "\n";
   return nullptr;
 }
 
-int RunDiff(const Flags& f) {
-  std::unique_ptr<tools::InspectedModule> a = Load(f.diff[0], f);
-  std::unique_ptr<tools::InspectedModule> b = Load(f.diff[1], f);
+int RunDiff(const Flags& f, const tools::InspectOptions& options) {
+  std::unique_ptr<tools::InspectedModule> a = Load(f.diff[0], options);
+  std::unique_ptr<tools::InspectedModule> b = Load(f.diff[1], options);
   if (a == nullptr || b == nullptr) return 1;
   if (f.stats == "json") {
     std::cout << hlo::StatsToJson(a->stats) << "\n" << hlo::StatsToJson(b->stats) << "\n";
@@ -52,8 +47,8 @@ bool Write(const std::string& path, const std::string& bytes) {
   return s.ok();
 }
 
-int RunInspect(const Flags& f) {
-  std::unique_ptr<tools::InspectedModule> m = Load(f.input, f);
+int RunInspect(const Flags& f, const tools::InspectOptions& options) {
+  std::unique_ptr<tools::InspectedModule> m = Load(f.input, options);
   if (m == nullptr) return 1;
   if (f.stats == "json") {
     std::cout << hlo::StatsToJson(m->stats) << "\n";
@@ -82,6 +77,8 @@ int main(int argc, char** argv) {
                  "text (default): the full report; json: only the statistics object of the "
                  "contract's schema, one line")
       ->check(CLI::IsMember({"json", "text"}));
+  app.add_option("--device-model", f.device_model,
+                 "cost-model name or JSON file, for estimated_step_time_us (default h100-nvlink)");
   CLI::Option* html = app.add_option("--html", f.html, "write a self-contained HTML page here");
   CLI::Option* dot = app.add_option("--dot", f.dot, "write the program graph as Graphviz here");
   app.add_option("--diff", f.diff, "compare two partitionings A B of the same module")
@@ -94,10 +91,18 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
-  if (!f.diff.empty()) return RunDiff(f);
+  tools::InspectOptions options;
+  if (f.num_partitions > 0) options.num_partitions = f.num_partitions;
+  absl::StatusOr<spmd::DeviceModel> model = spmd::LoadDeviceModel(f.device_model);
+  if (!model.ok()) {
+    std::cerr << "spmd-inspect: error: " << model.status().message() << "\n";
+    return 2;
+  }
+  options.device_model = *std::move(model);
+  if (!f.diff.empty()) return RunDiff(f, options);
   if (f.input.empty()) {
     std::cerr << "spmd-inspect: error: expected an input (or --diff A B); see --help\n";
     return 2;
   }
-  return RunInspect(f);
+  return RunInspect(f, options);
 }

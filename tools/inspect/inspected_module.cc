@@ -10,6 +10,7 @@
 
 #include "hlo/io/module_io.h"
 #include "hlo/strings.h"
+#include "spmd/cost/step_time.h"
 #include "tools/inspect/program_graph.h"
 #include "tools/inspect/text_table.h"
 #include "tools/verify_input.h"
@@ -69,8 +70,8 @@ std::string GroupSizeText(const hlo::CollectiveRecord& c) {
 
 std::string ShortShape(const hlo::Shape& shape) { return shape.ToString(/*print_layout=*/false); }
 
-absl::StatusOr<std::unique_ptr<InspectedModule>> InspectModule(
-    const std::string& path, std::optional<int64_t> num_partitions) {
+absl::StatusOr<std::unique_ptr<InspectedModule>> InspectModule(const std::string& path,
+                                                               const InspectOptions& options) {
   const Clock::time_point start = Clock::now();
   absl::StatusOr<std::string> contents = hlo::ReadInput(path);
   if (!contents.ok()) return contents.status();
@@ -79,7 +80,7 @@ absl::StatusOr<std::unique_ptr<InspectedModule>> InspectModule(
   auto m = std::make_unique<InspectedModule>();
   m->parsed = *std::move(parsed);
   hlo::HloModule& module = *m->parsed.module;
-  module.mutable_config()->num_partitions = ResolveDeviceCount(module, num_partitions);
+  module.mutable_config()->num_partitions = ResolveDeviceCount(module, options.num_partitions);
   if (absl::Status s = VerifyParsedInput(m->parsed); !s.ok()) return s;
   const double parse_ms = MillisSince(start);
   m->stats = hlo::ComputeModuleStats(module);
@@ -91,6 +92,7 @@ absl::StatusOr<std::unique_ptr<InspectedModule>> InspectModule(
   if (module.entry_computation() != nullptr) {
     m->peak = hlo::ComputePeakMemory(*module.entry_computation());
   }
+  m->stats.estimated_step_time_us = spmd::EstimateStepTimeUs(m->stats, options.device_model);
   m->stats.time_ms_total = MillisSince(start);
   return m;
 }

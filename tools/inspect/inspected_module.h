@@ -14,6 +14,7 @@
 #include "hlo/analysis/module_stats.h"
 #include "hlo/analysis/peak_memory.h"
 #include "hlo/parser/hlo_parser.h"
+#include "spmd/cost/device_model.h"
 
 namespace tools {
 
@@ -24,12 +25,18 @@ struct InspectedModule {
   hlo::PeakMemory peak;  // Of the entry computation.
 };
 
+struct InspectOptions {
+  // The device count; default the module's `num_partitions`, else 1 + the largest device id in
+  // its shardings.
+  std::optional<int64_t> num_partitions;
+  // For `estimated_step_time_us`.
+  spmd::DeviceModel device_model = spmd::DefaultDeviceModel();
+};
+
 // Reads `path` (HLO text, HloModuleProto, or "-"), parses and verifies it, and analyses it.
-// The device count is `num_partitions` when given, else the module's `num_partitions`, else 1 +
-// the largest device id in its shardings. Errors are `PATH:LINE:COL: error: ...` or
-// `PATH: error: ...`.
-absl::StatusOr<std::unique_ptr<InspectedModule>> InspectModule(
-    const std::string& path, std::optional<int64_t> num_partitions);
+// Errors are `PATH:LINE:COL: error: ...` or `PATH: error: ...`.
+absl::StatusOr<std::unique_ptr<InspectedModule>> InspectModule(const std::string& path,
+                                                               const InspectOptions& options);
 
 // "f32[16,64]" (no layout): the shape a table shows for `instr`'s result.
 std::string ShortShape(const hlo::Shape& shape);
