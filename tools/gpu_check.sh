@@ -76,6 +76,7 @@ verify() {  # verify N LABEL ARGS...
   fi
 }
 verify 1 ops_1dev runtime/cuda/testdata/ops_1dev.hlo
+verify 1 reductions_1dev runtime/cuda/testdata/reductions_1dev.hlo
 verify 2 softmax_2dev runtime/cuda/testdata/softmax_2dev.hlo
 verify 8 matmul tests/testdata/matmul.hlo
 verify 8 uneven_reduce tests/testdata/uneven_reduce.hlo

@@ -139,6 +139,8 @@ absl::StatusOr<OwnedValue> CudaExecutor::Execute(const hlo::HloComputation& comp
   std::vector<void*> where(plan.buffers.size(), nullptr);
   std::vector<DeviceBuffer> outputs(plan.buffers.size());
   std::vector<DeviceValue> values(instrs.size());
+  absl::flat_hash_map<const HloInstruction*, size_t> position;
+  for (size_t i = 0; i < instrs.size(); ++i) position[instrs[i].get()] = i;
   char* arena = static_cast<char*>(state->arena.data());
   for (size_t i = 0; i < instrs.size(); ++i) {
     const HloInstruction& instr = *instrs[i];
@@ -184,9 +186,7 @@ absl::StatusOr<OwnedValue> CudaExecutor::Execute(const hlo::HloComputation& comp
     }
     std::vector<DeviceValue> operand_values;
     for (const HloInstruction* op : instr.operands()) {
-      size_t k = 0;
-      while (instrs[k].get() != op) ++k;
-      operand_values.push_back(values[k]);
+      operand_values.push_back(values[position.at(op)]);
     }
     absl::Status status;
     switch (instr.opcode()) {
@@ -216,11 +216,7 @@ absl::StatusOr<OwnedValue> CudaExecutor::Execute(const hlo::HloComputation& comp
   }
   // The result: output buffers move out; anything else (parameters, constants, a buffer named
   // twice) is copied into a fresh allocation.
-  const size_t root = [&] {
-    size_t k = 0;
-    while (instrs[k].get() != computation.root_instruction()) ++k;
-    return k;
-  }();
+  const size_t root = position.at(computation.root_instruction());
   OwnedValue result;
   result.value = values[root];
   for (size_t k = 0; k < plan.leaves[root].size(); ++k) {

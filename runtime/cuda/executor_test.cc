@@ -1,11 +1,14 @@
 // The CUDA executor's op handlers, buffer plan use and control flow, run on the host device
 // (the kernels' host twins) and compared with the CPU executor on random inputs. Also checks
 // that unsupported ops fail naming the op.
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/cuda/differential_test_util.h"
+#include "runtime/cuda/op_test_cases.h"
 
 namespace runtime {
 namespace cuda {
@@ -13,173 +16,27 @@ namespace {
 
 using ::testing::HasSubstr;
 
-struct Case {
-  const char* name;
-  const char* body;  // The module text after `HloModule m`.
-};
-
-constexpr char kAdd[] = R"(
-add {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
-}
-)";
-
-const Case kCases[] = {
-    {"elementwise", R"(
-ENTRY e {
-  x = f32[3,5] parameter(0)
-  y = f32[3,5] parameter(1)
-  a = f32[3,5] add(x, y)
-  m = f32[3,5] multiply(a, x)
-  d = f32[3,5] divide(m, y)
-  t = f32[3,5] tanh(d)
-  e2 = f32[3,5] exponential(x)
-  mx = f32[3,5] maximum(t, e2)
-  ROOT n = f32[3,5] negate(mx)
-})"},
-    {"compare_select_clamp_convert", R"(
-ENTRY e {
-  x = f32[4,6] parameter(0)
-  y = f32[4,6] parameter(1)
-  c = pred[4,6] compare(x, y), direction=LT
-  s = f32[4,6] select(c, x, y)
-  lo = f32[] constant(-0.5)
-  hi = f32[] constant(0.5)
-  k = f32[4,6] clamp(lo, s, hi)
-  b = bf16[4,6] convert(k)
-  i = s32[4,6] convert(x)
-  f = f32[4,6] convert(b)
-  ROOT t = (f32[4,6], s32[4,6], pred[4,6]) tuple(f, i, c)
-})"},
-    {"integers", R"(
-ENTRY e {
-  x = s32[16] parameter(0)
-  y = s32[16] parameter(1)
-  d = s32[16] divide(x, y)
-  r = s32[16] remainder(x, y)
-  a = s32[16] and(x, y)
-  sh = s32[16] shift-right-arithmetic(x, y)
-  ROOT t = (s32[16], s32[16], s32[16], s32[16]) tuple(d, r, a, sh)
-})"},
-    {"broadcast_transpose_reshape_iota", R"(
-ENTRY e {
-  x = f32[3] parameter(0)
-  b = f32[2,3,4] broadcast(x), dimensions={1}
-  t = f32[4,2,3] transpose(b), dimensions={2,0,1}
-  r = f32[8,3] reshape(t)
-  i = s32[8,3] iota(), iota_dimension=0
-  f = f32[8,3] convert(i)
-  ROOT a = f32[8,3] add(r, f)
-})"},
-    {"slices_pad_concat_reverse", R"(
-ENTRY e {
-  x = f32[6,8] parameter(0)
-  s = f32[2,3] slice(x), slice={[1:5:2], [0:8:3]}
-  z = f32[] constant(7)
-  p = f32[5,8] pad(s, z), padding=1_2_0x-1_2_2
-  c = f32[5,16] concatenate(p, p), dimensions={1}
-  ROOT v = f32[5,16] reverse(c), dimensions={0,1}
-})"},
-    {"dynamic_slices", R"(
-ENTRY e {
-  x = f32[6,8] parameter(0)
-  u = f32[2,3] parameter(1)
-  i = s32[] constant(5)
-  j = s32[] constant(2)
-  ds = f32[2,3] dynamic-slice(x, i, j), dynamic_slice_sizes={2,3}
-  a = f32[2,3] add(ds, u)
-  ROOT dus = f32[6,8] dynamic-update-slice(x, a, j, i)
-})"},
-    {"reduce", R"(
-ENTRY e {
-  x = f32[4,5,6] parameter(0)
-  z = f32[] constant(0)
-  r = f32[4,6] reduce(x, z), dimensions={1}, to_apply=add
-  ROOT all = f32[] reduce(x, z), dimensions={0,1,2}, to_apply=add
-})"},
-    {"dot_plain_and_batched", R"(
-ENTRY e {
-  x = f32[4,6] parameter(0)
-  y = f32[6,5] parameter(1)
-  d = f32[4,5] dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-  a = f32[3,4,6] parameter(2)
-  b = f32[3,5,6] parameter(3)
-  bd = f32[3,4,5] dot(a, b), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={2}
-  p = f32[6,3,4] parameter(4)
-  q = f32[5,3,6] parameter(5)
-  pq = f32[3,4,5] dot(p, q), lhs_batch_dims={1}, lhs_contracting_dims={0}, rhs_batch_dims={1}, rhs_contracting_dims={2}
-  ROOT t = (f32[4,5], f32[3,4,5], f32[3,4,5]) tuple(d, bd, pq)
-})"},
-    {"dot_bf16", R"(
-ENTRY e {
-  x = bf16[8,16] parameter(0)
-  y = bf16[16,4] parameter(1)
-  ROOT d = f32[8,4] dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-})"},
-    {"gather", R"(
-ENTRY e {
-  x = f32[5,4] parameter(0)
-  i = s32[3,1] constant({{4},{0},{2}})
-  ROOT g = f32[3,4] gather(x, i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,4}
-})"},
-    {"scatter_add", R"(
-ENTRY e {
-  x = f32[5,4] parameter(0)
-  i = s32[3,1] constant({{4},{0},{4}})
-  u = f32[3,4] parameter(1)
-  ROOT s = f32[5,4] scatter(x, i, u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
-})"},
-    {"while_and_conditional", R"(
-cond {
-  p = (s32[], f32[4]) parameter(0)
-  i = s32[] get-tuple-element(p), index=0
-  n = s32[] constant(3)
-  ROOT c = pred[] compare(i, n), direction=LT
-}
-body {
-  p = (s32[], f32[4]) parameter(0)
-  i = s32[] get-tuple-element(p), index=0
-  v = f32[4] get-tuple-element(p), index=1
-  one = s32[] constant(1)
-  i2 = s32[] add(i, one)
-  v2 = f32[4] add(v, v)
-  ROOT t = (s32[], f32[4]) tuple(i2, v2)
-}
-neg {
-  a = f32[4] parameter(0)
-  ROOT n = f32[4] negate(a)
-}
-same {
-  a = f32[4] parameter(0)
-  ROOT c = f32[4] copy(a)
-}
-ENTRY e {
-  x = f32[4] parameter(0)
-  zero = s32[] constant(0)
-  init = (s32[], f32[4]) tuple(zero, x)
-  w = (s32[], f32[4]) while(init), condition=cond, body=body
-  v = f32[4] get-tuple-element(w), index=1
-  k = s32[] get-tuple-element(w), index=0
-  three = s32[] constant(3)
-  pr = pred[] compare(k, three), direction=EQ
-  ROOT r = f32[4] conditional(pr, v, v), true_computation=neg, false_computation=same
-})"},
-};
-
-class ExecutorTest : public ::testing::TestWithParam<Case> {};
+class ExecutorTest : public ::testing::TestWithParam<OpCase> {};
 
 TEST_P(ExecutorTest, MatchesCpuExecutor) {
-  const std::string text = std::string("HloModule m\n") + kAdd + GetParam().body;
-  absl::StatusOr<std::unique_ptr<hlo::HloModule>> module = ParseForTest(text);
+  absl::StatusOr<std::unique_ptr<hlo::HloModule>> module = ParseForTest(OpCaseText(GetParam()));
   ASSERT_TRUE(module.ok()) << module.status();
   absl::Status s = CompareWithCpu(**module, HostOptions(1));
   EXPECT_TRUE(s.ok()) << s;
 }
 
-INSTANTIATE_TEST_SUITE_P(Ops, ExecutorTest, ::testing::ValuesIn(kCases),
+INSTANTIATE_TEST_SUITE_P(Ops, ExecutorTest, ::testing::ValuesIn(OpCases()),
                          [](const auto& info) { return std::string(info.param.name); });
+
+TEST(ExecutorTest, LongReductionsAndWrappingSums) {
+  std::ifstream in("runtime/cuda/testdata/reductions_1dev.hlo");
+  std::stringstream text;
+  text << in.rdbuf();
+  absl::StatusOr<std::unique_ptr<hlo::HloModule>> module = ParseForTest(text.str());
+  ASSERT_TRUE(module.ok()) << module.status();
+  absl::Status s = CompareWithCpu(**module, HostOptions(1));
+  EXPECT_TRUE(s.ok()) << s;
+}
 
 TEST(ExecutorErrors, UnsupportedOpIsNamed) {
   absl::StatusOr<std::unique_ptr<hlo::HloModule>> module = ParseForTest(R"(HloModule m

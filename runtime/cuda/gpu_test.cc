@@ -1,5 +1,5 @@
-// The CUDA executor on a real GPU against the CPU executor: the op modules of executor_test on
-// one device, collectives among 4 logical devices sharing GPU 0 (copies), and NCCL at world
+// The CUDA executor on a real GPU against the CPU executor: the op cases of executor_test and
+// the example modules on one device (among them long reductions and every dot layout), collectives among 4 logical devices sharing GPU 0 (copies), and NCCL at world
 // size 1. Skips, saying why, when this machine has no usable GPU (CI, developer machines).
 #include <fstream>
 #include <sstream>
@@ -7,6 +7,7 @@
 #include "gtest/gtest.h"
 #include "runtime/cuda/cuda_device.h"
 #include "runtime/cuda/differential_test_util.h"
+#include "runtime/cuda/op_test_cases.h"
 
 namespace runtime {
 namespace cuda {
@@ -39,6 +40,22 @@ void ExpectMatch(const std::string& path, int64_t devices, CollectiveBackend bac
 TEST(GpuTest, OpsOnOneDevice) {
   SKIP_WITHOUT_GPU();
   ExpectMatch("runtime/cuda/testdata/ops_1dev.hlo", 1, CollectiveBackend::kAuto);
+}
+
+TEST(GpuTest, LongAndShortReductions) {
+  SKIP_WITHOUT_GPU();
+  ExpectMatch("runtime/cuda/testdata/reductions_1dev.hlo", 1, CollectiveBackend::kAuto);
+}
+
+TEST(GpuTest, OpCasesOfTheHostTests) {
+  SKIP_WITHOUT_GPU();
+  for (const OpCase& c : OpCases()) {
+    absl::StatusOr<std::unique_ptr<hlo::HloModule>> module = ParseForTest(OpCaseText(c));
+    ASSERT_TRUE(module.ok()) << module.status();
+    CudaRunOptions options;
+    absl::Status s = CompareWithCpu(**module, options);
+    EXPECT_TRUE(s.ok()) << c.name << ": " << s;
+  }
 }
 
 TEST(GpuTest, CollectivesAmongLogicalDevicesOnOneGpu) {

@@ -30,23 +30,38 @@ SPMD_HD void StridedCopyAt(const StridedCopyParams& p, int64_t i) {
   CopyBytes(p.src, s, p.dst, d, p.elem_bytes);
 }
 
-SPMD_HD void ReduceAt(const ReduceParams& p, int64_t i) {
+// The input offset where output element `i`'s reduced elements start.
+SPMD_HD int64_t ReduceBase(const ReduceParams& p, int64_t i) {
   int64_t base = 0;
-  for (int64_t k = p.out_rank - 1, rest = i; k >= 0; --k) {
-    base += (rest % p.out_dims[k]) * p.out_strides[k];
-    rest /= p.out_dims[k];
+  for (int k = p.out_rank - 1; k >= 0; --k) {
+    base += (i % p.out_dims[k]) * p.out_strides[k];
+    i /= p.out_dims[k];
   }
-  Num acc = Load(p.init, p.type, 0);
-  for (int64_t r = 0; r < p.red_n; ++r) {
-    int64_t off = base, j = r;
-    for (int k = p.red_rank - 1; k >= 0; --k) {
-      off += (j % p.red_dims[k]) * p.red_strides[k];
-      j /= p.red_dims[k];
-    }
-    acc = Binary(p.op, acc, Load(p.in, p.type, off), p.type);
+  return base;
+}
+
+// The input offset of reduced element `r` (row-major over the reduced dims) from `base`.
+SPMD_HD int64_t ReduceOffset(const ReduceParams& p, int64_t base, int64_t r) {
+  for (int k = p.red_rank - 1; k >= 0; --k) {
+    base += (r % p.red_dims[k]) * p.red_strides[k];
+    r /= p.red_dims[k];
   }
+  return base;
+}
+
+SPMD_HD void ReduceStore(const ReduceParams& p, int64_t i, Num acc) {
   if (!IsFloatType(p.type)) acc.i = Normalize(acc.i, p.type);
   Store(p.out, p.type, i, acc);
+}
+
+// Output element `i` by one thread, reduced elements in row-major order.
+SPMD_HD void ReduceAt(const ReduceParams& p, int64_t i) {
+  const int64_t base = ReduceBase(p, i);
+  Num acc = Load(p.init, p.type, 0);
+  for (int64_t r = 0; r < p.red_n; ++r) {
+    acc = Binary(p.op, acc, Load(p.in, p.type, ReduceOffset(p, base, r)), p.type);
+  }
+  ReduceStore(p, i, acc);
 }
 
 SPMD_HD void IotaAt(const IotaParams& p, int64_t i) {

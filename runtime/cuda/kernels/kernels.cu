@@ -1,5 +1,5 @@
 // The CUDA executor's generic kernels: one grid-stride loop per kernel around the element
-// functions of element_math.h and index_math.h. Correct first: every kernel handles any element
+// functions of element_math.h and index_math.h (reduce also has a block-per-output form). Correct first: every kernel handles any element
 // type through a runtime type switch; the dot, where speed matters most, goes to cuBLAS.
 #include <cuda_runtime.h>
 
@@ -45,7 +45,52 @@ int LaunchElementwise(const ElementwiseParams& p, void* s) {
 int LaunchStridedCopy(const StridedCopyParams& p, void* s) {
   return Launch<StridedCopyParams, StridedCopyElement>(p, p.n, s);
 }
+// One block per output element: the threads stride over the reduced elements, then combine
+// their partial results in a shared-memory tree (kThreads is a power of two). Integer partials
+// stay exact in 64 bits and wrap once at the store, as wrapping arithmetic would.
+__global__ void ReduceBlockPerOutput(const ReduceParams p) {
+  __shared__ Num partial[kThreads];
+  __shared__ bool present[kThreads];
+  const int t = threadIdx.x;
+  for (int64_t i = blockIdx.x; i < p.n; i += gridDim.x) {
+    const int64_t base = ReduceBase(p, i);
+    Num acc = FromI(0);
+    bool have = false;
+    for (int64_t r = t; r < p.red_n; r += blockDim.x) {
+      const Num v = Load(p.in, p.type, ReduceOffset(p, base, r));
+      acc = have ? Binary(p.op, acc, v, p.type) : v;
+      have = true;
+    }
+    partial[t] = acc;
+    present[t] = have;
+    __syncthreads();
+    for (int stride = blockDim.x / 2; stride > 0; stride >>= 1) {
+      if (t < stride && present[t + stride]) {
+        partial[t] = present[t] ? Binary(p.op, partial[t], partial[t + stride], p.type)
+                                : partial[t + stride];
+        present[t] = true;
+      }
+      __syncthreads();
+    }
+    if (t == 0) {
+      Num result = Load(p.init, p.type, 0);
+      if (present[0]) result = Binary(p.op, result, partial[0], p.type);
+      ReduceStore(p, i, result);
+    }
+    __syncthreads();
+  }
+}
+
+// Long reductions over contiguous elements (or few outputs) take a block per output; the rest
+// a thread per output, whose neighbours then read neighbouring addresses.
 int LaunchReduce(const ReduceParams& p, void* s) {
+  const bool contiguous = p.red_rank > 0 && p.red_strides[p.red_rank - 1] == 1;
+  if (p.n > 0 && p.red_n >= 64 && (contiguous || p.n < 4096)) {
+    const int64_t blocks = p.n < 65535 * 8 ? p.n : 65535 * 8;
+    ReduceBlockPerOutput<<<static_cast<unsigned>(blocks), kThreads, 0,
+                           static_cast<cudaStream_t>(s)>>>(p);
+    return static_cast<int>(cudaGetLastError());
+  }
   return Launch<ReduceParams, ReduceElement>(p, p.n, s);
 }
 int LaunchIota(const IotaParams& p, void* s) { return Launch<IotaParams, IotaElement>(p, p.n, s); }
