@@ -1,10 +1,12 @@
 // Logical devices sharing one device (copy collectives) against the CPU executor's collectives:
 // every collective kind, in leading and non-leading dimensions, with strided replica groups,
-// and a hand-partitioned MLP step on 8 devices (testdata/mlp_spmd.hlo).
+// a hand-partitioned MLP step on 8 devices (testdata/mlp_spmd.hlo), and a peer that never
+// arrives turning into an error instead of a hang.
 #include <fstream>
 #include <sstream>
 #include <string>
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/cuda/differential_test_util.h"
 
@@ -89,6 +91,41 @@ TEST(CopyCollectivesExample, HandPartitionedMlpOnEightDevices) {
 
 TEST(CopyCollectivesExample, EveryCollectiveOnOneDevice) {
   ExpectFileMatches("runtime/cuda/testdata/allreduce_1dev.hlo", 1);
+}
+
+TEST(CopyCollectivesErrors, MissingPeerTimesOutNamingTheInstruction) {
+  // Only partition 0 takes the branch with the all-reduce: partition 1 never arrives.
+  absl::StatusOr<std::unique_ptr<hlo::HloModule>> module = ParseForTest(R"(HloModule m, num_partitions=2
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+with_all_reduce {
+  a = f32[4] parameter(0)
+  ROOT lonely = f32[4] all-reduce(a), channel_id=1, replica_groups={{0,1}}, use_global_device_ids=true, to_apply=add
+}
+without {
+  a = f32[4] parameter(0)
+  ROOT c = f32[4] copy(a)
+}
+ENTRY e {
+  x = f32[4] parameter(0)
+  pid = u32[] partition-id()
+  zero = u32[] constant(0)
+  first = pred[] compare(pid, zero), direction=EQ
+  ROOT r = f32[4] conditional(first, x, x), true_computation=with_all_reduce, false_computation=without
+})");
+  ASSERT_TRUE(module.ok()) << module.status();
+  CudaRunOptions options = HostOptions(2);
+  options.collective_timeout_seconds = 0.3;
+  std::vector<std::vector<hlo::Literal>> args(2);
+  for (auto& a : args) a.emplace_back(hlo::Shape::Array(hlo::PrimitiveType::kF32, {4}));
+  absl::StatusOr<std::vector<hlo::Literal>> r = RunOnCudaDevices(**module, args, options);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_THAT(std::string(r.status().message()),
+              ::testing::HasSubstr("instruction %lonely: device 0 waited 0.3 s at the collective; "
+                                   "devices {1} never arrived"));
 }
 
 }  // namespace
