@@ -52,6 +52,26 @@ ENTRY e {
   sh = s32[16] shift-right-arithmetic(x, y)
   ROOT t = (s32[16], s32[16], s32[16], s32[16]) tuple(d, r, a, sh)
 })"},
+    {"narrow_and_wide_types", R"(
+ENTRY e {
+  x = f32[24] parameter(0)
+  h = f16[24] convert(x)
+  hh = f16[24] multiply(h, h)
+  b = bf16[24] convert(x)
+  bs = bf16[24] sqrt(b)
+  d = f64[24] convert(x)
+  dl = f64[24] log-plus-one(d)
+  u = u32[24] parameter(1)
+  v = u32[24] parameter(2)
+  uc = pred[24] compare(u, v), direction=GT
+  us = u32[24] shift-right-logical(u, v)
+  l = s64[24] parameter(3)
+  m = s64[24] parameter(4)
+  ld = s64[24] divide(l, m)
+  lr = s64[24] remainder(l, m)
+  n = s8[24] convert(x)
+  ROOT t = (f16[24], bf16[24], f64[24], pred[24], u32[24], s64[24], s64[24], s8[24]) tuple(hh, bs, dl, uc, us, ld, lr, n)
+})"},
     {"broadcast_transpose_reshape_iota", R"(
 ENTRY e {
   x = f32[3] parameter(0)
