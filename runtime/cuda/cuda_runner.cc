@@ -2,6 +2,7 @@
 // memory; across processes: through the id file); copy collectives through one CopyHub.
 #include "runtime/cuda/cuda_runner.h"
 
+#include <condition_variable>
 #include <cstdlib>
 #include <mutex>
 #include <optional>
@@ -120,9 +121,26 @@ absl::StatusOr<std::vector<hlo::Literal>> RunOnCudaDevices(
   std::vector<std::optional<hlo::Literal>> results(n);
   std::mutex mu;
   absl::Status first_error;
+  // Every device is created before any joins the NCCL world: ncclCommInitRank blocks until all
+  // ranks join, so a device that failed to start must stop the others before they call it.
+  std::condition_variable started_cv;
+  int64_t started = 0;
+  bool start_failed = false;
+  auto all_started = [&](bool ok) {
+    std::unique_lock<std::mutex> lock(mu);
+    start_failed |= !ok;
+    ++started;
+    started_cv.notify_all();
+    started_cv.wait(lock, [&] { return started == n; });
+    return !start_failed;
+  };
   auto run_device = [&](int64_t d) {
     absl::StatusOr<hlo::Literal> result = [&]() -> absl::StatusOr<hlo::Literal> {
-      ASSIGN_OR_RETURN(std::unique_ptr<DeviceApi> device, make_device(d));
+      absl::StatusOr<std::unique_ptr<DeviceApi>> made = make_device(d);
+      if (!all_started(made.ok()) && made.ok()) {
+        return absl::AbortedError("another device failed to start");
+      }
+      ASSIGN_OR_RETURN(std::unique_ptr<DeviceApi> device, std::move(made));
       if (backend == CollectiveBackend::kNccl) {
         return RunNcclDevice(module, arguments[d], d, n, id, *device, *nccl, options);
       }
@@ -136,7 +154,7 @@ absl::StatusOr<std::vector<hlo::Literal>> RunOnCudaDevices(
     }
     {
       std::lock_guard<std::mutex> lock(mu);
-      if (first_error.ok()) first_error = result.status();
+      if (first_error.ok() || absl::IsAborted(first_error)) first_error = result.status();
     }
     hub.Abort(result.status());
   };

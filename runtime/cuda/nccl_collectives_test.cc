@@ -157,6 +157,27 @@ ENTRY e {
                                 "CommDestroy comm=world0", "CommDestroy comm=world1"));
 }
 
+TEST(NcclCollectivesTest, NoRankJoinsTheWorldWhenADeviceFailsToStart) {
+  FakeNccl nccl;
+  CudaRunOptions options = HostOptions(2);
+  options.collectives = CollectiveBackend::kNccl;
+  options.nccl = &nccl;
+  options.make_device = [](int64_t d) -> absl::StatusOr<std::unique_ptr<DeviceApi>> {
+    if (d == 1) return absl::ResourceExhaustedError("device 1 is out of memory");
+    return MakeHostDevice();
+  };
+  absl::StatusOr<std::unique_ptr<hlo::HloModule>> module = ParseForTest(R"(HloModule m, num_partitions=2
+ENTRY e {
+  ROOT x = f32[2] parameter(0)
+})");
+  ASSERT_TRUE(module.ok());
+  std::vector<std::vector<hlo::Literal>> args(2);
+  for (auto& a : args) a.emplace_back(hlo::Shape::Array(hlo::PrimitiveType::kF32, {2}));
+  absl::StatusOr<std::vector<hlo::Literal>> r = RunOnCudaDevices(**module, args, options);
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("device 1 is out of memory"));
+  EXPECT_THAT(nccl.calls(), ElementsAre("GetUniqueId"));
+}
+
 }  // namespace
 }  // namespace cuda
 }  // namespace runtime
