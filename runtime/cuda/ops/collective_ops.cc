@@ -90,44 +90,43 @@ absl::Status HandleAllReduce(OpContext& ctx) {
   return absl::OkStatus();
 }
 
-absl::Status HandleAllGather(OpContext& ctx) {
+// all-gather (`gather`) and reduce-scatter, operand by operand. The full-size side (the
+// gathered output, the scattered input) is repacked through scratch when `dimension` is not
+// its leading non-trivial dimension.
+absl::Status GatherOrScatter(OpContext& ctx, bool gather) {
   ASSIGN_OR_RETURN(Collectives * layer, Layer(ctx));
   const int64_t dim = ctx.instr.attrs().dimensions.at(0);
   for (size_t i = 0; i < ctx.operands.size(); ++i) {
     const DeviceArray& in = ctx.operands[i];
     const DeviceArray& out = ctx.outputs[i];
+    const DeviceArray& full = gather ? out : in;
     ASSIGN_OR_RETURN(CollectiveOp op, MakeOp(ctx, in, true));
-    const int64_t count = in.shape.num_elements();
-    if (Contiguous(out.shape, dim)) {
-      RETURN_IF_ERROR(layer->AllGather(op, in.data, out.data, count));
+    if (!gather) {
+      ASSIGN_OR_RETURN(op.reduce, ReduceKindOf(ctx, op.dtype));
+    }
+    const int64_t count = (gather ? in : out).shape.num_elements();
+    auto run = [&](const void* src, void* dst) {
+      return gather ? layer->AllGather(op, src, dst, count)
+                    : layer->ReduceScatter(op, src, dst, count);
+    };
+    if (Contiguous(full.shape, dim)) {
+      RETURN_IF_ERROR(run(in.data, out.data));
       continue;
     }
-    ASSIGN_OR_RETURN(DeviceBuffer packed, ctx.executor.Scratch(out.shape.byte_size()));
-    RETURN_IF_ERROR(layer->AllGather(op, in.data, packed.data(), count));
-    RETURN_IF_ERROR(Repack(ctx, out, dim, op.grouping.size(), packed.data(), /*pack=*/false));
+    ASSIGN_OR_RETURN(DeviceBuffer packed, ctx.executor.Scratch(full.shape.byte_size()));
+    if (gather) {
+      RETURN_IF_ERROR(run(in.data, packed.data()));
+      RETURN_IF_ERROR(Repack(ctx, out, dim, op.grouping.size(), packed.data(), /*pack=*/false));
+    } else {
+      RETURN_IF_ERROR(Repack(ctx, in, dim, op.grouping.size(), packed.data(), /*pack=*/true));
+      RETURN_IF_ERROR(run(packed.data(), out.data));
+    }
   }
   return absl::OkStatus();
 }
 
-absl::Status HandleReduceScatter(OpContext& ctx) {
-  ASSIGN_OR_RETURN(Collectives * layer, Layer(ctx));
-  const int64_t dim = ctx.instr.attrs().dimensions.at(0);
-  for (size_t i = 0; i < ctx.operands.size(); ++i) {
-    const DeviceArray& in = ctx.operands[i];
-    const DeviceArray& out = ctx.outputs[i];
-    ASSIGN_OR_RETURN(CollectiveOp op, MakeOp(ctx, in, true));
-    ASSIGN_OR_RETURN(op.reduce, ReduceKindOf(ctx, op.dtype));
-    const int64_t count = out.shape.num_elements();
-    if (Contiguous(in.shape, dim)) {
-      RETURN_IF_ERROR(layer->ReduceScatter(op, in.data, out.data, count));
-      continue;
-    }
-    ASSIGN_OR_RETURN(DeviceBuffer packed, ctx.executor.Scratch(in.shape.byte_size()));
-    RETURN_IF_ERROR(Repack(ctx, in, dim, op.grouping.size(), packed.data(), /*pack=*/true));
-    RETURN_IF_ERROR(layer->ReduceScatter(op, packed.data(), out.data, count));
-  }
-  return absl::OkStatus();
-}
+absl::Status HandleAllGather(OpContext& ctx) { return GatherOrScatter(ctx, /*gather=*/true); }
+absl::Status HandleReduceScatter(OpContext& ctx) { return GatherOrScatter(ctx, /*gather=*/false); }
 
 absl::Status HandleAllToAll(OpContext& ctx) {
   ASSIGN_OR_RETURN(Collectives * layer, Layer(ctx));
