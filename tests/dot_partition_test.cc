@@ -243,3 +243,37 @@ ENTRY main {
 }
 
 }  // namespace
+
+namespace {
+
+// An unreduced result keeps the contracting split's partial sums: no collective at all (the
+// executor's verification sums each unreduced group).
+TEST(DotPartitionTest, UnreducedResultKeepsPartialSums) {
+  constexpr char kText[] = R"(
+HloModule unreduced, num_partitions=8
+ENTRY main {
+  a = f32[8,64] parameter(0), sharding={devices=[2,2,2]<=[2,2,2]T(0,1,2) last_tile_dim_replicate}
+  b = f32[64,16] parameter(1), sharding={devices=[2,2,2]<=[2,2,2]T(1,2,0) last_tile_dim_replicate}
+  ROOT dot = f32[8,16] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}, sharding={devices=[2,2,2]<=[2,2,2]T(0,2,1) last_tile_dims={unreduced}}
+})";
+  Partitioned p = Partition(kText);
+  std::map<HloOpcode, int> counts = Counts(*p.spmd);
+  EXPECT_EQ(counts[HloOpcode::kAllReduce], 0) << p.spmd->ToString() << p.explain;
+  EXPECT_NE(p.explain.find("+unreduced"), std::string::npos) << p.explain;
+  ExpectVerifies(p, 8);
+}
+
+// From unreduced to replicated: one all-reduce over each unreduced group.
+TEST(DotPartitionTest, UnreducedParameterIsAllReducedForAReplicatedUse) {
+  constexpr char kText[] = R"(
+HloModule unreduced_param, num_partitions=4
+ENTRY main {
+  p = f32[8,16] parameter(0), sharding={devices=[2,1,2]<=[4] last_tile_dims={unreduced}}
+  ROOT n = f32[8,16] negate(p), sharding={replicated}
+})";
+  Partitioned p = Partition(kText);
+  EXPECT_EQ(Counts(*p.spmd)[HloOpcode::kAllReduce], 1) << p.spmd->ToString();
+  ExpectVerifies(p, 4);
+}
+
+}  // namespace

@@ -4,10 +4,14 @@
 // sharding's elements.
 #include "runtime/cpu/verify.h"
 
+#include <algorithm>
+#include <complex>
+
 #include <cmath>
 #include <map>
 
 #include "hlo/sharding/shard_geometry.h"
+#include "hlo/sharding/unreduced.h"
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
 #include "runtime/cpu/box_copy.h"
@@ -178,8 +182,57 @@ absl::StatusOr<HloSharding> LeafSharding(const HloSharding* sharding, const Shap
   return normalized.tuple_elements()[leaf];
 }
 
+namespace {
+
+// The first member of `device`'s unreduced group (the one that holds the value; the others
+// hold zeros), or -1 when `sharding` has no unreduced devices.
+absl::StatusOr<int64_t> UnreducedHolder(const HloSharding& sharding, int64_t device,
+                                        int64_t num_devices) {
+  ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> groups,
+                   hlo::UnreducedGroups(sharding, num_devices));
+  for (const std::vector<int64_t>& group : groups) {
+    if (std::find(group.begin(), group.end(), device) != group.end()) return group.front();
+  }
+  return -1;
+}
+
+// The sum, element by element, of literals of one array shape.
+Literal SumOf(const std::vector<const Literal*>& parts) {
+  Literal sum(parts.front()->shape());
+  const PrimitiveType type = sum.shape().element_type();
+  for (int64_t i = 0; i < sum.element_count(); ++i) {
+    if (hlo::IsComplexType(type)) {
+      std::complex<double> total = 0;
+      for (const Literal* p : parts) total += p->GetComplex(i);
+      sum.SetComplex(i, total);
+    } else if (hlo::IsFloatingPointType(type)) {
+      double total = 0;
+      for (const Literal* p : parts) total += p->GetDouble(i);
+      sum.SetDouble(i, total);
+    } else {
+      int64_t total = 0;
+      for (const Literal* p : parts) total += p->GetInt(i);
+      sum.SetInt(i, total);
+    }
+  }
+  return sum;
+}
+
+}  // namespace
+
 absl::StatusOr<Literal> ShardForDevice(const Literal& full, const HloSharding& sharding,
                                        const Shape& device_shape, int64_t device) {
+  if (hlo::HasUnreduced(sharding)) {
+    // Partial sums: the group's first member holds the value, the others zeros.
+    int64_t holder = 0;  // {unreduced}: device 0 of all.
+    if (sharding.IsTiled()) {
+      ASSIGN_OR_RETURN(holder, UnreducedHolder(sharding, device,
+                                               sharding.tile_assignment().num_devices()));
+    }
+    ASSIGN_OR_RETURN(HloSharding reduced, hlo::UnreducedAsReplicated(sharding));
+    if (holder == device) return ShardForDevice(full, reduced, device_shape, device);
+    return Literal(device_shape);
+  }
   Literal shard(device_shape);
   if (!full.shape().IsArray()) return shard;  // Tokens carry no data.
   if (!device_shape.IsArray() || device_shape.element_type() != full.shape().element_type() ||
@@ -232,9 +285,28 @@ absl::StatusOr<std::string> CompareHolders(const Literal& a, int64_t first, cons
 absl::StatusOr<Assembled> AssembleFromShards(absl::Span<const Literal* const> shards,
                                              const HloSharding& sharding, const Shape& full_shape) {
   if (!full_shape.IsArray()) return Assembled{Literal(full_shape), ""};
+  if (hlo::HasUnreduced(sharding)) {
+    // Sum each unreduced group; every member then holds the group's value.
+    const int64_t n = static_cast<int64_t>(shards.size());
+    ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> groups, hlo::UnreducedGroups(sharding, n));
+    ASSIGN_OR_RETURN(HloSharding reduced, hlo::UnreducedAsReplicated(sharding));
+    std::vector<Literal> sums(n);
+    std::vector<const Literal*> summed(shards.begin(), shards.end());
+    for (const std::vector<int64_t>& group : groups) {
+      std::vector<const Literal*> parts;
+      for (int64_t d : group) {
+        if (d >= n || !shards[d]->shape().Compatible(shards[group.front()]->shape())) {
+          return absl::InvalidArgumentError("unreduced group members returned different shapes");
+        }
+        parts.push_back(shards[d]);
+      }
+      sums[group.front()] = SumOf(parts);
+      for (int64_t d : group) summed[d] = &sums[group.front()];
+    }
+    return AssembleFromShards(summed, reduced, full_shape);
+  }
   Assembled out{Literal(Shape::Array(full_shape.element_type(), full_shape.dimensions())), ""};
-  if (sharding.kind() == HloSharding::Kind::kUnreduced ||
-      sharding.kind() == HloSharding::Kind::kUnknown) {
+  if (sharding.kind() == HloSharding::Kind::kUnknown) {
     return absl::UnimplementedError(
         hlo::StrCat("cannot assemble a value with sharding ", sharding.ToString()));
   }

@@ -8,6 +8,7 @@
 
 #include "hlo/sharding/shard_geometry.h"
 #include "hlo/sharding/sharding_transforms.h"
+#include "hlo/sharding/unreduced.h"
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
 #include "spmd/dot/dot_windowed.h"
@@ -29,7 +30,10 @@ std::vector<SpaceTiling> SpaceTilings(const DotProblem& p) {
   const DotSpace& s = p.space;
   absl::StatusOr<HloSharding> lhs = s.Lift(p.lhs_current, s.lhs_to_space());
   absl::StatusOr<HloSharding> rhs = s.Lift(p.rhs_current, s.rhs_to_space());
-  absl::StatusOr<HloSharding> result = s.Lift(p.wanted, s.result_to_space());
+  // An unreduced result is tiled like its reduced form.
+  absl::StatusOr<HloSharding> wanted = hlo::UnreducedAsReplicated(p.wanted);
+  absl::StatusOr<HloSharding> result =
+      wanted.ok() ? s.Lift(*wanted, s.result_to_space()) : wanted.status();
   std::vector<SpaceTiling> out;
   auto add = [&](std::string family, absl::StatusOr<HloSharding> space) {
     if (space.ok()) out.push_back({std::move(family), *std::move(space)});
@@ -85,6 +89,30 @@ absl::StatusOr<HloSharding> ReduceScatterSharding(const DotSpace& s, const HloSh
   return HloSharding::PartialTile(std::move(merged));
 }
 
+// The local result sharding of `space` with its pending sums kept: tiles of contracting dims
+// become an unreduced subgroup.
+absl::StatusOr<HloSharding> PendingAsUnreduced(const DotSpace& s, const HloSharding& space,
+                                               int64_t num_devices) {
+  ASSIGN_OR_RETURN(TileAssignment full, s.FullAssignment(space, num_devices));
+  std::vector<int64_t> perm, dims;
+  for (int64_t sd : s.result_to_space()) {
+    perm.push_back(sd);
+    dims.push_back(full.dim(sd));
+  }
+  int64_t pending = 1;
+  for (int64_t k : s.ContractingDims()) {
+    perm.push_back(k);
+    pending *= full.dim(k);
+  }
+  perm.push_back(s.rank());
+  dims.push_back(pending);
+  dims.push_back(full.dim(s.rank()));
+  ASSIGN_OR_RETURN(TileAssignment transposed, full.Transpose(perm));
+  ASSIGN_OR_RETURN(TileAssignment reshaped, transposed.Reshape(dims));
+  return HloSharding::Subgroup(std::move(reshaped), {hlo::OpShardingType::kUnreduced,
+                                                     hlo::OpShardingType::kReplicated});
+}
+
 class CandidateBuilder {
  public:
   CandidateBuilder(const DotProblem& p, const DeviceModel& model, ReshardPlanner& planner,
@@ -115,6 +143,16 @@ class CandidateBuilder {
       for (int64_t d = 0; d < p_.result_shape.rank(); ++d) {
         absl::StatusOr<DotCandidate> rs = ReduceScatterVariant(base, d);
         if (rs.ok()) finished.push_back(*std::move(rs));
+      }
+      if (hlo::HasUnreduced(p_.wanted)) {
+        absl::StatusOr<HloSharding> unreduced = PendingAsUnreduced(p_.space, base.space,
+                                                                   p_.num_devices);
+        if (unreduced.ok()) {
+          DotCandidate keep = base;
+          keep.finish = DotFinish::kKeepUnreduced;
+          keep.produced = *std::move(unreduced);
+          finished.push_back(std::move(keep));
+        }
       }
     }
     for (DotCandidate& c : finished) {
@@ -172,7 +210,7 @@ class CandidateBuilder {
 
   absl::Status CostFinish(DotCandidate& c) {
     const int64_t local_bytes = ShardBytes(c.local, p_.result_shape);
-    if (c.finish != DotFinish::kNone) {
+    if (c.finish == DotFinish::kAllReduce || c.finish == DotFinish::kReduceScatter) {
       const int64_t g = static_cast<int64_t>(c.pending_groups.front().size());
       const CollectiveKind kind = c.finish == DotFinish::kAllReduce
                                       ? CollectiveKind::kAllReduce
@@ -285,6 +323,7 @@ std::string DotCandidate::Name() const {
                    windowed.operand_dim, ")");
   }
   if (finish == DotFinish::kAllReduce) name += "+all-reduce";
+  if (finish == DotFinish::kKeepUnreduced) name += "+unreduced";
   if (finish == DotFinish::kReduceScatter && windowed.kind != WindowedKind::kReduceScatterLoop) {
     hlo::StrAppend(&name, "+reduce-scatter(d", scatter_dim, ")");
   }

@@ -37,7 +37,9 @@
 
 namespace spmd {
 
-enum class DotFinish { kNone, kAllReduce, kReduceScatter };
+// How partial sums over contracting tiles are finished: not at all (none pending), all-reduce,
+// reduce-scatter, or kept as an unreduced sharding (when the wanted sharding is unreduced).
+enum class DotFinish { kNone, kAllReduce, kReduceScatter, kKeepUnreduced };
 enum class WindowedKind { kNone, kAllGatherLoop, kReduceScatterLoop };
 
 // A windowed-einsum loop: `steps` blocks around the ring `groups` (each group ordered as the

@@ -60,7 +60,7 @@ HloInstruction* Collective(HloOpcode opcode, Shape shape, HloInstruction* value,
 // All-reduce or reduce-scatter of the local partial sums.
 absl::StatusOr<HloInstruction*> Finish(const DotCandidate& c, HloInstruction* local,
                                        PartitionContext& ctx) {
-  if (c.finish == DotFinish::kNone) return local;
+  if (c.finish == DotFinish::kNone || c.finish == DotFinish::kKeepUnreduced) return local;
   ASSIGN_OR_RETURN(hlo::HloComputation * add, ctx.AddReducer(local->shape().element_type()));
   if (c.finish == DotFinish::kAllReduce) {
     return Collective(HloOpcode::kAllReduce, local->shape(), local, c.pending_groups, add, ctx);
@@ -124,9 +124,12 @@ absl::StatusOr<DotProblem> MakeProblem(const HloInstruction& dot, const HloShard
 
 absl::Status HandleDot(const HloInstruction& original, const HloSharding& sharding,
                        PartitionContext& ctx) {
-  const bool plain_sharding = sharding.IsReplicated() ||
-                              (sharding.IsTiled() && (sharding.subgroup_types().empty() ||
-                                                      sharding.replicate_on_last_tile_dim()));
+  bool plain_sharding = sharding.IsReplicated() ||
+                        sharding.kind() == HloSharding::Kind::kUnreduced || sharding.IsTiled();
+  for (hlo::OpShardingType t : sharding.IsTiled() ? sharding.subgroup_types()
+                                                  : std::vector<hlo::OpShardingType>{}) {
+    plain_sharding = plain_sharding && t != hlo::OpShardingType::kManual;
+  }
   if (!original.shape().IsArray() || !original.attrs().dot_dimension_numbers ||
       !plain_sharding || original.operand_count() != 2) {
     return HandleReplicated(original, sharding, ctx);

@@ -204,6 +204,19 @@ absl::StatusOr<HloInstruction*> ReshardEmitter::EmitStep(const StepContext& cont
       return context.value;
     case ReshardStepKind::kExchange:
       return EmitExchange(context);
+    case ReshardStepKind::kAllReduce: {
+      ASSIGN_OR_RETURN(hlo::HloComputation * add,
+                       AddReducer(context.value->shape().element_type()));
+      HloInstruction* all_reduce =
+          Add(HloOpcode::kAllReduce, context.value->shape(), {context.value});
+      all_reduce->mutable_attrs()->replica_groups = step.replica_groups;
+      all_reduce->mutable_attrs()->channel_id = channel_ids_->Next();
+      all_reduce->mutable_attrs()->use_global_device_ids = true;
+      all_reduce->AppendCalledComputation(add);
+      return all_reduce;
+    }
+    case ReshardStepKind::kUnreduce:
+      return EmitUnreduce(context);
     case ReshardStepKind::kCollectivePermute: {
       HloInstruction* permute =
           Add(HloOpcode::kCollectivePermute, context.value->shape(), {context.value});
@@ -213,6 +226,22 @@ absl::StatusOr<HloInstruction*> ReshardEmitter::EmitStep(const StepContext& cont
     }
   }
   return absl::InternalError("reshard: unknown step kind");
+}
+
+absl::StatusOr<HloInstruction*> ReshardEmitter::EmitUnreduce(const StepContext& context) {
+  std::vector<int64_t> keeps(context.num_devices, 0);
+  for (const std::vector<int64_t>& group : context.step.replica_groups.Expanded()) {
+    if (!group.empty()) keeps[group.front()] = 1;
+  }
+  const Shape& shape = context.value->shape();
+  HloInstruction* flag = Add(HloOpcode::kCompare, Shape::Array(PrimitiveType::kPred, {}),
+                             {PerDeviceOffset(keeps), ScalarConstant(PrimitiveType::kS32, 1)});
+  flag->mutable_attrs()->comparison_direction = hlo::ComparisonDirection::kEq;
+  HloInstruction* mask =
+      Add(HloOpcode::kBroadcast, Shape::Array(PrimitiveType::kPred, shape.dimensions()), {flag});
+  HloInstruction* zeros =
+      Add(HloOpcode::kBroadcast, shape, {ScalarConstant(shape.element_type(), 0)});
+  return Add(HloOpcode::kSelect, shape, {mask, context.value, zeros});
 }
 
 absl::StatusOr<HloInstruction*> ReshardEmitter::EmitAllGather(const StepContext& context) {

@@ -83,6 +83,7 @@ class ReshardEmitter {
   absl::StatusOr<hlo::HloInstruction*> EmitDynamicSlice(const StepContext& context);
   absl::StatusOr<hlo::HloInstruction*> EmitBroadcast(const StepContext& context);
   absl::StatusOr<hlo::HloInstruction*> EmitScatter(const StepContext& context);
+  absl::StatusOr<hlo::HloInstruction*> EmitUnreduce(const StepContext& context);
   // Defined in reshard_emit_exchange.cc.
   absl::StatusOr<hlo::HloInstruction*> EmitExchange(const StepContext& context);
   // Per-dim s32 start scalars from per-device offsets `offsets[device][dim]`.

@@ -63,6 +63,10 @@ std::string_view ReshardStepKindName(ReshardStepKind kind) {
       return "scatter";
     case ReshardStepKind::kExchange:
       return "exchange";
+    case ReshardStepKind::kAllReduce:
+      return "all-reduce";
+    case ReshardStepKind::kUnreduce:
+      return "unreduce";
   }
   return "unknown";
 }

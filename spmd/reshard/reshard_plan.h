@@ -39,10 +39,15 @@ enum class ReshardStepKind {
   // lacks, by rounds of collective-permutes (reshard_exchange.h). `dimensions` is empty; the
   // schedule follows from the shardings before and after.
   kExchange,
+  // Unreduced -> reduced: all-reduce (sum) over `replica_groups`, the unreduced groups.
+  kAllReduce,
+  // Reduced -> unreduced: the first member of each group in `replica_groups` keeps the value,
+  // the others hold zeros (their sum is the value). No communication.
+  kUnreduce,
 };
 
 // "all-gather", "dynamic-slice", "all-to-all", "collective-permute", "broadcast", "relabel",
-// "scatter", "exchange".
+// "scatter", "exchange", "all-reduce", "unreduce".
 std::string_view ReshardStepKindName(ReshardStepKind kind);
 
 struct ReshardStep {

@@ -18,6 +18,8 @@
 #include "absl/status/status.h"
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
+#include "hlo/sharding/shard_geometry.h"
+#include "hlo/sharding/unreduced.h"
 #include "spmd/reshard/reshard_exchange.h"
 #include "spmd/reshard/reshard_search.h"
 #include "spmd/reshard/reshard_state.h"
@@ -44,7 +46,7 @@ absl::Status CheckInputs(const hlo::Shape& shape, const HloSharding& source,
           hlo::StrCat("reshard: ", sharding->ToString(), " names a device beyond ", num_devices));
     }
     if (kind != HloSharding::Kind::kReplicated && kind != HloSharding::Kind::kMaximal &&
-        kind != HloSharding::Kind::kTiled) {
+        kind != HloSharding::Kind::kTiled && kind != HloSharding::Kind::kUnreduced) {
       return absl::UnimplementedError(
           hlo::StrCat("reshard: cannot reshard ", sharding->ToStringWithoutMetadata()));
     }
@@ -158,10 +160,12 @@ int64_t HopsBytes(const std::vector<SearchHop>& hops) {
 
 }  // namespace
 
-absl::StatusOr<ReshardPlan> PlanReshard(const hlo::Shape& shape, const HloSharding& source,
-                                        const HloSharding& target, int64_t num_devices,
-                                        const LinkModel& link) {
-  RETURN_IF_ERROR(CheckInputs(shape, source, target, num_devices));
+namespace {
+
+// The plan between two shardings without unreduced devices.
+absl::StatusOr<ReshardPlan> PlanReducedReshard(const hlo::Shape& shape, const HloSharding& source,
+                                               const HloSharding& target, int64_t num_devices,
+                                               const LinkModel& link) {
   if (source == target) return Assemble(shape, source, target, num_devices, {});
   const StepCoster coster(shape, num_devices, link);
   ShardedHops hops;
@@ -188,6 +192,69 @@ absl::StatusOr<ReshardPlan> PlanReshard(const hlo::Shape& shape, const HloShardi
   RETURN_IF_ERROR(AppendHops(std::move(path), hops));
   if (to_maximal) hops.emplace_back(SearchEdge{}, target);  // A free relabel.
   return Assemble(shape, source, target, num_devices, std::move(hops));
+}
+
+// All-reduce (sum) over the unreduced groups of `source`, leaving `reduced`.
+absl::StatusOr<ReshardStep> AllReduceStep(const hlo::Shape& shape, const HloSharding& source,
+                                          const HloSharding& reduced, int64_t num_devices,
+                                          const LinkModel& link) {
+  ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> groups,
+                   hlo::UnreducedGroups(source, num_devices));
+  ASSIGN_OR_RETURN(hlo::Shape local, hlo::PaddedShardShape(reduced, shape));
+  ReshardStep step;
+  step.kind = ReshardStepKind::kAllReduce;
+  step.sharding = reduced;
+  step.replica_groups = MakeReplicaGroups(groups);
+  step.group_size = static_cast<int64_t>(groups.front().size());
+  const CollectiveCost cost =
+      EstimateCollective(CollectiveKind::kAllReduce, local.byte_size(), step.group_size, link);
+  step.bytes_received = cost.bytes_received;
+  step.cost_us = cost.time_us;
+  return step;
+}
+
+// Keeps the value on the first member of each unreduced group of `target` (zeros elsewhere).
+absl::StatusOr<ReshardStep> UnreduceStep(const HloSharding& target, int64_t num_devices) {
+  ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> groups,
+                   hlo::UnreducedGroups(target, num_devices));
+  ReshardStep step;
+  step.kind = ReshardStepKind::kUnreduce;
+  step.sharding = target;
+  step.replica_groups = MakeReplicaGroups(groups);
+  step.group_size = static_cast<int64_t>(groups.front().size());
+  return step;
+}
+
+}  // namespace
+
+absl::StatusOr<ReshardPlan> PlanReshard(const hlo::Shape& shape, const HloSharding& source,
+                                        const HloSharding& target, int64_t num_devices,
+                                        const LinkModel& link) {
+  RETURN_IF_ERROR(CheckInputs(shape, source, target, num_devices));
+  if (source == target) return Assemble(shape, source, target, num_devices, {});
+  const bool from_unreduced = hlo::HasUnreduced(source);
+  const bool to_unreduced = hlo::HasUnreduced(target);
+  if (!from_unreduced && !to_unreduced) {
+    return PlanReducedReshard(shape, source, target, num_devices, link);
+  }
+  ASSIGN_OR_RETURN(HloSharding reduced_source, hlo::UnreducedAsReplicated(source));
+  ASSIGN_OR_RETURN(HloSharding reduced_target, hlo::UnreducedAsReplicated(target));
+  ASSIGN_OR_RETURN(ReshardPlan plan, PlanReducedReshard(shape, reduced_source, reduced_target,
+                                                        num_devices, link));
+  if (from_unreduced) {
+    ASSIGN_OR_RETURN(ReshardStep reduce,
+                     AllReduceStep(shape, source, reduced_source, num_devices, link));
+    plan.cost_us += reduce.cost_us;
+    plan.bytes_received_per_device += reduce.bytes_received;
+    plan.steps.insert(plan.steps.begin(), std::move(reduce));
+  }
+  if (to_unreduced) {
+    ASSIGN_OR_RETURN(ReshardStep unreduce, UnreduceStep(target, num_devices));
+    plan.steps.push_back(std::move(unreduce));
+  }
+  plan.source = source;
+  plan.target = target;
+  return plan;
 }
 
 absl::StatusOr<ReshardPlan> PlanReplicateThenSlice(const hlo::Shape& shape,
