@@ -6,6 +6,7 @@
 // instruction's sharding with its provenance. Shard barriers are removed at the end.
 #include "spmd/propagation/sharding_propagation.h"
 
+#include <algorithm>
 #include <optional>
 #include <utility>
 
@@ -99,8 +100,9 @@ bool MayChange(const hlo::HloModule& module, const HloInstruction& instr) {
   if (instr.parent() != module.entry_computation()) return open;
   const hlo::HloModuleConfig& config = module.config();
   if (instr.parent()->root_instruction() == &instr) {
-    return PropagationAllowed(config.allow_spmd_sharding_propagation_to_output, 0) ||
-           HasUnknownLeaf(instr);
+    // Leaves whose flag is false keep their annotation through their held classes.
+    const std::vector<bool>& flags = config.allow_spmd_sharding_propagation_to_output;
+    return std::find(flags.begin(), flags.end(), true) != flags.end() || HasUnknownLeaf(instr);
   }
   if (instr.opcode() == HloOpcode::kParameter) {
     return PropagationAllowed(config.allow_spmd_sharding_propagation_to_parameters,
@@ -163,6 +165,7 @@ absl::StatusOr<bool> ShardingPropagation::RunImpl(hlo::HloModule* module) {
   if (module->entry_computation() == nullptr) {
     return absl::InvalidArgumentError("module has no entry computation");
   }
+  RETURN_IF_ERROR(CheckWhileDeviceAssignments(*module));
   const ValueClasses classes(*module);
   ReshardPlanner planner;
   PropagationEngine engine(InitialStates(*module, classes), BuildEdges(*module, classes),

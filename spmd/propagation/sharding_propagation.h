@@ -15,6 +15,7 @@
 //   -> %d and %t get sharding={devices=[1,2]<=[2]}; the log says
 //      "%t: {devices=[1,2]<=[2]} <- %d via %t (elementwise result <- operand 0) ... from %a".
 //
+// Fails (InvalidArgument) when a while loop's annotations place it on two devices.
 // Every sharding it assigns is validated against the instruction's shape and the module's
 // partition count; a value it cannot shard validly is left without a sharding (replicated).
 #ifndef SPMD_PROPAGATION_SHARDING_PROPAGATION_H_

@@ -289,5 +289,64 @@ ENTRY e {
   EXPECT_EQ(S("g"), "{manual}");
 }
 
+TEST_F(PropagationTest, ParameterFlagLetsPropagationShardAParameter) {
+  const char* text = R"(HloModule m, num_partitions=2%s
+ENTRY e {
+  p = f32[8,8] parameter(0)
+  q = f32[8,8] parameter(1), sharding={devices=[1,2]<=[2]}
+  ROOT a = f32[8,8] add(p, q), sharding={devices=[1,2]<=[2]}
+})";
+  char buf[512];
+  std::snprintf(buf, sizeof(buf), text,
+                ", allow_spmd_sharding_propagation_to_parameters={true,false}");
+  Propagate(buf);
+  EXPECT_EQ(S("p"), "{devices=[1,2]<=[2]}");
+  std::snprintf(buf, sizeof(buf), text, "");
+  Propagate(buf);
+  EXPECT_EQ(S("p"), "none");
+}
+
+TEST_F(PropagationTest, OutputFlagsApplyLeafByLeaf) {
+  Propagate(R"(HloModule m, num_partitions=2, allow_spmd_sharding_propagation_to_output={false,true}
+ENTRY e {
+  p = f32[8,8] parameter(0), sharding={devices=[2,1]<=[2]}
+  a = f32[8,8] negate(p)
+  b = f32[8,8] exponential(p)
+  ROOT t = (f32[8,8], f32[8,8]) tuple(a, b), sharding={{replicated}, {replicated}}
+})");
+  EXPECT_EQ(S("t"), "{{replicated}, {devices=[2,1]<=[2]}}");
+  EXPECT_EQ(S("a"), "none");
+}
+
+TEST(PropagationErrorTest, WhileOnTwoDevicesIsRejected) {
+  auto m = hlo::ParseHloModule(R"(HloModule m, num_partitions=2
+cond {
+  c = (s32[], f32[]) parameter(0)
+  i = s32[] get-tuple-element(c), index=0
+  n = s32[] constant(3)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  b = (s32[], f32[]) parameter(0)
+  i = s32[] get-tuple-element(b), index=0, sharding={maximal device=1}
+  v = f32[] get-tuple-element(b), index=1
+  ROOT t = (s32[], f32[]) tuple(i, v)
+}
+ENTRY e {
+  z = s32[] constant(0)
+  p = f32[] parameter(0)
+  init = (s32[], f32[]) tuple(z, p)
+  w = (s32[], f32[]) while(init), condition=cond, body=body,
+    sharding={{maximal device=0}, {maximal device=0}}
+  ROOT r = f32[] get-tuple-element(w), index=1
+})");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  ShardingPropagation pass;
+  absl::StatusOr<bool> result = pass.Run(m->get());
+  ASSERT_FALSE(result.ok());
+  EXPECT_THAT(std::string(result.status().message()),
+              HasSubstr("%w is on device 0 but %i.1 is on device 1"));
+}
+
 }  // namespace
 }  // namespace spmd

@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "hlo/ir/hlo_computation.h"
+#include "hlo/strings.h"
 
 namespace spmd {
 namespace {
@@ -70,7 +71,44 @@ void Offer(std::optional<UserSharding> intent, std::optional<UserSharding>& slot
   }
 }
 
+// One loop of CheckWhileDeviceAssignments: the while itself, then its body in order.
+absl::Status CheckOneWhile(const HloInstruction& loop) {
+  const HloInstruction* first = nullptr;
+  int64_t device = -1;
+  auto visit = [&](const HloInstruction& instr) -> absl::Status {
+    if (!instr.has_sharding()) return absl::OkStatus();
+    std::optional<int64_t> unique = instr.sharding().UniqueDevice();
+    if (!unique) return absl::OkStatus();
+    if (first == nullptr) {
+      first = &instr;
+      device = *unique;
+    } else if (*unique != device) {
+      return absl::InvalidArgumentError(
+          hlo::StrCat("while %", loop.name(), ": conflicting device assignments: %", first->name(),
+                      " is on device ", device, " but %", instr.name(), " is on device ", *unique));
+    }
+    return absl::OkStatus();
+  };
+  if (absl::Status s = visit(loop); !s.ok()) return s;
+  for (const auto& instr : loop.while_body()->instructions()) {
+    if (absl::Status s = visit(*instr); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
+
+absl::Status CheckWhileDeviceAssignments(const hlo::HloModule& module) {
+  for (const hlo::HloComputation* comp : module.MakeComputationPostOrder()) {
+    for (const auto& instr : comp->instructions()) {
+      if (instr->opcode() != hlo::HloOpcode::kWhile || instr->called_computations().size() != 2) {
+        continue;
+      }
+      if (absl::Status s = CheckOneWhile(*instr); !s.ok()) return s;
+    }
+  }
+  return absl::OkStatus();
+}
 
 bool PropagationAllowed(const std::vector<bool>& flags, int64_t index) {
   if (flags.empty()) return false;

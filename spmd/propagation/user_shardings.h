@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "hlo/ir/hlo_module.h"
 #include "hlo/sharding/hlo_sharding.h"
 #include "spmd/propagation/value_classes.h"
@@ -42,6 +43,12 @@ std::vector<std::optional<UserSharding>> CollectUserShardings(const hlo::HloModu
 // The dims listed as `unspecified_dims=[a,b]` in a custom-call backend_config, or nullopt when
 // the config does not list any.
 std::optional<std::vector<int64_t>> ParseUnspecifiedDims(const std::string& backend_config);
+
+// Fails when a while loop's annotations place it on two devices: among the while's own
+// sharding and the shardings in its body, every one that puts the whole value on a single
+// device ({maximal device=N}, or a tuple all on N) must name the same device (XLA rejects these
+// loops too). The message names the loop and two instructions that disagree.
+absl::Status CheckWhileDeviceAssignments(const hlo::HloModule& module);
 
 // Whether the entry root leaf `leaf` / entry parameter `number` may take a propagated
 // sharding over its own: its flag in `flags` (one flag for all when there is one) is true.
