@@ -49,6 +49,13 @@ class PropagationTest : public ::testing::Test {
   bool changed_ = false;
 };
 
+// `text` with its `%s` replaced by `header` (module header attributes).
+std::string WithHeader(const std::string& text, const std::string& header) {
+  std::string out = text;
+  out.replace(out.find("%s"), 2, header);
+  return out;
+}
+
 constexpr char kMlp[] = R"(HloModule m, num_partitions=2
 ENTRY e {
   x = f32[8,16] parameter(0), sharding={replicated}
@@ -225,12 +232,9 @@ ENTRY e {
   p = f32[8,8] parameter(0), sharding={devices=[2,1]<=[2]}
   ROOT n = f32[8,8] negate(p), sharding={replicated}
 })";
-  char buf[512];
-  std::snprintf(buf, sizeof(buf), text, ", allow_spmd_sharding_propagation_to_output={true}");
-  Propagate(buf);
+  Propagate(WithHeader(text, ", allow_spmd_sharding_propagation_to_output={true}"));
   EXPECT_EQ(S("n"), "{devices=[2,1]<=[2]}");
-  std::snprintf(buf, sizeof(buf), text, "");
-  Propagate(buf);
+  Propagate(WithHeader(text, ""));
   EXPECT_EQ(S("n"), "{replicated}");
 }
 
@@ -296,13 +300,9 @@ ENTRY e {
   q = f32[8,8] parameter(1), sharding={devices=[1,2]<=[2]}
   ROOT a = f32[8,8] add(p, q), sharding={devices=[1,2]<=[2]}
 })";
-  char buf[512];
-  std::snprintf(buf, sizeof(buf), text,
-                ", allow_spmd_sharding_propagation_to_parameters={true,false}");
-  Propagate(buf);
+  Propagate(WithHeader(text, ", allow_spmd_sharding_propagation_to_parameters={true,false}"));
   EXPECT_EQ(S("p"), "{devices=[1,2]<=[2]}");
-  std::snprintf(buf, sizeof(buf), text, "");
-  Propagate(buf);
+  Propagate(WithHeader(text, ""));
   EXPECT_EQ(S("p"), "none");
 }
 
