@@ -126,104 +126,84 @@ absl::StatusOr<void*> CudaExecutor::ConstantLeaf(const HloInstruction& instr, in
   return it->second.value.leaves.at(leaf).data;
 }
 
-absl::StatusOr<OwnedValue> CudaExecutor::Execute(const hlo::HloComputation& computation,
-                                                 absl::Span<const DeviceValue> params) {
-  if (static_cast<int64_t>(params.size()) != computation.num_parameters()) {
-    return absl::InvalidArgumentError(hlo::StrCat("computation ", computation.name(), " takes ",
-                                                  computation.num_parameters(),
-                                                  " arguments, got ", params.size()));
-  }
-  ASSIGN_OR_RETURN(ComputationState * state, StateFor(computation));
-  const BufferPlan& plan = state->plan;
-  const auto& instrs = computation.instructions();
-  std::vector<void*> where(plan.buffers.size(), nullptr);
-  std::vector<DeviceBuffer> outputs(plan.buffers.size());
-  std::vector<DeviceValue> values(instrs.size());
-  absl::flat_hash_map<const HloInstruction*, size_t> position;
-  for (size_t i = 0; i < instrs.size(); ++i) position[instrs[i].get()] = i;
-  char* arena = static_cast<char*>(state->arena.data());
-  for (size_t i = 0; i < instrs.size(); ++i) {
-    const HloInstruction& instr = *instrs[i];
-    for (int64_t b : plan.leaves[i]) {
-      const PlannedBuffer& buf = plan.buffers[b];
-      if (buf.instruction != static_cast<int64_t>(i)) continue;  // Defined earlier.
-      switch (buf.kind) {
-        case BufferKind::kArena:
-          where[b] = arena + buf.offset;
-          break;
-        case BufferKind::kOutput: {
-          ASSIGN_OR_RETURN(outputs[b], DeviceBuffer::Allocate(device_, buf.bytes));
-          where[b] = outputs[b].data();
-          break;
-        }
-        case BufferKind::kParameter: {
-          const DeviceValue& p = params[instr.parameter_number()];
-          if (buf.leaf >= static_cast<int64_t>(p.leaves.size())) {
-            return ErrorAt(instr, "argument does not match the parameter's shape");
-          }
-          where[b] = p.leaves[buf.leaf].data;
-          break;
-        }
-        case BufferKind::kConstant: {
-          ASSIGN_OR_RETURN(where[b], ConstantLeaf(instr, buf.leaf));
-          break;
-        }
-      }
-    }
-    DeviceValue& value = values[i];
-    value.shape = instr.shape();
-    const std::vector<hlo::Shape> shapes = FlatLeafShapes(instr.shape());
-    for (size_t k = 0; k < shapes.size(); ++k) {
-      value.leaves.push_back({where[plan.leaves[i][k]], shapes[k]});
-    }
-    if (IsAliasingInstruction(instr) || instr.opcode() == HloOpcode::kParameter ||
-        instr.opcode() == HloOpcode::kConstant || instr.opcode() == HloOpcode::kAfterAll) {
-      if (instr.opcode() == HloOpcode::kBitcast &&
-          LeafBytes(instr.shape()) != LeafBytes(instr.operand(0)->shape())) {
-        return ErrorAt(instr, "bitcast changes the byte size");
-      }
-      continue;
-    }
-    std::vector<DeviceValue> operand_values;
-    for (const HloInstruction* op : instr.operands()) {
-      operand_values.push_back(values[position.at(op)]);
-    }
-    absl::Status status;
-    switch (instr.opcode()) {
-      case HloOpcode::kWhile:
-      case HloOpcode::kConditional:
-      case HloOpcode::kCall:
-        status = RunControlFlow(instr, operand_values, value);
+// One run of a computation: where each planned buffer is, the outputs allocated for this run,
+// and each instruction's value.
+struct CudaExecutor::Frame {
+  const BufferPlan& plan;
+  char* arena;
+  std::vector<void*> where;
+  std::vector<DeviceBuffer> outputs;
+  std::vector<DeviceValue> values;
+};
+
+absl::Status CudaExecutor::PlaceBuffers(Frame& frame, size_t i, const HloInstruction& instr,
+                                        absl::Span<const DeviceValue> params) {
+  for (int64_t b : frame.plan.leaves[i]) {
+    const PlannedBuffer& buf = frame.plan.buffers[b];
+    if (buf.instruction != static_cast<int64_t>(i)) continue;  // Defined earlier.
+    switch (buf.kind) {
+      case BufferKind::kArena:
+        frame.where[b] = frame.arena + buf.offset;
         break;
-      default: {
-        CudaOpHandler handler = FindCudaOpHandler(instr.opcode());
-        if (handler == nullptr) {
-          return ErrorAt(instr, hlo::StrCat(instr.opcode() == HloOpcode::kCustomCall
-                                                ? hlo::StrCat("custom-call target \"",
-                                                              instr.attrs().custom_call_target, "\"")
-                                                : hlo::StrCat("opcode ", hlo::HloOpcodeString(instr.opcode())),
-                                            " is not supported by the CUDA executor"));
+      case BufferKind::kOutput: {
+        ASSIGN_OR_RETURN(frame.outputs[b], DeviceBuffer::Allocate(device_, buf.bytes));
+        frame.where[b] = frame.outputs[b].data();
+        break;
+      }
+      case BufferKind::kParameter: {
+        const DeviceValue& p = params[instr.parameter_number()];
+        if (buf.leaf >= static_cast<int64_t>(p.leaves.size())) {
+          return ErrorAt(instr, "argument does not match the parameter's shape");
         }
-        OpContext ctx{instr, {}, value.leaves, *this};
-        for (const DeviceValue& v : operand_values) {
-          if (v.shape.IsTuple()) return ErrorAt(instr, "tuple operands are not supported here");
-          ctx.operands.push_back(v.leaves[0]);
-        }
-        status = handler(ctx);
+        frame.where[b] = p.leaves[buf.leaf].data;
+        break;
+      }
+      case BufferKind::kConstant: {
+        ASSIGN_OR_RETURN(frame.where[b], ConstantLeaf(instr, buf.leaf));
+        break;
       }
     }
-    RETURN_IF_ERROR(Named(instr, status));
   }
-  // The result: output buffers move out; anything else (parameters, constants, a buffer named
-  // twice) is copied into a fresh allocation.
-  const size_t root = position.at(computation.root_instruction());
+  return absl::OkStatus();
+}
+
+absl::Status CudaExecutor::Compute(const HloInstruction& instr,
+                                   const std::vector<DeviceValue>& operands,
+                                   const DeviceValue& result) {
+  switch (instr.opcode()) {
+    case HloOpcode::kWhile:
+    case HloOpcode::kConditional:
+    case HloOpcode::kCall:
+      return RunControlFlow(instr, operands, result);
+    default:
+      break;
+  }
+  CudaOpHandler handler = FindCudaOpHandler(instr.opcode());
+  if (handler == nullptr) {
+    const std::string what =
+        instr.opcode() == HloOpcode::kCustomCall
+            ? hlo::StrCat("custom-call target \"", instr.attrs().custom_call_target, "\"")
+            : hlo::StrCat("opcode ", hlo::HloOpcodeString(instr.opcode()));
+    return ErrorAt(instr, hlo::StrCat(what, " is not supported by the CUDA executor"));
+  }
+  OpContext ctx{instr, {}, result.leaves, *this};
+  for (const DeviceValue& v : operands) {
+    if (v.shape.IsTuple()) return ErrorAt(instr, "tuple operands are not supported here");
+    ctx.operands.push_back(v.leaves[0]);
+  }
+  return handler(ctx);
+}
+
+// The result: output buffers move out; anything else (parameters, constants, a buffer named
+// twice) is copied into a fresh allocation.
+absl::StatusOr<OwnedValue> CudaExecutor::TakeResult(Frame& frame, size_t root) {
   OwnedValue result;
-  result.value = values[root];
-  for (size_t k = 0; k < plan.leaves[root].size(); ++k) {
-    const int64_t b = plan.leaves[root][k];
+  result.value = frame.values[root];
+  for (size_t k = 0; k < frame.plan.leaves[root].size(); ++k) {
+    const int64_t b = frame.plan.leaves[root][k];
     DeviceArray& leaf = result.value.leaves[k];
-    if (outputs[b].data() != nullptr) {
-      result.buffers.push_back(std::move(outputs[b]));
+    if (frame.outputs[b].data() != nullptr) {
+      result.buffers.push_back(std::move(frame.outputs[b]));
       continue;
     }
     ASSIGN_OR_RETURN(DeviceBuffer copy, DeviceBuffer::Allocate(device_, LeafBytes(leaf.shape)));
@@ -232,6 +212,47 @@ absl::StatusOr<OwnedValue> CudaExecutor::Execute(const hlo::HloComputation& comp
     result.buffers.push_back(std::move(copy));
   }
   return result;
+}
+
+absl::StatusOr<OwnedValue> CudaExecutor::Execute(const hlo::HloComputation& computation,
+                                                 absl::Span<const DeviceValue> params) {
+  if (static_cast<int64_t>(params.size()) != computation.num_parameters()) {
+    return absl::InvalidArgumentError(hlo::StrCat("computation ", computation.name(), " takes ",
+                                                  computation.num_parameters(),
+                                                  " arguments, got ", params.size()));
+  }
+  ASSIGN_OR_RETURN(ComputationState * state, StateFor(computation));
+  const auto& instrs = computation.instructions();
+  Frame frame{state->plan, static_cast<char*>(state->arena.data()),
+              std::vector<void*>(state->plan.buffers.size(), nullptr),
+              std::vector<DeviceBuffer>(state->plan.buffers.size()),
+              std::vector<DeviceValue>(instrs.size())};
+  absl::flat_hash_map<const HloInstruction*, size_t> position;
+  for (size_t i = 0; i < instrs.size(); ++i) position[instrs[i].get()] = i;
+  for (size_t i = 0; i < instrs.size(); ++i) {
+    const HloInstruction& instr = *instrs[i];
+    RETURN_IF_ERROR(PlaceBuffers(frame, i, instr, params));
+    DeviceValue& value = frame.values[i];
+    value.shape = instr.shape();
+    const std::vector<hlo::Shape> shapes = FlatLeafShapes(instr.shape());
+    for (size_t k = 0; k < shapes.size(); ++k) {
+      value.leaves.push_back({frame.where[frame.plan.leaves[i][k]], shapes[k]});
+    }
+    if (IsAliasingInstruction(instr) || instr.opcode() == HloOpcode::kParameter ||
+        instr.opcode() == HloOpcode::kConstant || instr.opcode() == HloOpcode::kAfterAll) {
+      if (instr.opcode() == HloOpcode::kBitcast &&
+          LeafBytes(instr.shape()) != LeafBytes(instr.operand(0)->shape())) {
+        return ErrorAt(instr, "bitcast changes the byte size");
+      }
+      continue;  // Nothing to compute: the value names existing buffers.
+    }
+    std::vector<DeviceValue> operands;
+    for (const HloInstruction* op : instr.operands()) {
+      operands.push_back(frame.values[position.at(op)]);
+    }
+    RETURN_IF_ERROR(Named(instr, Compute(instr, operands, value)));
+  }
+  return TakeResult(frame, position.at(computation.root_instruction()));
 }
 
 absl::Status CudaExecutor::RunControlFlow(const HloInstruction& instr,

@@ -77,7 +77,16 @@ class CudaExecutor {
     BufferPlan plan;
     DeviceBuffer arena;
   };
+  struct Frame;
   absl::StatusOr<ComputationState*> StateFor(const hlo::HloComputation& computation);
+  // Points the frame at the buffers instruction `i` (`instr`) defines.
+  absl::Status PlaceBuffers(Frame& frame, size_t i, const hlo::HloInstruction& instr,
+                            absl::Span<const DeviceValue> params);
+  // Computes `instr` into `result` (control flow here, everything else by its handler).
+  absl::Status Compute(const hlo::HloInstruction& instr, const std::vector<DeviceValue>& operands,
+                       const DeviceValue& result);
+  // The computation's result, owning its memory.
+  absl::StatusOr<OwnedValue> TakeResult(Frame& frame, size_t root);
   absl::StatusOr<void*> ConstantLeaf(const hlo::HloInstruction& instr, int64_t leaf);
   // Runs control-flow opcodes: fills `result` from a called computation.
   absl::Status RunControlFlow(const hlo::HloInstruction& instr,
