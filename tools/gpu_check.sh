@@ -39,6 +39,10 @@ step() {  # step SECONDS LOGNAME COMMAND... -> exit status; output in $WORK/LOGN
 }
 
 BZ=("$BAZEL" --output_base="$OB")
+if ! command -v "$BAZEL" >/dev/null; then
+  echo "gpu_check: '$BAZEL' not found: install Bazel 4.2.3 (Debian: bazel-bootstrap) or set BAZEL" >&2
+  exit 1
+fi
 
 # ---- 1. Build ----------------------------------------------------------------------------------
 if step 300 build "${BZ[@]}" build --symlink_prefix=/ //tools:spmd-run //runtime/cuda:cuda_bench \
