@@ -1,5 +1,5 @@
 // Handlers of the reduction family that live outside reduce_ops.cc (which registers them all):
-// window_ops.cc (reduce-window, select-and-scatter) and sort_ops.cc (sort).
+// window_ops.cc (reduce-window, select-and-scatter), sort_ops.cc (sort), scan_ops.cc (scan).
 #ifndef RUNTIME_CPU_OPS_REDUCE_HANDLERS_H_
 #define RUNTIME_CPU_OPS_REDUCE_HANDLERS_H_
 
@@ -25,6 +25,11 @@ absl::StatusOr<hlo::Literal> HandleSelectAndScatter(const hlo::HloInstruction& i
 
 // sort(operands...): sorts every operand along `dimensions={d}` by the comparator.
 absl::StatusOr<hlo::Literal> HandleSort(const hlo::HloInstruction& instr,
+                                        absl::Span<const hlo::Literal* const> operands,
+                                        Evaluator& evaluator);
+
+// scan(inputs..., inits...): the body walks dim d carrying state (scan_ops.cc).
+absl::StatusOr<hlo::Literal> HandleScan(const hlo::HloInstruction& instr,
                                         absl::Span<const hlo::Literal* const> operands,
                                         Evaluator& evaluator);
 

@@ -421,3 +421,51 @@ ENTRY e {
 
 }  // namespace
 }  // namespace runtime
+
+namespace runtime {
+namespace {
+
+// A running sum walked backwards: out[i] = carry + x[i] where carry accumulates x[i..3];
+// the body's output is the new carry negated, so outputs and carries are told apart.
+TEST(ScanTest, ReverseRunningSumWithPostProcessedOutput) {
+  constexpr char kText[] = R"(
+HloModule m
+body {
+  x = f32[2] parameter(0)
+  c = f32[2] parameter(1)
+  s = f32[2] add(x, c)
+  n = f32[2] negate(s)
+  ROOT t = (f32[2], f32[2]) tuple(n, s)
+}
+ENTRY e {
+  xs = f32[2,4] parameter(0)
+  init = f32[2] parameter(1)
+  ROOT r = (f32[2,4], f32[2]) scan(xs, init), dimensions={1}, num_carries=1, is_reverse=true, to_apply=body
+})";
+  auto module = hlo::ParseHloModule(kText);
+  ASSERT_TRUE(module.ok()) << module.status();
+  hlo::Literal xs(hlo::Shape::Array(hlo::PrimitiveType::kF32, {2, 4}));
+  for (int i = 0; i < 8; ++i) xs.SetDouble(i, i + 1);  // rows {1,2,3,4}, {5,6,7,8}
+  hlo::Literal init(hlo::Shape::Array(hlo::PrimitiveType::kF32, {2}));
+  init.SetDouble(0, 100);
+  init.SetDouble(1, 0);
+  std::vector<hlo::Literal> args;
+  args.push_back(std::move(xs));
+  args.push_back(std::move(init));
+  absl::StatusOr<hlo::Literal> out = Evaluator(**module, {}).RunEntry(std::move(args));
+  ASSERT_TRUE(out.ok()) << out.status();
+  const hlo::Literal& outputs = out->tuple_elements()[0];
+  const hlo::Literal& carry = out->tuple_elements()[1];
+  // Row 0 from the back: 104, 107, 109, 110 (negated in the outputs).
+  const double row0[] = {-110, -109, -107, -104};
+  const double row1[] = {-26, -21, -15, -8};
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(outputs.GetDouble(i), row0[i]);
+    EXPECT_EQ(outputs.GetDouble(4 + i), row1[i]);
+  }
+  EXPECT_EQ(carry.GetDouble(0), 110);
+  EXPECT_EQ(carry.GetDouble(1), 26);
+}
+
+}  // namespace
+}  // namespace runtime
