@@ -1,6 +1,6 @@
 // Instruction-order execution with last-use freeing, and the control-flow opcodes.
 #include "runtime/cpu/evaluator.h"
-#include "runtime/cpu/ops/dot_handlers.h"
+#include "runtime/cpu/ops/custom_call_handlers.h"
 
 #include <optional>
 
@@ -142,8 +142,8 @@ absl::StatusOr<Literal> Evaluator::Execute(const hlo::HloComputation& computatio
                      : *operand_values[0];
         break;
       case HloOpcode::kCustomCall:
-        if (instr.attrs().custom_call_target == "__op$block_scaled_dot") {
-          result = HandleBlockScaledDot(instr, operand_values, *this);
+        if (CustomCallHandler handler = FindCustomCallHandler(instr.attrs().custom_call_target)) {
+          result = handler(instr, operand_values, *this);
           break;
         }
         if (!IsIdentityCustomCall(instr)) {

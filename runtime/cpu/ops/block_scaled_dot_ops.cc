@@ -7,6 +7,7 @@
 #include "absl/status/statusor.h"
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
+#include "runtime/cpu/ops/custom_call_handlers.h"
 #include "runtime/cpu/ops/dot_handlers.h"
 
 namespace runtime {

@@ -21,11 +21,6 @@ absl::StatusOr<hlo::Literal> HandleDotInstruction(const hlo::HloInstruction& ins
                                                   absl::Span<const hlo::Literal* const> operands,
                                                   Evaluator& evaluator);
 
-// The custom-call __op$block_scaled_dot (block_scaled_dot_ops.cc).
-absl::StatusOr<hlo::Literal> HandleBlockScaledDot(const hlo::HloInstruction& instr,
-                                                  absl::Span<const hlo::Literal* const> operands,
-                                                  Evaluator& evaluator);
-
 }  // namespace runtime
 
 #endif  // RUNTIME_CPU_OPS_DOT_HANDLERS_H_

@@ -475,3 +475,27 @@ ENTRY e {
 
 }  // namespace
 }  // namespace runtime
+
+namespace runtime {
+namespace {
+
+TEST(TopKTest, LargestFirstTiesByLowerIndex) {
+  constexpr char kText[] = R"(
+HloModule m
+ENTRY e {
+  x = f32[2,5] parameter(0)
+  ROOT t = (f32[2,2], s32[2,2]) custom-call(x), custom_call_target="TopK"
+})";
+  Literal x(Shape::Array(PrimitiveType::kF32, {2, 5}));
+  const double data[] = {3, 9, 1, 9, 4, -1, -5, -0.5, -2, -0.5};
+  for (int i = 0; i < 10; ++i) x.SetDouble(i, data[i]);
+  std::vector<Literal> args;
+  args.push_back(std::move(x));
+  absl::StatusOr<Literal> out = RunText(kText, std::move(args));
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(Doubles(out->tuple_elements()[0]), (std::vector<double>{9, 9, -0.5, -0.5}));
+  EXPECT_EQ(Doubles(out->tuple_elements()[1]), (std::vector<double>{1, 3, 2, 4}));
+}
+
+}  // namespace
+}  // namespace runtime

@@ -1,0 +1,11 @@
+#include "runtime/cpu/ops/custom_call_handlers.h"
+
+namespace runtime {
+
+CustomCallHandler FindCustomCallHandler(std::string_view target) {
+  if (target == "__op$block_scaled_dot") return &HandleBlockScaledDot;
+  if (target == "TopK") return &HandleTopK;
+  return nullptr;
+}
+
+}  // namespace runtime
