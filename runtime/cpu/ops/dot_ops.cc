@@ -203,6 +203,7 @@ absl::StatusOr<Literal> HandleDotInstruction(const HloInstruction& instr,
 void RegisterDotOps(OpTable& table) {
   table[hlo::HloOpcode::kDot] = &HandleDot;
   table[hlo::HloOpcode::kConvolution] = &HandleConvolution;
+  table[hlo::HloOpcode::kFft] = &HandleFft;
 }
 
 }  // namespace runtime

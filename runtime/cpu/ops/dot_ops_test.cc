@@ -499,3 +499,40 @@ ENTRY e {
 
 }  // namespace
 }  // namespace runtime
+
+namespace runtime {
+namespace {
+
+// DFT of [1, 2, 3, 4] by hand: [10, -2+2i, -2, -2-2i]; RFFT keeps the first 3; the inverses
+// give the input back.
+TEST(FftTest, AllFourTypesOnAHandComputedSignal) {
+  constexpr char kText[] = R"(
+HloModule m
+ENTRY e {
+  x = f32[1,4] parameter(0)
+  c = c64[1,4] convert(x)
+  f = c64[1,4] fft(c), fft_type=FFT, fft_length={4}
+  i = c64[1,4] fft(f), fft_type=IFFT, fft_length={4}
+  r = c64[1,3] fft(x), fft_type=RFFT, fft_length={4}
+  ir = f32[1,4] fft(r), fft_type=IRFFT, fft_length={4}
+  ROOT t = (c64[1,4], c64[1,4], c64[1,3], f32[1,4]) tuple(f, i, r, ir)
+})";
+  Literal x(Shape::Array(PrimitiveType::kF32, {1, 4}));
+  for (int i = 0; i < 4; ++i) x.SetDouble(i, i + 1);
+  std::vector<Literal> args;
+  args.push_back(std::move(x));
+  absl::StatusOr<Literal> out = RunText(kText, std::move(args));
+  ASSERT_TRUE(out.ok()) << out.status();
+  const std::vector<Complex> dft = {{10, 0}, {-2, 2}, {-2, 0}, {-2, -2}};
+  for (int k = 0; k < 4; ++k) {
+    EXPECT_NEAR(std::abs(out->tuple_elements()[0].GetComplex(k) - dft[k]), 0, 1e-5) << k;
+    EXPECT_NEAR(std::abs(out->tuple_elements()[1].GetComplex(k) - Complex(k + 1, 0)), 0, 1e-5);
+    EXPECT_NEAR(out->tuple_elements()[3].GetDouble(k), k + 1, 1e-5);
+  }
+  for (int k = 0; k < 3; ++k) {
+    EXPECT_NEAR(std::abs(out->tuple_elements()[2].GetComplex(k) - dft[k]), 0, 1e-5) << k;
+  }
+}
+
+}  // namespace
+}  // namespace runtime
