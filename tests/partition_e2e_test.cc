@@ -76,6 +76,28 @@ TEST(PartitionE2eTest, Issue4062FullSizeCostsAndExplains) {
   EXPECT_THAT(r.output, HasSubstr("chose operands: least estimated time"));
 }
 
+TEST(PartitionE2eTest, CostOptionsAreCheckedAsUsage) {
+  const std::string input = " tests/testdata/xla_4062_dot_small.hlo";
+  Outcome bad_strategy = RunCommand("tools/spmd-partition --dot-strategy bogus" + input);
+  EXPECT_EQ(bad_strategy.code, 2) << bad_strategy.output;
+  EXPECT_THAT(bad_strategy.output, HasSubstr("--dot-strategy: unknown strategy \"bogus\""));
+  Outcome bad_model = RunCommand("tools/spmd-partition --device-model abacus" + input);
+  EXPECT_EQ(bad_model.code, 2) << bad_model.output;
+  EXPECT_THAT(bad_model.output, HasSubstr("built-in models: h100-nvlink"));
+  // A model from JSON is used and named in the explanation; forcing a strategy is obeyed.
+  const std::string model = ::testing::TempDir() + "/model.json";
+  Outcome write = RunCommand(
+      "echo '{\"name\": \"lab\", \"flops_per_second\": {\"f32\": 1e12}, \"memory_bytes\": "
+      "1e9, \"levels\": [{\"latency_us\": 1, \"bandwidth_gbps\": 10}]}' > " + model);
+  ASSERT_EQ(write.code, 0);
+  Outcome run = RunCommand("tools/spmd-partition --passes=partition,cleanup --explain "
+                           "--dot-strategy replicated --device-model " + model + input +
+                           " -o " + ::testing::TempDir() + "/forced.hlo");
+  EXPECT_EQ(run.code, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("(device model lab)"));
+  EXPECT_THAT(run.output, HasSubstr("chose replicated: forced by --dot-strategy=replicated"));
+}
+
 TEST(PartitionE2eTest, OutputParsesBackAndExplains) {
   Outcome r = RunCommand(
       "{ tools/spmd-partition --passes=partition,cleanup --explain "

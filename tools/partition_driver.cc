@@ -4,6 +4,7 @@
 // this build does not provide is an error naming it, never a silent no-op.
 #include "tools/partition_driver.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -55,6 +56,26 @@ int64_t ResolveNumPartitions(const hlo::HloModule& module, const DriverOptions& 
   if (module.config().num_partitions > 1) return module.config().num_partitions;
   return std::max<int64_t>(1, hlo::MaxDeviceIdInShardings(module) + 1);
 }
+
+absl::StatusOr<spmd::PartitionerOptions> MakePartitionerOptions(const DriverOptions& options);
+
+}  // namespace
+
+absl::Status ValidateDriverOptions(const DriverOptions& options) {
+  absl::StatusOr<spmd::PartitionerOptions> partitioner = MakePartitionerOptions(options);
+  if (!partitioner.ok()) return partitioner.status();
+  const std::vector<std::string>& families = spmd::DotStrategyFamilies();
+  if (!options.dot_strategy.empty() &&
+      std::find(families.begin(), families.end(), options.dot_strategy) == families.end()) {
+    std::string known;
+    for (const std::string& family : families) hlo::StrAppend(&known, " ", family);
+    return absl::InvalidArgumentError(hlo::StrCat("--dot-strategy: unknown strategy \"",
+                                                  options.dot_strategy, "\"; known:", known));
+  }
+  return absl::OkStatus();
+}
+
+namespace {
 
 absl::StatusOr<spmd::PartitionerOptions> MakePartitionerOptions(const DriverOptions& options) {
   spmd::PartitionerOptions out;

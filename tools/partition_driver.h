@@ -40,6 +40,10 @@ const std::vector<std::string>& KnownPassNames();
 // Expands `default`/`none`/a comma list; an unknown name is InvalidArgument naming it.
 absl::StatusOr<std::vector<std::string>> ExpandPassList(const std::string& list);
 
+// Checks the options that do not depend on an input: the device model loads and a forced dot
+// strategy is one the partitioner knows. InvalidArgument naming the option otherwise.
+absl::Status ValidateDriverOptions(const DriverOptions& options);
+
 // Processes one input path ("-" for stdin). Errors are complete `FILE:LINE:COL: error: ...`
 // messages.
 absl::StatusOr<DriverResult> ProcessInput(const std::string& path, const DriverOptions& options);

@@ -63,6 +63,7 @@ absl::StatusOr<tools::DriverOptions> MakeOptions(const Flags& f) {
   options.dot_strategy = f.dot_strategy;
   options.disable_windowed_einsum = f.no_windowed_einsum;
   options.windowed_einsum_threshold_bytes = f.windowed_einsum_threshold;
+  if (absl::Status s = tools::ValidateDriverOptions(options); !s.ok()) return s;
   return options;
 }
 
