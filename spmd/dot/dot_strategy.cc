@@ -403,8 +403,11 @@ absl::StatusOr<DotDecision> ChooseDotStrategy(const DotProblem& problem,
 }
 
 std::string DotDecision::Explain(std::string_view title) const {
+  return hlo::StrCat(title, "\n", Table());
+}
+
+std::string DotDecision::Table() const {
   std::ostringstream out;
-  out << title << "\n";
   out << "    " << std::left << std::setw(40) << "candidate" << std::setw(24) << "strategy" << std::setw(22) << "tiling"
       << std::right << std::setw(12) << "operands_us" << std::setw(12) << "compute_us"
       << std::setw(12) << "finish_us" << std::setw(12) << "result_us" << std::setw(12)

@@ -105,6 +105,8 @@ struct DotDecision {
   std::string reason;
   // The table for --explain, headed by `title`.
   std::string Explain(std::string_view title) const;
+  // The table alone: one line per candidate and the choice.
+  std::string Table() const;
 };
 
 // The family names a user may force.

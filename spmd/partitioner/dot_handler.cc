@@ -15,6 +15,12 @@
 #include "spmd/reshard/reshard_plan.h"
 
 namespace spmd {
+
+struct CachedDotDecision {
+  DotDecision decision;
+  std::string table;
+};
+
 namespace {
 
 using hlo::HloInstruction;
@@ -122,6 +128,22 @@ absl::StatusOr<DotProblem> MakeProblem(const HloInstruction& dot, const HloShard
                     r->sharding,      wanted, ctx.num_devices()};
 }
 
+// What decides a dot's strategy: its shapes, dimension numbers and the shardings in `title`
+// (the title also names the dot, which is dropped).
+std::string ProblemKey(const HloInstruction& dot, const std::string& title) {
+  const hlo::DotDimensionNumbers& dn = *dot.attrs().dot_dimension_numbers;
+  std::string key = hlo::StrCat(dot.operand(0)->shape().ToString(false), "|",
+                                dot.operand(1)->shape().ToString(false), "|",
+                                title.substr(title.find(' ', 5)));
+  for (const std::vector<int64_t>* dims :
+       {&dn.lhs_batch_dimensions, &dn.rhs_batch_dimensions, &dn.lhs_contracting_dimensions,
+        &dn.rhs_contracting_dimensions}) {
+    key += "|";
+    for (int64_t d : *dims) hlo::StrAppend(&key, d, ",");
+  }
+  return key;
+}
+
 absl::Status HandleDot(const HloInstruction& original, const HloSharding& sharding,
                        PartitionContext& ctx) {
   bool plain_sharding = sharding.IsReplicated() ||
@@ -136,21 +158,31 @@ absl::Status HandleDot(const HloInstruction& original, const HloSharding& shardi
   }
   ASSIGN_OR_RETURN(DotProblem problem, MakeProblem(original, sharding, ctx));
   const PartitionerOptions& options = ctx.options();
-  absl::StatusOr<DotDecision> decision =
-      ChooseDotStrategy(problem, options.device_model, ctx.planner(), options.dot);
-  if (!decision.ok()) {
-    if (!options.dot.forced_family.empty()) return decision.status();
-    ctx.log().lines.push_back(hlo::StrCat("dot %", original.name(), ": no strategy (",
-                                          hlo::ToStd(decision.status().message()),
-                                          "); computed replicated"));
-    return HandleReplicated(original, sharding, ctx);
-  }
-  const DotCandidate& winner = decision->candidates[decision->winner];
-  ctx.log().lines.push_back(decision->Explain(hlo::StrCat(
+  const std::string title = hlo::StrCat(
       "dot %", original.name(), " ", original.shape().ToString(false), ": lhs ",
       problem.lhs_current.ToStringWithoutMetadata(), ", rhs ",
       problem.rhs_current.ToStringWithoutMetadata(), ", wanted ",
-      sharding.ToStringWithoutMetadata(), " (device model ", options.device_model.name, ")")));
+      sharding.ToStringWithoutMetadata(), " (device model ", options.device_model.name, ")");
+  // The same problem (common in stacks of layers) is decided once per run.
+  const std::string key = ProblemKey(original, title);
+  std::shared_ptr<const CachedDotDecision>& cached = ctx.dot_decisions()[key];
+  if (cached == nullptr) {
+    absl::StatusOr<DotDecision> decision =
+        ChooseDotStrategy(problem, options.device_model, ctx.planner(), options.dot);
+    if (!decision.ok()) {
+      if (!options.dot.forced_family.empty()) return decision.status();
+      ctx.log().lines.push_back(hlo::StrCat("dot %", original.name(), ": no strategy (",
+                                            hlo::ToStd(decision.status().message()),
+                                            "); computed replicated"));
+      return HandleReplicated(original, sharding, ctx);
+    }
+    std::string table = decision->Table();
+    cached = std::make_shared<const CachedDotDecision>(
+        CachedDotDecision{*std::move(decision), std::move(table)});
+  }
+  const DotDecision* decision = &cached->decision;
+  const DotCandidate& winner = decision->candidates[decision->winner];
+  ctx.log().lines.push_back(hlo::StrCat(title, "\n", cached->table));
   ASSIGN_OR_RETURN(HloInstruction * value, EmitCandidate(original, problem, winner, ctx));
   if (winner.full_rematerialization) ++ctx.log().full_rematerializations;
   ctx.Set(&original, {value, winner.produced, original.shape()});

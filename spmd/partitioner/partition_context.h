@@ -9,6 +9,7 @@
 #define SPMD_PARTITIONER_PARTITION_CONTEXT_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,10 @@ struct PartitionLog {
   std::vector<std::string> lines;  // One line per reshard decision (--explain).
 };
 
+// A dot strategy decision with its --explain table, shared by every dot that poses the same
+// problem (defined in dot_handler.cc).
+struct CachedDotDecision;
+
 class PartitionContext {
  public:
   PartitionContext(hlo::HloComputation* output, int64_t num_devices, ReshardPlanner* planner,
@@ -53,6 +58,10 @@ class PartitionContext {
   ReshardPlanner& planner() { return *planner_; }
   const PartitionerOptions& options() const { return *options_; }
   PartitionLog& log() { return *log_; }
+  // Dot decisions by problem key (shapes, shardings, dimension numbers), for this run.
+  absl::flat_hash_map<std::string, std::shared_ptr<const CachedDotDecision>>& dot_decisions() {
+    return dot_decisions_;
+  }
   // The scalar add computation for `type` (created once per module), for all-reduce and
   // reduce-scatter of sums.
   absl::StatusOr<hlo::HloComputation*> AddReducer(hlo::PrimitiveType type) {
@@ -111,6 +120,7 @@ class PartitionContext {
   // Cache of resharded per-device values by (original, sharding text).
   absl::flat_hash_map<std::pair<const hlo::HloInstruction*, std::string>, hlo::HloInstruction*>
       resharded_;
+  absl::flat_hash_map<std::string, std::shared_ptr<const CachedDotDecision>> dot_decisions_;
   hlo::HloInstruction* partition_id_ = nullptr;
   int64_t next_name_ = 0;
 };
