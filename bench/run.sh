@@ -6,7 +6,10 @@
 #   executor_dot_bench   the executor's f32 1024^3 dot as a fraction of Eigen's GEMM rate;
 #   executor_bench       an elementwise chain and an 8-device all-gather as fractions of memcpy
 #                        bandwidth (bytes touched per second), then, in a fresh process
-#                        (--memory), peak resident memory against 2 x live set + 100 MiB.
+#                        (--memory), peak resident memory against 2 x live set + 100 MiB;
+#   partition_bench      the partition pass on 10k/30k/100k-instruction MLP stacks: instructions
+#                        per second, peak memory, and time over a plain walk of the module;
+#   propagation_bench    the propagate pass on a 100k-instruction MLP stack, over a plain walk.
 # Extra arguments go to every benchmark binary (for example --benchmark_repetitions=5).
 # The machine is shared: absolute rates move with its load, the same-run ratios much less.
 #
@@ -15,7 +18,8 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
-bazel build -c opt //bench:parse_print_bench //bench:executor_dot_bench //bench:executor_bench
+bazel build -c opt //bench:parse_print_bench //bench:executor_dot_bench //bench:executor_bench \
+  //bench:partition_bench //bench:propagation_bench
 # Other builds may repoint the bazel-bin symlink at another configuration; ask for opt's.
 BIN_DIR="$(bazel info -c opt bazel-bin 2>/dev/null)/bench"
 BIN="$BIN_DIR/parse_print_bench"
@@ -102,3 +106,11 @@ print_ratio_counters "$EXEC_JSON"
 echo
 echo "== executor_bench --memory (target: peak RSS <= 2 x live set + 100 MiB)"
 "$BIN_DIR/executor_bench" --memory
+
+echo
+echo "== partition_bench (targets: 100k instructions under 2 s, linear growth, peak under 1 GiB)"
+"$BIN_DIR/partition_bench" "$@" 2>&1 | grep -E "^BM_|^Benchmark"
+
+echo
+echo "== propagation_bench (target: 100k instructions under 1 s)"
+"$BIN_DIR/propagation_bench" "$@" 2>&1 | grep -E "^BM_|^Benchmark"
