@@ -2,7 +2,8 @@
 // array sharded as `source` into the same array sharded as `target`.
 //
 // Shardings may be replicated, maximal, or tiled in any device order with or without a
-// last_tile_dim_replicate subgroup; manual and unreduced shardings are not resharded here
+// last_tile_dim_replicate subgroup, or with unreduced devices (summed by an all-reduce first /
+// reached reduced, then unreduced by a local select); manual shardings are not resharded here
 // (Unimplemented). Steps are costed with the α-β model of spmd/cost on padded (ceil) shards.
 // "Replicate everything, then slice" is always a candidate; a plan that does it is flagged
 // `full_rematerialization` and is returned only when no cheaper plan exists. The search is
