@@ -123,7 +123,7 @@ absl::StatusOr<PassResults> RunPasses(const DriverOptions& options, hlo::ParsedM
   int stage = 0;
   if (!options.dump_dir.empty()) {
     pipeline.set_after_pass_callback([&](std::string_view name, const hlo::HloModule& m) {
-      char prefix[8];
+      char prefix[16];
       std::snprintf(prefix, sizeof(prefix), "%02d", ++stage);
       // Dumps are best effort; a failed write does not change the result.
       (void)hlo::WriteFileAtomically(
