@@ -1,18 +1,19 @@
 // Where each value of a computation lives on the device, with memory reused by liveness.
 //
 // Every array leaf an instruction computes is a buffer. Instructions that only rename values
-// (tuple, get-tuple-element, bitcast, reshape, copy, optimization-barrier, add-dependency and the
-// partitioner's identity custom-calls) define no buffer: their leaves are their operands'
-// buffers. A buffer is live from the instruction that defines it to the last instruction that
-// reads it through any name; two buffers whose live ranges overlap (ends included, so no op
-// writes over an input it is reading) never share bytes. Buffers are placed in one arena per
-// computation, largest first, each at the lowest 256-byte-aligned offset free during its whole
-// range. Root leaves are outputs, allocated separately on every run so they outlive the arena;
-// parameters and constants live elsewhere (the caller's and the executor's memory).
+// (tuple, get-tuple-element, bitcast, reshape, copy, optimization-barrier, add-dependency, and
+// the identity custom-calls: the partitioner's, propagation barriers, layout constraints)
+// define no buffer: their leaves are their operands' buffers. A buffer is live from the
+// instruction that defines it to the last instruction that reads it through any name; two
+// buffers whose live ranges overlap (ends included, so no op writes over an input it is
+// reading) never share bytes. Buffers are placed in one arena per computation, largest first,
+// each at the lowest 256-byte-aligned offset free during its whole range. Root leaves are
+// outputs, allocated separately on every run so they outlive the arena; parameters and
+// constants live elsewhere (the caller's and the executor's memory).
 //
-// Example: p = parameter(0); a = exp(p); b = negate(a); c = tanh(b) (all f32[1024]). a and c
-// may share bytes (a dies at b); b may not share with a or c. Arena: 8 KiB instead of 12 KiB
-// (c is the root: an output, so the arena holds a and b only: 8 KiB).
+// Example: p = parameter(0); a = exp(p); b = negate(a); c = tanh(b); ROOT d = sine(c), all
+// f32[1024]. a, b and c are arena buffers, at most two live at once (a dies at b, b at c), so
+// a and c share bytes: an 8 KiB arena instead of 12 KiB. d is an output, p a parameter.
 #ifndef RUNTIME_CUDA_BUFFER_PLAN_H_
 #define RUNTIME_CUDA_BUFFER_PLAN_H_
 
