@@ -153,9 +153,8 @@ HloInstruction* Permute(Builder& b, HloInstruction* value,
   return permute;
 }
 
-// Runs `step(builder, k, r, state...)` g-1 times in a while loop over `state`, applying
-// `advance` to the circulated element `moving` after each step, then once more outside.
-// Returns the final accumulator.
+// A unidirectional ring loop: `steps` applications of `step`, the circulated state element
+// `moving` permuted by `pairs` after each but the last.
 struct LoopSpec {
   std::string name;
   int64_t steps = 0;
@@ -168,6 +167,8 @@ struct LoopSpec {
       step;
 };
 
+// Emits `spec`: a while loop of steps-1 iterations over the state (k, r, state...), each one
+// step and one permute, then the last step outside the loop. Returns the final accumulator.
 absl::StatusOr<HloInstruction*> EmitRingLoop(const LoopSpec& spec, HloInstruction* rank,
                                              PartitionContext& ctx) {
   int64_t counter = 0;
