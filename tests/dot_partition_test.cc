@@ -277,3 +277,44 @@ ENTRY main {
 }
 
 }  // namespace
+
+namespace {
+
+// Reduces over split dims with an init value that is not the reducer's identity (random here)
+// and uneven padding: the init must count once, not once per device (sum, max, and a product
+// in f32; also an s32 max).
+TEST(ReducePartitionTest, NonIdentityInitCountsOnce) {
+  for (const char* op : {"add", "maximum", "multiply"}) {
+    SCOPED_TRACE(op);
+    const std::string text = std::string(R"(
+HloModule reduce_init, num_partitions=4
+r {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] )") + op + R"((a, b)
+}
+ENTRY main {
+  x = f32[7,6] parameter(0), sharding={devices=[2,2]<=[4]}
+  init = f32[] parameter(1)
+  ROOT s = f32[6] reduce(x, init), dimensions={0}, to_apply=r, sharding={devices=[2,2]<=[4] last_tile_dim_replicate}
+})";
+    Partitioned p = Partition(text);
+    EXPECT_EQ(Counts(*p.spmd)[HloOpcode::kAllReduce], 1) << p.spmd->ToString();
+    ExpectVerifies(p, 4);
+  }
+  constexpr char kIntMax[] = R"(
+HloModule reduce_int, num_partitions=2
+r {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT c = s32[] maximum(a, b)
+}
+ENTRY main {
+  x = s32[5] parameter(0), sharding={devices=[2]<=[2]}
+  init = s32[] parameter(1)
+  ROOT s = s32[] reduce(x, init), dimensions={0}, to_apply=r
+})";
+  ExpectVerifies(Partition(kIntMax), 2);
+}
+
+}  // namespace

@@ -1,13 +1,18 @@
 // Reduce: the operand stays in its current tiling. Reduced dimensions that are split produce
-// partial results per device: padding is first masked with the init value, then the partials
-// are combined by an all-reduce over the devices that differ only in those dimensions, when the
-// reducer is a single commutative binary op (add, multiply, maximum, minimum, and, or). Other
-// reducers gather the reduced dimensions first. The result keeps the kept dimensions' tiling.
+// partial results per device, when the reducer is a single commutative binary op (add,
+// multiply, maximum, minimum, and, or) whose identity is known for the type: padding is masked
+// with the identity, each device reduces from the identity, the partials are combined by an
+// all-reduce over the devices that differ only in those dimensions, and the reduce's own init
+// value (which need not be an identity) is applied once at the end. Other reducers gather the
+// reduced dimensions first. The result keeps the kept dimensions' tiling.
 //
-//   %r = f32[8] reduce(f32[8,16] %x, %zero), dimensions={1}, to_apply=%add   (x tiled [2,4])
-//   -> %p = f32[4] reduce(%x.masked, %zero), dimensions={1}
-//      %r.spmd = f32[4] all-reduce(%p), replica_groups=[2,4]<=[8], to_apply=%add
+//   %r = f32[8] reduce(f32[8,16] %x, %init), dimensions={1}, to_apply=%add   (x tiled [2,4])
+//   -> %p = f32[4] reduce(%x.masked, f32[] 0), dimensions={1}
+//      %s = f32[4] all-reduce(%p), replica_groups=[2,4]<=[8], to_apply=%add
+//      %r.spmd = f32[4] add(%s, broadcast(%init))
+#include <limits>
 #include <numeric>
+#include <optional>
 
 #include "hlo/sharding/device_groups.h"
 #include "hlo/sharding/sharding_transforms.h"
@@ -44,6 +49,52 @@ bool IsSimpleReducer(const hlo::HloComputation& reducer) {
          root->operand(0) != root->operand(1);
 }
 
+// The identity element of the simple reducer `op` on `type` (0 for add, 1 for multiply, the
+// lowest/highest value for maximum/minimum, all bits set for and, 0 for or), or nullopt for a
+// type it is not known for. Partial reductions start from it: the reduce's own init value need
+// not be an identity and must count once, not once per device.
+std::optional<hlo::Literal> ReducerIdentity(HloOpcode op, hlo::PrimitiveType type) {
+  const bool is_float = hlo::IsFloatingPointType(type);
+  const bool is_pred = type == hlo::PrimitiveType::kPred;
+  const bool is_signed = hlo::IsSignedIntegralType(type);
+  if (!is_float && !is_pred && !is_signed && !hlo::IsUnsignedIntegralType(type)) {
+    return std::nullopt;  // Complex and other types.
+  }
+  const int bits = is_pred ? 1 : hlo::BitWidth(type);
+  const uint64_t unsigned_max = bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
+  const int64_t signed_max =
+      bits >= 64 ? std::numeric_limits<int64_t>::max() : (int64_t{1} << (bits - 1)) - 1;
+  const double inf = std::numeric_limits<double>::infinity();
+  hlo::Literal literal(Shape::Array(type, {}));  // Zero.
+  switch (op) {
+    case HloOpcode::kAdd:
+    case HloOpcode::kOr:
+      return literal;
+    case HloOpcode::kMultiply:
+      if (is_float) literal.SetDouble(0, 1); else literal.SetInt(0, 1);
+      return literal;
+    case HloOpcode::kAnd:
+      if (is_float) return std::nullopt;
+      if (is_signed) literal.SetInt(0, -1); else literal.SetUint(0, unsigned_max);
+      return literal;
+    case HloOpcode::kMaximum:
+    case HloOpcode::kMinimum: {
+      const bool max = op == HloOpcode::kMaximum;
+      if (is_float) {
+        if (bits <= 8) return std::nullopt;  // Some 8-bit formats have no infinity.
+        literal.SetDouble(0, max ? -inf : inf);
+      } else if (is_signed) {
+        literal.SetInt(0, max ? -signed_max - 1 : signed_max);
+      } else if (!max) {
+        literal.SetUint(0, unsigned_max);
+      }
+      return literal;
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
 // Removes the (now size-1) tile dimensions `dims` of a sharding whose data rank shrinks.
 absl::StatusOr<HloSharding> DropDims(const HloSharding& sharding, const std::vector<int64_t>& dims) {
   if (!sharding.IsTiled()) return sharding;
@@ -73,7 +124,12 @@ absl::Status HandleReduce(const HloInstruction& original, const HloSharding& sha
   for (int64_t d : reduced) {
     if (in_sharding.tile_assignment().dim(d) > 1) split_reduced.push_back(d);
   }
-  const bool combine = !split_reduced.empty() && IsSimpleReducer(*original.to_apply());
+  const HloOpcode op = original.to_apply()->root_instruction()->opcode();
+  std::optional<hlo::Literal> identity =
+      IsSimpleReducer(*original.to_apply())
+          ? ReducerIdentity(op, original.shape().element_type())
+          : std::nullopt;
+  const bool combine = !split_reduced.empty() && identity.has_value();
   if (!split_reduced.empty() && !combine) {
     ASSIGN_OR_RETURN(in_sharding, hlo::PartiallyReplicate(in_sharding, split_reduced));
     split_reduced.clear();
@@ -81,14 +137,20 @@ absl::Status HandleReduce(const HloInstruction& original, const HloSharding& sha
   ASSIGN_OR_RETURN(HloInstruction * operand, ctx.GetInSharding(original.operand(0), in_sharding));
   ASSIGN_OR_RETURN(HloInstruction * init, ctx.GetInSharding(original.operand(1),
                                                             HloSharding::Replicate()));
+  // Split reductions start from the identity, mask padding with it, and take the init once.
+  HloInstruction* start = init;
+  if (combine) {
+    start = ctx.Add(HloOpcode::kConstant, init->shape(), {});
+    start->mutable_attrs()->literal = *std::move(identity);
+  }
   ASSIGN_OR_RETURN(operand, ctx.MaskPadding(operand, original.operand(0)->shape(), in_sharding,
-                                            init));
+                                            start));
   // Sharding of the partial result: reduced dims drop out; their tiles become replication.
   ASSIGN_OR_RETURN(HloSharding replicated_reduced,
                    hlo::PartiallyReplicate(in_sharding, reduced));
   ASSIGN_OR_RETURN(HloSharding result_sharding, DropDims(replicated_reduced, reduced));
   ASSIGN_OR_RETURN(Shape local, LocalShape(result_sharding, original.shape()));
-  HloInstruction* partial = CloneWithOperands(original, local, {operand, init}, ctx);
+  HloInstruction* partial = CloneWithOperands(original, local, {operand, start}, ctx);
   if (combine) {
     ASSIGN_OR_RETURN(hlo::TileAssignment groups,
                      hlo::DeviceGroupsAlongDims(in_sharding.tile_assignment(), split_reduced));
@@ -97,7 +159,8 @@ absl::Status HandleReduce(const HloInstruction& original, const HloSharding& sha
     all_reduce->mutable_attrs()->channel_id = ctx.channel_ids().Next();
     all_reduce->mutable_attrs()->use_global_device_ids = true;
     all_reduce->AppendCalledComputation(original.to_apply());
-    partial = all_reduce;
+    HloInstruction* init_everywhere = ctx.Add(HloOpcode::kBroadcast, local, {init});
+    partial = ctx.Add(op, local, {all_reduce, init_everywhere});
   }
   ctx.Set(&original, {partial, result_sharding, original.shape()});
   return absl::OkStatus();
