@@ -318,3 +318,26 @@ ENTRY main {
 }
 
 }  // namespace
+
+namespace {
+
+// Tilings over a subset of the devices (as in XLA's propagation tests): gathered to every
+// device by a masked all-reduce, sliced back out for a subset target; uneven tiles included.
+TEST(SubsetShardingTest, ReshardsToAndFromTilingsOverSomeDevices) {
+  constexpr char kText[] = R"(
+HloModule subset, num_partitions=4
+ENTRY main {
+  p = f32[5,3] parameter(0), sharding={devices=[2,1]0,1}
+  q = f32[5,3] parameter(1), sharding={devices=[1,3]0,1,3}
+  n = f32[5,3] negate(p), sharding={devices=[4,1]<=[4]}
+  a = f32[5,3] add(n, q), sharding={devices=[1,2,2]2,3,1,0 last_tile_dim_replicate}
+  ROOT r = f32[5,3] multiply(a, a), sharding={devices=[1,2]3,1}
+})";
+  Partitioned p = Partition(kText);
+  EXPECT_GE(Counts(*p.spmd)[HloOpcode::kAllReduce], 2) << p.spmd->ToString();
+  EXPECT_NE(p.explain.find("gather-subset"), std::string::npos) << p.explain;
+  EXPECT_NE(p.explain.find("slice-subset"), std::string::npos) << p.explain;
+  ExpectVerifies(p, 4);
+}
+
+}  // namespace

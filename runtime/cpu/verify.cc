@@ -235,6 +235,8 @@ absl::StatusOr<Literal> ShardForDevice(const Literal& full, const HloSharding& s
   }
   Literal shard(device_shape);
   if (!full.shape().IsArray()) return shard;  // Tokens carry no data.
+  // A tiling over a subset of the devices: the others hold nothing.
+  if (sharding.IsTiled() && !sharding.UsesDevice(device)) return shard;
   if (!device_shape.IsArray() || device_shape.element_type() != full.shape().element_type() ||
       device_shape.rank() != full.shape().rank()) {
     return absl::InvalidArgumentError(hlo::StrCat("cannot pass a shard of ",

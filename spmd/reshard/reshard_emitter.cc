@@ -217,6 +217,10 @@ absl::StatusOr<HloInstruction*> ReshardEmitter::EmitStep(const StepContext& cont
     }
     case ReshardStepKind::kUnreduce:
       return EmitUnreduce(context);
+    case ReshardStepKind::kGatherSubset:
+      return EmitGatherSubset(context);
+    case ReshardStepKind::kSliceSubset:
+      return EmitSliceSubset(context);
     case ReshardStepKind::kCollectivePermute: {
       HloInstruction* permute =
           Add(HloOpcode::kCollectivePermute, context.value->shape(), {context.value});

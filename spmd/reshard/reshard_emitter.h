@@ -86,6 +86,9 @@ class ReshardEmitter {
   absl::StatusOr<hlo::HloInstruction*> EmitUnreduce(const StepContext& context);
   // Defined in reshard_emit_exchange.cc.
   absl::StatusOr<hlo::HloInstruction*> EmitExchange(const StepContext& context);
+  // Defined in reshard_emit_subset.cc.
+  absl::StatusOr<hlo::HloInstruction*> EmitGatherSubset(const StepContext& context);
+  absl::StatusOr<hlo::HloInstruction*> EmitSliceSubset(const StepContext& context);
   // Per-dim s32 start scalars from per-device offsets `offsets[device][dim]`.
   std::vector<hlo::HloInstruction*> DeviceStarts(const std::vector<std::vector<int64_t>>& offsets,
                                                  int64_t rank);

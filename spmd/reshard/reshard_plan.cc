@@ -67,6 +67,10 @@ std::string_view ReshardStepKindName(ReshardStepKind kind) {
       return "all-reduce";
     case ReshardStepKind::kUnreduce:
       return "unreduce";
+    case ReshardStepKind::kGatherSubset:
+      return "gather-subset";
+    case ReshardStepKind::kSliceSubset:
+      return "slice-subset";
   }
   return "unknown";
 }

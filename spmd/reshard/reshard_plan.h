@@ -44,10 +44,17 @@ enum class ReshardStepKind {
   // Reduced -> unreduced: the first member of each group in `replica_groups` keeps the value,
   // the others hold zeros (their sum is the value). No communication.
   kUnreduce,
+  // A tiling over a subset of the devices -> replicated: each tile's first holder places its
+  // shard (padding zeroed) in a zero buffer of the whole array, then an all-reduce (sum) over
+  // all devices.
+  kGatherSubset,
+  // Replicated -> a tiling over a subset of the devices: each of those slices its region;
+  // the other devices keep an arbitrary window.
+  kSliceSubset,
 };
 
 // "all-gather", "dynamic-slice", "all-to-all", "collective-permute", "broadcast", "relabel",
-// "scatter", "exchange", "all-reduce", "unreduce".
+// "scatter", "exchange", "all-reduce", "unreduce", "gather-subset", "slice-subset".
 std::string_view ReshardStepKindName(ReshardStepKind kind);
 
 struct ReshardStep {

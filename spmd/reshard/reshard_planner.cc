@@ -162,6 +162,26 @@ int64_t HopsBytes(const std::vector<SearchHop>& hops) {
 
 namespace {
 
+// Whether a tiled `s` places data on exactly the devices 0..n-1.
+bool CoversAllDevices(const HloSharding& s, int64_t n) {
+  if (!s.IsTiled()) return true;
+  std::vector<int64_t> devices = s.tile_assignment().Devices();
+  if (static_cast<int64_t>(devices.size()) != n) return false;
+  std::sort(devices.begin(), devices.end());
+  for (int64_t i = 0; i < n; ++i) {
+    if (devices[i] != i) return false;
+  }
+  return true;
+}
+
+// A plan through replicated for tilings over a subset of the devices (which the search's
+// states cannot express): gather-subset or the searched path to replicated, then slice-subset
+// or the searched path to the target. Counted as a full rematerialization.
+absl::StatusOr<ReshardPlan> PlanThroughReplicated(const hlo::Shape& shape,
+                                                  const HloSharding& source,
+                                                  const HloSharding& target, int64_t n,
+                                                  const LinkModel& link);
+
 // The plan between two shardings without unreduced devices.
 absl::StatusOr<ReshardPlan> PlanReducedReshard(const hlo::Shape& shape, const HloSharding& source,
                                                const HloSharding& target, int64_t num_devices,
@@ -172,6 +192,9 @@ absl::StatusOr<ReshardPlan> PlanReducedReshard(const hlo::Shape& shape, const Hl
   if (source.kind() == HloSharding::Kind::kMaximal) {
     ASSIGN_OR_RETURN(hops, FromMaximal(source, target, coster));
     return Assemble(shape, source, target, num_devices, std::move(hops));
+  }
+  if (!CoversAllDevices(source, num_devices) || !CoversAllDevices(target, num_devices)) {
+    return PlanThroughReplicated(shape, source, target, num_devices, link);
   }
   const int64_t rank = shape.rank();
   const bool to_maximal = target.kind() == HloSharding::Kind::kMaximal;
@@ -192,6 +215,57 @@ absl::StatusOr<ReshardPlan> PlanReducedReshard(const hlo::Shape& shape, const Hl
   RETURN_IF_ERROR(AppendHops(std::move(path), hops));
   if (to_maximal) hops.emplace_back(SearchEdge{}, target);  // A free relabel.
   return Assemble(shape, source, target, num_devices, std::move(hops));
+}
+
+absl::StatusOr<ReshardPlan> PlanThroughReplicated(const hlo::Shape& shape,
+                                                  const HloSharding& source,
+                                                  const HloSharding& target, int64_t n,
+                                                  const LinkModel& link) {
+  const HloSharding replicated = HloSharding::Replicate();
+  ReshardPlan plan;
+  if (!CoversAllDevices(source, n)) {
+    if (shape.element_type() == hlo::PrimitiveType::kPred) {
+      return absl::UnimplementedError(
+          hlo::StrCat("reshard: gathering a pred array from ", source.ToStringWithoutMetadata(),
+                      ", which uses a subset of the devices"));
+    }
+    ASSIGN_OR_RETURN(hlo::Shape padded, hlo::PaddedShardShape(source, shape));
+    int64_t full_bytes = padded.byte_size();
+    for (int64_t d = 0; d < shape.rank(); ++d) {
+      full_bytes *= source.tile_assignment().dim(d);
+    }
+    ReshardStep gather;
+    gather.kind = ReshardStepKind::kGatherSubset;
+    gather.sharding = replicated;
+    const CollectiveCost cost = EstimateCollective(CollectiveKind::kAllReduce, full_bytes, n, link);
+    gather.bytes_received = cost.bytes_received;
+    gather.cost_us = cost.time_us;
+    plan.steps.push_back(std::move(gather));
+  } else {
+    ASSIGN_OR_RETURN(ReshardPlan to_replicated,
+                     PlanReducedReshard(shape, source, replicated, n, link));
+    plan.steps = std::move(to_replicated.steps);
+  }
+  if (!CoversAllDevices(target, n)) {
+    ReshardStep slice;
+    slice.kind = ReshardStepKind::kSliceSubset;
+    slice.sharding = target;
+    plan.steps.push_back(std::move(slice));
+  } else {
+    ASSIGN_OR_RETURN(ReshardPlan from_replicated,
+                     PlanReducedReshard(shape, replicated, target, n, link));
+    for (ReshardStep& step : from_replicated.steps) plan.steps.push_back(std::move(step));
+  }
+  plan.shape = shape;
+  plan.source = source;
+  plan.target = target;
+  plan.num_devices = n;
+  for (const ReshardStep& step : plan.steps) {
+    plan.cost_us += step.cost_us;
+    plan.bytes_received_per_device += step.bytes_received;
+  }
+  plan.full_rematerialization = true;
+  return plan;
 }
 
 // All-reduce (sum) over the unreduced groups of `source`, leaving `reduced`.

@@ -239,11 +239,24 @@ TEST(ReshardPlannerTest, CacheReturnsTheSamePlanAcrossThreads) {
 
 TEST(ReshardPlannerTest, RejectsWhatItCannotReshard) {
   EXPECT_FALSE(PlanReshard(kShape, S("{manual}"), S("{replicated}"), 8, LinkModel()).ok());
-  EXPECT_FALSE(PlanReshard(kShape, S("{devices=[2,2]<=[4]}"), S("{replicated}"), 8, LinkModel())
-                   .ok());  // Uses 4 of 8 devices.
   EXPECT_FALSE(PlanReshard(kShape, S("{devices=[2,4]<=[8]}"), S("{devices=[8]<=[8]}"), 8,
                            LinkModel())
                    .ok());  // Rank mismatch.
+}
+
+// A tiling over 4 of 8 devices goes through replicated (gather-subset: one all-reduce of the
+// whole array), and back out to another subset by a local slice; both count as full
+// rematerializations.
+TEST(ReshardPlannerTest, SubsetTilingsGoThroughReplicated) {
+  absl::StatusOr<ReshardPlan> in =
+      PlanReshard(kShape, S("{devices=[2,2]<=[4]}"), S("{devices=[2,4]<=[8]}"), 8, LinkModel());
+  ASSERT_TRUE(in.ok()) << in.status();
+  EXPECT_EQ(Kinds(*in), (Kinds_{"gather-subset", "dynamic-slice"})) << in->Explain();
+  EXPECT_TRUE(in->full_rematerialization);
+  absl::StatusOr<ReshardPlan> out =
+      PlanReshard(kShape, S("{devices=[2,4]<=[8]}"), S("{devices=[1,2]5,7}"), 8, LinkModel());
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(Kinds(*out), (Kinds_{"all-gather", "all-gather", "slice-subset"})) << out->Explain();
 }
 
 TEST(ReshardStateTest, StatesRoundTripThroughShardings) {
