@@ -8,6 +8,8 @@
 namespace spmd {
 namespace {
 
+constexpr int64_t kMaxExchangeWork = int64_t{1} << 16;
+
 // Row-major linear index of `index` in a grid of `dims`.
 int64_t Linear(absl::Span<const int64_t> index, absl::Span<const int64_t> dims) {
   int64_t linear = 0;
@@ -108,6 +110,13 @@ absl::StatusOr<ExchangeSchedule> PlanExchange(const TileState& from, const TileS
     schedule.new_shard_dims.push_back(shape_dims[d] / t_to[d]);
     per_from[d] = cells / t_from[d];
     per_to[d] = cells / t_to[d];
+  }
+  // Planning cost grows with cells x devices (and holders): large meshes with fine cell grids
+  // are left to the searched path.
+  int64_t positions = 1;
+  for (int64_t d = 0; d < rank; ++d) positions *= per_to[d];
+  if (positions * n * from.replication() > kMaxExchangeWork) {
+    return absl::FailedPreconditionError("exchange: too many cells to schedule");
   }
   const std::vector<std::vector<int64_t>> tile_from = from.TileIndexByDevice();
   const std::vector<std::vector<int64_t>> tile_to = to.TileIndexByDevice();

@@ -33,6 +33,13 @@ namespace {
 // More explored states than this stop the expansion (each search still returns what it
 // found; the fallback path is always among them for the small meshes this is built for).
 constexpr int64_t kMaxStates = 20000;
+// States hold a device list each: on very large meshes the budget shrinks so the search stays
+// within about 10 MB of device ids (then replicate-then-slice answers if nothing was found).
+constexpr int64_t kStateDeviceBudget = kMaxStates * 64;
+int64_t MaxStates(int64_t num_devices) {
+  return std::clamp<int64_t>(kStateDeviceBudget / std::max<int64_t>(num_devices, 1), 256,
+                             kMaxStates);
+}
 
 struct PathCost {
   double time_us = 0;
@@ -448,7 +455,8 @@ std::vector<SearchHop> CheapestPath(const TileState& source, const TileState& ta
   joiner.Update(true, 0, true);
   joiner.Update(false, 0, true);
   std::vector<int64_t> relaxed;
-  while (forward.size() + backward.size() < kMaxStates) {
+  const int64_t max_states = MaxStates(coster.num_devices());
+  while (forward.size() + backward.size() < max_states) {
     const std::optional<PathCost> forward_top = forward.Top();
     const std::optional<PathCost> backward_top = backward.Top();
     if (Done(joiner.best(), forward_top, backward_top)) break;
@@ -490,7 +498,8 @@ std::vector<SearchHop> CheapestPathFromMaximal(const TileState& target, const St
   std::optional<std::pair<PathCost, int64_t>> best;
   SearchEdge best_edge;
   std::vector<int64_t> relaxed;
-  while (backward.size() < kMaxStates) {
+  const int64_t max_states = MaxStates(coster.num_devices());
+  while (backward.size() < max_states) {
     const std::optional<PathCost> top = backward.Top();
     if (!top.has_value() || (best.has_value() && !Cheaper(*top, best->first))) break;
     const int64_t id = backward.SettleNext(
