@@ -154,11 +154,14 @@ std::optional<ParsedModule> Partition(const Options& options,
 }
 
 // A clear refusal instead of hours of simulation or an out-of-memory abort: the module's
-// estimated FLOPs and peak live bytes (hlo/analysis/module_stats) against the limits.
-std::optional<std::string> ExceedsLimits(const Options& options, const hlo::HloModule& module) {
+// estimated FLOPs and peak live bytes (hlo/analysis/module_stats), times the `devices` that
+// run it in this one process, against the limits.
+std::optional<std::string> ExceedsLimits(const Options& options, const hlo::HloModule& module,
+                                         int64_t devices = 1) {
   const hlo::ModuleStats stats = hlo::ComputeModuleStats(module);
-  const double gflop = static_cast<double>(stats.flops) / 1e9;
-  const double gib = static_cast<double>(stats.peak_memory_bytes) / (1024.0 * 1024 * 1024);
+  const double gflop = static_cast<double>(stats.flops) * static_cast<double>(devices) / 1e9;
+  const double gib = static_cast<double>(stats.peak_memory_bytes) * static_cast<double>(devices) /
+                     (1024.0 * 1024 * 1024);
   char buf[256];
   if (options.max_gflop > 0 && gflop > options.max_gflop) {
     std::snprintf(buf, sizeof(buf),
@@ -336,7 +339,10 @@ int RunProgram(const Options& options, const std::vector<std::string>& passes) {
                                             : Partition(options, passes, &error);
   if (!program) return Fail(error);
   std::optional<std::string> refusal;
-  if (options.backend == "cpu") refusal = ExceedsLimits(options, *program->module);
+  if (options.backend == "cpu") {
+    refusal = ExceedsLimits(options, *program->module,
+                            ResolveDevices(options, *program->module, nullptr));
+  }
   if (refusal) {
     return Fail(hlo::StrCat(options.input, ": error: ", *refusal));
   }
@@ -389,6 +395,10 @@ int VerifyProgram(const Options& options, const std::vector<std::string>& passes
   const std::string program_name =
       options.against.empty() ? hlo::StrCat(options.input, " (partitioned)") : options.against;
   const int64_t n = ResolveDevices(options, *spmd->module, full->module.get());
+  // Every device of the SPMD program runs in this process.
+  if (std::optional<std::string> refusal = ExceedsLimits(options, *spmd->module, n)) {
+    return Fail(hlo::StrCat(program_name, ": error: ", *refusal));
+  }
   std::vector<Literal> arguments;
   if (options.inputs_dir.empty()) {
     arguments = runtime::RandomArguments(*full->module, options.seed);
