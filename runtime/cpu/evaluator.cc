@@ -19,17 +19,14 @@ absl::Status ErrorAt(const HloInstruction& instr, std::string_view message) {
   return absl::InvalidArgumentError(hlo::StrCat("instruction %", instr.name(), ": ", message));
 }
 
-// Custom-calls the partitioner emits that are identities on the values they carry, the
-// propagation barriers (identities that only steer sharding propagation), and layout
-// constraints (identities on values).
+}  // namespace
+
 bool IsIdentityCustomCall(const HloInstruction& instr) {
   const std::string& target = instr.attrs().custom_call_target;
   return target == "Sharding" || target == "SPMDFullToShardShape" ||
          target == "SPMDShardToFullShape" || target == "ShardBarrierFrom" ||
          target == "ShardBarrierTo" || target == "LayoutConstraint";
 }
-
-}  // namespace
 
 absl::StatusOr<Literal> Evaluator::RunEntry(std::vector<Literal> args) {
   const hlo::HloComputation* entry = module_.entry_computation();

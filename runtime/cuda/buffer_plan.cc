@@ -6,6 +6,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "hlo/strings.h"
+#include "runtime/cpu/evaluator.h"
 
 namespace runtime {
 namespace cuda {
@@ -95,12 +96,9 @@ bool IsAliasingInstruction(const HloInstruction& instr) {
     case HloOpcode::kAddDependency:
       return true;
     case HloOpcode::kCustomCall: {
-      // The identity custom-calls the CPU evaluator accepts (runtime/cpu/evaluator.cc).
-      const std::string& t = instr.attrs().custom_call_target;
       return instr.operand_count() == 1 &&
              instr.operand(0)->shape().Compatible(instr.shape()) &&
-             (t == "Sharding" || t == "SPMDFullToShardShape" || t == "SPMDShardToFullShape" ||
-              t == "ShardBarrierFrom" || t == "ShardBarrierTo" || t == "LayoutConstraint");
+             runtime::IsIdentityCustomCall(instr);
     }
     default:
       return false;
