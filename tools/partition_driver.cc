@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 
 #include "absl/strings/str_split.h"
 #include "hlo/analysis/module_stats.h"
@@ -96,6 +97,7 @@ absl::StatusOr<spmd::PartitionerOptions> MakePartitionerOptions(const DriverOpti
 struct PassResults {
   int64_t full_rematerializations = 0;
   std::string explain;
+  std::optional<spmd::DeviceModel> device_model;  // The partition pass's, when it ran.
 };
 
 // Runs the requested passes in order with the verifier after each; dumps each stage when asked.
@@ -112,6 +114,7 @@ absl::StatusOr<PassResults> RunPasses(const DriverOptions& options, hlo::ParsedM
       absl::StatusOr<spmd::PartitionerOptions> partitioner_options =
           MakePartitionerOptions(options);
       if (!partitioner_options.ok()) return partitioner_options.status();
+      results.device_model = partitioner_options->device_model;
       partitioner = &pipeline.AddPass<spmd::SpmdPartitioner>(*std::move(partitioner_options));
     } else if (pass == "cleanup") {
       pipeline.AddPass<hlo::DeadCodeElimination>();
@@ -217,10 +220,11 @@ absl::StatusOr<DriverResult> ProcessInput(const std::string& path, const DriverO
   stats.time_ms_parse = parse_ms;
   stats.time_ms_partition = partition_ms;
   stats.full_rematerializations = passes->full_rematerializations;
-  if (absl::StatusOr<spmd::DeviceModel> model = spmd::LoadDeviceModel(options.device_model);
-      model.ok()) {
-    stats.estimated_step_time_us = spmd::EstimateStepTimeUs(stats, *model);
-  }
+  // The partition pass's device model (read once per input), else the option's.
+  absl::StatusOr<spmd::DeviceModel> model = passes->device_model.has_value()
+                                                ? *passes->device_model
+                                                : spmd::LoadDeviceModel(options.device_model);
+  if (model.ok()) stats.estimated_step_time_us = spmd::EstimateStepTimeUs(stats, *model);
   result.explain = passes->explain;
   stats.time_ms_total = Millis(start);
   result.stats_json = hlo::StatsToJson(stats);
