@@ -18,6 +18,7 @@
 #include "hlo/status_macros.h"
 #include "runtime/cpu/element_types.h"
 #include "runtime/cpu/op_registry.h"
+#include "runtime/cpu/ops/compare_keys.h"
 #include "runtime/cpu/ops/elementwise_kernels.h"
 #include "runtime/cpu/ops/family_registration.h"
 
@@ -57,88 +58,24 @@ void CompareLoop(ComparisonDirection direction, int64_t n, LoadA a, LoadB b, uin
   }
 }
 
-// The signed integer whose order is the total order of the float with storage T.
-template <typename T>
-auto TotalOrderKey(T value) {
-  if constexpr (IsNarrowFloat<T>::value) {
-    using Signed = std::make_signed_t<decltype(value.bits)>;
-    const auto bits = static_cast<Signed>(value.bits);
-    return static_cast<Signed>(bits < 0 ? bits ^ std::numeric_limits<Signed>::max() : bits);
-  } else {
-    using Signed = std::conditional_t<sizeof(T) == 4, int32_t, int64_t>;
-    Signed bits;
-    std::memcpy(&bits, &value, sizeof(bits));
-    return static_cast<Signed>(bits < 0 ? bits ^ std::numeric_limits<Signed>::max() : bits);
-  }
-}
-
-absl::Status BadComparisonType(ComparisonType type, PrimitiveType element_type) {
-  return absl::InvalidArgumentError(hlo::StrCat("comparison type ", hlo::ComparisonTypeString(type),
-                                                " does not apply to element type ",
-                                                hlo::PrimitiveTypeName(element_type)));
-}
-
-// Integer comparison, honoring an explicit SIGNED/UNSIGNED type.
-template <typename T>
-absl::Status CompareIntegers(const Literal& a, const Literal& b, ComparisonDirection direction,
-                             ComparisonType type, uint8_t* z) {
-  const int64_t n = a.element_count();
-  if (type == ComparisonType::kFloat || type == ComparisonType::kPartialOrder) {
-    return BadComparisonType(type, a.shape().element_type());
-  }
-  const bool as_signed =
-      type == ComparisonType::kSigned || (type != ComparisonType::kUnsigned && std::is_signed_v<T>);
-  if (as_signed) {
-    using S = std::make_signed_t<T>;
-    const S* x = reinterpret_cast<const S*>(Data<T>(a));
-    const S* y = reinterpret_cast<const S*>(Data<T>(b));
-    CompareLoop(
-        direction, n, [x](int64_t i) { return x[i]; }, [y](int64_t i) { return y[i]; }, z);
-  } else {
-    using U = std::make_unsigned_t<T>;
-    const U* x = reinterpret_cast<const U*>(Data<T>(a));
-    const U* y = reinterpret_cast<const U*>(Data<T>(b));
-    CompareLoop(
-        direction, n, [x](int64_t i) { return x[i]; }, [y](int64_t i) { return y[i]; }, z);
-  }
-  return absl::OkStatus();
-}
-
+// z[i] = x[i] <direction> y[i] under comparison `type` (compare_keys.h).
 template <typename T>
 absl::Status CompareTyped(const Literal& a, const Literal& b, ComparisonDirection direction,
                           ComparisonType type, uint8_t* z) {
   const int64_t n = a.element_count();
   const T* x = Data<T>(a);
   const T* y = Data<T>(b);
-  if constexpr (kIsInt<T>) {
-    return CompareIntegers<T>(a, b, direction, type, z);
-  } else if constexpr (kIsComplex<T>) {
-    if (direction != ComparisonDirection::kEq && direction != ComparisonDirection::kNe) {
-      return absl::InvalidArgumentError(
-          hlo::StrCat("complex values support only EQ and NE comparisons, got ",
-                      hlo::ComparisonDirectionString(direction)));
-    }
-    if (direction == ComparisonDirection::kEq) {
-      for (int64_t i = 0; i < n; ++i) z[i] = x[i] == y[i];
-    } else {
-      for (int64_t i = 0; i < n; ++i) z[i] = x[i] != y[i];
-    }
-    return absl::OkStatus();
-  } else {
-    if (type == ComparisonType::kSigned || type == ComparisonType::kUnsigned) {
-      return BadComparisonType(type, a.shape().element_type());
-    }
-    if (type == ComparisonType::kTotalOrder) {
-      CompareLoop(
-          direction, n, [x](int64_t i) { return TotalOrderKey(x[i]); },
-          [y](int64_t i) { return TotalOrderKey(y[i]); }, z);
+  return WithCompareKey<T>(direction, type, a.shape().element_type(), [&](auto key) {
+    if constexpr (kIsComplex<T>) {  // EQ or NE (WithCompareKey rejects the others).
+      const bool eq = direction == ComparisonDirection::kEq;
+      for (int64_t i = 0; i < n; ++i) z[i] = (key(x, i) == key(y, i)) == eq;
     } else {
       CompareLoop(
-          direction, n, [x](int64_t i) { return LoadValue(x, i); },
-          [y](int64_t i) { return LoadValue(y, i); }, z);
+          direction, n, [&](int64_t i) { return key(x, i); },
+          [&](int64_t i) { return key(y, i); }, z);
     }
     return absl::OkStatus();
-  }
+  });
 }
 
 absl::StatusOr<Literal> HandleCompare(const HloInstruction& instr,

@@ -9,7 +9,10 @@
 //
 // Fast path: a comparator `compare(parameter(0), parameter(1))` with direction LT or GT (any
 // comparison type natural for the key's element type, or TOTALORDER for floats) sorts typed keys
-// of operand 0. Any other comparator is called per comparison on scalar Literals prepared once
+// of operand 0. Otherwise a comparator whose instructions split into left-only and right-only
+// elementwise keys and a boolean program on them (sort_comparator.h: e.g. TopK's float-flip
+// keys with an index tie-break) computes its keys once for all elements and runs the program
+// per comparison. Any other comparator is called per comparison on scalar Literals prepared once
 // per row.
 #include <algorithm>
 #include <cstdint>
@@ -23,6 +26,7 @@
 #include "runtime/cpu/element_types.h"
 #include "runtime/cpu/ops/reduce_handlers.h"
 #include "runtime/cpu/ops/scalar_computation.h"
+#include "runtime/cpu/ops/sort_comparator.h"
 #include "runtime/cpu/ops/strided_index.h"
 
 namespace runtime {
@@ -72,6 +76,27 @@ class TypedRowSorter : public RowSorter {
   const SortRows& rows_;
   ParameterComparison cmp_;
   std::vector<ComputeType<T>> values_;
+};
+
+// Sorts rows by a SortComparator program (keys computed once for all rows).
+class ProgramRowSorter : public RowSorter {
+ public:
+  ProgramRowSorter(std::unique_ptr<SortComparator> comparator, const SortRows& rows)
+      : comparator_(std::move(comparator)), rows_(rows) {}
+
+  absl::Status Sort(int64_t base, std::vector<int64_t>& perm) override {
+    const int64_t stride = rows_.stride;
+    if (comparator_->SortRowByKeys(base, stride, perm)) return absl::OkStatus();
+    std::iota(perm.begin(), perm.end(), 0);
+    std::stable_sort(perm.begin(), perm.end(), [&](int64_t a, int64_t b) {
+      return comparator_->Compare(base + a * stride, base + b * stride);
+    });
+    return absl::OkStatus();
+  }
+
+ private:
+  std::unique_ptr<SortComparator> comparator_;
+  const SortRows& rows_;
 };
 
 class CallingRowSorter : public RowSorter {
@@ -129,6 +154,14 @@ absl::StatusOr<std::unique_ptr<RowSorter>> MakeRowSorter(const HloInstruction& i
       using T = typename decltype(tag)::type;
       return std::unique_ptr<RowSorter>(new TypedRowSorter<T>(*operands[0], rows, *cmp));
     });
+  }
+  if (rows.length > 1) {
+    // An error computing the keys falls back to the calls, which report their own errors.
+    absl::StatusOr<std::unique_ptr<SortComparator>> program =
+        SortComparator::Create(*instr.to_apply(), operands, evaluator);
+    if (program.ok() && *program != nullptr) {
+      return std::unique_ptr<RowSorter>(new ProgramRowSorter(*std::move(program), rows));
+    }
   }
   return std::unique_ptr<RowSorter>(
       new CallingRowSorter(*instr.to_apply(), operands, rows, evaluator));
