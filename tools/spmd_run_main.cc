@@ -411,21 +411,18 @@ int VerifyProgram(const Options& options, const std::vector<std::string>& passes
   absl::StatusOr<std::vector<std::vector<Literal>>> device_args =
       runtime::ShardArguments(*full->module, *spmd->module, arguments, n);
   if (!device_args.ok()) return Fail(Locate(*spmd, device_args.status()));
-  runtime::MultiDeviceOptions one;
-  one.collective_timeout_seconds = options.collective_timeout;
-  std::vector<std::vector<Literal>> full_args(1);
-  full_args[0] = std::move(arguments);
   absl::StatusOr<std::vector<Literal>> expected =
-      runtime::RunOnDevices(*full->module, std::move(full_args), one);
+      runtime::RunReference(*full->module, arguments, n, options.collective_timeout);
   if (!expected.ok()) return Fail(Locate(*full, expected.status()));
-  runtime::MultiDeviceOptions devices = one;
+  runtime::MultiDeviceOptions devices;
+  devices.collective_timeout_seconds = options.collective_timeout;
   devices.num_partitions = n;
   absl::StatusOr<std::vector<Literal>> results =
       RunRepeated(*spmd->module, *device_args, devices, options.repeat, options.backend);
   if (!results.ok()) return Fail(Locate(*spmd, results.status()));
   runtime::VerifyOptions verify;
   absl::StatusOr<runtime::VerifyResult> verdict =
-      runtime::CompareResults(*full->module, std::move((*expected)[0]), *results, verify);
+      runtime::CompareResults(*full->module, *std::move(expected), *results, verify);
   if (!verdict.ok()) return Fail(Locate(*spmd, verdict.status()));
   std::cout << verdict->ToString();
   if (!options.outputs_dir.empty()) {

@@ -342,6 +342,34 @@ absl::StatusOr<HloSharding> PartiallyReplicate(const HloSharding& sharding,
   return HloSharding::Subgroup(*std::move(reshaped), types, sharding.metadata());
 }
 
+absl::StatusOr<HloSharding> MoveTileDim(const HloSharding& sharding, int64_t from, int64_t to) {
+  if (sharding.IsTuple()) return NotForTuples(sharding, "moving a tile dim");
+  const int64_t data_rank = sharding.IsTiled() ? sharding.TiledDataRank() : 0;
+  if (from < 0 || to < 0 || from >= data_rank || to >= data_rank || from == to) {
+    return absl::InvalidArgumentError(absl::StrCat("cannot move the tiles of dim ", from,
+                                                   " into dim ", to, " of ",
+                                                   sharding.ToStringWithoutMetadata()));
+  }
+  const TileAssignment& ta = sharding.tile_assignment();
+  // Transpose `from` to just after `to`; merging the two is then a reshape.
+  std::vector<int64_t> perm;
+  for (int64_t d = 0; d < ta.rank(); ++d) {
+    if (d == from) continue;
+    perm.push_back(d);
+    if (d == to) perm.push_back(from);
+  }
+  std::vector<int64_t> new_dims(ta.dims().begin(), ta.dims().end());
+  new_dims[to] *= new_dims[from];
+  new_dims[from] = 1;
+  absl::StatusOr<TileAssignment> transposed = ta.Transpose(perm);
+  if (!transposed.ok()) return transposed.status();
+  absl::StatusOr<TileAssignment> reshaped = transposed->Reshape(new_dims);
+  if (!reshaped.ok()) return reshaped.status();
+  std::vector<OpShardingType> types = sharding.subgroup_types();
+  if (sharding.replicate_on_last_tile_dim()) types = {OpShardingType::kReplicated};
+  return HloSharding::Subgroup(*std::move(reshaped), types, sharding.metadata());
+}
+
 absl::StatusOr<HloSharding> MergeShardings(const HloSharding& a, const HloSharding& b) {
   using Kind = HloSharding::Kind;
   if (a.IsTuple() || b.IsTuple()) {

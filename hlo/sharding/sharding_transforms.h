@@ -40,6 +40,14 @@ absl::StatusOr<HloSharding> ReshapeSharding(const HloSharding& sharding, const S
 absl::StatusOr<HloSharding> PartiallyReplicate(const HloSharding& sharding,
                                                absl::Span<const int64_t> dims);
 
+// `sharding` with the tiles of data dim `from` moved into data dim `to` (as its minor part):
+// dim `to` is tiled dim(to) * dim(from) ways, `from` becomes whole. The devices of one
+// `from` row end up in adjacent `to` tiles, so the move is one all-to-all per group.
+//   MoveTileDim({devices=[2,1,4]<=[8]}, 2, 1) => {devices=[2,4,1]<=[8]}
+// Fails for tuples, non-tiled shardings, and when `from` or `to` is not a data dim or they
+// are equal.
+absl::StatusOr<HloSharding> MoveTileDim(const HloSharding& sharding, int64_t from, int64_t to);
+
 // One sharding that holds, on every device, the tiles both `a` and `b` give it: a data dim
 // tiled in only one input takes that tiling; a dim tiled in both must be tiled alike.
 // {replicated} and {unknown} merge to the other input; equal inputs merge to themselves.

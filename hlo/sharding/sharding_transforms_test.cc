@@ -94,6 +94,22 @@ TEST(PartiallyReplicateTest, MovesTilesIntoTheReplicationGroup) {
   EXPECT_THAT(Replicated("{devices=[2,2]<=[4]}", {2}), HasSubstr("are not distinct data dims"));
 }
 
+std::string Moved(const std::string& s, int64_t from, int64_t to) {
+  absl::StatusOr<HloSharding> r = MoveTileDim(P(s), from, to);
+  return r.ok() ? r->ToString() : std::string(r.status().message());
+}
+
+TEST(MoveTileDimTest, MovesTilesIntoTheMinorPartOfAnotherDim) {
+  EXPECT_EQ(Moved("{devices=[2,1,4]<=[8]}", 2, 1), "{devices=[2,4,1]<=[8]}");
+  // Moving to a major dim: device d of row r lands next to its row mates.
+  EXPECT_EQ(Moved("{devices=[2,2]<=[4]}", 0, 1), "{devices=[1,4]<=[2,2]T(1,0)}");
+  EXPECT_EQ(Moved("{devices=[1,2,2]<=[4] last_tile_dim_replicate}", 1, 0),
+            "{devices=[2,1,2]<=[4] last_tile_dim_replicate}");
+  EXPECT_EQ(Moved("{devices=[4,4,4]<=[64]}", 2, 1), "{devices=[4,16,1]<=[64]}");
+  EXPECT_THAT(Moved("{devices=[2,2]<=[4]}", 1, 1), HasSubstr("cannot move"));
+  EXPECT_THAT(Moved("{replicated}", 0, 1), HasSubstr("cannot move"));
+}
+
 TEST(MergeShardingsTest, CombinesCompatiblePartialShardings) {
   EXPECT_EQ(Merged("{devices=[2,1,2]<=[4] last_tile_dim_replicate}",
                    "{devices=[1,2,2]<=[2,2]T(1,0) last_tile_dim_replicate}"),

@@ -1,6 +1,7 @@
 // Instruction-order execution with last-use freeing, and the control-flow opcodes.
 #include "runtime/cpu/evaluator.h"
 #include "runtime/cpu/ops/custom_call_handlers.h"
+#include "runtime/cpu/ops/manual_ops.h"
 
 #include <optional>
 
@@ -146,6 +147,10 @@ absl::StatusOr<Literal> Evaluator::Execute(const hlo::HloComputation& computatio
         if (!IsIdentityCustomCall(instr)) {
           return ErrorAt(instr, hlo::StrCat("custom-call target \"", instr.attrs().custom_call_target,
                                             "\" is not supported by the CPU executor"));
+        }
+        if (operand_values.size() == 1 && IsManualConversion(instr)) {
+          result = RunManualConversion(instr, *operand_values[0], *this);
+          break;
         }
         if (operand_values.size() != 1 ||
             !operand_values[0]->shape().Compatible(instr.shape())) {

@@ -93,6 +93,13 @@ absl::StatusOr<std::vector<std::vector<Literal>>> ShardEntryArguments(
         return absl::InvalidArgumentError(
             hlo::StrCat(where, ": ", hlo::ToStd(sharding.status().message())));
       }
+      if (sharding->IsManual()) {
+        for (int64_t d = 0; d < num_devices; ++d) {
+          MutableLeafOf(per_device[d][p], leaves[k]) =
+              ManualLeafForDevice(LeafOf(arguments[p], leaves[k]), d, p, static_cast<int64_t>(k));
+        }
+        continue;
+      }
       for (int64_t d = 0; d < num_devices; ++d) {
         absl::StatusOr<Literal> shard = ShardForDevice(LeafOf(arguments[p], leaves[k]), *sharding,
                                                        LeafShape(device_shape, leaves[k]), d);
@@ -124,15 +131,47 @@ absl::Status CheckArguments(const hlo::HloComputation& entry,
   return absl::OkStatus();
 }
 
+// Compares a manual root leaf device by device with the per-device reference results: the
+// verdict is the first device's that fails, else the one with the largest error.
+absl::StatusOr<LeafVerdict> VerifyManualLeaf(LeafVerdict verdict, const ShapeIndex& index,
+                                             const std::vector<Literal>& device_results,
+                                             const std::vector<Literal>& expected,
+                                             Literal& assembled) {
+  if (expected.size() != device_results.size()) {
+    return absl::InvalidArgumentError(hlo::StrCat(
+        verdict.name, " is manual but the reference ran on ", expected.size(), " device(s)"));
+  }
+  std::optional<ArrayComparison> worst;
+  size_t worst_device = 0;
+  for (size_t d = 0; d < expected.size(); ++d) {
+    ArrayComparison c = CompareArrays(LeafOf(expected[d], index), LeafOf(device_results[d], index),
+                                      verdict.tolerance);
+    if (!worst || (worst->ok() && (!c.ok() || c.max_abs_error > worst->max_abs_error))) {
+      worst = std::move(c);
+      worst_device = d;
+    }
+  }
+  verdict.name += hlo::StrCat(" (manual; worst device ", worst_device, " of ", expected.size(), ")");
+  verdict.comparison = *std::move(worst);
+  MutableLeafOf(assembled, index) = LeafOf(device_results.front(), index);
+  return verdict;
+}
+
 // Assembles and compares root leaf `index` (flattened position `k`).
 absl::StatusOr<LeafVerdict> VerifyLeaf(const HloInstruction& root, const ShapeIndex& index,
                                        int64_t k, const std::vector<Literal>& device_results,
-                                       const Literal& expected, Literal& assembled,
-                                       const VerifyOptions& options) {
+                                       const std::vector<Literal>& expected_per_device,
+                                       Literal& assembled, const VerifyOptions& options) {
   LeafVerdict verdict;
   verdict.name = LeafName("output", index);
   verdict.shape = LeafShape(root.shape(), index);
   ASSIGN_OR_RETURN(HloSharding sharding, LeafSharding(root.sharding_ptr(), root.shape(), k));
+  verdict.tolerance = options.tolerance.value_or(DefaultTolerance(verdict.shape.element_type()));
+  if (sharding.IsManual()) {
+    return VerifyManualLeaf(std::move(verdict), index, device_results, expected_per_device,
+                            assembled);
+  }
+  const Literal& expected = expected_per_device.front();
   std::vector<const Literal*> shards;
   for (const Literal& result : device_results) shards.push_back(&LeafOf(result, index));
   absl::StatusOr<Assembled> parts = AssembleFromShards(shards, sharding, verdict.shape);
@@ -141,13 +180,75 @@ absl::StatusOr<LeafVerdict> VerifyLeaf(const HloInstruction& root, const ShapeIn
         hlo::StrCat(verdict.name, ": ", hlo::ToStd(parts.status().message())));
   }
   verdict.disagreement = std::move(parts->disagreement);
-  verdict.tolerance = options.tolerance.value_or(DefaultTolerance(verdict.shape.element_type()));
   verdict.comparison = CompareArrays(LeafOf(expected, index), parts->value, verdict.tolerance);
   MutableLeafOf(assembled, index) = std::move(parts->value);
   return verdict;
 }
 
 }  // namespace
+
+bool NeedsPerDeviceReference(const hlo::HloModule& module) {
+  for (const auto& computation : module.computations()) {
+    for (const auto& instr : computation->instructions()) {
+      const hlo::HloOpcode op = instr->opcode();
+      if (hlo::GetHloOpcodeFamily(op) == hlo::HloOpcodeFamily::kCollective ||
+          op == hlo::HloOpcode::kPartitionId || op == hlo::HloOpcode::kReplicaId) {
+        return true;
+      }
+      if (op == hlo::HloOpcode::kCustomCall &&
+          (instr->attrs().custom_call_target == "SPMDFullToShardShape" ||
+           instr->attrs().custom_call_target == "SPMDShardToFullShape")) {
+        return true;
+      }
+      if (instr->has_sharding()) {
+        const HloSharding& s = instr->sharding();
+        if (s.IsTuple() ? std::any_of(s.tuple_elements().begin(), s.tuple_elements().end(),
+                                      [](const HloSharding& e) { return e.IsManual(); })
+                        : s.IsManual()) {
+          return true;
+        }
+      }
+    }
+  }
+  return false;
+}
+
+Literal ManualLeafForDevice(const Literal& full, int64_t device, int64_t parameter,
+                            int64_t leaf) {
+  if (device == 0) return full;
+  return RandomLiteral(full.shape(), static_cast<uint64_t>(device),
+                       1000003ULL * static_cast<uint64_t>(parameter + 1) +
+                           static_cast<uint64_t>(leaf));
+}
+
+absl::StatusOr<std::vector<Literal>> RunReference(const hlo::HloModule& unpartitioned,
+                                                  const std::vector<Literal>& arguments,
+                                                  int64_t num_devices,
+                                                  double collective_timeout_seconds) {
+  MultiDeviceOptions devices;
+  devices.collective_timeout_seconds = collective_timeout_seconds;
+  if (!NeedsPerDeviceReference(unpartitioned) || num_devices <= 1) {
+    return RunOnDevices(unpartitioned, {arguments}, devices);
+  }
+  const hlo::HloComputation* entry = unpartitioned.entry_computation();
+  RETURN_IF_ERROR(CheckArguments(*entry, arguments));
+  std::vector<std::vector<Literal>> per_device(num_devices, arguments);
+  for (int64_t p = 0; p < entry->num_parameters(); ++p) {
+    const HloInstruction* param = entry->parameter_instruction(p);
+    const std::vector<ShapeIndex> leaves = LeafIndices(param->shape());
+    for (size_t k = 0; k < leaves.size(); ++k) {
+      ASSIGN_OR_RETURN(HloSharding sharding, LeafSharding(param->sharding_ptr(), param->shape(),
+                                                          static_cast<int64_t>(k)));
+      if (!sharding.IsManual()) continue;
+      for (int64_t d = 1; d < num_devices; ++d) {
+        MutableLeafOf(per_device[d][p], leaves[k]) = ManualLeafForDevice(
+            LeafOf(arguments[p], leaves[k]), d, p, static_cast<int64_t>(k));
+      }
+    }
+  }
+  devices.num_partitions = num_devices;
+  return RunOnDevices(unpartitioned, std::move(per_device), devices);
+}
 
 Literal RandomLiteral(const Shape& shape, uint64_t seed, uint64_t stream) {
   Literal literal(shape);
@@ -393,9 +494,11 @@ absl::StatusOr<std::vector<std::vector<Literal>>> ShardArguments(
   return ShardEntryArguments(*full_entry, *spmd_entry, arguments, num_devices);
 }
 
-absl::StatusOr<VerifyResult> CompareResults(const hlo::HloModule& unpartitioned, Literal expected,
+absl::StatusOr<VerifyResult> CompareResults(const hlo::HloModule& unpartitioned,
+                                            std::vector<Literal> expected,
                                             const std::vector<Literal>& device_results,
                                             const VerifyOptions& options) {
+  if (expected.empty()) return absl::InvalidArgumentError("no reference result");
   const HloInstruction& root = *unpartitioned.entry_computation()->root_instruction();
   const std::vector<ShapeIndex> leaves = LeafIndices(root.shape());
   for (const Literal& r : device_results) {
@@ -413,7 +516,7 @@ absl::StatusOr<VerifyResult> CompareResults(const hlo::HloModule& unpartitioned,
                                 result.assembled, options));
     result.leaves.push_back(std::move(verdict));
   }
-  result.expected = std::move(expected);
+  result.expected = std::move(expected.front());
   return result;
 }
 
@@ -424,17 +527,15 @@ absl::StatusOr<VerifyResult> VerifyAgainst(const hlo::HloModule& unpartitioned,
       options.arguments ? *options.arguments : RandomArguments(unpartitioned, options.seed);
   ASSIGN_OR_RETURN(std::vector<std::vector<Literal>> device_args,
                    ShardArguments(unpartitioned, spmd, arguments, options.num_partitions));
-  MultiDeviceOptions one_device;
-  one_device.collective_timeout_seconds = options.collective_timeout_seconds;
-  std::vector<std::vector<Literal>> full_args(1);
-  full_args[0] = std::move(arguments);
   ASSIGN_OR_RETURN(std::vector<Literal> expected,
-                   RunOnDevices(unpartitioned, std::move(full_args), one_device));
-  MultiDeviceOptions devices = one_device;
+                   RunReference(unpartitioned, arguments, options.num_partitions,
+                                options.collective_timeout_seconds));
+  MultiDeviceOptions devices;
+  devices.collective_timeout_seconds = options.collective_timeout_seconds;
   devices.num_partitions = options.num_partitions;
   ASSIGN_OR_RETURN(std::vector<Literal> results,
                    RunOnDevices(spmd, std::move(device_args), devices));
-  return CompareResults(unpartitioned, std::move(expected[0]), results, options);
+  return CompareResults(unpartitioned, std::move(expected), results, options);
 }
 
 }  // namespace runtime

@@ -12,6 +12,12 @@
 //      device 0's; maximal: its device's; tiled: each device's region, padding dropped), and
 //      devices that hold the same region (replicated or partially replicated) must agree;
 //   5. every leaf is compared element-wise (compare.h).
+// A module that is in part an SPMD program already (collectives, partition-id/replica-id,
+// manual shardings or the manual custom-calls; NeedsPerDeviceReference) has no one-device
+// meaning: its reference run simulates N devices that each run it on the full arguments, a
+// manual parameter leaf taking a per-device value (ManualLeafForDevice: device 0's is the
+// full argument's), and the SPMD program gets the same per-device values. Manual root leaves
+// are then compared device by device; the others against device 0's reference result.
 // Values without a sharding are replicated (XLA's rule). Random values: floats uniform in
 // [-1, 1) (f8e8m0fnu block scales: powers of two 2^-3..2^3), signed integers in [-8, 8),
 // unsigned in [0, 16), pred fair coin flips; each leaf of
@@ -101,10 +107,23 @@ absl::StatusOr<std::vector<std::vector<hlo::Literal>>> ShardArguments(
     const hlo::HloModule& unpartitioned, const hlo::HloModule& spmd,
     const std::vector<hlo::Literal>& arguments, int64_t num_devices);
 
+// See the file comment.
+bool NeedsPerDeviceReference(const hlo::HloModule& module);
+// Device `device`'s value of a manual parameter leaf whose full argument is `full`.
+hlo::Literal ManualLeafForDevice(const hlo::Literal& full, int64_t device, int64_t parameter,
+                                 int64_t leaf);
+
+// Step 1: runs `unpartitioned` on `arguments` (one full literal per parameter): on one device,
+// or on `num_devices` when NeedsPerDeviceReference. Returns one result per device run.
+absl::StatusOr<std::vector<hlo::Literal>> RunReference(const hlo::HloModule& unpartitioned,
+                                                       const std::vector<hlo::Literal>& arguments,
+                                                       int64_t num_devices,
+                                                       double collective_timeout_seconds);
+
 // Steps 4 and 5: assembles `device_results` by the root sharding of `unpartitioned` and
-// compares them with `expected`, its result. Fails when the results do not fit the root.
+// compares them with `expected`, RunReference's results. Fails when the results do not fit.
 absl::StatusOr<VerifyResult> CompareResults(const hlo::HloModule& unpartitioned,
-                                            hlo::Literal expected,
+                                            std::vector<hlo::Literal> expected,
                                             const std::vector<hlo::Literal>& device_results,
                                             const VerifyOptions& options);
 

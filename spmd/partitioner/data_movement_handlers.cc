@@ -1,4 +1,4 @@
-// Data-movement ops. Broadcast and transpose map the result's tiling onto the operand
+// Data-movement ops (sort: sort_handler.cc). Broadcast and transpose map the result's tiling onto the operand
 // (OperandShardingFromResult) and run locally. Reshape keeps the tiling when dimensions split
 // or merge compatibly, else goes through replicated. Slice, pad, concatenate, reverse,
 // dynamic-slice and dynamic-update-slice need the dimensions they move data along unsplit:
@@ -117,7 +117,7 @@ std::vector<int64_t> MovingDims(const HloInstruction& original) {
         if (original.operand(1)->shape().dimensions(d) != shape.dimensions(d)) dims.push_back(d);
       }
       break;
-    default:  // concatenate, reverse, sort: their `dimensions`.
+    default:  // concatenate, reverse: their `dimensions`.
       dims = a.dimensions;
   }
   return dims;
@@ -208,7 +208,7 @@ void RegisterDataMovementHandlers(HandlerTable& table) {
   table[HloOpcode::kIota] = &HandleIota;
   for (HloOpcode opcode : {HloOpcode::kSlice, HloOpcode::kPad, HloOpcode::kConcatenate,
                            HloOpcode::kReverse, HloOpcode::kDynamicSlice,
-                           HloOpcode::kDynamicUpdateSlice, HloOpcode::kSort}) {
+                           HloOpcode::kDynamicUpdateSlice}) {
     table[opcode] = &HandleAlongUnsplitDims;
   }
 }

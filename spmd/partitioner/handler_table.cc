@@ -18,6 +18,7 @@ PartitionHandler FindPartitionHandler(hlo::HloOpcode opcode) {
     RegisterReduceHandlers(*t);
     RegisterDotHandlers(*t);
     RegisterStructuralHandlers(*t);
+    RegisterSortHandler(*t);
     return t;
   }();
   auto it = table->find(opcode);

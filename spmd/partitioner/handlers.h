@@ -22,6 +22,7 @@ void RegisterDataMovementHandlers(HandlerTable& table);
 void RegisterReduceHandlers(HandlerTable& table);
 void RegisterDotHandlers(HandlerTable& table);
 void RegisterStructuralHandlers(HandlerTable& table);
+void RegisterSortHandler(HandlerTable& table);
 
 // The handler for `opcode`; the replicated fallback (HandleReplicated) when no family claims it.
 PartitionHandler FindPartitionHandler(hlo::HloOpcode opcode);
@@ -31,6 +32,15 @@ PartitionHandler FindPartitionHandler(hlo::HloOpcode opcode);
 // sharding-aware handler exists, and logged.
 absl::Status HandleReplicated(const hlo::HloInstruction& original,
                               const hlo::HloSharding& sharding, PartitionContext& ctx);
+
+// Manual sharding (manual_handlers.cc): an instruction sharded {manual} runs as written on
+// each device's own values; the two custom-calls move values into and out of manual regions.
+absl::Status HandleManual(const hlo::HloInstruction& original, const hlo::HloSharding& sharding,
+                          PartitionContext& ctx);
+absl::Status HandleFullToShardShape(const hlo::HloInstruction& original,
+                                    const hlo::HloSharding& sharding, PartitionContext& ctx);
+absl::Status HandleShardToFullShape(const hlo::HloInstruction& original,
+                                    const hlo::HloSharding& sharding, PartitionContext& ctx);
 
 // Shared helpers for handlers.
 // A copy of `original`'s opcode, attributes and called computations with new operands/shape.

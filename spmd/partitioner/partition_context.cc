@@ -41,6 +41,14 @@ absl::StatusOr<HloInstruction*> PartitionContext::Reshard(HloInstruction* value,
                                                 " value from ", from.ToString(), " to ",
                                                 to.ToString()));
   }
+  if (from.IsManual() || to.IsManual()) {
+    // Every device's copy of a replicated value is its manual value; nothing else moves
+    // into or out of a manual region except through the manual custom-calls.
+    if (to.IsManual() && from.IsReplicated()) return value;
+    return absl::InvalidArgumentError(hlo::StrCat(
+        "cannot reshard ", from.ToString(), " to ", to.ToString(), ": values enter a manual "
+        "region through SPMDFullToShardShape and leave it through SPMDShardToFullShape"));
+  }
   ASSIGN_OR_RETURN(std::shared_ptr<const ReshardPlan> plan,
                    planner_->Plan(base_shape, from, to, num_devices_));
   if (plan->full_rematerialization) ++log_->full_rematerializations;
@@ -82,6 +90,15 @@ absl::StatusOr<HloInstruction*> PartitionContext::ReshardTuple(HloInstruction* v
   return rebuild(value, base_shape);
 }
 
+namespace {
+
+bool IsScalarBroadcast(const HloInstruction& instr) {
+  return instr.opcode() == HloOpcode::kBroadcast && instr.shape().IsArray() &&
+         instr.operand(0)->shape().IsArray() && instr.operand(0)->shape().rank() == 0;
+}
+
+}  // namespace
+
 absl::StatusOr<HloInstruction*> PartitionContext::GetInSharding(const HloInstruction* original,
                                                                 const HloSharding& sharding) {
   ASSIGN_OR_RETURN(const PartitionedValue* pv, Get(original));
@@ -89,8 +106,18 @@ absl::StatusOr<HloInstruction*> PartitionContext::GetInSharding(const HloInstruc
   auto key = std::make_pair(original, sharding.ToString());
   auto it = resharded_.find(key);
   if (it != resharded_.end()) return it->second;
-  ASSIGN_OR_RETURN(HloInstruction * result,
-                   Reshard(pv->value, pv->base_shape, pv->sharding, sharding));
+  HloInstruction* result = nullptr;
+  if (IsScalarBroadcast(*original) && (sharding.IsReplicated() || sharding.IsTiled()) &&
+      (sharding.IsReplicated() || sharding.subgroup_types().empty())) {
+    // Broadcasting the scalar again in the wanted tiling moves nothing.
+    ASSIGN_OR_RETURN(HloInstruction * scalar,
+                     GetInSharding(original->operand(0), HloSharding::Replicate()));
+    ASSIGN_OR_RETURN(Shape local, hlo::PaddedShardShape(sharding, original->shape()));
+    local.clear_layout();
+    result = AddClone(*original, local, {scalar});
+  } else {
+    ASSIGN_OR_RETURN(result, Reshard(pv->value, pv->base_shape, pv->sharding, sharding));
+  }
   resharded_[key] = result;
   return result;
 }

@@ -34,9 +34,40 @@ HloSharding ShardingOf(const HloInstruction& instr) {
   return HloSharding::Replicate();
 }
 
+// An instruction without a sharding that consumes a manual value is part of the manual region
+// (as sharding propagation would make it): manual, not replicated.
+HloSharding InferredSharding(const HloInstruction& instr, const PartitionContext& ctx) {
+  HloSharding sharding = ShardingOf(instr);
+  if (instr.has_sharding()) return sharding;
+  for (const HloInstruction* operand : instr.operands()) {
+    absl::StatusOr<const PartitionedValue*> value = ctx.Get(operand);
+    if (value.ok() && (*value)->sharding.IsManual()) {
+      return instr.shape().IsTuple() ? HloSharding::SingleTuple(instr.shape(),
+                                                                HloSharding::Manual())
+                                     : HloSharding::Manual();
+    }
+  }
+  return sharding;
+}
+
+// The handler for `instr`: its family's, except that a manual instruction runs as written.
+// Parameters, tuples, get-tuple-element and custom-calls keep their own handlers (they
+// handle manual leaves and the manual custom-calls themselves).
+PartitionHandler HandlerFor(const HloInstruction& instr, const HloSharding& sharding) {
+  switch (instr.opcode()) {
+    case hlo::HloOpcode::kParameter:
+    case hlo::HloOpcode::kTuple:
+    case hlo::HloOpcode::kGetTupleElement:
+    case hlo::HloOpcode::kCustomCall:
+      return FindPartitionHandler(instr.opcode());
+    default:
+      return sharding.IsManual() ? &HandleManual : FindPartitionHandler(instr.opcode());
+  }
+}
+
 // The root's per-device value in the root's sharding.
 absl::StatusOr<HloInstruction*> FinalizeRoot(const HloInstruction& root, PartitionContext& ctx) {
-  return ctx.GetInSharding(&root, ShardingOf(root));
+  return ctx.GetInSharding(&root, InferredSharding(root, ctx));
 }
 
 absl::Status CheckShardingFits(const HloInstruction& instr, const HloSharding& sharding,
@@ -60,9 +91,9 @@ absl::StatusOr<bool> SpmdPartitioner::RunImpl(hlo::HloModule* module) {
   HloComputation* output = module->AddComputation(std::make_unique<HloComputation>(entry->name()));
   PartitionContext ctx(output, num_devices, &planner, &channel_ids, &log_, &options_);
   for (HloInstruction* instr : entry->MakeInstructionPostOrder()) {
-    const HloSharding sharding = ShardingOf(*instr);
+    const HloSharding sharding = InferredSharding(*instr, ctx);
     RETURN_IF_ERROR(CheckShardingFits(*instr, sharding, num_devices));
-    absl::Status status = FindPartitionHandler(instr->opcode())(*instr, sharding, ctx);
+    absl::Status status = HandlerFor(*instr, sharding)(*instr, sharding, ctx);
     if (!status.ok()) {
       std::string message(status.message());
       if (message.rfind("instruction %", 0) == 0) return status;

@@ -68,10 +68,9 @@ absl::Status HandleCustomCall(const HloInstruction& original, const HloSharding&
     ctx.Set(&original, {value, sharding, original.shape()});
     return absl::OkStatus();
   }
-  if (target == "SPMDFullToShardShape" || target == "SPMDShardToFullShape") {
-    return absl::UnimplementedError(hlo::StrCat(
-        "partitioner: custom-call \"", target, "\" (manual sharding) is not supported yet"));
-  }
+  if (target == "SPMDFullToShardShape") return HandleFullToShardShape(original, sharding, ctx);
+  if (target == "SPMDShardToFullShape") return HandleShardToFullShape(original, sharding, ctx);
+  if (sharding.IsManual()) return HandleManual(original, sharding, ctx);
   return HandleReplicated(original, sharding, ctx);
 }
 

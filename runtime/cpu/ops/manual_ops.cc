@@ -1,0 +1,109 @@
+// SPMDFullToShardShape and SPMDShardToFullShape on simulated devices (see manual_ops.h).
+#include "runtime/cpu/ops/manual_ops.h"
+
+#include <vector>
+
+#include "hlo/sharding/shard_geometry.h"
+#include "hlo/status_macros.h"
+#include "hlo/strings.h"
+#include "runtime/cpu/box_copy.h"
+
+namespace runtime {
+namespace {
+
+using hlo::HloInstruction;
+using hlo::HloSharding;
+using hlo::Literal;
+using hlo::Shape;
+
+HloSharding ShardingOrReplicated(const HloInstruction& instr) {
+  return instr.has_sharding() ? instr.sharding() : HloSharding::Replicate();
+}
+
+// Copies device `device`'s region of `full` (under `sharding`) into `shard` at the origin, or
+// (with `to_full`) `shard`'s origin box into that region of `full`.
+absl::Status CopyRegion(const HloSharding& sharding, int64_t device, Literal& full,
+                        Literal& shard, bool to_full) {
+  ASSIGN_OR_RETURN(hlo::ShardRegion region,
+                   hlo::ShardRegionForDevice(sharding, full.shape(), device));
+  if (region.empty()) return absl::OkStatus();
+  const std::vector<int64_t> sizes = region.sizes();
+  const std::vector<int64_t> origin(sizes.size(), 0);
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i] > shard.shape().dimensions(i)) {
+      return absl::InvalidArgumentError(hlo::StrCat(
+          "device ", device, "'s shard of ", full.shape().ToString(false), " under ",
+          sharding.ToString(), " does not fit the manual shape ", shard.shape().ToString(false)));
+    }
+  }
+  if (to_full) return CopyBox(shard, origin, full, region.offsets, sizes);
+  return CopyBox(full, region.offsets, shard, origin, sizes);
+}
+
+absl::Status CheckRanks(const HloInstruction& instr, const Shape& a, const Shape& b) {
+  if (a.IsArray() && b.IsArray() && a.rank() == b.rank() &&
+      a.element_type() == b.element_type()) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(hlo::StrCat(
+      "custom-call \"", instr.attrs().custom_call_target, "\" needs arrays of one rank and type, ",
+      "got ", a.ToString(false), " and ", b.ToString(false)));
+}
+
+absl::StatusOr<Literal> FullToShard(const HloInstruction& instr, const Literal& operand,
+                                    Evaluator& evaluator) {
+  Literal shard(instr.shape());
+  Literal full = operand;
+  RETURN_IF_ERROR(CopyRegion(ShardingOrReplicated(*instr.operand(0)),
+                             evaluator.device().partition_id, full, shard, /*to_full=*/false));
+  return shard;
+}
+
+absl::StatusOr<Literal> ShardToFull(const HloInstruction& instr, const Literal& operand,
+                                    Evaluator& evaluator) {
+  const DeviceContext& device = evaluator.device();
+  const HloSharding sharding = ShardingOrReplicated(instr);
+  Literal full(instr.shape());
+  auto assemble = [&](absl::Span<const Literal* const> shards) -> absl::Status {
+    // A region held by several devices is written by each; visiting the devices in reverse
+    // leaves the first holder's values.
+    for (int64_t d = static_cast<int64_t>(shards.size()) - 1; d >= 0; --d) {
+      if (sharding.IsTiled() && !sharding.UsesDevice(d)) continue;
+      Literal shard = *shards[d];
+      RETURN_IF_ERROR(CopyRegion(sharding, d, full, shard, /*to_full=*/true));
+    }
+    return absl::OkStatus();
+  };
+  if (device.hub == nullptr || device.num_partitions == 1) {
+    const Literal* only = &operand;
+    RETURN_IF_ERROR(assemble(absl::MakeConstSpan(&only, 1)));
+    return full;
+  }
+  const CollectiveKey key{instr.unique_id(), evaluator.NextSequence(instr)};
+  RETURN_IF_ERROR(device.hub->Rendezvous(key, device.partition_id,
+                                         hlo::StrCat("%", instr.name()), &operand, assemble));
+  return full;
+}
+
+}  // namespace
+
+bool IsManualConversion(const HloInstruction& instr) {
+  const std::string& target = instr.attrs().custom_call_target;
+  return instr.opcode() == hlo::HloOpcode::kCustomCall &&
+         (target == "SPMDFullToShardShape" || target == "SPMDShardToFullShape");
+}
+
+absl::StatusOr<Literal> RunManualConversion(const HloInstruction& instr, const Literal& operand,
+                                            Evaluator& evaluator) {
+  if (operand.shape().Compatible(instr.shape())) return operand;
+  RETURN_IF_ERROR(CheckRanks(instr, operand.shape(), instr.shape()));
+  if (evaluator.device().num_replicas != 1) {
+    return absl::UnimplementedError("manual conversions with several replicas are not supported");
+  }
+  if (instr.attrs().custom_call_target == "SPMDFullToShardShape") {
+    return FullToShard(instr, operand, evaluator);
+  }
+  return ShardToFull(instr, operand, evaluator);
+}
+
+}  // namespace runtime

@@ -1,0 +1,33 @@
+// The manual-sharding custom-calls in an unpartitioned program, run on N simulated devices
+// (the verifier's reference run of a module with manual regions; see verify.h).
+//
+//   SPMDFullToShardShape  device d's value is its shard of the (full, identical on every
+//                         device) operand under the operand's sharding, zero-padded to the
+//                         result shape.
+//   SPMDShardToFullShape  every device contributes its value as its shard of the result
+//                         under the result's sharding; each device gets the assembled full
+//                         value (a region held by several devices is taken from the first).
+//
+// When the operand and result shapes agree the call is an identity (as the partitioner's own
+// output treats it).
+#ifndef RUNTIME_CPU_OPS_MANUAL_OPS_H_
+#define RUNTIME_CPU_OPS_MANUAL_OPS_H_
+
+#include "absl/status/statusor.h"
+#include "hlo/ir/hlo_instruction.h"
+#include "hlo/ir/literal.h"
+#include "runtime/cpu/evaluator.h"
+
+namespace runtime {
+
+// Whether `instr` is SPMDFullToShardShape or SPMDShardToFullShape.
+bool IsManualConversion(const hlo::HloInstruction& instr);
+
+// Runs a manual conversion on this device. REQUIRES: IsManualConversion(instr).
+absl::StatusOr<hlo::Literal> RunManualConversion(const hlo::HloInstruction& instr,
+                                                 const hlo::Literal& operand,
+                                                 Evaluator& evaluator);
+
+}  // namespace runtime
+
+#endif  // RUNTIME_CPU_OPS_MANUAL_OPS_H_

@@ -1,0 +1,79 @@
+// Sort and broadcast partitioning end to end: the collectives chosen (a sort split along its
+// sort dimension moves the split elsewhere by all-to-all rather than gathering; a broadcast of
+// a scalar is rebuilt in any tiling instead of being moved) and the numerics on the CPU
+// executor against the unpartitioned module.
+#include <string>
+
+#include "gtest/gtest.h"
+#include "hlo/ir/hlo_module.h"
+#include "tests/partition_test_util.h"
+
+namespace {
+
+using hlo::HloOpcode;
+using testing_util::Counts;
+using testing_util::ExpectVerifies;
+using testing_util::Partition;
+using testing_util::Partitioned;
+
+TEST(SortPartitionTest, SplitSortDimensionMovesToAnotherDimension) {
+  Partitioned p = Partition(R"(
+HloModule sort, num_partitions=4
+gt {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  i = s32[] parameter(2)
+  j = s32[] parameter(3)
+  ROOT c = pred[] compare(a, b), direction=GT
+}
+ENTRY main {
+  x = f32[2,16,8] parameter(0), sharding={devices=[1,1,4]<=[4]}
+  i = s32[2,16,8] iota(), iota_dimension=2, sharding={devices=[1,1,4]<=[4]}
+  ROOT s = (f32[2,16,8], s32[2,16,8]) sort(x, i), dimensions={2}, is_stable=true, to_apply=gt,
+    sharding={{devices=[1,1,4]<=[4]}, {devices=[1,1,4]<=[4]}}
+})");
+  ASSERT_NE(p.spmd, nullptr);
+  auto counts = Counts(*p.spmd);
+  EXPECT_EQ(counts[HloOpcode::kAllGather], 0) << p.spmd->ToString();
+  EXPECT_GE(counts[HloOpcode::kAllToAll], 1) << p.spmd->ToString();
+  EXPECT_NE(p.spmd->ToString().find("f32[2,4,8]"), std::string::npos) << p.spmd->ToString();
+  ExpectVerifies(p, 4);
+}
+
+TEST(SortPartitionTest, SortDimensionIsGatheredWhenNoOtherDimensionCanTakeIt) {
+  Partitioned p = Partition(R"(
+HloModule sort, num_partitions=4
+lt {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=LT
+}
+ENTRY main {
+  x = f32[3,16] parameter(0), sharding={devices=[1,4]<=[4]}
+  ROOT s = f32[3,16] sort(x), dimensions={1}, to_apply=lt, sharding={devices=[1,4]<=[4]}
+})");
+  ASSERT_NE(p.spmd, nullptr);
+  EXPECT_GE(Counts(*p.spmd)[HloOpcode::kAllGather], 1) << p.spmd->ToString();
+  ExpectVerifies(p, 4);
+}
+
+TEST(BroadcastPartitionTest, ScalarBroadcastIsRebuiltInTheWantedTiling) {
+  Partitioned p = Partition(R"(
+HloModule bcast, num_partitions=4
+ENTRY main {
+  z = f32[] constant(0)
+  b = f32[8,32,16] broadcast(z), dimensions={}, sharding={devices=[2,2,1]<=[4]}
+  u = f32[8,8,16] parameter(0), sharding={devices=[2,2,1]<=[4]}
+  i = s32[] constant(8)
+  o = s32[] constant(0)
+  ROOT d = f32[8,32,16] dynamic-update-slice(b, u, o, i, o), sharding={devices=[2,2,1]<=[4]}
+})");
+  ASSERT_NE(p.spmd, nullptr);
+  // Only the update is gathered (along the sliced dimension); the broadcast never moves.
+  EXPECT_EQ(p.spmd->ToString().find("all-gather(%broadcast"), std::string::npos)
+      << p.spmd->ToString();
+  EXPECT_EQ(Counts(*p.spmd)[HloOpcode::kAllGather], 1) << p.spmd->ToString();
+  ExpectVerifies(p, 4);
+}
+
+}  // namespace

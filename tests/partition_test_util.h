@@ -1,0 +1,34 @@
+// Helpers shared by the end-to-end partitioner tests: partition a module's text (partition
+// pass and dead-code cleanup), count opcodes, and verify the SPMD program on the CPU executor
+// against the unpartitioned module on random inputs.
+#ifndef TESTS_PARTITION_TEST_UTIL_H_
+#define TESTS_PARTITION_TEST_UTIL_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "hlo/ir/hlo_module.h"
+#include "spmd/partitioner/spmd_partitioner.h"
+
+namespace testing_util {
+
+struct Partitioned {
+  std::unique_ptr<hlo::HloModule> original;
+  std::unique_ptr<hlo::HloModule> spmd;  // Null when partitioning failed (a test failure).
+  std::string explain;                   // The partitioner's log, one decision per line.
+};
+
+// Parses `text` twice and partitions one copy; failures are gtest failures.
+Partitioned Partition(const std::string& text, spmd::PartitionerOptions options = {});
+
+// Opcode counts over every computation of the module (loop bodies included).
+std::map<hlo::HloOpcode, int> Counts(const hlo::HloModule& module);
+
+// Verifies `p.spmd` against `p.original` on `devices` devices with two seeds.
+void ExpectVerifies(const Partitioned& p, int64_t devices);
+
+}  // namespace testing_util
+
+#endif  // TESTS_PARTITION_TEST_UTIL_H_
