@@ -5,7 +5,8 @@ namespace runtime {
 CustomCallHandler FindCustomCallHandler(std::string_view target) {
   if (target == "__op$block_scaled_dot") return &HandleBlockScaledDot;
   if (target == "TopK") return &HandleTopK;
-  return nullptr;
+  if (CustomCallHandler handler = FindSpmdInternalHandler(target)) return handler;
+  return FindDebugCustomCallHandler(target);
 }
 
 }  // namespace runtime

@@ -1,0 +1,44 @@
+// The `backend_config` of XLA's internal SPMD custom-calls: comma-separated `key=value` pairs
+// whose values are integers or bracketed integer lists, e.g.
+//   "dimension=0,amount=2,start_indices=[6, 0],limit_indices=[1526, 4],strides=[1, 1]".
+#ifndef RUNTIME_CPU_OPS_CUSTOM_CALL_CONFIG_H_
+#define RUNTIME_CPU_OPS_CUSTOM_CALL_CONFIG_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+
+namespace runtime {
+
+class CustomCallConfig {
+ public:
+  // Parses `text`. Errors name `target` and reject malformed pairs, repeated keys and keys not
+  // in `known_keys`.
+  static absl::StatusOr<CustomCallConfig> Parse(std::string_view target, std::string_view text,
+                                                absl::Span<const std::string_view> known_keys);
+
+  // The integer value of `key`; an error when it is missing or a list.
+  absl::StatusOr<int64_t> Int(std::string_view key) const;
+  // The list value of `key`; an error when it is missing or not a list.
+  absl::StatusOr<std::vector<int64_t>> List(std::string_view key) const;
+
+ private:
+  struct Value {
+    bool is_list = false;
+    std::vector<int64_t> numbers;
+  };
+
+  absl::StatusOr<const Value*> Find(std::string_view key) const;
+
+  std::string target_;
+  std::map<std::string, Value, std::less<>> values_;
+};
+
+}  // namespace runtime
+
+#endif  // RUNTIME_CPU_OPS_CUSTOM_CALL_CONFIG_H_
