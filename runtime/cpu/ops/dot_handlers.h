@@ -1,5 +1,6 @@
 // Handlers of the dot family that live outside dot_ops.cc (which registers them all):
-// convolution (convolution_ops.cc) and the Fourier transform (fft_ops.cc).
+// convolution (convolution_ops.cc), the Fourier transform (fft_ops.cc) and ragged-dot
+// (ragged_dot_ops.cc).
 #ifndef RUNTIME_CPU_OPS_DOT_HANDLERS_H_
 #define RUNTIME_CPU_OPS_DOT_HANDLERS_H_
 
@@ -21,6 +22,11 @@ absl::StatusOr<hlo::Literal> HandleConvolution(const hlo::HloInstruction& instr,
 absl::StatusOr<hlo::Literal> HandleDotInstruction(const hlo::HloInstruction& instr,
                                                   absl::Span<const hlo::Literal* const> operands,
                                                   Evaluator& evaluator);
+
+// ragged-dot(lhs, rhs, group_sizes) in its three modes (ragged_dot_ops.cc).
+absl::StatusOr<hlo::Literal> HandleRaggedDot(const hlo::HloInstruction& instr,
+                                             absl::Span<const hlo::Literal* const> operands,
+                                             Evaluator& evaluator);
 
 // fft(operand) of every fft_type over the last len(fft_length) dims (fft_ops.cc).
 absl::StatusOr<hlo::Literal> HandleFft(const hlo::HloInstruction& instr,

@@ -204,6 +204,7 @@ void RegisterDotOps(OpTable& table) {
   table[hlo::HloOpcode::kDot] = &HandleDot;
   table[hlo::HloOpcode::kConvolution] = &HandleConvolution;
   table[hlo::HloOpcode::kFft] = &HandleFft;
+  table[hlo::HloOpcode::kRaggedDot] = &HandleRaggedDot;
 }
 
 }  // namespace runtime
