@@ -1,4 +1,5 @@
-// Instruction-order execution with last-use freeing, and the control-flow opcodes.
+// Instruction-order execution with last-use freeing, and the control-flow opcodes (call, fusion,
+// while with a trip limit, conditional).
 #include "runtime/cpu/evaluator.h"
 #include "runtime/cpu/ops/custom_call_handlers.h"
 #include "runtime/cpu/ops/manual_ops.h"
@@ -40,6 +41,21 @@ absl::StatusOr<Literal> Evaluator::RunEntry(std::vector<Literal> args) {
 absl::StatusOr<Literal> Evaluator::Call(const hlo::HloComputation& computation,
                                         absl::Span<const Literal* const> args) {
   return Execute(computation, std::vector<const Literal*>(args.begin(), args.end()), {});
+}
+
+absl::StatusOr<Literal> Evaluator::RunWhile(const HloInstruction& instr, const Literal& init) {
+  Literal state = init;
+  for (int64_t trips = 0;; ++trips) {
+    const Literal* arg = &state;
+    ASSIGN_OR_RETURN(Literal keep_going, Call(*instr.while_condition(), {&arg, 1}));
+    if (keep_going.data().empty() || keep_going.data()[0] == 0) return state;
+    if (trips == max_while_trips_) {
+      return ErrorAt(instr, hlo::StrCat("while loop still running after ", max_while_trips_,
+                                        " iterations (the executor's limit); its condition "
+                                        "never became false"));
+    }
+    ASSIGN_OR_RETURN(state, Call(*instr.while_body(), {&arg, 1}));
+  }
 }
 
 absl::StatusOr<Literal> Evaluator::Execute(const hlo::HloComputation& computation,
@@ -106,17 +122,13 @@ absl::StatusOr<Literal> Evaluator::Execute(const hlo::HloComputation& computatio
       case HloOpcode::kCall:
         result = Call(*instr.to_apply(), operand_values);
         break;
-      case HloOpcode::kWhile: {
-        Literal state = *operand_values[0];
-        while (true) {
-          const Literal* arg = &state;
-          ASSIGN_OR_RETURN(Literal keep_going, Call(*instr.while_condition(), {&arg, 1}));
-          if (keep_going.data().empty() || keep_going.data()[0] == 0) break;
-          ASSIGN_OR_RETURN(state, Call(*instr.while_body(), {&arg, 1}));
-        }
-        result = std::move(state);
+      case HloOpcode::kFusion:
+        if (instr.called_computations().empty()) return ErrorAt(instr, "fusion without calls=");
+        result = Call(*instr.called_computations()[0], operand_values);
         break;
-      }
+      case HloOpcode::kWhile:
+        result = RunWhile(instr, *operand_values[0]);
+        break;
       case HloOpcode::kConditional: {
         const Literal& selector = *operand_values[0];
         int64_t branch = selector.shape().element_type() == hlo::PrimitiveType::kPred

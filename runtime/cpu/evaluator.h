@@ -4,7 +4,8 @@
 // Literal owned by the evaluator and dropped after its last use, so a program's resident
 // memory follows its live set. Opcode semantics live in per-family handler files under ops/,
 // registered in op_registry.cc; control flow (parameter, constant, tuple, get-tuple-element,
-// call, while, conditional) is handled here. An opcode without a handler is an error naming it.
+// call, fusion (its `calls=` computation), while, conditional) is handled here. An opcode
+// without a handler is an error naming it.
 #ifndef RUNTIME_CPU_EVALUATOR_H_
 #define RUNTIME_CPU_EVALUATOR_H_
 
@@ -45,12 +46,19 @@ class Evaluator {
   absl::StatusOr<hlo::Literal> Call(const hlo::HloComputation& computation,
                                     absl::Span<const hlo::Literal* const> args);
 
+  // A while loop whose condition still holds after this many body runs is an error naming the
+  // loop (instead of running forever, e.g. on random inputs that never meet the condition).
+  static constexpr int64_t kDefaultMaxWhileTrips = 10'000'000;
+  void set_max_while_trips(int64_t trips) { max_while_trips_ = trips; }
+
   const DeviceContext& device() const { return device_; }
   const hlo::HloModule& module() const { return module_; }
   // How many times this device has run `instr` before (keys collective rendezvous).
   int64_t NextSequence(const hlo::HloInstruction& instr) { return sequence_[&instr]++; }
 
  private:
+  absl::StatusOr<hlo::Literal> RunWhile(const hlo::HloInstruction& instr,
+                                        const hlo::Literal& init);
   absl::StatusOr<hlo::Literal> Execute(const hlo::HloComputation& computation,
                                        std::vector<const hlo::Literal*> params,
                                        std::vector<hlo::Literal> owned_params);
@@ -58,6 +66,7 @@ class Evaluator {
   const hlo::HloModule& module_;
   DeviceContext device_;
   absl::flat_hash_map<const hlo::HloInstruction*, int64_t> sequence_;
+  int64_t max_while_trips_ = kDefaultMaxWhileTrips;
 };
 
 // Handler of one opcode: computes the instruction's value from its operands' values.

@@ -1,0 +1,67 @@
+// Tests of the evaluator's own control flow: fusion runs its called computation, and a while
+// loop that never ends stops at the trip limit with an error naming it.
+#include "runtime/cpu/evaluator.h"
+
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "hlo/ir/literal.h"
+#include "hlo/parser/hlo_parser.h"
+
+namespace runtime {
+namespace {
+
+using hlo::Literal;
+
+absl::StatusOr<Literal> RunText(const std::string& text, int64_t max_trips) {
+  auto module = hlo::ParseHloModule(text);
+  if (!module.ok()) return module.status();
+  Evaluator evaluator(**module, {});
+  evaluator.set_max_while_trips(max_trips);
+  return evaluator.RunEntry({});
+}
+
+TEST(EvaluatorTest, FusionRunsItsCalledComputation) {
+  absl::StatusOr<Literal> r = RunText(R"(
+HloModule m
+fused { a = s32[2] parameter(0)  b = s32[2] parameter(1)  ROOT s = s32[2] subtract(a, b) }
+ENTRY e {
+  x = s32[2] constant({5, 7})
+  y = s32[2] constant({1, 2})
+  ROOT f = s32[2] fusion(x, y), kind=kLoop, calls=fused
+})", Evaluator::kDefaultMaxWhileTrips);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->GetInt(0), 4);
+  EXPECT_EQ(r->GetInt(1), 5);
+}
+
+const char kCountTo[] = R"(
+HloModule m
+body { p = s32[] parameter(0)  one = s32[] constant(1)  ROOT n = s32[] add(p, one) }
+cond { p = s32[] parameter(0)  limit = s32[] constant(LIMIT)  ROOT lt = pred[] compare(p, limit), direction=LT }
+ENTRY e { zero = s32[] constant(0)  ROOT loop = s32[] while(zero), condition=cond, body=body }
+)";
+
+std::string CountTo(int limit) {
+  std::string text = kCountTo;
+  text.replace(text.find("LIMIT"), 5, std::to_string(limit));
+  return text;
+}
+
+TEST(EvaluatorTest, WhileRunsUpToTheTripLimit) {
+  absl::StatusOr<Literal> r = RunText(CountTo(100), 100);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->GetInt(0), 100);
+}
+
+TEST(EvaluatorTest, WhileBeyondTheTripLimitIsAnErrorNamingTheLoop) {
+  absl::StatusOr<Literal> r = RunText(CountTo(101), 100);
+  ASSERT_FALSE(r.ok());
+  const std::string message(r.status().message());
+  EXPECT_NE(message.find("%loop"), std::string::npos) << message;
+  EXPECT_NE(message.find("100 iterations"), std::string::npos) << message;
+}
+
+}  // namespace
+}  // namespace runtime
