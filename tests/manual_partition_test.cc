@@ -39,6 +39,21 @@ absl::StatusOr<runtime::VerifyResult> Verify(const std::string& original,
   return runtime::VerifyAgainst(*full, spmd, options);
 }
 
+// `wrong` (a hand-written SPMD program with `original`'s interface) fails verification and
+// the partitioned `original` passes, on `devices` devices.
+void ExpectCatchesWrongProgram(const std::string& original, const std::string& wrong,
+                               int64_t devices) {
+  std::unique_ptr<hlo::HloModule> wrong_module = Parse(wrong);
+  absl::StatusOr<runtime::VerifyResult> result = Verify(original, *wrong_module, devices);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_FALSE(result->ok()) << result->ToString();
+  absl::StatusOr<std::unique_ptr<hlo::HloModule>> spmd = Partition(original);
+  ASSERT_TRUE(spmd.ok()) << spmd.status();
+  absl::StatusOr<runtime::VerifyResult> good = Verify(original, **spmd, devices);
+  ASSERT_TRUE(good.ok()) << good.status();
+  EXPECT_TRUE(good->ok()) << good->ToString() << (*spmd)->ToString();
+}
+
 // Enter, compute with the device's id, all-reduce inside the region, leave, and compute on.
 constexpr char kRegion[] = R"(
 HloModule region, num_partitions=4
@@ -94,16 +109,7 @@ ENTRY main {
   m = f32[4,6] multiply(s, b), sharding={manual}
   ROOT a = f32[4,6] add(m, own), sharding={manual}
 })";
-  std::unique_ptr<hlo::HloModule> wrong = Parse(kWrong);
-  absl::StatusOr<runtime::VerifyResult> result = Verify(kOriginal, *wrong, 4);
-  ASSERT_TRUE(result.ok()) << result.status();
-  EXPECT_FALSE(result->ok()) << result->ToString();
-  // And the partitioned original passes.
-  absl::StatusOr<std::unique_ptr<hlo::HloModule>> spmd = Partition(kOriginal);
-  ASSERT_TRUE(spmd.ok()) << spmd.status();
-  absl::StatusOr<runtime::VerifyResult> good = Verify(kOriginal, **spmd, 4);
-  ASSERT_TRUE(good.ok()) << good.status();
-  EXPECT_TRUE(good->ok()) << good->ToString();
+  ExpectCatchesWrongProgram(kOriginal, kWrong, 4);
 }
 
 // Partitioning `text` fails with a message containing `needle`.
@@ -112,6 +118,70 @@ void ExpectPartitionError(const std::string& text, const std::string& needle) {
   ASSERT_FALSE(spmd.ok());
   EXPECT_NE(std::string(spmd.status().message()).find(needle), std::string::npos)
       << spmd.status();
+}
+
+// Manual subgroups: devices {0,1} and {2,3} are two groups holding independent values; inside
+// each, dim 0 is split in two. Reducing over it gathers inside the groups only.
+constexpr char kSubgroupReduce[] = R"(
+HloModule subgroup, num_partitions=4
+sum {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY main {
+  z = f32[] constant(0), sharding={devices=[2,2]<=[4] last_tile_dims={manual, replicated}}
+  p = f32[4,6] parameter(0), sharding={devices=[2,1,2]<=[2,2]T(1,0) last_tile_dims={manual}}
+  n = f32[4,6] negate(p), sharding={devices=[1,2,2]<=[2,2]T(1,0) last_tile_dims={manual}}
+  ROOT r = f32[6] reduce(n, z), dimensions={0}, to_apply=sum,
+    sharding={devices=[1,2,2]<=[4] last_tile_dims={manual, replicated}}
+})";
+
+TEST(ManualPartitionTest, SubgroupReshardsStayInsideTheirGroups) {
+  absl::StatusOr<std::unique_ptr<hlo::HloModule>> spmd = Partition(kSubgroupReduce);
+  ASSERT_TRUE(spmd.ok()) << spmd.status();
+  const std::string text = (*spmd)->ToString();
+  // Every collective's groups are {0,1} / {2,3} (the manual groups), never {0,2} / {1,3}.
+  EXPECT_EQ(text.find("{0,2}"), std::string::npos) << text;
+  EXPECT_EQ(text.find("[2,2]<=[2,2]T(1,0)"), std::string::npos) << text;
+  absl::StatusOr<runtime::VerifyResult> result = Verify(kSubgroupReduce, **spmd, 4);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_TRUE(result->ok()) << result->ToString() << text;
+}
+
+TEST(ManualPartitionTest, GatheringAcrossManualGroupsFailsVerification) {
+  // Gathers dim 0 across the groups ({0,2},{1,3}) instead of inside them.
+  constexpr char kWrong[] = R"(
+HloModule wrong, num_partitions=4
+sum {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY main {
+  z = f32[] constant(0)
+  p = f32[2,6] parameter(0)
+  g = f32[4,6] all-gather(p), dimensions={0}, channel_id=1, replica_groups={{0,2},{1,3}}, use_global_device_ids=true
+  n = f32[4,6] negate(g)
+  ROOT r = f32[6] reduce(n, z), dimensions={0}, to_apply=sum
+})";
+  ExpectCatchesWrongProgram(kSubgroupReduce, kWrong, 4);
+}
+
+TEST(ManualPartitionTest, CollectiveAcrossTilesInsideSubgroupsIsRefused) {
+  ExpectPartitionError(R"(
+HloModule bad, num_partitions=4
+sum {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY main {
+  p = f32[2,2] parameter(0), sharding={devices=[2,1,2]<=[2,2]T(1,0) last_tile_dims={manual}}
+  ROOT r = f32[2,2] all-reduce(p), to_apply=sum, replica_groups={{1,0},{2,3}},
+    use_global_device_ids=true, channel_id=1,
+    sharding={devices=[2,1,2]<=[2,2]T(1,0) last_tile_dims={manual}}
+})", "different tiles");
 }
 
 TEST(ManualPartitionTest, TiledValueCannotEnterWithoutConversion) {
@@ -132,13 +202,13 @@ ENTRY main {
 })", "f32[4]");
 }
 
-TEST(ManualPartitionTest, ManualSubgroupsAreRefusedClearly) {
+TEST(ManualPartitionTest, LeavingManualSubgroupsWithoutConversionIsRefused) {
   ExpectPartitionError(R"(
 HloModule sub, num_partitions=4
 ENTRY main {
   x = f32[8,2] parameter(0), sharding={devices=[2,1,2]<=[4] last_tile_dims={manual}}
-  ROOT n = f32[8,2] negate(x), sharding={devices=[1,2,2]<=[4] last_tile_dims={manual}}
-})", "manual");
+  ROOT n = f32[8,2] negate(x), sharding={replicated}
+})", "SPMDShardToFullShape");
 }
 
 }  // namespace

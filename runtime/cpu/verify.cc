@@ -64,6 +64,43 @@ void FillRandomArray(Literal& literal, uint64_t state) {
   }
 }
 
+// ---- Manual values ---------------------------------------------------------------------------
+
+bool HasManualSubgroup(const HloSharding& s) { return s.IsTiled() && s.SubgroupManualDim() >= 0; }
+
+// Which independent value `device` holds of a leaf sharded `s`: its own ({manual}), its manual
+// group's (manual subgroups: the index along the manual dim), or -1 (the one global value).
+int64_t ManualValueIndex(const HloSharding& s, int64_t device) {
+  if (s.IsManual()) return device;
+  if (!HasManualSubgroup(s)) return -1;
+  std::optional<std::vector<int64_t>> index = s.tile_assignment().TileIndexOf(device);
+  return index ? (*index)[s.SubgroupManualDim()] : 0;
+}
+
+// The tiling that manual group `group` of `s` gives its value: `s`'s tile array at that manual
+// index, over the group's devices only.
+absl::StatusOr<HloSharding> GroupTiling(const HloSharding& s, int64_t group) {
+  const hlo::TileAssignment& ta = s.tile_assignment();
+  const int64_t manual = s.SubgroupManualDim();
+  std::vector<int64_t> dims;
+  for (int64_t d = 0; d < ta.rank(); ++d) {
+    if (d != manual) dims.push_back(ta.dim(d));
+  }
+  std::vector<int64_t> devices;
+  ta.ForEach([&](absl::Span<const int64_t> index, int64_t device) {
+    if (index[manual] == group) devices.push_back(device);
+  });
+  std::vector<hlo::OpShardingType> types;
+  for (size_t i = 0; i < s.subgroup_types().size(); ++i) {
+    if (s.TiledDataRank() + static_cast<int64_t>(i) != manual) types.push_back(s.subgroup_types()[i]);
+  }
+  bool whole = true;  // No data dim is split: the group's first device holds the value.
+  for (int64_t d = 0; d < s.TiledDataRank(); ++d) whole = whole && ta.dim(d) == 1;
+  if (whole || devices.size() == 1) return HloSharding::Maximal(devices.front());
+  ASSIGN_OR_RETURN(hlo::TileAssignment group_ta, hlo::TileAssignment::Explicit(dims, devices));
+  return HloSharding::Subgroup(std::move(group_ta), types);
+}
+
 // ---- Slicing arguments ----------------------------------------------------------------------
 
 // Device arguments for every device: parameter i of the SPMD program on device d is cut from
@@ -101,7 +138,15 @@ absl::StatusOr<std::vector<std::vector<Literal>>> ShardEntryArguments(
         continue;
       }
       for (int64_t d = 0; d < num_devices; ++d) {
-        absl::StatusOr<Literal> shard = ShardForDevice(LeafOf(arguments[p], leaves[k]), *sharding,
+        // Manual groups hold independent values (group 0 the argument itself).
+        const int64_t group = ManualValueIndex(*sharding, d);
+        std::optional<Literal> own;
+        if (group > 0) {
+          own = ManualLeafForDevice(LeafOf(arguments[p], leaves[k]), group, p,
+                                    static_cast<int64_t>(k));
+        }
+        absl::StatusOr<Literal> shard = ShardForDevice(own ? *own : LeafOf(arguments[p], leaves[k]),
+                                                       *sharding,
                                                        LeafShape(device_shape, leaves[k]), d);
         if (!shard.ok()) {
           return absl::InvalidArgumentError(
@@ -157,6 +202,51 @@ absl::StatusOr<LeafVerdict> VerifyManualLeaf(LeafVerdict verdict, const ShapeInd
   return verdict;
 }
 
+// Compares a root leaf sharded with manual subgroups group by group: each group's devices
+// assemble the group's value by its tiling, compared with the reference result of the group's
+// first device. The verdict is the first failing group's, else the one with the largest error.
+absl::StatusOr<LeafVerdict> VerifyManualGroupsLeaf(LeafVerdict verdict, const ShapeIndex& index,
+                                                   const HloSharding& sharding,
+                                                   const std::vector<Literal>& device_results,
+                                                   const std::vector<Literal>& expected,
+                                                   Literal& assembled) {
+  if (expected.size() != device_results.size()) {
+    return absl::InvalidArgumentError(hlo::StrCat(
+        verdict.name, " has manual subgroups but the reference ran on ", expected.size(),
+        " device(s)"));
+  }
+  std::vector<const Literal*> shards;
+  for (const Literal& result : device_results) shards.push_back(&LeafOf(result, index));
+  const int64_t groups = sharding.tile_assignment().dim(sharding.SubgroupManualDim());
+  std::optional<LeafVerdict> worst;
+  int64_t worst_group = 0;
+  for (int64_t g = 0; g < groups; ++g) {
+    ASSIGN_OR_RETURN(HloSharding tiling, GroupTiling(sharding, g));
+    int64_t first = -1;
+    for (int64_t d = 0; d < static_cast<int64_t>(shards.size()) && first < 0; ++d) {
+      if (ManualValueIndex(sharding, d) == g) first = d;
+    }
+    if (first < 0) continue;
+    absl::StatusOr<Assembled> parts = AssembleFromShards(shards, tiling, verdict.shape);
+    if (!parts.ok()) {
+      return absl::InvalidArgumentError(
+          hlo::StrCat(verdict.name, ": group ", g, ": ", hlo::ToStd(parts.status().message())));
+    }
+    LeafVerdict v = verdict;
+    v.disagreement = std::move(parts->disagreement);
+    v.comparison = CompareArrays(LeafOf(expected[first], index), parts->value, v.tolerance);
+    if (g == 0) MutableLeafOf(assembled, index) = std::move(parts->value);
+    if (!worst || (worst->ok() && (!v.ok() || v.comparison.max_abs_error >
+                                                  worst->comparison.max_abs_error))) {
+      worst = std::move(v);
+      worst_group = g;
+    }
+  }
+  if (!worst) return absl::InvalidArgumentError(verdict.name + ": no manual group holds it");
+  worst->name += hlo::StrCat(" (manual groups; worst group ", worst_group, " of ", groups, ")");
+  return *std::move(worst);
+}
+
 // Assembles and compares root leaf `index` (flattened position `k`).
 absl::StatusOr<LeafVerdict> VerifyLeaf(const HloInstruction& root, const ShapeIndex& index,
                                        int64_t k, const std::vector<Literal>& device_results,
@@ -170,6 +260,10 @@ absl::StatusOr<LeafVerdict> VerifyLeaf(const HloInstruction& root, const ShapeIn
   if (sharding.IsManual()) {
     return VerifyManualLeaf(std::move(verdict), index, device_results, expected_per_device,
                             assembled);
+  }
+  if (HasManualSubgroup(sharding)) {
+    return VerifyManualGroupsLeaf(std::move(verdict), index, sharding, device_results,
+                                  expected_per_device, assembled);
   }
   const Literal& expected = expected_per_device.front();
   std::vector<const Literal*> shards;
@@ -202,9 +296,9 @@ bool NeedsPerDeviceReference(const hlo::HloModule& module) {
       }
       if (instr->has_sharding()) {
         const HloSharding& s = instr->sharding();
-        if (s.IsTuple() ? std::any_of(s.tuple_elements().begin(), s.tuple_elements().end(),
-                                      [](const HloSharding& e) { return e.IsManual(); })
-                        : s.IsManual()) {
+        auto manual = [](const HloSharding& e) { return e.IsManual() || HasManualSubgroup(e); };
+        if (s.IsTuple() ? std::any_of(s.tuple_elements().begin(), s.tuple_elements().end(), manual)
+                        : manual(s)) {
           return true;
         }
       }
@@ -239,10 +333,11 @@ absl::StatusOr<std::vector<Literal>> RunReference(const hlo::HloModule& unpartit
     for (size_t k = 0; k < leaves.size(); ++k) {
       ASSIGN_OR_RETURN(HloSharding sharding, LeafSharding(param->sharding_ptr(), param->shape(),
                                                           static_cast<int64_t>(k)));
-      if (!sharding.IsManual()) continue;
       for (int64_t d = 1; d < num_devices; ++d) {
+        const int64_t value = ManualValueIndex(sharding, d);
+        if (value <= 0) continue;
         MutableLeafOf(per_device[d][p], leaves[k]) = ManualLeafForDevice(
-            LeafOf(arguments[p], leaves[k]), d, p, static_cast<int64_t>(k));
+            LeafOf(arguments[p], leaves[k]), value, p, static_cast<int64_t>(k));
       }
     }
   }

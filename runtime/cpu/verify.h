@@ -16,8 +16,11 @@
 // manual shardings or the manual custom-calls; NeedsPerDeviceReference) has no one-device
 // meaning: its reference run simulates N devices that each run it on the full arguments, a
 // manual parameter leaf taking a per-device value (ManualLeafForDevice: device 0's is the
-// full argument's), and the SPMD program gets the same per-device values. Manual root leaves
-// are then compared device by device; the others against device 0's reference result.
+// full argument's) and a leaf with manual subgroups a per-group value (group 0's is the full
+// argument), and the SPMD program gets the same values (sliced by the tiling inside each
+// group). Manual root leaves are then compared device by device, leaves with manual subgroups
+// group by group (assembled from the group's devices), and the others against device 0's
+// reference result.
 // Values without a sharding are replicated (XLA's rule). Random values: floats uniform in
 // [-1, 1) (f8e8m0fnu block scales: powers of two 2^-3..2^3), signed integers in [-8, 8),
 // unsigned in [0, 16), pred fair coin flips; each leaf of

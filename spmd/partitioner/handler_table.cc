@@ -47,7 +47,11 @@ absl::StatusOr<HloInstruction*> GetReplicated(const HloInstruction* original,
 
 absl::Status HandleReplicated(const HloInstruction& original, const HloSharding& sharding,
                               PartitionContext& ctx) {
-  (void)sharding;
+  if (absl::StatusOr<HloSharding> whole = WholeInManualGroups(sharding, original.shape());
+      whole.ok()) {
+    // Inside manual subgroups "replicated" means whole within each group.
+    return HandleManual(original, *whole, ctx);
+  }
   std::vector<HloInstruction*> operands;
   for (const HloInstruction* operand : original.operands()) {
     ASSIGN_OR_RETURN(HloInstruction * replicated, GetReplicated(operand, ctx));

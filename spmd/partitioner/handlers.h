@@ -37,10 +37,18 @@ absl::Status HandleReplicated(const hlo::HloInstruction& original,
 // each device's own values; the two custom-calls move values into and out of manual regions.
 absl::Status HandleManual(const hlo::HloInstruction& original, const hlo::HloSharding& sharding,
                           PartitionContext& ctx);
+// Whether `instr` under `sharding` runs as written (HandleManual): {manual}, values whole on
+// every device inside manual subgroups, and the input's own collectives in manual subgroups.
+bool RunsAsWritten(const hlo::HloInstruction& instr, const hlo::HloSharding& sharding);
 absl::Status HandleFullToShardShape(const hlo::HloInstruction& original,
                                     const hlo::HloSharding& sharding, PartitionContext& ctx);
 absl::Status HandleShardToFullShape(const hlo::HloInstruction& original,
                                     const hlo::HloSharding& sharding, PartitionContext& ctx);
+
+// A sharding of `shape` that keeps the value whole on every device inside the manual
+// subgroups of `like` (its first leaf with a manual subgroup dim); tuples leaf by leaf.
+absl::StatusOr<hlo::HloSharding> WholeInManualGroups(const hlo::HloSharding& like,
+                                                     const hlo::Shape& shape);
 
 // Shared helpers for handlers.
 // A copy of `original`'s opcode, attributes and called computations with new operands/shape.

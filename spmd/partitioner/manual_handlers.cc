@@ -16,10 +16,19 @@
 //   -> %n.spmd = f32[4,2] negate(%x), and %f's per-device value is %n.spmd, sharded [2,1].
 //
 // Manual subgroups (`last_tile_dims={manual}`: manual along some mesh axes, tiled along the
-// others) are not supported and fail with an error naming the sharding.
+// others): an instruction whose value is whole on every device (all data dims untiled) runs as
+// written too, as does a collective of the input program (its replica groups already name
+// real devices); other instructions are partitioned by their handlers inside each group, and
+// reshards stay inside the groups (PartitionContext::ReshardManual). The manual custom-calls
+// with manual subgroups are refused with an error naming the sharding.
+#include <map>
+#include <vector>
+
+#include "hlo/sharding/sharding_transforms.h"
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
 #include "spmd/partitioner/handlers.h"
+#include "spmd/reshard/reshard_grouped.h"
 
 namespace spmd {
 namespace {
@@ -60,17 +69,135 @@ absl::Status CheckShapesMatch(const HloInstruction& original, const Shape& local
                   " is ", want.ToString(false)));
 }
 
+
+// `sharding` (manual subgroups over whole values) for an array of rank `rank`.
+absl::StatusOr<HloSharding> WithDataRank(const HloSharding& sharding, int64_t rank) {
+  if (!sharding.IsTiled()) return sharding;  // {manual} or {replicated}: any rank.
+  const hlo::TileAssignment& ta = sharding.tile_assignment();
+  std::vector<int64_t> dims(rank, 1);
+  for (int64_t d = sharding.TiledDataRank(); d < ta.rank(); ++d) dims.push_back(ta.dim(d));
+  ASSIGN_OR_RETURN(hlo::TileAssignment reshaped, ta.Reshape(dims));
+  std::vector<hlo::OpShardingType> types = sharding.subgroup_types();
+  if (sharding.replicate_on_last_tile_dim()) types = {hlo::OpShardingType::kReplicated};
+  return HloSharding::Subgroup(std::move(reshaped), types, sharding.metadata());
+}
+
+// The sharding `operand` must be in for `original` (sharded `sharding`) to run as written.
+absl::StatusOr<HloSharding> OperandShardingForManual(const HloInstruction& original,
+                                                     const HloSharding& sharding,
+                                                     const HloInstruction& operand) {
+  if (sharding.IsManual()) return ManualFor(operand.shape());
+  if (operand.shape().Compatible(original.shape())) return sharding;
+  return WholeInManualGroups(sharding, operand.shape());
+}
+
+// The first leaf of `sharding` with a manual subgroup dim, if any.
+const HloSharding* ManualSubgroupLeaf(const HloSharding& sharding) {
+  if (!sharding.IsTuple()) return HasManualSubgroup(sharding) ? &sharding : nullptr;
+  for (const HloSharding& leaf : sharding.tuple_elements()) {
+    if (HasManualSubgroup(leaf)) return &leaf;
+  }
+  return nullptr;
+}
+
+// Appends `whole` adapted to every array leaf of `shape`, in flattened order.
+absl::Status AppendWholeLeaves(const HloSharding& whole, const Shape& shape,
+                               std::vector<HloSharding>& leaves) {
+  if (!shape.IsTuple()) {
+    if (!shape.IsArray()) {
+      leaves.push_back(whole);
+      return absl::OkStatus();
+    }
+    ASSIGN_OR_RETURN(HloSharding s, WithDataRank(whole, shape.rank()));
+    leaves.push_back(std::move(s));
+    return absl::OkStatus();
+  }
+  for (const Shape& element : shape.tuple_shapes()) {
+    RETURN_IF_ERROR(AppendWholeLeaves(whole, element, leaves));
+  }
+  return absl::OkStatus();
+}
+
+// A collective of the input program that runs as written under manual subgroups may only
+// combine devices that differ in their manual index alone (hold the same tile).
+absl::Status CheckCollectiveStaysOnItsTile(const HloInstruction& original,
+                                           const HloSharding& sharding) {
+  const HloSharding* leaf = ManualSubgroupLeaf(sharding);
+  if (leaf == nullptr || IsWholeOnEveryDevice(*leaf)) return absl::OkStatus();
+  const hlo::TileAssignment& ta = leaf->tile_assignment();
+  const int64_t manual = leaf->SubgroupManualDim();
+  std::map<int64_t, std::vector<int64_t>> tile_of;  // Device -> index without the manual dim.
+  ta.ForEach([&](absl::Span<const int64_t> index, int64_t device) {
+    std::vector<int64_t> key(index.begin(), index.end());
+    key.erase(key.begin() + manual);
+    tile_of[device] = std::move(key);
+  });
+  std::vector<std::vector<int64_t>> groups;
+  if (original.attrs().replica_groups) groups = original.attrs().replica_groups->Expanded();
+  for (const auto& [from, to] : original.attrs().source_target_pairs) groups.push_back({from, to});
+  for (const std::vector<int64_t>& group : groups) {
+    for (int64_t device : group) {
+      if (tile_of.count(device) && tile_of.count(group.front()) &&
+          tile_of[device] == tile_of[group.front()]) {
+        continue;
+      }
+      return absl::InvalidArgumentError(hlo::StrCat(
+          hlo::HloOpcodeString(original.opcode()), " groups devices ", group.front(), " and ",
+          device, ", which hold different tiles of ", leaf->ToString(),
+          "; inside manual subgroups a collective may only combine devices of one tile"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
+
+absl::StatusOr<HloSharding> WholeInManualGroups(const HloSharding& like, const Shape& shape) {
+  const HloSharding* leaf = ManualSubgroupLeaf(like);
+  if (leaf == nullptr) {
+    return absl::InvalidArgumentError(
+        hlo::StrCat(like.ToString(), " has no manual subgroup to keep a value whole in"));
+  }
+  std::vector<int64_t> data_dims(leaf->TiledDataRank());
+  for (int64_t d = 0; d < leaf->TiledDataRank(); ++d) data_dims[d] = d;
+  ASSIGN_OR_RETURN(HloSharding whole, hlo::PartiallyReplicate(*leaf, data_dims));
+  if (!shape.IsTuple()) {
+    return shape.IsArray() ? WithDataRank(whole, shape.rank()) : whole;
+  }
+  std::vector<HloSharding> leaves;
+  RETURN_IF_ERROR(AppendWholeLeaves(whole, shape, leaves));
+  return HloSharding::Tuple(std::move(leaves));
+}
+
+bool RunsAsWritten(const HloInstruction& instr, const HloSharding& sharding) {
+  if (sharding.IsManual()) return true;
+  const std::vector<HloSharding> leaves =
+      sharding.IsTuple() ? sharding.tuple_elements() : std::vector<HloSharding>{sharding};
+  bool any_subgroup = false;
+  bool all_whole = !leaves.empty();
+  for (const HloSharding& leaf : leaves) {
+    const bool subgroup = leaf.IsTiled() && leaf.SubgroupManualDim() >= 0;
+    any_subgroup = any_subgroup || subgroup;
+    all_whole = all_whole && (leaf.IsManual() || (subgroup && IsWholeOnEveryDevice(leaf)));
+  }
+  if (all_whole) return true;
+  return any_subgroup &&
+         hlo::GetHloOpcodeFamily(instr.opcode()) == hlo::HloOpcodeFamily::kCollective;
+}
 
 absl::Status HandleManual(const HloInstruction& original, const HloSharding& sharding,
                           PartitionContext& ctx) {
+  if (hlo::GetHloOpcodeFamily(original.opcode()) == hlo::HloOpcodeFamily::kCollective) {
+    RETURN_IF_ERROR(CheckCollectiveStaysOnItsTile(original, sharding));
+  }
   std::vector<HloInstruction*> operands;
   for (const HloInstruction* operand : original.operands()) {
-    ASSIGN_OR_RETURN(HloInstruction * value,
-                     ctx.GetInSharding(operand, ManualFor(operand->shape())));
+    ASSIGN_OR_RETURN(HloSharding want, OperandShardingForManual(original, sharding, *operand));
+    ASSIGN_OR_RETURN(HloInstruction * value, ctx.GetInSharding(operand, want));
     operands.push_back(value);
   }
-  HloInstruction* clone = CloneWithOperands(original, original.shape(), operands, ctx);
+  ASSIGN_OR_RETURN(Shape local, LocalShape(sharding, original.shape()));
+  HloInstruction* clone = CloneWithOperands(original, local, operands, ctx);
   ctx.Set(&original, {clone, sharding, original.shape()});
   return absl::OkStatus();
 }

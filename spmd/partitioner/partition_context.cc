@@ -8,6 +8,7 @@
 #include "hlo/sharding/shard_geometry.h"
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
+#include "spmd/reshard/reshard_grouped.h"
 
 namespace spmd {
 
@@ -41,19 +42,49 @@ absl::StatusOr<HloInstruction*> PartitionContext::Reshard(HloInstruction* value,
                                                 " value from ", from.ToString(), " to ",
                                                 to.ToString()));
   }
-  if (from.IsManual() || to.IsManual()) {
-    // Every device's copy of a replicated value is its manual value; nothing else moves
-    // into or out of a manual region except through the manual custom-calls.
-    if (to.IsManual() && from.IsReplicated()) return value;
-    return absl::InvalidArgumentError(hlo::StrCat(
-        "cannot reshard ", from.ToString(), " to ", to.ToString(), ": values enter a manual "
-        "region through SPMDFullToShardShape and leave it through SPMDShardToFullShape"));
+  if (from.IsManual() || to.IsManual() || HasManualSubgroup(from) || HasManualSubgroup(to)) {
+    return ReshardManual(value, base_shape, from, to);
   }
   ASSIGN_OR_RETURN(std::shared_ptr<const ReshardPlan> plan,
                    planner_->Plan(base_shape, from, to, num_devices_));
   if (plan->full_rematerialization) ++log_->full_rematerializations;
   log_->lines.push_back(plan->Explain());
   return emitter_.Emit(value, base_shape, *plan);
+}
+
+absl::StatusOr<HloInstruction*> PartitionContext::ReshardManual(HloInstruction* value,
+                                                                const Shape& base_shape,
+                                                                const HloSharding& from,
+                                                                const HloSharding& to) {
+  auto refuse = [&]() {
+    return absl::InvalidArgumentError(hlo::StrCat(
+        "cannot reshard ", from.ToString(), " to ", to.ToString(), ": values enter a manual "
+        "region through SPMDFullToShardShape and leave it through SPMDShardToFullShape"));
+  };
+  if (to.IsManual()) {
+    // Every device's whole copy (replicated, or whole inside its manual group) is its
+    // manual value.
+    if (from.IsReplicated() || IsWholeOnEveryDevice(from)) return value;
+    return refuse();
+  }
+  if (!HasManualSubgroup(to) || from.IsManual()) return refuse();
+  const bool from_manual = HasManualSubgroup(from);
+  std::shared_ptr<const ReshardPlan> plan;
+  if (!from_manual) {
+    // A global value is the same in every group: take each device's tile of it.
+    ASSIGN_OR_RETURN(HloSharding target, ManualSubgroupAsReplicated(to));
+    ASSIGN_OR_RETURN(plan, planner_->Plan(base_shape, from, target, num_devices_));
+    if (plan->full_rematerialization) ++log_->full_rematerializations;
+    log_->lines.push_back(plan->Explain());
+    return emitter_.Emit(value, base_shape, *plan);
+  }
+  ReshardPlan grouped;
+  ASSIGN_OR_RETURN(HloInstruction * result,
+                   EmitGroupedReshard(output_, value, base_shape, from, to, num_devices_,
+                                      *planner_, *channel_ids_, &grouped));
+  if (grouped.full_rematerialization) ++log_->full_rematerializations;
+  log_->lines.push_back(hlo::StrCat("within each manual group: ", grouped.Explain()));
+  return result;
 }
 
 absl::StatusOr<HloInstruction*> PartitionContext::ReshardTuple(HloInstruction* value,
@@ -198,6 +229,18 @@ absl::StatusOr<HloInstruction*> PartitionContext::MaskPadding(HloInstruction* va
   if (mask == nullptr) return value;
   HloInstruction* filler = Add(HloOpcode::kBroadcast, local, {fill});
   return Add(HloOpcode::kSelect, local, {mask, value, filler});
+}
+
+bool IsWholeOnEveryDevice(const HloSharding& sharding) {
+  if (sharding.IsReplicated() || sharding.IsManual()) return true;
+  if (!sharding.IsTiled()) return false;
+  for (hlo::OpShardingType t : sharding.subgroup_types()) {
+    if (t == hlo::OpShardingType::kUnreduced) return false;
+  }
+  for (int64_t d = 0; d < sharding.TiledDataRank(); ++d) {
+    if (sharding.tile_assignment().dim(d) != 1) return false;
+  }
+  return true;
 }
 
 absl::StatusOr<HloSharding> OperandShardingFromResult(const HloSharding& result,

@@ -99,6 +99,14 @@ class PartitionContext {
                                                    const hlo::Shape& base_shape,
                                                    const hlo::HloSharding& sharding,
                                                    hlo::HloInstruction* fill);
+  // Reshards into, out of or inside manual regions (manual and manual-subgroup shardings):
+  // replicated or group-whole values become manual values as they are; a global value enters
+  // manual subgroups as each device's tile; inside subgroups the reshard is planned per group
+  // (reshard_grouped.h). Anything else is an error naming the manual custom-calls.
+  absl::StatusOr<hlo::HloInstruction*> ReshardManual(hlo::HloInstruction* value,
+                                                     const hlo::Shape& base_shape,
+                                                     const hlo::HloSharding& from,
+                                                     const hlo::HloSharding& to);
   // Reshards a tuple value leaf by leaf (get-tuple-element, reshard, tuple).
   absl::StatusOr<hlo::HloInstruction*> ReshardTuple(hlo::HloInstruction* value,
                                                     const hlo::Shape& base_shape,
@@ -124,6 +132,11 @@ class PartitionContext {
   hlo::HloInstruction* partition_id_ = nullptr;
   int64_t next_name_ = 0;
 };
+
+// Whether every device holds the whole value (its shard shape is the full shape): replicated,
+// maximal-free tilings whose data dims are all 1 (e.g. manual subgroups over whole values),
+// and {manual}.
+bool IsWholeOnEveryDevice(const hlo::HloSharding& sharding);
 
 // The sharding an operand needs so that an op mapping operand dimension i to result dimension
 // `dim_map[i]` (-1: no result dimension) produces `result` locally: mapped dimensions keep

@@ -61,7 +61,7 @@ PartitionHandler HandlerFor(const HloInstruction& instr, const HloSharding& shar
     case hlo::HloOpcode::kCustomCall:
       return FindPartitionHandler(instr.opcode());
     default:
-      return sharding.IsManual() ? &HandleManual : FindPartitionHandler(instr.opcode());
+      return RunsAsWritten(instr, sharding) ? &HandleManual : FindPartitionHandler(instr.opcode());
   }
 }
 

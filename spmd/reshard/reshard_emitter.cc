@@ -71,6 +71,7 @@ HloInstruction* ReshardEmitter::Add(HloOpcode opcode, Shape shape,
                                     std::vector<HloInstruction*> operands) {
   HloInstruction* instr =
       computation_->AddInstruction(HloInstruction::Create(opcode, std::move(shape), operands));
+  if (added_ != nullptr) added_->push_back(instr);
   const int64_t id = instr->unique_id() >= 0 ? instr->unique_id() : local_names_++;
   instr->set_name(hlo::StrCat(hlo::HloOpcodeString(opcode), ".rs", id));
   return instr;

@@ -54,6 +54,14 @@ class ReshardEmitter {
   absl::StatusOr<hlo::HloInstruction*> Emit(hlo::HloInstruction* value,
                                             const hlo::Shape& base_shape, const ReshardPlan& plan);
 
+  // Emits in a device subspace (reshard_grouped.h): `id`, a u32 scalar already in the
+  // computation, stands for partition-id, and every instruction the emitter adds is appended
+  // to `*added` (so its device ids can be mapped back).
+  void UseVirtualDevices(hlo::HloInstruction* id, std::vector<hlo::HloInstruction*>* added) {
+    partition_id_ = id;
+    added_ = added;
+  }
+
   // The scalar add computation for `type`, added to the computation's module once.
   absl::StatusOr<hlo::HloComputation*> AddReducer(hlo::PrimitiveType type);
 
@@ -96,6 +104,7 @@ class ReshardEmitter {
   hlo::HloComputation* computation_;
   ChannelIdAllocator* channel_ids_;
   hlo::HloInstruction* partition_id_ = nullptr;
+  std::vector<hlo::HloInstruction*>* added_ = nullptr;
   std::map<hlo::PrimitiveType, hlo::HloComputation*> add_computations_;
   int64_t local_names_ = 0;
 };
