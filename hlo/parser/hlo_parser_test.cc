@@ -174,5 +174,32 @@ TEST(HloParserTest, CommentsAreSkipped) {
   RoundTrip("// leading\nHloModule m /* a */\nENTRY e { // x\n  ROOT p = f32[] /*t*/ parameter(0)\n}\n");
 }
 
+TEST(HloParserTest, MeshAxesReplicaGroupsExpand) {
+  // Mesh x=2,y=2 devices [[0,1],[2,3]]: groups vary in the listed axes, ordered as listed.
+  const char* text = R"(HloModule m, replica_count=4
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  p = f32[8] parameter(0)
+  r0 = f32[8] all-reduce(p), replica_groups=mesh['x'=2,'y'=2] {'y'}, to_apply=add
+  r1 = f32[8] all-reduce(r0), replica_groups=mesh['x'=2,'y'=2] {'y', 'x'}, to_apply=add
+  ROOT r2 = f32[8] all-reduce(r1), replica_groups=mesh['x'=4], device_ids=(3,2,1,0) {'x':(2)2}, to_apply=add
+})";
+  const std::string printed = RoundTrip(text);
+  EXPECT_NE(printed.find("replica_groups={{0,1},{2,3}}"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("replica_groups={{0,2,1,3}}"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("replica_groups={{3,2},{1,0}}"), std::string::npos) << printed;
+  auto bad = ParseHloModule(
+      "HloModule m\nENTRY e {\n  p = f32[8] parameter(0)\n"
+      "  ROOT r = f32[8] all-gather(p), replica_groups=mesh['x'=2] {'z'}, dimensions={0}\n}\n",
+      "x.hlo");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(std::string(bad.status().message()),
+            "x.hlo:4:62: error: bad mesh replica groups: unknown mesh axis 'z'");
+}
+
 }  // namespace
 }  // namespace hlo

@@ -11,6 +11,7 @@
 #include "absl/strings/ascii.h"
 #include "hlo/strings.h"
 #include "hlo/parser/value_parsers.h"
+#include "hlo/sharding/named_mesh.h"
 #include "hlo/status_macros.h"
 
 namespace hlo {
@@ -116,21 +117,23 @@ absl::Status ParseCalledList(TextCursor& c, PendingInstruction* p) {
   return absl::OkStatus();
 }
 
+// Splits a sharding parser message `offset N: text` into N and text (0 and the whole message
+// when it has no offset).
+std::pair<size_t, std::string_view> SplitOffset(std::string_view msg) {
+  if (msg.substr(0, 7) != "offset ") return {0, msg};
+  const size_t colon = msg.find(": ");
+  if (colon == std::string_view::npos) return {0, msg};
+  const size_t offset = std::strtoull(std::string(msg.substr(7, colon - 7)).c_str(), nullptr, 10);
+  return {offset, msg.substr(colon + 2)};
+}
+
 absl::Status ParseSharding(TextCursor& c, PendingInstruction* p) {
   c.SkipSpace();
   const size_t start = c.pos();
   ASSIGN_OR_RETURN(std::string_view text, c.CaptureValue("sharding"));
   absl::StatusOr<HloSharding> sharding = HloSharding::Parse(text);
   if (!sharding.ok()) {
-    std::string_view msg = ToStd(sharding.status().message());
-    size_t offset = 0;
-    if (msg.substr(0, 7) == "offset ") {
-      size_t colon = msg.find(": ");
-      if (colon != std::string_view::npos) {
-        offset = std::strtoull(std::string(msg.substr(7, colon - 7)).c_str(), nullptr, 10);
-        msg = msg.substr(colon + 2);
-      }
-    }
+    auto [offset, msg] = SplitOffset(ToStd(sharding.status().message()));
     return c.ErrorAt(start + std::min(offset, text.size()), StrCat("bad sharding: ", msg));
   }
   p->instr->set_sharding(*std::move(sharding));
@@ -243,8 +246,21 @@ absl::Status ParseIndexVectorDim(TextCursor& c, PendingInstruction* p) {
 }
 
 absl::Status ParseReplicaGroupsAttr(TextCursor& c, PendingInstruction* p) {
+  c.SkipSpace();
+  const size_t start = c.pos();
   if (c.TryConsumeWord("mesh")) {
-    return c.Error("mesh-axes replica groups (replica_groups=mesh[...]) are not supported");
+    // replica_groups=mesh[...] {axes}: expanded to the explicit groups (the mesh form is not kept).
+    size_t consumed = 0;
+    absl::StatusOr<std::vector<std::vector<int64_t>>> groups =
+        ParseMeshAxesReplicaGroups(c.text().substr(start), &consumed);
+    if (!groups.ok()) {
+      auto [offset, msg] = SplitOffset(ToStd(groups.status().message()));
+      return c.ErrorAt(start + offset, StrCat("bad mesh replica groups: ", msg));
+    }
+    c.set_pos(start + consumed);
+    A(p).replica_groups = ReplicaGroups();
+    A(p).replica_groups->groups = *std::move(groups);
+    return absl::OkStatus();
   }
   ASSIGN_OR_RETURN(A(p).replica_groups, ParseReplicaGroups(c));
   return absl::OkStatus();

@@ -25,7 +25,10 @@
 // Equality and hashing are by meaning: metadata is ignored (as in XLA), and an iota tile
 // assignment equals the explicit list of the same devices.
 //
-// Named-mesh shardings (`{mesh['x'=2] ...}`) are not supported; Parse rejects them.
+// Parse also accepts XLA's named-mesh form (`{mesh['x'=2,'y'=2] [{'x'}, {}]}`, see
+// named_mesh.h) and converts it to the equivalent sharding above; the named form is not kept, so
+// ToString prints the tile-assignment form. Unreduced axes with a reduction other than sum
+// (`unreduced=max{...}`) have no such form and are a parse error.
 #ifndef HLO_SHARDING_HLO_SHARDING_H_
 #define HLO_SHARDING_HLO_SHARDING_H_
 
@@ -113,8 +116,9 @@ class HloSharding {
   static HloSharding SingleTuple(const Shape& tuple_shape, const HloSharding& leaf);
 
   // ---- Text --------------------------------------------------------------------------------
-  // Parses one whole sharding `{...}` (surrounding whitespace allowed). On failure the message
-  // is `offset N: ...` with N the byte offset into `text` of the offending token.
+  // Parses one whole sharding `{...}` (surrounding whitespace allowed), the named-mesh form
+  // included (converted; see the file comment). On failure the message is `offset N: ...` with N
+  // the byte offset into `text` of the offending token.
   static absl::StatusOr<HloSharding> Parse(std::string_view text);
   // Parses one sharding at the start of `text` (leading whitespace allowed) and sets
   // `*consumed` to the offset just past its closing brace. Errors as for Parse.

@@ -96,6 +96,22 @@ Token ShardingLexer::ScanString(size_t start) {
   return token;
 }
 
+Token ShardingLexer::ScanQuotedName(size_t start) {
+  Token token;
+  token.kind = TokenKind::kQuotedName;
+  token.offset = start;
+  const size_t end = text_.find('\'', start + 1);
+  if (end == absl::string_view::npos) {
+    token.kind = TokenKind::kInvalid;
+    token.text = text_.substr(start, 1);
+    pos_ = text_.size();
+    return token;
+  }
+  token.text = text_.substr(start, end + 1 - start);
+  pos_ = end + 1;
+  return token;
+}
+
 Token ShardingLexer::Scan() {
   SkipSpaceAndComments();
   Token token;
@@ -128,8 +144,14 @@ Token ShardingLexer::Scan() {
       return single(TokenKind::kComma, 1);
     case '=':
       return single(TokenKind::kEqual, 1);
+    case ':':
+      return single(TokenKind::kColon, 1);
+    case '?':
+      return single(TokenKind::kQuestion, 1);
     case '"':
       return ScanString(pos_);
+    case '\'':
+      return ScanQuotedName(pos_);
     default:
       break;
   }
@@ -146,6 +168,7 @@ Token ShardingLexer::Scan() {
 std::string ShardingLexer::Describe(const Token& token) {
   if (token.kind == TokenKind::kEnd) return "end of input";
   absl::string_view text = token.text;
+  if (token.kind == TokenKind::kQuotedName && text.size() <= 24) return std::string(text);
   if (text.size() > 24) return absl::StrCat("'", text.substr(0, 21), "...'");
   return absl::StrCat("'", text, "'");
 }

@@ -1,8 +1,9 @@
 // Tokens of the HLO sharding text form, for HloSharding::Parse.
 //
-// Recognizes `{ } [ ] ( ) , = <=`, identifiers, decimal integers (optionally negative) and
-// double-quoted strings with backslash escapes; skips whitespace and `/*...*/` and `//...`
-// comments. Every token records its byte offset into the text.
+// Recognizes `{ } [ ] ( ) , = <= : ?`, identifiers, decimal integers (optionally negative),
+// double-quoted strings with backslash escapes and single-quoted names (`'x'`, no escapes; the
+// named-mesh form's axis names); skips whitespace and `/*...*/` and `//...` comments. Every
+// token records its byte offset into the text.
 #ifndef HLO_SHARDING_SHARDING_LEXER_H_
 #define HLO_SHARDING_SHARDING_LEXER_H_
 
@@ -26,9 +27,12 @@ enum class TokenKind {
   kComma,
   kEqual,
   kLessEqual,
+  kColon,
+  kQuestion,
   kIdent,
   kInt,
   kString,
+  kQuotedName,  // `'x'`; `text` keeps the quotes.
   kEnd,
   kInvalid,  // A character or literal that starts no token; `text` says which.
 };
@@ -60,6 +64,7 @@ class ShardingLexer {
   void SkipSpaceAndComments();
   Token ScanNumber(size_t start);
   Token ScanString(size_t start);
+  Token ScanQuotedName(size_t start);
 
   absl::string_view text_;
   size_t pos_ = 0;
