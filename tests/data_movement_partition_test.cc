@@ -1,7 +1,8 @@
-// Sort and broadcast partitioning end to end: the collectives chosen (a sort split along its
-// sort dimension moves the split elsewhere by all-to-all rather than gathering; a broadcast of
-// a scalar is rebuilt in any tiling instead of being moved) and the numerics on the CPU
-// executor against the unpartitioned module.
+// Sort, broadcast and convolution partitioning end to end: the collectives chosen (a sort
+// split along its sort dimension moves the split elsewhere by all-to-all rather than
+// gathering; a broadcast of a scalar is rebuilt in any tiling instead of being moved; a
+// convolution runs on batch and output-feature tiles) and the numerics on the CPU executor
+// against the unpartitioned module.
 #include <string>
 
 #include "gtest/gtest.h"
@@ -73,6 +74,39 @@ ENTRY main {
   EXPECT_EQ(p.spmd->ToString().find("all-gather(%broadcast"), std::string::npos)
       << p.spmd->ToString();
   EXPECT_EQ(Counts(*p.spmd)[HloOpcode::kAllGather], 1) << p.spmd->ToString();
+  ExpectVerifies(p, 4);
+}
+
+TEST(ConvolutionPartitionTest, BatchAndOutputFeatureTilesRunLocally) {
+  Partitioned p = Partition(R"(
+HloModule conv, num_partitions=4
+ENTRY main {
+  x = f32[4,8,8,3] parameter(0), sharding={devices=[2,1,1,1,2]<=[4] last_tile_dim_replicate}
+  k = f32[3,3,3,6] parameter(1), sharding={devices=[1,1,1,2,2]<=[2,2]T(1,0) last_tile_dim_replicate}
+  ROOT c = f32[4,8,8,6] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f,
+    sharding={devices=[2,1,1,2]<=[4]}
+})");
+  ASSERT_NE(p.spmd, nullptr);
+  auto counts = Counts(*p.spmd);
+  EXPECT_EQ(counts[HloOpcode::kAllGather] + counts[HloOpcode::kAllToAll] +
+                counts[HloOpcode::kAllReduce] + counts[HloOpcode::kCollectivePermute],
+            0)
+      << p.spmd->ToString();
+  EXPECT_NE(p.spmd->ToString().find("f32[2,8,8,3] convolution"), std::string::npos)
+      << p.spmd->ToString();
+  ExpectVerifies(p, 4);
+}
+
+TEST(ConvolutionPartitionTest, SpatialTilesAndFeatureGroupsStayWhole) {
+  Partitioned p = Partition(R"(
+HloModule conv, num_partitions=4
+ENTRY main {
+  x = f32[2,8,8,4] parameter(0), sharding={devices=[1,2,2,1]<=[4]}
+  k = f32[3,3,2,4] parameter(1), sharding={replicated}
+  ROOT c = f32[2,8,8,4] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f,
+    feature_group_count=2, sharding={devices=[2,1,1,2]<=[4]}
+})");
+  ASSERT_NE(p.spmd, nullptr);
   ExpectVerifies(p, 4);
 }
 

@@ -19,6 +19,7 @@ PartitionHandler FindPartitionHandler(hlo::HloOpcode opcode) {
     RegisterDotHandlers(*t);
     RegisterStructuralHandlers(*t);
     RegisterSortHandler(*t);
+    RegisterConvolutionHandler(*t);
     return t;
   }();
   auto it = table->find(opcode);

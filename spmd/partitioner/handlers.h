@@ -23,6 +23,7 @@ void RegisterReduceHandlers(HandlerTable& table);
 void RegisterDotHandlers(HandlerTable& table);
 void RegisterStructuralHandlers(HandlerTable& table);
 void RegisterSortHandler(HandlerTable& table);
+void RegisterConvolutionHandler(HandlerTable& table);
 
 // The handler for `opcode`; the replicated fallback (HandleReplicated) when no family claims it.
 PartitionHandler FindPartitionHandler(hlo::HloOpcode opcode);
