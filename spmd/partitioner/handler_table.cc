@@ -20,6 +20,7 @@ PartitionHandler FindPartitionHandler(hlo::HloOpcode opcode) {
     RegisterStructuralHandlers(*t);
     RegisterSortHandler(*t);
     RegisterConvolutionHandler(*t);
+    RegisterGatherScatterHandlers(*t);
     return t;
   }();
   auto it = table->find(opcode);

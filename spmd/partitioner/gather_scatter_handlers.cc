@@ -1,0 +1,595 @@
+// Gather and scatter, partitioned where every device can compute its part locally.
+//
+// Gather: an output dimension can be split without moving data when it is
+//   - an offset dimension whose operand dimension is taken whole (slice size = operand size,
+//     not collapsed; a start index there is clamped to 0): operand passthrough;
+//   - a batch dimension (an indices dimension other than index_vector_dim): index parallel; when
+//     the indices dimension is an explicit batching dimension, the matching operand batching
+//     dimension is split alike, otherwise the operand is replicated across those devices.
+// A candidate is a result sharding over those dimensions; the operand and indices shardings
+// follow from it (OperandShardingFromResult), so one device's tiles always belong together. The
+// candidates are the wanted sharding, the operand's and the indices' current shardings seen
+// through the op, their merge, and replicated; each is costed as the reshards it needs
+// (operand, indices, and result to the wanted sharding) and the cheapest wins (--explain logs
+// the table). Padding of uneven shards only ever reaches padding of the result.
+//
+// Scatter mirrors this over the updates' dimensions: update window dimensions that cover a
+// whole operand dimension (not inserted, not indexed) split the operand alike; update scatter
+// dimensions of explicit batching dimensions split the operand's batching dimension alike. An
+// update scatter dimension without a batching partner can be split only when the combiner is a
+// single commutative op with an identity (add, multiply, maximum, minimum, and, or) and there is
+// one operand: devices then scatter their updates (padding masked to the identity) into an
+// identity-filled copy, the partials are all-reduced over the devices that split those
+// dimensions, and the operand is combined once. Anything else runs replicated
+// (HandleReplicated).
+//
+//   %g = f32[3,9] gather(f32[2,9] %x {devices=[1,2]}, s32[3] %i {replicated}),
+//        offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, slice_sizes={1,9}
+//   -> %g.spmd = f32[3,5] gather(f32[2,5] %x.shard, %i), slice_sizes={1,5}  {devices=[1,2]}
+#include <algorithm>
+#include <limits>
+#include <optional>
+
+#include "hlo/sharding/device_groups.h"
+#include "hlo/sharding/sharding_transforms.h"
+#include "hlo/status_macros.h"
+#include "hlo/strings.h"
+#include "spmd/cost/collective_cost.h"
+#include "spmd/partitioner/handlers.h"
+#include "spmd/reshard/reshard_plan.h"
+
+namespace spmd {
+namespace {
+
+using hlo::HloInstruction;
+using hlo::HloOpcode;
+using hlo::HloSharding;
+using hlo::Shape;
+
+bool Contains(const std::vector<int64_t>& v, int64_t x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+// Whether `sharding` can be seen through a dimension map (OperandShardingFromResult).
+bool Projectable(const HloSharding& sharding) {
+  return sharding.IsReplicated() || (sharding.IsTiled() && sharding.subgroup_types().empty());
+}
+
+// A sharding for an array whose dimension t takes the tiling of `source`'s dimension
+// `source_dim[t]` (-1: whole); tiles of source dimensions nothing takes become replication.
+absl::StatusOr<HloSharding> Project(const HloSharding& source,
+                                    const std::vector<int64_t>& source_dim) {
+  if (!Projectable(source)) {
+    return absl::UnimplementedError(hlo::StrCat("cannot project ", source.ToString()));
+  }
+  const int64_t rank = source.IsTiled() ? source.TiledDataRank() : 0;
+  for (int64_t d : source_dim) {
+    if (d >= rank) return HloSharding::Replicate();  // Replicated source: nothing to map.
+  }
+  return OperandShardingFromResult(source, rank, source_dim);
+}
+
+// `to_dims[from]` inverted over `rank` target dimensions (-1 where nothing maps).
+std::vector<int64_t> Invert(const std::vector<int64_t>& to_dims, int64_t rank) {
+  std::vector<int64_t> inverse(rank, -1);
+  for (size_t from = 0; from < to_dims.size(); ++from) {
+    if (to_dims[from] >= 0) inverse[to_dims[from]] = static_cast<int64_t>(from);
+  }
+  return inverse;
+}
+
+// The dimensions of an array of rank `rank` other than `skip` (which may equal rank), in order.
+std::vector<int64_t> DimsExcept(int64_t rank, const std::vector<int64_t>& skip) {
+  std::vector<int64_t> dims;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (!Contains(skip, d)) dims.push_back(d);
+  }
+  return dims;
+}
+
+// The current sharding of `operand`, or nullopt when it is not a plain array sharding.
+std::optional<HloSharding> CurrentSharding(const HloInstruction* operand, PartitionContext& ctx) {
+  absl::StatusOr<const PartitionedValue*> value = ctx.Get(operand);
+  if (!value.ok() || !(*value)->value->shape().IsArray()) return std::nullopt;
+  const HloSharding& s = (*value)->sharding;
+  if (s.IsReplicated() || s.kind() == HloSharding::Kind::kMaximal) return s;
+  if (s.IsTiled() && s.subgroup_types().empty()) return s;
+  return std::nullopt;
+}
+
+// The estimated time to bring `operand` from its current sharding to `to`.
+absl::StatusOr<double> ReshardCost(const HloInstruction* operand, const HloSharding& to,
+                                   PartitionContext& ctx) {
+  ASSIGN_OR_RETURN(const PartitionedValue* value, ctx.Get(operand));
+  if (value->sharding == to) return 0.0;
+  if (operand->opcode() == HloOpcode::kBroadcast && operand->operand(0)->shape().IsArray() &&
+      operand->operand(0)->shape().rank() == 0) {
+    return 0.0;  // GetInSharding rebuilds a scalar broadcast in place.
+  }
+  ASSIGN_OR_RETURN(std::shared_ptr<const ReshardPlan> plan,
+                   ctx.planner().Plan(operand->shape(), value->sharding, to, ctx.num_devices()));
+  return plan->cost_us;
+}
+
+absl::StatusOr<double> ResultCost(const Shape& shape, const HloSharding& from,
+                                  const HloSharding& to, PartitionContext& ctx) {
+  if (from == to) return 0.0;
+  ASSIGN_OR_RETURN(std::shared_ptr<const ReshardPlan> plan,
+                   ctx.planner().Plan(shape, from, to, ctx.num_devices()));
+  return plan->cost_us;
+}
+
+// One way to run the op locally: the sharding each operand is asked for, the result's.
+struct LocalPlan {
+  std::string source;  // Where the candidate came from (for --explain).
+  HloSharding result = HloSharding::Replicate();
+  HloSharding operand = HloSharding::Replicate();
+  HloSharding indices = HloSharding::Replicate();
+  HloSharding updates = HloSharding::Replicate();  // Scatter only.
+  std::vector<int64_t> combine_dims;               // Scatter: updates dims split by index.
+  double cost_us = 0;
+  int64_t local_elements = 0;
+};
+
+// Picks the cheapest plan (ties: the smaller local result, then the earlier candidate) and logs
+// the table.
+const LocalPlan* Choose(const std::vector<LocalPlan>& plans, const HloInstruction& original,
+                        PartitionContext& ctx) {
+  const LocalPlan* best = nullptr;
+  for (const LocalPlan& p : plans) {
+    if (best == nullptr || p.cost_us < best->cost_us ||
+        (p.cost_us == best->cost_us && p.local_elements < best->local_elements)) {
+      best = &p;
+    }
+  }
+  std::string line = hlo::StrCat(hlo::HloOpcodeString(original.opcode()), " %", original.name(),
+                                 ": chose ", best->source, " -> ", best->result.ToString());
+  for (const LocalPlan& p : plans) {
+    hlo::StrAppend(&line, "\n  ", p.source, ": operand ", p.operand.ToString(), ", indices ",
+                   p.indices.ToString());
+    if (original.opcode() == HloOpcode::kScatter) {
+      hlo::StrAppend(&line, ", updates ", p.updates.ToString());
+      if (!p.combine_dims.empty()) hlo::StrAppend(&line, " (partials all-reduced)");
+    }
+    hlo::StrAppend(&line, ", result ", p.result.ToString(), ": ", p.cost_us, " us");
+  }
+  ctx.log().lines.push_back(std::move(line));
+  return best;
+}
+
+// ---- Gather --------------------------------------------------------------------------------
+
+// Which operand and indices dimensions each output dimension can be split along.
+struct GatherMaps {
+  std::vector<int64_t> operand_to_output;  // Passthrough and batching dims; else -1.
+  std::vector<int64_t> indices_to_output;  // Every dim but index_vector_dim; else -1.
+  std::vector<int64_t> output_to_operand;
+  std::vector<int64_t> output_to_indices;
+};
+
+GatherMaps AnalyzeGather(const HloInstruction& gather) {
+  const hlo::GatherDimensionNumbers& dn = *gather.attrs().gather_dimension_numbers;
+  const std::vector<int64_t>& slice_sizes = gather.attrs().gather_slice_sizes;
+  const Shape& operand = gather.operand(0)->shape();
+  const int64_t indices_rank = gather.operand(1)->shape().rank();
+  const int64_t output_rank = gather.shape().rank();
+  GatherMaps m;
+  m.operand_to_output.assign(operand.rank(), -1);
+  m.indices_to_output.assign(indices_rank, -1);
+  const std::vector<int64_t> batch_out = DimsExcept(output_rank, dn.offset_dims);
+  const std::vector<int64_t> batch_in = DimsExcept(indices_rank, {dn.index_vector_dim});
+  for (size_t k = 0; k < batch_in.size() && k < batch_out.size(); ++k) {
+    m.indices_to_output[batch_in[k]] = batch_out[k];
+  }
+  std::vector<int64_t> not_window = dn.collapsed_slice_dims;
+  not_window.insert(not_window.end(), dn.operand_batching_dims.begin(),
+                    dn.operand_batching_dims.end());
+  const std::vector<int64_t> window = DimsExcept(operand.rank(), not_window);
+  for (size_t k = 0; k < window.size() && k < dn.offset_dims.size(); ++k) {
+    const int64_t d = window[k];
+    if (slice_sizes[d] == operand.dimensions(d)) m.operand_to_output[d] = dn.offset_dims[k];
+  }
+  for (size_t i = 0; i < dn.operand_batching_dims.size(); ++i) {
+    m.operand_to_output[dn.operand_batching_dims[i]] =
+        m.indices_to_output[dn.start_indices_batching_dims[i]];
+  }
+  m.output_to_operand = Invert(m.operand_to_output, output_rank);
+  m.output_to_indices = Invert(m.indices_to_output, output_rank);
+  return m;
+}
+
+absl::StatusOr<LocalPlan> CostGatherPlan(std::string source, const HloSharding& result,
+                                         const GatherMaps& m, const HloInstruction& gather,
+                                         const HloSharding& wanted, PartitionContext& ctx) {
+  LocalPlan p;
+  p.source = std::move(source);
+  p.result = result;
+  ASSIGN_OR_RETURN(p.operand, Project(result, m.operand_to_output));
+  ASSIGN_OR_RETURN(p.indices, Project(result, m.indices_to_output));
+  ASSIGN_OR_RETURN(double operand_cost, ReshardCost(gather.operand(0), p.operand, ctx));
+  ASSIGN_OR_RETURN(double indices_cost, ReshardCost(gather.operand(1), p.indices, ctx));
+  ASSIGN_OR_RETURN(double result_cost, ResultCost(gather.shape(), result, wanted, ctx));
+  p.cost_us = operand_cost + indices_cost + result_cost;
+  ASSIGN_OR_RETURN(Shape local, LocalShape(result, gather.shape()));
+  p.local_elements = local.num_elements();
+  return p;
+}
+
+// Result shardings worth costing: the wanted one, the operand's and the indices', their merge,
+// and replicated, each restricted to the dimensions that can be split.
+std::vector<std::pair<std::string, HloSharding>> GatherCandidates(const HloInstruction& gather,
+                                                                  const HloSharding& wanted,
+                                                                  const GatherMaps& m,
+                                                                  PartitionContext& ctx) {
+  std::vector<std::pair<std::string, HloSharding>> out;
+  auto add = [&](std::string name, absl::StatusOr<HloSharding> s) {
+    if (!s.ok() || !(s->IsReplicated() || s->IsTiled())) return;
+    for (const auto& [n, existing] : out) {
+      if (existing == *s) return;
+    }
+    out.emplace_back(std::move(name), *std::move(s));
+  };
+  std::vector<int64_t> splittable(gather.shape().rank(), -1);
+  for (int64_t d = 0; d < gather.shape().rank(); ++d) {
+    if (m.output_to_operand[d] >= 0 || m.output_to_indices[d] >= 0) splittable[d] = d;
+  }
+  add("wanted", Project(wanted, splittable));
+  std::optional<HloSharding> operand = CurrentSharding(gather.operand(0), ctx);
+  std::optional<HloSharding> indices = CurrentSharding(gather.operand(1), ctx);
+  absl::StatusOr<HloSharding> from_operand =
+      operand ? Project(*operand, m.output_to_operand)
+              : absl::StatusOr<HloSharding>(absl::UnimplementedError("no operand sharding"));
+  absl::StatusOr<HloSharding> from_indices =
+      indices ? Project(*indices, m.output_to_indices)
+              : absl::StatusOr<HloSharding>(absl::UnimplementedError("no indices sharding"));
+  add("operand passthrough", from_operand);
+  add("index parallel", from_indices);
+  if (from_operand.ok() && from_indices.ok()) {
+    add("operand passthrough + index parallel", hlo::MergeShardings(*from_operand, *from_indices));
+  }
+  add("replicated", HloSharding::Replicate());
+  return out;
+}
+
+absl::Status HandleGather(const HloInstruction& original, const HloSharding& sharding,
+                          PartitionContext& ctx) {
+  if (!original.shape().IsArray() || sharding.IsTuple() || sharding.IsManual() ||
+      (sharding.IsTiled() && !sharding.subgroup_types().empty()) ||
+      !CurrentSharding(original.operand(0), ctx) || !CurrentSharding(original.operand(1), ctx)) {
+    return HandleReplicated(original, sharding, ctx);
+  }
+  const GatherMaps m = AnalyzeGather(original);
+  std::vector<LocalPlan> plans;
+  for (auto& [name, result] : GatherCandidates(original, sharding, m, ctx)) {
+    absl::StatusOr<LocalPlan> plan = CostGatherPlan(name, result, m, original, sharding, ctx);
+    if (plan.ok()) plans.push_back(*std::move(plan));
+  }
+  if (plans.empty()) return HandleReplicated(original, sharding, ctx);
+  const LocalPlan& plan = *Choose(plans, original, ctx);
+  ASSIGN_OR_RETURN(HloInstruction * operand, ctx.GetInSharding(original.operand(0), plan.operand));
+  ASSIGN_OR_RETURN(HloInstruction * indices, ctx.GetInSharding(original.operand(1), plan.indices));
+  ASSIGN_OR_RETURN(Shape local, LocalShape(plan.result, original.shape()));
+  HloInstruction* gather = CloneWithOperands(original, local, {operand, indices}, ctx);
+  // Passthrough dims take the whole local operand dimension.
+  const hlo::GatherDimensionNumbers& dn = *original.attrs().gather_dimension_numbers;
+  std::vector<int64_t>& slice_sizes = gather->mutable_attrs()->gather_slice_sizes;
+  for (size_t d = 0; d < slice_sizes.size(); ++d) {
+    const int64_t out = m.operand_to_output[d];
+    if (out >= 0 && !Contains(dn.operand_batching_dims, static_cast<int64_t>(d))) {
+      slice_sizes[d] = operand->shape().dimensions(d);
+      RET_CHECK(local.dimensions(out) == slice_sizes[d]);
+    }
+  }
+  ctx.Set(&original, {gather, plan.result, original.shape()});
+  return absl::OkStatus();
+}
+
+// ---- Scatter -------------------------------------------------------------------------------
+
+// Which operand and indices dimensions each updates dimension can be split along.
+struct ScatterMaps {
+  std::vector<int64_t> operand_to_updates;  // Passthrough window and batching dims; else -1.
+  std::vector<int64_t> indices_to_updates;  // Every dim but index_vector_dim; else -1.
+  std::vector<int64_t> updates_to_operand;
+  std::vector<int64_t> updates_to_indices;
+  std::vector<bool> needs_combine;  // Update scatter dims without a batching partner.
+};
+
+ScatterMaps AnalyzeScatter(const HloInstruction& scatter, int64_t n) {
+  const hlo::ScatterDimensionNumbers& dn = *scatter.attrs().scatter_dimension_numbers;
+  const Shape& operand = scatter.operand(0)->shape();
+  const int64_t indices_rank = scatter.operand(n)->shape().rank();
+  const Shape& updates = scatter.operand(n + 1)->shape();
+  ScatterMaps m;
+  m.operand_to_updates.assign(operand.rank(), -1);
+  m.indices_to_updates.assign(indices_rank, -1);
+  const std::vector<int64_t> scatter_dims = DimsExcept(updates.rank(), dn.update_window_dims);
+  const std::vector<int64_t> batch_in = DimsExcept(indices_rank, {dn.index_vector_dim});
+  for (size_t k = 0; k < batch_in.size() && k < scatter_dims.size(); ++k) {
+    m.indices_to_updates[batch_in[k]] = scatter_dims[k];
+  }
+  std::vector<int64_t> not_window = dn.inserted_window_dims;
+  not_window.insert(not_window.end(), dn.input_batching_dims.begin(), dn.input_batching_dims.end());
+  const std::vector<int64_t> window = DimsExcept(operand.rank(), not_window);
+  for (size_t k = 0; k < window.size() && k < dn.update_window_dims.size(); ++k) {
+    const int64_t d = window[k];
+    const int64_t u = dn.update_window_dims[k];
+    // An indexed dim is excluded: a nonzero start would move the whole window out of bounds.
+    if (updates.dimensions(u) == operand.dimensions(d) &&
+        !Contains(dn.scatter_dims_to_operand_dims, d)) {
+      m.operand_to_updates[d] = u;
+    }
+  }
+  m.needs_combine.assign(updates.rank(), false);
+  for (int64_t u : scatter_dims) m.needs_combine[u] = true;
+  for (size_t i = 0; i < dn.input_batching_dims.size(); ++i) {
+    const int64_t u = m.indices_to_updates[dn.scatter_indices_batching_dims[i]];
+    m.operand_to_updates[dn.input_batching_dims[i]] = u;
+    if (u >= 0) m.needs_combine[u] = false;
+  }
+  m.updates_to_operand = Invert(m.operand_to_updates, updates.rank());
+  m.updates_to_indices = Invert(m.indices_to_updates, updates.rank());
+  return m;
+}
+
+// The combiner's op when it is one commutative, associative op on its two parameters.
+std::optional<HloOpcode> SimpleCombiner(const hlo::HloComputation& combiner) {
+  const HloInstruction* root = combiner.root_instruction();
+  if (combiner.num_parameters() != 2 || root->operand_count() != 2 ||
+      root->operand(0)->opcode() != HloOpcode::kParameter ||
+      root->operand(1)->opcode() != HloOpcode::kParameter || root->operand(0) == root->operand(1)) {
+    return std::nullopt;
+  }
+  switch (root->opcode()) {
+    case HloOpcode::kAdd:
+    case HloOpcode::kMultiply:
+    case HloOpcode::kMaximum:
+    case HloOpcode::kMinimum:
+    case HloOpcode::kAnd:
+    case HloOpcode::kOr:
+      return root->opcode();
+    default:
+      return std::nullopt;
+  }
+}
+
+// The identity of `op` on `type` (integers and floats with an infinity; and/or on integers
+// only), or nullopt.
+std::optional<hlo::Literal> CombinerIdentity(HloOpcode op, hlo::PrimitiveType type) {
+  const bool is_float = hlo::IsFloatingPointType(type);
+  const bool is_signed = hlo::IsSignedIntegralType(type);
+  if (!is_float && !is_signed && !hlo::IsUnsignedIntegralType(type)) return std::nullopt;
+  if (is_float && hlo::BitWidth(type) <= 8) return std::nullopt;  // Not every one has inf.
+  const int bits = hlo::BitWidth(type);
+  const uint64_t unsigned_max = bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
+  const int64_t signed_max =
+      bits >= 64 ? std::numeric_limits<int64_t>::max() : (int64_t{1} << (bits - 1)) - 1;
+  const double inf = std::numeric_limits<double>::infinity();
+  hlo::Literal literal(Shape::Array(type, {}));  // Zero.
+  switch (op) {
+    case HloOpcode::kAdd:
+      return literal;
+    case HloOpcode::kOr:
+      if (is_float) return std::nullopt;
+      return literal;
+    case HloOpcode::kMultiply:
+      if (is_float)
+        literal.SetDouble(0, 1);
+      else
+        literal.SetInt(0, 1);
+      return literal;
+    case HloOpcode::kAnd:
+      if (is_float) return std::nullopt;
+      if (is_signed)
+        literal.SetInt(0, -1);
+      else
+        literal.SetUint(0, unsigned_max);
+      return literal;
+    case HloOpcode::kMaximum:
+      if (is_float)
+        literal.SetDouble(0, -inf);
+      else if (is_signed)
+        literal.SetInt(0, -signed_max - 1);
+      return literal;
+    case HloOpcode::kMinimum:
+      if (is_float)
+        literal.SetDouble(0, inf);
+      else if (is_signed)
+        literal.SetInt(0, signed_max);
+      else
+        literal.SetUint(0, unsigned_max);
+      return literal;
+    default:
+      return std::nullopt;
+  }
+}
+
+// Everything the scatter handler needs to know about one scatter.
+struct ScatterProblem {
+  const HloInstruction* scatter;
+  int64_t n;  // Number of operands (and of updates).
+  ScatterMaps maps;
+  std::optional<HloOpcode> combiner;  // Set when split scatter dims can be combined.
+  std::optional<hlo::Literal> identity;
+};
+
+absl::StatusOr<LocalPlan> CostScatterPlan(std::string source, HloSharding updates,
+                                          const ScatterProblem& sp, const HloSharding& wanted,
+                                          PartitionContext& ctx) {
+  const HloInstruction& s = *sp.scatter;
+  const ScatterMaps& m = sp.maps;
+  LocalPlan p;
+  p.source = std::move(source);
+  if (updates.IsTiled()) {
+    for (int64_t u = 0; u < updates.TiledDataRank(); ++u) {
+      if (m.needs_combine[u] && updates.tile_assignment().dim(u) > 1) p.combine_dims.push_back(u);
+    }
+  }
+  if (!p.combine_dims.empty() && !sp.combiner) {
+    ASSIGN_OR_RETURN(updates, hlo::PartiallyReplicate(updates, p.combine_dims));
+    p.combine_dims.clear();
+  }
+  p.updates = updates;
+  ASSIGN_OR_RETURN(p.operand, Project(updates, m.operand_to_updates));
+  ASSIGN_OR_RETURN(p.indices, Project(updates, m.indices_to_updates));
+  p.result = p.operand;
+  const HloSharding& wanted_leaf = wanted.IsTuple() ? wanted.tuple_elements()[0] : wanted;
+  double cost = 0;
+  for (int64_t i = 0; i < sp.n; ++i) {
+    ASSIGN_OR_RETURN(double operand_cost, ReshardCost(s.operand(i), p.operand, ctx));
+    ASSIGN_OR_RETURN(double updates_cost, ReshardCost(s.operand(sp.n + 1 + i), p.updates, ctx));
+    const HloSharding& want = wanted.IsTuple() ? wanted.tuple_elements()[i] : wanted_leaf;
+    ASSIGN_OR_RETURN(double result_cost, ResultCost(s.operand(i)->shape(), p.result, want, ctx));
+    cost += operand_cost + updates_cost + result_cost;
+  }
+  ASSIGN_OR_RETURN(double indices_cost, ReshardCost(s.operand(sp.n), p.indices, ctx));
+  cost += indices_cost;
+  ASSIGN_OR_RETURN(Shape local, LocalShape(p.result, s.operand(0)->shape()));
+  p.local_elements = local.num_elements();
+  if (!p.combine_dims.empty()) {
+    ASSIGN_OR_RETURN(hlo::TileAssignment groups,
+                     hlo::DeviceGroupsAlongDims(updates.tile_assignment(), p.combine_dims));
+    cost += EstimateCollective(CollectiveKind::kAllReduce, local.byte_size(), groups.dim(1),
+                               ctx.planner().link())
+                .time_us;
+  }
+  p.cost_us = cost;
+  return p;
+}
+
+// Updates shardings worth costing: the wanted result's, the operand's, the updates' and the
+// indices' (restricted to splittable dims), merges of the operand's with the others, and
+// replicated.
+std::vector<std::pair<std::string, HloSharding>> ScatterCandidates(const ScatterProblem& sp,
+                                                                   const HloSharding& wanted,
+                                                                   PartitionContext& ctx) {
+  const HloInstruction& s = *sp.scatter;
+  const ScatterMaps& m = sp.maps;
+  std::vector<std::pair<std::string, HloSharding>> out;
+  auto add = [&](std::string name, absl::StatusOr<HloSharding> c) {
+    if (!c.ok() || !(c->IsReplicated() || c->IsTiled())) return;
+    for (const auto& [n, existing] : out) {
+      if (existing == *c) return;
+    }
+    out.emplace_back(std::move(name), *std::move(c));
+  };
+  auto project = [](const std::optional<HloSharding>& from, const std::vector<int64_t>& map) {
+    return from ? Project(*from, map)
+                : absl::StatusOr<HloSharding>(absl::UnimplementedError("no sharding"));
+  };
+  const HloSharding& wanted_leaf = wanted.IsTuple() ? wanted.tuple_elements()[0] : wanted;
+  const int64_t updates_rank = s.operand(sp.n + 1)->shape().rank();
+  std::vector<int64_t> splittable(updates_rank, -1);
+  for (int64_t u = 0; u < updates_rank; ++u) {
+    if (m.updates_to_operand[u] >= 0 || (m.needs_combine[u] && sp.combiner)) splittable[u] = u;
+  }
+  absl::StatusOr<HloSharding> from_operand =
+      project(CurrentSharding(s.operand(0), ctx), m.updates_to_operand);
+  absl::StatusOr<HloSharding> from_updates =
+      project(CurrentSharding(s.operand(sp.n + 1), ctx), splittable);
+  absl::StatusOr<HloSharding> from_indices =
+      project(CurrentSharding(s.operand(sp.n), ctx), m.updates_to_indices);
+  add("wanted", project(wanted_leaf, m.updates_to_operand));
+  add("operand passthrough", from_operand);
+  add("updates", from_updates);
+  add("index parallel", from_indices);
+  if (from_operand.ok() && from_updates.ok()) {
+    add("operand passthrough + updates", hlo::MergeShardings(*from_operand, *from_updates));
+  }
+  if (from_operand.ok() && from_indices.ok()) {
+    add("operand passthrough + index parallel", hlo::MergeShardings(*from_operand, *from_indices));
+  }
+  add("replicated", HloSharding::Replicate());
+  return out;
+}
+
+// Scatters the local updates into an identity-filled copy, all-reduces the partials over the
+// devices that split the combined dims, and combines the operand once.
+absl::StatusOr<HloInstruction*> EmitCombinedScatter(const ScatterProblem& sp, const LocalPlan& plan,
+                                                    const Shape& local, HloInstruction* operand,
+                                                    HloInstruction* indices,
+                                                    HloInstruction* updates,
+                                                    PartitionContext& ctx) {
+  const HloInstruction& original = *sp.scatter;
+  HloInstruction* identity =
+      ctx.Add(HloOpcode::kConstant, Shape::Array(local.element_type(), {}), {});
+  identity->mutable_attrs()->literal = *sp.identity;
+  ASSIGN_OR_RETURN(updates,
+                   ctx.MaskPadding(updates, original.operand(2)->shape(), plan.updates, identity));
+  HloInstruction* base = ctx.Add(HloOpcode::kBroadcast, local, {identity});
+  HloInstruction* partial = CloneWithOperands(original, local, {base, indices, updates}, ctx);
+  ASSIGN_OR_RETURN(hlo::TileAssignment groups,
+                   hlo::DeviceGroupsAlongDims(plan.updates.tile_assignment(), plan.combine_dims));
+  HloInstruction* all_reduce = ctx.Add(HloOpcode::kAllReduce, local, {partial});
+  all_reduce->mutable_attrs()->replica_groups = MakeReplicaGroups(hlo::GroupLists(groups));
+  all_reduce->mutable_attrs()->channel_id = ctx.channel_ids().Next();
+  all_reduce->mutable_attrs()->use_global_device_ids = true;
+  all_reduce->AppendCalledComputation(original.to_apply());
+  return ctx.Add(*sp.combiner, local, {operand, all_reduce});
+}
+
+absl::Status HandleScatter(const HloInstruction& original, const HloSharding& sharding,
+                           PartitionContext& ctx) {
+  const int64_t n = (original.operand_count() - 1) / 2;
+  bool plain = n >= 1 && original.operand_count() == 2 * n + 1 && !sharding.IsManual() &&
+               (n == 1) == original.shape().IsArray();
+  const HloSharding& leaf = sharding.IsTuple() ? sharding.tuple_elements()[0] : sharding;
+  plain = plain && !(leaf.IsTiled() && !leaf.subgroup_types().empty());
+  for (int64_t i = 0; plain && i < original.operand_count(); ++i) {
+    plain = CurrentSharding(original.operand(i), ctx).has_value();
+  }
+  if (sharding.IsTuple()) {
+    for (const HloSharding& e : sharding.tuple_elements()) {
+      plain = plain && !e.IsManual() && !(e.IsTiled() && !e.subgroup_types().empty());
+    }
+  }
+  if (!plain) return HandleReplicated(original, sharding, ctx);
+  ScatterProblem sp{&original, n, AnalyzeScatter(original, n), std::nullopt, std::nullopt};
+  if (n == 1 &&
+      original.operand(0)->shape().element_type() == original.operand(2)->shape().element_type()) {
+    std::optional<HloOpcode> op = SimpleCombiner(*original.to_apply());
+    const hlo::PrimitiveType type = original.shape().element_type();
+    // A narrow float sum or product in another order can round far from the sequential one.
+    const bool reorder_rounds = hlo::IsFloatingPointType(type) && hlo::BitWidth(type) < 32 &&
+                                (op == HloOpcode::kAdd || op == HloOpcode::kMultiply);
+    if (op && !reorder_rounds) sp.identity = CombinerIdentity(*op, type);
+    if (sp.identity) sp.combiner = op;
+  }
+  std::vector<LocalPlan> plans;
+  for (auto& [name, updates] : ScatterCandidates(sp, sharding, ctx)) {
+    absl::StatusOr<LocalPlan> plan = CostScatterPlan(name, updates, sp, sharding, ctx);
+    if (plan.ok()) plans.push_back(*std::move(plan));
+  }
+  if (plans.empty()) return HandleReplicated(original, sharding, ctx);
+  const LocalPlan& plan = *Choose(plans, original, ctx);
+  std::vector<HloInstruction*> operands;
+  for (int64_t i = 0; i < original.operand_count(); ++i) {
+    const HloSharding& want = i < n ? plan.operand : (i == n ? plan.indices : plan.updates);
+    ASSIGN_OR_RETURN(HloInstruction * value, ctx.GetInSharding(original.operand(i), want));
+    operands.push_back(value);
+  }
+  ASSIGN_OR_RETURN(Shape local, LocalShape(plan.result, original.operand(0)->shape()));
+  HloInstruction* result = nullptr;
+  HloSharding result_sharding = plan.result;
+  if (!plan.combine_dims.empty()) {
+    ASSIGN_OR_RETURN(
+        result, EmitCombinedScatter(sp, plan, local, operands[0], operands[1], operands[2], ctx));
+  } else if (n == 1) {
+    result = CloneWithOperands(original, local, operands, ctx);
+  } else {
+    result_sharding = HloSharding::SingleTuple(original.shape(), plan.result);
+    ASSIGN_OR_RETURN(Shape local_tuple, LocalShape(result_sharding, original.shape()));
+    result = CloneWithOperands(original, local_tuple, operands, ctx);
+  }
+  ctx.Set(&original, {result, result_sharding, original.shape()});
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+void RegisterGatherScatterHandlers(HandlerTable& table) {
+  table[HloOpcode::kGather] = &HandleGather;
+  table[HloOpcode::kScatter] = &HandleScatter;
+}
+
+}  // namespace spmd
