@@ -50,6 +50,12 @@ bool Contains(const std::vector<int64_t>& v, int64_t x) {
   return std::find(v.begin(), v.end(), x) != v.end();
 }
 
+// Whether `sharding` is replicated or tiles over every device (a tiling over a subset of the
+// devices would leave the others out of the local op's collectives).
+bool CoversAllDevices(const HloSharding& sharding, const PartitionContext& ctx) {
+  return !sharding.IsTiled() || sharding.tile_assignment().num_devices() == ctx.num_devices();
+}
+
 // Whether `sharding` can be seen through a dimension map (OperandShardingFromResult).
 bool Projectable(const HloSharding& sharding) {
   return sharding.IsReplicated() || (sharding.IsTiled() && sharding.subgroup_types().empty());
@@ -261,6 +267,7 @@ absl::Status HandleGather(const HloInstruction& original, const HloSharding& sha
   const GatherMaps m = AnalyzeGather(original);
   std::vector<LocalPlan> plans;
   for (auto& [name, result] : GatherCandidates(original, sharding, m, ctx)) {
+    if (!CoversAllDevices(result, ctx)) continue;
     absl::StatusOr<LocalPlan> plan = CostGatherPlan(name, result, m, original, sharding, ctx);
     if (plan.ok()) plans.push_back(*std::move(plan));
   }
@@ -557,6 +564,7 @@ absl::Status HandleScatter(const HloInstruction& original, const HloSharding& sh
   }
   std::vector<LocalPlan> plans;
   for (auto& [name, updates] : ScatterCandidates(sp, sharding, ctx)) {
+    if (!CoversAllDevices(updates, ctx)) continue;
     absl::StatusOr<LocalPlan> plan = CostScatterPlan(name, updates, sp, sharding, ctx);
     if (plan.ok()) plans.push_back(*std::move(plan));
   }

@@ -247,19 +247,27 @@ absl::StatusOr<HloSharding> OperandShardingFromResult(const HloSharding& result,
                                                       int64_t result_rank,
                                                       const std::vector<int64_t>& dim_map) {
   if (result.IsReplicated() || result.kind() == HloSharding::Kind::kMaximal) return result;
-  if (!result.IsTiled() || !result.subgroup_types().empty()) {
+  bool supported = result.IsTiled();
+  for (hlo::OpShardingType t : result.IsTiled() ? result.subgroup_types()
+                                                : std::vector<hlo::OpShardingType>{}) {
+    supported = supported && t != hlo::OpShardingType::kUnreduced;
+  }
+  if (!supported) {
     return absl::UnimplementedError(
         hlo::StrCat("cannot derive an operand sharding from ", result.ToString()));
   }
   const hlo::TileAssignment& ta = result.tile_assignment();
-  // Order the tile dims: mapped result dims in operand order, then the rest (which become
-  // replication), then the existing replication dim.
+  const int64_t data_rank = result.TiledDataRank();
+  const int64_t manual_dim = result.SubgroupManualDim();
+  // Order the tile dims: mapped result dims in operand order, the manual subgroup (kept as
+  // is), then the unmapped data dims and the existing replication dim (together they become
+  // the replication subgroup).
   std::vector<int64_t> perm;
   std::vector<bool> used(ta.rank(), false);
   std::vector<int64_t> new_dims;
   for (int64_t r : dim_map) {
     if (r >= 0) {
-      if (r >= result_rank || used[r]) {
+      if (r >= result_rank || r >= data_rank || used[r]) {
         return absl::InvalidArgumentError("bad dimension map for operand sharding");
       }
       perm.push_back(r);
@@ -269,6 +277,13 @@ absl::StatusOr<HloSharding> OperandShardingFromResult(const HloSharding& result,
       new_dims.push_back(1);
     }
   }
+  std::vector<hlo::OpShardingType> types;
+  if (manual_dim >= 0) {
+    perm.push_back(manual_dim);
+    used[manual_dim] = true;
+    new_dims.push_back(ta.dim(manual_dim));
+    types.push_back(hlo::OpShardingType::kManual);
+  }
   int64_t replication = 1;
   for (int64_t t = 0; t < ta.rank(); ++t) {
     if (!used[t]) {
@@ -277,15 +292,18 @@ absl::StatusOr<HloSharding> OperandShardingFromResult(const HloSharding& result,
     }
   }
   ASSIGN_OR_RETURN(hlo::TileAssignment transposed, ta.Transpose(perm));
-  if (replication == 1) {
-    ASSIGN_OR_RETURN(hlo::TileAssignment reshaped, transposed.Reshape(new_dims));
-    bool all_one = std::all_of(new_dims.begin(), new_dims.end(), [](int64_t d) { return d == 1; });
+  if (replication > 1) {
+    new_dims.push_back(replication);
+    types.push_back(hlo::OpShardingType::kReplicated);
+  }
+  ASSIGN_OR_RETURN(hlo::TileAssignment reshaped, transposed.Reshape(new_dims));
+  if (types.empty()) {
+    const bool all_one =
+        std::all_of(new_dims.begin(), new_dims.end(), [](int64_t d) { return d == 1; });
     if (all_one) return HloSharding::Replicate();
     return HloSharding::Tile(std::move(reshaped));
   }
-  new_dims.push_back(replication);
-  ASSIGN_OR_RETURN(hlo::TileAssignment reshaped, transposed.Reshape(new_dims));
-  return HloSharding::PartialTile(std::move(reshaped));
+  return HloSharding::Subgroup(std::move(reshaped), types);
 }
 
 }  // namespace spmd

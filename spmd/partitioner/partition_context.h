@@ -141,7 +141,8 @@ bool IsWholeOnEveryDevice(const hlo::HloSharding& sharding);
 // The sharding an operand needs so that an op mapping operand dimension i to result dimension
 // `dim_map[i]` (-1: no result dimension) produces `result` locally: mapped dimensions keep
 // the result's tiling and devices; result dimensions no operand dimension maps to become
-// replication. REQUIRES: `result` is replicated, maximal or tiled (no manual subgroups).
+// replication; a manual subgroup is kept. Fails for unreduced subgroups and other shardings
+// than replicated, maximal or tiled.
 absl::StatusOr<hlo::HloSharding> OperandShardingFromResult(const hlo::HloSharding& result,
                                                            int64_t result_rank,
                                                            const std::vector<int64_t>& dim_map);

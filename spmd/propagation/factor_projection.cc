@@ -5,6 +5,7 @@
 // with the shapes swapped as needed, which is symmetric.
 #include "spmd/propagation/factor_projection.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "hlo/sharding/sharding_transforms.h"
@@ -46,7 +47,11 @@ absl::StatusOr<HloSharding> ProjectSharding(const FactorRule& rule, int64_t from
   if (sharding.IsReplicated()) return HloSharding::Replicate();
   // A value computed in a manual region keeps every side of its op in that region.
   if (sharding.kind() == HloSharding::Kind::kManual) return HloSharding::Manual();
-  if (!sharding.IsTiled() || !sharding.subgroup_types().empty()) {
+  const bool unreduced =
+      sharding.IsTiled() &&
+      std::any_of(sharding.subgroup_types().begin(), sharding.subgroup_types().end(),
+                  [](hlo::OpShardingType t) { return t == hlo::OpShardingType::kUnreduced; });
+  if (!sharding.IsTiled() || unreduced) {
     return absl::UnimplementedError(
         hlo::StrCat("sharding ", sharding.ToString(), " is not propagated"));
   }

@@ -133,9 +133,20 @@ std::vector<Proposal> PropagationEngine::Proposals(const RuleEdge& edge, int64_t
 bool PropagationEngine::UpdateSide(const RuleEdge& edge, int64_t side,
                                    const std::vector<int64_t>& seen) {
   ClassState& target = states_[edge.classes[side]];
-  if (target.hold == Hold::kFixed || (target.sharding && IsManual(*target.sharding))) return false;
+  if (target.hold == Hold::kFixed && !target.default_root) return false;
+  if (target.sharding && IsManual(*target.sharding)) return false;
   if (!SideShape(edge, side).IsArray()) return false;
   std::vector<Proposal> proposals = Proposals(edge, side, seen);
+  if (target.hold == Hold::kFixed) {
+    // A default-replicated root yields only to a manual region.
+    proposals.erase(std::remove_if(proposals.begin(), proposals.end(),
+                                   [](const Proposal& p) {
+                                     return !IsManual(p.sharding) &&
+                                            !(p.sharding.IsTiled() &&
+                                              p.sharding.SubgroupManualDim() >= 0);
+                                   }),
+                    proposals.end());
+  }
   if (proposals.empty()) return false;
   std::optional<Choice> choice =
       ChooseSharding(target.sharding, std::move(proposals),

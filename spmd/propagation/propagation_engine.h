@@ -29,6 +29,7 @@ struct ClassState {
   std::optional<hlo::HloSharding> sharding;
   Hold hold = Hold::kFree;
   std::vector<bool> open_dims;  // kRefinable: dims propagation may still split.
+  bool default_root = false;     // See UserSharding::default_root.
   // Provenance: the user shardings it derives from; the instruction whose rule produced it and
   // the values it came from through that rule (empty for a user sharding); the rule, the
   // direction and the choice made.

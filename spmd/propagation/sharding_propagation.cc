@@ -33,6 +33,7 @@ std::vector<ClassState> InitialStates(const hlo::HloModule& module, const ValueC
     states[c].sharding = user[c]->sharding.WithoutMetadata();
     states[c].hold = user[c]->hold;
     states[c].open_dims = user[c]->open_dims;
+    states[c].default_root = user[c]->default_root;
     states[c].annotations = {user[c]->source};
     states[c].how = "annotation";
   }
@@ -112,6 +113,20 @@ bool MayChange(const hlo::HloModule& module, const HloInstruction& instr) {
   return open;
 }
 
+// Whether `instr` is an unannotated entry root whose value a manual region claimed (its
+// array class is manual or has manual subgroups; UserSharding::default_root): it must then
+// say so, as a manual value cannot be replicated without SPMDShardToFullShape.
+bool ClaimedByManualRegion(const hlo::HloModule& module, const HloInstruction& instr,
+                           const ValueClasses& classes, const std::vector<ClassState>& states) {
+  if (instr.has_sharding() || !instr.shape().IsArray() ||
+      instr.parent() != module.entry_computation() ||
+      instr.parent()->root_instruction() != &instr) {
+    return false;
+  }
+  const std::optional<HloSharding>& s = states[classes.ClassOf(&instr, 0)].sharding;
+  return s && (s->IsManual() || (s->IsTiled() && s->SubgroupManualDim() >= 0));
+}
+
 // The sharding `instr` should hold after propagation, or nullopt to leave it as it is: its
 // classes' shardings (values joined by aliasing may carry any kind, e.g. {manual}), with
 // {replicated} for leaves that have none. {unknown} is always resolved.
@@ -177,7 +192,8 @@ absl::StatusOr<bool> ShardingPropagation::RunImpl(hlo::HloModule* module) {
   const std::vector<ClassState>& states = engine.states();
   for (hlo::HloComputation* comp : module->MakeComputationPostOrder()) {
     for (const auto& instr : comp->instructions()) {
-      const bool keep = !MayChange(*module, *instr);
+      const bool keep = !MayChange(*module, *instr) && !ClaimedByManualRegion(*module, *instr,
+                                                                             classes, states);
       const ClassState* state = nullptr;
       if (!keep && (CanAssign(*instr, with_rule.contains(instr.get())) || HasUnknownLeaf(*instr) ||
                     instr->opcode() == HloOpcode::kCustomCall)) {

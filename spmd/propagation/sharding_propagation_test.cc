@@ -350,3 +350,35 @@ ENTRY e {
 
 }  // namespace
 }  // namespace spmd
+
+namespace spmd {
+namespace {
+
+class ManualSubgroupPropagationTest : public PropagationTest {};
+
+TEST_F(ManualSubgroupPropagationTest, ManualSubgroupsFlowToUsersAndClaimAnUnannotatedRoot) {
+  Propagate(R"(HloModule m, num_partitions=4
+ENTRY e {
+  p = f32[6,4] parameter(0), sharding={devices=[1,2,2]<=[4] last_tile_dims={manual}}
+  c = f32[6,4] copy(p)
+  t = f32[4,6] transpose(c), dimensions={1,0}
+  ROOT n = f32[4,6] negate(t)
+})");
+  EXPECT_EQ(S("c"), "{devices=[1,2,2]<=[4] last_tile_dims={manual}}");
+  // Through the transpose the manual subgroup stays a manual subgroup.
+  EXPECT_EQ(S("t"), "{devices=[2,1,2]<=[4] last_tile_dims={manual}}");
+  // A manual value cannot become the replicated default of an unannotated root.
+  EXPECT_EQ(S("n"), "{devices=[2,1,2]<=[4] last_tile_dims={manual}}");
+}
+
+TEST_F(ManualSubgroupPropagationTest, UnannotatedRootStaysReplicatedOutsideManualRegions) {
+  Propagate(R"(HloModule m, num_partitions=4
+ENTRY e {
+  p = f32[8,4] parameter(0), sharding={devices=[4,1]<=[4]}
+  ROOT n = f32[8,4] negate(p)
+})");
+  EXPECT_EQ(S("n"), "none");
+}
+
+}  // namespace
+}  // namespace spmd

@@ -46,7 +46,9 @@ std::optional<UserSharding> LeafIntent(const hlo::HloModule& module, const HloIn
   const std::optional<bool> flag = EntryFlag(module, instr, leaf);
   if (leaf_sharding == nullptr || leaf_sharding->IsUnknown()) {
     if (RoleOf(module, instr) != EntryRole::kNone && !flag.value_or(false)) {
-      return UserSharding{HloSharding::Replicate(), Hold::kFixed, {}, &instr};
+      UserSharding fallback{HloSharding::Replicate(), Hold::kFixed, {}, &instr};
+      fallback.default_root = RoleOf(module, instr) == EntryRole::kRoot;
+      return fallback;
     }
     return std::nullopt;
   }

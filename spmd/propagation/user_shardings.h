@@ -33,6 +33,9 @@ struct UserSharding {
   // kRefinable: open_dims[d] says dimension d may still be split.
   std::vector<bool> open_dims;
   const hlo::HloInstruction* source = nullptr;  // The annotated instruction.
+  // An unannotated entry root, held replicated by default: a manual region reaching it may
+  // still claim it (a manual value cannot become replicated without SPMDShardToFullShape).
+  bool default_root = false;
 };
 
 // One entry per class of `classes`: the strongest user sharding among its leaves (the first in
