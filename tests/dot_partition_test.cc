@@ -161,6 +161,21 @@ TEST(DotPartitionTest, WindowedReduceScatterLoopsVerify) {
   }
 }
 
+// Each block's halves summed travelling opposite ways round the ring.
+TEST(DotPartitionTest, BidirectionalReduceScatterLoopsVerify) {
+  for (int devices : {4, 8}) {
+    SCOPED_TRACE(devices);
+    Partitioned p = Partition(ReduceScatterCase(devices), Forced("windowed-rs-bidir"));
+    std::map<HloOpcode, int> counts = Counts(*p.spmd);
+    EXPECT_EQ(counts[HloOpcode::kWhile], 1) << p.explain;
+    EXPECT_EQ(counts[HloOpcode::kReduceScatter], 0) << p.spmd->ToString();
+    EXPECT_EQ(counts[HloOpcode::kAllReduce], 0) << p.spmd->ToString();
+    EXPECT_EQ(counts[HloOpcode::kCollectivePermute], 2) << p.spmd->ToString();
+    EXPECT_NE(p.explain.find("windowed-rs-bidir"), std::string::npos) << p.explain;
+    ExpectVerifies(p, devices);
+  }
+}
+
 TEST(DotPartitionTest, ReduceScatterFinishVerifies) {
   spmd::PartitionerOptions options;
   options.dot.enable_windowed_einsum = false;

@@ -255,10 +255,12 @@ class CandidateBuilder {
         }
       }
     }
-    absl::StatusOr<DotCandidate> w = ReduceScatterLoopVariant(c, in);
-    if (w.ok()) {
-      Total(*w);
-      out.push_back(*std::move(w));
+    for (bool bidirectional : {false, true}) {
+      absl::StatusOr<DotCandidate> w = ReduceScatterLoopVariant(c, bidirectional, in);
+      if (w.ok()) {
+        Total(*w);
+        out.push_back(*std::move(w));
+      }
     }
   }
 
@@ -336,7 +338,7 @@ std::string DotCandidate::Name() const {
 const std::vector<std::string>& DotStrategyFamilies() {
   static const auto* families = new std::vector<std::string>{
       "operands", "result", "lhs", "rhs", "result+lhs", "result+rhs", "replicated",
-      "windowed-ag", "windowed-ag-bidir", "windowed-rs"};
+      "windowed-ag", "windowed-ag-bidir", "windowed-rs", "windowed-rs-bidir"};
   return *families;
 }
 

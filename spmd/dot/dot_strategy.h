@@ -52,12 +52,13 @@ struct WindowedLoop {
   int64_t steps = 0;
   std::vector<std::vector<int64_t>> groups;
   // All-gather loop: blocks travel both ways round the ring (about g/2 transfer steps).
+  // Reduce-scatter loop: each block's halves are summed travelling opposite ways.
   bool bidirectional = false;
 };
 
 struct DotCandidate {
   std::string family;  // operands, lhs, rhs, result, result+lhs, result+rhs, replicated,
-                       // windowed-ag, windowed-ag-bidir, windowed-rs.
+                       // windowed-ag, windowed-ag-bidir, windowed-rs, windowed-rs-bidir.
   std::string letters;  // The strategy letters this candidate realizes, e.g. "(d)".
   std::string tiling;   // The space tiling in short form, e.g. "m:4 n:2".
   hlo::HloSharding space = hlo::HloSharding::Replicate();

@@ -86,6 +86,7 @@ absl::StatusOr<DotCandidate> AllGatherLoopVariant(const DotCandidate& base, int6
 }
 
 absl::StatusOr<DotCandidate> ReduceScatterLoopVariant(const DotCandidate& base,
+                                                      bool bidirectional,
                                                       const WindowedCostInputs& in) {
   const DotProblem& p = in.problem;
   if (base.finish != DotFinish::kReduceScatter) return NotApplicable("no reduce-scatter");
@@ -94,15 +95,23 @@ absl::StatusOr<DotCandidate> ReduceScatterLoopVariant(const DotCandidate& base,
   const int64_t g = static_cast<int64_t>(base.pending_groups.front().size());
   const int64_t d = base.scatter_dim;
   if (g < 2 || local.dimensions()[d] % g != 0) return NotApplicable("uneven blocks");
+  if (bidirectional && (g < 3 || (local.dimensions()[d] / g) % 2 != 0)) {
+    return NotApplicable("a two-way ring needs three members and blocks that halve");
+  }
   const int64_t block_bytes = local.byte_size() / g;
   DotCandidate w = base;
-  w.family = "windowed-rs";
-  w.windowed = {WindowedKind::kReduceScatterLoop, -1, -1, d, g, base.pending_groups};
+  w.family = bidirectional ? "windowed-rs-bidir" : "windowed-rs";
+  w.windowed = {WindowedKind::kReduceScatterLoop, -1, -1, d, g, base.pending_groups,
+                bidirectional};
   const CollectiveCost rs = EstimateCollective(CollectiveKind::kReduceScatter, local.byte_size(),
                                                g, in.model.LinkFor(base.pending_groups));
   w.comm_bytes += (g - 1) * block_bytes - rs.bytes_received;
   w.finish_us = 0;
-  ApplyLoop(w, base.finish_us, block_bytes, g, w.windowed.groups, in.model);
+  // Two-way: each step moves half a block each way at once (one link per direction), so a
+  // step's transfer is that of half a block.
+  ApplyLoop(w, base.finish_us, bidirectional ? block_bytes / 2 : block_bytes, g,
+            w.windowed.groups, in.model);
+  if (bidirectional) w.note += "; half-blocks travel both ways round the ring";
   return w;
 }
 

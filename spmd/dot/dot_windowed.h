@@ -38,8 +38,11 @@ struct WindowedCostInputs {
 absl::StatusOr<DotCandidate> AllGatherLoopVariant(const DotCandidate& base, int64_t operand,
                                                   bool bidirectional,
                                                   const WindowedCostInputs& in);
-// The reduce-scatter-loop form of `base` (which must finish by reduce-scatter).
+// The reduce-scatter-loop form of `base` (which must finish by reduce-scatter). Bidirectional:
+// each result block is split in halves whose partial sums travel opposite ways round the ring
+// (needs g >= 3 and even blocks).
 absl::StatusOr<DotCandidate> ReduceScatterLoopVariant(const DotCandidate& base,
+                                                      bool bidirectional,
                                                       const WindowedCostInputs& in);
 
 }  // namespace spmd

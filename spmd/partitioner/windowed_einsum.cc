@@ -303,6 +303,82 @@ absl::StatusOr<HloInstruction*> EmitBidirectionalAllGatherLoop(
   return acc;
 }
 
+// What every reduce-scatter loop step does: the partial dot of result block `index` (rows
+// `offset`..`offset`+size of it along the result dim `d`) added to the travelling sum.
+struct ReduceScatterBlocks {
+  const HloInstruction* dot = nullptr;
+  int64_t g = 0, blk = 0, lhs_dim = -1, rhs_dim = -1, d = -1;
+
+  HloInstruction* Accumulate(Builder& b, HloInstruction* acc, HloInstruction* index,
+                             int64_t offset, const Shape& part_shape, HloInstruction* lhs,
+                             HloInstruction* rhs) const {
+    const int64_t size = part_shape.dimensions()[d];
+    HloInstruction* start = b.Binary(HloOpcode::kAdd,
+                                      b.Binary(HloOpcode::kMultiply, index, b.S32(blk)),
+                                      b.S32(offset));
+    HloInstruction* l = lhs_dim >= 0 ? b.SliceDim(lhs, lhs_dim, start, size) : lhs;
+    HloInstruction* r = rhs_dim >= 0 ? b.SliceDim(rhs, rhs_dim, start, size) : rhs;
+    return b.Binary(HloOpcode::kAdd, acc, b.Dot(*dot, l, r, part_shape));
+  }
+  // (r + shift) mod g for a non-negative `shift` expression.
+  HloInstruction* Index(Builder& b, HloInstruction* r, HloInstruction* shift) const {
+    return b.Binary(HloOpcode::kRemainder, b.Binary(HloOpcode::kAdd, r, shift), b.S32(g));
+  }
+};
+
+// Bidirectional reduce-scatter: the first half of every block is summed by a partial sum
+// travelling forward round the ring (step k adds block r-k-1), the second half by one
+// travelling backward (step k adds block r+k+1); after g steps both halves of block r are on
+// device r and are concatenated. Each step moves half a block each way.
+absl::StatusOr<HloInstruction*> EmitBidirectionalReduceScatterLoop(
+    const ReduceScatterBlocks& blocks, const std::vector<std::vector<int64_t>>& rings,
+    HloInstruction* lhs, HloInstruction* rhs, const Shape& block_shape, HloInstruction* rank,
+    PartitionContext& ctx) {
+  const int64_t g = blocks.g, half = blocks.blk / 2;
+  std::vector<int64_t> half_dims = block_shape.dimensions();
+  half_dims[blocks.d] = half;
+  const Shape half_shape = Shape::Array(block_shape.element_type(), half_dims);
+  int64_t counter = 0;
+  const std::string prefix = ctx.UniqueName(blocks.dot->name() + ".window_rs2");
+  Builder outer(ctx.output(), prefix, &counter);
+  // Step k: the forward sum adds block (r + g-1-k) mod g, the backward one (r + k+1) mod g.
+  auto step = [&](Builder& b, HloInstruction* k, HloInstruction* r, HloInstruction* l,
+                  HloInstruction* rr, HloInstruction* fwd, HloInstruction* bwd) {
+    HloInstruction* f_index =
+        blocks.Index(b, r, b.Binary(HloOpcode::kSubtract, b.S32(g - 1), k));
+    HloInstruction* b_index = blocks.Index(b, r, b.Binary(HloOpcode::kAdd, k, b.S32(1)));
+    return std::make_pair(blocks.Accumulate(b, fwd, f_index, 0, half_shape, l, rr),
+                          blocks.Accumulate(b, bwd, b_index, half, half_shape, l, rr));
+  };
+  std::vector<HloInstruction*> init = {outer.S32(0), rank, lhs, rhs, outer.Zeros(half_shape),
+                                       outer.Zeros(half_shape)};
+  std::vector<Shape> shapes;
+  for (HloInstruction* v : init) shapes.push_back(v->shape());
+  const Shape state_shape = Shape::Tuple(shapes);
+  Loop loop = MakeLoop(prefix, state_shape, g - 1, ctx, &counter);
+  {
+    Builder b(loop.body, prefix + ".body", &counter);
+    std::vector<HloInstruction*> p;
+    for (int64_t i = 0; i < 6; ++i) p.push_back(b.Gte(loop.body_param, i));
+    auto [fwd, bwd] = step(b, p[0], p[1], p[2], p[3], p[4], p[5]);
+    fwd = Permute(b, fwd, RingPairs(rings, -1), ctx);
+    bwd = Permute(b, bwd, RingPairs(rings, 1), ctx);
+    HloInstruction* next = b.Binary(HloOpcode::kAdd, p[0], b.S32(1));
+    loop.body->set_root_instruction(
+        b.Add(HloOpcode::kTuple, state_shape, {next, p[1], p[2], p[3], fwd, bwd}));
+  }
+  HloInstruction* w = outer.Add(HloOpcode::kWhile, state_shape,
+                                {outer.Add(HloOpcode::kTuple, state_shape, init)});
+  w->AppendCalledComputation(loop.condition);
+  w->AppendCalledComputation(loop.body);
+  // The last step, outside the loop: nothing moves after it.
+  auto [fwd, bwd] = step(outer, outer.Gte(w, 0), outer.Gte(w, 1), outer.Gte(w, 2),
+                         outer.Gte(w, 3), outer.Gte(w, 4), outer.Gte(w, 5));
+  HloInstruction* joined = outer.Add(HloOpcode::kConcatenate, block_shape, {fwd, bwd});
+  joined->mutable_attrs()->dimensions = {blocks.d};
+  return joined;
+}
+
 }  // namespace
 
 absl::StatusOr<HloInstruction*> EmitAllGatherLoop(const HloInstruction& dot,
@@ -351,22 +427,22 @@ absl::StatusOr<HloInstruction*> EmitReduceScatterLoop(const HloInstruction& dot,
   HloInstruction* rank = ctx.PerDeviceScalar(RingPositions(w.groups, ctx.num_devices()));
   int64_t zero_counter = 0;
   Builder outer(ctx.output(), ctx.UniqueName(dot.name() + ".acc"), &zero_counter);
+  const ReduceScatterBlocks blocks{&dot, g, blk, lhs_dim, rhs_dim, d};
+  if (w.bidirectional) {
+    return EmitBidirectionalReduceScatterLoop(blocks, w.groups, lhs, rhs, block_shape, rank,
+                                              ctx);
+  }
   LoopSpec spec;
   spec.name = dot.name() + ".window_rs";
   spec.steps = g;
   spec.state = {lhs, rhs, outer.Zeros(block_shape)};
   spec.moving = 2;
   spec.pairs = RingPairs(w.groups, /*source_shift=*/-1);
-  spec.step = [&, block_shape](Builder& b, HloInstruction* k, HloInstruction* r,
-                               const std::vector<HloInstruction*>& st) {
-    // (r - k - 1) mod g, kept non-negative: r + (g - 1 - k) with k <= g - 1.
-    HloInstruction* shifted = b.Binary(HloOpcode::kSubtract, b.S32(g - 1), k);
-    HloInstruction* index =
-        b.Binary(HloOpcode::kRemainder, b.Binary(HloOpcode::kAdd, r, shifted), b.S32(g));
-    HloInstruction* start = b.Binary(HloOpcode::kMultiply, index, b.S32(blk));
-    HloInstruction* l = lhs_dim >= 0 ? b.SliceDim(st[0], lhs_dim, start, blk) : st[0];
-    HloInstruction* rr = rhs_dim >= 0 ? b.SliceDim(st[1], rhs_dim, start, blk) : st[1];
-    return b.Binary(HloOpcode::kAdd, st[2], b.Dot(dot, l, rr, block_shape));
+  spec.step = [&blocks, block_shape](Builder& b, HloInstruction* k, HloInstruction* r,
+                                     const std::vector<HloInstruction*>& st) {
+    // Block (r - k - 1) mod g, kept non-negative: r + (g - 1 - k) with k <= g - 1.
+    HloInstruction* shifted = b.Binary(HloOpcode::kSubtract, b.S32(blocks.g - 1), k);
+    return blocks.Accumulate(b, st[2], blocks.Index(b, r, shifted), 0, block_shape, st[0], st[1]);
   };
   return EmitRingLoop(spec, rank, ctx);
 }
