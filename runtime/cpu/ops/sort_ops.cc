@@ -19,6 +19,8 @@
 #include <cstring>
 #include <memory>
 #include <numeric>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "hlo/status_macros.h"
@@ -65,6 +67,18 @@ class TypedRowSorter : public RowSorter {
     }
     const bool total = cmp_.type == hlo::ComparisonType::kTotalOrder;
     const hlo::ComparisonDirection direction = cmp_.direction;
+    using C = ComputeType<T>;
+    if constexpr (!IsComplex<C>::value) {
+      // LT/GT: sort (key, index) pairs in place of indices into the keys (no indirection,
+      // no per-comparison switch). The comparisons, and so the stable order, are the same.
+      const bool lt = direction == hlo::ComparisonDirection::kLt;
+      if (lt || direction == hlo::ComparisonDirection::kGt) {
+        if constexpr (std::is_floating_point_v<C>) {
+          if (total) return SortByKey(perm, lt, [](C v) { return TotalOrderKey(v); });
+        }
+        if (!total) return SortByKey(perm, lt, [](C v) { return v; });
+      }
+    }
     std::stable_sort(perm.begin(), perm.end(), [&](int64_t a, int64_t b) {
       return CompareValues(direction, total, values_[a], values_[b]);
     });
@@ -72,6 +86,23 @@ class TypedRowSorter : public RowSorter {
   }
 
  private:
+  // Stable-sorts `perm` by key(values_[i]), ascending (`lt`) or descending.
+  template <typename KeyFn>
+  absl::Status SortByKey(std::vector<int64_t>& perm, bool lt, KeyFn key) {
+    using K = decltype(key(values_[0]));
+    std::vector<std::pair<K, int64_t>> entries(perm.size());
+    for (size_t j = 0; j < perm.size(); ++j) entries[j] = {key(values_[perm[j]]), perm[j]};
+    if (lt) {
+      std::stable_sort(entries.begin(), entries.end(),
+                       [](const auto& a, const auto& b) { return a.first < b.first; });
+    } else {
+      std::stable_sort(entries.begin(), entries.end(),
+                       [](const auto& a, const auto& b) { return a.first > b.first; });
+    }
+    for (size_t j = 0; j < perm.size(); ++j) perm[j] = entries[j].second;
+    return absl::OkStatus();
+  }
+
   const T* keys_;
   const SortRows& rows_;
   ParameterComparison cmp_;
