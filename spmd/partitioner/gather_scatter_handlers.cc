@@ -35,6 +35,7 @@
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
 #include "spmd/cost/collective_cost.h"
+#include "spmd/partitioner/combiners.h"
 #include "spmd/partitioner/handlers.h"
 #include "spmd/reshard/reshard_plan.h"
 
@@ -339,78 +340,6 @@ ScatterMaps AnalyzeScatter(const HloInstruction& scatter, int64_t n) {
   return m;
 }
 
-// The combiner's op when it is one commutative, associative op on its two parameters.
-std::optional<HloOpcode> SimpleCombiner(const hlo::HloComputation& combiner) {
-  const HloInstruction* root = combiner.root_instruction();
-  if (combiner.num_parameters() != 2 || root->operand_count() != 2 ||
-      root->operand(0)->opcode() != HloOpcode::kParameter ||
-      root->operand(1)->opcode() != HloOpcode::kParameter || root->operand(0) == root->operand(1)) {
-    return std::nullopt;
-  }
-  switch (root->opcode()) {
-    case HloOpcode::kAdd:
-    case HloOpcode::kMultiply:
-    case HloOpcode::kMaximum:
-    case HloOpcode::kMinimum:
-    case HloOpcode::kAnd:
-    case HloOpcode::kOr:
-      return root->opcode();
-    default:
-      return std::nullopt;
-  }
-}
-
-// The identity of `op` on `type` (integers and floats with an infinity; and/or on integers
-// only), or nullopt.
-std::optional<hlo::Literal> CombinerIdentity(HloOpcode op, hlo::PrimitiveType type) {
-  const bool is_float = hlo::IsFloatingPointType(type);
-  const bool is_signed = hlo::IsSignedIntegralType(type);
-  if (!is_float && !is_signed && !hlo::IsUnsignedIntegralType(type)) return std::nullopt;
-  if (is_float && hlo::BitWidth(type) <= 8) return std::nullopt;  // Not every one has inf.
-  const int bits = hlo::BitWidth(type);
-  const uint64_t unsigned_max = bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
-  const int64_t signed_max =
-      bits >= 64 ? std::numeric_limits<int64_t>::max() : (int64_t{1} << (bits - 1)) - 1;
-  const double inf = std::numeric_limits<double>::infinity();
-  hlo::Literal literal(Shape::Array(type, {}));  // Zero.
-  switch (op) {
-    case HloOpcode::kAdd:
-      return literal;
-    case HloOpcode::kOr:
-      if (is_float) return std::nullopt;
-      return literal;
-    case HloOpcode::kMultiply:
-      if (is_float)
-        literal.SetDouble(0, 1);
-      else
-        literal.SetInt(0, 1);
-      return literal;
-    case HloOpcode::kAnd:
-      if (is_float) return std::nullopt;
-      if (is_signed)
-        literal.SetInt(0, -1);
-      else
-        literal.SetUint(0, unsigned_max);
-      return literal;
-    case HloOpcode::kMaximum:
-      if (is_float)
-        literal.SetDouble(0, -inf);
-      else if (is_signed)
-        literal.SetInt(0, -signed_max - 1);
-      return literal;
-    case HloOpcode::kMinimum:
-      if (is_float)
-        literal.SetDouble(0, inf);
-      else if (is_signed)
-        literal.SetInt(0, signed_max);
-      else
-        literal.SetUint(0, unsigned_max);
-      return literal;
-    default:
-      return std::nullopt;
-  }
-}
-
 // Everything the scatter handler needs to know about one scatter.
 struct ScatterProblem {
   const HloInstruction* scatter;
@@ -554,7 +483,7 @@ absl::Status HandleScatter(const HloInstruction& original, const HloSharding& sh
   ScatterProblem sp{&original, n, AnalyzeScatter(original, n), std::nullopt, std::nullopt};
   if (n == 1 &&
       original.operand(0)->shape().element_type() == original.operand(2)->shape().element_type()) {
-    std::optional<HloOpcode> op = SimpleCombiner(*original.to_apply());
+    std::optional<HloOpcode> op = SimpleCombinerOp(*original.to_apply());
     const hlo::PrimitiveType type = original.shape().element_type();
     // A narrow float sum or product in another order can round far from the sequential one.
     const bool reorder_rounds = hlo::IsFloatingPointType(type) && hlo::BitWidth(type) < 32 &&

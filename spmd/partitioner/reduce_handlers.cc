@@ -18,6 +18,7 @@
 #include "hlo/sharding/sharding_transforms.h"
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
+#include "spmd/partitioner/combiners.h"
 #include "spmd/partitioner/handlers.h"
 #include "spmd/reshard/reshard_plan.h"
 
@@ -28,72 +29,6 @@ using hlo::HloInstruction;
 using hlo::HloOpcode;
 using hlo::HloSharding;
 using hlo::Shape;
-
-// Whether `reducer` is `ROOT op(p0, p1)` for a commutative, associative op.
-bool IsSimpleReducer(const hlo::HloComputation& reducer) {
-  const HloInstruction* root = reducer.root_instruction();
-  if (reducer.num_parameters() != 2 || root->operand_count() != 2) return false;
-  switch (root->opcode()) {
-    case HloOpcode::kAdd:
-    case HloOpcode::kMultiply:
-    case HloOpcode::kMaximum:
-    case HloOpcode::kMinimum:
-    case HloOpcode::kAnd:
-    case HloOpcode::kOr:
-      break;
-    default:
-      return false;
-  }
-  return root->operand(0)->opcode() == HloOpcode::kParameter &&
-         root->operand(1)->opcode() == HloOpcode::kParameter &&
-         root->operand(0) != root->operand(1);
-}
-
-// The identity element of the simple reducer `op` on `type` (0 for add, 1 for multiply, the
-// lowest/highest value for maximum/minimum, all bits set for and, 0 for or), or nullopt for a
-// type it is not known for. Partial reductions start from it: the reduce's own init value need
-// not be an identity and must count once, not once per device.
-std::optional<hlo::Literal> ReducerIdentity(HloOpcode op, hlo::PrimitiveType type) {
-  const bool is_float = hlo::IsFloatingPointType(type);
-  const bool is_pred = type == hlo::PrimitiveType::kPred;
-  const bool is_signed = hlo::IsSignedIntegralType(type);
-  if (!is_float && !is_pred && !is_signed && !hlo::IsUnsignedIntegralType(type)) {
-    return std::nullopt;  // Complex and other types.
-  }
-  const int bits = is_pred ? 1 : hlo::BitWidth(type);
-  const uint64_t unsigned_max = bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
-  const int64_t signed_max =
-      bits >= 64 ? std::numeric_limits<int64_t>::max() : (int64_t{1} << (bits - 1)) - 1;
-  const double inf = std::numeric_limits<double>::infinity();
-  hlo::Literal literal(Shape::Array(type, {}));  // Zero.
-  switch (op) {
-    case HloOpcode::kAdd:
-    case HloOpcode::kOr:
-      return literal;
-    case HloOpcode::kMultiply:
-      if (is_float) literal.SetDouble(0, 1); else literal.SetInt(0, 1);
-      return literal;
-    case HloOpcode::kAnd:
-      if (is_float) return std::nullopt;
-      if (is_signed) literal.SetInt(0, -1); else literal.SetUint(0, unsigned_max);
-      return literal;
-    case HloOpcode::kMaximum:
-    case HloOpcode::kMinimum: {
-      const bool max = op == HloOpcode::kMaximum;
-      if (is_float) {
-        if (bits <= 8) return std::nullopt;  // Some 8-bit formats have no infinity.
-        literal.SetDouble(0, max ? -inf : inf);
-      } else if (is_signed) {
-        literal.SetInt(0, max ? -signed_max - 1 : signed_max);
-      } else if (!max) {
-        literal.SetUint(0, unsigned_max);
-      }
-      return literal;
-    }
-    default:
-      return std::nullopt;
-  }
-}
 
 // Removes the (now size-1) tile dimensions `dims` of a sharding whose data rank shrinks.
 absl::StatusOr<HloSharding> DropDims(const HloSharding& sharding, const std::vector<int64_t>& dims) {
@@ -126,8 +61,8 @@ absl::Status HandleReduce(const HloInstruction& original, const HloSharding& sha
   }
   const HloOpcode op = original.to_apply()->root_instruction()->opcode();
   std::optional<hlo::Literal> identity =
-      IsSimpleReducer(*original.to_apply())
-          ? ReducerIdentity(op, original.shape().element_type())
+      SimpleCombinerOp(*original.to_apply()).has_value()
+          ? CombinerIdentity(op, original.shape().element_type())
           : std::nullopt;
   const bool combine = !split_reduced.empty() && identity.has_value();
   if (!split_reduced.empty() && !combine) {
