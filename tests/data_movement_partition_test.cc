@@ -97,7 +97,26 @@ ENTRY main {
   ExpectVerifies(p, 4);
 }
 
-TEST(ConvolutionPartitionTest, SpatialTilesAndFeatureGroupsStayWhole) {
+TEST(ConvolutionPartitionTest, FeatureGroupsSplitAlongWholeGroups) {
+  // Depthwise: 8 groups of one input and two output features, split 4 ways.
+  Partitioned p = Partition(R"(
+HloModule conv, num_partitions=4
+ENTRY main {
+  x = f32[2,9,8] parameter(0), sharding={devices=[1,1,4]<=[4]}
+  k = f32[3,1,16] parameter(1), sharding={devices=[1,1,4]<=[4]}
+  ROOT c = f32[2,9,16] convolution(x, k), window={size=3 pad=1_1}, dim_labels=b0f_0io->b0f,
+    feature_group_count=8, sharding={devices=[1,1,4]<=[4]}
+})");
+  ASSERT_NE(p.spmd, nullptr);
+  auto counts = Counts(*p.spmd);
+  EXPECT_EQ(counts[HloOpcode::kAllGather] + counts[HloOpcode::kAllReduce], 0)
+      << p.spmd->ToString();
+  EXPECT_NE(p.spmd->ToString().find("feature_group_count=2"), std::string::npos)
+      << p.spmd->ToString();
+  ExpectVerifies(p, 4);
+}
+
+TEST(ConvolutionPartitionTest, SpatialTilesStayWholeWithTwoFeatureGroups) {
   Partitioned p = Partition(R"(
 HloModule conv, num_partitions=4
 ENTRY main {
