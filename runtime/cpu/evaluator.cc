@@ -58,6 +58,34 @@ absl::StatusOr<Literal> Evaluator::RunWhile(const HloInstruction& instr, const L
   }
 }
 
+absl::StatusOr<Literal> Evaluator::RunAsyncStart(const HloInstruction& instr,
+                                                 absl::Span<const Literal* const> operands) {
+  const hlo::Shape& shape = instr.shape();
+  if (instr.called_computations().empty() || !shape.IsTuple() || shape.tuple_shapes_size() < 2) {
+    return ErrorAt(instr, "async-start needs a called computation and a tuple result "
+                          "(operands, result, context...)");
+  }
+  ASSIGN_OR_RETURN(Literal value, Call(*instr.called_computations()[0], operands));
+  if (!value.shape().Compatible(shape.tuple_shapes(1))) {
+    return ErrorAt(instr, hlo::StrCat("the called computation returns ",
+                                      value.shape().ToString(false), " but async-start's result "
+                                      "holds ", shape.tuple_shapes(1).ToString(false)));
+  }
+  Literal result(shape);
+  std::vector<Literal>& elements = *result.mutable_tuple_elements();
+  const hlo::Shape& operands_shape = shape.tuple_shapes(0);
+  if (operands_shape.IsTuple() &&
+      operands_shape.tuple_shapes_size() == static_cast<int64_t>(operands.size())) {
+    for (size_t i = 0; i < operands.size(); ++i) {
+      (*elements[0].mutable_tuple_elements())[i] = *operands[i];
+    }
+  } else if (operands.size() == 1 && operands[0]->shape().Compatible(operands_shape)) {
+    elements[0] = *operands[0];
+  }
+  elements[1] = std::move(value);
+  return result;
+}
+
 absl::StatusOr<Literal> Evaluator::Execute(const hlo::HloComputation& computation,
                                            std::vector<const Literal*> params,
                                            std::vector<Literal> owned_params) {
@@ -125,6 +153,19 @@ absl::StatusOr<Literal> Evaluator::Execute(const hlo::HloComputation& computatio
       case HloOpcode::kFusion:
         if (instr.called_computations().empty()) return ErrorAt(instr, "fusion without calls=");
         result = Call(*instr.called_computations()[0], operand_values);
+        break;
+      case HloOpcode::kAsyncStart:
+        result = RunAsyncStart(instr, operand_values);
+        break;
+      case HloOpcode::kAsyncUpdate:
+        result = *operand_values[0];
+        break;
+      case HloOpcode::kAsyncDone:
+        if (!operand_values[0]->shape().IsTuple() ||
+            operand_values[0]->tuple_elements().size() < 2) {
+          return ErrorAt(instr, "async-done's operand must be an async-start's tuple");
+        }
+        result = operand_values[0]->tuple_elements()[1];
         break;
       case HloOpcode::kWhile:
         result = RunWhile(instr, *operand_values[0]);

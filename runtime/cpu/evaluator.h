@@ -59,6 +59,10 @@ class Evaluator {
  private:
   absl::StatusOr<hlo::Literal> RunWhile(const hlo::HloInstruction& instr,
                                         const hlo::Literal& init);
+  // async-start runs its computation at once: the result tuple holds (the operands, the
+  // computation's value, zeros for any context); async-done takes element 1.
+  absl::StatusOr<hlo::Literal> RunAsyncStart(const hlo::HloInstruction& instr,
+                                             absl::Span<const hlo::Literal* const> operands);
   absl::StatusOr<hlo::Literal> Execute(const hlo::HloComputation& computation,
                                        std::vector<const hlo::Literal*> params,
                                        std::vector<hlo::Literal> owned_params);

@@ -1,5 +1,6 @@
-// Tests of the evaluator's own control flow: fusion runs its called computation, and a while
-// loop that never ends stops at the trip limit with an error naming it.
+// Tests of the evaluator's own control flow: fusion and async-start run their called
+// computations, and a while loop that never ends stops at the trip limit with an error naming
+// it.
 #include "runtime/cpu/evaluator.h"
 
 #include <string>
@@ -30,6 +31,21 @@ ENTRY e {
   x = s32[2] constant({5, 7})
   y = s32[2] constant({1, 2})
   ROOT f = s32[2] fusion(x, y), kind=kLoop, calls=fused
+})", Evaluator::kDefaultMaxWhileTrips);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->GetInt(0), 4);
+  EXPECT_EQ(r->GetInt(1), 5);
+}
+
+TEST(EvaluatorTest, AsyncStartRunsItsComputationAndDoneTakesTheResult) {
+  absl::StatusOr<Literal> r = RunText(R"(
+HloModule m
+callee { a = s32[2] parameter(0)  b = s32[2] parameter(1)  ROOT s = s32[2] subtract(a, b) }
+ENTRY e {
+  x = s32[2] constant({5, 7})
+  y = s32[2] constant({1, 2})
+  start = ((s32[2], s32[2]), s32[2], u32[]) call-start(x, y), to_apply=callee
+  ROOT done = s32[2] call-done(start)
 })", Evaluator::kDefaultMaxWhileTrips);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->GetInt(0), 4);
