@@ -168,6 +168,30 @@ ENTRY main {
   ExpectCatchesWrongProgram(kSubgroupReduce, kWrong, 4);
 }
 
+// shard_map over one mesh axis: enter manual subgroups of 4 groups x 2 devices, tile the
+// group's value inside each group, and leave to a plain tiling. f = x * x.
+TEST(ManualPartitionTest, PartialManualRegionEntersTilesAndLeaves) {
+  constexpr char kPartial[] = R"(
+HloModule partial, num_partitions=8
+ENTRY main {
+  x = s32[8] parameter(0), sharding={devices=[4,2]<=[8] last_tile_dim_replicate}
+  s = s32[2] custom-call(x), custom_call_target="SPMDFullToShardShape",
+    sharding={devices=[1,4,2]<=[8] last_tile_dims={manual, replicated}}
+  c = s32[2] copy(s), sharding={devices=[2,4]<=[4,2]T(1,0) last_tile_dims={manual}}
+  m = s32[2] multiply(c, c), sharding={devices=[2,4]<=[4,2]T(1,0) last_tile_dims={manual}}
+  ROOT f = s32[8] custom-call(m), custom_call_target="SPMDShardToFullShape",
+    sharding={devices=[8]<=[8]}
+})";
+  absl::StatusOr<std::unique_ptr<hlo::HloModule>> spmd = Partition(kPartial);
+  ASSERT_TRUE(spmd.ok()) << spmd.status();
+  const std::string text = (*spmd)->ToString();
+  EXPECT_EQ(text.find("all-gather"), std::string::npos) << text;
+  EXPECT_NE(text.find("s32[1] multiply"), std::string::npos) << text;
+  absl::StatusOr<runtime::VerifyResult> result = Verify(kPartial, **spmd, 8);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_TRUE(result->ok()) << result->ToString() << text;
+}
+
 TEST(ManualPartitionTest, CollectiveAcrossTilesInsideSubgroupsIsRefused) {
   ExpectPartitionError(R"(
 HloModule bad, num_partitions=4

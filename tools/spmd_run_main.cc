@@ -392,6 +392,14 @@ int VerifyProgram(const Options& options, const std::vector<std::string>& passes
   std::optional<ParsedModule> spmd = options.against.empty() ? Partition(options, passes, &error)
                                                               : Load(options.against, &error);
   if (!spmd) return Fail(error);
+  if (options.against.empty() &&
+      std::find(passes.begin(), passes.end(), "propagate") != passes.end()) {
+    // The reference reads its parameters' and root's shardings as the partitioner saw them:
+    // after propagation (which may shard an unannotated root, e.g. inside a manual region).
+    std::optional<ParsedModule> propagated = Partition(options, {"propagate"}, &error);
+    if (!propagated) return Fail(error);
+    full = std::move(propagated);
+  }
   const std::string program_name =
       options.against.empty() ? hlo::StrCat(options.input, " (partitioned)") : options.against;
   const int64_t n = ResolveDevices(options, *spmd->module, full->module.get());

@@ -204,15 +204,20 @@ absl::Status HandleManual(const HloInstruction& original, const HloSharding& sha
 
 absl::Status HandleFullToShardShape(const HloInstruction& original, const HloSharding& sharding,
                                     PartitionContext& ctx) {
-  if (original.operand_count() != 1 || !original.shape().IsArray() || !sharding.IsManual()) {
+  if (original.operand_count() != 1 || !original.shape().IsArray() ||
+      !(sharding.IsManual() || HasManualSubgroup(sharding))) {
     return absl::InvalidArgumentError(
-        "SPMDFullToShardShape takes one array operand and must be sharded {manual}");
+        "SPMDFullToShardShape takes one array operand and must be sharded {manual} or with a "
+        "manual subgroup");
   }
   const HloInstruction* operand = original.operand(0);
   const HloSharding from = AnnotatedSharding(*operand);
   RETURN_IF_ERROR(CheckNoManualSubgroups(from, "the operand's"));
   ASSIGN_OR_RETURN(HloInstruction * shard, ctx.GetInSharding(operand, from));
-  RETURN_IF_ERROR(CheckShapesMatch(original, shard->shape(), original.shape(),
+  // Each device's shard becomes its manual value: with manual subgroups, its (padded) tile of
+  // the group's value under the result's sharding.
+  ASSIGN_OR_RETURN(Shape want, LocalShape(sharding, original.shape()));
+  RETURN_IF_ERROR(CheckShapesMatch(original, shard->shape(), want,
                                    hlo::StrCat("the operand's shard under ", from.ToString())));
   ctx.Set(&original, {shard, sharding, original.shape()});
   return absl::OkStatus();
@@ -229,9 +234,14 @@ absl::Status HandleShardToFullShape(const HloInstruction& original, const HloSha
         "SPMDShardToFullShape's result must not be manual: it leaves the manual region");
   }
   const HloInstruction* operand = original.operand(0);
-  ASSIGN_OR_RETURN(HloInstruction * manual, ctx.GetInSharding(operand, HloSharding::Manual()));
+  // The operand stays in its manual sharding ({manual}, or its manual subgroups' tiling).
+  ASSIGN_OR_RETURN(const PartitionedValue* current, ctx.Get(operand));
+  HloSharding from = AnnotatedSharding(*operand);
+  if (!from.IsManual() && !HasManualSubgroup(from)) from = current->sharding;
+  if (!from.IsManual() && !HasManualSubgroup(from)) from = HloSharding::Manual();
+  ASSIGN_OR_RETURN(HloInstruction * manual, ctx.GetInSharding(operand, from));
   ASSIGN_OR_RETURN(Shape local, LocalShape(sharding, original.shape()));
-  RETURN_IF_ERROR(CheckShapesMatch(original, local, operand->shape(),
+  RETURN_IF_ERROR(CheckShapesMatch(original, local, manual->shape(),
                                    hlo::StrCat("the result's shard under ", sharding.ToString())));
   ctx.Set(&original, {manual, sharding, original.shape()});
   return absl::OkStatus();

@@ -1,6 +1,7 @@
 // SPMDFullToShardShape and SPMDShardToFullShape on simulated devices (see manual_ops.h).
 #include "runtime/cpu/ops/manual_ops.h"
 
+#include <optional>
 #include <vector>
 
 #include "hlo/sharding/shard_geometry.h"
@@ -52,6 +53,16 @@ absl::Status CheckRanks(const HloInstruction& instr, const Shape& a, const Shape
 
 absl::StatusOr<Literal> FullToShard(const HloInstruction& instr, const Literal& operand,
                                     Evaluator& evaluator) {
+  const HloSharding result = ShardingOrReplicated(instr);
+  if (result.IsTiled() && result.SubgroupManualDim() >= 0) {
+    for (int64_t d = 0; d < result.TiledDataRank(); ++d) {
+      if (result.tile_assignment().dim(d) != 1) {
+        return absl::UnimplementedError(
+            "SPMDFullToShardShape into manual subgroups that tile the value inside each group "
+            "is not supported by the CPU executor");
+      }
+    }
+  }
   Literal shard(instr.shape());
   Literal full = operand;
   RETURN_IF_ERROR(CopyRegion(ShardingOrReplicated(*instr.operand(0)),
@@ -74,14 +85,31 @@ absl::StatusOr<Literal> ShardToFull(const HloInstruction& instr, const Literal& 
     }
     return absl::OkStatus();
   };
+  // A value with manual subgroups is whole on each device here; the SPMD program holds only
+  // the device's tile of it (under the operand's sharding), so that tile is what it brings.
+  const HloSharding operand_sharding = ShardingOrReplicated(*instr.operand(0));
+  std::optional<Literal> tile;
+  if (operand_sharding.IsTiled() && operand_sharding.SubgroupManualDim() >= 0) {
+    ASSIGN_OR_RETURN(Shape tile_shape, hlo::PaddedShardShape(operand_sharding, operand.shape()));
+    tile.emplace(tile_shape);
+    Literal whole = operand;
+    RETURN_IF_ERROR(
+        CopyRegion(operand_sharding, device.partition_id, whole, *tile, /*to_full=*/false));
+  }
+  const Literal& mine = tile ? *tile : operand;
+  if (sharding.IsTiled() && sharding.SubgroupManualDim() >= 0) {
+    return absl::UnimplementedError(
+        "SPMDShardToFullShape into a sharding with manual subgroups is not supported by the "
+        "CPU executor");
+  }
   if (device.hub == nullptr || device.num_partitions == 1) {
-    const Literal* only = &operand;
+    const Literal* only = &mine;
     RETURN_IF_ERROR(assemble(absl::MakeConstSpan(&only, 1)));
     return full;
   }
   const CollectiveKey key{instr.unique_id(), evaluator.NextSequence(instr)};
   RETURN_IF_ERROR(device.hub->Rendezvous(key, device.partition_id,
-                                         hlo::StrCat("%", instr.name()), &operand, assemble));
+                                         hlo::StrCat("%", instr.name()), &mine, assemble));
   return full;
 }
 
