@@ -35,16 +35,23 @@ HloSharding ShardingOf(const HloInstruction& instr) {
 }
 
 // An instruction without a sharding that consumes a manual value is part of the manual region
-// (as sharding propagation would make it): manual, not replicated.
+// (as sharding propagation would make it): manual, or whole inside the manual subgroups of a
+// value with manual subgroups, not replicated.
 HloSharding InferredSharding(const HloInstruction& instr, const PartitionContext& ctx) {
   HloSharding sharding = ShardingOf(instr);
   if (instr.has_sharding()) return sharding;
   for (const HloInstruction* operand : instr.operands()) {
     absl::StatusOr<const PartitionedValue*> value = ctx.Get(operand);
-    if (value.ok() && (*value)->sharding.IsManual()) {
+    if (!value.ok()) continue;
+    if ((*value)->sharding.IsManual()) {
       return instr.shape().IsTuple() ? HloSharding::SingleTuple(instr.shape(),
                                                                 HloSharding::Manual())
                                      : HloSharding::Manual();
+    }
+    // Inside manual subgroups: whole within each group.
+    if (absl::StatusOr<HloSharding> whole = WholeInManualGroups((*value)->sharding, instr.shape());
+        whole.ok()) {
+      return *std::move(whole);
     }
   }
   return sharding;
@@ -66,8 +73,13 @@ PartitionHandler HandlerFor(const HloInstruction& instr, const HloSharding& shar
 }
 
 // The root's per-device value in the root's sharding.
+// An unannotated root computed in a {manual} region stays manual; one with manual subgroups
+// is not given them (the reference reads it as replicated), so leaving the subgroups that way
+// is an error unless the root is annotated or propagation claimed it.
 absl::StatusOr<HloInstruction*> FinalizeRoot(const HloInstruction& root, PartitionContext& ctx) {
-  return ctx.GetInSharding(&root, InferredSharding(root, ctx));
+  HloSharding sharding = InferredSharding(root, ctx);
+  if (!root.has_sharding() && !sharding.IsManual()) sharding = ShardingOf(root);
+  return ctx.GetInSharding(&root, sharding);
 }
 
 absl::Status CheckShardingFits(const HloInstruction& instr, const HloSharding& sharding,

@@ -113,18 +113,20 @@ bool MayChange(const hlo::HloModule& module, const HloInstruction& instr) {
   return open;
 }
 
-// Whether `instr` is an unannotated entry root whose value a manual region claimed (its
-// array class is manual or has manual subgroups; UserSharding::default_root): it must then
+// Whether `instr` is an unannotated entry root whose value a manual region claimed (a leaf's
+// class is manual or has manual subgroups; UserSharding::default_root): it must then
 // say so, as a manual value cannot be replicated without SPMDShardToFullShape.
 bool ClaimedByManualRegion(const hlo::HloModule& module, const HloInstruction& instr,
                            const ValueClasses& classes, const std::vector<ClassState>& states) {
-  if (instr.has_sharding() || !instr.shape().IsArray() ||
-      instr.parent() != module.entry_computation() ||
+  if (instr.has_sharding() || instr.parent() != module.entry_computation() ||
       instr.parent()->root_instruction() != &instr) {
     return false;
   }
-  const std::optional<HloSharding>& s = states[classes.ClassOf(&instr, 0)].sharding;
-  return s && (s->IsManual() || (s->IsTiled() && s->SubgroupManualDim() >= 0));
+  for (int64_t k = 0; k < instr.shape().leaf_count(); ++k) {
+    const std::optional<HloSharding>& s = states[classes.ClassOf(&instr, k)].sharding;
+    if (s && (s->IsManual() || (s->IsTiled() && s->SubgroupManualDim() >= 0))) return true;
+  }
+  return false;
 }
 
 // The sharding `instr` should hold after propagation, or nullopt to leave it as it is: its
