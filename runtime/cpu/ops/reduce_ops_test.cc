@@ -2,7 +2,9 @@
 // hand-computed values and naive reference loops, through the text parser and the evaluator.
 // Most cases run both the typed fast path (a one-instruction body) and the per-element call
 // path (the same body behind a `copy`, which the fast-path matcher does not recognise).
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdint>
 #include <cstring>
 #include <random>
@@ -352,6 +354,43 @@ ENTRY e {
   Literal r = RunOk(text);
   EXPECT_EQ(Ints(r.tuple_elements()[0]), (V{0, 1, 1, 2, 2, 2}));
   EXPECT_EQ(Doubles(r.tuple_elements()[1]), (D{13, 11, 14, 10, 12, 15}));
+}
+
+// Long rows take the radix path: the result must be the stable comparison sort's, with ties,
+// -0 == +0 and both directions. The expected order comes from std::stable_sort here.
+TEST(SortTest, LongFloatRowsMatchAStableComparisonSort) {
+  const std::vector<float> pool = {-2.5f, -0.0f, 0.0f, 1.0f, 3.0f, -1e30f, 7.25f, 1e-30f};
+  std::vector<float> keys(300);
+  uint64_t state = 12345;
+  for (float& k : keys) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    k = pool[(state >> 33) % pool.size()];
+  }
+  for (const char* direction : {"LT", "GT"}) {
+    SCOPED_TRACE(direction);
+    std::string list;
+    for (size_t i = 0; i < keys.size(); ++i) {
+      char text[32];
+      std::snprintf(text, sizeof(text), "%.9g", keys[i]);  // Exact for f32; keeps "-0".
+      list += (i ? ", " : "") + std::string(text);
+    }
+    const std::string text = std::string(R"(HloModule m
+cmp { a = f32[] parameter(0)  b = f32[] parameter(1)  c = s32[] parameter(2)  d = s32[] parameter(3)
+      ROOT r = pred[] compare(a, b), direction=)") + direction + R"( }
+ENTRY e {
+  k = f32[300] constant({)" + list + R"(})
+  i = s32[300] iota(), iota_dimension=0
+  ROOT r = (f32[300], s32[300]) sort(k, i), dimensions={0}, is_stable=true, to_apply=cmp
+})";
+    std::vector<int64_t> order(keys.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int64_t>(i);
+    const bool lt = std::string(direction) == "LT";
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+      return lt ? keys[a] < keys[b] : keys[a] > keys[b];
+    });
+    Literal r = RunOk(text);
+    EXPECT_EQ(Ints(r.tuple_elements()[1]), (V(order.begin(), order.end())));
+  }
 }
 
 TEST(SortTest, TotalOrderPlacesNegativeZeroAndNan) {

@@ -15,6 +15,7 @@
 // per comparison. Any other comparator is called per comparison on scalar Literals prepared once
 // per row.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -73,6 +74,11 @@ class TypedRowSorter : public RowSorter {
       // no per-comparison switch). The comparisons, and so the stable order, are the same.
       const bool lt = direction == hlo::ComparisonDirection::kLt;
       if (lt || direction == hlo::ComparisonDirection::kGt) {
+        if constexpr (std::is_same_v<C, float>) {
+          if (!total && perm.size() >= kRadixMinLength && RadixSortFloat(perm, lt)) {
+            return absl::OkStatus();
+          }
+        }
         if constexpr (std::is_floating_point_v<C>) {
           if (total) return SortByKey(perm, lt, [](C v) { return TotalOrderKey(v); });
         }
@@ -101,6 +107,39 @@ class TypedRowSorter : public RowSorter {
     }
     for (size_t j = 0; j < perm.size(); ++j) perm[j] = entries[j].second;
     return absl::OkStatus();
+  }
+
+  // Rows at least this long take the radix path (below it a comparison sort is as fast).
+  static constexpr size_t kRadixMinLength = 64;
+
+  // Stable LSD radix sort of `perm` by float key, ascending (`lt`) or descending, giving the
+  // order the LT/GT comparison sort gives: -0 and +0 compare equal (both map to one key), and
+  // a descending sort inverts the keys rather than the order, so ties keep their order.
+  // Returns false, sorting nothing, when the row holds a NaN (there LT is no strict weak
+  // order and only the comparison sort defines the result).
+  bool RadixSortFloat(std::vector<int64_t>& perm, bool lt) {
+    const size_t n = perm.size();
+    std::vector<std::pair<uint32_t, int64_t>> a(n), b(n);
+    for (size_t j = 0; j < n; ++j) {
+      const float v = values_[perm[j]];
+      if (std::isnan(v)) return false;
+      uint32_t bits;
+      const float positive_zero_for_both = v == 0.0f ? 0.0f : v;
+      std::memcpy(&bits, &positive_zero_for_both, sizeof(bits));
+      // Unsigned order of the mapped bits is the float order.
+      uint32_t key = (bits & 0x80000000u) ? ~bits : bits | 0x80000000u;
+      if (!lt) key = ~key;
+      a[j] = {key, perm[j]};
+    }
+    for (int shift = 0; shift < 32; shift += 8) {
+      size_t count[257] = {0};
+      for (const auto& e : a) ++count[((e.first >> shift) & 0xFF) + 1];
+      for (int i = 0; i < 256; ++i) count[i + 1] += count[i];
+      for (const auto& e : a) b[count[(e.first >> shift) & 0xFF]++] = e;
+      a.swap(b);
+    }
+    for (size_t j = 0; j < n; ++j) perm[j] = a[j].second;
+    return true;
   }
 
   const T* keys_;
