@@ -166,6 +166,8 @@ class HloSharding {
   int64_t SubgroupReplicationDim() const;
   // Index of the manual subgroup dim of a tiled sharding, or -1 when there is none.
   int64_t SubgroupManualDim() const;
+  // Whether this is a tiling with a manual subgroup dim (manual along some mesh axes only).
+  bool HasManualSubgroup() const { return IsTiled() && SubgroupManualDim() >= 0; }
   // Whether `device` holds part of this value (always true for replicated, manual, unknown,
   // unreduced).
   bool UsesDevice(int64_t device) const;

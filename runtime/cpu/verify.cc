@@ -66,13 +66,11 @@ void FillRandomArray(Literal& literal, uint64_t state) {
 
 // ---- Manual values ---------------------------------------------------------------------------
 
-bool HasManualSubgroup(const HloSharding& s) { return s.IsTiled() && s.SubgroupManualDim() >= 0; }
-
 // Which independent value `device` holds of a leaf sharded `s`: its own ({manual}), its manual
 // group's (manual subgroups: the index along the manual dim), or -1 (the one global value).
 int64_t ManualValueIndex(const HloSharding& s, int64_t device) {
   if (s.IsManual()) return device;
-  if (!HasManualSubgroup(s)) return -1;
+  if (!s.HasManualSubgroup()) return -1;
   std::optional<std::vector<int64_t>> index = s.tile_assignment().TileIndexOf(device);
   return index ? (*index)[s.SubgroupManualDim()] : 0;
 }
@@ -261,7 +259,7 @@ absl::StatusOr<LeafVerdict> VerifyLeaf(const HloInstruction& root, const ShapeIn
     return VerifyManualLeaf(std::move(verdict), index, device_results, expected_per_device,
                             assembled);
   }
-  if (HasManualSubgroup(sharding)) {
+  if (sharding.HasManualSubgroup()) {
     return VerifyManualGroupsLeaf(std::move(verdict), index, sharding, device_results,
                                   expected_per_device, assembled);
   }
@@ -296,7 +294,7 @@ bool NeedsPerDeviceReference(const hlo::HloModule& module) {
       }
       if (instr->has_sharding()) {
         const HloSharding& s = instr->sharding();
-        auto manual = [](const HloSharding& e) { return e.IsManual() || HasManualSubgroup(e); };
+        auto manual = [](const HloSharding& e) { return e.IsManual() || e.HasManualSubgroup(); };
         if (s.IsTuple() ? std::any_of(s.tuple_elements().begin(), s.tuple_elements().end(), manual)
                         : manual(s)) {
           return true;

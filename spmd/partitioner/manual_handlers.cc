@@ -49,7 +49,7 @@ HloSharding AnnotatedSharding(const HloInstruction& operand) {
 }
 
 absl::Status CheckNoManualSubgroups(const HloSharding& sharding, std::string_view what) {
-  if (sharding.IsTiled() && sharding.SubgroupManualDim() >= 0) {
+  if (sharding.HasManualSubgroup()) {
     return absl::UnimplementedError(
         hlo::StrCat(what, " sharding ", sharding.ToString(),
                     " is manual along some mesh axes only (manual subgroups), which the "
@@ -93,9 +93,9 @@ absl::StatusOr<HloSharding> OperandShardingForManual(const HloInstruction& origi
 
 // The first leaf of `sharding` with a manual subgroup dim, if any.
 const HloSharding* ManualSubgroupLeaf(const HloSharding& sharding) {
-  if (!sharding.IsTuple()) return HasManualSubgroup(sharding) ? &sharding : nullptr;
+  if (!sharding.IsTuple()) return sharding.HasManualSubgroup() ? &sharding : nullptr;
   for (const HloSharding& leaf : sharding.tuple_elements()) {
-    if (HasManualSubgroup(leaf)) return &leaf;
+    if (leaf.HasManualSubgroup()) return &leaf;
   }
   return nullptr;
 }
@@ -176,7 +176,7 @@ bool RunsAsWritten(const HloInstruction& instr, const HloSharding& sharding) {
   bool any_subgroup = false;
   bool all_whole = !leaves.empty();
   for (const HloSharding& leaf : leaves) {
-    const bool subgroup = leaf.IsTiled() && leaf.SubgroupManualDim() >= 0;
+    const bool subgroup = leaf.HasManualSubgroup();
     any_subgroup = any_subgroup || subgroup;
     all_whole = all_whole && (leaf.IsManual() || (subgroup && IsWholeOnEveryDevice(leaf)));
   }
@@ -205,7 +205,7 @@ absl::Status HandleManual(const HloInstruction& original, const HloSharding& sha
 absl::Status HandleFullToShardShape(const HloInstruction& original, const HloSharding& sharding,
                                     PartitionContext& ctx) {
   if (original.operand_count() != 1 || !original.shape().IsArray() ||
-      !(sharding.IsManual() || HasManualSubgroup(sharding))) {
+      !(sharding.IsManual() || sharding.HasManualSubgroup())) {
     return absl::InvalidArgumentError(
         "SPMDFullToShardShape takes one array operand and must be sharded {manual} or with a "
         "manual subgroup");
@@ -237,8 +237,8 @@ absl::Status HandleShardToFullShape(const HloInstruction& original, const HloSha
   // The operand stays in its manual sharding ({manual}, or its manual subgroups' tiling).
   ASSIGN_OR_RETURN(const PartitionedValue* current, ctx.Get(operand));
   HloSharding from = AnnotatedSharding(*operand);
-  if (!from.IsManual() && !HasManualSubgroup(from)) from = current->sharding;
-  if (!from.IsManual() && !HasManualSubgroup(from)) from = HloSharding::Manual();
+  if (!from.IsManual() && !from.HasManualSubgroup()) from = current->sharding;
+  if (!from.IsManual() && !from.HasManualSubgroup()) from = HloSharding::Manual();
   ASSIGN_OR_RETURN(HloInstruction * manual, ctx.GetInSharding(operand, from));
   ASSIGN_OR_RETURN(Shape local, LocalShape(sharding, original.shape()));
   RETURN_IF_ERROR(CheckShapesMatch(original, local, manual->shape(),

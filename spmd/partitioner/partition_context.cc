@@ -42,7 +42,7 @@ absl::StatusOr<HloInstruction*> PartitionContext::Reshard(HloInstruction* value,
                                                 " value from ", from.ToString(), " to ",
                                                 to.ToString()));
   }
-  if (from.IsManual() || to.IsManual() || HasManualSubgroup(from) || HasManualSubgroup(to)) {
+  if (from.IsManual() || to.IsManual() || from.HasManualSubgroup() || to.HasManualSubgroup()) {
     return ReshardManual(value, base_shape, from, to);
   }
   ASSIGN_OR_RETURN(std::shared_ptr<const ReshardPlan> plan,
@@ -67,8 +67,8 @@ absl::StatusOr<HloInstruction*> PartitionContext::ReshardManual(HloInstruction* 
     if (from.IsReplicated() || IsWholeOnEveryDevice(from)) return value;
     return refuse();
   }
-  if (!HasManualSubgroup(to) || from.IsManual()) return refuse();
-  const bool from_manual = HasManualSubgroup(from);
+  if (!to.HasManualSubgroup() || from.IsManual()) return refuse();
+  const bool from_manual = from.HasManualSubgroup();
   std::shared_ptr<const ReshardPlan> plan;
   if (!from_manual) {
     // A global value is the same in every group: take each device's tile of it.

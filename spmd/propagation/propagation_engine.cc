@@ -142,8 +142,7 @@ bool PropagationEngine::UpdateSide(const RuleEdge& edge, int64_t side,
     proposals.erase(std::remove_if(proposals.begin(), proposals.end(),
                                    [](const Proposal& p) {
                                      return !IsManual(p.sharding) &&
-                                            !(p.sharding.IsTiled() &&
-                                              p.sharding.SubgroupManualDim() >= 0);
+                                            !p.sharding.HasManualSubgroup();
                                    }),
                     proposals.end());
   }

@@ -124,7 +124,7 @@ bool ClaimedByManualRegion(const hlo::HloModule& module, const HloInstruction& i
   }
   for (int64_t k = 0; k < instr.shape().leaf_count(); ++k) {
     const std::optional<HloSharding>& s = states[classes.ClassOf(&instr, k)].sharding;
-    if (s && (s->IsManual() || (s->IsTiled() && s->SubgroupManualDim() >= 0))) return true;
+    if (s && (s->IsManual() || s->HasManualSubgroup())) return true;
   }
   return false;
 }

@@ -96,12 +96,8 @@ void ExpandToGroups(HloInstruction* instr, const std::vector<std::vector<int64_t
 
 }  // namespace
 
-bool HasManualSubgroup(const HloSharding& sharding) {
-  return sharding.IsTiled() && sharding.SubgroupManualDim() >= 0;
-}
-
 absl::StatusOr<HloSharding> ManualSubgroupAsReplicated(const HloSharding& sharding) {
-  if (!HasManualSubgroup(sharding)) return sharding;
+  if (!sharding.HasManualSubgroup()) return sharding;
   std::vector<OpShardingType> types = sharding.subgroup_types();
   types[sharding.SubgroupManualDim() - sharding.TiledDataRank()] = OpShardingType::kReplicated;
   return HloSharding::Subgroup(sharding.tile_assignment(), types, sharding.metadata());
@@ -111,7 +107,7 @@ absl::StatusOr<HloInstruction*> EmitGroupedReshard(
     hlo::HloComputation* computation, HloInstruction* value, const Shape& base_shape,
     const HloSharding& source, const HloSharding& target, int64_t num_devices,
     ReshardPlanner& planner, ChannelIdAllocator& channel_ids, ReshardPlan* plan_out) {
-  if (!HasManualSubgroup(source) || !HasManualSubgroup(target)) {
+  if (!source.HasManualSubgroup() || !target.HasManualSubgroup()) {
     return Mismatch(source, target, "both need manual subgroups");
   }
   ASSIGN_OR_RETURN(GroupLayout from, LayoutOf(source, num_devices));

@@ -25,9 +25,6 @@
 
 namespace spmd {
 
-// Whether `sharding` is tiled with a manual subgroup dim.
-bool HasManualSubgroup(const hlo::HloSharding& sharding);
-
 // `sharding` with its manual subgroup dim turned into replication (same devices, same tiles).
 absl::StatusOr<hlo::HloSharding> ManualSubgroupAsReplicated(const hlo::HloSharding& sharding);
 

@@ -54,7 +54,7 @@ absl::Status CheckRanks(const HloInstruction& instr, const Shape& a, const Shape
 absl::StatusOr<Literal> FullToShard(const HloInstruction& instr, const Literal& operand,
                                     Evaluator& evaluator) {
   const HloSharding result = ShardingOrReplicated(instr);
-  if (result.IsTiled() && result.SubgroupManualDim() >= 0) {
+  if (result.HasManualSubgroup()) {
     for (int64_t d = 0; d < result.TiledDataRank(); ++d) {
       if (result.tile_assignment().dim(d) != 1) {
         return absl::UnimplementedError(
@@ -89,7 +89,7 @@ absl::StatusOr<Literal> ShardToFull(const HloInstruction& instr, const Literal& 
   // the device's tile of it (under the operand's sharding), so that tile is what it brings.
   const HloSharding operand_sharding = ShardingOrReplicated(*instr.operand(0));
   std::optional<Literal> tile;
-  if (operand_sharding.IsTiled() && operand_sharding.SubgroupManualDim() >= 0) {
+  if (operand_sharding.HasManualSubgroup()) {
     ASSIGN_OR_RETURN(Shape tile_shape, hlo::PaddedShardShape(operand_sharding, operand.shape()));
     tile.emplace(tile_shape);
     Literal whole = operand;
@@ -97,7 +97,7 @@ absl::StatusOr<Literal> ShardToFull(const HloInstruction& instr, const Literal& 
         CopyRegion(operand_sharding, device.partition_id, whole, *tile, /*to_full=*/false));
   }
   const Literal& mine = tile ? *tile : operand;
-  if (sharding.IsTiled() && sharding.SubgroupManualDim() >= 0) {
+  if (sharding.HasManualSubgroup()) {
     return absl::UnimplementedError(
         "SPMDShardToFullShape into a sharding with manual subgroups is not supported by the "
         "CPU executor");
