@@ -20,6 +20,7 @@ PartitionHandler FindPartitionHandler(hlo::HloOpcode opcode) {
     RegisterStructuralHandlers(*t);
     RegisterSortHandler(*t);
     RegisterConvolutionHandler(*t);
+    RegisterReduceWindowHandler(*t);
     RegisterGatherScatterHandlers(*t);
     return t;
   }();

@@ -1,0 +1,301 @@
+#include "spmd/partitioner/halo_exchange.h"
+
+#include <algorithm>
+
+#include "hlo/sharding/shard_geometry.h"
+#include "hlo/status_macros.h"
+#include "hlo/strings.h"
+
+namespace spmd {
+namespace {
+
+using hlo::HloInstruction;
+using hlo::HloOpcode;
+using hlo::HloSharding;
+using hlo::PrimitiveType;
+using hlo::Shape;
+
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// The effective extent of one window: its first to its last element read.
+int64_t Extent(const hlo::WindowDimension& w) { return (w.size - 1) * w.window_dilation + 1; }
+
+// Whether block `i` computes at least one output inside the result (the others only compute
+// padding, which no consumer reads; their window inputs may be anything).
+bool ValidBlock(const WindowedDim& wd, const HaloGeometry& g, int64_t i) {
+  return i * g.out_shard < wd.output_size;
+}
+
+// Each device's block index along `dim` of `sharding` (0 for devices it does not use).
+std::vector<int64_t> BlockOfDevice(const HloSharding& sharding, int64_t dim, int64_t devices) {
+  std::vector<int64_t> block(devices, 0);
+  for (int64_t device = 0; device < devices; ++device) {
+    absl::StatusOr<std::vector<int64_t>> index = hlo::TileIndexForDevice(sharding, device);
+    if (index.ok()) block[device] = (*index)[dim];
+  }
+  return block;
+}
+
+// The per-device scalar f(block of the device).
+template <typename F>
+HloInstruction* PerBlockScalar(PartitionContext& ctx, const std::vector<int64_t>& block, F f) {
+  std::vector<int64_t> table(block.size());
+  for (size_t device = 0; device < block.size(); ++device) table[device] = f(block[device]);
+  return ctx.PerDeviceScalar(table);
+}
+
+HloInstruction* SliceDim(PartitionContext& ctx, HloInstruction* value, int64_t dim,
+                         int64_t start, int64_t limit) {
+  std::vector<int64_t> dims = value->shape().dimensions();
+  std::vector<hlo::SliceDimension> slice(dims.size());
+  for (size_t d = 0; d < dims.size(); ++d) slice[d] = {0, dims[d], 1};
+  slice[dim] = {start, limit, 1};
+  dims[dim] = limit - start;
+  HloInstruction* out =
+      ctx.Add(HloOpcode::kSlice, Shape::Array(value->shape().element_type(), dims), {value});
+  out->mutable_attrs()->slice_dimensions = std::move(slice);
+  return out;
+}
+
+HloInstruction* DynamicSliceDim(PartitionContext& ctx, HloInstruction* value, int64_t dim,
+                                HloInstruction* start, int64_t size) {
+  std::vector<int64_t> dims = value->shape().dimensions();
+  dims[dim] = size;
+  std::vector<HloInstruction*> operands = {value};
+  HloInstruction* zero = nullptr;
+  for (int64_t d = 0; d < static_cast<int64_t>(dims.size()); ++d) {
+    if (d == dim) {
+      operands.push_back(start);
+    } else {
+      if (zero == nullptr) zero = ctx.ScalarConstant(PrimitiveType::kS32, 0);
+      operands.push_back(zero);
+    }
+  }
+  HloInstruction* out =
+      ctx.Add(HloOpcode::kDynamicSlice, Shape::Array(value->shape().element_type(), dims),
+              operands);
+  out->mutable_attrs()->dynamic_slice_sizes = dims;
+  return out;
+}
+
+// `value` on each device replaced by the value of the device `hops` blocks away along `dim`
+// (negative: lower blocks); devices with no such neighbour receive zeros.
+HloInstruction* FromNeighbour(PartitionContext& ctx, HloInstruction* value,
+                              const HloSharding& sharding, int64_t dim, int64_t hops) {
+  const hlo::TileAssignment& ta = sharding.tile_assignment();
+  std::vector<std::pair<int64_t, int64_t>> pairs;
+  ta.ForEach([&](absl::Span<const int64_t> index, int64_t device) {
+    const int64_t from = index[dim] + hops;
+    if (from < 0 || from >= ta.dim(dim)) return;
+    std::vector<int64_t> source(index.begin(), index.end());
+    source[dim] = from;
+    pairs.emplace_back(ta.device(source), device);
+  });
+  HloInstruction* permute = ctx.Add(HloOpcode::kCollectivePermute, value->shape(), {value});
+  permute->mutable_attrs()->source_target_pairs = std::move(pairs);
+  permute->mutable_attrs()->channel_id = ctx.channel_ids().Next();
+  return permute;
+}
+
+// Replaces the elements of each device's window input whose position (start of the device's
+// block + index along wd.dim) lies outside [0, N) by `pad`.
+HloInstruction* MaskOutside(PartitionContext& ctx, HloInstruction* window, const WindowedDim& wd,
+                            const HaloGeometry& g, const std::vector<int64_t>& block,
+                            HloInstruction* pad) {
+  const Shape& shape = window->shape();
+  const Shape index_shape = Shape::Array(PrimitiveType::kS32, shape.dimensions());
+  const Shape pred_shape = Shape::Array(PrimitiveType::kPred, shape.dimensions());
+  HloInstruction* iota = ctx.Add(HloOpcode::kIota, index_shape, {});
+  iota->mutable_attrs()->iota_dimension = wd.dim;
+  HloInstruction* start = PerBlockScalar(ctx, block, [&](int64_t i) { return g.starts[i]; });
+  HloInstruction* position = ctx.Add(HloOpcode::kAdd, index_shape,
+                                     {iota, ctx.Add(HloOpcode::kBroadcast, index_shape, {start})});
+  auto compare = [&](hlo::ComparisonDirection direction, int64_t bound) {
+    HloInstruction* limit = ctx.Add(HloOpcode::kBroadcast, index_shape,
+                                    {ctx.ScalarConstant(PrimitiveType::kS32, bound)});
+    HloInstruction* c = ctx.Add(HloOpcode::kCompare, pred_shape, {position, limit});
+    c->mutable_attrs()->comparison_direction = direction;
+    return c;
+  };
+  HloInstruction* inside =
+      ctx.Add(HloOpcode::kAnd, pred_shape,
+              {compare(hlo::ComparisonDirection::kGe, 0),
+               compare(hlo::ComparisonDirection::kLt, wd.input_size)});
+  HloInstruction* fill = ctx.Add(HloOpcode::kBroadcast, shape, {pad});
+  return ctx.Add(HloOpcode::kSelect, shape, {inside, window, fill});
+}
+
+// Whether some block that computes real outputs reads a position outside [0, N).
+bool ReadsOutside(const WindowedDim& wd, const HaloGeometry& g) {
+  for (int64_t i = 0; i < wd.tiles; ++i) {
+    if (!ValidBlock(wd, g, i)) continue;
+    if (g.starts[i] < 0 || g.starts[i] + g.needed > wd.input_size) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool SplittableWindow(const hlo::WindowDimension& window) {
+  return window.base_dilation == 1 && window.size >= 1 && window.stride >= 1;
+}
+
+HaloGeometry ComputeHaloGeometry(const WindowedDim& wd) {
+  HaloGeometry g;
+  const hlo::WindowDimension& w = wd.window;
+  g.shard = CeilDiv(wd.input_size, wd.tiles);
+  g.out_shard = CeilDiv(wd.output_size, wd.tiles);
+  g.needed = std::max<int64_t>(0, g.out_shard - 1) * w.stride + Extent(w);
+  for (int64_t i = 0; i < wd.tiles; ++i) {
+    g.starts.push_back(i * g.out_shard * w.stride - w.padding_low);
+    if (!ValidBlock(wd, g, i)) continue;
+    g.left = std::max(g.left, i * g.shard - g.starts[i]);
+    g.right = std::max(g.right, g.starts[i] + g.needed - (i + 1) * g.shard);
+  }
+  return g;
+}
+
+int64_t HaloElements(const HaloGeometry& g) { return g.left + g.right; }
+
+int64_t GatherElements(const HaloGeometry& g, int64_t tiles) { return (tiles - 1) * g.shard; }
+
+absl::StatusOr<HloInstruction*> ExchangeHalo(PartitionContext& ctx, HloInstruction* value,
+                                             const HloSharding& sharding, const WindowedDim& wd,
+                                             const HaloGeometry& g, HloInstruction* pad,
+                                             bool zero_pad) {
+  const int64_t d = wd.dim;
+  if (!sharding.IsTiled() || sharding.tile_assignment().dim(d) != wd.tiles ||
+      value->shape().dimensions(d) != g.shard) {
+    return absl::InternalError(hlo::StrCat("halo exchange: operand ", value->name(),
+                                           " is not split into ", wd.tiles,
+                                           " shards of ", g.shard, " along dimension ", d));
+  }
+  std::vector<HloInstruction*> parts;
+  // Left halo: the last elements of the shards 1..hops blocks below, farthest first.
+  const int64_t left_hops = CeilDiv(g.left, g.shard);
+  for (int64_t h = left_hops; h >= 1; --h) {
+    const int64_t len = h == left_hops ? g.left - (h - 1) * g.shard : g.shard;
+    HloInstruction* piece = SliceDim(ctx, value, d, g.shard - len, g.shard);
+    parts.push_back(FromNeighbour(ctx, piece, sharding, d, -h));
+  }
+  parts.push_back(value);
+  const int64_t right_hops = CeilDiv(g.right, g.shard);
+  for (int64_t h = 1; h <= right_hops; ++h) {
+    const int64_t len = h == right_hops ? g.right - (h - 1) * g.shard : g.shard;
+    HloInstruction* piece = SliceDim(ctx, value, d, 0, len);
+    parts.push_back(FromNeighbour(ctx, piece, sharding, d, h));
+  }
+  HloInstruction* extended = value;
+  if (parts.size() > 1) {
+    std::vector<int64_t> dims = value->shape().dimensions();
+    dims[d] = g.left + g.shard + g.right;
+    extended = ctx.Add(HloOpcode::kConcatenate,
+                       Shape::Array(value->shape().element_type(), dims), parts);
+    extended->mutable_attrs()->dimensions = {d};
+  }
+  // Device in block i keeps [left - (i*Is - lo_i), ... + needed) of [left | shard | right].
+  const std::vector<int64_t> block = BlockOfDevice(sharding, d, ctx.num_devices());
+  auto start_of = [&](int64_t i) { return g.left - i * g.shard + g.starts[i]; };
+  const int64_t extended_size = g.left + g.shard + g.right;
+  const bool in_place = g.needed == extended_size &&
+                        std::all_of(block.begin(), block.end(), [&](int64_t i) {
+                          return start_of(i) == 0;
+                        });
+  HloInstruction* window =
+      in_place ? extended : DynamicSliceDim(ctx, extended, d, PerBlockScalar(ctx, block, start_of), g.needed);
+  // Devices with no neighbour at some hop receive zeros (collective-permute), which is the
+  // padding already when `pad` is zero and no shard is padded.
+  const bool zeros_suffice = zero_pad && wd.input_size % wd.tiles == 0;
+  if (zeros_suffice || !ReadsOutside(wd, g)) return window;
+  return MaskOutside(ctx, window, wd, g, block, pad);
+}
+
+absl::StatusOr<HloInstruction*> SliceWindow(PartitionContext& ctx, HloInstruction* value,
+                                            const HloSharding& blocks, int64_t blocks_dim,
+                                            const WindowedDim& wd, const HaloGeometry& g,
+                                            HloInstruction* pad) {
+  const int64_t d = wd.dim;
+  if (value->shape().dimensions(d) != wd.input_size) {
+    return absl::InternalError(hlo::StrCat("window slice: operand ", value->name(),
+                                           " is not whole along dimension ", d));
+  }
+  // Pad so that every block's window lies inside; positions outside [0, N) become `pad`.
+  const int64_t low = std::max<int64_t>(0, wd.window.padding_low);
+  int64_t high = 0;
+  for (int64_t i = 0; i < wd.tiles; ++i) {
+    if (ValidBlock(wd, g, i)) high = std::max(high, g.starts[i] + g.needed - wd.input_size);
+  }
+  HloInstruction* padded = value;
+  if (low > 0 || high > 0) {
+    std::vector<int64_t> dims = value->shape().dimensions();
+    dims[d] += low + high;
+    hlo::PaddingConfig config;
+    config.dimensions.resize(dims.size());
+    config.dimensions[d] = {low, high, 0};
+    padded = ctx.Add(HloOpcode::kPad, Shape::Array(value->shape().element_type(), dims),
+                     {value, pad});
+    padded->mutable_attrs()->padding_config = std::move(config);
+  }
+  const std::vector<int64_t> block = BlockOfDevice(blocks, blocks_dim, ctx.num_devices());
+  HloInstruction* start =
+      PerBlockScalar(ctx, block, [&](int64_t i) { return g.starts[i] + low; });
+  return DynamicSliceDim(ctx, padded, d, start, g.needed);
+}
+
+void ChooseWindowInputs(std::string_view op_name, const HloSharding& operand_current,
+                        std::vector<WindowSplit>& splits, PartitionContext& ctx) {
+  for (WindowSplit& split : splits) {
+    const WindowedDim& wd = split.wd;
+    split.geometry = ComputeHaloGeometry(wd);
+    const bool split_alike = operand_current.IsTiled() &&
+                             wd.dim < operand_current.TiledDataRank() &&
+                             operand_current.tile_assignment().dim(wd.dim) == wd.tiles;
+    const int64_t halo = HaloElements(split.geometry);
+    const int64_t gather = GatherElements(split.geometry, wd.tiles);
+    split.halo = split_alike && halo < gather;
+    std::string line = hlo::StrCat("%", op_name, ": window dimension ", wd.dim, " split ",
+                                   wd.tiles, " ways: ");
+    if (split.halo) {
+      hlo::StrAppend(&line, "halo exchange (", split.geometry.left, " before + ",
+                     split.geometry.right, " after each shard by collective-permute; gathering ",
+                     "the dimension would receive ", gather, ")");
+    } else {
+      hlo::StrAppend(&line, "each device slices its window from the operand whole along it (",
+                     split_alike ? hlo::StrCat("halos of ", halo, " are not fewer than the ",
+                                               gather, " a gather receives")
+                                 : std::string("the operand is not split alike"),
+                     ")");
+    }
+    ctx.log().lines.push_back(std::move(line));
+  }
+}
+
+absl::StatusOr<HloInstruction*> BuildWindowInput(PartitionContext& ctx,
+                                                 const HloInstruction* operand,
+                                                 const HloSharding& operand_sharding,
+                                                 const HloSharding& result,
+                                                 const std::vector<WindowSplit>& splits,
+                                                 HloInstruction* pad, bool zero_pad) {
+  ASSIGN_OR_RETURN(HloInstruction * value, ctx.GetInSharding(operand, operand_sharding));
+  for (const WindowSplit& split : splits) {
+    if (split.halo) {
+      ASSIGN_OR_RETURN(value,
+                       ExchangeHalo(ctx, value, operand_sharding, split.wd,
+                                            split.geometry, pad, zero_pad));
+    } else {
+      ASSIGN_OR_RETURN(value, SliceWindow(ctx, value, result, split.output_dim, split.wd,
+                                          split.geometry, pad));
+    }
+  }
+  return value;
+}
+
+hlo::Window WithoutPadding(hlo::Window window, const std::vector<WindowSplit>& splits) {
+  for (const WindowSplit& split : splits) {
+    window.dimensions[split.window_index].padding_low = 0;
+    window.dimensions[split.window_index].padding_high = 0;
+  }
+  return window;
+}
+
+}  // namespace spmd

@@ -1,0 +1,114 @@
+// Windowed ops (convolution, reduce-window) on a dimension split across devices.
+//
+// With the output split into t blocks of Os = ceil(M/t) along a window dimension, device i
+// computes outputs [i*Os, (i+1)*Os) and reads input positions [lo_i, lo_i + needed) with
+// lo_i = i*Os*stride - padding_low and needed = (Os-1)*stride + (size-1)*dilation + 1. Each
+// device builds exactly that window input — positions outside [0, N) hold the op's padding
+// value — and runs the op locally with no padding on that dimension. Two ways to build it:
+//
+//  * ExchangeHalo: the input is split like the output (shards of Is = ceil(N/t)); a device
+//    adds the `left` elements before its shard and the `right` elements after it from its
+//    neighbours along the dimension by collective-permute (several hops when a halo is longer
+//    than a shard), then dynamic-slices its window out of [left halo | shard | right halo].
+//  * SliceWindow: the input is whole along the dimension; each device pads it and
+//    dynamic-slices its own window (no communication).
+//
+// Example: f32[16] split 4 ways, window 3, stride 1, padding 1/1 (Os = Is = 4): device i needs
+// positions [4i-1, 4i+3), so left = right = 1: one element from each neighbour, 2 elements
+// received per device where gathering the dimension would receive 12.
+#ifndef SPMD_PARTITIONER_HALO_EXCHANGE_H_
+#define SPMD_PARTITIONER_HALO_EXCHANGE_H_
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "hlo/ir/hlo_attributes.h"
+#include "hlo/ir/hlo_instruction.h"
+#include "hlo/sharding/hlo_sharding.h"
+#include "spmd/partitioner/partition_context.h"
+
+namespace spmd {
+
+// One window dimension of a windowed op split `tiles` ways.
+struct WindowedDim {
+  int64_t dim = 0;          // The operand dimension the window slides along.
+  int64_t tiles = 1;        // How many blocks the output (and a split input) has.
+  int64_t input_size = 0;   // N, the operand's size along `dim`.
+  int64_t output_size = 0;  // M, the op's result size along the matching dimension.
+  hlo::WindowDimension window;
+};
+
+// Where each block's window input lies along one dimension.
+struct HaloGeometry {
+  int64_t shard = 0;      // Is = ceil(N/tiles): an input shard.
+  int64_t out_shard = 0;  // Os = ceil(M/tiles): an output block.
+  int64_t needed = 0;     // The window input length of one output block.
+  int64_t left = 0;       // Elements before its shard the neediest block reads.
+  int64_t right = 0;      // Elements after its shard the neediest block reads.
+  std::vector<int64_t> starts;  // lo_i per block: its first input position (may be < 0).
+};
+
+// Whether `window` may be split into blocks here: no base (lhs) dilation.
+bool SplittableWindow(const hlo::WindowDimension& window);
+
+// The geometry of `wd` (see the file comment).
+HaloGeometry ComputeHaloGeometry(const WindowedDim& wd);
+
+// Elements along the dimension a device receives by halo exchange, and by gathering the
+// dimension instead ((tiles-1) shards).
+int64_t HaloElements(const HaloGeometry& g);
+int64_t GatherElements(const HaloGeometry& g, int64_t tiles);
+
+// `value` is the per-device shard of an operand tiled by `sharding`, with `wd.tiles` blocks
+// along wd.dim. Returns each device's window input (g.needed elements along wd.dim from
+// g.starts[block]); positions outside [0, N) hold the scalar `pad` (`zero_pad`: `pad` is
+// zero, so the zeros a device without a neighbour receives need no mask on even shards).
+absl::StatusOr<hlo::HloInstruction*> ExchangeHalo(PartitionContext& ctx,
+                                                  hlo::HloInstruction* value,
+                                                  const hlo::HloSharding& sharding,
+                                                  const WindowedDim& wd, const HaloGeometry& g,
+                                                  hlo::HloInstruction* pad, bool zero_pad);
+
+// The same window input from a `value` that holds all N elements along wd.dim; `blocks`
+// (tiled, wd.tiles blocks along `blocks_dim`) says which block each device computes.
+absl::StatusOr<hlo::HloInstruction*> SliceWindow(PartitionContext& ctx, hlo::HloInstruction* value,
+                                                 const hlo::HloSharding& blocks,
+                                                 int64_t blocks_dim, const WindowedDim& wd,
+                                                 const HaloGeometry& g, hlo::HloInstruction* pad);
+
+// One split window dimension of a windowed op and how its window input is built.
+struct WindowSplit {
+  WindowedDim wd;
+  int64_t output_dim = 0;    // The result dimension split into the blocks.
+  int64_t window_index = 0;  // Index into the op's window.dimensions.
+  bool halo = false;         // ExchangeHalo (operand split alike) or SliceWindow (whole).
+  HaloGeometry geometry;
+};
+
+// Fills geometry and chooses, per split: halo exchange when the operand is already split
+// wd.tiles ways along wd.dim (`operand_current`, its sharding now) and the halos are fewer
+// elements than the rest of the dimension; else the operand is taken whole along the
+// dimension (free when it is whole already) and each device slices its window. Appends one
+// --explain line per split to the log.
+void ChooseWindowInputs(std::string_view op_name, const hlo::HloSharding& operand_current,
+                        std::vector<WindowSplit>& splits, PartitionContext& ctx);
+
+// The local window input of `operand`: fetched in `operand_sharding` (split like the result
+// along halo splits, whole along slice splits), then each split applied; positions outside
+// the operand hold the scalar `pad`. `result` is the op's (local) result sharding.
+absl::StatusOr<hlo::HloInstruction*> BuildWindowInput(PartitionContext& ctx,
+                                                      const hlo::HloInstruction* operand,
+                                                      const hlo::HloSharding& operand_sharding,
+                                                      const hlo::HloSharding& result,
+                                                      const std::vector<WindowSplit>& splits,
+                                                      hlo::HloInstruction* pad, bool zero_pad);
+
+// The window with padding removed along every split dimension, as the local op runs on
+// prepared window inputs.
+hlo::Window WithoutPadding(hlo::Window window, const std::vector<WindowSplit>& splits);
+
+}  // namespace spmd
+
+#endif  // SPMD_PARTITIONER_HALO_EXCHANGE_H_

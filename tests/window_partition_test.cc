@@ -1,0 +1,187 @@
+// Windowed ops on split window dimensions (spmd/partitioner/halo_exchange.h): convolution and
+// reduce-window compute one block of output positions per device from halos exchanged with
+// neighbours (collective-permute) or windows sliced from a whole operand; checked for the
+// collectives chosen and numerically against the unpartitioned module.
+#include <string>
+
+#include "gtest/gtest.h"
+#include "hlo/ir/hlo_opcode.h"
+#include "tests/partition_test_util.h"
+
+namespace {
+
+using hlo::HloOpcode;
+using testing_util::Counts;
+using testing_util::ExpectVerifies;
+using testing_util::Partition;
+using testing_util::Partitioned;
+
+// A 1-D convolution f32[4,N,3] x f32[K,3,4] with `window`, input and result split `t` ways
+// along the spatial dimension (input replicated when `input_replicated`).
+std::string Conv1D(int t, int n, int m, int k, const std::string& window,
+                   bool input_replicated = false) {
+  const std::string tiled = "{devices=[1," + std::to_string(t) + ",1]<=[" + std::to_string(t) + "]}";
+  return "HloModule conv, num_partitions=" + std::to_string(t) + "\nENTRY main {\n" +
+         "  x = f32[4," + std::to_string(n) + ",3] parameter(0), sharding=" +
+         (input_replicated ? std::string("{replicated}") : tiled) + "\n" +
+         "  k = f32[" + std::to_string(k) + ",3,4] parameter(1), sharding={replicated}\n" +
+         "  ROOT c = f32[4," + std::to_string(m) + ",4] convolution(x, k), window={" + window +
+         "}, dim_labels=b0f_0io->b0f, sharding=" + tiled + "\n}\n";
+}
+
+int Collectives(const hlo::HloModule& module) {
+  auto counts = Counts(module);
+  return counts[HloOpcode::kAllGather] + counts[HloOpcode::kAllToAll] +
+         counts[HloOpcode::kAllReduce] + counts[HloOpcode::kCollectivePermute];
+}
+
+TEST(WindowPartitionTest, ConvolutionExchangesOneElementWithEachNeighbour) {
+  Partitioned p = Partition(Conv1D(4, 16, 16, 3, "size=3 pad=1_1"));
+  ASSERT_NE(p.spmd, nullptr);
+  auto counts = Counts(*p.spmd);
+  EXPECT_EQ(counts[HloOpcode::kCollectivePermute], 2) << p.spmd->ToString();
+  EXPECT_EQ(Collectives(*p.spmd), 2) << p.spmd->ToString();
+  const std::string text = p.spmd->ToString();
+  EXPECT_NE(text.find("f32[4,1,3] collective-permute"), std::string::npos) << text;
+  EXPECT_NE(text.find("f32[4,6,3] concatenate("), std::string::npos) << text;
+  EXPECT_NE(text.find("f32[4,4,4] convolution("), std::string::npos) << text;
+  EXPECT_NE(p.explain.find("halo exchange (1 before + 1 after"), std::string::npos) << p.explain;
+  ExpectVerifies(p, 4);
+}
+
+TEST(WindowPartitionTest, StridedDilatedAndUnevenConvolutionsVerify) {
+  for (const auto& [n, m, k, window] :
+       std::vector<std::tuple<int, int, int, std::string>>{
+           {16, 8, 3, "size=3 stride=2 pad=1_1"},
+           {16, 16, 3, "size=3 pad=2_2 rhs_dilate=2"},
+           {15, 15, 3, "size=3 pad=1_1"},
+           {15, 13, 3, "size=3"},
+           {17, 5, 4, "size=4 stride=3 pad=-1_2"}}) {
+    SCOPED_TRACE(window + " on " + std::to_string(n));
+    Partitioned p = Partition(Conv1D(4, n, m, k, window));
+    ASSERT_NE(p.spmd, nullptr);
+    auto counts = Counts(*p.spmd);
+    EXPECT_EQ(counts[HloOpcode::kAllGather], 0) << p.spmd->ToString();
+    EXPECT_GT(counts[HloOpcode::kCollectivePermute], 0) << p.spmd->ToString();
+    ExpectVerifies(p, 4);
+  }
+}
+
+TEST(WindowPartitionTest, HaloLongerThanAShardTakesTwoHops) {
+  // Window 11: 5 elements each side, shards of 4: one whole neighbour shard and one element
+  // of the next.
+  Partitioned p = Partition(Conv1D(4, 16, 16, 11, "size=11 pad=5_5"));
+  ASSERT_NE(p.spmd, nullptr);
+  auto counts = Counts(*p.spmd);
+  EXPECT_EQ(counts[HloOpcode::kCollectivePermute], 4) << p.spmd->ToString();
+  EXPECT_EQ(counts[HloOpcode::kAllGather], 0) << p.spmd->ToString();
+  ExpectVerifies(p, 4);
+}
+
+TEST(WindowPartitionTest, ReplicatedInputIsSlicedWithoutCommunication) {
+  Partitioned p = Partition(Conv1D(4, 16, 16, 3, "size=3 pad=1_1", /*input_replicated=*/true));
+  ASSERT_NE(p.spmd, nullptr);
+  EXPECT_EQ(Collectives(*p.spmd), 0) << p.spmd->ToString();
+  // Each device convolves only its block: a quarter of the output positions.
+  const std::string text = p.spmd->ToString();
+  EXPECT_NE(text.find("f32[4,6,3] dynamic-slice("), std::string::npos) << text;
+  EXPECT_NE(text.find("f32[4,4,4] convolution("), std::string::npos) << text;
+  ExpectVerifies(p, 4);
+}
+
+TEST(WindowPartitionTest, HalosAsLargeAsTheDimensionGatherInstead) {
+  // Window 7 on shards of 2: halos of 3 + 3 are as many elements as gathering (6).
+  Partitioned p = Partition(Conv1D(4, 8, 8, 7, "size=7 pad=3_3"));
+  ASSERT_NE(p.spmd, nullptr);
+  auto counts = Counts(*p.spmd);
+  EXPECT_EQ(counts[HloOpcode::kCollectivePermute], 0) << p.spmd->ToString();
+  EXPECT_NE(p.explain.find("are not fewer than the 6 a gather receives"), std::string::npos)
+      << p.explain;
+  ExpectVerifies(p, 4);
+}
+
+TEST(WindowPartitionTest, Convolution2DOverTwoSplitSpatialDims) {
+  Partitioned p = Partition(R"(
+HloModule conv, num_partitions=8
+ENTRY main {
+  x = f32[4,16,12,3] parameter(0), sharding={devices=[2,2,2,1]<=[8]}
+  k = f32[3,3,3,6] parameter(1), sharding={replicated}
+  ROOT c = f32[4,16,12,6] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f,
+    sharding={devices=[2,2,2,1]<=[8]}
+})");
+  ASSERT_NE(p.spmd, nullptr);
+  auto counts = Counts(*p.spmd);
+  EXPECT_EQ(counts[HloOpcode::kCollectivePermute], 4) << p.spmd->ToString();
+  EXPECT_EQ(counts[HloOpcode::kAllGather], 0) << p.spmd->ToString();
+  ExpectVerifies(p, 8);
+}
+
+// Padding positions must hold the reducer's identity (-inf for max), not the zeros a device at
+// the edge receives from its missing neighbour.
+TEST(WindowPartitionTest, ReduceWindowPadsWithTheIdentity) {
+  Partitioned p = Partition(R"(
+HloModule rw, num_partitions=4
+max {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(a, b)
+}
+ENTRY main {
+  x = f32[17] parameter(0), sharding={devices=[4]<=[4]}
+  init = f32[] constant(-inf)
+  ROOT r = f32[9] reduce-window(x, init), window={size=5 stride=2 pad=2_2}, to_apply=max,
+    sharding={devices=[4]<=[4]}
+})");
+  ASSERT_NE(p.spmd, nullptr);
+  auto counts = Counts(*p.spmd);
+  EXPECT_EQ(counts[HloOpcode::kAllGather], 0) << p.spmd->ToString();
+  EXPECT_GT(counts[HloOpcode::kCollectivePermute], 0) << p.spmd->ToString();
+  EXPECT_EQ(counts[HloOpcode::kSelect], 1) << p.spmd->ToString();
+  ExpectVerifies(p, 4);
+}
+
+// The op's padding adds nothing to a window, so a random (non-identity) init value counts once
+// per output: filling the padding with the init value would be wrong.
+TEST(WindowPartitionTest, ReduceWindowWithNonIdentityInitCountsItOnce) {
+  Partitioned p = Partition(R"(
+HloModule rw, num_partitions=2
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY main {
+  x = f32[13,17] parameter(0), sharding={devices=[2,1]<=[2]}
+  init = f32[] parameter(1), sharding={replicated}
+  ROOT r = f32[7,17] reduce-window(x, init), window={size=3x2 stride=2x1 pad=1_1x0_1},
+    to_apply=add, sharding={devices=[2,1]<=[2]}
+})");
+  ASSERT_NE(p.spmd, nullptr);
+  EXPECT_EQ(Counts(*p.spmd)[HloOpcode::kAllGather], 0) << p.spmd->ToString();
+  ExpectVerifies(p, 2);
+}
+
+TEST(WindowPartitionTest, ReduceWindowKeepsTrivialWindowDimsAndSplitsOthers) {
+  Partitioned p = Partition(R"(
+HloModule rw, num_partitions=8
+max {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(a, b)
+}
+ENTRY main {
+  x = f32[6,16,12] parameter(0), sharding={devices=[2,2,2]<=[8]}
+  init = f32[] constant(-inf)
+  ROOT r = f32[6,8,12] reduce-window(x, init), window={size=1x3x3 stride=1x2x1 pad=0_0x1_1x1_1},
+    to_apply=max, sharding={devices=[2,2,2]<=[8]}
+})");
+  ASSERT_NE(p.spmd, nullptr);
+  auto counts = Counts(*p.spmd);
+  EXPECT_EQ(counts[HloOpcode::kAllGather] + counts[HloOpcode::kAllReduce], 0)
+      << p.spmd->ToString();
+  EXPECT_NE(p.spmd->ToString().find("f32[3,4,6] reduce-window"), std::string::npos)
+      << p.spmd->ToString();
+  ExpectVerifies(p, 8);
+}
+
+}  // namespace
