@@ -184,4 +184,65 @@ ENTRY main {
   ExpectVerifies(p, 8);
 }
 
+// Slice and pad are windows of size 1: shard boundaries move by the slice's start or the
+// pad's low edge, and each device fetches only the rows that cross them.
+TEST(WindowPartitionTest, SliceOnASplitDimFetchesOnlyTheShiftedRows) {
+  Partitioned p = Partition(R"(
+HloModule slice, num_partitions=4
+ENTRY main {
+  x = f32[16,6] parameter(0), sharding={devices=[4,1]<=[4]}
+  ROOT s = f32[10,6] slice(x), slice={[3:13], [0:6]}, sharding={devices=[4,1]<=[4]}
+})");
+  ASSERT_NE(p.spmd, nullptr);
+  auto counts = Counts(*p.spmd);
+  EXPECT_EQ(counts[HloOpcode::kAllGather], 0) << p.spmd->ToString();
+  EXPECT_EQ(counts[HloOpcode::kCollectivePermute], 1) << p.spmd->ToString();
+  EXPECT_NE(p.spmd->ToString().find("f32[2,6] collective-permute"), std::string::npos)
+      << p.spmd->ToString();
+  ExpectVerifies(p, 4);
+}
+
+TEST(WindowPartitionTest, StridedSlicesAndEdgePadsVerify) {
+  for (const std::string& body : {
+           std::string("x = f32[17,6] parameter(0), sharding={devices=[4,1]<=[4]}\n"
+                       "ROOT s = f32[5,6] slice(x), slice={[2:17:3], [0:6]}, "
+                       "sharding={devices=[4,1]<=[4]}"),
+           std::string("x = f32[16,12] parameter(0), sharding={devices=[4,2]<=[8]}\n"
+                       "ROOT s = f32[13,5] slice(x), slice={[1:14], [2:12:2]}, "
+                       "sharding={devices=[4,2]<=[8]}"),
+           std::string("x = f32[14,6] parameter(0), sharding={devices=[4,1]<=[4]}\n"
+                       "c = f32[] constant(7)\n"
+                       "ROOT p = f32[17,6] pad(x, c), padding=2_1x0_0, "
+                       "sharding={devices=[4,1]<=[4]}"),
+           std::string("x = f32[16,6] parameter(0), sharding={devices=[4,1]<=[4]}\n"
+                       "c = f32[] constant(7)\n"
+                       "ROOT p = f32[15,6] pad(x, c), padding=-3_2x0_0, "
+                       "sharding={devices=[4,1]<=[4]}"),
+           std::string("x = f32[13,6] parameter(0), sharding={devices=[4,2]<=[8]}\n"
+                       "c = f32[] parameter(1), sharding={replicated}\n"
+                       "ROOT p = f32[16,9] pad(x, c), padding=1_2x2_1, "
+                       "sharding={devices=[4,2]<=[8]}")}) {
+    SCOPED_TRACE(body);
+    const int devices = body.find("<=[8]") != std::string::npos ? 8 : 4;
+    Partitioned p = Partition("HloModule m, num_partitions=" + std::to_string(devices) +
+                              "\nENTRY main {\n" + body + "\n}\n");
+    ASSERT_NE(p.spmd, nullptr);
+    EXPECT_GT(Counts(*p.spmd)[HloOpcode::kCollectivePermute], 0) << p.spmd->ToString();
+    ExpectVerifies(p, devices);
+  }
+}
+
+TEST(WindowPartitionTest, InteriorPaddingKeepsTheDimWhole) {
+  Partitioned p = Partition(R"(
+HloModule pad, num_partitions=4
+ENTRY main {
+  x = f32[8,6] parameter(0), sharding={devices=[4,1]<=[4]}
+  c = f32[] constant(7)
+  ROOT p = f32[17,6] pad(x, c), padding=1_1_1x0_0, sharding={devices=[4,1]<=[4]}
+})");
+  ASSERT_NE(p.spmd, nullptr);
+  EXPECT_EQ(Counts(*p.spmd)[HloOpcode::kAllGather], 1) << p.spmd->ToString();
+  ExpectVerifies(p, 4);
+}
+
 }  // namespace

@@ -1,7 +1,8 @@
 // Data-movement ops (sort: sort_handler.cc). Broadcast and transpose map the result's tiling onto the operand
 // (OperandShardingFromResult) and run locally. Reshape keeps the tiling when dimensions split
-// or merge compatibly, else goes through replicated. Slice, pad, concatenate, reverse,
-// dynamic-slice and dynamic-update-slice need the dimensions they move data along unsplit:
+// or merge compatibly, else goes through replicated. Concatenate, reverse, dynamic-slice and
+// dynamic-update-slice need the dimensions they move data along unsplit (slice and pad split
+// them: window_handlers.cc):
 // those dimensions are replicated (other dimensions keep their tiling) and the op runs locally;
 // consumers reshard from there. Constants and iotas are built locally.
 //
@@ -91,22 +92,6 @@ std::vector<int64_t> MovingDims(const HloInstruction& original) {
   const hlo::InstructionAttributes& a = original.attrs();
   std::vector<int64_t> dims;
   switch (original.opcode()) {
-    case HloOpcode::kSlice:
-      for (int64_t d = 0; d < shape.rank(); ++d) {
-        const hlo::SliceDimension& s = a.slice_dimensions[d];
-        if (s.start != 0 || s.stride != 1 || s.limit != original.operand(0)->shape().dimensions(d)) {
-          dims.push_back(d);
-        }
-      }
-      break;
-    case HloOpcode::kPad:
-      for (int64_t d = 0; d < shape.rank(); ++d) {
-        const hlo::PaddingDimension& p = a.padding_config->dimensions[d];
-        if (p.edge_padding_low != 0 || p.edge_padding_high != 0 || p.interior_padding != 0) {
-          dims.push_back(d);
-        }
-      }
-      break;
     case HloOpcode::kDynamicSlice:
       for (int64_t d = 0; d < shape.rank(); ++d) {
         if (shape.dimensions(d) != original.operand(0)->shape().dimensions(d)) dims.push_back(d);
@@ -144,14 +129,6 @@ absl::Status HandleAlongUnsplitDims(const HloInstruction& original, const HloSha
   HloInstruction* result = CloneWithOperands(original, local, operands, ctx);
   if (original.opcode() == HloOpcode::kDynamicSlice) {
     result->mutable_attrs()->dynamic_slice_sizes = local.dimensions();
-  }
-  if (original.opcode() == HloOpcode::kSlice) {
-    // Split dimensions are taken whole on each device.
-    for (int64_t d = 0; d < local.rank(); ++d) {
-      if (local_sharding.IsTiled() && local_sharding.tile_assignment().dim(d) > 1) {
-        result->mutable_attrs()->slice_dimensions[d] = {0, local.dimensions(d), 1};
-      }
-    }
   }
   ctx.Set(&original, {result, local_sharding, original.shape()});
   return absl::OkStatus();
@@ -206,8 +183,8 @@ void RegisterDataMovementHandlers(HandlerTable& table) {
   table[HloOpcode::kReshape] = &HandleReshape;
   table[HloOpcode::kConstant] = &HandleConstant;
   table[HloOpcode::kIota] = &HandleIota;
-  for (HloOpcode opcode : {HloOpcode::kSlice, HloOpcode::kPad, HloOpcode::kConcatenate,
-                           HloOpcode::kReverse, HloOpcode::kDynamicSlice,
+  // Slice and pad: window_handlers.cc.
+  for (HloOpcode opcode : {HloOpcode::kConcatenate, HloOpcode::kReverse, HloOpcode::kDynamicSlice,
                            HloOpcode::kDynamicUpdateSlice}) {
     table[opcode] = &HandleAlongUnsplitDims;
   }

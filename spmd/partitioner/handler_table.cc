@@ -20,7 +20,7 @@ PartitionHandler FindPartitionHandler(hlo::HloOpcode opcode) {
     RegisterStructuralHandlers(*t);
     RegisterSortHandler(*t);
     RegisterConvolutionHandler(*t);
-    RegisterReduceWindowHandler(*t);
+    RegisterWindowHandlers(*t);
     RegisterGatherScatterHandlers(*t);
     return t;
   }();

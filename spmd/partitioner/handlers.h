@@ -24,7 +24,7 @@ void RegisterDotHandlers(HandlerTable& table);
 void RegisterStructuralHandlers(HandlerTable& table);
 void RegisterSortHandler(HandlerTable& table);
 void RegisterConvolutionHandler(HandlerTable& table);
-void RegisterReduceWindowHandler(HandlerTable& table);
+void RegisterWindowHandlers(HandlerTable& table);
 void RegisterGatherScatterHandlers(HandlerTable& table);
 
 // The handler for `opcode`; the replicated fallback (HandleReplicated) when no family claims it.

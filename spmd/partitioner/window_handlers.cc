@@ -1,0 +1,211 @@
+// Ops that read a window of their operand along split dimensions: reduce-window, slice and
+// (edge) pad. Each device computes a block of the result from its window input
+// (halo_exchange.h). A slice is a window of size 1 with the slice's stride and padding -start,
+// an edge pad one of size 1 with padding `low` (the pad value filling positions outside the
+// operand); the local op then runs with those dimensions neutralised. Interior padding keeps
+// its dimension whole.
+//
+// Reduce-window: partitioned along every dimension of the result.
+//
+// A dimension whose window is trivial (size 1, stride 1, no padding or dilation) maps onto the
+// operand's dimension and runs locally. A dimension with a real window gives each device a
+// block of output positions computed from its window input (halo_exchange.h): the operand split
+// alike plus halos from its neighbours, or a window sliced from the operand whole along it.
+// The op's padding adds nothing to a window (the init value counts once per output), so the
+// positions outside the operand are filled with the reducer's identity (0 for add, -inf for
+// max, ...) and the local reduce-window runs without padding there. Without a known identity
+// (another reducer, or a type without one), and with base dilation, those dimensions stay
+// whole.
+// On 2 devices:
+//
+//   %r = f32[16] reduce-window(f32[16] %x, f32[] %init), window={size=3 pad=1_1}, to_apply=%max,
+//        sharding={devices=[2]<=[2]}
+//   with %x in {devices=[2]<=[2]} -> each device adds the neighbouring element to its f32[8]
+//   shard (collective-permute), the outer ends become -inf:
+//   %r.spmd = f32[8] reduce-window(f32[10] ..., %init), window={size=3}
+#include <optional>
+
+#include "hlo/sharding/sharding_transforms.h"
+#include "hlo/status_macros.h"
+#include "spmd/partitioner/combiners.h"
+#include "spmd/partitioner/halo_exchange.h"
+#include "spmd/partitioner/handlers.h"
+#include "spmd/partitioner/partition_context.h"
+
+namespace spmd {
+namespace {
+
+using hlo::HloInstruction;
+using hlo::HloSharding;
+using hlo::Shape;
+
+bool TrivialWindow(const hlo::WindowDimension& w) {
+  return w.size == 1 && w.stride == 1 && w.padding_low == 0 && w.padding_high == 0 &&
+         w.window_dilation == 1 && w.base_dilation == 1;
+}
+
+absl::Status HandleReduceWindow(const HloInstruction& original, const HloSharding& sharding,
+                                PartitionContext& ctx) {
+  const bool plain = original.shape().IsArray() && original.operand_count() == 2 &&
+                     sharding.IsTiled() && sharding.subgroup_types().empty() &&
+                     original.attrs().window.has_value() &&
+                     static_cast<int64_t>(original.attrs().window->dimensions.size()) ==
+                         original.shape().rank();
+  if (!plain) return HandleReplicated(original, sharding, ctx);
+  const hlo::Window& window = *original.attrs().window;
+  const int64_t rank = original.shape().rank();
+  const std::optional<hlo::HloOpcode> op = SimpleCombinerOp(*original.to_apply());
+  std::optional<hlo::Literal> identity =
+      op.has_value() ? CombinerIdentity(*op, original.shape().element_type()) : std::nullopt;
+  std::vector<int64_t> whole;
+  std::vector<WindowSplit> splits;
+  for (int64_t d = 0; d < rank; ++d) {
+    const int64_t tiles = sharding.tile_assignment().dim(d);
+    const hlo::WindowDimension& w = window.dimensions[d];
+    if (tiles == 1 || TrivialWindow(w)) continue;
+    if (!identity.has_value() || !SplittableWindow(w)) {
+      whole.push_back(d);
+      continue;
+    }
+    WindowSplit split;
+    split.wd = {d, tiles, original.operand(0)->shape().dimensions(d),
+                original.shape().dimensions(d), w};
+    split.output_dim = d;
+    split.window_index = d;
+    splits.push_back(split);
+  }
+  ASSIGN_OR_RETURN(HloSharding local, hlo::PartiallyReplicate(sharding, whole));
+  if (local.IsReplicated()) return HandleReplicated(original, sharding, ctx);
+  ASSIGN_OR_RETURN(const PartitionedValue* operand_now, ctx.Get(original.operand(0)));
+  ChooseWindowInputs(original.name(), operand_now->sharding, splits, ctx);
+  std::vector<int64_t> operand_map(rank);
+  for (int64_t d = 0; d < rank; ++d) operand_map[d] = d;
+  for (const WindowSplit& split : splits) {
+    if (!split.halo) operand_map[split.wd.dim] = -1;
+  }
+  ASSIGN_OR_RETURN(HloSharding operand_sharding,
+                   OperandShardingFromResult(local, rank, operand_map));
+  ASSIGN_OR_RETURN(HloInstruction * init, GetReplicated(original.operand(1), ctx));
+  HloInstruction* fill = nullptr;
+  if (!splits.empty()) {
+    fill = ctx.Add(hlo::HloOpcode::kConstant, init->shape(), {});
+    fill->mutable_attrs()->literal = *std::move(identity);
+  }
+  ASSIGN_OR_RETURN(HloInstruction * operand, BuildWindowInput(ctx, original.operand(0),
+                                                              operand_sharding, local, splits,
+                                                              fill, /*zero_pad=*/false));
+  ASSIGN_OR_RETURN(Shape local_shape, LocalShape(local, original.shape()));
+  HloInstruction* result = CloneWithOperands(original, local_shape, {operand, init}, ctx);
+  result->mutable_attrs()->window = WithoutPadding(window, splits);
+  ctx.Set(&original, {result, local, original.shape()});
+  return absl::OkStatus();
+}
+
+// The window of a slice or edge pad along `d` as a WindowedDim, or nullopt when `d` moves no
+// data or cannot be split (interior padding).
+std::optional<WindowedDim> SlicePadWindow(const HloInstruction& original, int64_t d,
+                                          int64_t tiles) {
+  WindowedDim wd;
+  wd.dim = d;
+  wd.tiles = tiles;
+  wd.input_size = original.operand(0)->shape().dimensions(d);
+  wd.output_size = original.shape().dimensions(d);
+  if (original.opcode() == hlo::HloOpcode::kSlice) {
+    const hlo::SliceDimension& slice = original.attrs().slice_dimensions[d];
+    if (slice.start == 0 && slice.stride == 1 && slice.limit == wd.input_size) return std::nullopt;
+    wd.window.stride = slice.stride;
+    wd.window.padding_low = -slice.start;
+    return wd;
+  }
+  const hlo::PaddingDimension& pad = original.attrs().padding_config->dimensions[d];
+  if (pad.interior_padding != 0) return std::nullopt;
+  if (pad.edge_padding_low == 0 && pad.edge_padding_high == 0) return std::nullopt;
+  wd.window.padding_low = pad.edge_padding_low;
+  return wd;
+}
+
+bool MovesData(const HloInstruction& original, int64_t d) {
+  if (original.opcode() == hlo::HloOpcode::kSlice) {
+    const hlo::SliceDimension& slice = original.attrs().slice_dimensions[d];
+    return slice.start != 0 || slice.stride != 1 ||
+           slice.limit != original.operand(0)->shape().dimensions(d);
+  }
+  const hlo::PaddingDimension& pad = original.attrs().padding_config->dimensions[d];
+  return pad.edge_padding_low != 0 || pad.edge_padding_high != 0 || pad.interior_padding != 0;
+}
+
+absl::Status HandleSliceOrPad(const HloInstruction& original, const HloSharding& sharding,
+                              PartitionContext& ctx) {
+  const bool is_slice = original.opcode() == hlo::HloOpcode::kSlice;
+  const bool plain = original.shape().IsArray() && original.shape().rank() > 0 &&
+                     sharding.IsTiled() && sharding.subgroup_types().empty() &&
+                     (is_slice || original.attrs().padding_config.has_value());
+  if (!plain) return HandleReplicated(original, sharding, ctx);
+  const int64_t rank = original.shape().rank();
+  std::vector<int64_t> whole;
+  std::vector<WindowSplit> splits;
+  for (int64_t d = 0; d < rank; ++d) {
+    const int64_t tiles = sharding.tile_assignment().dim(d);
+    if (tiles == 1 || !MovesData(original, d)) continue;
+    std::optional<WindowedDim> wd = SlicePadWindow(original, d, tiles);
+    if (!wd.has_value()) {
+      whole.push_back(d);
+      continue;
+    }
+    WindowSplit split;
+    split.wd = *wd;
+    split.output_dim = d;
+    split.window_index = d;
+    splits.push_back(split);
+  }
+  ASSIGN_OR_RETURN(HloSharding local, hlo::PartiallyReplicate(sharding, whole));
+  if (local.IsReplicated()) return HandleReplicated(original, sharding, ctx);
+  ASSIGN_OR_RETURN(const PartitionedValue* operand_now, ctx.Get(original.operand(0)));
+  ChooseWindowInputs(original.name(), operand_now->sharding, splits, ctx);
+  std::vector<int64_t> operand_map(rank);
+  for (int64_t d = 0; d < rank; ++d) operand_map[d] = d;
+  for (const WindowSplit& split : splits) {
+    if (!split.halo) operand_map[split.wd.dim] = -1;
+  }
+  ASSIGN_OR_RETURN(HloSharding operand_sharding,
+                   OperandShardingFromResult(local, rank, operand_map));
+  std::vector<HloInstruction*> operands;
+  HloInstruction* fill = nullptr;
+  if (is_slice) {
+    // A slice's valid blocks read only inside the operand; nothing is ever filled.
+    fill = ctx.ScalarConstant(original.shape().element_type(), 0);
+  } else {
+    ASSIGN_OR_RETURN(fill, GetReplicated(original.operand(1), ctx));
+  }
+  ASSIGN_OR_RETURN(HloInstruction * operand, BuildWindowInput(ctx, original.operand(0),
+                                                              operand_sharding, local, splits,
+                                                              fill, /*zero_pad=*/false));
+  operands.push_back(operand);
+  if (!is_slice) operands.push_back(fill);
+  ASSIGN_OR_RETURN(Shape local_shape, LocalShape(local, original.shape()));
+  HloInstruction* result = CloneWithOperands(original, local_shape, operands, ctx);
+  hlo::InstructionAttributes& attrs = *result->mutable_attrs();
+  for (int64_t d = 0; d < rank; ++d) {
+    if (local.tile_assignment().dim(d) == 1) continue;
+    // Split dims: the window input holds exactly this device's block (strided for a slice).
+    if (is_slice) {
+      attrs.slice_dimensions[d] = {0, operand->shape().dimensions(d),
+                                   original.attrs().slice_dimensions[d].stride};
+      if (!MovesData(original, d)) attrs.slice_dimensions[d].stride = 1;
+    } else {
+      attrs.padding_config->dimensions[d] = {0, 0, 0};
+    }
+  }
+  ctx.Set(&original, {result, local, original.shape()});
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+void RegisterWindowHandlers(HandlerTable& table) {
+  table[hlo::HloOpcode::kReduceWindow] = &HandleReduceWindow;
+  table[hlo::HloOpcode::kSlice] = &HandleSliceOrPad;
+  table[hlo::HloOpcode::kPad] = &HandleSliceOrPad;
+}
+
+}  // namespace spmd
