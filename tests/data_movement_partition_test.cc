@@ -129,4 +129,45 @@ ENTRY main {
   ExpectVerifies(p, 4);
 }
 
+// Dynamic-update-slice along a split dimension: the small update is taken whole and each
+// device writes the part that falls into its shard; the big operand is never gathered. Start
+// indices below 0, past the end, and straddling shard boundaries (clamped as the op does).
+TEST(DynamicUpdateSlicePartitionTest, SplitDimensionWritesEachShardsPart) {
+  for (const std::string& start : {"0", "5", "13", "-3", "100"}) {
+    SCOPED_TRACE("start " + start);
+    Partitioned p = Partition(R"(
+HloModule dus, num_partitions=4
+ENTRY main {
+  x = f32[16,8] parameter(0), sharding={devices=[4,1]<=[4]}
+  u = f32[3,5] parameter(1), sharding={replicated}
+  i = s32[] constant()" + start + R"()
+  j = s32[] constant(2)
+  ROOT r = f32[16,8] dynamic-update-slice(x, u, i, j), sharding={devices=[4,1]<=[4]}
+})");
+    ASSERT_NE(p.spmd, nullptr);
+    auto counts = Counts(*p.spmd);
+    EXPECT_EQ(counts[HloOpcode::kAllGather] + counts[HloOpcode::kAllReduce] +
+                  counts[HloOpcode::kCollectivePermute] + counts[HloOpcode::kAllToAll],
+              0)
+        << p.spmd->ToString();
+    EXPECT_NE(p.spmd->ToString().find("f32[4,8] dynamic-update-slice"), std::string::npos)
+        << p.spmd->ToString();
+    ExpectVerifies(p, 4);
+  }
+}
+
+TEST(DynamicUpdateSlicePartitionTest, RuntimeStartOnUnevenTwoDimensionalTiling) {
+  Partitioned p = Partition(R"(
+HloModule dus, num_partitions=8
+ENTRY main {
+  x = f32[15,9] parameter(0), sharding={devices=[4,2]<=[8]}
+  u = f32[6,4] parameter(1), sharding={devices=[2,2,2]<=[8] last_tile_dim_replicate}
+  i = s64[] parameter(2), sharding={replicated}
+  j = s64[] constant(4)
+  ROOT r = f32[15,9] dynamic-update-slice(x, u, i, j), sharding={devices=[4,2]<=[8]}
+})");
+  ASSERT_NE(p.spmd, nullptr);
+  ExpectVerifies(p, 8);
+}
+
 }  // namespace

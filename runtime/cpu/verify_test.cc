@@ -117,6 +117,29 @@ TEST(VerifyTest, ToleranceByType) {
   EXPECT_EQ(CompareArrays(ints, other, DefaultTolerance(PrimitiveType::kS64)).mismatches, 1);
 }
 
+// The real-float fast path reads f32, f64 and bf16 buffers directly; every real type must
+// still see NaN, infinities and out-of-tolerance values.
+TEST(VerifyTest, RealTypesCompareNanInfinityAndTolerance) {
+  for (PrimitiveType type : {PrimitiveType::kF32, PrimitiveType::kF64, PrimitiveType::kBF16,
+                             PrimitiveType::kF16}) {
+    SCOPED_TRACE(hlo::PrimitiveTypeName(type));
+    Literal expected(Shape::Array(type, {4}));
+    expected.SetDouble(0, 1.5);
+    expected.SetDouble(1, -2.0);
+    expected.SetDouble(2, INFINITY);
+    expected.SetDouble(3, NAN);
+    Literal actual = expected;
+    EXPECT_TRUE(CompareArrays(expected, actual, DefaultTolerance(type)).ok());
+    actual.SetDouble(2, -INFINITY);
+    actual.SetDouble(3, 0.0);
+    actual.SetDouble(1, -2.5);
+    ArrayComparison c = CompareArrays(expected, actual, DefaultTolerance(type));
+    EXPECT_EQ(c.mismatches, 3);
+    EXPECT_EQ(FormatIndex(c.first_mismatch), "[1]");
+    EXPECT_NEAR(c.max_rel_error, 0.25, 1e-9);
+  }
+}
+
 TEST(VerifyTest, RandomArgumentsAreSeededAndInRange) {
   const Shape shape = Shape::Array(PrimitiveType::kF32, {64});
   const Literal a = RandomLiteral(shape, 3, 0);

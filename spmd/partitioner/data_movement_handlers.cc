@@ -1,8 +1,8 @@
 // Data-movement ops (sort: sort_handler.cc). Broadcast and transpose map the result's tiling onto the operand
 // (OperandShardingFromResult) and run locally. Reshape keeps the tiling when dimensions split
-// or merge compatibly, else goes through replicated. Concatenate, reverse, dynamic-slice and
-// dynamic-update-slice need the dimensions they move data along unsplit (slice and pad split
-// them: window_handlers.cc):
+// or merge compatibly, else goes through replicated. Concatenate, reverse and dynamic-slice
+// need the dimensions they move data along unsplit (slice and pad split them:
+// window_handlers.cc; dynamic-update-slice: dynamic_update_slice_handler.cc):
 // those dimensions are replicated (other dimensions keep their tiling) and the op runs locally;
 // consumers reshard from there. Constants and iotas are built locally.
 //
@@ -97,11 +97,6 @@ std::vector<int64_t> MovingDims(const HloInstruction& original) {
         if (shape.dimensions(d) != original.operand(0)->shape().dimensions(d)) dims.push_back(d);
       }
       break;
-    case HloOpcode::kDynamicUpdateSlice:
-      for (int64_t d = 0; d < shape.rank(); ++d) {
-        if (original.operand(1)->shape().dimensions(d) != shape.dimensions(d)) dims.push_back(d);
-      }
-      break;
     default:  // concatenate, reverse: their `dimensions`.
       dims = a.dimensions;
   }
@@ -183,9 +178,8 @@ void RegisterDataMovementHandlers(HandlerTable& table) {
   table[HloOpcode::kReshape] = &HandleReshape;
   table[HloOpcode::kConstant] = &HandleConstant;
   table[HloOpcode::kIota] = &HandleIota;
-  // Slice and pad: window_handlers.cc.
-  for (HloOpcode opcode : {HloOpcode::kConcatenate, HloOpcode::kReverse, HloOpcode::kDynamicSlice,
-                           HloOpcode::kDynamicUpdateSlice}) {
+  // Slice and pad: window_handlers.cc; dynamic-update-slice: dynamic_update_slice_handler.cc.
+  for (HloOpcode opcode : {HloOpcode::kConcatenate, HloOpcode::kReverse, HloOpcode::kDynamicSlice}) {
     table[opcode] = &HandleAlongUnsplitDims;
   }
 }

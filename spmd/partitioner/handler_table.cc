@@ -21,6 +21,7 @@ PartitionHandler FindPartitionHandler(hlo::HloOpcode opcode) {
     RegisterSortHandler(*t);
     RegisterConvolutionHandler(*t);
     RegisterWindowHandlers(*t);
+    RegisterDynamicUpdateSliceHandler(*t);
     RegisterGatherScatterHandlers(*t);
     return t;
   }();

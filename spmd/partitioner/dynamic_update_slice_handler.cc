@@ -1,0 +1,181 @@
+// Dynamic-update-slice on split dimensions: the operand keeps the result's tiling; the update
+// is taken whole along the split dimensions it moves along (it is usually much smaller than the
+// operand), and each device writes the part of it that falls into its own shard.
+//
+// Along a split dimension d with start s (clamped to [0, N-U] as the op does), the device whose
+// shard starts at o needs update[p - s] at its local position p - o. Padding the update by one
+// shard (Is) on both sides and dynamic-slicing it at o - s + Is gives exactly that alignment
+// whenever the shard overlaps [s, s+U); where it does not, the slice start is clamped, but the
+// mask (s <= p < s+U) keeps the operand's own values there (selected within the region the
+// local dynamic-update-slice writes, so no temporary is as large as the operand). Unsplit
+// dimensions are updated by the local dynamic-update-slice itself. On 4 devices:
+//
+//   %r = f32[16,8] dynamic-update-slice(f32[16,8] %x, f32[3,8] %u, %i, %j),
+//        sharding={devices=[4,1]<=[4]}
+//   -> %u whole along dim 0; aligned = dynamic-slice(pad(%u, 4_4), o - s + 4) (f32[4,5]);
+//      kept = dynamic-slice(%x.shard, 0, %j) (f32[4,5]);
+//      %r.spmd = dynamic-update-slice(%x.shard, select(s <= o + iota < s + 3, aligned, kept),
+//      0, %j)
+#include "hlo/sharding/shard_geometry.h"
+#include "hlo/status_macros.h"
+#include "spmd/partitioner/handlers.h"
+#include "spmd/partitioner/partition_context.h"
+
+namespace spmd {
+namespace {
+
+using hlo::HloInstruction;
+using hlo::HloOpcode;
+using hlo::HloSharding;
+using hlo::PrimitiveType;
+using hlo::Shape;
+
+// The s32 start index along `d`, clamped to [0, N - U].
+HloInstruction* ClampedStart(PartitionContext& ctx, HloInstruction* index, int64_t max_start) {
+  const Shape s32 = Shape::Array(PrimitiveType::kS32, {});
+  HloInstruction* start = index->shape().element_type() == PrimitiveType::kS32
+                              ? index
+                              : ctx.Add(HloOpcode::kConvert, s32, {index});
+  return ctx.Add(HloOpcode::kClamp, s32,
+                 {ctx.ScalarConstant(PrimitiveType::kS32, 0), start,
+                  ctx.ScalarConstant(PrimitiveType::kS32, static_cast<double>(max_start))});
+}
+
+// Each device's shard offset along `d` under `sharding` for an array of `shape`.
+absl::StatusOr<std::vector<int64_t>> ShardOffsets(const HloSharding& sharding, const Shape& shape,
+                                                  int64_t d, int64_t devices) {
+  std::vector<int64_t> offsets(devices, 0);
+  for (int64_t device = 0; device < devices; ++device) {
+    absl::StatusOr<hlo::ShardRegion> region = hlo::ShardRegionForDevice(sharding, shape, device);
+    if (region.ok()) offsets[device] = region->offsets[d];
+  }
+  return offsets;
+}
+
+// The part of `update` (whole along d) that lands on each device's shard along d, padded to
+// the shard size `shard`: dynamic-slice(pad(update, shard_shard), offset - start + shard).
+HloInstruction* AlignToShard(PartitionContext& ctx, HloInstruction* update, int64_t d,
+                             int64_t shard, HloInstruction* offset, HloInstruction* start) {
+  const PrimitiveType type = update->shape().element_type();
+  const Shape s32 = Shape::Array(PrimitiveType::kS32, {});
+  std::vector<int64_t> padded_dims = update->shape().dimensions();
+  padded_dims[d] += 2 * shard;
+  hlo::PaddingConfig config;
+  config.dimensions.resize(padded_dims.size());
+  config.dimensions[d] = {shard, shard, 0};
+  HloInstruction* padded = ctx.Add(HloOpcode::kPad, Shape::Array(type, padded_dims),
+                                   {update, ctx.ScalarConstant(type, 0)});
+  padded->mutable_attrs()->padding_config = std::move(config);
+  HloInstruction* at = ctx.Add(
+      HloOpcode::kAdd, s32,
+      {ctx.Add(HloOpcode::kSubtract, s32, {offset, start}),
+       ctx.ScalarConstant(PrimitiveType::kS32, static_cast<double>(shard))});
+  std::vector<int64_t> dims = update->shape().dimensions();
+  dims[d] = shard;
+  std::vector<HloInstruction*> operands = {padded};
+  for (int64_t k = 0; k < static_cast<int64_t>(dims.size()); ++k) {
+    operands.push_back(k == d ? at : ctx.ScalarConstant(PrimitiveType::kS32, 0));
+  }
+  HloInstruction* slice = ctx.Add(HloOpcode::kDynamicSlice, Shape::Array(type, dims), operands);
+  slice->mutable_attrs()->dynamic_slice_sizes = dims;
+  return slice;
+}
+
+// pred[dims of `like`]: start <= offset + iota(d) < start + size, computed along d and
+// broadcast.
+HloInstruction* InUpdate(PartitionContext& ctx, const Shape& like, int64_t d,
+                         HloInstruction* offset, HloInstruction* start, int64_t size) {
+  const int64_t n = like.dimensions(d);
+  const Shape index_shape = Shape::Array(PrimitiveType::kS32, {n});
+  const Shape pred_shape = Shape::Array(PrimitiveType::kPred, {n});
+  HloInstruction* iota = ctx.Add(HloOpcode::kIota, index_shape, {});
+  iota->mutable_attrs()->iota_dimension = 0;
+  HloInstruction* relative = ctx.Add(
+      HloOpcode::kSubtract, index_shape,
+      {ctx.Add(HloOpcode::kAdd, index_shape,
+               {iota, ctx.Add(HloOpcode::kBroadcast, index_shape, {offset})}),
+       ctx.Add(HloOpcode::kBroadcast, index_shape, {start})});
+  auto compare = [&](hlo::ComparisonDirection direction, int64_t bound) {
+    HloInstruction* c = ctx.Add(HloOpcode::kCompare, pred_shape,
+                                {relative, ctx.Add(HloOpcode::kBroadcast, index_shape,
+                                                   {ctx.ScalarConstant(PrimitiveType::kS32,
+                                                                       static_cast<double>(bound))})});
+    c->mutable_attrs()->comparison_direction = direction;
+    return c;
+  };
+  HloInstruction* in = ctx.Add(HloOpcode::kAnd, pred_shape,
+                               {compare(hlo::ComparisonDirection::kGe, 0),
+                                compare(hlo::ComparisonDirection::kLt, size)});
+  HloInstruction* wide =
+      ctx.Add(HloOpcode::kBroadcast, Shape::Array(PrimitiveType::kPred, like.dimensions()), {in});
+  wide->mutable_attrs()->dimensions = {d};
+  return wide;
+}
+
+absl::Status HandleDynamicUpdateSlice(const HloInstruction& original, const HloSharding& sharding,
+                                      PartitionContext& ctx) {
+  const Shape& shape = original.shape();
+  const bool plain = shape.IsArray() && shape.rank() > 0 && sharding.IsTiled() &&
+                     sharding.subgroup_types().empty() &&
+                     original.operand_count() == 2 + shape.rank();
+  if (!plain) return HandleReplicated(original, sharding, ctx);
+  const Shape& update_shape = original.operand(1)->shape();
+  std::vector<int64_t> moving_split;  // Split dims the update does not cover whole.
+  std::vector<int64_t> update_map(shape.rank());
+  for (int64_t d = 0; d < shape.rank(); ++d) {
+    update_map[d] = d;
+    if (sharding.tile_assignment().dim(d) > 1 && update_shape.dimensions(d) != shape.dimensions(d)) {
+      moving_split.push_back(d);
+      update_map[d] = -1;
+    }
+  }
+  ASSIGN_OR_RETURN(HloSharding update_sharding,
+                   OperandShardingFromResult(sharding, shape.rank(), update_map));
+  ASSIGN_OR_RETURN(HloInstruction * operand, ctx.GetInSharding(original.operand(0), sharding));
+  ASSIGN_OR_RETURN(HloInstruction * update, ctx.GetInSharding(original.operand(1), update_sharding));
+  std::vector<HloInstruction*> indices;
+  for (int64_t d = 0; d < shape.rank(); ++d) {
+    ASSIGN_OR_RETURN(HloInstruction * index,
+                     ctx.GetInSharding(original.operand(2 + d), HloSharding::Replicate()));
+    indices.push_back(index);
+  }
+  ASSIGN_OR_RETURN(Shape local, LocalShape(sharding, shape));
+  std::vector<HloInstruction*> offsets(shape.rank(), nullptr), starts(shape.rank(), nullptr);
+  for (int64_t d : moving_split) {
+    const int64_t size = update_shape.dimensions(d);
+    starts[d] = ClampedStart(ctx, indices[d], shape.dimensions(d) - size);
+    ASSIGN_OR_RETURN(std::vector<int64_t> table,
+                     ShardOffsets(sharding, shape, d, ctx.num_devices()));
+    offsets[d] = ctx.PerDeviceScalar(table);
+    update = AlignToShard(ctx, update, d, local.dimensions(d), offsets[d], starts[d]);
+    indices[d] = ctx.ScalarConstant(indices[d]->shape().element_type(), 0);
+  }
+  if (!moving_split.empty()) {
+    // Outside [s, s+U) along a split dim the device keeps its operand: select within the
+    // region the local dynamic-update-slice writes.
+    std::vector<HloInstruction*> region_operands = {operand};
+    region_operands.insert(region_operands.end(), indices.begin(), indices.end());
+    HloInstruction* region = ctx.Add(HloOpcode::kDynamicSlice, update->shape(), region_operands);
+    region->mutable_attrs()->dynamic_slice_sizes = update->shape().dimensions();
+    HloInstruction* mask = nullptr;
+    for (int64_t d : moving_split) {
+      HloInstruction* in = InUpdate(ctx, update->shape(), d, offsets[d], starts[d],
+                                    update_shape.dimensions(d));
+      mask = mask == nullptr ? in : ctx.Add(HloOpcode::kAnd, in->shape(), {mask, in});
+    }
+    update = ctx.Add(HloOpcode::kSelect, update->shape(), {mask, update, region});
+  }
+  std::vector<HloInstruction*> operands = {operand, update};
+  operands.insert(operands.end(), indices.begin(), indices.end());
+  HloInstruction* result = CloneWithOperands(original, local, operands, ctx);
+  ctx.Set(&original, {result, sharding, shape});
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+void RegisterDynamicUpdateSliceHandler(HandlerTable& table) {
+  table[HloOpcode::kDynamicUpdateSlice] = &HandleDynamicUpdateSlice;
+}
+
+}  // namespace spmd
