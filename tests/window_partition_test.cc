@@ -116,6 +116,28 @@ ENTRY main {
   ExpectVerifies(p, 8);
 }
 
+// One spatial dim by halo exchange, the other by local window slices (the input is split only
+// along the first): halos must be exchanged before the other dim is cut to each device's
+// window, since neighbours along one dim compute different blocks along the other. Found by
+// random_partition_test (seed 65).
+TEST(WindowPartitionTest, HaloAlongOneDimAndSliceAlongAnother) {
+  Partitioned p = Partition(R"(
+HloModule conv, num_partitions=8
+ENTRY main {
+  x = f32[10,2,6,7] parameter(0), sharding={devices=[1,1,2,1,4]<=[4,2]T(1,0) last_tile_dim_replicate}
+  k = f32[8,2,3,3] parameter(1)
+  ROOT c = f32[5,7,3,8] convolution(x, k), window={size=3x3 stride=3x1 pad=2_-1x0_1},
+    dim_labels=0f1b_oi01->1b0f, sharding={devices=[2,2,2,1]7,0,3,4,1,6,2,5}
+})");
+  ASSERT_NE(p.spmd, nullptr);
+  EXPECT_NE(p.explain.find("window dimension 2 split 2 ways: halo exchange"), std::string::npos)
+      << p.explain;
+  EXPECT_NE(p.explain.find("window dimension 0 split 2 ways: each device slices"),
+            std::string::npos)
+      << p.explain;
+  ExpectVerifies(p, 8);
+}
+
 // Padding positions must hold the reducer's identity (-inf for max), not the zeros a device at
 // the edge receives from its missing neighbour.
 TEST(WindowPartitionTest, ReduceWindowPadsWithTheIdentity) {

@@ -277,15 +277,17 @@ absl::StatusOr<HloInstruction*> BuildWindowInput(PartitionContext& ctx,
                                                  const std::vector<WindowSplit>& splits,
                                                  HloInstruction* pad, bool zero_pad) {
   ASSIGN_OR_RETURN(HloInstruction * value, ctx.GetInSharding(operand, operand_sharding));
+  // Halos first: a neighbour along one dimension holds another block along the others, so
+  // what it sends must not have been cut to its own window there yet.
   for (const WindowSplit& split : splits) {
-    if (split.halo) {
-      ASSIGN_OR_RETURN(value,
-                       ExchangeHalo(ctx, value, operand_sharding, split.wd,
-                                            split.geometry, pad, zero_pad));
-    } else {
-      ASSIGN_OR_RETURN(value, SliceWindow(ctx, value, result, split.output_dim, split.wd,
-                                          split.geometry, pad));
-    }
+    if (!split.halo) continue;
+    ASSIGN_OR_RETURN(value, ExchangeHalo(ctx, value, operand_sharding, split.wd, split.geometry,
+                                         pad, zero_pad));
+  }
+  for (const WindowSplit& split : splits) {
+    if (split.halo) continue;
+    ASSIGN_OR_RETURN(value, SliceWindow(ctx, value, result, split.output_dim, split.wd,
+                                        split.geometry, pad));
   }
   return value;
 }
