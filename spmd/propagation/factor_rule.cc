@@ -132,6 +132,69 @@ std::optional<FactorRule> Dot(const HloInstruction& instr) {
   return std::move(b).Build();
 }
 
+// convolution(input, kernel): batch and each spatial dim pass from the input to the result
+// (a split spatial dim is computed by halo exchange, spatial/halo_exchange.h; base dilation
+// keeps it whole), output features from the kernel to the result, input features contract.
+// With feature_group_count G > 1 the output features also pass to the input features (a tile
+// of whole groups sees only its own groups' inputs); with batch_group_count > 1 batch and
+// features stay whole. Kernel spatial dims stay whole.
+std::optional<FactorRule> Convolution(const HloInstruction& instr) {
+  if (!AllArrays(instr) || instr.operand_count() != 2 ||
+      !instr.attrs().convolution_dimension_numbers.has_value()) {
+    return std::nullopt;
+  }
+  const hlo::ConvolutionDimensionNumbers& dn = *instr.attrs().convolution_dimension_numbers;
+  const size_t spatial = dn.output_spatial_dimensions.size();
+  if (dn.input_spatial_dimensions.size() != spatial ||
+      dn.kernel_spatial_dimensions.size() != spatial) {
+    return std::nullopt;
+  }
+  const bool batch_grouped = instr.attrs().batch_group_count != 1;
+  const bool feature_grouped = instr.attrs().feature_group_count != 1;
+  FactorRuleBuilder b("convolution", 2);
+  b.Add(batch_grouped ? Kind::kNeedReplication : Kind::kPassThrough,
+        {dn.input_batch_dimension, -1, dn.output_batch_dimension});
+  if (batch_grouped) {
+    b.Add(Kind::kNeedReplication, {dn.input_feature_dimension, dn.kernel_input_feature_dimension,
+                                   -1});
+    b.Add(Kind::kNeedReplication, {-1, dn.kernel_output_feature_dimension,
+                                   dn.output_feature_dimension});
+  } else if (feature_grouped) {
+    b.Add(Kind::kPassThrough, {dn.input_feature_dimension, dn.kernel_output_feature_dimension,
+                               dn.output_feature_dimension});
+    b.Add(Kind::kNeedReplication, {-1, dn.kernel_input_feature_dimension, -1});
+  } else {
+    b.Add(Kind::kPassThrough, {-1, dn.kernel_output_feature_dimension,
+                               dn.output_feature_dimension});
+    b.Add(Kind::kContracting, {dn.input_feature_dimension, dn.kernel_input_feature_dimension,
+                               -1});
+  }
+  for (size_t k = 0; k < spatial; ++k) {
+    const bool splittable = instr.attrs().window.has_value() &&
+                            k < instr.attrs().window->dimensions.size() &&
+                            instr.attrs().window->dimensions[k].base_dilation == 1;
+    b.Add(splittable ? Kind::kPassThrough : Kind::kNeedReplication,
+          {dn.input_spatial_dimensions[k], -1, dn.output_spatial_dimensions[k]});
+    b.Add(Kind::kNeedReplication, {-1, dn.kernel_spatial_dimensions[k], -1});
+  }
+  return std::move(b).Build();
+}
+
+// reduce-window(x, init): every dim passes between x and the result (split window dims are
+// computed by halo exchange); base dilation keeps a dim whole.
+std::optional<FactorRule> ReduceWindow(const HloInstruction& instr) {
+  if (!AllArrays(instr) || instr.operand_count() != 2 || !instr.attrs().window.has_value() ||
+      static_cast<int64_t>(instr.attrs().window->dimensions.size()) != instr.shape().rank()) {
+    return std::nullopt;
+  }
+  FactorRuleBuilder b("reduce-window", 2);
+  for (int64_t d = 0; d < instr.shape().rank(); ++d) {
+    const bool splittable = instr.attrs().window->dimensions[d].base_dilation == 1;
+    b.Add(splittable ? Kind::kPassThrough : Kind::kNeedReplication, {d, -1, d});
+  }
+  return std::move(b).Build();
+}
+
 // Operand 0 and the result share every dim; `whole[d]` dims must stay unsplit; other operands
 // (scalars, indices, pad values, updates) share nothing unless `update_operand` >= 0, which
 // shares the unsplit dims too (dynamic-update-slice's update).
@@ -243,6 +306,8 @@ const RuleTableArray& RuleTable() {
     set(HloOpcode::kReshape, &Reshape);
     set(HloOpcode::kReduce, &Reduce);
     set(HloOpcode::kDot, &Dot);
+    set(HloOpcode::kConvolution, &Convolution);
+    set(HloOpcode::kReduceWindow, &ReduceWindow);
     set(HloOpcode::kSlice, &Slice);
     set(HloOpcode::kPad, &Pad);
     set(HloOpcode::kDynamicSlice, &Slice);

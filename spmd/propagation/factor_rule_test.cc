@@ -43,6 +43,52 @@ class RuleTest : public ::testing::Test {
   std::unique_ptr<hlo::HloModule> module_;
 };
 
+TEST_F(RuleTest, ConvolutionPassesBatchSpatialAndOutputFeatures) {
+  const HloInstruction* conv = Root(R"(HloModule m
+ENTRY e {
+  x = f32[8,16,16,3] parameter(0)
+  k = f32[3,3,3,32] parameter(1)
+  ROOT c = f32[8,16,16,32] convolution(x, k), window={size=3x3 pad=1_1x1_1},
+    dim_labels=b01f_01io->b01f
+})");
+  // Batch and spatial tiles of the input reach the result; input features contract.
+  EXPECT_EQ(Project(*conv, 0, 2, "{devices=[2,2,1,1]<=[4]}"), "{devices=[2,2,1,1]<=[4]}");
+  EXPECT_EQ(Project(*conv, 0, 2, "{devices=[1,1,1,2]<=[2]}"), "{replicated}");
+  EXPECT_EQ(Project(*conv, 0, 1, "{devices=[1,1,1,2]<=[2]}"), "{devices=[1,1,2,1]<=[2]}");
+  // Output features come from the kernel's; the kernel's spatial dims stay whole.
+  EXPECT_EQ(Project(*conv, 2, 1, "{devices=[1,1,1,2]<=[2]}"), "{devices=[1,1,1,2]<=[2]}");
+  EXPECT_EQ(Project(*conv, 1, 2, "{devices=[2,1,1,1]<=[2]}"), "{replicated}");
+}
+
+TEST_F(RuleTest, DepthwiseConvolutionSplitsFeaturesOnBothSides) {
+  const HloInstruction* conv = Root(R"(HloModule m
+ENTRY e {
+  x = f32[2,8,10] parameter(0)
+  k = f32[8,1,3] parameter(1)
+  ROOT c = f32[2,8,8] convolution(x, k), window={size=3}, dim_labels=bf0_oi0->bf0,
+    feature_group_count=8
+})");
+  EXPECT_EQ(Project(*conv, 0, 2, "{devices=[1,4,1]<=[4]}"), "{devices=[1,4,1]<=[4]}");
+  EXPECT_EQ(Project(*conv, 2, 0, "{devices=[1,4,1]<=[4]}"), "{devices=[1,4,1]<=[4]}");
+}
+
+TEST_F(RuleTest, ReduceWindowPassesEveryDimExceptBaseDilated) {
+  const HloInstruction* rw = Root(R"(HloModule m
+max {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(a, b)
+}
+ENTRY e {
+  x = f32[16,8] parameter(0)
+  i = f32[] constant(0)
+  ROOT r = f32[8,15] reduce-window(x, i), window={size=3x1 stride=2x1 pad=1_0x0_0 lhs_dilate=1x2},
+    to_apply=max
+})");
+  EXPECT_EQ(Project(*rw, 0, 2, "{devices=[2,1]<=[2]}"), "{devices=[2,1]<=[2]}");
+  EXPECT_EQ(Project(*rw, 0, 2, "{devices=[1,2]<=[2]}"), "{replicated}");
+}
+
 TEST_F(RuleTest, DotMapsBatchFreeAndContractingFactorsBothWays) {
   const HloInstruction* dot = Root(R"(HloModule m
 ENTRY e {

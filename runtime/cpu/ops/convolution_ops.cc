@@ -217,18 +217,35 @@ int64_t OutputOffset(const ConvPlan& plan, const std::vector<int64_t>& index) {
   return offset;
 }
 
+// Buffers reused by every group of one convolution (a depthwise convolution has one group per
+// feature: allocating and zeroing them per group cost more than the arithmetic).
+template <typename C>
+struct ConvScratch {
+  std::vector<C> kernel, im2col, product;
+  std::vector<int64_t> offsets;  // Output offset of each row in the block.
+};
+
 // Convolves group `g` into `out` (dense, the result's layout, compute type C).
 template <typename C>
-void ConvolveGroup(const ConvPlan& plan, const C* lhs, const C* rhs, int64_t g, C* out) {
-  std::vector<C> kernel;
+void ConvolveGroup(const ConvPlan& plan, const C* lhs, const C* rhs, int64_t g, C* out,
+                   ConvScratch<C>& scratch) {
+  std::vector<C>& kernel = scratch.kernel;
   BuildKernelMatrix(plan, rhs, g, kernel);
   const int64_t cols = plan.columns(), out_features = plan.out_features;
   const int64_t feature_stride = plan.out_strides[plan.dn.output_feature_dimension];
-  const int64_t block = std::max<int64_t>(1, kIm2ColBlockElements / std::max<int64_t>(cols, 1));
-  std::vector<C> im2col(block * cols), product(block * out_features);
-  std::vector<int64_t> offsets;  // Output offset of each row in the block.
   std::vector<int64_t> bounds = {plan.out_batch};
   bounds.insert(bounds.end(), plan.out_sizes.begin(), plan.out_sizes.end());
+  const int64_t rows_total = ElementCount(bounds);
+  const int64_t block = std::max<int64_t>(
+      1, std::min(rows_total, kIm2ColBlockElements / std::max<int64_t>(cols, 1)));
+  std::vector<C>& im2col = scratch.im2col;
+  std::vector<C>& product = scratch.product;
+  std::vector<int64_t>& offsets = scratch.offsets;
+  if (static_cast<int64_t>(im2col.size()) < block * cols) im2col.resize(block * cols);
+  if (static_cast<int64_t>(product.size()) < block * out_features) {
+    product.resize(block * out_features);
+  }
+  offsets.clear();
   auto flush = [&]() {
     const int64_t rows = static_cast<int64_t>(offsets.size());
     Gemm<C>(im2col.data(), false, kernel.data(), false, product.data(), rows, cols, out_features);
@@ -268,7 +285,8 @@ absl::Status RunConvolution(const ConvPlan& plan, const Literal& lhs, const Lite
   const bool in_place = out.shape().element_type() == compute;
   if (!in_place) out_storage.assign(out.element_count(), C(0));
   C* c = in_place ? MutableData<C>(out) : out_storage.data();
-  for (int64_t g = 0; g < plan.groups; ++g) ConvolveGroup<C>(plan, a, b, g, c);
+  ConvScratch<C> scratch;
+  for (int64_t g = 0; g < plan.groups; ++g) ConvolveGroup<C>(plan, a, b, g, c, scratch);
   if (!in_place) RETURN_IF_ERROR(StoreResult<C>(c, out));
   return absl::OkStatus();
 }
