@@ -3,6 +3,8 @@
 // neighbours (collective-permute) or windows sliced from a whole operand; checked for the
 // collectives chosen and numerically against the unpartitioned module.
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "hlo/ir/hlo_opcode.h"
@@ -265,6 +267,68 @@ ENTRY main {
   ASSERT_NE(p.spmd, nullptr);
   EXPECT_EQ(Counts(*p.spmd)[HloOpcode::kAllGather], 1) << p.spmd->ToString();
   ExpectVerifies(p, 4);
+}
+
+// Concatenate along a split dim: each operand is a window placed at its offset; no operand is
+// gathered whole.
+TEST(WindowPartitionTest, ConcatenateOnASplitDimPlacesEachOperandsRows) {
+  for (const std::string& body : {
+           std::string("a = f32[5,6] parameter(0), sharding={devices=[4,1]<=[4]}\n"
+                       "b = f32[3,6] parameter(1), sharding={replicated}\n"
+                       "c = f32[7,6] parameter(2), sharding={devices=[4,1]<=[4]}\n"
+                       "ROOT r = f32[15,6] concatenate(a, b, c), dimensions={0}, "
+                       "sharding={devices=[4,1]<=[4]}"),
+           std::string("a = f32[8,6] parameter(0), sharding={devices=[4,1]<=[4]}\n"
+                       "b = f32[8,6] parameter(1), sharding={devices=[4,1]<=[4]}\n"
+                       "ROOT r = f32[16,6] concatenate(a, b), dimensions={0}, "
+                       "sharding={devices=[4,1]<=[4]}"),
+           std::string("a = f32[6,10] parameter(0), sharding={devices=[2,4]<=[8]}\n"
+                       "b = f32[6,3] parameter(1), sharding={devices=[2,4]<=[8]}\n"
+                       "ROOT r = f32[6,13] concatenate(a, b), dimensions={1}, "
+                       "sharding={devices=[2,4]<=[8]}")}) {
+    SCOPED_TRACE(body);
+    const int devices = body.find("<=[8]") != std::string::npos ? 8 : 4;
+    Partitioned p = Partition("HloModule m, num_partitions=" + std::to_string(devices) +
+                              "\nENTRY main {\n" + body + "\n}\n");
+    ASSERT_NE(p.spmd, nullptr);
+    auto counts = Counts(*p.spmd);
+    EXPECT_EQ(counts[HloOpcode::kAllGather] + counts[HloOpcode::kAllReduce], 0)
+        << p.spmd->ToString();
+    EXPECT_GT(counts[HloOpcode::kCollectivePermute], 0) << p.spmd->ToString();
+    ExpectVerifies(p, devices);
+  }
+}
+
+// Reverse along a split dim: shards are reversed locally and swapped with the mirrored block
+// (one collective-permute); uneven shards then need one more to realign.
+TEST(WindowPartitionTest, ReverseSwapsMirroredShards) {
+  struct Case {
+    std::string body;
+    int devices;
+    int permutes;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"a = f32[16,6] parameter(0), sharding={devices=[4,1]<=[4]}\n"
+            "ROOT r = f32[16,6] reverse(a), dimensions={0}, sharding={devices=[4,1]<=[4]}",
+            4, 1},
+           {"a = f32[13,6] parameter(0), sharding={devices=[4,1]<=[4]}\n"
+            "ROOT r = f32[13,6] reverse(a), dimensions={0}, sharding={devices=[4,1]<=[4]}",
+            4, 2},
+           {"a = f32[10,6] parameter(0), sharding={devices=[4,1]3,1,0,2}\n"
+            "ROOT r = f32[10,6] reverse(a), dimensions={0}, sharding={devices=[4,1]3,1,0,2}",
+            4, 2},
+           {"a = f32[9,7] parameter(0), sharding={devices=[2,4]<=[8]}\n"
+            "ROOT r = f32[9,7] reverse(a), dimensions={0,1}, sharding={devices=[2,4]<=[8]}",
+            8, 4}}) {
+    SCOPED_TRACE(c.body);
+    Partitioned p = Partition("HloModule m, num_partitions=" + std::to_string(c.devices) +
+                              "\nENTRY main {\n" + c.body + "\n}\n");
+    ASSERT_NE(p.spmd, nullptr);
+    auto counts = Counts(*p.spmd);
+    EXPECT_EQ(counts[HloOpcode::kAllGather], 0) << p.spmd->ToString();
+    EXPECT_EQ(counts[HloOpcode::kCollectivePermute], c.permutes) << p.spmd->ToString();
+    ExpectVerifies(p, c.devices);
+  }
 }
 
 }  // namespace

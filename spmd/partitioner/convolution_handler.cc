@@ -120,7 +120,7 @@ absl::Status HandleConvolution(const HloInstruction& original, const HloSharding
       ctx.ScalarConstant(original.operand(0)->shape().element_type(), 0);
   ASSIGN_OR_RETURN(HloInstruction * input, BuildWindowInput(ctx, original.operand(0),
                                                             input_sharding, local, splits, zero,
-                                                            /*zero_pad=*/true));
+                                                            Outside::kZeroPad));
   ASSIGN_OR_RETURN(HloInstruction * kernel,
                    ctx.GetInSharding(original.operand(1), kernel_sharding));
   ASSIGN_OR_RETURN(Shape local_shape, LocalShape(local, original.shape()));

@@ -1,7 +1,7 @@
 // Data-movement ops (sort: sort_handler.cc). Broadcast and transpose map the result's tiling onto the operand
 // (OperandShardingFromResult) and run locally. Reshape keeps the tiling when dimensions split
-// or merge compatibly, else goes through replicated. Concatenate, reverse and dynamic-slice
-// need the dimensions they move data along unsplit (slice and pad split them:
+// or merge compatibly, else goes through replicated. Dynamic-slice needs the dimensions it
+// moves data along unsplit (slice, pad, concatenate and reverse split them:
 // window_handlers.cc; dynamic-update-slice: dynamic_update_slice_handler.cc):
 // those dimensions are replicated (other dimensions keep their tiling) and the op runs locally;
 // consumers reshard from there. Constants and iotas are built locally.
@@ -86,26 +86,20 @@ absl::Status HandleReshape(const HloInstruction& original, const HloSharding& sh
   return absl::OkStatus();
 }
 
-// The dimensions along which `original` moves data (they must not be split).
+// The dimensions along which a dynamic-slice moves data (they must not be split).
 std::vector<int64_t> MovingDims(const HloInstruction& original) {
   const Shape& shape = original.shape();
-  const hlo::InstructionAttributes& a = original.attrs();
   std::vector<int64_t> dims;
-  switch (original.opcode()) {
-    case HloOpcode::kDynamicSlice:
-      for (int64_t d = 0; d < shape.rank(); ++d) {
-        if (shape.dimensions(d) != original.operand(0)->shape().dimensions(d)) dims.push_back(d);
-      }
-      break;
-    default:  // concatenate, reverse: their `dimensions`.
-      dims = a.dimensions;
+  for (int64_t d = 0; d < shape.rank(); ++d) {
+    if (shape.dimensions(d) != original.operand(0)->shape().dimensions(d)) dims.push_back(d);
   }
   return dims;
 }
 
-// Operands with the result's rank take `local_sharding`; index scalars stay replicated.
-absl::Status HandleAlongUnsplitDims(const HloInstruction& original, const HloSharding& sharding,
-                                    PartitionContext& ctx) {
+// Dynamic-slice: the operand takes `local_sharding` (the result's, with the sliced dims whole);
+// index scalars stay replicated.
+absl::Status HandleDynamicSlice(const HloInstruction& original, const HloSharding& sharding,
+                                PartitionContext& ctx) {
   if (!IsTiledArray(original, sharding)) return HandleReplicated(original, sharding, ctx);
   ASSIGN_OR_RETURN(HloSharding local_sharding,
                    hlo::PartiallyReplicate(sharding, MovingDims(original)));
@@ -114,7 +108,7 @@ absl::Status HandleAlongUnsplitDims(const HloInstruction& original, const HloSha
     const bool same_rank = operand->shape().IsArray() &&
                            operand->shape().rank() == original.shape().rank() &&
                            operand->shape().rank() > 0;
-    // A scalar pad value or index operand is replicated.
+    // Index operands are scalars: replicated.
     ASSIGN_OR_RETURN(HloInstruction * value,
                      ctx.GetInSharding(operand, same_rank ? local_sharding
                                                           : HloSharding::Replicate()));
@@ -122,9 +116,7 @@ absl::Status HandleAlongUnsplitDims(const HloInstruction& original, const HloSha
   }
   ASSIGN_OR_RETURN(Shape local, LocalShape(local_sharding, original.shape()));
   HloInstruction* result = CloneWithOperands(original, local, operands, ctx);
-  if (original.opcode() == HloOpcode::kDynamicSlice) {
-    result->mutable_attrs()->dynamic_slice_sizes = local.dimensions();
-  }
+  result->mutable_attrs()->dynamic_slice_sizes = local.dimensions();
   ctx.Set(&original, {result, local_sharding, original.shape()});
   return absl::OkStatus();
 }
@@ -178,10 +170,9 @@ void RegisterDataMovementHandlers(HandlerTable& table) {
   table[HloOpcode::kReshape] = &HandleReshape;
   table[HloOpcode::kConstant] = &HandleConstant;
   table[HloOpcode::kIota] = &HandleIota;
-  // Slice and pad: window_handlers.cc; dynamic-update-slice: dynamic_update_slice_handler.cc.
-  for (HloOpcode opcode : {HloOpcode::kConcatenate, HloOpcode::kReverse, HloOpcode::kDynamicSlice}) {
-    table[opcode] = &HandleAlongUnsplitDims;
-  }
+  // Slice, pad, concatenate, reverse: window_handlers.cc; dynamic-update-slice:
+  // dynamic_update_slice_handler.cc.
+  table[HloOpcode::kDynamicSlice] = &HandleDynamicSlice;
 }
 
 }  // namespace spmd

@@ -81,37 +81,6 @@ HloInstruction* AlignToShard(PartitionContext& ctx, HloInstruction* update, int6
   return slice;
 }
 
-// pred[dims of `like`]: start <= offset + iota(d) < start + size, computed along d and
-// broadcast.
-HloInstruction* InUpdate(PartitionContext& ctx, const Shape& like, int64_t d,
-                         HloInstruction* offset, HloInstruction* start, int64_t size) {
-  const int64_t n = like.dimensions(d);
-  const Shape index_shape = Shape::Array(PrimitiveType::kS32, {n});
-  const Shape pred_shape = Shape::Array(PrimitiveType::kPred, {n});
-  HloInstruction* iota = ctx.Add(HloOpcode::kIota, index_shape, {});
-  iota->mutable_attrs()->iota_dimension = 0;
-  HloInstruction* relative = ctx.Add(
-      HloOpcode::kSubtract, index_shape,
-      {ctx.Add(HloOpcode::kAdd, index_shape,
-               {iota, ctx.Add(HloOpcode::kBroadcast, index_shape, {offset})}),
-       ctx.Add(HloOpcode::kBroadcast, index_shape, {start})});
-  auto compare = [&](hlo::ComparisonDirection direction, int64_t bound) {
-    HloInstruction* c = ctx.Add(HloOpcode::kCompare, pred_shape,
-                                {relative, ctx.Add(HloOpcode::kBroadcast, index_shape,
-                                                   {ctx.ScalarConstant(PrimitiveType::kS32,
-                                                                       static_cast<double>(bound))})});
-    c->mutable_attrs()->comparison_direction = direction;
-    return c;
-  };
-  HloInstruction* in = ctx.Add(HloOpcode::kAnd, pred_shape,
-                               {compare(hlo::ComparisonDirection::kGe, 0),
-                                compare(hlo::ComparisonDirection::kLt, size)});
-  HloInstruction* wide =
-      ctx.Add(HloOpcode::kBroadcast, Shape::Array(PrimitiveType::kPred, like.dimensions()), {in});
-  wide->mutable_attrs()->dimensions = {d};
-  return wide;
-}
-
 absl::Status HandleDynamicUpdateSlice(const HloInstruction& original, const HloSharding& sharding,
                                       PartitionContext& ctx) {
   const Shape& shape = original.shape();
@@ -159,8 +128,12 @@ absl::Status HandleDynamicUpdateSlice(const HloInstruction& original, const HloS
     region->mutable_attrs()->dynamic_slice_sizes = update->shape().dimensions();
     HloInstruction* mask = nullptr;
     for (int64_t d : moving_split) {
-      HloInstruction* in = InUpdate(ctx, update->shape(), d, offsets[d], starts[d],
-                                    update_shape.dimensions(d));
+      HloInstruction* end = ctx.Add(
+          HloOpcode::kAdd, starts[d]->shape(),
+          {starts[d], ctx.ScalarConstant(PrimitiveType::kS32,
+                                         static_cast<double>(update_shape.dimensions(d)))});
+      HloInstruction* in =
+          ctx.PositionInRange(update->shape(), d, offsets[d], starts[d], end);
       mask = mask == nullptr ? in : ctx.Add(HloOpcode::kAnd, in->shape(), {mask, in});
     }
     update = ctx.Add(HloOpcode::kSelect, update->shape(), {mask, update, region});

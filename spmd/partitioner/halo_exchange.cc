@@ -103,24 +103,10 @@ HloInstruction* MaskOutside(PartitionContext& ctx, HloInstruction* window, const
                             const HaloGeometry& g, const std::vector<int64_t>& block,
                             HloInstruction* pad) {
   const Shape& shape = window->shape();
-  const Shape index_shape = Shape::Array(PrimitiveType::kS32, shape.dimensions());
-  const Shape pred_shape = Shape::Array(PrimitiveType::kPred, shape.dimensions());
-  HloInstruction* iota = ctx.Add(HloOpcode::kIota, index_shape, {});
-  iota->mutable_attrs()->iota_dimension = wd.dim;
-  HloInstruction* start = PerBlockScalar(ctx, block, [&](int64_t i) { return g.starts[i]; });
-  HloInstruction* position = ctx.Add(HloOpcode::kAdd, index_shape,
-                                     {iota, ctx.Add(HloOpcode::kBroadcast, index_shape, {start})});
-  auto compare = [&](hlo::ComparisonDirection direction, int64_t bound) {
-    HloInstruction* limit = ctx.Add(HloOpcode::kBroadcast, index_shape,
-                                    {ctx.ScalarConstant(PrimitiveType::kS32, bound)});
-    HloInstruction* c = ctx.Add(HloOpcode::kCompare, pred_shape, {position, limit});
-    c->mutable_attrs()->comparison_direction = direction;
-    return c;
-  };
-  HloInstruction* inside =
-      ctx.Add(HloOpcode::kAnd, pred_shape,
-              {compare(hlo::ComparisonDirection::kGe, 0),
-               compare(hlo::ComparisonDirection::kLt, wd.input_size)});
+  HloInstruction* inside = ctx.PositionInRange(
+      shape, wd.dim, PerBlockScalar(ctx, block, [&](int64_t i) { return g.starts[i]; }),
+      ctx.ScalarConstant(PrimitiveType::kS32, 0),
+      ctx.ScalarConstant(PrimitiveType::kS32, static_cast<double>(wd.input_size)));
   HloInstruction* fill = ctx.Add(HloOpcode::kBroadcast, shape, {pad});
   return ctx.Add(HloOpcode::kSelect, shape, {inside, window, fill});
 }
@@ -149,8 +135,17 @@ HaloGeometry ComputeHaloGeometry(const WindowedDim& wd) {
   for (int64_t i = 0; i < wd.tiles; ++i) {
     g.starts.push_back(i * g.out_shard * w.stride - w.padding_low);
     if (!ValidBlock(wd, g, i)) continue;
-    g.left = std::max(g.left, i * g.shard - g.starts[i]);
-    g.right = std::max(g.right, g.starts[i] + g.needed - (i + 1) * g.shard);
+    // Only positions inside [0, N) travel; the rest is padding added locally.
+    const int64_t lo = std::max<int64_t>(g.starts[i], 0);
+    const int64_t hi = std::min(g.starts[i] + g.needed, wd.input_size);
+    if (lo >= hi) continue;
+    g.left = std::max(g.left, i * g.shard - lo);
+    g.right = std::max(g.right, hi - (i + 1) * g.shard);
+  }
+  for (int64_t i = 0; i < wd.tiles; ++i) {
+    if (!ValidBlock(wd, g, i)) continue;
+    g.pad_low = std::max(g.pad_low, i * g.shard - g.left - g.starts[i]);
+    g.pad_high = std::max(g.pad_high, g.starts[i] + g.needed - (i + 1) * g.shard - g.right);
   }
   return g;
 }
@@ -162,7 +157,7 @@ int64_t GatherElements(const HaloGeometry& g, int64_t tiles) { return (tiles - 1
 absl::StatusOr<HloInstruction*> ExchangeHalo(PartitionContext& ctx, HloInstruction* value,
                                              const HloSharding& sharding, const WindowedDim& wd,
                                              const HaloGeometry& g, HloInstruction* pad,
-                                             bool zero_pad) {
+                                             Outside outside) {
   const int64_t d = wd.dim;
   if (!sharding.IsTiled() || sharding.tile_assignment().dim(d) != wd.tiles ||
       value->shape().dimensions(d) != g.shard) {
@@ -186,17 +181,27 @@ absl::StatusOr<HloInstruction*> ExchangeHalo(PartitionContext& ctx, HloInstructi
     parts.push_back(FromNeighbour(ctx, piece, sharding, d, h));
   }
   HloInstruction* extended = value;
+  std::vector<int64_t> dims = value->shape().dimensions();
   if (parts.size() > 1) {
-    std::vector<int64_t> dims = value->shape().dimensions();
     dims[d] = g.left + g.shard + g.right;
     extended = ctx.Add(HloOpcode::kConcatenate,
                        Shape::Array(value->shape().element_type(), dims), parts);
     extended->mutable_attrs()->dimensions = {d};
   }
-  // Device in block i keeps [left - (i*Is - lo_i), ... + needed) of [left | shard | right].
+  if (g.pad_low > 0 || g.pad_high > 0) {
+    dims[d] += g.pad_low + g.pad_high;
+    hlo::PaddingConfig config;
+    config.dimensions.resize(dims.size());
+    config.dimensions[d] = {g.pad_low, g.pad_high, 0};
+    extended = ctx.Add(HloOpcode::kPad, Shape::Array(value->shape().element_type(), dims),
+                       {extended, pad});
+    extended->mutable_attrs()->padding_config = std::move(config);
+  }
+  // Device in block i keeps [pad_low + left - (i*Is - lo_i), ... + needed) of
+  // [pad_low | left | shard | right | pad_high].
   const std::vector<int64_t> block = BlockOfDevice(sharding, d, ctx.num_devices());
-  auto start_of = [&](int64_t i) { return g.left - i * g.shard + g.starts[i]; };
-  const int64_t extended_size = g.left + g.shard + g.right;
+  auto start_of = [&](int64_t i) { return g.pad_low + g.left - i * g.shard + g.starts[i]; };
+  const int64_t extended_size = dims[d];
   const bool in_place = g.needed == extended_size &&
                         std::all_of(block.begin(), block.end(), [&](int64_t i) {
                           return start_of(i) == 0;
@@ -205,8 +210,8 @@ absl::StatusOr<HloInstruction*> ExchangeHalo(PartitionContext& ctx, HloInstructi
       in_place ? extended : DynamicSliceDim(ctx, extended, d, PerBlockScalar(ctx, block, start_of), g.needed);
   // Devices with no neighbour at some hop receive zeros (collective-permute), which is the
   // padding already when `pad` is zero and no shard is padded.
-  const bool zeros_suffice = zero_pad && wd.input_size % wd.tiles == 0;
-  if (zeros_suffice || !ReadsOutside(wd, g)) return window;
+  const bool zeros_suffice = outside == Outside::kZeroPad && wd.input_size % wd.tiles == 0;
+  if (outside == Outside::kUnused || zeros_suffice || !ReadsOutside(wd, g)) return window;
   return MaskOutside(ctx, window, wd, g, block, pad);
 }
 
@@ -275,14 +280,14 @@ absl::StatusOr<HloInstruction*> BuildWindowInput(PartitionContext& ctx,
                                                  const HloSharding& operand_sharding,
                                                  const HloSharding& result,
                                                  const std::vector<WindowSplit>& splits,
-                                                 HloInstruction* pad, bool zero_pad) {
+                                                 HloInstruction* pad, Outside outside) {
   ASSIGN_OR_RETURN(HloInstruction * value, ctx.GetInSharding(operand, operand_sharding));
   // Halos first: a neighbour along one dimension holds another block along the others, so
   // what it sends must not have been cut to its own window there yet.
   for (const WindowSplit& split : splits) {
     if (!split.halo) continue;
     ASSIGN_OR_RETURN(value, ExchangeHalo(ctx, value, operand_sharding, split.wd, split.geometry,
-                                         pad, zero_pad));
+                                         pad, outside));
   }
   for (const WindowSplit& split : splits) {
     if (split.halo) continue;

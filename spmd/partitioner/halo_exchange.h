@@ -45,9 +45,21 @@ struct HaloGeometry {
   int64_t shard = 0;      // Is = ceil(N/tiles): an input shard.
   int64_t out_shard = 0;  // Os = ceil(M/tiles): an output block.
   int64_t needed = 0;     // The window input length of one output block.
-  int64_t left = 0;       // Elements before its shard the neediest block reads.
-  int64_t right = 0;      // Elements after its shard the neediest block reads.
+  int64_t left = 0;       // Elements of [0, N) before its shard the neediest block reads.
+  int64_t right = 0;      // Elements of [0, N) after its shard the neediest block reads.
+  // Positions outside [0, N) added below and above [left halo | shard | right halo] so that
+  // every block's window fits (only their padding value matters).
+  int64_t pad_low = 0;
+  int64_t pad_high = 0;
   std::vector<int64_t> starts;  // lo_i per block: its first input position (may be < 0).
+};
+
+// What the positions of a window input outside [0, N) must hold.
+enum class Outside {
+  kPad,      // The scalar `pad` (masked in where needed).
+  kZeroPad,  // `pad` is zero: the zeros received from missing neighbours already are, so
+             // only padded (uneven) shards need a mask.
+  kUnused,   // Nothing: the caller overwrites them (concatenate).
 };
 
 // Whether `window` may be split into blocks here: no base (lhs) dilation.
@@ -63,13 +75,12 @@ int64_t GatherElements(const HaloGeometry& g, int64_t tiles);
 
 // `value` is the per-device shard of an operand tiled by `sharding`, with `wd.tiles` blocks
 // along wd.dim. Returns each device's window input (g.needed elements along wd.dim from
-// g.starts[block]); positions outside [0, N) hold the scalar `pad` (`zero_pad`: `pad` is
-// zero, so the zeros a device without a neighbour receives need no mask on even shards).
+// g.starts[block]); positions outside [0, N) as `outside` says.
 absl::StatusOr<hlo::HloInstruction*> ExchangeHalo(PartitionContext& ctx,
                                                   hlo::HloInstruction* value,
                                                   const hlo::HloSharding& sharding,
                                                   const WindowedDim& wd, const HaloGeometry& g,
-                                                  hlo::HloInstruction* pad, bool zero_pad);
+                                                  hlo::HloInstruction* pad, Outside outside);
 
 // The same window input from a `value` that holds all N elements along wd.dim; `blocks`
 // (tiled, wd.tiles blocks along `blocks_dim`) says which block each device computes.
@@ -97,13 +108,13 @@ void ChooseWindowInputs(std::string_view op_name, const hlo::HloSharding& operan
 
 // The local window input of `operand`: fetched in `operand_sharding` (split like the result
 // along halo splits, whole along slice splits), then each split applied; positions outside
-// the operand hold the scalar `pad`. `result` is the op's (local) result sharding.
+// the operand as `outside` says. `result` is the op's (local) result sharding.
 absl::StatusOr<hlo::HloInstruction*> BuildWindowInput(PartitionContext& ctx,
                                                       const hlo::HloInstruction* operand,
                                                       const hlo::HloSharding& operand_sharding,
                                                       const hlo::HloSharding& result,
                                                       const std::vector<WindowSplit>& splits,
-                                                      hlo::HloInstruction* pad, bool zero_pad);
+                                                      hlo::HloInstruction* pad, Outside outside);
 
 // The window with padding removed along every split dimension, as the local op runs on
 // prepared window inputs.

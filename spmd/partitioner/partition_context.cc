@@ -200,6 +200,31 @@ HloInstruction* PartitionContext::PerDeviceScalar(const std::vector<int64_t>& ta
   return Add(HloOpcode::kReshape, Shape::Array(PrimitiveType::kS32, {}), {slice});
 }
 
+HloInstruction* PartitionContext::PositionInRange(const Shape& like, int64_t dim,
+                                                  HloInstruction* origin, HloInstruction* lo,
+                                                  HloInstruction* hi) {
+  const int64_t n = like.dimensions(dim);
+  const Shape index_shape = Shape::Array(PrimitiveType::kS32, {n});
+  const Shape pred_shape = Shape::Array(PrimitiveType::kPred, {n});
+  HloInstruction* iota = Add(HloOpcode::kIota, index_shape, {});
+  iota->mutable_attrs()->iota_dimension = 0;
+  HloInstruction* position =
+      Add(HloOpcode::kAdd, index_shape, {iota, Add(HloOpcode::kBroadcast, index_shape, {origin})});
+  auto compare = [&](hlo::ComparisonDirection direction, HloInstruction* bound) {
+    HloInstruction* c = Add(HloOpcode::kCompare, pred_shape,
+                            {position, Add(HloOpcode::kBroadcast, index_shape, {bound})});
+    c->mutable_attrs()->comparison_direction = direction;
+    return c;
+  };
+  HloInstruction* in = Add(HloOpcode::kAnd, pred_shape,
+                           {compare(hlo::ComparisonDirection::kGe, lo),
+                            compare(hlo::ComparisonDirection::kLt, hi)});
+  HloInstruction* wide =
+      Add(HloOpcode::kBroadcast, Shape::Array(PrimitiveType::kPred, like.dimensions()), {in});
+  wide->mutable_attrs()->dimensions = {dim};
+  return wide;
+}
+
 absl::StatusOr<HloInstruction*> PartitionContext::MaskPadding(HloInstruction* value,
                                                               const Shape& base_shape,
                                                               const HloSharding& sharding,

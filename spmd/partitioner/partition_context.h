@@ -99,6 +99,12 @@ class PartitionContext {
                                                    const hlo::Shape& base_shape,
                                                    const hlo::HloSharding& sharding,
                                                    hlo::HloInstruction* fill);
+  // pred[dims of `like`]: lo <= origin + i < hi, where i is the index along `dim` (computed
+  // along `dim` and broadcast over the others); origin, lo and hi are s32 scalars. Masks by
+  // global position: origin is the device's offset of its block along `dim`.
+  hlo::HloInstruction* PositionInRange(const hlo::Shape& like, int64_t dim,
+                                       hlo::HloInstruction* origin, hlo::HloInstruction* lo,
+                                       hlo::HloInstruction* hi);
   // Reshards into, out of or inside manual regions (manual and manual-subgroup shardings):
   // replicated or group-whole values become manual values as they are; a global value enters
   // manual subgroups as each device's tile; inside subgroups the reshard is planned per group

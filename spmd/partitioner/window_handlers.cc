@@ -1,5 +1,6 @@
-// Ops that read a window of their operand along split dimensions: reduce-window, slice and
-// (edge) pad. Each device computes a block of the result from its window input
+// Ops that read a window of their operand along split dimensions: reduce-window, slice,
+// (edge) pad, concatenate (each operand a window placed at its offset) and reverse (shards
+// mirrored, then realigned by a halo when uneven). Each device computes a block of the result from its window input
 // (halo_exchange.h). A slice is a window of size 1 with the slice's stride and padding -start,
 // an edge pad one of size 1 with padding `low` (the pad value filling positions outside the
 // operand); the local op then runs with those dimensions neutralised. Interior padding keeps
@@ -25,6 +26,7 @@
 //   %r.spmd = f32[8] reduce-window(f32[10] ..., %init), window={size=3}
 #include <optional>
 
+#include "hlo/sharding/shard_geometry.h"
 #include "hlo/sharding/sharding_transforms.h"
 #include "hlo/status_macros.h"
 #include "spmd/partitioner/combiners.h"
@@ -93,7 +95,7 @@ absl::Status HandleReduceWindow(const HloInstruction& original, const HloShardin
   }
   ASSIGN_OR_RETURN(HloInstruction * operand, BuildWindowInput(ctx, original.operand(0),
                                                               operand_sharding, local, splits,
-                                                              fill, /*zero_pad=*/false));
+                                                              fill, Outside::kPad));
   ASSIGN_OR_RETURN(Shape local_shape, LocalShape(local, original.shape()));
   HloInstruction* result = CloneWithOperands(original, local_shape, {operand, init}, ctx);
   result->mutable_attrs()->window = WithoutPadding(window, splits);
@@ -179,7 +181,7 @@ absl::Status HandleSliceOrPad(const HloInstruction& original, const HloSharding&
   }
   ASSIGN_OR_RETURN(HloInstruction * operand, BuildWindowInput(ctx, original.operand(0),
                                                               operand_sharding, local, splits,
-                                                              fill, /*zero_pad=*/false));
+                                                              fill, Outside::kPad));
   operands.push_back(operand);
   if (!is_slice) operands.push_back(fill);
   ASSIGN_OR_RETURN(Shape local_shape, LocalShape(local, original.shape()));
@@ -200,12 +202,122 @@ absl::Status HandleSliceOrPad(const HloInstruction& original, const HloSharding&
   return absl::OkStatus();
 }
 
+HloInstruction* S32(PartitionContext& ctx, int64_t value) {
+  return ctx.ScalarConstant(hlo::PrimitiveType::kS32, static_cast<double>(value));
+}
+
+// Each device's start along `d` of its block under `sharding` (blocks of `block` elements).
+HloInstruction* BlockStart(PartitionContext& ctx, const HloSharding& sharding, int64_t d,
+                           int64_t block) {
+  std::vector<int64_t> table(ctx.num_devices(), 0);
+  for (int64_t device = 0; device < ctx.num_devices(); ++device) {
+    absl::StatusOr<std::vector<int64_t>> index = hlo::TileIndexForDevice(sharding, device);
+    if (index.ok()) table[device] = (*index)[d] * block;
+  }
+  return ctx.PerDeviceScalar(table);
+}
+
+// Concatenate along a split dimension: operand i is the window of size 1 with padding
+// `offset_i` (its place in the result); each device builds its block of every operand's
+// window (halo exchange or local slice) and selects, position by position, the operand that
+// covers it. Without a split concatenate dimension the op runs locally.
+absl::Status HandleConcatenate(const HloInstruction& original, const HloSharding& sharding,
+                               PartitionContext& ctx) {
+  const bool plain = original.shape().IsArray() && original.shape().rank() > 0 &&
+                     sharding.IsTiled() && sharding.subgroup_types().empty() &&
+                     original.dimensions().size() == 1;
+  if (!plain) return HandleReplicated(original, sharding, ctx);
+  const int64_t d = original.dimensions()[0];
+  const int64_t rank = original.shape().rank();
+  const int64_t tiles = sharding.tile_assignment().dim(d);
+  ASSIGN_OR_RETURN(Shape local, LocalShape(sharding, original.shape()));
+  if (tiles == 1) {
+    std::vector<HloInstruction*> operands;
+    for (const HloInstruction* operand : original.operands()) {
+      ASSIGN_OR_RETURN(HloInstruction * value, ctx.GetInSharding(operand, sharding));
+      operands.push_back(value);
+    }
+    ctx.Set(&original, {CloneWithOperands(original, local, operands, ctx), sharding,
+                        original.shape()});
+    return absl::OkStatus();
+  }
+  std::vector<int64_t> whole_d_map(rank);
+  for (int64_t k = 0; k < rank; ++k) whole_d_map[k] = k == d ? -1 : k;
+  ASSIGN_OR_RETURN(HloSharding whole_d, OperandShardingFromResult(sharding, rank, whole_d_map));
+  HloInstruction* zero = ctx.ScalarConstant(original.shape().element_type(), 0);
+  HloInstruction* block_start = BlockStart(ctx, sharding, d, local.dimensions(d));
+  HloInstruction* result = nullptr;
+  int64_t offset = 0;
+  for (const HloInstruction* operand : original.operands()) {
+    const int64_t size = operand->shape().dimensions(d);
+    std::vector<WindowSplit> splits(1);
+    splits[0].wd = {d, tiles, size, original.shape().dimensions(d), hlo::WindowDimension()};
+    splits[0].wd.window.padding_low = offset;
+    splits[0].output_dim = d;
+    splits[0].window_index = d;
+    ASSIGN_OR_RETURN(const PartitionedValue* now, ctx.Get(operand));
+    ChooseWindowInputs(original.name(), now->sharding, splits, ctx);
+    ASSIGN_OR_RETURN(HloInstruction * piece,
+                     BuildWindowInput(ctx, operand, splits[0].halo ? sharding : whole_d, sharding,
+                                      splits, zero, Outside::kUnused));
+    result = result == nullptr
+                 ? piece
+                 : ctx.Add(hlo::HloOpcode::kSelect, local,
+                           {ctx.PositionInRange(local, d, block_start, S32(ctx, offset),
+                                                S32(ctx, offset + size)),
+                            piece, result});
+    offset += size;
+  }
+  ctx.Set(&original, {result, sharding, original.shape()});
+  return absl::OkStatus();
+}
+
+// Reverse along split dimensions: each device reverses its shard, the shards move to the
+// mirrored block (collective-permute), and with uneven shards (N = t*Is - s) every block then
+// lies s positions early: a halo of s elements from the next block realigns it.
+absl::Status HandleReverse(const HloInstruction& original, const HloSharding& sharding,
+                           PartitionContext& ctx) {
+  const bool plain = original.shape().IsArray() && original.shape().rank() > 0 &&
+                     sharding.IsTiled() && sharding.subgroup_types().empty();
+  if (!plain) return HandleReplicated(original, sharding, ctx);
+  ASSIGN_OR_RETURN(HloInstruction * operand, ctx.GetInSharding(original.operand(0), sharding));
+  ASSIGN_OR_RETURN(Shape local, LocalShape(sharding, original.shape()));
+  HloInstruction* value = CloneWithOperands(original, local, {operand}, ctx);
+  const hlo::TileAssignment& ta = sharding.tile_assignment();
+  for (int64_t d : original.dimensions()) {
+    const int64_t tiles = ta.dim(d);
+    if (tiles == 1) continue;
+    std::vector<std::pair<int64_t, int64_t>> pairs;
+    ta.ForEach([&](absl::Span<const int64_t> index, int64_t device) {
+      std::vector<int64_t> mirrored(index.begin(), index.end());
+      mirrored[d] = tiles - 1 - index[d];
+      pairs.emplace_back(ta.device(mirrored), device);
+    });
+    HloInstruction* permute = ctx.Add(hlo::HloOpcode::kCollectivePermute, local, {value});
+    permute->mutable_attrs()->source_target_pairs = std::move(pairs);
+    permute->mutable_attrs()->channel_id = ctx.channel_ids().Next();
+    value = permute;
+    const int64_t n = original.shape().dimensions(d);
+    const int64_t shift = tiles * local.dimensions(d) - n;
+    if (shift == 0) continue;
+    WindowedDim wd{d, tiles, tiles * local.dimensions(d), n, hlo::WindowDimension()};
+    wd.window.padding_low = -shift;
+    ASSIGN_OR_RETURN(value, ExchangeHalo(ctx, value, sharding, wd, ComputeHaloGeometry(wd),
+                                         ctx.ScalarConstant(original.shape().element_type(), 0),
+                                         Outside::kUnused));
+  }
+  ctx.Set(&original, {value, sharding, original.shape()});
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 void RegisterWindowHandlers(HandlerTable& table) {
   table[hlo::HloOpcode::kReduceWindow] = &HandleReduceWindow;
   table[hlo::HloOpcode::kSlice] = &HandleSliceOrPad;
   table[hlo::HloOpcode::kPad] = &HandleSliceOrPad;
+  table[hlo::HloOpcode::kConcatenate] = &HandleConcatenate;
+  table[hlo::HloOpcode::kReverse] = &HandleReverse;
 }
 
 }  // namespace spmd
