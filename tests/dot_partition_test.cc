@@ -314,4 +314,43 @@ ENTRY main {
   ExpectVerifies(p, 4);
 }
 
+// Ragged-dot runs on the result's batch and free tiles (ragged and group dims whole): each
+// device computes its own block instead of the whole ragged-dot.
+TEST(RaggedDotPartitionTest, NonContractingModeSplitsBatchAndRhsFreeDims) {
+  Partitioned p = Partition(R"(
+HloModule ragged, num_partitions=4
+ENTRY main {
+  a = f32[4,12,16] parameter(0), sharding={devices=[2,1,1,2]<=[4] last_tile_dim_replicate}
+  b = f32[3,4,16,8] parameter(1), sharding={devices=[1,2,1,2]<=[4]}
+  c = s32[4,3] parameter(2), sharding={devices=[2,1,2]<=[4] last_tile_dim_replicate}
+  ROOT d = f32[4,12,8] ragged-dot(a, b, c), lhs_batch_dims={0}, rhs_batch_dims={1},
+    lhs_contracting_dims={2}, rhs_contracting_dims={2}, lhs_ragged_dims={1}, rhs_group_dims={0},
+    sharding={devices=[2,1,2]<=[4]}
+})");
+  ASSERT_NE(p.spmd, nullptr);
+  const std::string text = p.spmd->ToString();
+  EXPECT_NE(text.find("f32[2,12,4] ragged-dot("), std::string::npos) << text;
+  auto counts = Counts(*p.spmd);
+  EXPECT_EQ(counts[HloOpcode::kAllGather] + counts[HloOpcode::kAllReduce], 0) << text;
+  ExpectVerifies(p, 4);
+}
+
+TEST(RaggedDotPartitionTest, ContractingModeKeepsTheGroupDimWhole) {
+  Partitioned p = Partition(R"(
+HloModule ragged, num_partitions=4
+ENTRY main {
+  a = f32[6,10,16] parameter(0), sharding={devices=[2,2,1]<=[4]}
+  b = f32[6,16,5] parameter(1), sharding={devices=[2,1,1,2]<=[4] last_tile_dim_replicate}
+  c = s32[6,3] parameter(2), sharding={devices=[2,1,2]<=[4] last_tile_dim_replicate}
+  ROOT d = f32[3,6,10,5] ragged-dot(a, b, c), lhs_batch_dims={0}, rhs_batch_dims={0},
+    lhs_contracting_dims={2}, rhs_contracting_dims={1}, lhs_ragged_dims={2},
+    sharding={devices=[1,2,2,1]<=[4]}
+})");
+  ASSERT_NE(p.spmd, nullptr);
+  const std::string text = p.spmd->ToString();
+  // The group dim (0) is whole; batch splits 2 ways and lhs rows 2 ways.
+  EXPECT_NE(text.find("f32[3,3,5,5] ragged-dot("), std::string::npos) << text;
+  ExpectVerifies(p, 4);
+}
+
 }  // namespace

@@ -66,4 +66,25 @@ void HloInstruction::set_sharding(HloSharding sharding) {
   sharding_ = std::make_unique<HloSharding>(std::move(sharding));
 }
 
+absl::StatusOr<std::vector<int64_t>> RawDimsAttribute(
+    const HloInstruction& instr, std::initializer_list<std::string_view> names) {
+  for (const RawAttribute& a : instr.attrs().raw_attributes) {
+    if (std::find(names.begin(), names.end(), a.name) == names.end()) continue;
+    std::vector<int64_t> dims;
+    std::string digits;
+    for (char c : a.value + ",") {
+      if ((c >= '0' && c <= '9') || c == '-') {
+        digits += c;
+      } else if (c == ',' || c == '}') {
+        if (!digits.empty()) dims.push_back(std::stoll(digits));
+        digits.clear();
+      } else if (c != '{' && c != ' ') {
+        return absl::InvalidArgumentError("cannot read " + a.name + "=" + a.value);
+      }
+    }
+    return dims;
+  }
+  return std::vector<int64_t>{};
+}
+
 }  // namespace hlo

@@ -7,10 +7,13 @@
 
 #include <cstdint>
 #include <memory>
+#include <initializer_list>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "hlo/ir/hlo_attributes.h"
 #include "hlo/ir/hlo_opcode.h"
@@ -183,6 +186,12 @@ class HloInstruction {
   std::unique_ptr<HloSharding> sharding_;
   InstructionAttributes attrs_;
 };
+
+// The integer list of the first raw (verbatim) attribute of `instr` named one of `names`
+// (`{1,2}` or `1`), empty when there is none; an error naming the attribute when its text is
+// not such a list. For attributes the IR keeps as text, e.g. ragged-dot's lhs_ragged_dims.
+absl::StatusOr<std::vector<int64_t>> RawDimsAttribute(
+    const HloInstruction& instr, std::initializer_list<std::string_view> names);
 
 }  // namespace hlo
 

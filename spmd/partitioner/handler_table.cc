@@ -22,6 +22,7 @@ PartitionHandler FindPartitionHandler(hlo::HloOpcode opcode) {
     RegisterConvolutionHandler(*t);
     RegisterWindowHandlers(*t);
     RegisterDynamicUpdateSliceHandler(*t);
+    RegisterRaggedDotHandler(*t);
     RegisterGatherScatterHandlers(*t);
     return t;
   }();

@@ -26,6 +26,7 @@ void RegisterSortHandler(HandlerTable& table);
 void RegisterConvolutionHandler(HandlerTable& table);
 void RegisterWindowHandlers(HandlerTable& table);
 void RegisterDynamicUpdateSliceHandler(HandlerTable& table);
+void RegisterRaggedDotHandler(HandlerTable& table);
 void RegisterGatherScatterHandlers(HandlerTable& table);
 
 // The handler for `opcode`; the replicated fallback (HandleReplicated) when no family claims it.

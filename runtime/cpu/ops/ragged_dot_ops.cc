@@ -38,28 +38,6 @@ absl::Status Invalid(std::string message) {
   return absl::InvalidArgumentError(hlo::StrCat("ragged-dot: ", message));
 }
 
-// The integers of raw attribute `names[0]` or `names[1]` (e.g. "{1}"); empty when absent.
-absl::StatusOr<std::vector<int64_t>> RawDims(const HloInstruction& instr,
-                                             std::initializer_list<std::string_view> names) {
-  for (const hlo::RawAttribute& a : instr.attrs().raw_attributes) {
-    if (std::find(names.begin(), names.end(), a.name) == names.end()) continue;
-    std::vector<int64_t> dims;
-    std::string digits;
-    for (char c : a.value + ",") {
-      if ((c >= '0' && c <= '9') || c == '-') {
-        digits += c;
-      } else if (c == ',' || c == '}') {
-        if (!digits.empty()) dims.push_back(std::stoll(digits));
-        digits.clear();
-      } else if (c != '{' && c != ' ') {
-        return Invalid(hlo::StrCat("cannot read ", a.name, "=", a.value));
-      }
-    }
-    return dims;
-  }
-  return std::vector<int64_t>{};
-}
-
 // mask[(b * G + k) * rows + i]: whether row i belongs to group k at batch position b.
 struct GroupMask {
   int64_t batches = 1;
@@ -175,9 +153,9 @@ absl::StatusOr<Literal> HandleRaggedDot(const HloInstruction& instr,
   const Literal& sizes = *operands[2];
   const DotDimensionNumbers dn = instr.attrs().dot_dimension_numbers.value_or(DotDimensionNumbers{});
   ASSIGN_OR_RETURN(std::vector<int64_t> ragged,
-                   RawDims(instr, {"lhs_ragged_dims", "lhs_ragged_dimensions"}));
+                   hlo::RawDimsAttribute(instr, {"lhs_ragged_dims", "lhs_ragged_dimensions"}));
   ASSIGN_OR_RETURN(std::vector<int64_t> group,
-                   RawDims(instr, {"rhs_group_dims", "rhs_group_dimensions"}));
+                   hlo::RawDimsAttribute(instr, {"rhs_group_dims", "rhs_group_dimensions"}));
   if (ragged.size() != 1) return Invalid("needs exactly one lhs_ragged_dims entry");
   if (!lhs.shape().IsArray() || !rhs.shape().IsArray() || !sizes.shape().IsArray()) {
     return Invalid("operands must be arrays");

@@ -1,0 +1,122 @@
+// Ragged-dot: partitioned along the result's batch and free dimensions; the ragged and group
+// dimensions stay whole.
+//
+// ragged-dot(lhs, rhs, group_sizes) lays its result out like a dot (batch, lhs free, rhs
+// free), with a leading group dimension when the ragged dimension r is contracting. Every
+// device computes the ragged-dot of its tiles: lhs and rhs tiled like the result along the
+// batch and free dimensions they share with it, whole along contracting dims, r and rhs's
+// group dim; group_sizes ([B..., G], its B leading dims indexing lhs's leading dims) tiled like
+// the lhs along those. The result is then the op's own result in the local tiling: rows keep
+// their groups because r is whole, and no partial sums arise. The result dims it cannot split
+// (r's, and the group dim of contracting mode) become replication. On 4 devices:
+//
+//   %d = f32[16,32,8] ragged-dot(f32[16,32,64] %a, f32[4,16,64,8] %b, u32[16,4] %c),
+//        lhs_batch_dims={0}, rhs_batch_dims={1}, lhs_contracting_dims={2},
+//        rhs_contracting_dims={2}, lhs_ragged_dims={1}, rhs_group_dims={0},
+//        sharding={devices=[2,1,2]<=[4]}
+//   -> %a in {devices=[2,1,1,2]<=[4] last_tile_dim_replicate}, %b in {devices=[1,2,1,2]<=[4]},
+//      %c in {devices=[2,1,2]<=[4] last_tile_dim_replicate}: %d.spmd = f32[8,32,4] ragged-dot
+#include <algorithm>
+
+#include "hlo/sharding/sharding_transforms.h"
+#include "hlo/status_macros.h"
+#include "spmd/partitioner/handlers.h"
+#include "spmd/partitioner/partition_context.h"
+
+namespace spmd {
+namespace {
+
+using hlo::HloInstruction;
+using hlo::HloSharding;
+using hlo::Shape;
+
+bool Contains(const std::vector<int64_t>& v, int64_t x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+// Result dim of each lhs / rhs dim (-1: none or kept whole) and the result dims kept whole.
+struct RaggedLayout {
+  std::vector<int64_t> lhs_map, rhs_map;
+  std::vector<int64_t> whole;
+};
+
+absl::StatusOr<RaggedLayout> Layout(const HloInstruction& dot) {
+  const hlo::DotDimensionNumbers& dn = *dot.attrs().dot_dimension_numbers;
+  ASSIGN_OR_RETURN(std::vector<int64_t> ragged,
+                   hlo::RawDimsAttribute(dot, {"lhs_ragged_dims", "lhs_ragged_dimensions"}));
+  ASSIGN_OR_RETURN(std::vector<int64_t> group,
+                   hlo::RawDimsAttribute(dot, {"rhs_group_dims", "rhs_group_dimensions"}));
+  if (ragged.size() != 1) return absl::InvalidArgumentError("ragged-dot: one ragged dim");
+  const int64_t r = ragged[0];
+  const bool contracting_mode = Contains(dn.lhs_contracting_dimensions, r);
+  RaggedLayout layout;
+  layout.lhs_map.assign(dot.operand(0)->shape().rank(), -1);
+  layout.rhs_map.assign(dot.operand(1)->shape().rank(), -1);
+  int64_t next = contracting_mode ? 1 : 0;
+  if (contracting_mode) layout.whole.push_back(0);
+  for (size_t i = 0; i < dn.lhs_batch_dimensions.size(); ++i) {
+    layout.lhs_map[dn.lhs_batch_dimensions[i]] = next;
+    layout.rhs_map[dn.rhs_batch_dimensions[i]] = next;
+    ++next;
+  }
+  for (int64_t d = 0; d < dot.operand(0)->shape().rank(); ++d) {
+    if (Contains(dn.lhs_batch_dimensions, d) || Contains(dn.lhs_contracting_dimensions, d)) {
+      continue;
+    }
+    layout.lhs_map[d] = next++;
+  }
+  for (int64_t d = 0; d < dot.operand(1)->shape().rank(); ++d) {
+    if (Contains(dn.rhs_batch_dimensions, d) || Contains(dn.rhs_contracting_dimensions, d) ||
+        (!contracting_mode && Contains(group, d))) {
+      continue;
+    }
+    layout.rhs_map[d] = next++;
+  }
+  if (next != dot.shape().rank()) {
+    return absl::InvalidArgumentError("ragged-dot: result rank does not match its dimensions");
+  }
+  // The ragged dim stays whole (rows keep their groups); so does its result dim.
+  if (layout.lhs_map[r] >= 0) layout.whole.push_back(layout.lhs_map[r]);
+  for (int64_t& d : layout.lhs_map) {
+    if (Contains(layout.whole, d)) d = -1;
+  }
+  for (int64_t& d : layout.rhs_map) {
+    if (Contains(layout.whole, d)) d = -1;
+  }
+  return layout;
+}
+
+absl::Status HandleRaggedDot(const HloInstruction& original, const HloSharding& sharding,
+                             PartitionContext& ctx) {
+  const bool plain = original.shape().IsArray() && original.operand_count() == 3 &&
+                     sharding.IsTiled() && sharding.subgroup_types().empty() &&
+                     original.attrs().dot_dimension_numbers.has_value();
+  if (!plain) return HandleReplicated(original, sharding, ctx);
+  absl::StatusOr<RaggedLayout> layout = Layout(original);
+  if (!layout.ok()) return HandleReplicated(original, sharding, ctx);
+  ASSIGN_OR_RETURN(HloSharding local, hlo::PartiallyReplicate(sharding, layout->whole));
+  if (local.IsReplicated()) return HandleReplicated(original, sharding, ctx);
+  const int64_t rank = original.shape().rank();
+  // group_sizes [B..., G]: dim b < B indexes lhs dim b.
+  const int64_t sizes_rank = original.operand(2)->shape().rank();
+  std::vector<int64_t> sizes_map(sizes_rank, -1);
+  for (int64_t b = 0; b + 1 < sizes_rank; ++b) sizes_map[b] = layout->lhs_map[b];
+  ASSIGN_OR_RETURN(HloSharding lhs_sharding, OperandShardingFromResult(local, rank, layout->lhs_map));
+  ASSIGN_OR_RETURN(HloSharding rhs_sharding, OperandShardingFromResult(local, rank, layout->rhs_map));
+  ASSIGN_OR_RETURN(HloSharding sizes_sharding, OperandShardingFromResult(local, rank, sizes_map));
+  ASSIGN_OR_RETURN(HloInstruction * lhs, ctx.GetInSharding(original.operand(0), lhs_sharding));
+  ASSIGN_OR_RETURN(HloInstruction * rhs, ctx.GetInSharding(original.operand(1), rhs_sharding));
+  ASSIGN_OR_RETURN(HloInstruction * sizes, ctx.GetInSharding(original.operand(2), sizes_sharding));
+  ASSIGN_OR_RETURN(Shape local_shape, LocalShape(local, original.shape()));
+  ctx.Set(&original, {CloneWithOperands(original, local_shape, {lhs, rhs, sizes}, ctx), local,
+                      original.shape()});
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+void RegisterRaggedDotHandler(HandlerTable& table) {
+  table[hlo::HloOpcode::kRaggedDot] = &HandleRaggedDot;
+}
+
+}  // namespace spmd
