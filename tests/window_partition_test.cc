@@ -331,4 +331,28 @@ TEST(WindowPartitionTest, ReverseSwapsMirroredShards) {
   }
 }
 
+// Zero-size dims are valid HLO: resharding, concatenating, reversing and padding empty arrays
+// and a dot contracting an empty dim partition and verify (the reshard planner divided by the
+// zero dim; found by random_partition_test).
+TEST(WindowPartitionTest, ZeroSizeArrays) {
+  Partitioned p = Partition(R"(
+HloModule empty, num_partitions=4
+ENTRY main {
+  a = f32[0,2,2] parameter(0), sharding={devices=[2,2,1]<=[4]}
+  b = f32[3,2,2] parameter(1), sharding={devices=[4,1,1]<=[4]}
+  c = f32[3,2,2] concatenate(a, b), dimensions={0}, sharding={devices=[2,1,2]3,1,0,2}
+  x = f32[4,0] parameter(2), sharding={devices=[2,2]<=[4]}
+  y = f32[0,3] parameter(3), sharding={devices=[2,2]<=[4]}
+  d = f32[4,3] dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={0},
+    sharding={devices=[4,1]<=[4]}
+  r = f32[0,2,2] reverse(a), dimensions={0}, sharding={devices=[4,1,1]<=[4]}
+  one = f32[] constant(1)
+  p = f32[5,2,2] pad(r, one), padding=2_3x0_0x0_0, sharding={devices=[4,1,1]<=[4]}
+  e = f32[0,2,2] negate(a), sharding={replicated}
+  ROOT t = (f32[3,2,2], f32[4,3], f32[5,2,2], f32[0,2,2]) tuple(c, d, p, e)
+})");
+  ASSERT_NE(p.spmd, nullptr);
+  ExpectVerifies(p, 4);
+}
+
 }  // namespace

@@ -132,6 +132,10 @@ absl::StatusOr<ShardedHops> FromMaximal(const HloSharding& source, const HloShar
 std::optional<SearchHop> ExchangeHop(const TileState& from, const TileState& to,
                                      const StepCoster& coster, const LinkModel& link) {
   if (from == to) return std::nullopt;
+  // An empty array has no cells to exchange (and a zero dim to divide by below).
+  for (int64_t dim : coster.shape_dims()) {
+    if (dim == 0) return std::nullopt;
+  }
   absl::StatusOr<ExchangeSchedule> schedule = PlanExchange(from, to, coster.shape_dims());
   if (!schedule.ok() || schedule->permute_rounds.empty()) return std::nullopt;
   int64_t cell_bytes = coster.FullBytes();
