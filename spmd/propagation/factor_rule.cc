@@ -197,17 +197,19 @@ std::optional<FactorRule> ReduceWindow(const HloInstruction& instr) {
 
 // Operand 0 and the result share every dim; `whole[d]` dims must stay unsplit; other operands
 // (scalars, indices, pad values, updates) share nothing unless `update_operand` >= 0, which
-// shares the unsplit dims too (dynamic-update-slice's update).
+// shares the dims not `moved` too (dynamic-update-slice's update).
 std::optional<FactorRule> SameRankWithWholeDims(const HloInstruction& instr, std::string name,
                                                 const std::vector<bool>& whole,
-                                                int64_t update_operand) {
+                                                int64_t update_operand,
+                                                const std::vector<bool>& moved = {}) {
   const int64_t n = instr.operand_count();
   FactorRuleBuilder b(std::move(name), n);
   for (int64_t d = 0; d < instr.shape().rank(); ++d) {
     std::vector<int64_t> dims(n + 1, -1);
     dims[0] = d;
     dims[n] = d;
-    if (update_operand >= 0) dims[update_operand] = d;
+    const bool is_moved = d < static_cast<int64_t>(moved.size()) && moved[d];
+    if (update_operand >= 0 && !is_moved) dims[update_operand] = d;
     b.Add(whole[d] ? Kind::kNeedReplication : Kind::kPassThrough, std::move(dims));
   }
   return std::move(b).Build();
@@ -217,13 +219,16 @@ bool SameRank(const HloInstruction& instr) {
   return AllArrays(instr) && instr.operand(0)->shape().rank() == instr.shape().rank();
 }
 
-// slice and dynamic-slice: the dims whose size changes stay whole.
+// slice: every dim passes (a split sliced dim is computed by halo exchange,
+// spmd/partitioner/halo_exchange.h); dynamic-slice: the dims whose size changes stay whole.
 std::optional<FactorRule> Slice(const HloInstruction& instr) {
   if (!SameRank(instr)) return std::nullopt;
   const hlo::Shape& in = instr.operand(0)->shape();
   std::vector<bool> whole(in.rank());
-  for (int64_t d = 0; d < in.rank(); ++d)
-    whole[d] = in.dimensions(d) != instr.shape().dimensions(d);
+  for (int64_t d = 0; d < in.rank(); ++d) {
+    whole[d] = instr.opcode() == HloOpcode::kDynamicSlice &&
+               in.dimensions(d) != instr.shape().dimensions(d);
+  }
   return SameRankWithWholeDims(instr, std::string(hlo::HloOpcodeString(instr.opcode())), whole, -1);
 }
 
@@ -232,10 +237,8 @@ std::optional<FactorRule> Pad(const HloInstruction& instr) {
   const auto& config = instr.attrs().padding_config->dimensions;
   if (static_cast<int64_t>(config.size()) != instr.shape().rank()) return std::nullopt;
   std::vector<bool> whole(config.size());
-  for (size_t d = 0; d < config.size(); ++d) {
-    whole[d] = config[d].edge_padding_low != 0 || config[d].edge_padding_high != 0 ||
-               config[d].interior_padding != 0;
-  }
+  // Edge padding passes (halo exchange); interior padding keeps its dim whole.
+  for (size_t d = 0; d < config.size(); ++d) whole[d] = config[d].interior_padding != 0;
   return SameRankWithWholeDims(instr, "pad", whole, -1);
 }
 
@@ -243,15 +246,25 @@ std::optional<FactorRule> DynamicUpdateSlice(const HloInstruction& instr) {
   if (!SameRank(instr) || instr.operand(1)->shape().rank() != instr.shape().rank()) {
     return std::nullopt;
   }
+  // The operand and result share every dim (the update is written into each shard); the
+  // update shares only the dims it covers whole.
   const hlo::Shape& update = instr.operand(1)->shape();
-  std::vector<bool> whole(update.rank());
+  std::vector<bool> moved(update.rank());
   for (int64_t d = 0; d < update.rank(); ++d) {
-    whole[d] = update.dimensions(d) != instr.shape().dimensions(d);
+    moved[d] = update.dimensions(d) != instr.shape().dimensions(d);
   }
-  return SameRankWithWholeDims(instr, "dynamic-update-slice", whole, 1);
+  return SameRankWithWholeDims(instr, "dynamic-update-slice",
+                               std::vector<bool>(update.rank(), false), 1, moved);
 }
 
-// reverse and single-operand sort: the listed dimensions stay whole.
+// reverse: every dim passes (a split reversed dim swaps mirrored shards).
+std::optional<FactorRule> Reverse(const HloInstruction& instr) {
+  std::optional<FactorRule> rule = Elementwise(instr);
+  if (rule) rule->name = "reverse";
+  return rule;
+}
+
+// single-operand sort: the listed dimensions stay whole.
 std::optional<FactorRule> WholeAlongDimensions(const HloInstruction& instr) {
   if (!SameRank(instr) || instr.operand_count() != 1) return std::nullopt;
   std::vector<bool> whole(instr.shape().rank(), false);
@@ -268,8 +281,7 @@ std::optional<FactorRule> Concatenate(const HloInstruction& instr) {
   FactorRuleBuilder b("concatenate", n);
   for (int64_t d = 0; d < instr.shape().rank(); ++d) {
     std::vector<int64_t> dims(n + 1, d);
-    b.Add(d == instr.dimensions()[0] ? Kind::kNeedReplication : Kind::kPassThrough,
-          std::move(dims));
+    b.Add(Kind::kPassThrough, std::move(dims));
   }
   return std::move(b).Build();
 }
@@ -312,7 +324,7 @@ const RuleTableArray& RuleTable() {
     set(HloOpcode::kPad, &Pad);
     set(HloOpcode::kDynamicSlice, &Slice);
     set(HloOpcode::kDynamicUpdateSlice, &DynamicUpdateSlice);
-    set(HloOpcode::kReverse, &WholeAlongDimensions);
+    set(HloOpcode::kReverse, &Reverse);
     set(HloOpcode::kSort, &WholeAlongDimensions);
     set(HloOpcode::kConcatenate, &Concatenate);
     set(HloOpcode::kCustomCall, &CustomCall);

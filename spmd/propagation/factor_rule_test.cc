@@ -158,15 +158,17 @@ ENTRY e {
   EXPECT_EQ(Project(*reshape, 1, 0, "{devices=[2]<=[2]}"), "{devices=[2,1]<=[2]}");
 }
 
-TEST_F(RuleTest, SlicedPaddedAndConcatenatedDimsStayWhole) {
+// Sliced, edge-padded, concatenated and reversed dims pass (the partitioner exchanges halos
+// there); interior padding and dynamic-slice keep their dims whole, and a dynamic-update-slice's
+// update does not take the operand's tiling of a dim it covers only in part.
+TEST_F(RuleTest, WindowLikeDimsPassButInteriorPaddingAndDynamicSlicesStayWhole) {
   const HloInstruction* slice = Root(R"(HloModule m
 ENTRY e {
   p = f32[8,16] parameter(0)
   ROOT s = f32[8,10] slice(p), slice={[0:8], [2:12]}
 })");
-  EXPECT_EQ(Project(*slice, 0, 1, "{devices=[2,2]<=[4]}"),
-            "{devices=[2,1,2]<=[4] last_tile_dim_replicate}");
-  EXPECT_EQ(Project(*slice, 1, 0, "{devices=[1,2]<=[2]}"), "{replicated}");
+  EXPECT_EQ(Project(*slice, 0, 1, "{devices=[2,2]<=[4]}"), "{devices=[2,2]<=[4]}");
+  EXPECT_EQ(Project(*slice, 1, 0, "{devices=[1,2]<=[2]}"), "{devices=[1,2]<=[2]}");
   const HloInstruction* concat = Root(R"(HloModule m
 ENTRY e {
   a = f32[8,4] parameter(0)
@@ -174,7 +176,32 @@ ENTRY e {
   ROOT c = f32[8,10] concatenate(a, b), dimensions={1}
 })");
   EXPECT_EQ(Project(*concat, 2, 1, "{devices=[2,1]<=[2]}"), "{devices=[2,1]<=[2]}");
-  EXPECT_EQ(Project(*concat, 0, 2, "{devices=[1,2]<=[2]}"), "{replicated}");
+  EXPECT_EQ(Project(*concat, 0, 2, "{devices=[1,2]<=[2]}"), "{devices=[1,2]<=[2]}");
+  const HloInstruction* pad = Root(R"(HloModule m
+ENTRY e {
+  p = f32[8,6] parameter(0)
+  z = f32[] constant(0)
+  ROOT q = f32[10,11] pad(p, z), padding=1_1x0_0_1
+})");
+  EXPECT_EQ(Project(*pad, 0, 2, "{devices=[2,1]<=[2]}"), "{devices=[2,1]<=[2]}");
+  EXPECT_EQ(Project(*pad, 0, 2, "{devices=[1,2]<=[2]}"), "{replicated}");
+  const HloInstruction* ds = Root(R"(HloModule m
+ENTRY e {
+  p = f32[8,16] parameter(0)
+  i = s32[] parameter(1)
+  ROOT s = f32[8,4] dynamic-slice(p, i, i), dynamic_slice_sizes={8,4}
+})");
+  EXPECT_EQ(Project(*ds, 0, 3, "{devices=[1,2]<=[2]}"), "{replicated}");
+  const HloInstruction* dus = Root(R"(HloModule m
+ENTRY e {
+  p = f32[8,16] parameter(0)
+  u = f32[8,4] parameter(1)
+  i = s32[] parameter(2)
+  ROOT s = f32[8,16] dynamic-update-slice(p, u, i, i)
+})");
+  EXPECT_EQ(Project(*dus, 0, 4, "{devices=[2,2]<=[4]}"), "{devices=[2,2]<=[4]}");
+  EXPECT_EQ(Project(*dus, 4, 1, "{devices=[2,2]<=[4]}"),
+            "{devices=[2,1,2]<=[4] last_tile_dim_replicate}");
 }
 
 TEST_F(RuleTest, ElementwiseSkipsScalarOperandsAndRejectsTinyDims) {
