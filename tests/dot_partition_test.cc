@@ -353,4 +353,24 @@ ENTRY main {
   ExpectVerifies(p, 4);
 }
 
+// __op$block_scaled_dot runs on batch and free-dim tiles with each scale tiled like its operand
+// (its blocks along K stay whole), instead of the whole dot on every device.
+TEST(BlockScaledDotPartitionTest, BatchAndFreeDimsSplitWithTheirScales) {
+  Partitioned p = Partition(R"(
+HloModule mx, num_partitions=8
+ENTRY main {
+  lhs = f8e4m3fn[4,8,64] parameter(0), sharding={devices=[2,2,1,2]<=[8] last_tile_dim_replicate}
+  lhs_scale = f8e8m0fnu[4,8,2] parameter(1), sharding={replicated}
+  rhs = f8e4m3fn[4,6,64] parameter(2), sharding={devices=[2,1,1,4]<=[8] last_tile_dim_replicate}
+  rhs_scale = f8e8m0fnu[4,6,2] parameter(3), sharding={devices=[2,1,1,4]<=[8] last_tile_dim_replicate}
+  ROOT d = f32[4,8,6] custom-call(lhs, rhs, lhs_scale, rhs_scale),
+    custom_call_target="__op$block_scaled_dot", sharding={devices=[2,2,2]<=[8]}
+})");
+  ASSERT_NE(p.spmd, nullptr);
+  const std::string text = p.spmd->ToString();
+  EXPECT_NE(text.find("f32[2,4,3] custom-call("), std::string::npos) << text;
+  EXPECT_EQ(Counts(*p.spmd)[HloOpcode::kAllGather], 0) << text;
+  ExpectVerifies(p, 8);
+}
+
 }  // namespace

@@ -55,6 +55,10 @@ absl::Status HandleShardToFullShape(const hlo::HloInstruction& original,
 absl::StatusOr<hlo::HloSharding> WholeInManualGroups(const hlo::HloSharding& like,
                                                      const hlo::Shape& shape);
 
+// The custom-call __op$block_scaled_dot (special_dot_handlers.cc).
+absl::Status HandleBlockScaledDot(const hlo::HloInstruction& original,
+                                  const hlo::HloSharding& sharding, PartitionContext& ctx);
+
 // Shared helpers for handlers.
 // A copy of `original`'s opcode, attributes and called computations with new operands/shape.
 hlo::HloInstruction* CloneWithOperands(const hlo::HloInstruction& original, hlo::Shape shape,

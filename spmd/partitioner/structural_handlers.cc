@@ -71,6 +71,7 @@ absl::Status HandleCustomCall(const HloInstruction& original, const HloSharding&
   if (target == "SPMDFullToShardShape") return HandleFullToShardShape(original, sharding, ctx);
   if (target == "SPMDShardToFullShape") return HandleShardToFullShape(original, sharding, ctx);
   if (sharding.IsManual()) return HandleManual(original, sharding, ctx);
+  if (target == "__op$block_scaled_dot") return HandleBlockScaledDot(original, sharding, ctx);
   return HandleReplicated(original, sharding, ctx);
 }
 

@@ -1,5 +1,7 @@
-// Ragged-dot: partitioned along the result's batch and free dimensions; the ragged and group
-// dimensions stay whole.
+// Dots with extra structure, partitioned along the result's batch and free dimensions with the
+// contracting dims whole, so each device's op is the original op on its tiles.
+//
+// Ragged-dot: the ragged and group dimensions stay whole.
 //
 // ragged-dot(lhs, rhs, group_sizes) lays its result out like a dot (batch, lhs free, rhs
 // free), with a leading group dimension when the ragged dimension r is contracting. Every
@@ -113,7 +115,60 @@ absl::Status HandleRaggedDot(const HloInstruction& original, const HloSharding& 
   return absl::OkStatus();
 }
 
+// The result dims along which the operand x ([B.., F, K], F at result dim `free_out`) cannot
+// be split with its block scales: a scale dim k times smaller than x's must split on block
+// boundaries (x's dim divisible by tiles * k).
+void UnalignedScaleDims(const Shape& x, const Shape& scale, const HloSharding& sharding,
+                        int64_t free_out, std::vector<int64_t>& whole) {
+  for (int64_t d = 0; d + 1 < x.rank(); ++d) {
+    const int64_t out = d + 2 == x.rank() ? free_out : d;
+    const int64_t tiles = sharding.tile_assignment().dim(out);
+    const int64_t n = x.dimensions(d), s = scale.dimensions(d);
+    if (tiles == 1 || s == 0 || n % s != 0) continue;
+    if (n % (tiles * (n / s)) != 0) whole.push_back(out);
+  }
+}
+
 }  // namespace
+
+// __op$block_scaled_dot(lhs [B.., M, K], rhs [B.., N, K], lhs_scale, rhs_scale) -> [B.., M, N]:
+// each operand and its scale tiled like the result along B and its free dim (when the scale's
+// blocks align with the tiles), K whole.
+absl::Status HandleBlockScaledDot(const HloInstruction& original, const HloSharding& sharding,
+                                  PartitionContext& ctx) {
+  const Shape& out = original.shape();
+  bool plain = out.IsArray() && out.rank() >= 2 && original.operand_count() == 4 &&
+               sharding.IsTiled() && sharding.subgroup_types().empty();
+  for (int64_t i = 0; plain && i < 4; ++i) {
+    plain = original.operand(i)->shape().IsArray() &&
+            original.operand(i)->shape().rank() == out.rank();
+  }
+  if (!plain) return HandleReplicated(original, sharding, ctx);
+  const int64_t rank = out.rank();
+  std::vector<int64_t> whole;
+  UnalignedScaleDims(original.operand(0)->shape(), original.operand(2)->shape(), sharding,
+                     rank - 2, whole);
+  UnalignedScaleDims(original.operand(1)->shape(), original.operand(3)->shape(), sharding,
+                     rank - 1, whole);
+  ASSIGN_OR_RETURN(HloSharding local, hlo::PartiallyReplicate(sharding, whole));
+  if (local.IsReplicated()) return HandleReplicated(original, sharding, ctx);
+  std::vector<int64_t> lhs_map(rank), rhs_map(rank);
+  for (int64_t d = 0; d < rank; ++d) lhs_map[d] = rhs_map[d] = d;
+  lhs_map[rank - 1] = rhs_map[rank - 1] = -1;  // K.
+  rhs_map[rank - 2] = rank - 1;                // N.
+  ASSIGN_OR_RETURN(HloSharding lhs_sharding, OperandShardingFromResult(local, rank, lhs_map));
+  ASSIGN_OR_RETURN(HloSharding rhs_sharding, OperandShardingFromResult(local, rank, rhs_map));
+  std::vector<HloInstruction*> operands;
+  for (int64_t i = 0; i < 4; ++i) {
+    ASSIGN_OR_RETURN(HloInstruction * value,
+                     ctx.GetInSharding(original.operand(i), i % 2 == 0 ? lhs_sharding
+                                                                       : rhs_sharding));
+    operands.push_back(value);
+  }
+  ASSIGN_OR_RETURN(Shape local_shape, LocalShape(local, out));
+  ctx.Set(&original, {CloneWithOperands(original, local_shape, operands, ctx), local, out});
+  return absl::OkStatus();
+}
 
 void RegisterRaggedDotHandler(HandlerTable& table) {
   table[hlo::HloOpcode::kRaggedDot] = &HandleRaggedDot;
