@@ -4,6 +4,8 @@
 #   parse_print_bench    parse and print throughput in MB/s, and their ratios to memcpy and a
 #                        byte-scan loop;
 #   executor_dot_bench   the executor's f32 1024^3 dot as a fraction of Eigen's GEMM rate;
+#   gemm_bench           the dispatched f32 GEMM (AVX2/AVX-512 where the CPU has them) over the
+#                        generic build, on one thread and on idle cores, 512^3 and 2048^3;
 #   executor_bench       an elementwise chain and an 8-device all-gather as fractions of memcpy
 #                        bandwidth (bytes touched per second), then, in a fresh process
 #                        (--memory), peak resident memory against 2 x live set + 100 MiB;
@@ -19,7 +21,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
 bazel build -c opt //bench:parse_print_bench //bench:executor_dot_bench //bench:executor_bench \
-  //bench:partition_bench //bench:propagation_bench
+  //bench:gemm_bench //bench:partition_bench //bench:propagation_bench
 # Other builds may repoint the bazel-bin symlink at another configuration; ask for opt's.
 BIN_DIR="$(bazel info -c opt bazel-bin 2>/dev/null)/bench"
 BIN="$BIN_DIR/parse_print_bench"
@@ -78,7 +80,9 @@ for run in runs:
     aggregate = run.get("run_type") == "aggregate"
     if aggregate and run.get("aggregate_name") != "median":
         continue
-    name = run["run_name"].split("/")[0]
+    # The benchmark and its arguments, without options such as min_time:2.000 or real_time.
+    name = "/".join(part for part in run["run_name"].split("/")
+                    if ":" not in part and part != "real_time")
     for key, value in run.items():
         if key.endswith("ratio") or key.startswith("ratio_") or key == "executor_vs_eigen":
             if aggregate:  # Only these with --benchmark_report_aggregates_only.
@@ -96,6 +100,11 @@ PY
 echo
 echo "== executor_dot_bench (target: executor_vs_eigen >= 0.80)"
 run_quietly "$BIN_DIR/executor_dot_bench" --benchmark_filter=BM_DotRatio "$@"
+print_ratio_counters "$EXEC_JSON"
+
+echo
+echo "== gemm_bench (dispatched_ratio, cores_ratio: speedups over the generic build)"
+run_quietly "$BIN_DIR/gemm_bench" --benchmark_filter=BM_GemmRatio "$@"
 print_ratio_counters "$EXEC_JSON"
 
 echo

@@ -110,7 +110,7 @@ TEST(SpmdRunTest, RefusesModulesBeyondTheWorkLimit) {
   Outcome r = SpmdRun("--verify --passes partition,cleanup tests/testdata/huge_dot.hlo");
   EXPECT_EQ(r.code, 1) << r.output;
   EXPECT_THAT(r.output, HasSubstr("tests/testdata/huge_dot.hlo: error: the module needs about "
-                                  "1100 GFLOP, above --max-gflop=500"));
+                                  "1100 GFLOP, above --max-gflop=800"));
 }
 
 TEST(SpmdRunTest, UsageErrorsExitTwo) {

@@ -11,6 +11,7 @@
 #include "runtime/cpu/collective_hub.h"
 #include "runtime/cpu/evaluator.h"
 #include "runtime/cpu/host_malloc.h"
+#include "runtime/cpu/ops/gemm.h"
 
 namespace runtime {
 
@@ -49,6 +50,7 @@ absl::StatusOr<std::vector<hlo::Literal>> RunOnDevices(
     }
     hub.Abort(result.status());
   };
+  ScopedDeviceThreads claim(num_devices);  // Large GEMMs borrow only the cores left over.
   if (num_devices == 1) {
     run_device(0);
   } else {

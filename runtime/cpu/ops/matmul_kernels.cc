@@ -1,9 +1,13 @@
-// Compute-type selection and the Eigen GEMM instantiations (kept in one translation unit: the
-// Eigen product kernels are the slowest code in the executor to compile).
+// Compute-type selection and the GEMMs: f32 and f64 go to the dispatched kernels of gemm.h
+// (AVX2/AVX-512 where the CPU has them, panels on idle cores); c64, c128 and u64 use the Eigen
+// instantiations here (kept in one translation unit: the Eigen product kernels are the slowest
+// code in the executor to compile).
 #include "runtime/cpu/ops/matmul_kernels.h"
 
 #include <Eigen/Core>
 #include <vector>
+
+#include "runtime/cpu/ops/gemm.h"
 
 namespace runtime {
 namespace {
@@ -60,19 +64,27 @@ absl::StatusOr<PrimitiveType> MatmulComputeType(PrimitiveType lhs, PrimitiveType
 template <typename C>
 void Gemm(const C* a, bool a_col_major, const C* b, bool b_col_major, C* c, int64_t m, int64_t k,
           int64_t n) {
-  constexpr int kRow = Eigen::RowMajor;
-  constexpr int kCol = Eigen::ColMajor;
-  std::vector<C> a_rows, b_rows;
   if constexpr (std::is_floating_point_v<C>) {
-    if (a_col_major && b_col_major) return EigenGemm<C, kCol, kCol>(a, b, c, m, k, n);
-    if (a_col_major) return EigenGemm<C, kCol, kRow>(a, b, c, m, k, n);
-    if (b_col_major) return EigenGemm<C, kRow, kCol>(a, b, c, m, k, n);
+    GemmProblem<C> p = {};
+    p.a = a;
+    p.b = b;
+    p.c = c;
+    p.m = m;
+    p.k = k;
+    p.n = n;
+    p.lda = a_col_major ? m : k;
+    p.ldb = b_col_major ? k : n;
+    p.ldc = n;
+    p.a_col_major = a_col_major;
+    p.b_col_major = b_col_major;
+    DenseGemm(HostGemmKernels(), p);
   } else {
     // Other types instantiate the row-major product only: transpose into row-major copies.
+    std::vector<C> a_rows, b_rows;
     if (a_col_major) a = TransposedCopy(a, k, m, a_rows);
     if (b_col_major) b = TransposedCopy(b, n, k, b_rows);
+    EigenGemm<C, Eigen::RowMajor, Eigen::RowMajor>(a, b, c, m, k, n);
   }
-  EigenGemm<C, kRow, kRow>(a, b, c, m, k, n);
 }
 
 template void Gemm<float>(const float*, bool, const float*, bool, float*, int64_t, int64_t,
