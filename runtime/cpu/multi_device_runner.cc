@@ -4,6 +4,7 @@
 #include "runtime/cpu/multi_device_runner.h"
 
 #include <mutex>
+#include <new>
 #include <optional>
 #include <thread>
 
@@ -38,8 +39,16 @@ absl::StatusOr<std::vector<hlo::Literal>> RunOnDevices(
     context.num_partitions = options.num_partitions;
     context.num_replicas = options.num_replicas;
     context.hub = &hub;
-    Evaluator evaluator(module, context);
-    absl::StatusOr<hlo::Literal> result = evaluator.RunEntry(std::move(arguments[d]));
+    absl::StatusOr<hlo::Literal> result = absl::InternalError("not run");
+    try {
+      Evaluator evaluator(module, context);
+      result = evaluator.RunEntry(std::move(arguments[d]));
+    } catch (const std::bad_alloc&) {
+      // An allocation failure in a device thread would otherwise abort the whole process.
+      result = absl::ResourceExhaustedError(hlo::StrCat(
+          "device ", d, " ran out of host memory while simulating the module (lower the "
+          "problem size, or run fewer devices)"));
+    }
     if (result.ok()) {
       results[d] = *std::move(result);
       return;
