@@ -110,6 +110,26 @@ const Case kCases[] = {
     {"missing_parameter_number",
      "HloModule m\nENTRY e {\n  a = f32[] parameter(0)\n  ROOT b = f32[] parameter(2)\n}\n", "",
      "parameter"},
+    // Found by mutation fuzzing: each of these crashed or hung before being rejected.
+    {"recursive_call_graph",
+     "HloModule m\nf {\n  p = f32[4] parameter(0)\n  ROOT c = f32[4] call(p), to_apply=f\n}\n"
+     "ENTRY e {\n  p0 = f32[4] parameter(0)\n  ROOT r = f32[4] call(p0), to_apply=f\n}\n",
+     "", "computation %f: calls itself (%f -> %f)"},
+    {"element_count_overflow",
+     "HloModule m\nENTRY e {\n  ROOT p = f32[128,9223372036854775807] parameter(0)\n}\n", "3:8",
+     "has more than 2^56 elements"},
+    {"device_id_too_large",
+     "HloModule m\nENTRY e {\n  ROOT p = f32[4] parameter(0), sharding={maximal device=2147483647}\n}\n",
+     "3:8", "names device 2147483647; at most 65536 devices are supported"},
+    {"ragged_dot_dim_out_of_range",
+     "HloModule m\nENTRY e {\n  a = f32[15,31,64] parameter(0)\n  b = f32[15,64,7] parameter(1)\n"
+     "  c = u32[4] parameter(2)\n  ROOT d = f32[15,31,7] ragged-dot(a, b, c), lhs_batch_dims={0}, "
+     "rhs_batch_dims={5}, lhs_contracting_dims={2}, rhs_contracting_dims={1}, lhs_ragged_dims={0}\n}\n",
+     "6:8", "ragged-dot dimension number 5 is out of range for a rank-3 operand"},
+    {"sharding_annotation_changes_shape",
+     "HloModule m\nENTRY e {\n  p = f32[6,16] parameter(0)\n"
+     "  ROOT a = f32[6,3] custom-call(p), custom_call_target=\"Sharding\", sharding={replicated}\n}\n",
+     "4:8", "custom-call \"Sharding\" returns f32[6,3] but its operand is f32[6,16]"},
     {"corrupt_proto", "\x0a\x05hello\x12\xff\xff garbage", "", "not a valid HloModuleProto"},
 };
 
@@ -169,6 +189,9 @@ TEST(MalformedInputTest, UsageErrorExitsTwo) {
   RunCommand("tools/spmd-partition --passes=frobnicate x.hlo", &code);
   EXPECT_EQ(code, 2);
   RunCommand("tools/spmd-partition", &code);
+  EXPECT_EQ(code, 2);
+  // A device count far beyond any machine is a usage error, not an allocation of that size.
+  RunCommand("tools/spmd-partition --num-partitions 100000000 x.hlo", &code);
   EXPECT_EQ(code, 2);
 }
 

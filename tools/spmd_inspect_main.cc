@@ -71,8 +71,8 @@ int main(int argc, char** argv) {
   CLI::Option* input =
       app.add_option("input", f.input, "partitioned module: HLO text, HloModuleProto, or -");
   app.add_option("--num-partitions", f.num_partitions,
-                 "device count (default: the module's num_partitions)")
-      ->check(CLI::PositiveNumber);
+                 "device count, 1 to 65536 (default: the module's num_partitions)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 16));
   app.add_option("--stats", f.stats,
                  "text (default): the full report; json: only the statistics object of the "
                  "contract's schema, one line")

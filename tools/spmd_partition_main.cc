@@ -36,7 +36,8 @@ void AddOptions(CLI::App& app, Flags& f) {
       ->required();
   app.add_option("-o,--output", f.output, "output file (one input) or directory (a batch)");
   app.add_flag("-r,--recursive", f.recursive, "also take modules from subdirectories");
-  app.add_option("--num-partitions", f.num_partitions, "device count")->check(CLI::PositiveNumber);
+  app.add_option("--num-partitions", f.num_partitions, "device count (1 to 65536)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 16));
   app.add_option("--passes", f.passes, "default, none, or a comma list of pass names");
   app.add_option("--emit", f.emit, "output format")->check(CLI::IsMember({"text", "proto"}));
   app.add_option("--dump-dir", f.dump_dir, "write the module after every pass, stats, explain");

@@ -475,8 +475,8 @@ int main(int argc, char** argv) {
   Options options;
   app.add_option("input", options.input, "HLO text (.hlo, .txt), HloModuleProto (.pb) or -")
       ->required();
-  app.add_option("--num-partitions", options.num_partitions, "device count")
-      ->check(CLI::PositiveNumber);
+  app.add_option("--num-partitions", options.num_partitions, "device count (1 to 65536)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 16));
   app.add_option("--passes", options.passes, "how INPUT is partitioned: default, none, or a list");
   app.add_option("--backend", options.backend, "cpu or cuda")
       ->check(CLI::IsMember({"cpu", "cuda"}));

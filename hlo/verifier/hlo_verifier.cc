@@ -30,6 +30,8 @@
 // avoid follow-on noise.
 #include "hlo/verifier/hlo_verifier.h"
 
+#include <algorithm>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -43,6 +45,13 @@ namespace hlo {
 namespace {
 
 std::string ShapeStr(const Shape& shape) { return shape.ToString(/*print_layout=*/false); }
+
+// Arrays above 2^56 elements are refused: their byte sizes would overflow int64 arithmetic.
+constexpr int kMaxElementsLog2 = 56;
+constexpr int64_t kMaxElements = int64_t{1} << kMaxElementsLog2;
+// Device ids at or above this are refused (a sharding naming device 2^31 would otherwise make
+// every per-device table that large).
+constexpr int64_t kMaxDevices = int64_t{1} << 16;
 
 std::string OpStr(const HloInstruction& instr) {
   return std::string(HloOpcodeString(instr.opcode()));
@@ -60,10 +69,28 @@ std::string ShapeProblem(const Shape& shape) {
   }
   if (shape.IsToken() || shape.IsOpaque()) return "";
   if (!shape.IsArray()) return "has no valid element type";
+  int64_t elements = 1;
   for (int64_t d : shape.dimensions()) {
     if (d < 0) return absl::StrCat("has negative dimension size ", d);
+    if (d != 0 && elements > kMaxElements / d) {
+      return absl::StrCat("has more than 2^", kMaxElementsLog2,
+                          " elements (its element count does not fit in memory sizes)");
+    }
+    elements *= d;
   }
   return "";
+}
+
+// The largest device id a sharding names (-1 when none).
+int64_t MaxDevice(const HloSharding& sharding) {
+  if (sharding.IsTuple()) {
+    int64_t max = -1;
+    for (const HloSharding& leaf : sharding.tuple_elements()) max = std::max(max, MaxDevice(leaf));
+    return max;
+  }
+  if (sharding.kind() == HloSharding::Kind::kMaximal) return sharding.maximal_device();
+  if (sharding.IsTiled()) return sharding.tile_assignment().MaxDevice();
+  return -1;
 }
 
 class Verifier {
@@ -93,6 +120,7 @@ class Verifier {
   }
 
   void CheckModule();
+  void CheckCallGraph();
   void CheckEntryLayout(const HloComputation& entry);
   void CheckComputation(const HloComputation& c);
   void CheckParameters(const HloComputation& c);
@@ -104,6 +132,7 @@ class Verifier {
   bool CheckCallees(const HloComputation& c, const HloInstruction& instr);
   void CheckShape(const HloComputation& c, const HloInstruction& instr);
   void CheckFusion(const HloComputation& c, const HloInstruction& instr);
+  void CheckRaggedDot(const HloComputation& c, const HloInstruction& instr);
   void CheckSharding(const HloComputation& c, const HloInstruction& instr);
 
   const HloModule& module_;
@@ -130,6 +159,44 @@ void Verifier::CheckModule() {
     }
     if (!names.insert(c->name()).second) ComputationError(*c, "name is not unique");
     if (c->parent() != &module_) ComputationError(*c, "parent is not this module");
+  }
+  CheckCallGraph();
+}
+
+// HLO computations may not call themselves, directly or through others (every pass and the
+// executor walk the call graph recursively).
+void Verifier::CheckCallGraph() {
+  enum class Mark { kNone, kActive, kDone };
+  absl::flat_hash_map<const HloComputation*, Mark> mark;
+  std::vector<const HloComputation*> path;
+  std::function<bool(const HloComputation*)> visit = [&](const HloComputation* c) {
+    Mark& m = mark[c];
+    if (m == Mark::kDone) return true;
+    if (m == Mark::kActive) {
+      std::string cycle;
+      bool in_cycle = false;
+      for (const HloComputation* p : path) {
+        in_cycle = in_cycle || p == c;
+        if (in_cycle) absl::StrAppend(&cycle, "%", p->name(), " -> ");
+      }
+      ComputationError(*c, absl::StrCat("calls itself (", cycle, "%", c->name(),
+                                        "); HLO call graphs must not be recursive"));
+      return false;
+    }
+    m = Mark::kActive;
+    path.push_back(c);
+    for (const auto& instr : c->instructions()) {
+      for (const HloComputation* callee : instr->called_computations()) {
+        if (callee == nullptr || !computations_.contains(callee)) continue;
+        if (!visit(callee)) return false;
+      }
+    }
+    path.pop_back();
+    mark[c] = Mark::kDone;
+    return true;
+  };
+  for (const auto& c : module_.computations()) {
+    if (c != nullptr && !visit(c.get())) return;
   }
 }
 
@@ -262,6 +329,15 @@ void Verifier::CheckInstruction(const HloComputation& c, const HloInstruction& i
   if (edges_ok && callees_ok && problem.empty()) {
     CheckShape(c, instr);
     if (instr.opcode() == HloOpcode::kFusion) CheckFusion(c, instr);
+    if (instr.opcode() == HloOpcode::kRaggedDot) CheckRaggedDot(c, instr);
+    if (instr.opcode() == HloOpcode::kCustomCall &&
+        instr.attrs().custom_call_target == "Sharding" && instr.operand_count() == 1 &&
+        !instr.operand(0)->shape().Compatible(instr.shape())) {
+      InstructionError(c, instr,
+                       absl::StrCat("custom-call \"Sharding\" returns ", ShapeStr(instr.shape()),
+                                    " but its operand is ", ShapeStr(instr.operand(0)->shape()),
+                                    "; a sharding annotation keeps its operand's shape"));
+    }
   }
   if (instr.has_sharding() && problem.empty()) CheckSharding(c, instr);
 }
@@ -352,7 +428,54 @@ void Verifier::CheckFusion(const HloComputation& c, const HloInstruction& instr)
   }
 }
 
+// ragged-dot has no shape inference here; its dimension numbers must at least be in range.
+void Verifier::CheckRaggedDot(const HloComputation& c, const HloInstruction& instr) {
+  if (instr.operand_count() != 3 || !instr.operand(0)->shape().IsArray() ||
+      !instr.operand(1)->shape().IsArray()) {
+    InstructionError(c, instr, "ragged-dot takes lhs, rhs and group_sizes arrays");
+    return;
+  }
+  const int64_t lhs = instr.operand(0)->shape().rank();
+  const int64_t rhs = instr.operand(1)->shape().rank();
+  const DotDimensionNumbers dn = instr.attrs().dot_dimension_numbers.value_or(DotDimensionNumbers{});
+  absl::StatusOr<std::vector<int64_t>> ragged =
+      RawDimsAttribute(instr, {"lhs_ragged_dims", "lhs_ragged_dimensions"});
+  absl::StatusOr<std::vector<int64_t>> group =
+      RawDimsAttribute(instr, {"rhs_group_dims", "rhs_group_dimensions"});
+  if (!ragged.ok() || !group.ok()) {
+    InstructionError(c, instr, !ragged.ok() ? ragged.status().message() : group.status().message());
+    return;
+  }
+  const std::vector<std::pair<const std::vector<int64_t>*, int64_t>> lists = {
+      {&dn.lhs_batch_dimensions, lhs},      {&dn.lhs_contracting_dimensions, lhs},
+      {&*ragged, lhs},                      {&dn.rhs_batch_dimensions, rhs},
+      {&dn.rhs_contracting_dimensions, rhs}, {&*group, rhs}};
+  for (const auto& [dims, rank] : lists) {
+    for (int64_t d : *dims) {
+      if (d < 0 || d >= rank) {
+        InstructionError(c, instr, absl::StrCat("ragged-dot dimension number ", d,
+                                                " is out of range for a rank-", rank, " operand"));
+        return;
+      }
+    }
+  }
+  if (ragged->size() != 1 ||
+      dn.lhs_batch_dimensions.size() != dn.rhs_batch_dimensions.size() ||
+      dn.lhs_contracting_dimensions.size() != dn.rhs_contracting_dimensions.size()) {
+    InstructionError(c, instr, "ragged-dot needs one lhs_ragged_dims entry and as many lhs as rhs "
+                               "batch and contracting dims");
+  }
+}
+
 void Verifier::CheckSharding(const HloComputation& c, const HloInstruction& instr) {
+  const int64_t max_device = MaxDevice(instr.sharding());
+  if (max_device >= kMaxDevices) {
+    InstructionError(c, instr,
+                     absl::StrCat("sharding ", instr.sharding().ToStringWithoutMetadata(),
+                                  " names device ", max_device, "; at most ", kMaxDevices,
+                                  " devices are supported"));
+    return;
+  }
   absl::Status status = instr.sharding().Validate(instr.shape(), module_.config().num_partitions);
   if (!status.ok()) {
     InstructionError(

@@ -129,6 +129,7 @@ std::string FormatIndex(const std::vector<int64_t>& index) {
 ArrayComparison CompareArrays(const hlo::Literal& expected, const hlo::Literal& actual,
                               const Tolerance& tolerance) {
   ArrayComparison result;
+  if (expected.shape().IsToken() && actual.shape().IsToken()) return result;  // No data.
   if (!expected.shape().IsArray() || !expected.shape().Compatible(actual.shape())) {
     result.problem = hlo::StrCat("expected ", expected.shape().ToString(false), ", got ",
                                  actual.shape().ToString(false));

@@ -49,6 +49,19 @@ absl::StatusOr<RaggedLayout> Layout(const HloInstruction& dot) {
   ASSIGN_OR_RETURN(std::vector<int64_t> group,
                    hlo::RawDimsAttribute(dot, {"rhs_group_dims", "rhs_group_dimensions"}));
   if (ragged.size() != 1) return absl::InvalidArgumentError("ragged-dot: one ragged dim");
+  const int64_t lhs_rank = dot.operand(0)->shape().rank();
+  const int64_t rhs_rank = dot.operand(1)->shape().rank();
+  auto in_range = [](const std::vector<int64_t>& dims, int64_t rank) {
+    return std::all_of(dims.begin(), dims.end(), [&](int64_t d) { return d >= 0 && d < rank; });
+  };
+  if (!in_range(ragged, lhs_rank) || !in_range(dn.lhs_batch_dimensions, lhs_rank) ||
+      !in_range(dn.lhs_contracting_dimensions, lhs_rank) || !in_range(group, rhs_rank) ||
+      !in_range(dn.rhs_batch_dimensions, rhs_rank) ||
+      !in_range(dn.rhs_contracting_dimensions, rhs_rank) ||
+      dn.lhs_batch_dimensions.size() != dn.rhs_batch_dimensions.size() ||
+      dn.lhs_contracting_dimensions.size() != dn.rhs_contracting_dimensions.size()) {
+    return absl::InvalidArgumentError("ragged-dot: a dimension number is out of range");
+  }
   const int64_t r = ragged[0];
   const bool contracting_mode = Contains(dn.lhs_contracting_dimensions, r);
   RaggedLayout layout;

@@ -82,6 +82,12 @@ absl::StatusOr<Literal> HandleScan(const HloInstruction& instr,
     return absl::InvalidArgumentError("scan needs one dimension and a body");
   }
   const int64_t d = instr.dimensions()[0];
+  for (const hlo::Literal* operand : operands.subspan(0, operands.size() - num_carries)) {
+    if (!operand->shape().IsArray() || d < 0 || d >= operand->shape().rank()) {
+      return absl::InvalidArgumentError(hlo::StrCat("scan dimension ", d, " is out of range for ",
+                                                    operand->shape().ToString(false)));
+    }
+  }
   const int64_t num_inputs = static_cast<int64_t>(operands.size()) - num_carries;
   const int64_t length = operands[0]->shape().dimensions(d);
   // A single output without carries is an array result; otherwise a tuple.
