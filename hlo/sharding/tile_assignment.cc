@@ -42,7 +42,8 @@ absl::StatusOr<int64_t> CheckedProduct(absl::Span<const int64_t> dims, const cha
     }
     if (product > TileAssignment::kMaxDevices / d) {
       return absl::InvalidArgumentError(
-          absl::StrCat(what, " [", absl::StrJoin(dims, ","), "] holds more than 2^31 devices"));
+          absl::StrCat(what, " [", absl::StrJoin(dims, ","), "] holds more than ",
+                       TileAssignment::kMaxDevices, " devices"));
     }
     product *= d;
   }

@@ -31,7 +31,7 @@ namespace hlo {
 class TileAssignment {
  public:
   // The largest number of devices a tile assignment may hold.
-  static constexpr int64_t kMaxDevices = int64_t{1} << 31;
+  static constexpr int64_t kMaxDevices = int64_t{1} << 16;
 
   // `[dims]<=[N]` where N is the product of `dims`.
   // Fails when `dims` is empty, has an entry below 1, or its product exceeds kMaxDevices.

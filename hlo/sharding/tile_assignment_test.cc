@@ -80,7 +80,9 @@ TEST(TileAssignmentTest, FactoriesRejectBadInput) {
               HasSubstr("(0,0) is not a permutation of 0..1"));
   EXPECT_THAT(message(TileAssignment::Iota({4}, {2, 2}, {0})), HasSubstr("not a permutation"));
   EXPECT_THAT(message(TileAssignment::Iota({int64_t{1} << 20, int64_t{1} << 20})),
-              HasSubstr("more than 2^31"));
+              HasSubstr("more than 65536 devices"));
+  EXPECT_THAT(message(TileAssignment::Iota({2, 1, int64_t{1} << 30})),
+              HasSubstr("more than 65536 devices"));
 }
 
 TEST(TileAssignmentTest, EqualityAndHashAreByMeaning) {

@@ -158,10 +158,11 @@ absl::StatusOr<Literal> Evaluator::Execute(const hlo::HloComputation& computatio
         result = RunAsyncStart(instr, operand_values);
         break;
       case HloOpcode::kAsyncUpdate:
+        if (operand_values.size() != 1) return ErrorAt(instr, "async-update takes one operand");
         result = *operand_values[0];
         break;
       case HloOpcode::kAsyncDone:
-        if (!operand_values[0]->shape().IsTuple() ||
+        if (operand_values.size() != 1 || !operand_values[0]->shape().IsTuple() ||
             operand_values[0]->tuple_elements().size() < 2) {
           return ErrorAt(instr, "async-done's operand must be an async-start's tuple");
         }

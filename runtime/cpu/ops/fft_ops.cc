@@ -84,6 +84,11 @@ CArray FromLiteral(const Literal& l) {
 absl::StatusOr<Literal> HandleFft(const HloInstruction& instr,
                                   absl::Span<const Literal* const> operands, Evaluator&) {
   const std::vector<int64_t>& lengths = instr.attrs().fft_length;
+  for (int64_t n : lengths) {
+    if (n < 1 || n > (int64_t{1} << 40)) {
+      return absl::InvalidArgumentError(hlo::StrCat("fft_length ", n, " is not a positive length"));
+    }
+  }
   const int64_t rank = operands.size() == 1 ? operands[0]->shape().rank() : 0;
   const int64_t l = static_cast<int64_t>(lengths.size());
   if (operands.size() != 1 || l < 1 || l > 3 || l > rank) {
