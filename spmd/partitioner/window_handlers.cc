@@ -41,6 +41,24 @@ using hlo::HloInstruction;
 using hlo::HloSharding;
 using hlo::Shape;
 
+// For an op whose operand 0 has the result's dims (reduce-window, slice, pad): chooses halo
+// exchange or window slices for `splits` (ChooseWindowInputs) and returns the sharding operand 0
+// is fetched in: `local`'s tiling, whole along the dims sliced locally.
+absl::StatusOr<HloSharding> ChooseSameRankOperand(const HloInstruction& original,
+                                                  const HloSharding& local,
+                                                  std::vector<WindowSplit>& splits,
+                                                  PartitionContext& ctx) {
+  ASSIGN_OR_RETURN(const PartitionedValue* operand_now, ctx.Get(original.operand(0)));
+  ChooseWindowInputs(original.name(), operand_now->sharding, splits, ctx);
+  const int64_t rank = original.shape().rank();
+  std::vector<int64_t> operand_map(rank);
+  for (int64_t d = 0; d < rank; ++d) operand_map[d] = d;
+  for (const WindowSplit& split : splits) {
+    if (!split.halo) operand_map[split.wd.dim] = -1;
+  }
+  return OperandShardingFromResult(local, rank, operand_map);
+}
+
 bool TrivialWindow(const hlo::WindowDimension& w) {
   return w.size == 1 && w.stride == 1 && w.padding_low == 0 && w.padding_high == 0 &&
          w.window_dilation == 1 && w.base_dilation == 1;
@@ -78,15 +96,8 @@ absl::Status HandleReduceWindow(const HloInstruction& original, const HloShardin
   }
   ASSIGN_OR_RETURN(HloSharding local, hlo::PartiallyReplicate(sharding, whole));
   if (local.IsReplicated()) return HandleReplicated(original, sharding, ctx);
-  ASSIGN_OR_RETURN(const PartitionedValue* operand_now, ctx.Get(original.operand(0)));
-  ChooseWindowInputs(original.name(), operand_now->sharding, splits, ctx);
-  std::vector<int64_t> operand_map(rank);
-  for (int64_t d = 0; d < rank; ++d) operand_map[d] = d;
-  for (const WindowSplit& split : splits) {
-    if (!split.halo) operand_map[split.wd.dim] = -1;
-  }
   ASSIGN_OR_RETURN(HloSharding operand_sharding,
-                   OperandShardingFromResult(local, rank, operand_map));
+                   ChooseSameRankOperand(original, local, splits, ctx));
   ASSIGN_OR_RETURN(HloInstruction * init, GetReplicated(original.operand(1), ctx));
   HloInstruction* fill = nullptr;
   if (!splits.empty()) {
@@ -162,15 +173,8 @@ absl::Status HandleSliceOrPad(const HloInstruction& original, const HloSharding&
   }
   ASSIGN_OR_RETURN(HloSharding local, hlo::PartiallyReplicate(sharding, whole));
   if (local.IsReplicated()) return HandleReplicated(original, sharding, ctx);
-  ASSIGN_OR_RETURN(const PartitionedValue* operand_now, ctx.Get(original.operand(0)));
-  ChooseWindowInputs(original.name(), operand_now->sharding, splits, ctx);
-  std::vector<int64_t> operand_map(rank);
-  for (int64_t d = 0; d < rank; ++d) operand_map[d] = d;
-  for (const WindowSplit& split : splits) {
-    if (!split.halo) operand_map[split.wd.dim] = -1;
-  }
   ASSIGN_OR_RETURN(HloSharding operand_sharding,
-                   OperandShardingFromResult(local, rank, operand_map));
+                   ChooseSameRankOperand(original, local, splits, ctx));
   std::vector<HloInstruction*> operands;
   HloInstruction* fill = nullptr;
   if (is_slice) {
