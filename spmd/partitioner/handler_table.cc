@@ -24,6 +24,7 @@ PartitionHandler FindPartitionHandler(hlo::HloOpcode opcode) {
     RegisterDynamicUpdateSliceHandler(*t);
     RegisterRaggedDotHandler(*t);
     RegisterGatherScatterHandlers(*t);
+    RegisterControlFlowHandlers(*t);
     return t;
   }();
   auto it = table->find(opcode);

@@ -28,6 +28,7 @@ void RegisterWindowHandlers(HandlerTable& table);
 void RegisterDynamicUpdateSliceHandler(HandlerTable& table);
 void RegisterRaggedDotHandler(HandlerTable& table);
 void RegisterGatherScatterHandlers(HandlerTable& table);
+void RegisterControlFlowHandlers(HandlerTable& table);
 
 // The handler for `opcode`; the replicated fallback (HandleReplicated) when no family claims it.
 PartitionHandler FindPartitionHandler(hlo::HloOpcode opcode);
@@ -54,6 +55,14 @@ absl::Status HandleShardToFullShape(const hlo::HloInstruction& original,
 // subgroups of `like` (its first leaf with a manual subgroup dim); tuples leaf by leaf.
 absl::StatusOr<hlo::HloSharding> WholeInManualGroups(const hlo::HloSharding& like,
                                                      const hlo::Shape& shape);
+
+// Partitions `original`, a computation called by a while, conditional or call, into a new
+// computation of the module (spmd_partitioner.cc): parameter i arrives in `params[i]` and the
+// root leaves in `root`. Each call site gets its own copy, so one computation called with
+// different shardings is partitioned once per sharding.
+absl::StatusOr<hlo::HloComputation*> PartitionCalledComputation(
+    const hlo::HloComputation& original, absl::Span<const hlo::HloSharding> params,
+    const hlo::HloSharding& root, PartitionContext& caller);
 
 // The custom-call __op$block_scaled_dot (special_dot_handlers.cc).
 absl::Status HandleBlockScaledDot(const hlo::HloInstruction& original,

@@ -51,6 +51,14 @@ class PartitionContext {
         log_(log),
         options_(options),
         emitter_(output, channel_ids) {}
+  // A context for `output`, a computation called by this one's (a loop body, a branch): same
+  // devices, planner, channels, log and options; names continue this context's sequence so
+  // they stay unique in the module.
+  PartitionContext(hlo::HloComputation* output, PartitionContext& caller)
+      : PartitionContext(output, caller.num_devices_, caller.planner_, caller.channel_ids_,
+                         caller.log_, caller.options_) {
+    next_name_ = caller.next_name_;
+  }
 
   int64_t num_devices() const { return num_devices_; }
   hlo::HloComputation* output() const { return output_; }
@@ -120,6 +128,8 @@ class PartitionContext {
                                                     const hlo::HloSharding& to);
   // A name unique in the SPMD computation, derived from `base`.
   std::string UniqueName(std::string_view base);
+  // Hands the name sequence back to the caller's context (see the second constructor).
+  void ReturnNamesTo(PartitionContext& caller) const { caller.next_name_ = next_name_; }
 
  private:
   hlo::HloComputation* output_;

@@ -9,6 +9,9 @@
 //                ROOT %ag = f32[8] all-gather(%n.spmd), dimensions={0}, ... }
 #include "spmd/partitioner/spmd_partitioner.h"
 
+#include <optional>
+#include <vector>
+
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
 #include "spmd/partitioner/handlers.h"
@@ -37,9 +40,50 @@ HloSharding ShardingOf(const HloInstruction& instr) {
 // An instruction without a sharding that consumes a manual value is part of the manual region
 // (as sharding propagation would make it): manual, or whole inside the manual subgroups of a
 // value with manual subgroups, not replicated.
+// Tuples and get-tuple-element move no data: without a sharding they keep their operands'
+// (replicating them would gather every element, e.g. around a loop whose state is sharded).
+std::optional<HloSharding> PassThroughSharding(const HloInstruction& instr,
+                                               const PartitionContext& ctx) {
+  std::vector<HloSharding> leaves;
+  for (const HloInstruction* operand : instr.operands()) {
+    absl::StatusOr<const PartitionedValue*> value = ctx.Get(operand);
+    if (!value.ok()) return std::nullopt;
+    const HloSharding s = (*value)->sharding.NormalizeTupleSharding(operand->shape());
+    if (s.IsTuple()) {
+      leaves.insert(leaves.end(), s.tuple_elements().begin(), s.tuple_elements().end());
+    } else {
+      leaves.push_back(s);
+    }
+  }
+  if (instr.opcode() == hlo::HloOpcode::kGetTupleElement) {
+    // The leaves of element `index` of the operand's tuple.
+    const hlo::Shape& tuple = instr.operand(0)->shape();
+    const int64_t index = instr.tuple_index();
+    if (!tuple.IsTuple() || index >= static_cast<int64_t>(tuple.tuple_shapes().size())) {
+      return std::nullopt;
+    }
+    size_t first = 0;
+    for (int64_t i = 0; i < index; ++i) first += tuple.tuple_shapes()[i].leaf_count();
+    const size_t count = tuple.tuple_shapes()[index].leaf_count();
+    if (first + count > leaves.size()) return std::nullopt;
+    leaves = std::vector<HloSharding>(leaves.begin() + first, leaves.begin() + first + count);
+    if (!instr.shape().IsTuple()) {
+      if (leaves.size() != 1) return std::nullopt;
+      return leaves.front();
+    }
+  }
+  absl::StatusOr<HloSharding> tuple = HloSharding::Tuple(instr.shape(), std::move(leaves));
+  if (!tuple.ok()) return std::nullopt;
+  return *std::move(tuple);
+}
+
 HloSharding InferredSharding(const HloInstruction& instr, const PartitionContext& ctx) {
   HloSharding sharding = ShardingOf(instr);
   if (instr.has_sharding()) return sharding;
+  if (instr.opcode() == hlo::HloOpcode::kTuple ||
+      instr.opcode() == hlo::HloOpcode::kGetTupleElement) {
+    if (std::optional<HloSharding> passed = PassThroughSharding(instr, ctx)) return *passed;
+  }
   for (const HloInstruction* operand : instr.operands()) {
     absl::StatusOr<const PartitionedValue*> value = ctx.Get(operand);
     if (!value.ok()) continue;
@@ -90,7 +134,62 @@ absl::Status CheckShardingFits(const HloInstruction& instr, const HloSharding& s
                                                 hlo::ToStd(s.message())));
 }
 
+// `status` with the instruction named first (errors of called computations already name theirs).
+absl::Status NameInstruction(const absl::Status& status, const HloInstruction& instr) {
+  if (status.ok()) return status;
+  std::string message(status.message());
+  if (message.rfind("instruction %", 0) == 0) return status;
+  return absl::Status(status.code(), hlo::StrCat("instruction %", instr.name(), ": ", message));
+}
+
+// Partitions `original`'s instructions, operands first, into ctx.output(). Parameter i takes
+// `params[i]` where given (a called computation's parameters arrive as the caller sends
+// them), else its own sharding.
+absl::Status PartitionInstructions(const HloComputation& original,
+                                   absl::Span<const HloSharding> params, PartitionContext& ctx) {
+  for (HloInstruction* instr : original.MakeInstructionPostOrder()) {
+    const bool given = instr->opcode() == hlo::HloOpcode::kParameter &&
+                       instr->parameter_number() < static_cast<int64_t>(params.size());
+    const HloSharding sharding =
+        given ? params[instr->parameter_number()] : InferredSharding(*instr, ctx);
+    RETURN_IF_ERROR(CheckShardingFits(*instr, sharding, ctx.num_devices()));
+    RETURN_IF_ERROR(NameInstruction(HandlerFor(*instr, sharding)(*instr, sharding, ctx), *instr));
+  }
+  return absl::OkStatus();
+}
+
+// `base`, or `base.N` for the first N that no computation of `module` is named.
+std::string UniqueComputationName(const hlo::HloModule& module, const std::string& base) {
+  std::string name = base;
+  for (int64_t n = 1; module.GetComputation(name) != nullptr; ++n) name = hlo::StrCat(base, ".", n);
+  return name;
+}
+
 }  // namespace
+
+absl::StatusOr<HloComputation*> PartitionCalledComputation(const HloComputation& original,
+                                                           absl::Span<const HloSharding> params,
+                                                           const HloSharding& root,
+                                                           PartitionContext& caller) {
+  hlo::HloModule* module = caller.output()->parent();
+  HloComputation* output = module->AddComputation(std::make_unique<HloComputation>(
+      UniqueComputationName(*module, hlo::StrCat(original.name(), ".spmd"))));
+  PartitionContext ctx(output, caller);
+  absl::Status status = PartitionInstructions(original, params, ctx);
+  // Parameters keep their original names in the entry (which is replaced); here the original
+  // computation stays in the module until cleanup, so they take fresh ones.
+  for (HloInstruction* param : output->parameter_instructions()) {
+    if (param != nullptr) param->set_name(ctx.UniqueName(param->name()));
+  }
+  absl::StatusOr<HloInstruction*> result =
+      status.ok() ? ctx.GetInSharding(original.root_instruction(), root) : status;
+  ctx.ReturnNamesTo(caller);
+  if (!result.ok()) {
+    return NameInstruction(result.status(), *original.root_instruction());
+  }
+  output->set_root_instruction(*result);
+  return output;
+}
 
 absl::StatusOr<bool> SpmdPartitioner::RunImpl(hlo::HloModule* module) {
   log_ = PartitionLog();
@@ -102,19 +201,10 @@ absl::StatusOr<bool> SpmdPartitioner::RunImpl(hlo::HloModule* module) {
   // The new entry joins the module first: reshards may add reducer computations to it.
   HloComputation* output = module->AddComputation(std::make_unique<HloComputation>(entry->name()));
   PartitionContext ctx(output, num_devices, &planner, &channel_ids, &log_, &options_);
-  for (HloInstruction* instr : entry->MakeInstructionPostOrder()) {
-    const HloSharding sharding = InferredSharding(*instr, ctx);
-    RETURN_IF_ERROR(CheckShardingFits(*instr, sharding, num_devices));
-    absl::Status status = HandlerFor(*instr, sharding)(*instr, sharding, ctx);
-    if (!status.ok()) {
-      std::string message(status.message());
-      if (message.rfind("instruction %", 0) == 0) return status;
-      return absl::Status(status.code(),
-                          hlo::StrCat("instruction %", instr->name(), ": ", message));
-    }
-  }
-  ASSIGN_OR_RETURN(HloInstruction * root, FinalizeRoot(*entry->root_instruction(), ctx));
-  output->set_root_instruction(root);
+  RETURN_IF_ERROR(PartitionInstructions(*entry, {}, ctx));
+  absl::StatusOr<HloInstruction*> root = FinalizeRoot(*entry->root_instruction(), ctx);
+  RETURN_IF_ERROR(NameInstruction(root.status(), *entry->root_instruction()));
+  output->set_root_instruction(*root);
   // Swap the new entry in: callees stay; the old entry's instructions go away with it.
   HloComputation* new_entry = output;
   module->set_entry_computation(new_entry);
