@@ -49,6 +49,9 @@ class Evaluator {
   // A while loop whose condition still holds after this many body runs is an error naming the
   // loop (instead of running forever, e.g. on random inputs that never meet the condition).
   static constexpr int64_t kDefaultMaxWhileTrips = 10'000'000;
+  // Loop states up to this size are compared after each iteration of a deterministic body;
+  // an unchanged state is an error (the loop never ends).
+  static constexpr int64_t kProgressCheckBytes = 64 * 1024;
   void set_max_while_trips(int64_t trips) { max_while_trips_ = trips; }
 
   const DeviceContext& device() const { return device_; }

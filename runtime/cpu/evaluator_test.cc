@@ -1,6 +1,6 @@
 // Tests of the evaluator's own control flow: fusion and async-start run their called
-// computations, and a while loop that never ends stops at the trip limit with an error naming
-// it.
+// computations, and a while loop that never ends stops at the trip limit (or, when an
+// iteration leaves its state unchanged, at once) with an error naming it.
 #include "runtime/cpu/evaluator.h"
 
 #include <string>
@@ -77,6 +77,19 @@ TEST(EvaluatorTest, WhileBeyondTheTripLimitIsAnErrorNamingTheLoop) {
   const std::string message(r.status().message());
   EXPECT_NE(message.find("%loop"), std::string::npos) << message;
   EXPECT_NE(message.find("100 iterations"), std::string::npos) << message;
+}
+
+TEST(EvaluatorTest, WhileWhoseBodyChangesNothingIsAnErrorAtOnce) {
+  // body adds zero: the state never changes and the condition always holds. Without the
+  // progress check this would run to the (here huge) trip limit.
+  std::string text = CountTo(5);
+  text.replace(text.find("constant(1)"), 11, "constant(0)");
+  absl::StatusOr<Literal> r = RunText(text, int64_t{1} << 60);
+  ASSERT_FALSE(r.ok());
+  const std::string message(r.status().message());
+  EXPECT_NE(message.find("%loop: while loop never ends: iteration 1 leaves its state unchanged"),
+            std::string::npos)
+      << message;
 }
 
 }  // namespace

@@ -6,8 +6,9 @@
 // take the same decision). A conditional's branch index is replicated; each branch receives its
 // operand in the branch parameter's sharding (else the operand's own) and returns the
 // conditional's sharding. A call passes its operands as they are (or as the callee's parameters
-// are annotated) and returns the call's sharding. Inside manual subgroups "replicated" means
-// whole within each group, so each group may take its own branch or trip count. On 2 devices:
+// are annotated) and returns the call's sharding. A branch index or loop condition in manual
+// subgroups (whole within each group) lets each group take its own branch or trip count; the
+// results are then per group (replicated leaves become whole within each group). On 2 devices:
 //
 //   %w = (s32[], f32[8,4]) while(%init), sharding={{replicated}, {devices=[2,1]<=[2]}}
 //   -> %w.spmd = (s32[], f32[4,4]) while(%init.spmd), condition=%cond.spmd, body=%body.spmd
@@ -27,14 +28,57 @@ using hlo::HloOpcode;
 using hlo::HloSharding;
 using hlo::Shape;
 
-// The sharding of a value every device must agree on (a loop condition, a branch index)
-// beside `like`: whole within the manual subgroups of `like`, else replicated.
-HloSharding AgreedSharding(const HloSharding& like, const Shape& shape) {
-  if (absl::StatusOr<HloSharding> whole = WholeInManualGroups(like, shape); whole.ok()) {
-    return *std::move(whole);
+// The first leaf of `sharding` with a manual subgroup dim, or null.
+const HloSharding* ManualSubgroupLeafOf(const HloSharding& sharding) {
+  if (!sharding.IsTuple()) return sharding.HasManualSubgroup() ? &sharding : nullptr;
+  for (const HloSharding& leaf : sharding.tuple_elements()) {
+    if (leaf.HasManualSubgroup()) return &leaf;
   }
+  return nullptr;
+}
+
+HloSharding ReplicatedFor(const Shape& shape) {
   return shape.IsTuple() ? HloSharding::SingleTuple(shape, HloSharding::Replicate())
                          : HloSharding::Replicate();
+}
+
+// Appends the array leaves of `shape` in flattened order.
+void AppendLeafShapes(const Shape& shape, std::vector<Shape>& leaves) {
+  if (!shape.IsTuple()) {
+    leaves.push_back(shape);
+    return;
+  }
+  for (const Shape& element : shape.tuple_shapes()) AppendLeafShapes(element, leaves);
+}
+
+// `sharding` of `shape` for a value that may differ between the manual subgroups of `groups`
+// (a loop or branch that each group runs on its own decision): replicated leaves become whole
+// within each group; leaves in manual subgroups or {manual} stay. A leaf tiled across all
+// devices cannot hold per-group values: an error naming it.
+absl::StatusOr<HloSharding> PerGroupSharding(const HloSharding& sharding, const Shape& shape,
+                                             const HloSharding& groups,
+                                             const HloInstruction& original) {
+  std::vector<Shape> shapes;
+  AppendLeafShapes(shape, shapes);
+  const HloSharding normalized = sharding.NormalizeTupleSharding(shape);
+  std::vector<HloSharding> leaves =
+      normalized.IsTuple() ? normalized.tuple_elements() : std::vector<HloSharding>{normalized};
+  if (leaves.size() != shapes.size()) {
+    return absl::InvalidArgumentError(hlo::StrCat("sharding ", sharding.ToString(),
+                                                  " does not match ", shape.ToString(false)));
+  }
+  for (size_t i = 0; i < leaves.size(); ++i) {
+    if (leaves[i].HasManualSubgroup() || leaves[i].IsManual()) continue;
+    if (!leaves[i].IsReplicated()) {
+      return absl::UnimplementedError(hlo::StrCat(
+          hlo::HloOpcodeString(original.opcode()), " decides per manual subgroup (",
+          groups.ToString(), "), so its results differ between groups, but result leaf ", i,
+          " is sharded ", leaves[i].ToString(), " across the groups; shard it inside them"));
+    }
+    ASSIGN_OR_RETURN(leaves[i], WholeInManualGroups(groups, shapes[i]));
+  }
+  if (!shape.IsTuple()) return leaves.front();
+  return HloSharding::Tuple(std::move(leaves));
 }
 
 // The sharding `callee`'s parameter `i` receives `operand` in: the parameter's annotation,
@@ -44,9 +88,7 @@ absl::StatusOr<HloSharding> ArgumentSharding(const HloComputation& callee, int64
                                              PartitionContext& ctx) {
   const HloInstruction* param = i < callee.num_parameters() ? callee.parameter_instruction(i) : nullptr;
   if (param != nullptr && param->has_sharding()) {
-    const HloSharding& s = param->sharding();
-    return param->shape().IsTuple() && !s.IsTuple() ? HloSharding::SingleTuple(param->shape(), s)
-                                                    : s;
+    return param->sharding().NormalizeTupleSharding(param->shape());
   }
   ASSIGN_OR_RETURN(const PartitionedValue* value, ctx.Get(&operand));
   return value->sharding;
@@ -64,24 +106,45 @@ absl::Status SetClone(const HloInstruction& original, const HloSharding& shardin
   return absl::OkStatus();
 }
 
+// A while loop. When the state has manual subgroups, the condition may depend on them: it is
+// partitioned once to see; a per-group condition makes the whole state per group.
 absl::Status HandleWhile(const HloInstruction& original, const HloSharding& sharding,
                          PartitionContext& ctx) {
-  ASSIGN_OR_RETURN(HloInstruction * init, ctx.GetInSharding(original.operand(0), sharding));
   const HloComputation& condition = *original.while_condition();
+  const Shape& pred = condition.root_instruction()->shape();
+  HloSharding state = sharding;
+  HloSharding decision = ReplicatedFor(pred);
+  if (ManualSubgroupLeafOf(sharding) != nullptr) {
+    HloSharding own = HloSharding::Replicate();
+    ASSIGN_OR_RETURN(HloComputation * probe,
+                     PartitionCalledComputation(condition, {sharding}, nullptr, ctx, &own));
+    RETURN_IF_ERROR(ctx.output()->parent()->RemoveComputation(probe));
+    if (const HloSharding* groups = ManualSubgroupLeafOf(own)) {
+      ASSIGN_OR_RETURN(decision, WholeInManualGroups(*groups, pred));
+      ASSIGN_OR_RETURN(state, PerGroupSharding(sharding, original.shape(), *groups, original));
+    }
+  }
+  ASSIGN_OR_RETURN(HloInstruction * init, ctx.GetInSharding(original.operand(0), state));
   ASSIGN_OR_RETURN(HloComputation * cond,
-                   PartitionCalledComputation(
-                       condition, {sharding},
-                       AgreedSharding(sharding, condition.root_instruction()->shape()), ctx));
+                   PartitionCalledComputation(condition, {state}, &decision, ctx));
   ASSIGN_OR_RETURN(HloComputation * body,
-                   PartitionCalledComputation(*original.while_body(), {sharding}, sharding, ctx));
-  return SetClone(original, sharding, {init}, {cond, body}, ctx);
+                   PartitionCalledComputation(*original.while_body(), {state}, &state, ctx));
+  return SetClone(original, state, {init}, {cond, body}, ctx);
 }
 
+// A conditional. A branch index in manual subgroups lets each group take its own branch, so
+// the results are per group.
 absl::Status HandleConditional(const HloInstruction& original, const HloSharding& sharding,
                                PartitionContext& ctx) {
   const HloInstruction* selector = original.operand(0);
-  ASSIGN_OR_RETURN(HloInstruction * index,
-                   ctx.GetInSharding(selector, AgreedSharding(sharding, selector->shape())));
+  ASSIGN_OR_RETURN(const PartitionedValue* decided, ctx.Get(selector));
+  HloSharding result = sharding;
+  HloSharding decision = ReplicatedFor(selector->shape());
+  if (const HloSharding* groups = ManualSubgroupLeafOf(decided->sharding)) {
+    ASSIGN_OR_RETURN(decision, WholeInManualGroups(*groups, selector->shape()));
+    ASSIGN_OR_RETURN(result, PerGroupSharding(sharding, original.shape(), *groups, original));
+  }
+  ASSIGN_OR_RETURN(HloInstruction * index, ctx.GetInSharding(selector, decision));
   std::vector<HloInstruction*> operands = {index};
   std::vector<HloComputation*> branches;
   for (size_t b = 0; b < original.called_computations().size(); ++b) {
@@ -90,11 +153,11 @@ absl::Status HandleConditional(const HloInstruction& original, const HloSharding
     ASSIGN_OR_RETURN(HloSharding in, ArgumentSharding(branch, 0, operand, ctx));
     ASSIGN_OR_RETURN(HloInstruction * value, ctx.GetInSharding(&operand, in));
     ASSIGN_OR_RETURN(HloComputation * partitioned,
-                     PartitionCalledComputation(branch, {in}, sharding, ctx));
+                     PartitionCalledComputation(branch, {in}, &result, ctx));
     operands.push_back(value);
     branches.push_back(partitioned);
   }
-  return SetClone(original, sharding, std::move(operands), branches, ctx);
+  return SetClone(original, result, std::move(operands), branches, ctx);
 }
 
 absl::Status HandleCall(const HloInstruction& original, const HloSharding& sharding,
@@ -109,7 +172,7 @@ absl::Status HandleCall(const HloInstruction& original, const HloSharding& shard
     params.push_back(std::move(in));
   }
   ASSIGN_OR_RETURN(HloComputation * partitioned,
-                   PartitionCalledComputation(callee, params, sharding, ctx));
+                   PartitionCalledComputation(callee, params, &sharding, ctx));
   return SetClone(original, sharding, std::move(operands), {partitioned}, ctx);
 }
 

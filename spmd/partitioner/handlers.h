@@ -58,11 +58,13 @@ absl::StatusOr<hlo::HloSharding> WholeInManualGroups(const hlo::HloSharding& lik
 
 // Partitions `original`, a computation called by a while, conditional or call, into a new
 // computation of the module (spmd_partitioner.cc): parameter i arrives in `params[i]` and the
-// root leaves in `root`. Each call site gets its own copy, so one computation called with
-// different shardings is partitioned once per sharding.
+// root leaves in `*root` (null: in the sharding its handler produced); `*root_sharding`, when
+// given, receives the root's sharding. Each call site gets its own copy, so one computation
+// called with different shardings is partitioned once per sharding.
 absl::StatusOr<hlo::HloComputation*> PartitionCalledComputation(
     const hlo::HloComputation& original, absl::Span<const hlo::HloSharding> params,
-    const hlo::HloSharding& root, PartitionContext& caller);
+    const hlo::HloSharding* root, PartitionContext& caller,
+    hlo::HloSharding* root_sharding = nullptr);
 
 // The custom-call __op$block_scaled_dot (special_dot_handlers.cc).
 absl::Status HandleBlockScaledDot(const hlo::HloInstruction& original,

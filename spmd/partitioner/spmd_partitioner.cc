@@ -169,8 +169,9 @@ std::string UniqueComputationName(const hlo::HloModule& module, const std::strin
 
 absl::StatusOr<HloComputation*> PartitionCalledComputation(const HloComputation& original,
                                                            absl::Span<const HloSharding> params,
-                                                           const HloSharding& root,
-                                                           PartitionContext& caller) {
+                                                           const HloSharding* root,
+                                                           PartitionContext& caller,
+                                                           HloSharding* root_sharding) {
   hlo::HloModule* module = caller.output()->parent();
   HloComputation* output = module->AddComputation(std::make_unique<HloComputation>(
       UniqueComputationName(*module, hlo::StrCat(original.name(), ".spmd"))));
@@ -181,8 +182,20 @@ absl::StatusOr<HloComputation*> PartitionCalledComputation(const HloComputation&
   for (HloInstruction* param : output->parameter_instructions()) {
     if (param != nullptr) param->set_name(ctx.UniqueName(param->name()));
   }
-  absl::StatusOr<HloInstruction*> result =
-      status.ok() ? ctx.GetInSharding(original.root_instruction(), root) : status;
+  const HloInstruction* original_root = original.root_instruction();
+  absl::StatusOr<HloInstruction*> result = absl::InternalError("no root");
+  if (!status.ok()) {
+    result = status;
+  } else {
+    absl::StatusOr<const PartitionedValue*> own = ctx.Get(original_root);
+    if (!own.ok()) {
+      result = own.status();
+    } else {
+      const HloSharding wanted = root != nullptr ? *root : (*own)->sharding;
+      result = ctx.GetInSharding(original_root, wanted);
+      if (root_sharding != nullptr) *root_sharding = wanted;
+    }
+  }
   ctx.ReturnNamesTo(caller);
   if (!result.ok()) {
     return NameInstruction(result.status(), *original.root_instruction());
