@@ -41,6 +41,37 @@ bool IsDeterministic(const hlo::HloComputation& computation) {
   return true;
 }
 
+// Whether `loop`'s condition can never change: it reads its state only through
+// get-tuple-element of elements that the body returns unchanged (the body's root tuple holds
+// get-tuple-element(body parameter, i) at each such index i, or the root is the parameter).
+bool ConditionIsLoopInvariant(const HloInstruction& loop) {
+  const hlo::HloComputation& cond = *loop.while_condition();
+  const hlo::HloComputation& body = *loop.while_body();
+  if (cond.num_parameters() != 1 || body.num_parameters() != 1 || !IsDeterministic(cond)) {
+    return false;
+  }
+  const HloInstruction* body_param = body.parameter_instruction(0);
+  const HloInstruction* body_root = body.root_instruction();
+  if (body_param == nullptr || body_root == nullptr) return false;
+  if (body_root == body_param) return true;
+  if (body_root->opcode() != HloOpcode::kTuple) return false;
+  const HloInstruction* cond_param = cond.parameter_instruction(0);
+  for (const auto& instr : cond.instructions()) {
+    for (const HloInstruction* operand : instr->operands()) {
+      if (operand != cond_param) continue;
+      if (instr->opcode() != HloOpcode::kGetTupleElement) return false;  // Reads it whole.
+      const int64_t i = instr->tuple_index();
+      if (i < 0 || i >= body_root->operand_count()) return false;
+      const HloInstruction* next = body_root->operand(i);
+      if (next->opcode() != HloOpcode::kGetTupleElement || next->operand(0) != body_param ||
+          next->tuple_index() != i) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
 int64_t ByteSize(const Literal& literal) {
   int64_t bytes = static_cast<int64_t>(literal.data().size());
   for (const Literal& element : literal.tuple_elements()) bytes += ByteSize(element);
@@ -84,6 +115,10 @@ absl::StatusOr<Literal> Evaluator::RunWhile(const HloInstruction& instr, const L
       return ErrorAt(instr, hlo::StrCat("while loop still running after ", max_while_trips_,
                                         " iterations (the executor's limit); its condition "
                                         "never became false"));
+    }
+    if (trips == 0 && ConditionIsLoopInvariant(instr)) {
+      return ErrorAt(instr, "while loop never ends: its condition holds and reads only state "
+                            "that the body passes through unchanged");
     }
     ASSIGN_OR_RETURN(Literal next, Call(*instr.while_body(), {&arg, 1}));
     if (check_progress && next == state) {

@@ -92,5 +92,38 @@ TEST(EvaluatorTest, WhileWhoseBodyChangesNothingIsAnErrorAtOnce) {
       << message;
 }
 
+TEST(EvaluatorTest, WhileWhoseConditionReadsOnlyPassedThroughStateIsAnErrorAtOnce) {
+  // The counter is passed through unchanged while the body does other (here: random) work,
+  // so the progress check cannot see it; the condition still never changes.
+  absl::StatusOr<Literal> r = RunText(R"(
+HloModule m
+body {
+  p = (s32[], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  lo = f32[] constant(0)
+  hi = f32[] constant(1)
+  x = f32[4] rng(lo, hi), distribution=rng_uniform
+  ROOT t = (s32[], f32[4]) tuple(i, x)
+}
+cond {
+  p = (s32[], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  limit = s32[] constant(3)
+  ROOT lt = pred[] compare(i, limit), direction=LT
+}
+ENTRY e {
+  zero = s32[] constant(0)
+  v = f32[4] constant({1, 2, 3, 4})
+  init = (s32[], f32[4]) tuple(zero, v)
+  ROOT loop = (s32[], f32[4]) while(init), condition=cond, body=body
+})", int64_t{1} << 60);
+  ASSERT_FALSE(r.ok());
+  const std::string message(r.status().message());
+  EXPECT_NE(message.find("%loop: while loop never ends: its condition holds"), std::string::npos)
+      << message;
+  // A loop that counts is not flagged.
+  EXPECT_TRUE(RunText(CountTo(3), 100).ok());
+}
+
 }  // namespace
 }  // namespace runtime

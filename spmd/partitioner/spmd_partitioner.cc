@@ -1,6 +1,7 @@
 // The partition pass. The entry computation is walked operands-first; each instruction is
 // partitioned by the handler of its opcode family (handlers.h) into a new computation, which
-// then replaces the entry. Before -> after, on 2 devices:
+// then replaces the entry. The control-flow handlers partition their called computations the
+// same way (PartitionCalledComputation). Before -> after, on 2 devices:
 //
 //   ENTRY e { %p = f32[8] parameter(0), sharding={devices=[2]<=[2]}
 //             ROOT %n = f32[8] negate(%p), sharding={replicated} }
@@ -80,10 +81,6 @@ std::optional<HloSharding> PassThroughSharding(const HloInstruction& instr,
 HloSharding InferredSharding(const HloInstruction& instr, const PartitionContext& ctx) {
   HloSharding sharding = ShardingOf(instr);
   if (instr.has_sharding()) return sharding;
-  if (instr.opcode() == hlo::HloOpcode::kTuple ||
-      instr.opcode() == hlo::HloOpcode::kGetTupleElement) {
-    if (std::optional<HloSharding> passed = PassThroughSharding(instr, ctx)) return *passed;
-  }
   for (const HloInstruction* operand : instr.operands()) {
     absl::StatusOr<const PartitionedValue*> value = ctx.Get(operand);
     if (!value.ok()) continue;
@@ -97,6 +94,10 @@ HloSharding InferredSharding(const HloInstruction& instr, const PartitionContext
         whole.ok()) {
       return *std::move(whole);
     }
+  }
+  if (instr.opcode() == hlo::HloOpcode::kTuple ||
+      instr.opcode() == hlo::HloOpcode::kGetTupleElement) {
+    if (std::optional<HloSharding> passed = PassThroughSharding(instr, ctx)) return *passed;
   }
   return sharding;
 }

@@ -4,8 +4,10 @@
 // Must run after propagation when shardings are to be inferred; without it, an instruction with
 // no sharding is replicated (XLA's rule). The entry computation is rebuilt with per-device
 // (padded shard) shapes; parameters and the root take per-device shapes and the
-// entry_computation_layout is updated. Called computations that ops run in full (reducers,
-// loop bodies of ops computed replicated) are kept as they are. Follow with `cleanup`.
+// entry_computation_layout is updated. The computations that while, conditional and call run
+// are partitioned too (a new computation per call site; control_flow_handlers.cc); those
+// that ops apply per element (reducers, comparators) are kept as they are. The originals
+// stay in the module, unreferenced: follow with `cleanup`.
 #ifndef SPMD_PARTITIONER_SPMD_PARTITIONER_H_
 #define SPMD_PARTITIONER_SPMD_PARTITIONER_H_
 
