@@ -4,7 +4,10 @@
 // convolution, reduce-window) over random shapes of rank 1-4 with dims 1-17, so that shards are
 // often uneven, with random shardings on its parameters, intermediates and root: tiled over 2,
 // 4 or 8 devices in iota, transposed-iota or explicit device order, partially replicated,
-// replicated or maximal, and often the sharding of the op's operand. The test checks that the
+// replicated or maximal, and often the sharding of the op's operand. A fifth of the chains run
+// as the computation of a `call`, and three tenths as the body of a two-trip while loop whose
+// state holds the parameters and the result (its sharding mostly annotated with theirs), so
+// called computations are partitioned with random parameter and state shardings. The test checks that the
 // partitioned program is valid HLO and computes what the unpartitioned module computes on
 // random inputs (runtime::VerifyAgainst, two input seeds). About 40% of the cases leave most
 // intermediates unannotated and run sharding propagation first, as `spmd-partition` does; half
@@ -25,6 +28,7 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -193,9 +197,25 @@ class ModuleGenerator {
   int64_t Divisor(int64_t n);
 
   std::string Text(const std::string& root_sharding) const;
+  // The reducer computations the ops used.
+  std::string Reducers() const;
+  // Instruction `i` as a line of text, with `sharding` and, for a parameter inside a called
+  // computation, the parameter read from element `k+1` of the loop state instead.
+  std::string Line(const Instruction& instr, bool root, const std::string& sharding,
+                   bool parameter_from_state) const;
+  // The chain as the computation a call (kCall) or a two-trip while loop (kWhile) runs.
+  std::string CallText(const std::string& root_sharding) const;
+  std::string WhileText(const std::string& root_sharding) const;
+  // The parameters, in number order.
+  std::vector<const Instruction*> Parameters() const;
 
   uint64_t seed_;
   Random rng_;
+  // Draws for the control-flow wrapper come from their own stream, so the chain a seed
+  // generates does not depend on them.
+  Random wrap_rng_{seed_ * 0x9E3779B97F4A7C15ULL + 1};
+  enum class Wrap { kNone, kCall, kWhile } wrap_ = Wrap::kNone;
+  bool annotate_loop_ = true;
   int64_t devices_ = 2;
   bool propagate_ = false;
   std::vector<Instruction> instructions_;
@@ -846,12 +866,24 @@ GeneratedModule ModuleGenerator::Generate() {
         "operands", "result", "lhs", "rhs", "result+lhs", "result+rhs", "replicated", "windowed-ag",
         "windowed-ag-bidir", "windowed-rs", "windowed-rs-bidir"});
   }
-  return {Text(root_sharding), devices_, propagate_, dot_strategy, error_};
+  const int64_t wrap = wrap_rng_.Int(0, 9);
+  wrap_ = wrap < 2 ? Wrap::kCall : wrap < 5 ? Wrap::kWhile : Wrap::kNone;
+  annotate_loop_ = wrap_rng_.Chance(0.7);
+  // Propagation refuses a loop body placed on two different single devices (XLA's rule).
+  std::set<std::string> maximal;
+  for (const Instruction& instr : instructions_) {
+    if (instr.sharding.rfind("{maximal", 0) == 0) maximal.insert(instr.sharding);
+  }
+  if (root_sharding.rfind("{maximal", 0) == 0) maximal.insert(root_sharding);
+  if (wrap_ == Wrap::kWhile && propagate_ && maximal.size() > 1) wrap_ = Wrap::kNone;
+  const std::string text = wrap_ == Wrap::kCall    ? CallText(root_sharding)
+                           : wrap_ == Wrap::kWhile ? WhileText(root_sharding)
+                                                   : Text(root_sharding);
+  return {text, devices_, propagate_, dot_strategy, error_};
 }
 
-std::string ModuleGenerator::Text(const std::string& root_sharding) const {
-  std::string text = "HloModule random_" + std::to_string(seed_) +
-                     ", num_partitions=" + std::to_string(devices_) + "\n\n";
+std::string ModuleGenerator::Reducers() const {
+  std::string text;
   for (const auto& [used, name, op] :
        {std::tuple{uses_add_, "add", "add"}, std::tuple{uses_max_, "max", "maximum"}}) {
     if (!used) continue;
@@ -860,13 +892,101 @@ std::string ModuleGenerator::Text(const std::string& root_sharding) const {
             "_b = f32[] parameter(1)\n  ROOT " + n + "_r = f32[] " + op + "(" + n + "_a, " + n +
             "_b)\n}\n\n";
   }
+  return text;
+}
+
+std::string ModuleGenerator::Line(const Instruction& instr, bool root, const std::string& sharding,
+                                  bool parameter_from_state) const {
+  std::string expression = instr.expression;
+  if (parameter_from_state && expression.rfind("parameter(", 0) == 0) {
+    const int64_t k = std::stoll(expression.substr(10));
+    expression = "get-tuple-element(state), index=" + std::to_string(k + 1);
+  }
+  return std::string("  ") + (root ? "ROOT " : "") + instr.name + " = " + instr.shape + " " +
+         expression + (sharding.empty() ? "" : ", sharding=" + sharding) + "\n";
+}
+
+std::vector<const ModuleGenerator::Instruction*> ModuleGenerator::Parameters() const {
+  std::vector<const Instruction*> params(next_parameter_, nullptr);
+  for (const Instruction& instr : instructions_) {
+    if (instr.expression.rfind("parameter(", 0) == 0) {
+      params[std::stoll(instr.expression.substr(10))] = &instr;
+    }
+  }
+  return params;
+}
+
+std::string ModuleGenerator::CallText(const std::string& root_sharding) const {
+  std::string text = "HloModule random_" + std::to_string(seed_) +
+                     ", num_partitions=" + std::to_string(devices_) + "\n\n" + Reducers();
+  text += "inner {\n";
+  for (size_t i = 0; i < instructions_.size(); ++i) {
+    const bool root = i + 1 == instructions_.size();
+    text += Line(instructions_[i], root, root ? root_sharding : instructions_[i].sharding, false);
+  }
+  text += "}\n\nENTRY main {\n";
+  std::string args;
+  for (const Instruction* param : Parameters()) {
+    text += "  e_" + param->name + " = " + param->shape + " " + param->expression +
+            (param->sharding.empty() ? "" : ", sharding=" + param->sharding) + "\n";
+    args += (args.empty() ? "e_" : ", e_") + param->name;
+  }
+  return text + "  ROOT result = " + instructions_.back().shape + " call(" + args +
+         "), to_apply=inner" + (root_sharding.empty() ? "" : ", sharding=" + root_sharding) +
+         "\n}\n";
+}
+
+std::string ModuleGenerator::WhileText(const std::string& root_sharding) const {
+  const std::vector<const Instruction*> params = Parameters();
+  const Instruction& last = instructions_.back();
+  std::string state = "(s32[]";
+  for (const Instruction* param : params) state += ", " + param->shape;
+  state += ", " + last.shape + ")";
+  std::string text = "HloModule random_" + std::to_string(seed_) +
+                     ", num_partitions=" + std::to_string(devices_) + "\n\n" + Reducers();
+  // Body: the chain on the parameters held in the state; the result goes to the last element.
+  text += "body {\n  state = " + state + " parameter(0)\n";
+  text += "  trip = s32[] get-tuple-element(state), index=0\n";
+  for (const Instruction& instr : instructions_) {
+    const bool root = &instr == &last;
+    text += Line(instr, false, root ? root_sharding : instr.sharding, true);
+  }
+  text += "  one = s32[] constant(1)\n  next = s32[] add(trip, one)\n";
+  text += "  ROOT next_state = " + state + " tuple(next";
+  for (const Instruction* param : params) text += ", " + param->name;
+  text += ", " + last.name + ")\n}\n\n";
+  text += "cond {\n  cstate = " + state + " parameter(0)\n";
+  text += "  ctrip = s32[] get-tuple-element(cstate), index=0\n  limit = s32[] constant(2)\n";
+  text += "  ROOT more = pred[] compare(ctrip, limit), direction=LT\n}\n\n";
+  text += "ENTRY main {\n";
+  std::string init = "zero";
+  std::string loop_sharding = "{{replicated}";
+  for (const Instruction* param : params) {
+    text += "  e_" + param->name + " = " + param->shape + " " + param->expression +
+            (param->sharding.empty() ? "" : ", sharding=" + param->sharding) + "\n";
+    init += ", e_" + param->name;
+    loop_sharding += ", " + (param->sharding.empty() ? "{replicated}" : param->sharding);
+  }
+  loop_sharding += ", " + (root_sharding.empty() ? std::string("{replicated}") : root_sharding) + "}";
+  text += "  zero = s32[] constant(0)\n  fill = f32[] constant(0)\n";
+  text += "  init_result = " + last.shape + " broadcast(fill), dimensions={}\n";
+  text += "  init = " + state + " tuple(" + init + ", init_result)\n";
+  // Mostly the loop is annotated with its state's shardings; otherwise unannotated (replicated,
+  // or whatever propagation gives it).
+  text += "  loop = " + state + " while(init), condition=cond, body=body" +
+          (annotate_loop_ ? ", sharding=" + loop_sharding : "") + "\n";
+  return text + "  ROOT result = " + last.shape + " get-tuple-element(loop), index=" +
+         std::to_string(params.size() + 1) +
+         (root_sharding.empty() ? "" : ", sharding=" + root_sharding) + "\n}\n";
+}
+
+std::string ModuleGenerator::Text(const std::string& root_sharding) const {
+  std::string text = "HloModule random_" + std::to_string(seed_) +
+                     ", num_partitions=" + std::to_string(devices_) + "\n\n" + Reducers();
   text += "ENTRY main {\n";
   for (size_t i = 0; i < instructions_.size(); ++i) {
-    const Instruction& instr = instructions_[i];
     const bool root = i + 1 == instructions_.size();
-    const std::string& sharding = root ? root_sharding : instr.sharding;
-    text += std::string("  ") + (root ? "ROOT " : "") + instr.name + " = " + instr.shape + " " +
-            instr.expression + (sharding.empty() ? "" : ", sharding=" + sharding) + "\n";
+    text += Line(instructions_[i], root, root ? root_sharding : instructions_[i].sharding, false);
   }
   return text + "}\n";
 }
