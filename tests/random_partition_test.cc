@@ -5,9 +5,10 @@
 // often uneven, with random shardings on its parameters, intermediates and root: tiled over 2,
 // 4 or 8 devices in iota, transposed-iota or explicit device order, partially replicated,
 // replicated or maximal, and often the sharding of the op's operand. A fifth of the chains run
-// as the computation of a `call`, and three tenths as the body of a two-trip while loop whose
-// state holds the parameters and the result (its sharding mostly annotated with theirs), so
-// called computations are partitioned with random parameter and state shardings. The test checks that the
+// as the computation of a `call`, three tenths as the body of a two-trip while loop whose
+// state holds the parameters and the result (its sharding mostly annotated with theirs), and a
+// fifth as the true branch of a conditional on a random pred (the false branch gives zeros),
+// so called computations are partitioned with random parameter and state shardings. The test checks that the
 // partitioned program is valid HLO and computes what the unpartitioned module computes on
 // random inputs (runtime::VerifyAgainst, two input seeds). About 40% of the cases leave most
 // intermediates unannotated and run sharding propagation first, as `spmd-partition` does; half
@@ -202,10 +203,15 @@ class ModuleGenerator {
   // Instruction `i` as a line of text, with `sharding` and, for a parameter inside a called
   // computation, the parameter read from element `k+1` of the loop state instead.
   std::string Line(const Instruction& instr, bool root, const std::string& sharding,
-                   bool parameter_from_state) const;
-  // The chain as the computation a call (kCall) or a two-trip while loop (kWhile) runs.
+                   int64_t state_offset = -1) const;
+  // The chain as the computation a call (kCall), a two-trip while loop (kWhile) or the true
+  // branch of a conditional (kConditional) runs.
   std::string CallText(const std::string& root_sharding) const;
   std::string WhileText(const std::string& root_sharding) const;
+  std::string ConditionalText(const std::string& root_sharding) const;
+  // The entry's copies of the parameters (named e_<name>), their names joined by ", ", and
+  // their shardings joined by ", " ({replicated} where none).
+  std::string EntryParameters(std::string* names, std::string* shardings) const;
   // The parameters, in number order.
   std::vector<const Instruction*> Parameters() const;
 
@@ -214,7 +220,7 @@ class ModuleGenerator {
   // Draws for the control-flow wrapper come from their own stream, so the chain a seed
   // generates does not depend on them.
   Random wrap_rng_{seed_ * 0x9E3779B97F4A7C15ULL + 1};
-  enum class Wrap { kNone, kCall, kWhile } wrap_ = Wrap::kNone;
+  enum class Wrap { kNone, kCall, kWhile, kConditional } wrap_ = Wrap::kNone;
   bool annotate_loop_ = true;
   int64_t devices_ = 2;
   bool propagate_ = false;
@@ -867,7 +873,10 @@ GeneratedModule ModuleGenerator::Generate() {
         "windowed-ag-bidir", "windowed-rs", "windowed-rs-bidir"});
   }
   const int64_t wrap = wrap_rng_.Int(0, 9);
-  wrap_ = wrap < 2 ? Wrap::kCall : wrap < 5 ? Wrap::kWhile : Wrap::kNone;
+  wrap_ = wrap < 2   ? Wrap::kCall
+          : wrap < 5 ? Wrap::kWhile
+          : wrap < 7 ? Wrap::kConditional
+                     : Wrap::kNone;
   annotate_loop_ = wrap_rng_.Chance(0.7);
   // Propagation refuses a loop body placed on two different single devices (XLA's rule).
   std::set<std::string> maximal;
@@ -876,9 +885,10 @@ GeneratedModule ModuleGenerator::Generate() {
   }
   if (root_sharding.rfind("{maximal", 0) == 0) maximal.insert(root_sharding);
   if (wrap_ == Wrap::kWhile && propagate_ && maximal.size() > 1) wrap_ = Wrap::kNone;
-  const std::string text = wrap_ == Wrap::kCall    ? CallText(root_sharding)
-                           : wrap_ == Wrap::kWhile ? WhileText(root_sharding)
-                                                   : Text(root_sharding);
+  const std::string text = wrap_ == Wrap::kCall          ? CallText(root_sharding)
+                           : wrap_ == Wrap::kWhile       ? WhileText(root_sharding)
+                           : wrap_ == Wrap::kConditional ? ConditionalText(root_sharding)
+                                                         : Text(root_sharding);
   return {text, devices_, propagate_, dot_strategy, error_};
 }
 
@@ -896,11 +906,11 @@ std::string ModuleGenerator::Reducers() const {
 }
 
 std::string ModuleGenerator::Line(const Instruction& instr, bool root, const std::string& sharding,
-                                  bool parameter_from_state) const {
+                                  int64_t state_offset) const {
   std::string expression = instr.expression;
-  if (parameter_from_state && expression.rfind("parameter(", 0) == 0) {
+  if (state_offset >= 0 && expression.rfind("parameter(", 0) == 0) {
     const int64_t k = std::stoll(expression.substr(10));
-    expression = "get-tuple-element(state), index=" + std::to_string(k + 1);
+    expression = "get-tuple-element(state), index=" + std::to_string(k + state_offset);
   }
   return std::string("  ") + (root ? "ROOT " : "") + instr.name + " = " + instr.shape + " " +
          expression + (sharding.empty() ? "" : ", sharding=" + sharding) + "\n";
@@ -922,18 +932,52 @@ std::string ModuleGenerator::CallText(const std::string& root_sharding) const {
   text += "inner {\n";
   for (size_t i = 0; i < instructions_.size(); ++i) {
     const bool root = i + 1 == instructions_.size();
-    text += Line(instructions_[i], root, root ? root_sharding : instructions_[i].sharding, false);
+    text += Line(instructions_[i], root, root ? root_sharding : instructions_[i].sharding);
   }
-  text += "}\n\nENTRY main {\n";
-  std::string args;
-  for (const Instruction* param : Parameters()) {
-    text += "  e_" + param->name + " = " + param->shape + " " + param->expression +
-            (param->sharding.empty() ? "" : ", sharding=" + param->sharding) + "\n";
-    args += (args.empty() ? "e_" : ", e_") + param->name;
-  }
+  std::string args, shardings;
+  text += "}\n\nENTRY main {\n" + EntryParameters(&args, &shardings);
   return text + "  ROOT result = " + instructions_.back().shape + " call(" + args +
          "), to_apply=inner" + (root_sharding.empty() ? "" : ", sharding=" + root_sharding) +
          "\n}\n";
+}
+
+std::string ModuleGenerator::EntryParameters(std::string* names, std::string* shardings) const {
+  std::string text;
+  for (const Instruction* param : Parameters()) {
+    text += "  e_" + param->name + " = " + param->shape + " " + param->expression +
+            (param->sharding.empty() ? "" : ", sharding=" + param->sharding) + "\n";
+    *names += (names->empty() ? "e_" : ", e_") + param->name;
+    *shardings += (shardings->empty() ? "" : ", ") +
+                  (param->sharding.empty() ? std::string("{replicated}") : param->sharding);
+  }
+  return text;
+}
+
+std::string ModuleGenerator::ConditionalText(const std::string& root_sharding) const {
+  const std::vector<const Instruction*> params = Parameters();
+  const Instruction& last = instructions_.back();
+  std::string state = "(";
+  for (size_t i = 0; i < params.size(); ++i) state += (i ? ", " : "") + params[i]->shape;
+  state += ")";
+  std::string text = "HloModule random_" + std::to_string(seed_) +
+                     ", num_partitions=" + std::to_string(devices_) + "\n\n" + Reducers();
+  // True branch: the chain on the parameters in the tuple; false branch: zeros.
+  text += "then_branch {\n  state = " + state + " parameter(0)\n";
+  for (size_t i = 0; i < instructions_.size(); ++i) {
+    const bool root = i + 1 == instructions_.size();
+    text += Line(instructions_[i], root, root ? root_sharding : instructions_[i].sharding, 0);
+  }
+  text += "}\n\nelse_branch {\n  other = " + state + " parameter(0)\n";
+  text += "  zero_fill = f32[] constant(0)\n";
+  text += "  ROOT zeros = " + last.shape + " broadcast(zero_fill), dimensions={}\n}\n\n";
+  std::string args, shardings;
+  text += "ENTRY main {\n" + EntryParameters(&args, &shardings);
+  text += "  take = pred[] parameter(" + std::to_string(params.size()) + "), sharding={replicated}\n";
+  text += "  operands = " + state + " tuple(" + args + ")\n";
+  return text + "  ROOT result = " + last.shape +
+         " conditional(take, operands, operands), true_computation=then_branch, "
+         "false_computation=else_branch" +
+         (root_sharding.empty() ? "" : ", sharding=" + root_sharding) + "\n}\n";
 }
 
 std::string ModuleGenerator::WhileText(const std::string& root_sharding) const {
@@ -949,7 +993,7 @@ std::string ModuleGenerator::WhileText(const std::string& root_sharding) const {
   text += "  trip = s32[] get-tuple-element(state), index=0\n";
   for (const Instruction& instr : instructions_) {
     const bool root = &instr == &last;
-    text += Line(instr, false, root ? root_sharding : instr.sharding, true);
+    text += Line(instr, false, root ? root_sharding : instr.sharding, 1);
   }
   text += "  one = s32[] constant(1)\n  next = s32[] add(trip, one)\n";
   text += "  ROOT next_state = " + state + " tuple(next";
@@ -958,16 +1002,12 @@ std::string ModuleGenerator::WhileText(const std::string& root_sharding) const {
   text += "cond {\n  cstate = " + state + " parameter(0)\n";
   text += "  ctrip = s32[] get-tuple-element(cstate), index=0\n  limit = s32[] constant(2)\n";
   text += "  ROOT more = pred[] compare(ctrip, limit), direction=LT\n}\n\n";
-  text += "ENTRY main {\n";
-  std::string init = "zero";
-  std::string loop_sharding = "{{replicated}";
-  for (const Instruction* param : params) {
-    text += "  e_" + param->name + " = " + param->shape + " " + param->expression +
-            (param->sharding.empty() ? "" : ", sharding=" + param->sharding) + "\n";
-    init += ", e_" + param->name;
-    loop_sharding += ", " + (param->sharding.empty() ? "{replicated}" : param->sharding);
-  }
-  loop_sharding += ", " + (root_sharding.empty() ? std::string("{replicated}") : root_sharding) + "}";
+  std::string args, shardings;
+  text += "ENTRY main {\n" + EntryParameters(&args, &shardings);
+  const std::string init = "zero" + (args.empty() ? "" : ", " + args);
+  const std::string loop_sharding =
+      "{{replicated}" + (shardings.empty() ? "" : ", " + shardings) + ", " +
+      (root_sharding.empty() ? std::string("{replicated}") : root_sharding) + "}";
   text += "  zero = s32[] constant(0)\n  fill = f32[] constant(0)\n";
   text += "  init_result = " + last.shape + " broadcast(fill), dimensions={}\n";
   text += "  init = " + state + " tuple(" + init + ", init_result)\n";
@@ -986,7 +1026,7 @@ std::string ModuleGenerator::Text(const std::string& root_sharding) const {
   text += "ENTRY main {\n";
   for (size_t i = 0; i < instructions_.size(); ++i) {
     const bool root = i + 1 == instructions_.size();
-    text += Line(instructions_[i], root, root ? root_sharding : instructions_[i].sharding, false);
+    text += Line(instructions_[i], root, root ? root_sharding : instructions_[i].sharding);
   }
   return text + "}\n";
 }
