@@ -1,6 +1,6 @@
 // fft(operand), fft_type=FFT|IFFT|RFFT|IRFFT, fft_length={...}: discrete Fourier transforms
-// over the last len(fft_length) dims, computed as separable 1-D DFTs in double precision
-// (O(N) work per output element: correct first; the test programs are small).
+// over the last len(fft_length) dims, computed as separable 1-D transforms in double
+// precision, O(N log N) per line of any length N (radix-2, or Bluestein's chirp-z).
 //   FFT   complex -> complex, X[k] = sum_n x[n] e^{-2 pi i kn/N}
 //   IFFT  complex -> complex, x[n] = (1/N) sum_k X[k] e^{+2 pi i kn/N}
 //   RFFT  real [.., N] -> complex [.., N/2+1] (forward on the last dim, then the others)
@@ -33,8 +33,80 @@ int64_t Stride(const std::vector<int64_t>& dims, int64_t axis) {
   return stride;
 }
 
-// 1-D DFT along `axis`, reading `in_len` points and writing `out_len` (the other dims kept).
-// `inverse` uses e^{+...} and divides by `n`, the transform length.
+// In-place iterative radix-2 FFT of `a` (size a power of two), e^{sign 2 pi i kn/N}, unscaled.
+void Radix2(std::vector<Complex>& a, double sign) {
+  const size_t n = a.size();
+  for (size_t i = 1, j = 0; i < n; ++i) {  // Bit-reversal permutation.
+    size_t bit = n >> 1;
+    for (; j & bit; bit >>= 1) j ^= bit;
+    j ^= bit;
+    if (i < j) std::swap(a[i], a[j]);
+  }
+  for (size_t len = 2; len <= n; len <<= 1) {
+    const double angle = sign * 2.0 * M_PI / static_cast<double>(len);
+    const Complex step(std::cos(angle), std::sin(angle));
+    std::vector<Complex> twiddle(len / 2);
+    twiddle[0] = 1;
+    for (size_t k = 1; k < len / 2; ++k) {
+      // Recomputed from the angle every 64 steps to keep rounding from accumulating.
+      twiddle[k] = k % 64 == 0 ? Complex(std::cos(angle * k), std::sin(angle * k))
+                               : twiddle[k - 1] * step;
+    }
+    for (size_t i = 0; i < n; i += len) {
+      for (size_t k = 0; k < len / 2; ++k) {
+        const Complex u = a[i + k], v = a[i + k + len / 2] * twiddle[k];
+        a[i + k] = u + v;
+        a[i + k + len / 2] = u - v;
+      }
+    }
+  }
+}
+
+// Length-n transforms, e^{sign 2 pi i kn/N} unscaled, in O(n log n) for any n: radix-2 when n
+// is a power of two, else Bluestein's chirp-z (a convolution done by radix-2 FFTs of a power
+// of two >= 2n-1). Built once per (n, sign) and applied to every line.
+class LineTransform {
+ public:
+  LineTransform(int64_t n, double sign) : n_(n), sign_(sign) {
+    if (n <= 1 || (n & (n - 1)) == 0) return;
+    size_t m = 1;
+    while (m < static_cast<size_t>(2 * n - 1)) m <<= 1;
+    chirp_.resize(n);
+    for (int64_t k = 0; k < n; ++k) {
+      // k^2 mod 2n keeps the angle exact for large k.
+      const int64_t k2 = (k * k) % (2 * n);
+      const double angle = sign * M_PI * static_cast<double>(k2) / static_cast<double>(n);
+      chirp_[k] = Complex(std::cos(angle), std::sin(angle));
+    }
+    kernel_.assign(m, Complex(0, 0));
+    kernel_[0] = std::conj(chirp_[0]);
+    for (int64_t k = 1; k < n; ++k) kernel_[k] = kernel_[m - k] = std::conj(chirp_[k]);
+    Radix2(kernel_, -1.0);
+  }
+
+  void Apply(std::vector<Complex>& a) const {
+    if (n_ <= 1) return;
+    if (chirp_.empty()) return Radix2(a, sign_);
+    const size_t m = kernel_.size();
+    std::vector<Complex> b(m, Complex(0, 0));
+    for (int64_t k = 0; k < n_; ++k) b[k] = a[k] * chirp_[k];
+    Radix2(b, -1.0);
+    for (size_t i = 0; i < m; ++i) b[i] *= kernel_[i];
+    Radix2(b, 1.0);
+    const double scale = 1.0 / static_cast<double>(m);
+    for (int64_t k = 0; k < n_; ++k) a[k] = b[k] * scale * chirp_[k];
+  }
+
+ private:
+  int64_t n_;
+  double sign_;
+  std::vector<Complex> chirp_;   // e^{sign pi i k^2/n}; empty for radix-2 lengths.
+  std::vector<Complex> kernel_;  // FFT of the conjugate chirp, wrapped to length m.
+};
+
+// 1-D DFT along `axis`, reading the line's first `in_len` points (zero beyond; for
+// `hermitian_input`, X[n-j] = conj(X[j]) beyond) and writing `out_len` of the `n`-point
+// transform (the other dims kept). `inverse` uses e^{+...} and divides by `n`.
 CArray Dft(const CArray& x, int64_t axis, int64_t n, int64_t out_len, bool inverse,
            bool hermitian_input) {
   CArray y;
@@ -43,27 +115,29 @@ CArray Dft(const CArray& x, int64_t axis, int64_t n, int64_t out_len, bool inver
   int64_t total = 1;
   for (int64_t d : y.dims) total *= d;
   y.data.assign(total, Complex(0, 0));
+  if (total == 0) return y;
   const int64_t in_len = x.dims[axis];
   const int64_t in_stride = Stride(x.dims, axis), out_stride = Stride(y.dims, axis);
   const int64_t outer = total / (out_len * out_stride);
-  const double sign = inverse ? 1.0 : -1.0;
+  const LineTransform transform(n, inverse ? 1.0 : -1.0);
+  std::vector<Complex> line(n);
   for (int64_t o = 0; o < outer; ++o) {
     for (int64_t inner = 0; inner < out_stride; ++inner) {
       const Complex* src = x.data.data() + o * in_len * in_stride + inner;
       Complex* dst = y.data.data() + o * out_len * out_stride + inner;
-      for (int64_t k = 0; k < out_len; ++k) {
-        Complex sum(0, 0);
-        for (int64_t j = 0; j < n; ++j) {
-          Complex v;
-          if (j < in_len) {
-            v = src[j * in_stride];
-          } else if (hermitian_input && n - j < in_len) {
-            v = std::conj(src[(n - j) * in_stride]);
-          }
-          const double angle = sign * 2.0 * M_PI * static_cast<double>((k * j) % n) / n;
-          sum += v * Complex(std::cos(angle), std::sin(angle));
+      for (int64_t j = 0; j < n; ++j) {
+        Complex v(0, 0);
+        if (j < in_len) {
+          v = src[j * in_stride];
+        } else if (hermitian_input && n - j < in_len) {
+          v = std::conj(src[(n - j) * in_stride]);
         }
-        dst[k * out_stride] = inverse ? sum / static_cast<double>(n) : sum;
+        line[j] = v;
+      }
+      transform.Apply(line);
+      for (int64_t k = 0; k < out_len; ++k) {
+        const Complex value = k < n ? line[k] : Complex(0, 0);
+        dst[k * out_stride] = inverse ? value / static_cast<double>(n) : value;
       }
     }
   }
