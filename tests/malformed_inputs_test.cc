@@ -168,6 +168,25 @@ TEST_P(MalformedInputTest, FailsWithLocatedMessage) {
 INSTANTIATE_TEST_SUITE_P(All, MalformedInputTest, ::testing::ValuesIn(kCases),
                          [](const auto& info) { return std::string(info.param.name); });
 
+// Errors whose place is not the input file (stdin, an output that cannot be written) name that
+// place once, not behind the input's path as well.
+TEST(MalformedInputTest, StdinAndOutputErrorsNameTheirPlaceOnce) {
+  const std::string dir = ::testing::TempDir();
+  std::ofstream(dir + "/stdin.hlo") << "HloModule m\nENTRY e {\n  ROOT p = f32[] frob(0)\n}\n";
+  int code = 0;
+  std::string message =
+      RunCommand("tools/spmd-partition --passes=none - < " + dir + "/stdin.hlo", &code);
+  EXPECT_EQ(code, 1) << message;
+  EXPECT_EQ(message.rfind("<stdin>:3:", 0), 0u) << message;
+  std::ofstream(dir + "/fine.hlo") << "HloModule g\nENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n";
+  message = RunCommand("tools/spmd-partition --passes=none " + dir + "/fine.hlo -o " + dir +
+                           "/no/such/dir/out.hlo",
+                       &code);
+  EXPECT_EQ(code, 1) << message;
+  EXPECT_EQ(message.rfind(dir + "/no/such/dir/out.hlo: error: cannot write", 0), 0u) << message;
+  EXPECT_EQ(message.find("error:"), message.rfind("error:")) << message;
+}
+
 TEST(MalformedInputTest, OtherInputsStillProcessed) {
   const std::string dir = ::testing::TempDir() + "/multi";
   std::filesystem::create_directories(dir);

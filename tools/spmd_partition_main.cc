@@ -74,7 +74,13 @@ std::string OneLineError(const std::string& input, const absl::Status& status) {
   for (char& c : message) {
     if (c == '\n') c = ' ';
   }
-  if (message.rfind(input + ":", 0) != 0) message = hlo::StrCat(input, ": error: ", message);
+  // Messages that already name their place (`<stdin>:2:1: error:`, an output path's
+  // `out.hlo: error: cannot write`) keep it; others get the input's path.
+  const size_t located = message.find(": error: ");
+  const bool has_place = message.rfind(input + ":", 0) == 0 ||
+                         (located != std::string::npos && located > 0 &&
+                          message.substr(0, located).find(' ') == std::string::npos);
+  if (!has_place) message = hlo::StrCat(input, ": error: ", message);
   return message;
 }
 
