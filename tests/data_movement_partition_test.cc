@@ -4,6 +4,7 @@
 // convolution runs on batch and output-feature tiles) and the numerics on the CPU executor
 // against the unpartitioned module.
 #include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "hlo/ir/hlo_module.h"
@@ -168,6 +169,62 @@ ENTRY main {
 })");
   ASSERT_NE(p.spmd, nullptr);
   ExpectVerifies(p, 8);
+}
+
+// Dynamic-slice of a small window from an operand split along the sliced dims: each device
+// slices its own shard, masks what lies outside it, and one all-reduce of the small result
+// assembles it; the operand is never gathered. Starts below 0, past the end, inside one shard
+// and straddling shard boundaries (clamped as the op does), on an uneven 1-D tiling, a 2-D
+// tiling split along both sliced dims, a partially replicated one, and one whose unsliced dim
+// stays split.
+TEST(DynamicSlicePartitionTest, SmallWindowOfSplitOperandIsAssembledByAllReduce) {
+  struct Case {
+    std::string operand, sharding, sizes, result_sharding;
+    int devices;
+  };
+  const std::vector<Case> cases = {
+      {"f32[63,8]", "{devices=[4,1]<=[4]}", "3,8", "{replicated}", 4},
+      {"f32[30,20]", "{devices=[2,4]<=[8]}", "4,3", "{replicated}", 8},
+      {"f32[30,20]", "{devices=[4,1,2]<=[8] last_tile_dim_replicate}", "5,20", "{replicated}", 8},
+      // The unsliced dim stays split as in the operand.
+      {"f32[30,20]", "{devices=[4,2]<=[8]}", "5,20",
+       "{devices=[1,2,4]<=[4,2]T(1,0) last_tile_dim_replicate}", 8},
+  };
+  for (const Case& c : cases) {
+    for (const std::string start : {"0", "14", "15", "16", "-3", "29", "100"}) {
+      SCOPED_TRACE(c.operand + " " + c.sharding + " start " + start);
+      const std::string result = "f32[" + c.sizes + "]";
+      Partitioned p = Partition("HloModule ds, num_partitions=" + std::to_string(c.devices) +
+                                "\nENTRY main {\n  x = " + c.operand + " parameter(0), sharding=" +
+                                c.sharding + "\n  i = s32[] constant(" + start +
+                                ")\n  j = s64[] constant(" + start + ")\n  ROOT s = " + result +
+                                " dynamic-slice(x, i, j), dynamic_slice_sizes={" + c.sizes +
+                                "}, sharding=" + c.result_sharding + "\n}\n");
+      ASSERT_NE(p.spmd, nullptr);
+      auto counts = Counts(*p.spmd);
+      EXPECT_EQ(counts[HloOpcode::kAllGather] + counts[HloOpcode::kAllToAll], 0)
+          << p.spmd->ToString();
+      EXPECT_EQ(counts[HloOpcode::kAllReduce], 1) << p.spmd->ToString();
+      EXPECT_NE(p.explain.find(": masked"), std::string::npos) << p.explain;
+      ExpectVerifies(p, c.devices);
+    }
+  }
+}
+
+TEST(DynamicSlicePartitionTest, LargeWindowStillGathersTheOperand) {
+  // Slicing 15 of 16 rows: the all-reduce would move more than gathering the operand.
+  Partitioned p = Partition(R"(
+HloModule ds, num_partitions=4
+ENTRY main {
+  x = f32[16,8] parameter(0), sharding={devices=[4,1]<=[4]}
+  i = s32[] parameter(1), sharding={replicated}
+  j = s32[] constant(0)
+  ROOT s = f32[15,8] dynamic-slice(x, i, j), dynamic_slice_sizes={15,8}, sharding={replicated}
+})");
+  ASSERT_NE(p.spmd, nullptr);
+  EXPECT_EQ(Counts(*p.spmd)[HloOpcode::kAllReduce], 0) << p.spmd->ToString();
+  EXPECT_NE(p.explain.find(": gather"), std::string::npos) << p.explain;
+  ExpectVerifies(p, 4);
 }
 
 }  // namespace

@@ -1,10 +1,8 @@
 // Data-movement ops (sort: sort_handler.cc). Broadcast and transpose map the result's tiling onto the operand
 // (OperandShardingFromResult) and run locally. Reshape keeps the tiling when dimensions split
-// or merge compatibly, else goes through replicated. Dynamic-slice needs the dimensions it
-// moves data along unsplit (slice, pad, concatenate and reverse split them:
-// window_handlers.cc; dynamic-update-slice: dynamic_update_slice_handler.cc):
-// those dimensions are replicated (other dimensions keep their tiling) and the op runs locally;
-// consumers reshard from there. Constants and iotas are built locally.
+// or merge compatibly, else goes through replicated. Constants and iotas are built locally.
+// (Slice, pad, concatenate and reverse: window_handlers.cc; dynamic-slice:
+// dynamic_slice_handler.cc; dynamic-update-slice: dynamic_update_slice_handler.cc.)
 //
 //   %t = f32[8,4] transpose(f32[4,8] %x), dimensions={1,0}, sharding={devices=[2,1]<=[2]}
 //   -> %x in {devices=[1,2]<=[2]}, %t.spmd = f32[4,4] transpose(%x.shard), dimensions={1,0}
@@ -86,41 +84,6 @@ absl::Status HandleReshape(const HloInstruction& original, const HloSharding& sh
   return absl::OkStatus();
 }
 
-// The dimensions along which a dynamic-slice moves data (they must not be split).
-std::vector<int64_t> MovingDims(const HloInstruction& original) {
-  const Shape& shape = original.shape();
-  std::vector<int64_t> dims;
-  for (int64_t d = 0; d < shape.rank(); ++d) {
-    if (shape.dimensions(d) != original.operand(0)->shape().dimensions(d)) dims.push_back(d);
-  }
-  return dims;
-}
-
-// Dynamic-slice: the operand takes `local_sharding` (the result's, with the sliced dims whole);
-// index scalars stay replicated.
-absl::Status HandleDynamicSlice(const HloInstruction& original, const HloSharding& sharding,
-                                PartitionContext& ctx) {
-  if (!IsTiledArray(original, sharding)) return HandleReplicated(original, sharding, ctx);
-  ASSIGN_OR_RETURN(HloSharding local_sharding,
-                   hlo::PartiallyReplicate(sharding, MovingDims(original)));
-  std::vector<HloInstruction*> operands;
-  for (const HloInstruction* operand : original.operands()) {
-    const bool same_rank = operand->shape().IsArray() &&
-                           operand->shape().rank() == original.shape().rank() &&
-                           operand->shape().rank() > 0;
-    // Index operands are scalars: replicated.
-    ASSIGN_OR_RETURN(HloInstruction * value,
-                     ctx.GetInSharding(operand, same_rank ? local_sharding
-                                                          : HloSharding::Replicate()));
-    operands.push_back(value);
-  }
-  ASSIGN_OR_RETURN(Shape local, LocalShape(local_sharding, original.shape()));
-  HloInstruction* result = CloneWithOperands(original, local, operands, ctx);
-  result->mutable_attrs()->dynamic_slice_sizes = local.dimensions();
-  ctx.Set(&original, {result, local_sharding, original.shape()});
-  return absl::OkStatus();
-}
-
 // Constants: the full value on every device, sliced to the sharding (a local dynamic-slice).
 absl::Status HandleConstant(const HloInstruction& original, const HloSharding& sharding,
                             PartitionContext& ctx) {
@@ -172,7 +135,6 @@ void RegisterDataMovementHandlers(HandlerTable& table) {
   table[HloOpcode::kIota] = &HandleIota;
   // Slice, pad, concatenate, reverse: window_handlers.cc; dynamic-update-slice:
   // dynamic_update_slice_handler.cc.
-  table[HloOpcode::kDynamicSlice] = &HandleDynamicSlice;
 }
 
 }  // namespace spmd

@@ -30,17 +30,6 @@ using hlo::HloSharding;
 using hlo::PrimitiveType;
 using hlo::Shape;
 
-// The s32 start index along `d`, clamped to [0, N - U].
-HloInstruction* ClampedStart(PartitionContext& ctx, HloInstruction* index, int64_t max_start) {
-  const Shape s32 = Shape::Array(PrimitiveType::kS32, {});
-  HloInstruction* start = index->shape().element_type() == PrimitiveType::kS32
-                              ? index
-                              : ctx.Add(HloOpcode::kConvert, s32, {index});
-  return ctx.Add(HloOpcode::kClamp, s32,
-                 {ctx.ScalarConstant(PrimitiveType::kS32, 0), start,
-                  ctx.ScalarConstant(PrimitiveType::kS32, static_cast<double>(max_start))});
-}
-
 // Each device's shard offset along `d` under `sharding` for an array of `shape`.
 absl::StatusOr<std::vector<int64_t>> ShardOffsets(const HloSharding& sharding, const Shape& shape,
                                                   int64_t d, int64_t devices) {
@@ -112,7 +101,7 @@ absl::Status HandleDynamicUpdateSlice(const HloInstruction& original, const HloS
   std::vector<HloInstruction*> offsets(shape.rank(), nullptr), starts(shape.rank(), nullptr);
   for (int64_t d : moving_split) {
     const int64_t size = update_shape.dimensions(d);
-    starts[d] = ClampedStart(ctx, indices[d], shape.dimensions(d) - size);
+    starts[d] = ctx.ClampedIndex(indices[d], shape.dimensions(d) - size);
     ASSIGN_OR_RETURN(std::vector<int64_t> table,
                      ShardOffsets(sharding, shape, d, ctx.num_devices()));
     offsets[d] = ctx.PerDeviceScalar(table);

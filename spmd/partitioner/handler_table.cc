@@ -21,6 +21,7 @@ PartitionHandler FindPartitionHandler(hlo::HloOpcode opcode) {
     RegisterSortHandler(*t);
     RegisterConvolutionHandler(*t);
     RegisterWindowHandlers(*t);
+    RegisterDynamicSliceHandler(*t);
     RegisterDynamicUpdateSliceHandler(*t);
     RegisterRaggedDotHandler(*t);
     RegisterGatherScatterHandlers(*t);

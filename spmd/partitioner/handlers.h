@@ -25,6 +25,7 @@ void RegisterStructuralHandlers(HandlerTable& table);
 void RegisterSortHandler(HandlerTable& table);
 void RegisterConvolutionHandler(HandlerTable& table);
 void RegisterWindowHandlers(HandlerTable& table);
+void RegisterDynamicSliceHandler(HandlerTable& table);
 void RegisterDynamicUpdateSliceHandler(HandlerTable& table);
 void RegisterRaggedDotHandler(HandlerTable& table);
 void RegisterGatherScatterHandlers(HandlerTable& table);

@@ -183,6 +183,16 @@ HloInstruction* PartitionContext::ScalarConstant(PrimitiveType type, double valu
   return c;
 }
 
+HloInstruction* PartitionContext::ClampedIndex(HloInstruction* index, int64_t max_start) {
+  const Shape s32 = Shape::Array(PrimitiveType::kS32, {});
+  HloInstruction* start = index->shape().element_type() == PrimitiveType::kS32
+                              ? index
+                              : Add(HloOpcode::kConvert, s32, {index});
+  return Add(HloOpcode::kClamp, s32,
+             {ScalarConstant(PrimitiveType::kS32, 0), start,
+              ScalarConstant(PrimitiveType::kS32, static_cast<double>(max_start))});
+}
+
 HloInstruction* PartitionContext::PerDeviceScalar(const std::vector<int64_t>& table) {
   bool uniform = std::all_of(table.begin(), table.end(), [&](int64_t v) { return v == table[0]; });
   if (uniform) return ScalarConstant(PrimitiveType::kS32, static_cast<double>(table[0]));

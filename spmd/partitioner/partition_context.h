@@ -100,6 +100,9 @@ class PartitionContext {
   // An s32 scalar holding `table[partition-id]` (a constant when all entries agree).
   hlo::HloInstruction* PerDeviceScalar(const std::vector<int64_t>& table);
   hlo::HloInstruction* ScalarConstant(hlo::PrimitiveType type, double value);
+  // The integer scalar `index` as s32, clamped to [0, max_start] (as dynamic-slice and
+  // dynamic-update-slice clamp their starts).
+  hlo::HloInstruction* ClampedIndex(hlo::HloInstruction* index, int64_t max_start);
   // Replaces elements of the padded shard `value` that lie beyond `base_shape`'s end (along
   // any dimension `sharding` splits unevenly) by the scalar `fill`. Returns `value` when no
   // dimension is padded.
