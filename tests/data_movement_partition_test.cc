@@ -227,4 +227,18 @@ ENTRY main {
   ExpectVerifies(p, 4);
 }
 
+TEST(DynamicSlicePartitionTest, PackedStartIndicesTakeTheGatherPath) {
+  // The old form with one s32[rank] start operand (it crashed the masked path once).
+  Partitioned p = Partition(R"(
+HloModule ds, num_partitions=4
+ENTRY main {
+  x = f32[64,8] parameter(0), sharding={devices=[4,1]<=[4]}
+  i = s32[2] parameter(1), sharding={replicated}
+  ROOT s = f32[2,8] dynamic-slice(x, i), dynamic_slice_sizes={2,8}, sharding={replicated}
+})");
+  ASSERT_NE(p.spmd, nullptr);
+  EXPECT_EQ(Counts(*p.spmd)[HloOpcode::kAllReduce], 0) << p.spmd->ToString();
+  ExpectVerifies(p, 4);
+}
+
 }  // namespace

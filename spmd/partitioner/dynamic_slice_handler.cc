@@ -56,6 +56,13 @@ absl::StatusOr<bool> TryMaskedSlice(const HloInstruction& original,
       !hlo::IsArrayType(type) || !operand->shape().IsArray()) {
     return false;
   }
+  // One scalar start per dim (not the old packed form, one s32[rank] operand).
+  if (original.operand_count() != original.shape().rank() + 1) return false;
+  for (int64_t i = 1; i < original.operand_count(); ++i) {
+    if (!original.operand(i)->shape().IsArray() || original.operand(i)->shape().rank() != 0) {
+      return false;
+    }
+  }
   const std::vector<int64_t> moving = MovingDims(original);
   std::vector<int64_t> split;
   int64_t group = 1;
