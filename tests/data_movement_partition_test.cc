@@ -241,4 +241,25 @@ ENTRY main {
   ExpectVerifies(p, 4);
 }
 
+// Memory-placement custom-calls keep the value: they run on the shard and stay in the program.
+TEST(PlacementPartitionTest, MoveToHostAndBackRunOnTheShard) {
+  Partitioned p = Partition(R"(
+HloModule offload, num_partitions=4
+ENTRY main {
+  x = f32[16,8] parameter(0), sharding={devices=[4,1]<=[4]}
+  h = f32[16,8] custom-call(x), custom_call_target="MoveToHost", sharding={devices=[4,1]<=[4]}
+  d = f32[16,8] custom-call(h), custom_call_target="MoveToDevice", sharding={devices=[4,1]<=[4]}
+  ROOT n = f32[16,8] negate(d), sharding={devices=[4,1]<=[4]}
+})");
+  ASSERT_NE(p.spmd, nullptr);
+  const std::string text = p.spmd->ToString();
+  EXPECT_NE(text.find("f32[4,8] custom-call(%x), custom_call_target=\"MoveToHost\""),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("custom_call_target=\"MoveToDevice\""), std::string::npos) << text;
+  auto counts = Counts(*p.spmd);
+  EXPECT_EQ(counts[HloOpcode::kAllGather] + counts[HloOpcode::kAllToAll], 0) << text;
+  ExpectVerifies(p, 4);
+}
+
 }  // namespace

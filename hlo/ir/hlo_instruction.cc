@@ -66,6 +66,15 @@ void HloInstruction::set_sharding(HloSharding sharding) {
   sharding_ = std::make_unique<HloSharding>(std::move(sharding));
 }
 
+bool IsPlacementCustomCall(const HloInstruction& instr) {
+  if (instr.opcode() != HloOpcode::kCustomCall || instr.operand_count() != 1 ||
+      !instr.operand(0)->shape().Compatible(instr.shape())) {
+    return false;
+  }
+  const std::string& target = instr.attrs().custom_call_target;
+  return target == "MoveToHost" || target == "MoveToDevice" || target == "PinToDevice";
+}
+
 absl::StatusOr<std::vector<int64_t>> RawDimsAttribute(
     const HloInstruction& instr, std::initializer_list<std::string_view> names) {
   for (const RawAttribute& a : instr.attrs().raw_attributes) {

@@ -187,6 +187,10 @@ class HloInstruction {
   InstructionAttributes attrs_;
 };
 
+// Custom-calls that only say where a value lives (XLA's host-offloading annotations MoveToHost
+// and MoveToDevice, and PinToDevice): one operand, and the value is that operand.
+bool IsPlacementCustomCall(const HloInstruction& instr);
+
 // The integer list of the first raw (verbatim) attribute of `instr` named one of `names`
 // (`{1,2}` or `1`), empty when there is none; an error naming the attribute when its text is
 // not such a list. For attributes the IR keeps as text, e.g. ragged-dot's lhs_ragged_dims.

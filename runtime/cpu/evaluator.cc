@@ -84,7 +84,8 @@ bool IsIdentityCustomCall(const HloInstruction& instr) {
   const std::string& target = instr.attrs().custom_call_target;
   return target == "Sharding" || target == "SPMDFullToShardShape" ||
          target == "SPMDShardToFullShape" || target == "ShardBarrierFrom" ||
-         target == "ShardBarrierTo" || target == "LayoutConstraint";
+         target == "ShardBarrierTo" || target == "LayoutConstraint" ||
+         hlo::IsPlacementCustomCall(instr);
 }
 
 absl::StatusOr<Literal> Evaluator::RunEntry(std::vector<Literal> args) {

@@ -23,7 +23,8 @@ namespace runtime {
 
 // Custom-calls that are identities on the values they carry: those the partitioner emits
 // (Sharding, SPMDFullToShardShape/ShardToFullShape), the propagation barriers
-// (ShardBarrierFrom/To) and layout constraints. Executors run them as copies.
+// (ShardBarrierFrom/To), layout constraints and memory-placement annotations
+// (hlo::IsPlacementCustomCall). Executors run them as copies.
 bool IsIdentityCustomCall(const hlo::HloInstruction& instr);
 
 // Who this device is among the N simulated ones.

@@ -3,7 +3,7 @@
 // A parameter becomes a parameter of its padded shard shape; a tuple collects its elements'
 // per-device values (with a tuple sharding of theirs); get-tuple-element picks one; the
 // Sharding custom-call (JAX's with_sharding_constraint) is its operand in the requested
-// sharding.
+// sharding; memory-placement custom-calls (MoveToHost, ...) run on the shard in theirs.
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
 #include "spmd/partitioner/handlers.h"
@@ -66,6 +66,14 @@ absl::Status HandleCustomCall(const HloInstruction& original, const HloSharding&
   if (target == "Sharding" && original.operand_count() == 1 && original.shape().IsArray()) {
     ASSIGN_OR_RETURN(HloInstruction * value, ctx.GetInSharding(original.operand(0), sharding));
     ctx.Set(&original, {value, sharding, original.shape()});
+    return absl::OkStatus();
+  }
+  if (hlo::IsPlacementCustomCall(original) && !sharding.IsTuple()) {
+    // Placement annotations keep the value: they run on the shard, in the result's sharding.
+    ASSIGN_OR_RETURN(HloInstruction * value, ctx.GetInSharding(original.operand(0), sharding));
+    ASSIGN_OR_RETURN(Shape local, LocalShape(sharding, original.shape()));
+    ctx.Set(&original, {CloneWithOperands(original, local, {value}, ctx), sharding,
+                        original.shape()});
     return absl::OkStatus();
   }
   if (target == "SPMDFullToShardShape") return HandleFullToShardShape(original, sharding, ctx);

@@ -286,13 +286,15 @@ std::optional<FactorRule> Concatenate(const HloInstruction& instr) {
   return std::move(b).Build();
 }
 
-// Only the Sharding custom-call (with_sharding_constraint) is looked through: an identity.
+// The Sharding custom-call (with_sharding_constraint) and memory-placement annotations
+// (MoveToHost, MoveToDevice, PinToDevice) are looked through: identities. Other custom-calls
+// are barriers.
 std::optional<FactorRule> CustomCall(const HloInstruction& instr) {
-  if (instr.attrs().custom_call_target != "Sharding" || instr.operand_count() != 1) {
-    return std::nullopt;
-  }
+  const bool constraint =
+      instr.attrs().custom_call_target == "Sharding" && instr.operand_count() == 1;
+  if (!constraint && !hlo::IsPlacementCustomCall(instr)) return std::nullopt;
   std::optional<FactorRule> rule = Elementwise(instr);
-  if (rule) rule->name = "sharding-constraint";
+  if (rule) rule->name = constraint ? "sharding-constraint" : "placement";
   return rule;
 }
 

@@ -76,6 +76,23 @@ TEST_F(PropagationTest, ForwardThroughDotAndElementwise) {
   EXPECT_EQ(S("x"), "{replicated}");
 }
 
+TEST_F(PropagationTest, PlacementCustomCallsPassShardingsThroughOthersDoNot) {
+  Propagate(R"(HloModule m, num_partitions=4
+ENTRY e {
+  p = f32[8,4] parameter(0), sharding={devices=[4,1]<=[4]}
+  h = f32[8,4] custom-call(p), custom_call_target="MoveToHost"
+  d = f32[8,4] custom-call(h), custom_call_target="MoveToDevice"
+  n = f32[8,4] negate(d)
+  o = f32[8,4] custom-call(n), custom_call_target="some_kernel"
+  ROOT c = f32[8,4] copy(o)
+})");
+  EXPECT_EQ(S("h"), "{devices=[4,1]<=[4]}");
+  EXPECT_EQ(S("d"), "{devices=[4,1]<=[4]}");
+  EXPECT_EQ(S("n"), "{devices=[4,1]<=[4]}");
+  EXPECT_THAT(LogLine("h"), HasSubstr("(placement operand 0 -> result"));
+  EXPECT_EQ(S("o"), "none");  // An unknown custom-call is a barrier.
+}
+
 TEST_F(PropagationTest, ProvenanceNamesTheSourceTheRuleAndTheAnnotation) {
   Propagate(kMlp);
   EXPECT_EQ(LogLine("a"), "%a: {devices=[1,2]<=[2]} <- annotation");
