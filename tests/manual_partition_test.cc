@@ -192,6 +192,31 @@ ENTRY main {
   EXPECT_TRUE(result->ok()) << result->ToString() << text;
 }
 
+// Nested manual regions: fully manual, then leaving manual mode one mesh axis at a time
+// (SPMDShardToFullShape into manual subgroups), computing at each level. Each device's value is
+// its tile at every step; the reference assembles each group's value from its devices' tiles.
+TEST(ManualPartitionTest, NestedManualRegionsLeaveOneAxisAtATime) {
+  constexpr char kNested[] = R"(
+HloModule nested, num_partitions=8
+ENTRY main {
+  p = s32[16,16,16] parameter(0), sharding={devices=[2,2,2]<=[8]}
+  m0 = s32[8,8,8] custom-call(p), custom_call_target="SPMDFullToShardShape", sharding={manual}
+  id = u32[] partition-id(), sharding={manual}
+  ids = s32[] convert(id), sharding={manual}
+  b = s32[8,8,8] broadcast(ids), dimensions={}, sharding={manual}
+  a0 = s32[8,8,8] add(m0, b), sharding={manual}
+  m1 = s32[16,8,8] custom-call(a0), custom_call_target="SPMDShardToFullShape", sharding={devices=[2,1,1,4]<=[8] last_tile_dims={manual}}
+  r1 = s32[16,8,8] reverse(m1), dimensions={0}, sharding={devices=[2,1,1,4]<=[8] last_tile_dims={manual}}
+  m2 = s32[16,16,8] custom-call(r1), custom_call_target="SPMDShardToFullShape", sharding={devices=[2,2,1,2]<=[8] last_tile_dims={manual}}
+  ROOT out = s32[16,16,16] custom-call(m2), custom_call_target="SPMDShardToFullShape", sharding={devices=[2,2,2]<=[8]}
+})";
+  absl::StatusOr<std::unique_ptr<hlo::HloModule>> spmd = Partition(kNested);
+  ASSERT_TRUE(spmd.ok()) << spmd.status();
+  absl::StatusOr<runtime::VerifyResult> result = Verify(kNested, **spmd, 8);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_TRUE(result->ok()) << result->ToString() << (*spmd)->ToString();
+}
+
 TEST(ManualPartitionTest, CollectiveAcrossTilesInsideSubgroupsIsRefused) {
   ExpectPartitionError(R"(
 HloModule bad, num_partitions=4

@@ -19,8 +19,9 @@
 // others): an instruction whose value is whole on every device (all data dims untiled) runs as
 // written too, as does a collective of the input program (its replica groups already name
 // real devices); other instructions are partitioned by their handlers inside each group, and
-// reshards stay inside the groups (PartitionContext::ReshardManual). The manual custom-calls
-// with manual subgroups are refused with an error naming the sharding.
+// reshards stay inside the groups (PartitionContext::ReshardManual). SPMDShardToFullShape may
+// also leave manual mode along some mesh axes only (a result with manual subgroups, as nested
+// shard_maps do): each device's value becomes its tile of the result there too.
 #include <map>
 #include <vector>
 
@@ -228,7 +229,8 @@ absl::Status HandleShardToFullShape(const HloInstruction& original, const HloSha
   if (original.operand_count() != 1 || !original.shape().IsArray() || sharding.IsTuple()) {
     return absl::InvalidArgumentError("SPMDShardToFullShape takes one array operand");
   }
-  RETURN_IF_ERROR(CheckNoManualSubgroups(sharding, "the result's"));
+  // A result with manual subgroups leaves manual mode along some mesh axes only (nested
+  // manual regions); either way each device's manual value becomes its tile of the result.
   if (sharding.IsManual()) {
     return absl::InvalidArgumentError(
         "SPMDShardToFullShape's result must not be manual: it leaves the manual region");

@@ -75,11 +75,22 @@ absl::StatusOr<Literal> ShardToFull(const HloInstruction& instr, const Literal& 
   const DeviceContext& device = evaluator.device();
   const HloSharding sharding = ShardingOrReplicated(instr);
   Literal full(instr.shape());
+  // Into manual subgroups (a nested manual region): each group assembles its own value from
+  // its devices' tiles; the devices of a group share their index along the manual dim.
+  std::vector<int64_t> group_of;
+  if (sharding.HasManualSubgroup()) {
+    const int64_t manual = sharding.SubgroupManualDim();
+    group_of.assign(device.num_partitions, -1);
+    sharding.tile_assignment().ForEach([&](absl::Span<const int64_t> index, int64_t d) {
+      if (d >= 0 && d < device.num_partitions) group_of[d] = index[manual];
+    });
+  }
   auto assemble = [&](absl::Span<const Literal* const> shards) -> absl::Status {
     // A region held by several devices is written by each; visiting the devices in reverse
     // leaves the first holder's values.
     for (int64_t d = static_cast<int64_t>(shards.size()) - 1; d >= 0; --d) {
       if (sharding.IsTiled() && !sharding.UsesDevice(d)) continue;
+      if (!group_of.empty() && group_of[d] != group_of[device.partition_id]) continue;
       Literal shard = *shards[d];
       RETURN_IF_ERROR(CopyRegion(sharding, d, full, shard, /*to_full=*/true));
     }
@@ -97,11 +108,6 @@ absl::StatusOr<Literal> ShardToFull(const HloInstruction& instr, const Literal& 
         CopyRegion(operand_sharding, device.partition_id, whole, *tile, /*to_full=*/false));
   }
   const Literal& mine = tile ? *tile : operand;
-  if (sharding.HasManualSubgroup()) {
-    return absl::UnimplementedError(
-        "SPMDShardToFullShape into a sharding with manual subgroups is not supported by the "
-        "CPU executor");
-  }
   if (device.hub == nullptr || device.num_partitions == 1) {
     const Literal* only = &mine;
     RETURN_IF_ERROR(assemble(absl::MakeConstSpan(&only, 1)));
