@@ -217,6 +217,22 @@ ENTRY main {
   EXPECT_TRUE(result->ok()) << result->ToString() << (*spmd)->ToString();
 }
 
+// XLA shards an outfeed as (data leaves..., token): a manual outfeed runs as written.
+TEST(ManualPartitionTest, ManualOutfeedWithDataAndTokenShardingRunsAsWritten) {
+  absl::StatusOr<std::unique_ptr<hlo::HloModule>> spmd = Partition(R"(
+HloModule feed, num_partitions=4
+ENTRY main {
+  p = f32[8] parameter(0), sharding={manual}
+  t = (f32[8]) tuple(p), sharding={{manual}}
+  a = token[] after-all()
+  ROOT o = token[] outfeed(t, a), outfeed_shape=(f32[8]{0}), sharding={{manual}, {manual}}
+})");
+  ASSERT_TRUE(spmd.ok()) << spmd.status();
+  const std::string text = (*spmd)->ToString();
+  EXPECT_NE(text.find("token[] outfeed("), std::string::npos) << text;
+  EXPECT_NE(text.find("(f32[8]) tuple(%p)"), std::string::npos) << text;
+}
+
 TEST(ManualPartitionTest, CollectiveAcrossTilesInsideSubgroupsIsRefused) {
   ExpectPartitionError(R"(
 HloModule bad, num_partitions=4

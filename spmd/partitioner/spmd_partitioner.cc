@@ -30,6 +30,12 @@ HloSharding ShardingOf(const HloInstruction& instr) {
     if (instr.shape().IsTuple() && !s.IsTuple()) {
       return HloSharding::SingleTuple(instr.shape(), s);
     }
+    // XLA shards an outfeed as (its data's leaves..., its token): the token result takes the
+    // last leaf.
+    if (instr.opcode() == hlo::HloOpcode::kOutfeed && s.IsTuple() && !instr.shape().IsTuple() &&
+        !s.tuple_elements().empty()) {
+      return s.tuple_elements().back();
+    }
     return s;
   }
   if (instr.shape().IsTuple()) {
