@@ -262,4 +262,21 @@ ENTRY main {
   ExpectVerifies(p, 4);
 }
 
+// A sharding over some of the devices (0, 1, 4 and 5 of 6): the others hold nothing, and the
+// per-device tables (iota offsets, dynamic-slice bounds) give them zeros instead of failing.
+TEST(SubsetShardingPartitionTest, IotaAndDynamicSliceOnFourOfSixDevices) {
+  Partitioned p = Partition(R"(
+HloModule subset, num_partitions=6
+ENTRY main {
+  i = s32[1,8,4] iota(), iota_dimension=1, sharding={devices=[1,2,2]0,1,4,5}
+  x = s32[1,8,4] parameter(0), sharding={devices=[1,2,2]0,1,4,5}
+  a = s32[1,8,4] add(i, x), sharding={devices=[1,2,2]0,1,4,5}
+  k = s32[] constant(3)
+  z = s32[] constant(0)
+  ROOT s = s32[1,2,4] dynamic-slice(a, z, k, z), dynamic_slice_sizes={1,2,4}, sharding={replicated}
+})");
+  ASSERT_NE(p.spmd, nullptr);
+  ExpectVerifies(p, 6);
+}
+
 }  // namespace

@@ -108,12 +108,7 @@ absl::Status HandleIota(const HloInstruction& original, const HloSharding& shard
     return HandleConstant(original, sharding, ctx);
   }
   ASSIGN_OR_RETURN(Shape local, LocalShape(sharding, original.shape()));
-  std::vector<int64_t> offsets(ctx.num_devices(), 0);
-  for (int64_t device = 0; device < ctx.num_devices(); ++device) {
-    ASSIGN_OR_RETURN(hlo::ShardRegion region,
-                     hlo::ShardRegionForDevice(sharding, original.shape(), device));
-    offsets[device] = region.offsets[dim];
-  }
+  const std::vector<int64_t> offsets = ctx.ShardBounds(sharding, original.shape(), dim);
   const Shape s32_shape = Shape::Array(hlo::PrimitiveType::kS32, local.dimensions());
   HloInstruction* iota = ctx.Add(HloOpcode::kIota, s32_shape, {});
   iota->mutable_attrs()->iota_dimension = dim;

@@ -127,15 +127,8 @@ absl::StatusOr<bool> TryMaskedSlice(const HloInstruction& original,
       continue;
     }
     // This device's offset into its padded shard.
-    std::vector<int64_t> offsets(ctx.num_devices()), limits(ctx.num_devices());
-    for (int64_t device = 0; device < ctx.num_devices(); ++device) {
-      ASSIGN_OR_RETURN(hlo::ShardRegion region,
-                       hlo::ShardRegionForDevice(s, operand->shape(), device));
-      offsets[device] = region.offsets[d];
-      limits[device] = region.limits[d];
-    }
-    lo[d] = ctx.PerDeviceScalar(offsets);
-    hi[d] = ctx.PerDeviceScalar(limits);
+    lo[d] = ctx.PerDeviceScalar(ctx.ShardBounds(s, operand->shape(), d));
+    hi[d] = ctx.PerDeviceScalar(ctx.ShardBounds(s, operand->shape(), d, /*limits=*/true));
     HloInstruction* local_start = ctx.Add(HloOpcode::kSubtract, s32, {clamped[d], lo[d]});
     starts[d] = ctx.Add(HloOpcode::kAdd, s32,
                         {local_start, ctx.ScalarConstant(PrimitiveType::kS32, size)});

@@ -30,17 +30,6 @@ using hlo::HloSharding;
 using hlo::PrimitiveType;
 using hlo::Shape;
 
-// Each device's shard offset along `d` under `sharding` for an array of `shape`.
-absl::StatusOr<std::vector<int64_t>> ShardOffsets(const HloSharding& sharding, const Shape& shape,
-                                                  int64_t d, int64_t devices) {
-  std::vector<int64_t> offsets(devices, 0);
-  for (int64_t device = 0; device < devices; ++device) {
-    absl::StatusOr<hlo::ShardRegion> region = hlo::ShardRegionForDevice(sharding, shape, device);
-    if (region.ok()) offsets[device] = region->offsets[d];
-  }
-  return offsets;
-}
-
 // The part of `update` (whole along d) that lands on each device's shard along d, padded to
 // the shard size `shard`: dynamic-slice(pad(update, shard_shard), offset - start + shard).
 HloInstruction* AlignToShard(PartitionContext& ctx, HloInstruction* update, int64_t d,
@@ -102,8 +91,7 @@ absl::Status HandleDynamicUpdateSlice(const HloInstruction& original, const HloS
   for (int64_t d : moving_split) {
     const int64_t size = update_shape.dimensions(d);
     starts[d] = ctx.ClampedIndex(indices[d], shape.dimensions(d) - size);
-    ASSIGN_OR_RETURN(std::vector<int64_t> table,
-                     ShardOffsets(sharding, shape, d, ctx.num_devices()));
+    const std::vector<int64_t> table = ctx.ShardBounds(sharding, shape, d);
     offsets[d] = ctx.PerDeviceScalar(table);
     update = AlignToShard(ctx, update, d, local.dimensions(d), offsets[d], starts[d]);
     indices[d] = ctx.ScalarConstant(indices[d]->shape().element_type(), 0);

@@ -183,6 +183,17 @@ HloInstruction* PartitionContext::ScalarConstant(PrimitiveType type, double valu
   return c;
 }
 
+std::vector<int64_t> PartitionContext::ShardBounds(const HloSharding& sharding,
+                                                   const Shape& shape, int64_t dim,
+                                                   bool limits) const {
+  std::vector<int64_t> bounds(num_devices_, 0);
+  for (int64_t device = 0; device < num_devices_; ++device) {
+    absl::StatusOr<hlo::ShardRegion> region = hlo::ShardRegionForDevice(sharding, shape, device);
+    if (region.ok()) bounds[device] = limits ? region->limits[dim] : region->offsets[dim];
+  }
+  return bounds;
+}
+
 HloInstruction* PartitionContext::ClampedIndex(HloInstruction* index, int64_t max_start) {
   const Shape s32 = Shape::Array(PrimitiveType::kS32, {});
   HloInstruction* start = index->shape().element_type() == PrimitiveType::kS32
@@ -248,12 +259,9 @@ absl::StatusOr<HloInstruction*> PartitionContext::MaskPadding(HloInstruction* va
     const int64_t tiles = sharding.tile_assignment().dim(d);
     if (tiles == 1 || base_shape.dimensions(d) % tiles == 0) continue;
     // Valid elements along d on this device: limit - offset of its region.
-    std::vector<int64_t> valid(num_devices_, 0);
-    for (int64_t device = 0; device < num_devices_; ++device) {
-      absl::StatusOr<hlo::ShardRegion> region =
-          hlo::ShardRegionForDevice(sharding, base_shape, device);
-      if (region.ok()) valid[device] = region->limits[d] - region->offsets[d];
-    }
+    std::vector<int64_t> valid = ShardBounds(sharding, base_shape, d, /*limits=*/true);
+    const std::vector<int64_t> offsets = ShardBounds(sharding, base_shape, d);
+    for (int64_t device = 0; device < num_devices_; ++device) valid[device] -= offsets[device];
     HloInstruction* iota = Add(HloOpcode::kIota, index_shape, {});
     iota->mutable_attrs()->iota_dimension = d;
     HloInstruction* limit = Add(HloOpcode::kBroadcast, index_shape, {PerDeviceScalar(valid)});

@@ -100,6 +100,11 @@ class PartitionContext {
   // An s32 scalar holding `table[partition-id]` (a constant when all entries agree).
   hlo::HloInstruction* PerDeviceScalar(const std::vector<int64_t>& table);
   hlo::HloInstruction* ScalarConstant(hlo::PrimitiveType type, double value);
+  // Each device's shard bounds along `dim` under `sharding` for an array of `shape`: the
+  // offsets (or, with `limits`, the ends) of the devices' regions; 0 for devices the sharding
+  // does not use (they hold nothing, and what they compute is never read).
+  std::vector<int64_t> ShardBounds(const hlo::HloSharding& sharding, const hlo::Shape& shape,
+                                   int64_t dim, bool limits = false) const;
   // The integer scalar `index` as s32, clamped to [0, max_start] (as dynamic-slice and
   // dynamic-update-slice clamp their starts).
   hlo::HloInstruction* ClampedIndex(hlo::HloInstruction* index, int64_t max_start);
