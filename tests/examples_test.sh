@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The examples in examples/ still run as the user guide says: the #4062 walk-through verifies
-# both SPMD programs, and the CI step partitions a folder and reports no failure.
+# both SPMD programs, the CI step partitions a folder and reports no failure, and the scanned
+# MLP keeps one all-reduce per layer.
 set -uo pipefail
 export BIN=tools
 work="${TEST_TMPDIR:-$(mktemp -d)}"
@@ -18,4 +19,9 @@ ci="$(examples/ci_partition_check.sh "$work/modules" "$work/artifacts" 2 2>&1)" 
 grep -q '^2 ok, 0 failed$' <<< "$ci" || { echo "$ci"; fail "no summary line"; }
 [ -f "$work/artifacts/partitioned/sub/xla_4062_dot_small.hlo" ] || fail "no output for sub/"
 [ "$(wc -l < "$work/artifacts/stats.jsonl")" -eq 2 ] || fail "expected 2 JSON lines"
+# The scanned MLP: one all-reduce per layer (4), no all-gather, and it verifies.
+stats="$("$BIN/spmd-partition" examples/scan_mlp.hlo -o "$work/scan.hlo" --stats json 2>&1)" || { echo "$stats"; fail "scan_mlp partition"; }
+grep -q '"all-gather": {"count": 0' <<< "$stats" || { echo "$stats"; fail "scan_mlp gathers"; }
+grep -q '"all-reduce": {"count": 4,' <<< "$stats" || { echo "$stats"; fail "scan_mlp: expected 4 all-reduces"; }
+"$BIN/spmd-run" --verify examples/scan_mlp.hlo > "$work/scan_verify.txt" 2>&1 || { cat "$work/scan_verify.txt"; fail "scan_mlp verify"; }
 echo "PASS"
