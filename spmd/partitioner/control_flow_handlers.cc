@@ -1,12 +1,14 @@
 // While, conditional and call: the called computations are partitioned too.
 //
-// A while loop keeps its state in the while's sharding S on every iteration: the init value
-// is resharded to S, the body is partitioned with its parameter in S and its root resharded to
-// S, and the condition with its parameter in S and its pred root replicated (every device must
-// take the same decision). A conditional's branch index is replicated; each branch receives its
-// operand in the branch parameter's sharding (else the operand's own) and returns the
-// conditional's sharding. A call passes its operands as they are (or as the callee's parameters
-// are annotated) and returns the call's sharding. A branch index or loop condition in manual
+// A while loop keeps its state in the while's sharding S on every iteration (unannotated:
+// replicated, XLA's rule; propagation gives loops the sharding their state, body and condition
+// share): the init value is resharded to S, the body is partitioned with its parameter in S and
+// its root resharded to S, and the condition with its parameter in S and its pred root
+// replicated (every device must take the same decision). A conditional's branch index is
+// replicated; each branch receives its operand in the branch parameter's sharding (else the
+// operand's own) and returns the conditional's sharding. A call passes its operands as they
+// are (or as the callee's parameters are annotated) and returns the call's sharding
+// (unannotated: what the callee produces). A branch index or loop condition in manual
 // subgroups (whole within each group) lets each group take its own branch or trip count; the
 // results are then per group (replicated leaves become whole within each group). On 2 devices:
 //
@@ -171,9 +173,13 @@ absl::Status HandleCall(const HloInstruction& original, const HloSharding& shard
     operands.push_back(value);
     params.push_back(std::move(in));
   }
+  // An unannotated call returns what its computation produces.
+  HloSharding result = sharding;
   ASSIGN_OR_RETURN(HloComputation * partitioned,
-                   PartitionCalledComputation(callee, params, &sharding, ctx));
-  return SetClone(original, sharding, std::move(operands), {partitioned}, ctx);
+                   PartitionCalledComputation(callee, params,
+                                              original.has_sharding() ? &sharding : nullptr, ctx,
+                                              &result));
+  return SetClone(original, result, std::move(operands), {partitioned}, ctx);
 }
 
 }  // namespace
