@@ -187,6 +187,20 @@ TEST(MalformedInputTest, StdinAndOutputErrorsNameTheirPlaceOnce) {
   EXPECT_EQ(message.find("error:"), message.rfind("error:")) << message;
 }
 
+// A pass's error names the instruction; the message carries that instruction's place.
+TEST(MalformedInputTest, PassErrorsCarryTheInstructionsPosition) {
+  const std::string input = ::testing::TempDir() + "/pass_error.hlo";
+  std::ofstream(input) << "HloModule m, num_partitions=2\nENTRY e {\n"
+                          "  x = f32[8] parameter(0), sharding={devices=[2]<=[2]}\n"
+                          "  ROOT n = f32[8] negate(x), sharding={manual}\n}\n";
+  int code = 0;
+  const std::string message = RunCommand("tools/spmd-partition " + input, &code);
+  EXPECT_EQ(code, 1) << message;
+  EXPECT_EQ(message.rfind(input + ":4:8: error: ", 0), 0u) << message;
+  EXPECT_NE(message.find("instruction %n"), std::string::npos) << message;
+  EXPECT_NE(message.find("SPMDFullToShardShape"), std::string::npos) << message;
+}
+
 TEST(MalformedInputTest, OtherInputsStillProcessed) {
   const std::string dir = ::testing::TempDir() + "/multi";
   std::filesystem::create_directories(dir);

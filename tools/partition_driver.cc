@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <optional>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_split.h"
 #include "hlo/analysis/module_stats.h"
 #include "hlo/io/module_io.h"
@@ -101,6 +102,26 @@ struct PassResults {
 };
 
 // Runs the requested passes in order with the verifier after each; dumps each stage when asked.
+// `message` as `FILE:LINE:COL: error: message` when it names an instruction of the input
+// (`instruction %name:`), else `FILE: error: message`.
+std::string LocatedPassError(
+    const hlo::ParsedModule& parsed,
+    const absl::flat_hash_map<std::string, std::pair<int64_t, int64_t>>& positions,
+    const std::string& message) {
+  const std::string marker = "instruction %";
+  const size_t at = message.find(marker);
+  if (at != std::string::npos) {
+    const size_t begin = at + marker.size();
+    const size_t end = message.find_first_of(": ", begin);
+    auto it = positions.find(message.substr(begin, end == std::string::npos ? end : end - begin));
+    if (it != positions.end()) {
+      return hlo::StrCat(parsed.filename, ":", it->second.first, ":", it->second.second,
+                         ": error: ", message);
+    }
+  }
+  return parsed.FormatError(nullptr, message);
+}
+
 absl::StatusOr<PassResults> RunPasses(const DriverOptions& options, hlo::ParsedModule& parsed) {
   PassResults results;
   hlo::HloPassPipeline pipeline("spmd-partition");
@@ -133,10 +154,14 @@ absl::StatusOr<PassResults> RunPasses(const DriverOptions& options, hlo::ParsedM
           hlo::StrCat(options.dump_dir, "/", prefix, ".", name, ".hlo"), m.ToString());
     });
   }
+  // Source positions by instruction name: a pass error names the instruction (`instruction
+  // %x: ...`), and the instructions themselves may be gone by then.
+  absl::flat_hash_map<std::string, std::pair<int64_t, int64_t>> positions;
+  for (const auto& [instr, position] : parsed.locations) positions[instr->name()] = position;
   absl::StatusOr<bool> changed = pipeline.Run(parsed.module.get());
   if (!changed.ok()) {
-    return absl::Status(changed.status().code(),
-                        parsed.FormatError(nullptr, hlo::ToStd(changed.status().message())));
+    const std::string message(hlo::ToStd(changed.status().message()));
+    return absl::Status(changed.status().code(), LocatedPassError(parsed, positions, message));
   }
   if (propagation != nullptr) {
     for (const std::string& line : propagation->log().lines) results.explain += line + "\n";

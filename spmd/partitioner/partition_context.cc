@@ -57,9 +57,12 @@ absl::StatusOr<HloInstruction*> PartitionContext::ReshardManual(HloInstruction* 
                                                                 const HloSharding& from,
                                                                 const HloSharding& to) {
   auto refuse = [&]() {
+    const bool leaving = from.IsManual() || from.HasManualSubgroup();
     return absl::InvalidArgumentError(hlo::StrCat(
-        "cannot reshard ", from.ToString(), " to ", to.ToString(), ": values enter a manual "
-        "region through SPMDFullToShardShape and leave it through SPMDShardToFullShape"));
+        "cannot reshard ", from.ToString(), " to ", to.ToString(), ": ",
+        leaving ? "a value inside a manual region (its devices or groups hold different values) "
+                  "leaves it only through SPMDShardToFullShape"
+                : "a split value enters a manual region only through SPMDFullToShardShape"));
   };
   if (to.IsManual()) {
     // Every device's whole copy (replicated, or whole inside its manual group) is its
