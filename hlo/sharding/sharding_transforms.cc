@@ -392,4 +392,23 @@ absl::StatusOr<HloSharding> MergeShardings(const HloSharding& a, const HloShardi
   return MergeTiled(a, b);
 }
 
+absl::StatusOr<HloSharding> WholeInManualSubgroups(const HloSharding& sharding, int64_t rank) {
+  if (!sharding.HasManualSubgroup()) {
+    return absl::InvalidArgumentError(absl::StrCat(sharding.ToStringWithoutMetadata(),
+                                                   " has no manual subgroup"));
+  }
+  std::vector<int64_t> data_dims(sharding.TiledDataRank());
+  for (int64_t d = 0; d < sharding.TiledDataRank(); ++d) data_dims[d] = d;
+  absl::StatusOr<HloSharding> whole = PartiallyReplicate(sharding, data_dims);
+  if (!whole.ok()) return whole.status();
+  const TileAssignment& ta = whole->tile_assignment();
+  std::vector<int64_t> dims(rank, 1);
+  for (int64_t d = whole->TiledDataRank(); d < ta.rank(); ++d) dims.push_back(ta.dim(d));
+  absl::StatusOr<TileAssignment> reshaped = ta.Reshape(dims);
+  if (!reshaped.ok()) return reshaped.status();
+  std::vector<OpShardingType> types = whole->subgroup_types();
+  if (whole->replicate_on_last_tile_dim()) types = {OpShardingType::kReplicated};
+  return HloSharding::Subgroup(*std::move(reshaped), types, whole->metadata());
+}
+
 }  // namespace hlo

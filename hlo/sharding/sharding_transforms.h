@@ -40,6 +40,14 @@ absl::StatusOr<HloSharding> ReshapeSharding(const HloSharding& sharding, const S
 absl::StatusOr<HloSharding> PartiallyReplicate(const HloSharding& sharding,
                                                absl::Span<const int64_t> dims);
 
+// For a rank-`rank` array: whole on every device inside the manual subgroups of `sharding`
+// (which has a manual subgroup dim): no data dim tiled, the manual groups kept, the other
+// tiles folded into replication.
+//   WholeInManualSubgroups({devices=[2,1,2]<=[4] last_tile_dims={manual}}, 0)
+//     => {devices=[2,2]<=[4] last_tile_dims={manual, replicated}}
+// Fails when `sharding` has no manual subgroup dim.
+absl::StatusOr<HloSharding> WholeInManualSubgroups(const HloSharding& sharding, int64_t rank);
+
 // `sharding` with the tiles of data dim `from` moved into data dim `to` (as its minor part):
 // dim `to` is tiled dim(to) * dim(from) ways, `from` becomes whole. The devices of one
 // `from` row end up in adjacent `to` tiles, so the move is one all-to-all per group.

@@ -94,6 +94,23 @@ TEST(PartiallyReplicateTest, MovesTilesIntoTheReplicationGroup) {
   EXPECT_THAT(Replicated("{devices=[2,2]<=[4]}", {2}), HasSubstr("are not distinct data dims"));
 }
 
+std::string WholeInGroups(const std::string& s, int64_t rank) {
+  absl::StatusOr<HloSharding> r = WholeInManualSubgroups(P(s), rank);
+  return r.ok() ? r->ToString() : std::string(r.status().message());
+}
+
+TEST(WholeInManualSubgroupsTest, KeepsTheGroupsAndFoldsTheTilesIntoReplication) {
+  // Groups {0,2} and {1,3} (manual index = device % 2), any rank.
+  EXPECT_EQ(WholeInGroups("{devices=[2,1,2]<=[4] last_tile_dims={manual}}", 0),
+            "{devices=[2,2]<=[2,2]T(1,0) last_tile_dims={manual, replicated}}");
+  EXPECT_EQ(WholeInGroups("{devices=[2,1,2]<=[4] last_tile_dims={manual}}", 3),
+            "{devices=[1,1,1,2,2]<=[2,2]T(1,0) last_tile_dims={manual, replicated}}");
+  // Already whole: only the rank changes.
+  EXPECT_EQ(WholeInGroups("{devices=[1,1,2,2]<=[4] last_tile_dims={manual, replicated}}", 1),
+            "{devices=[1,2,2]<=[4] last_tile_dims={manual, replicated}}");
+  EXPECT_THAT(WholeInGroups("{devices=[2,2]<=[4]}", 2), HasSubstr("has no manual subgroup"));
+}
+
 std::string Moved(const std::string& s, int64_t from, int64_t to) {
   absl::StatusOr<HloSharding> r = MoveTileDim(P(s), from, to);
   return r.ok() ? r->ToString() : std::string(r.status().message());

@@ -71,18 +71,6 @@ absl::Status CheckShapesMatch(const HloInstruction& original, const Shape& local
 }
 
 
-// `sharding` (manual subgroups over whole values) for an array of rank `rank`.
-absl::StatusOr<HloSharding> WithDataRank(const HloSharding& sharding, int64_t rank) {
-  if (!sharding.IsTiled()) return sharding;  // {manual} or {replicated}: any rank.
-  const hlo::TileAssignment& ta = sharding.tile_assignment();
-  std::vector<int64_t> dims(rank, 1);
-  for (int64_t d = sharding.TiledDataRank(); d < ta.rank(); ++d) dims.push_back(ta.dim(d));
-  ASSIGN_OR_RETURN(hlo::TileAssignment reshaped, ta.Reshape(dims));
-  std::vector<hlo::OpShardingType> types = sharding.subgroup_types();
-  if (sharding.replicate_on_last_tile_dim()) types = {hlo::OpShardingType::kReplicated};
-  return HloSharding::Subgroup(std::move(reshaped), types, sharding.metadata());
-}
-
 // The sharding `operand` must be in for `original` (sharded `sharding`) to run as written.
 absl::StatusOr<HloSharding> OperandShardingForManual(const HloInstruction& original,
                                                      const HloSharding& sharding,
@@ -101,20 +89,19 @@ const HloSharding* ManualSubgroupLeaf(const HloSharding& sharding) {
   return nullptr;
 }
 
-// Appends `whole` adapted to every array leaf of `shape`, in flattened order.
-absl::Status AppendWholeLeaves(const HloSharding& whole, const Shape& shape,
+// Appends, for every leaf of `shape` in flattened order, the sharding that keeps it whole
+// inside the manual subgroups of `leaf` (a non-array leaf keeps `leaf`'s rank).
+absl::Status AppendWholeLeaves(const HloSharding& leaf, const Shape& shape,
                                std::vector<HloSharding>& leaves) {
   if (!shape.IsTuple()) {
-    if (!shape.IsArray()) {
-      leaves.push_back(whole);
-      return absl::OkStatus();
-    }
-    ASSIGN_OR_RETURN(HloSharding s, WithDataRank(whole, shape.rank()));
+    ASSIGN_OR_RETURN(HloSharding s, hlo::WholeInManualSubgroups(
+                                        leaf, shape.IsArray() ? shape.rank()
+                                                              : leaf.TiledDataRank()));
     leaves.push_back(std::move(s));
     return absl::OkStatus();
   }
   for (const Shape& element : shape.tuple_shapes()) {
-    RETURN_IF_ERROR(AppendWholeLeaves(whole, element, leaves));
+    RETURN_IF_ERROR(AppendWholeLeaves(leaf, element, leaves));
   }
   return absl::OkStatus();
 }
@@ -159,14 +146,9 @@ absl::StatusOr<HloSharding> WholeInManualGroups(const HloSharding& like, const S
     return absl::InvalidArgumentError(
         hlo::StrCat(like.ToString(), " has no manual subgroup to keep a value whole in"));
   }
-  std::vector<int64_t> data_dims(leaf->TiledDataRank());
-  for (int64_t d = 0; d < leaf->TiledDataRank(); ++d) data_dims[d] = d;
-  ASSIGN_OR_RETURN(HloSharding whole, hlo::PartiallyReplicate(*leaf, data_dims));
-  if (!shape.IsTuple()) {
-    return shape.IsArray() ? WithDataRank(whole, shape.rank()) : whole;
-  }
   std::vector<HloSharding> leaves;
-  RETURN_IF_ERROR(AppendWholeLeaves(whole, shape, leaves));
+  RETURN_IF_ERROR(AppendWholeLeaves(*leaf, shape, leaves));
+  if (!shape.IsTuple()) return leaves.front();
   return HloSharding::Tuple(std::move(leaves));
 }
 

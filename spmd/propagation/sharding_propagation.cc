@@ -13,6 +13,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "hlo/ir/hlo_computation.h"
 #include "hlo/status_macros.h"
+#include "hlo/sharding/sharding_transforms.h"
 #include "hlo/strings.h"
 #include "spmd/propagation/propagation_engine.h"
 #include "spmd/propagation/shard_barriers.h"
@@ -161,6 +162,43 @@ std::optional<HloSharding> InferredSharding(const HloInstruction& instr,
   return result;
 }
 
+// Appends the array leaf shapes of `shape` in flattened order.
+void AppendLeafShapes(const hlo::Shape& shape, std::vector<hlo::Shape>& leaves) {
+  if (!shape.IsTuple()) {
+    leaves.push_back(shape);
+    return;
+  }
+  for (const hlo::Shape& element : shape.tuple_shapes()) AppendLeafShapes(element, leaves);
+}
+
+// A conditional whose branch index is in manual subgroups lets each group take its own branch,
+// so its results differ between groups: leaves the fixed point left replicated (or open)
+// become whole within each group, as the partitioner will compute them.
+void MakeBranchResultsPerGroup(const hlo::HloModule& module, const ValueClasses& classes,
+                               std::vector<ClassState>& states) {
+  for (const hlo::HloComputation* comp : module.MakeComputationPostOrder()) {
+    for (const auto& instr : comp->instructions()) {
+      if (instr->opcode() != HloOpcode::kConditional || instr->operand_count() == 0) continue;
+      const std::optional<HloSharding>& selector =
+          states[classes.ClassOf(instr->operand(0), 0)].sharding;
+      if (!selector || !selector->HasManualSubgroup()) continue;
+      std::vector<hlo::Shape> leaves;
+      AppendLeafShapes(instr->shape(), leaves);
+      for (size_t k = 0; k < leaves.size(); ++k) {
+        ClassState& state = states[classes.ClassOf(instr.get(), static_cast<int64_t>(k))];
+        if (state.sharding && !state.sharding->IsReplicated()) continue;
+        const int64_t rank = leaves[k].IsArray() ? leaves[k].rank() : 0;
+        absl::StatusOr<HloSharding> whole = hlo::WholeInManualSubgroups(*selector, rank);
+        if (!whole.ok()) continue;
+        state.sharding = *std::move(whole);
+        state.via = instr.get();
+        state.from = {instr->operand(0)};
+        state.how = "per manual group (the branch index is in manual subgroups)";
+      }
+    }
+  }
+}
+
 std::string ProvenanceLine(const HloInstruction& instr, const ClassState* state) {
   std::string line = hlo::StrCat("%", instr.name(), ": ", instr.sharding().ToString(), " <- ");
   if (state == nullptr || state->via == nullptr) return line + "annotation";
@@ -191,7 +229,8 @@ absl::StatusOr<bool> ShardingPropagation::RunImpl(hlo::HloModule* module) {
   log_.visits = engine.visits();
   absl::flat_hash_set<const HloInstruction*> with_rule;
   for (const RuleEdge& edge : engine.edges()) with_rule.insert(edge.instr);
-  const std::vector<ClassState>& states = engine.states();
+  std::vector<ClassState> states = engine.states();
+  MakeBranchResultsPerGroup(*module, classes, states);
   for (hlo::HloComputation* comp : module->MakeComputationPostOrder()) {
     for (const auto& instr : comp->instructions()) {
       const bool keep = !MayChange(*module, *instr) && !ClaimedByManualRegion(*module, *instr,

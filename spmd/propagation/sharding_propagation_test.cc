@@ -93,6 +93,28 @@ ENTRY e {
   EXPECT_EQ(S("o"), "none");  // An unknown custom-call is a barrier.
 }
 
+TEST_F(PropagationTest, BranchIndexInManualSubgroupsMakesTheResultsPerGroup) {
+  // Each manual group ({0,1} and {2,3}) takes its own branch: the scalar result, whose
+  // branches return different constants, is whole within each group, not replicated.
+  Propagate(R"(HloModule m, num_partitions=4
+t { tp = (f32[4], f32[]) parameter(0)  ROOT tr = (f32[4], f32[]) tuple(tp) }
+f { fp = (f32[4], f32[]) parameter(0)  a = f32[4] get-tuple-element(fp), index=0
+    one = f32[] constant(1)  ROOT fr = (f32[4], f32[]) tuple(a, one) }
+ENTRY e {
+  p = pred[] parameter(0), sharding={devices=[2,2]<=[4] last_tile_dims={manual, replicated}}
+  x = f32[4] parameter(1), sharding={devices=[1,2,2]<=[4] last_tile_dims={manual, replicated}}
+  zero = f32[] constant(0)
+  args = (f32[4], f32[]) tuple(x, zero)
+  ROOT c = (f32[4], f32[]) conditional(p, args, args), true_computation=t, false_computation=f
+})");
+  EXPECT_EQ(S("c"),
+            "{{devices=[1,2,2]<=[4] last_tile_dims={manual, replicated}}, "
+            "{devices=[2,2]<=[4] last_tile_dims={manual, replicated}}}");
+  // The constants that flow into it join the groups too, and say why.
+  EXPECT_EQ(S("one"), "{devices=[2,2]<=[4] last_tile_dims={manual, replicated}}");
+  EXPECT_THAT(LogLine("one"), HasSubstr("per manual group"));
+}
+
 TEST_F(PropagationTest, ProvenanceNamesTheSourceTheRuleAndTheAnnotation) {
   Propagate(kMlp);
   EXPECT_EQ(LogLine("a"), "%a: {devices=[1,2]<=[2]} <- annotation");
