@@ -298,6 +298,114 @@ std::optional<FactorRule> CustomCall(const HloInstruction& instr) {
   return rule;
 }
 
+// The dims of an index array other than its index vector dim, in order: they pair with the
+// batch dims of a gather's result (or the scatter dims of a scatter's updates).
+std::vector<int64_t> IndexBatchDims(int64_t rank, int64_t index_vector_dim) {
+  std::vector<int64_t> dims;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (d != index_vector_dim) dims.push_back(d);
+  }
+  return dims;
+}
+
+// The dims of `rank` not in `excluded`, in order.
+std::vector<int64_t> DimsExcept(int64_t rank, const std::vector<int64_t>& excluded) {
+  std::vector<int64_t> dims;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (!Contains(excluded, d)) dims.push_back(d);
+  }
+  return dims;
+}
+
+// gather(operand, indices): an operand dim the slice takes whole passes to its offset dim of
+// the result (operand passthrough); each index dim passes to its batch dim of the result
+// (index parallel), together with the operand's batching dim it is paired with; sliced and
+// collapsed operand dims and the index vector dim stay whole.
+std::optional<FactorRule> Gather(const HloInstruction& instr) {
+  if (!AllArrays(instr) || instr.operand_count() != 2 ||
+      !instr.attrs().gather_dimension_numbers.has_value()) {
+    return std::nullopt;
+  }
+  const hlo::GatherDimensionNumbers& g = *instr.attrs().gather_dimension_numbers;
+  const hlo::Shape& operand = instr.operand(0)->shape();
+  const hlo::Shape& indices = instr.operand(1)->shape();
+  const std::vector<int64_t>& sizes = instr.attrs().gather_slice_sizes;
+  if (static_cast<int64_t>(sizes.size()) != operand.rank()) return std::nullopt;
+  const std::vector<int64_t> batch_result = DimsExcept(instr.shape().rank(), g.offset_dims);
+  const std::vector<int64_t> index_batch = IndexBatchDims(indices.rank(), g.index_vector_dim);
+  if (batch_result.size() != index_batch.size()) return std::nullopt;
+  FactorRuleBuilder b("gather", 2);
+  for (size_t k = 0; k < index_batch.size(); ++k) {
+    std::vector<int64_t> dims = {-1, index_batch[k], batch_result[k]};
+    for (size_t i = 0; i < g.start_indices_batching_dims.size(); ++i) {
+      if (g.start_indices_batching_dims[i] == index_batch[k] && i < g.operand_batching_dims.size()) {
+        dims[0] = g.operand_batching_dims[i];
+      }
+    }
+    b.Add(Kind::kPassThrough, std::move(dims));
+  }
+  if (g.index_vector_dim < indices.rank()) {
+    b.Add(Kind::kNeedReplication, {-1, g.index_vector_dim, -1});
+  }
+  std::vector<int64_t> not_window = g.collapsed_slice_dims;
+  not_window.insert(not_window.end(), g.operand_batching_dims.begin(), g.operand_batching_dims.end());
+  const std::vector<int64_t> window = DimsExcept(operand.rank(), not_window);
+  if (window.size() != g.offset_dims.size()) return std::nullopt;
+  for (size_t j = 0; j < window.size(); ++j) {
+    const int64_t d = window[j];
+    b.Add(sizes[d] == operand.dimensions(d) ? Kind::kPassThrough : Kind::kNeedReplication,
+          {d, -1, g.offset_dims[j]});
+  }
+  for (int64_t d : g.collapsed_slice_dims) b.Add(Kind::kNeedReplication, {d, -1, -1});
+  return std::move(b).Build();
+}
+
+// scatter(operand, indices, updates) with one operand: an operand dim the update window covers
+// whole passes between the operand, its update window dim and the result; the batching dims
+// pass between operand, indices, updates and result; everything else stays whole (splitting
+// the scatter dims of indices and updates would need the combiner to merge partial results).
+std::optional<FactorRule> Scatter(const HloInstruction& instr) {
+  if (!AllArrays(instr) || instr.operand_count() != 3 ||
+      !instr.attrs().scatter_dimension_numbers.has_value()) {
+    return std::nullopt;
+  }
+  const hlo::ScatterDimensionNumbers& sc = *instr.attrs().scatter_dimension_numbers;
+  const hlo::Shape& operand = instr.operand(0)->shape();
+  const hlo::Shape& indices = instr.operand(1)->shape();
+  const hlo::Shape& updates = instr.operand(2)->shape();
+  const std::vector<int64_t> scatter_dims = DimsExcept(updates.rank(), sc.update_window_dims);
+  const std::vector<int64_t> index_batch = IndexBatchDims(indices.rank(), sc.index_vector_dim);
+  if (scatter_dims.size() != index_batch.size()) return std::nullopt;
+  FactorRuleBuilder b("scatter", 3);
+  for (size_t k = 0; k < index_batch.size(); ++k) {
+    std::vector<int64_t> dims = {-1, index_batch[k], scatter_dims[k], -1};
+    Kind kind = Kind::kNeedReplication;
+    for (size_t i = 0; i < sc.scatter_indices_batching_dims.size(); ++i) {
+      if (sc.scatter_indices_batching_dims[i] == index_batch[k] && i < sc.input_batching_dims.size()) {
+        dims[0] = dims[3] = sc.input_batching_dims[i];
+        kind = Kind::kPassThrough;
+      }
+    }
+    b.Add(kind, std::move(dims));
+  }
+  if (sc.index_vector_dim < indices.rank()) {
+    b.Add(Kind::kNeedReplication, {-1, sc.index_vector_dim, -1, -1});
+  }
+  std::vector<int64_t> not_window = sc.inserted_window_dims;
+  not_window.insert(not_window.end(), sc.input_batching_dims.begin(), sc.input_batching_dims.end());
+  const std::vector<int64_t> window = DimsExcept(operand.rank(), not_window);
+  if (window.size() != sc.update_window_dims.size()) return std::nullopt;
+  for (size_t j = 0; j < window.size(); ++j) {
+    const int64_t d = window[j];
+    const int64_t u = sc.update_window_dims[j];
+    b.Add(updates.dimensions(u) == operand.dimensions(d) ? Kind::kPassThrough
+                                                         : Kind::kNeedReplication,
+          {d, -1, u, d});
+  }
+  for (int64_t d : sc.inserted_window_dims) b.Add(Kind::kNeedReplication, {d, -1, -1, d});
+  return std::move(b).Build();
+}
+
 using RuleTableArray = std::array<RuleFn, static_cast<size_t>(HloOpcode::kXor) + 1>;
 
 const RuleTableArray& RuleTable() {
@@ -330,6 +438,8 @@ const RuleTableArray& RuleTable() {
     set(HloOpcode::kSort, &WholeAlongDimensions);
     set(HloOpcode::kConcatenate, &Concatenate);
     set(HloOpcode::kCustomCall, &CustomCall);
+    set(HloOpcode::kGather, &Gather);
+    set(HloOpcode::kScatter, &Scatter);
     return t;
   }();
   return *table;

@@ -60,6 +60,40 @@ ENTRY e {
   EXPECT_EQ(Project(*conv, 1, 2, "{devices=[2,1,1,1]<=[2]}"), "{replicated}");
 }
 
+TEST_F(RuleTest, GatherPassesWholeOperandDimsAndIndexBatchDims) {
+  // An embedding lookup: rows gathered (dim 0 sliced and collapsed), columns taken whole.
+  const HloInstruction* g = Root(R"(HloModule m
+ENTRY e {
+  t = f32[64,16] parameter(0)
+  i = s32[8,1] parameter(1)
+  ROOT g = f32[8,16] gather(t, i), offset_dims={1}, collapsed_slice_dims={0},
+    start_index_map={0}, index_vector_dim=1, slice_sizes={1,16}
+})");
+  EXPECT_EQ(Project(*g, 0, 2, "{devices=[1,4]<=[4]}"), "{devices=[1,4]<=[4]}");
+  EXPECT_EQ(Project(*g, 2, 0, "{devices=[1,4]<=[4]}"), "{devices=[1,4]<=[4]}");
+  // The gathered (vocabulary) dim stays whole; index batch dims pass to the result's batch.
+  EXPECT_EQ(Project(*g, 0, 2, "{devices=[4,1]<=[4]}"), "{replicated}");
+  EXPECT_EQ(Project(*g, 1, 2, "{devices=[4,1]<=[4]}"), "{devices=[4,1]<=[4]}");
+  EXPECT_EQ(Project(*g, 2, 1, "{devices=[4,1]<=[4]}"), "{devices=[4,1]<=[4]}");
+}
+
+TEST_F(RuleTest, ScatterPassesWholeWindowDimsOnly) {
+  const HloInstruction* sc = Root(R"(HloModule m
+add { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT s = f32[] add(a, b) }
+ENTRY e {
+  t = f32[64,16] parameter(0)
+  i = s32[8,1] parameter(1)
+  u = f32[8,16] parameter(2)
+  ROOT s = f32[64,16] scatter(t, i, u), update_window_dims={1}, inserted_window_dims={0},
+    scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+})");
+  EXPECT_EQ(Project(*sc, 0, 3, "{devices=[1,4]<=[4]}"), "{devices=[1,4]<=[4]}");
+  EXPECT_EQ(Project(*sc, 3, 2, "{devices=[1,4]<=[4]}"), "{devices=[1,4]<=[4]}");
+  // Rows are scattered into: they stay whole, and so do the updates' scatter dims.
+  EXPECT_EQ(Project(*sc, 0, 3, "{devices=[4,1]<=[4]}"), "{replicated}");
+  EXPECT_EQ(Project(*sc, 2, 3, "{devices=[4,1]<=[4]}"), "{replicated}");
+}
+
 TEST_F(RuleTest, DepthwiseConvolutionSplitsFeaturesOnBothSides) {
   const HloInstruction* conv = Root(R"(HloModule m
 ENTRY e {
