@@ -262,8 +262,9 @@ ENTRY main {
   ExpectVerifies(p, 4);
 }
 
-// A sharding over some of the devices (0, 1, 4 and 5 of 6): the others hold nothing, and the
-// per-device tables (iota offsets, dynamic-slice bounds) give them zeros instead of failing.
+// A sharding over some of the devices (0, 1, 4 and 5 of 6): the others hold nothing; the
+// per-device tables (iota offsets, dynamic-slice bounds) give them zeros instead of failing,
+// and no all-reduce is emitted that would leave them out of every group.
 TEST(SubsetShardingPartitionTest, IotaAndDynamicSliceOnFourOfSixDevices) {
   Partitioned p = Partition(R"(
 HloModule subset, num_partitions=6
@@ -277,6 +278,37 @@ ENTRY main {
 })");
   ASSERT_NE(p.spmd, nullptr);
   ExpectVerifies(p, 6);
+  // Split only along the sliced dim, over 4 of the 6 devices: the masked all-reduce would
+  // leave devices 2 and 3 out, so the slice gathers.
+  Partitioned q = Partition(R"(
+HloModule subset, num_partitions=6
+ENTRY main {
+  x = s32[1,8,4] parameter(0), sharding={devices=[1,4,1]0,1,4,5}
+  k = s32[] constant(3)
+  z = s32[] constant(0)
+  ROOT s = s32[1,2,4] dynamic-slice(x, z, k, z), dynamic_slice_sizes={1,2,4}, sharding={replicated}
+})");
+  ASSERT_NE(q.spmd, nullptr);
+  ExpectVerifies(q, 6);
+  // A reduce and a dot whose split dims are summed: the all-reduce of partial results would
+  // leave devices 2 and 3 in no group; they gather (reduce) or pick a plan without partial
+  // sums (dot) instead.
+  for (const std::string& root :
+       {std::string("r = f32[4] reduce(x, z), dimensions={0}, to_apply=add"),
+        std::string("r = f32[8,4] dot(y, x), lhs_contracting_dims={1}, rhs_contracting_dims={0}")}) {
+    SCOPED_TRACE(root);
+    Partitioned r = Partition(R"(
+HloModule subset, num_partitions=6
+add { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT s = f32[] add(a, b) }
+ENTRY main {
+  x = f32[8,4] parameter(0), sharding={devices=[4,1]0,1,4,5}
+  y = f32[8,8] parameter(1), sharding={devices=[1,4]0,1,4,5}
+  z = f32[] constant(0)
+  ROOT )" + root + R"(, sharding={replicated}
+})");
+    ASSERT_NE(r.spmd, nullptr);
+    ExpectVerifies(r, 6);
+  }
 }
 
 }  // namespace

@@ -128,6 +128,13 @@ class CandidateBuilder {
     ASSIGN_OR_RETURN(base.rhs, s.Project(base.space, s.rhs_to_space()));
     ASSIGN_OR_RETURN(base.local, s.Project(base.space, s.result_to_space()));
     ASSIGN_OR_RETURN(base.pending_groups, s.PendingSumGroups(base.space));
+    // The partial sums are combined by a collective every device must join; a tiling over some
+    // of the devices only (a subset sharding) cannot finish that way.
+    int64_t grouped = 0;
+    for (const std::vector<int64_t>& group : base.pending_groups) grouped += group.size();
+    if (!base.pending_groups.empty() && grouped != p_.num_devices) {
+      return absl::InvalidArgumentError("partial sums over some of the devices only");
+    }
     RETURN_IF_ERROR(CostOperands(base));
     base.flops = LocalFlops(base.space);
     base.compute_us = model_.ComputeTimeUs(base.flops, p_.result_shape.element_type());

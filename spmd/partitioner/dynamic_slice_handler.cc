@@ -56,6 +56,9 @@ absl::StatusOr<bool> TryMaskedSlice(const HloInstruction& original,
       !hlo::IsArrayType(type) || !operand->shape().IsArray()) {
     return false;
   }
+  // Every device must take part in the all-reduce (a sharding over some devices only leaves
+  // the others without a group and without the result).
+  if (s.tile_assignment().num_devices() != ctx.num_devices()) return false;
   // One scalar start per dim (not the old packed form, one s32[rank] operand).
   if (original.operand_count() != original.shape().rank() + 1) return false;
   for (int64_t i = 1; i < original.operand_count(); ++i) {

@@ -361,7 +361,11 @@ absl::StatusOr<LocalPlan> CostScatterPlan(std::string source, HloSharding update
       if (m.needs_combine[u] && updates.tile_assignment().dim(u) > 1) p.combine_dims.push_back(u);
     }
   }
-  if (!p.combine_dims.empty() && !sp.combiner) {
+  // The combining all-reduce needs every device in a group: a sharding over some devices
+  // only keeps the combined dims whole instead.
+  const bool all_devices = updates.IsTiled() &&
+                           updates.tile_assignment().num_devices() == ctx.num_devices();
+  if (!p.combine_dims.empty() && (!sp.combiner || !all_devices)) {
     ASSIGN_OR_RETURN(updates, hlo::PartiallyReplicate(updates, p.combine_dims));
     p.combine_dims.clear();
   }

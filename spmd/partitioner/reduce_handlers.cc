@@ -64,7 +64,10 @@ absl::Status HandleReduce(const HloInstruction& original, const HloSharding& sha
       SimpleCombinerOp(*original.to_apply()).has_value()
           ? CombinerIdentity(op, original.shape().element_type())
           : std::nullopt;
-  const bool combine = !split_reduced.empty() && identity.has_value();
+  // Partial results are combined by an all-reduce that every device must join: a sharding over
+  // some devices only is replicated along the reduced dims first.
+  const bool all_devices = in_sharding.tile_assignment().num_devices() == ctx.num_devices();
+  const bool combine = !split_reduced.empty() && identity.has_value() && all_devices;
   if (!split_reduced.empty() && !combine) {
     ASSIGN_OR_RETURN(in_sharding, hlo::PartiallyReplicate(in_sharding, split_reduced));
     split_reduced.clear();
