@@ -118,8 +118,13 @@ absl::Status HandleWhile(const HloInstruction& original, const HloSharding& shar
   HloSharding decision = ReplicatedFor(pred);
   if (ManualSubgroupLeafOf(sharding) != nullptr) {
     HloSharding own = HloSharding::Replicate();
+    // The probe's decisions are not the program's: its log lines and counts are dropped.
+    const size_t lines = ctx.log().lines.size();
+    const int64_t remats = ctx.log().full_rematerializations;
     ASSIGN_OR_RETURN(HloComputation * probe,
                      PartitionCalledComputation(condition, {sharding}, nullptr, ctx, &own));
+    ctx.log().lines.resize(lines);
+    ctx.log().full_rematerializations = remats;
     RETURN_IF_ERROR(ctx.output()->parent()->RemoveComputation(probe));
     if (const HloSharding* groups = ManualSubgroupLeafOf(own)) {
       ASSIGN_OR_RETURN(decision, WholeInManualGroups(*groups, pred));
