@@ -67,6 +67,16 @@ int64_t Shape::leaf_count() const {
   return n;
 }
 
+std::vector<Shape> Shape::leaf_shapes() const {
+  if (!IsTuple()) return {*this};
+  std::vector<Shape> leaves;
+  for (const Shape& s : tuple_shapes_) {
+    std::vector<Shape> inner = s.leaf_shapes();
+    leaves.insert(leaves.end(), inner.begin(), inner.end());
+  }
+  return leaves;
+}
+
 namespace {
 
 void AppendInts(std::string* out, const std::vector<int64_t>& v) {

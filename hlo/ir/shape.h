@@ -82,6 +82,8 @@ class Shape {
 
   // Number of array/token leaves, flattened in order (a tuple of tuples counts leaves).
   int64_t leaf_count() const;
+  // The leaves themselves, in the same order.
+  std::vector<Shape> leaf_shapes() const;
 
   // HLO text: `f32[2,3]{1,0}`, `(f32[], s32[4])`, `token[]`. Layouts are printed when present.
   std::string ToString(bool print_layout = true) const;

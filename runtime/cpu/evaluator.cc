@@ -101,13 +101,22 @@ absl::StatusOr<Literal> Evaluator::Call(const hlo::HloComputation& computation,
   return Execute(computation, std::vector<const Literal*>(args.begin(), args.end()), {});
 }
 
+const Evaluator::LoopFacts& Evaluator::FactsOf(const HloInstruction& loop) {
+  auto [it, inserted] = loop_facts_.try_emplace(&loop);
+  if (inserted) {
+    it->second.deterministic =
+        IsDeterministic(*loop.while_condition()) && IsDeterministic(*loop.while_body());
+    it->second.condition_invariant = ConditionIsLoopInvariant(loop);
+  }
+  return it->second;
+}
+
 absl::StatusOr<Literal> Evaluator::RunWhile(const HloInstruction& instr, const Literal& init) {
   Literal state = init;
+  const LoopFacts facts = FactsOf(instr);
   // A deterministic loop whose body leaves a small state unchanged while the condition holds
   // never ends: say so at once instead of running to the trip limit.
-  const bool check_progress = ByteSize(init) <= kProgressCheckBytes &&
-                              IsDeterministic(*instr.while_condition()) &&
-                              IsDeterministic(*instr.while_body());
+  const bool check_progress = facts.deterministic && ByteSize(init) <= kProgressCheckBytes;
   for (int64_t trips = 0;; ++trips) {
     const Literal* arg = &state;
     ASSIGN_OR_RETURN(Literal keep_going, Call(*instr.while_condition(), {&arg, 1}));
@@ -117,7 +126,7 @@ absl::StatusOr<Literal> Evaluator::RunWhile(const HloInstruction& instr, const L
                                         " iterations (the executor's limit); its condition "
                                         "never became false"));
     }
-    if (trips == 0 && ConditionIsLoopInvariant(instr)) {
+    if (trips == 0 && facts.condition_invariant) {
       return ErrorAt(instr, "while loop never ends: its condition holds and reads only state "
                             "that the body passes through unchanged");
     }

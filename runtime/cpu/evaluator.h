@@ -63,6 +63,13 @@ class Evaluator {
  private:
   absl::StatusOr<hlo::Literal> RunWhile(const hlo::HloInstruction& instr,
                                         const hlo::Literal& init);
+  // What RunWhile's endless-loop checks need to know about a loop's computations, worked out
+  // once per while instruction (a loop nested in another runs many times).
+  struct LoopFacts {
+    bool deterministic = false;        // Condition and body give the same result on the same state.
+    bool condition_invariant = false;  // The condition reads only state the body passes through.
+  };
+  const LoopFacts& FactsOf(const hlo::HloInstruction& loop);
   // async-start runs its computation at once: the result tuple holds (the operands, the
   // computation's value, zeros for any context); async-done takes element 1.
   absl::StatusOr<hlo::Literal> RunAsyncStart(const hlo::HloInstruction& instr,
@@ -74,6 +81,7 @@ class Evaluator {
   const hlo::HloModule& module_;
   DeviceContext device_;
   absl::flat_hash_map<const hlo::HloInstruction*, int64_t> sequence_;
+  absl::flat_hash_map<const hlo::HloInstruction*, LoopFacts> loop_facts_;
   int64_t max_while_trips_ = kDefaultMaxWhileTrips;
 };
 

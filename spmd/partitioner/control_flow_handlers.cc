@@ -30,27 +30,9 @@ using hlo::HloOpcode;
 using hlo::HloSharding;
 using hlo::Shape;
 
-// The first leaf of `sharding` with a manual subgroup dim, or null.
-const HloSharding* ManualSubgroupLeafOf(const HloSharding& sharding) {
-  if (!sharding.IsTuple()) return sharding.HasManualSubgroup() ? &sharding : nullptr;
-  for (const HloSharding& leaf : sharding.tuple_elements()) {
-    if (leaf.HasManualSubgroup()) return &leaf;
-  }
-  return nullptr;
-}
-
 HloSharding ReplicatedFor(const Shape& shape) {
   return shape.IsTuple() ? HloSharding::SingleTuple(shape, HloSharding::Replicate())
                          : HloSharding::Replicate();
-}
-
-// Appends the array leaves of `shape` in flattened order.
-void AppendLeafShapes(const Shape& shape, std::vector<Shape>& leaves) {
-  if (!shape.IsTuple()) {
-    leaves.push_back(shape);
-    return;
-  }
-  for (const Shape& element : shape.tuple_shapes()) AppendLeafShapes(element, leaves);
 }
 
 // `sharding` of `shape` for a value that may differ between the manual subgroups of `groups`
@@ -60,8 +42,7 @@ void AppendLeafShapes(const Shape& shape, std::vector<Shape>& leaves) {
 absl::StatusOr<HloSharding> PerGroupSharding(const HloSharding& sharding, const Shape& shape,
                                              const HloSharding& groups,
                                              const HloInstruction& original) {
-  std::vector<Shape> shapes;
-  AppendLeafShapes(shape, shapes);
+  const std::vector<Shape> shapes = shape.leaf_shapes();
   const HloSharding normalized = sharding.NormalizeTupleSharding(shape);
   std::vector<HloSharding> leaves =
       normalized.IsTuple() ? normalized.tuple_elements() : std::vector<HloSharding>{normalized};
@@ -116,7 +97,7 @@ absl::Status HandleWhile(const HloInstruction& original, const HloSharding& shar
   const Shape& pred = condition.root_instruction()->shape();
   HloSharding state = sharding;
   HloSharding decision = ReplicatedFor(pred);
-  if (ManualSubgroupLeafOf(sharding) != nullptr) {
+  if (ManualSubgroupLeaf(sharding) != nullptr) {
     HloSharding own = HloSharding::Replicate();
     // The probe's decisions are not the program's: its log lines and counts are dropped.
     const size_t lines = ctx.log().lines.size();
@@ -126,7 +107,7 @@ absl::Status HandleWhile(const HloInstruction& original, const HloSharding& shar
     ctx.log().lines.resize(lines);
     ctx.log().full_rematerializations = remats;
     RETURN_IF_ERROR(ctx.output()->parent()->RemoveComputation(probe));
-    if (const HloSharding* groups = ManualSubgroupLeafOf(own)) {
+    if (const HloSharding* groups = ManualSubgroupLeaf(own)) {
       ASSIGN_OR_RETURN(decision, WholeInManualGroups(*groups, pred));
       ASSIGN_OR_RETURN(state, PerGroupSharding(sharding, original.shape(), *groups, original));
     }
@@ -147,7 +128,7 @@ absl::Status HandleConditional(const HloInstruction& original, const HloSharding
   ASSIGN_OR_RETURN(const PartitionedValue* decided, ctx.Get(selector));
   HloSharding result = sharding;
   HloSharding decision = ReplicatedFor(selector->shape());
-  if (const HloSharding* groups = ManualSubgroupLeafOf(decided->sharding)) {
+  if (const HloSharding* groups = ManualSubgroupLeaf(decided->sharding)) {
     ASSIGN_OR_RETURN(decision, WholeInManualGroups(*groups, selector->shape()));
     ASSIGN_OR_RETURN(result, PerGroupSharding(sharding, original.shape(), *groups, original));
   }

@@ -52,6 +52,9 @@ absl::Status HandleFullToShardShape(const hlo::HloInstruction& original,
 absl::Status HandleShardToFullShape(const hlo::HloInstruction& original,
                                     const hlo::HloSharding& sharding, PartitionContext& ctx);
 
+// The first leaf of `sharding` (itself when not a tuple) with a manual subgroup dim, or null.
+const hlo::HloSharding* ManualSubgroupLeaf(const hlo::HloSharding& sharding);
+
 // A sharding of `shape` that keeps the value whole on every device inside the manual
 // subgroups of `like` (its first leaf with a manual subgroup dim); tuples leaf by leaf.
 absl::StatusOr<hlo::HloSharding> WholeInManualGroups(const hlo::HloSharding& like,

@@ -80,15 +80,6 @@ absl::StatusOr<HloSharding> OperandShardingForManual(const HloInstruction& origi
   return WholeInManualGroups(sharding, operand.shape());
 }
 
-// The first leaf of `sharding` with a manual subgroup dim, if any.
-const HloSharding* ManualSubgroupLeaf(const HloSharding& sharding) {
-  if (!sharding.IsTuple()) return sharding.HasManualSubgroup() ? &sharding : nullptr;
-  for (const HloSharding& leaf : sharding.tuple_elements()) {
-    if (leaf.HasManualSubgroup()) return &leaf;
-  }
-  return nullptr;
-}
-
 // Appends, for every leaf of `shape` in flattened order, the sharding that keeps it whole
 // inside the manual subgroups of `leaf` (a non-array leaf keeps `leaf`'s rank).
 absl::Status AppendWholeLeaves(const HloSharding& leaf, const Shape& shape,
@@ -139,6 +130,14 @@ absl::Status CheckCollectiveStaysOnItsTile(const HloInstruction& original,
 }
 
 }  // namespace
+
+const HloSharding* ManualSubgroupLeaf(const HloSharding& sharding) {
+  if (!sharding.IsTuple()) return sharding.HasManualSubgroup() ? &sharding : nullptr;
+  for (const HloSharding& leaf : sharding.tuple_elements()) {
+    if (leaf.HasManualSubgroup()) return &leaf;
+  }
+  return nullptr;
+}
 
 absl::StatusOr<HloSharding> WholeInManualGroups(const HloSharding& like, const Shape& shape) {
   const HloSharding* leaf = ManualSubgroupLeaf(like);

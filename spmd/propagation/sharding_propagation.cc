@@ -162,15 +162,6 @@ std::optional<HloSharding> InferredSharding(const HloInstruction& instr,
   return result;
 }
 
-// Appends the array leaf shapes of `shape` in flattened order.
-void AppendLeafShapes(const hlo::Shape& shape, std::vector<hlo::Shape>& leaves) {
-  if (!shape.IsTuple()) {
-    leaves.push_back(shape);
-    return;
-  }
-  for (const hlo::Shape& element : shape.tuple_shapes()) AppendLeafShapes(element, leaves);
-}
-
 // A conditional whose branch index is in manual subgroups lets each group take its own branch,
 // so its results differ between groups: leaves the fixed point left replicated (or open)
 // become whole within each group, as the partitioner will compute them.
@@ -182,8 +173,7 @@ void MakeBranchResultsPerGroup(const hlo::HloModule& module, const ValueClasses&
       const std::optional<HloSharding>& selector =
           states[classes.ClassOf(instr->operand(0), 0)].sharding;
       if (!selector || !selector->HasManualSubgroup()) continue;
-      std::vector<hlo::Shape> leaves;
-      AppendLeafShapes(instr->shape(), leaves);
+      const std::vector<hlo::Shape> leaves = instr->shape().leaf_shapes();
       for (size_t k = 0; k < leaves.size(); ++k) {
         ClassState& state = states[classes.ClassOf(instr.get(), static_cast<int64_t>(k))];
         if (state.sharding && !state.sharding->IsReplicated()) continue;

@@ -33,44 +33,50 @@ int64_t Stride(const std::vector<int64_t>& dims, int64_t axis) {
   return stride;
 }
 
-// In-place iterative radix-2 FFT of `a` (size a power of two), e^{sign 2 pi i kn/N}, unscaled.
-void Radix2(std::vector<Complex>& a, double sign) {
-  const size_t n = a.size();
-  for (size_t i = 1, j = 0; i < n; ++i) {  // Bit-reversal permutation.
-    size_t bit = n >> 1;
-    for (; j & bit; bit >>= 1) j ^= bit;
-    j ^= bit;
-    if (i < j) std::swap(a[i], a[j]);
-  }
-  for (size_t len = 2; len <= n; len <<= 1) {
-    const double angle = sign * 2.0 * M_PI / static_cast<double>(len);
-    const Complex step(std::cos(angle), std::sin(angle));
-    std::vector<Complex> twiddle(len / 2);
-    twiddle[0] = 1;
-    for (size_t k = 1; k < len / 2; ++k) {
-      // Recomputed from the angle every 64 steps to keep rounding from accumulating.
-      twiddle[k] = k % 64 == 0 ? Complex(std::cos(angle * k), std::sin(angle * k))
-                               : twiddle[k - 1] * step;
+// In-place iterative radix-2 FFTs of one power-of-two size, e^{sign 2 pi i kn/N}, unscaled.
+// The roots of unity are computed once (each from its own angle), not per line or stage.
+class Radix2 {
+ public:
+  explicit Radix2(size_t n) : roots_(n / 2) {
+    for (size_t k = 0; k < roots_.size(); ++k) {
+      const double angle = -2.0 * M_PI * static_cast<double>(k) / static_cast<double>(n);
+      roots_[k] = Complex(std::cos(angle), std::sin(angle));
     }
-    for (size_t i = 0; i < n; i += len) {
-      for (size_t k = 0; k < len / 2; ++k) {
-        const Complex u = a[i + k], v = a[i + k + len / 2] * twiddle[k];
-        a[i + k] = u + v;
-        a[i + k + len / 2] = u - v;
+  }
+
+  void Apply(std::vector<Complex>& a, double sign) const {
+    const size_t n = a.size();
+    for (size_t i = 1, j = 0; i < n; ++i) {  // Bit-reversal permutation.
+      size_t bit = n >> 1;
+      for (; j & bit; bit >>= 1) j ^= bit;
+      j ^= bit;
+      if (i < j) std::swap(a[i], a[j]);
+    }
+    for (size_t len = 2; len <= n; len <<= 1) {
+      const size_t stride = n / len;  // Roots of order len are every stride-th root of order n.
+      for (size_t i = 0; i < n; i += len) {
+        for (size_t k = 0; k < len / 2; ++k) {
+          const Complex w = sign < 0 ? roots_[k * stride] : std::conj(roots_[k * stride]);
+          const Complex u = a[i + k], v = a[i + k + len / 2] * w;
+          a[i + k] = u + v;
+          a[i + k + len / 2] = u - v;
+        }
       }
     }
   }
-}
+
+ private:
+  std::vector<Complex> roots_;  // e^{-2 pi i k/n}, k < n/2.
+};
 
 // Length-n transforms, e^{sign 2 pi i kn/N} unscaled, in O(n log n) for any n: radix-2 when n
 // is a power of two, else Bluestein's chirp-z (a convolution done by radix-2 FFTs of a power
 // of two >= 2n-1). Built once per (n, sign) and applied to every line.
 class LineTransform {
  public:
-  LineTransform(int64_t n, double sign) : n_(n), sign_(sign) {
+  LineTransform(int64_t n, double sign)
+      : n_(n), sign_(sign), radix2_(n <= 1 ? 1 : static_cast<size_t>(Pow2AtLeast(n))) {
     if (n <= 1 || (n & (n - 1)) == 0) return;
-    size_t m = 1;
-    while (m < static_cast<size_t>(2 * n - 1)) m <<= 1;
     chirp_.resize(n);
     for (int64_t k = 0; k < n; ++k) {
       // k^2 mod 2n keeps the angle exact for large k.
@@ -78,28 +84,39 @@ class LineTransform {
       const double angle = sign * M_PI * static_cast<double>(k2) / static_cast<double>(n);
       chirp_[k] = Complex(std::cos(angle), std::sin(angle));
     }
+    const size_t m = static_cast<size_t>(Pow2AtLeast(n));
     kernel_.assign(m, Complex(0, 0));
     kernel_[0] = std::conj(chirp_[0]);
     for (int64_t k = 1; k < n; ++k) kernel_[k] = kernel_[m - k] = std::conj(chirp_[k]);
-    Radix2(kernel_, -1.0);
+    radix2_.Apply(kernel_, -1.0);
   }
 
   void Apply(std::vector<Complex>& a) const {
     if (n_ <= 1) return;
-    if (chirp_.empty()) return Radix2(a, sign_);
+    if (chirp_.empty()) return radix2_.Apply(a, sign_);
     const size_t m = kernel_.size();
     std::vector<Complex> b(m, Complex(0, 0));
     for (int64_t k = 0; k < n_; ++k) b[k] = a[k] * chirp_[k];
-    Radix2(b, -1.0);
+    radix2_.Apply(b, -1.0);
     for (size_t i = 0; i < m; ++i) b[i] *= kernel_[i];
-    Radix2(b, 1.0);
+    radix2_.Apply(b, 1.0);
     const double scale = 1.0 / static_cast<double>(m);
     for (int64_t k = 0; k < n_; ++k) a[k] = b[k] * scale * chirp_[k];
   }
 
  private:
+  // The radix-2 size for length n: n itself when a power of two, else the power of two
+  // >= 2n-1 that Bluestein's convolution needs.
+  static int64_t Pow2AtLeast(int64_t n) {
+    if ((n & (n - 1)) == 0) return n;
+    int64_t m = 1;
+    while (m < 2 * n - 1) m <<= 1;
+    return m;
+  }
+
   int64_t n_;
   double sign_;
+  Radix2 radix2_;
   std::vector<Complex> chirp_;   // e^{sign pi i k^2/n}; empty for radix-2 lengths.
   std::vector<Complex> kernel_;  // FFT of the conjugate chirp, wrapped to length m.
 };
