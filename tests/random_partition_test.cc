@@ -23,6 +23,7 @@
 // runs other seeds and RANDOM_PARTITION_DUMP_DIR=DIR writes each module to DIR/seed_N.hlo
 // (for `spmd-run --verify`).
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <memory>
@@ -33,6 +34,7 @@
 #include "hlo/parser/hlo_parser.h"
 #include "hlo/transforms/dead_code_elimination.h"
 #include "hlo/verifier/hlo_verifier.h"
+#include "runtime/cpu/sampled_verify.h"
 #include "runtime/cpu/verify.h"
 #include "spmd/partitioner/spmd_partitioner.h"
 #include "spmd/propagation/sharding_propagation.h"
@@ -113,6 +115,19 @@ absl::StatusOr<std::unique_ptr<hlo::HloModule>> ParseValid(const std::string& te
   return module;
 }
 
+// How many seeds the sampled oracle checked (the others use ops it refuses), printed at the end.
+int sampled_checks = 0;
+int sampled_refusals = 0;
+
+class SampledCount : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    std::printf("sampled verification checked %d modules and refused %d\n", sampled_checks,
+                sampled_refusals);
+  }
+};
+const auto* const kSampledCount = ::testing::AddGlobalTestEnvironment(new SampledCount);
+
 class RandomPartitionTest : public ::testing::TestWithParam<uint64_t> {};
 
 TEST_P(RandomPartitionTest, PartitionedProgramMatchesTheOriginal) {
@@ -148,6 +163,20 @@ TEST_P(RandomPartitionTest, PartitionedProgramMatchesTheOriginal) {
         runtime::VerifyAgainst(**original, *p->spmd, options);
     ASSERT_TRUE(result.ok()) << result.status() << "\n" << p->spmd->ToString();
     EXPECT_TRUE(result->ok()) << result->ToString() << "\n" << p->spmd->ToString() << p->explain;
+  }
+  // The sampled oracle (the point evaluator) must agree: it passes what the full run passes.
+  // Ops it does not evaluate (gather, scatter, convolution, ...) are a clean refusal.
+  runtime::SampledVerifyOptions sampled;
+  sampled.seed = 3;
+  sampled.num_partitions = generated.devices;
+  sampled.tolerance = kTolerance;
+  absl::StatusOr<runtime::VerifyResult> point = runtime::VerifySampled(**original, *p->spmd, sampled);
+  ++(point.ok() ? sampled_checks : sampled_refusals);
+  if (point.ok()) {
+    EXPECT_TRUE(point->ok()) << "sampled verification: " << point->ToString() << "\n"
+                             << p->spmd->ToString();
+  } else {
+    EXPECT_EQ(point.status().code(), absl::StatusCode::kUnimplemented) << point.status();
   }
 }
 

@@ -106,11 +106,25 @@ TEST(SpmdRunTest, VerifiesOurOwnPartitioning) {
   EXPECT_THAT(r.output, HasSubstr("(partitioned) matches"));
 }
 
-TEST(SpmdRunTest, RefusesModulesBeyondTheWorkLimit) {
-  Outcome r = SpmdRun("--verify --passes partition,cleanup tests/testdata/huge_dot.hlo");
+TEST(SpmdRunTest, RefusesModulesBeyondTheWorkLimitWithSamplingOff) {
+  Outcome r =
+      SpmdRun("--verify --sampled=never --passes partition,cleanup tests/testdata/huge_dot.hlo");
   EXPECT_EQ(r.code, 1) << r.output;
   EXPECT_THAT(r.output, HasSubstr("tests/testdata/huge_dot.hlo: error: the module needs about "
                                   "1100 GFLOP, above --max-gflop=800"));
+}
+
+TEST(SpmdRunTest, VerifiesModulesBeyondTheWorkLimitOnASample) {
+  Outcome r = SpmdRun("--verify --passes partition,cleanup tests/testdata/huge_dot.hlo");
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("the module needs about 1100 GFLOP, above --max-gflop=800"));
+  EXPECT_THAT(r.output, HasSubstr("comparing sampled output elements instead"));
+  EXPECT_THAT(r.output, HasSubstr("on sampled elements (the point evaluator)"));
+  // Sampling cannot write every output element.
+  Outcome outputs = SpmdRun("--verify --sampled=always --outputs " + ::testing::TempDir() +
+                            "/sampled_out --passes partition,cleanup tests/testdata/huge_dot.hlo");
+  EXPECT_EQ(outputs.code, 1) << outputs.output;
+  EXPECT_THAT(outputs.output, HasSubstr("cannot take --inputs, --outputs"));
 }
 
 TEST(SpmdRunTest, UsageErrorsExitTwo) {

@@ -34,6 +34,7 @@
 #include "hlo/verifier/hlo_verifier.h"
 #include "runtime/cpu/multi_device_runner.h"
 #include "runtime/cpu/npy.h"
+#include "runtime/cpu/sampled_verify.h"
 #include "runtime/cpu/tuple_leaves.h"
 #include "runtime/cpu/verify.h"
 #include "runtime/cuda/cuda_runner.h"
@@ -64,6 +65,9 @@ struct Options {
   // 1100 GFLOP: 19 s).
   double max_gflop = 800;
   double max_memory_gib = 8;
+  // --verify over the limits above: auto compares sampled elements (sampled_verify.h), never
+  // refuses, always samples even when the full run fits.
+  std::string sampled = "auto";
 };
 
 // Prints `message` (one error line) and returns exit code 1: an input failed.
@@ -386,13 +390,39 @@ int RunProgram(const Options& options, const std::vector<std::string>& passes) {
 
 // ---- Verifying ------------------------------------------------------------------------------
 
+// Prints `verdict`; exit code 0 when it passed, 1 (with an error line) when not.
+int ReportVerdict(const Options& options, const runtime::VerifyResult& verdict,
+                  const std::string& program_name, int64_t n, std::string_view how) {
+  std::cout << verdict.ToString();
+  if (!verdict.ok()) {
+    std::cerr << program_name << ": error: the SPMD program's outputs do not match "
+              << options.input << " on " << n << " devices (seed " << options.seed << ")\n";
+    return 1;
+  }
+  std::cout << "verification passed: " << program_name << " matches " << options.input << " on "
+            << n << " devices (seed " << options.seed << ")" << how << "\n";
+  return 0;
+}
+
+// The sampled oracle (runtime/cpu/sampled_verify.h) for a pair too large to run in full.
+int VerifySampledProgram(const Options& options, const ParsedModule& full,
+                         const ParsedModule& spmd, const std::string& program_name, int64_t n) {
+  runtime::SampledVerifyOptions sampled;
+  sampled.seed = options.seed;
+  sampled.num_partitions = n;
+  absl::StatusOr<runtime::VerifyResult> verdict =
+      runtime::VerifySampled(*full.module, *spmd.module, sampled);
+  if (!verdict.ok()) return Fail(Locate(spmd, verdict.status()));
+  return ReportVerdict(options, *verdict, program_name, n,
+                       " on sampled elements (the point evaluator)");
+}
+
 int VerifyProgram(const Options& options, const std::vector<std::string>& passes) {
   std::string error;
   std::optional<ParsedModule> full = Load(options.input, &error, options.num_partitions);
   if (!full) return Fail(error);
-  if (std::optional<std::string> refusal = ExceedsLimits(options, *full->module)) {
-    return Fail(hlo::StrCat(options.input, ": error: ", *refusal));
-  }
+  std::optional<std::string> refusal = ExceedsLimits(options, *full->module);
+  if (refusal) refusal = hlo::StrCat(options.input, ": error: ", *refusal);
   std::optional<ParsedModule> spmd = options.against.empty() ? Partition(options, passes, &error)
                                                               : Load(options.against, &error);
   if (!spmd) return Fail(error);
@@ -408,9 +438,27 @@ int VerifyProgram(const Options& options, const std::vector<std::string>& passes
       options.against.empty() ? hlo::StrCat(options.input, " (partitioned)") : options.against;
   const int64_t n = ResolveDevices(options, *spmd->module, full->module.get());
   // Every device of the SPMD program runs in this process.
-  if (std::optional<std::string> refusal = ExceedsLimits(options, *spmd->module, n)) {
-    return Fail(hlo::StrCat(program_name, ": error: ", *refusal));
+  if (!refusal) {
+    if (std::optional<std::string> r = ExceedsLimits(options, *spmd->module, n)) {
+      refusal = hlo::StrCat(program_name, ": error: ", *r);
+    }
   }
+  const bool can_sample = options.inputs_dir.empty() && options.outputs_dir.empty() &&
+                          options.backend == "cpu" && options.repeat == 1;
+  if (options.sampled == "always" || (refusal && options.sampled == "auto" && can_sample)) {
+    if (!can_sample) {
+      return Fail(hlo::StrCat(options.input, ": error: --sampled=always compares computed "
+                              "elements only: it cannot take --inputs, --outputs, --repeat or "
+                              "--backend=cuda"));
+    }
+    if (refusal) {
+      std::cout << "the full run is over this machine's limits ("
+                << refusal->substr(refusal->find("error: ") + 7)
+                << "); comparing sampled output elements instead (--sampled=never refuses)\n";
+    }
+    return VerifySampledProgram(options, *full, *spmd, program_name, n);
+  }
+  if (refusal) return Fail(*refusal);
   std::vector<Literal> arguments;
   if (options.inputs_dir.empty()) {
     arguments = runtime::RandomArguments(*full->module, options.seed);
@@ -436,7 +484,6 @@ int VerifyProgram(const Options& options, const std::vector<std::string>& passes
   absl::StatusOr<runtime::VerifyResult> verdict =
       runtime::CompareResults(*full->module, *std::move(expected), *results, verify);
   if (!verdict.ok()) return Fail(Locate(*spmd, verdict.status()));
-  std::cout << verdict->ToString();
   if (!options.outputs_dir.empty()) {
     for (auto [stem, value] :
          {std::pair<const char*, const Literal*>{"output", &verdict->assembled},
@@ -446,16 +493,9 @@ int VerifyProgram(const Options& options, const std::vector<std::string>& passes
       }
     }
   }
-  if (!verdict->ok()) {
-    std::cerr << program_name << ": error: the SPMD program's outputs do not match "
-              << options.input << " on " << n << " devices (seed " << options.seed << ")\n";
-    return 1;
-  }
-  std::cout << "verification passed: " << program_name << " matches " << options.input << " on "
-            << n << " devices (seed " << options.seed << ")"
-            << (options.backend == "cuda" ? " with the CUDA backend against the CPU executor" : "")
-            << "\n";
-  return 0;
+  return ReportVerdict(
+      options, *verdict, program_name, n,
+      options.backend == "cuda" ? " with the CUDA backend against the CPU executor" : "");
 }
 
 // Refusals that depend on what this build lacks; nullopt when the request can run.
@@ -496,6 +536,11 @@ int main(int argc, char** argv) {
   app.add_option("--max-memory-gib", options.max_memory_gib,
                  "refuse modules whose live values peak above this many GiB (0: no limit; "
                  "default 8)");
+  app.add_option("--sampled", options.sampled,
+                 "with --verify: auto (default) compares sampled output elements when the full "
+                 "run is over --max-gflop or --max-memory-gib; never refuses instead; always "
+                 "samples")
+      ->check(CLI::IsMember({"auto", "never", "always"}));
   app.add_option("--collective-timeout", options.collective_timeout,
                  "seconds a device waits for its peers at a collective (default 60)")
       ->check(CLI::PositiveNumber);

@@ -42,26 +42,8 @@ double UniformMinusOneToOne(uint64_t& state) {
 }
 
 void FillRandomArray(Literal& literal, uint64_t state) {
-  const PrimitiveType type = literal.shape().element_type();
   if (!literal.shape().IsArray()) return;
-  for (int64_t i = 0; i < literal.element_count(); ++i) {
-    if (hlo::IsComplexType(type)) {
-      const double re = UniformMinusOneToOne(state);
-      literal.SetComplex(i, {re, UniformMinusOneToOne(state)});
-    } else if (type == PrimitiveType::kF8E8M0FNU) {
-      // Unsigned powers of two (block scales): 2^-3 .. 2^3, not the tiny codes that negative
-      // draws would round to (their products would be subnormal).
-      literal.SetDouble(i, std::ldexp(1.0, static_cast<int>(SplitMix64(state) % 7) - 3));
-    } else if (hlo::IsFloatingPointType(type)) {
-      literal.SetDouble(i, UniformMinusOneToOne(state));
-    } else if (type == PrimitiveType::kPred) {
-      literal.SetInt(i, static_cast<int64_t>(SplitMix64(state) & 1));
-    } else if (hlo::IsUnsignedIntegralType(type)) {
-      literal.SetUint(i, SplitMix64(state) % 16);
-    } else {
-      literal.SetInt(i, static_cast<int64_t>(SplitMix64(state) % 16) - 8);
-    }
-  }
+  for (int64_t i = 0; i < literal.element_count(); ++i) SetRandomElement(literal, i, state);
 }
 
 // ---- Manual values ---------------------------------------------------------------------------
@@ -278,6 +260,26 @@ absl::StatusOr<LeafVerdict> VerifyLeaf(const HloInstruction& root, const ShapeIn
 }
 
 }  // namespace
+
+void SetRandomElement(Literal& literal, int64_t i, uint64_t& state) {
+  const PrimitiveType type = literal.shape().element_type();
+  if (hlo::IsComplexType(type)) {
+    const double re = UniformMinusOneToOne(state);
+    literal.SetComplex(i, {re, UniformMinusOneToOne(state)});
+  } else if (type == PrimitiveType::kF8E8M0FNU) {
+    // Unsigned powers of two (block scales): 2^-3 .. 2^3, not the tiny codes that negative
+    // draws would round to (their products would be subnormal).
+    literal.SetDouble(i, std::ldexp(1.0, static_cast<int>(SplitMix64(state) % 7) - 3));
+  } else if (hlo::IsFloatingPointType(type)) {
+    literal.SetDouble(i, UniformMinusOneToOne(state));
+  } else if (type == PrimitiveType::kPred) {
+    literal.SetInt(i, static_cast<int64_t>(SplitMix64(state) & 1));
+  } else if (hlo::IsUnsignedIntegralType(type)) {
+    literal.SetUint(i, SplitMix64(state) % 16);
+  } else {
+    literal.SetInt(i, static_cast<int64_t>(SplitMix64(state) % 16) - 8);
+  }
+}
 
 bool NeedsPerDeviceReference(const hlo::HloModule& module) {
   for (const auto& computation : module.computations()) {

@@ -44,6 +44,10 @@ namespace runtime {
 // A random literal of `shape` (tuples leaf by leaf) drawn from `stream` (see the file comment).
 hlo::Literal RandomLiteral(const hlo::Shape& shape, uint64_t seed, uint64_t stream);
 
+// Sets element `i` of array `literal` to a random value drawn from `state` (RandomLiteral's
+// distribution for the literal's element type), advancing `state`.
+void SetRandomElement(hlo::Literal& literal, int64_t i, uint64_t& state);
+
 // Random arguments for the entry parameters of `module`: parameter i draws from stream i.
 std::vector<hlo::Literal> RandomArguments(const hlo::HloModule& module, uint64_t seed);
 

@@ -1,0 +1,55 @@
+// Small helpers of the point evaluator (point_evaluator.h): element bits, row-major indices,
+// flattened tuple leaves.
+#ifndef RUNTIME_CPU_POINT_ELEMENTS_H_
+#define RUNTIME_CPU_POINT_ELEMENTS_H_
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "hlo/ir/hlo_instruction.h"
+#include "hlo/ir/literal.h"
+#include "hlo/ir/shape.h"
+
+namespace runtime {
+namespace points {
+
+// The raw bits of element `i` of an array literal whose elements are `width` (<= 8) bytes.
+inline uint64_t BitsAt(const hlo::Literal& literal, int64_t i, int width) {
+  uint64_t bits = 0;
+  std::memcpy(&bits, literal.data().data() + i * width, width);
+  return bits;
+}
+
+inline void SetBits(hlo::Literal& literal, int64_t i, int width, uint64_t bits) {
+  std::memcpy(literal.mutable_data()->data() + i * width, &bits, width);
+}
+
+// Row-major linear index <-> multi-index over `dims`.
+inline void Unravel(int64_t linear, const std::vector<int64_t>& dims, int64_t* index) {
+  for (int64_t d = static_cast<int64_t>(dims.size()) - 1; d >= 0; --d) {
+    index[d] = dims[d] == 0 ? 0 : linear % dims[d];
+    linear = dims[d] == 0 ? 0 : linear / dims[d];
+  }
+}
+
+inline int64_t Ravel(const int64_t* index, const std::vector<int64_t>& dims) {
+  int64_t linear = 0;
+  for (size_t d = 0; d < dims.size(); ++d) linear = linear * dims[d] + index[d];
+  return linear;
+}
+
+// The number of array leaves of `shape` (1 for an array).
+int64_t LeafCount(const hlo::Shape& shape);
+// The flattened position of the first leaf of tuple element `element` of `shape`.
+int64_t LeafOffset(const hlo::Shape& shape, int64_t element);
+// Array leaf `leaf` (flattened order) of `shape`, or null when there is none.
+const hlo::Shape* LeafAt(const hlo::Shape& shape, int64_t leaf);
+// Leaf `leaf` of `instr`'s value, which must be an array of at most 8-byte elements.
+absl::StatusOr<const hlo::Shape*> FlatLeafShape(const hlo::HloInstruction& instr, int64_t leaf);
+
+}  // namespace points
+}  // namespace runtime
+
+#endif  // RUNTIME_CPU_POINT_ELEMENTS_H_

@@ -1,0 +1,246 @@
+// Demand-driven evaluation (point_evaluator.h): memoization, frames, parameters and control
+// flow. Opcode semantics are in point_ops.cc.
+#include "runtime/cpu/point_evaluator.h"
+
+#include <cstring>
+
+#include "absl/container/flat_hash_set.h"
+#include "hlo/ir/primitive_type.h"
+#include "hlo/status_macros.h"
+#include "hlo/strings.h"
+#include "runtime/cpu/evaluator.h"
+#include "runtime/cpu/point_elements.h"
+
+namespace runtime {
+
+using hlo::HloInstruction;
+using hlo::HloOpcode;
+using hlo::Literal;
+
+namespace {
+
+// Nesting deeper than this (a chain of operands times loop iterations) is refused rather than
+// risking the stack; sampled verification runs on a thread with a large stack.
+constexpr int kMaxDepth = 40'000;
+// A loop running longer than this on the sampled path is refused.
+constexpr int64_t kMaxTrips = 100'000;
+
+// Whether `instr`'s elements are its operand's (or its called computation's) elements.
+bool PassesThrough(const HloInstruction& instr, const PointEvaluator::Frame* frame) {
+  switch (instr.opcode()) {
+    case HloOpcode::kCopy:
+    case HloOpcode::kReshape:
+    case HloOpcode::kOptimizationBarrier:
+    case HloOpcode::kAddDependency:
+    case HloOpcode::kGetTupleElement:
+    case HloOpcode::kTuple:
+    case HloOpcode::kCall:
+    case HloOpcode::kFusion:
+    case HloOpcode::kWhile:
+    case HloOpcode::kConditional:
+      return true;
+    case HloOpcode::kParameter:
+      return frame->parent != nullptr;
+    case HloOpcode::kCustomCall:
+      return IsIdentityCustomCall(instr);
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+PointEvaluator::PointEvaluator(const hlo::HloModule& module, const ArgumentSource& arguments,
+                               int64_t num_devices)
+    : module_(module), arguments_(arguments), num_devices_(num_devices) {}
+
+PointEvaluator::~PointEvaluator() = default;
+
+const PointEvaluator::Frame* PointEvaluator::RootFrame(int64_t device) {
+  auto [it, inserted] = roots_.try_emplace(device, nullptr);
+  if (inserted) {
+    frames_.push_back(std::make_unique<Frame>());
+    frames_.back()->device = device;
+    it->second = frames_.back().get();
+  }
+  return it->second;
+}
+
+const PointEvaluator::Frame* PointEvaluator::Child(const Frame* parent,
+                                                   const HloInstruction* caller,
+                                                   int64_t iteration) {
+  auto [it, inserted] = children_.try_emplace({parent, caller, iteration}, nullptr);
+  if (inserted) {
+    frames_.push_back(std::make_unique<Frame>());
+    Frame& f = *frames_.back();
+    f.parent = parent;
+    f.caller = caller;
+    f.iteration = iteration;
+    f.device = parent->device;
+    it->second = &f;
+  }
+  return it->second;
+}
+
+const PointEvaluator::Frame* PointEvaluator::OnDevice(const Frame* frame, int64_t device) {
+  if (frame->device == device) return frame;
+  if (frame->parent == nullptr) return RootFrame(device);
+  return Child(OnDevice(frame->parent, device), frame->caller, frame->iteration);
+}
+
+absl::StatusOr<Literal> PointEvaluator::EntryRootElements(int64_t device, int64_t leaf,
+                                                          absl::Span<const int64_t> indices) {
+  const HloInstruction* root = module_.entry_computation()->root_instruction();
+  if (device >= num_devices_) {
+    return absl::InvalidArgumentError(
+        hlo::StrCat("device ", device, " is out of range for ", num_devices_, " devices"));
+  }
+  return Get(*root, leaf, RootFrame(device), indices);
+}
+
+absl::Status PointEvaluator::Reserve(int64_t count, const HloInstruction& instr) const {
+  if (count > element_budget_ - memoized_elements_) {
+    return absl::ResourceExhaustedError(hlo::StrCat(
+        "sampled evaluation needs more than ", element_budget_, " elements (%", instr.name(),
+        " alone needs ", count, ")"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Literal> PointEvaluator::ComputeNested(const HloInstruction& instr, int64_t leaf,
+                                                      const Frame* frame,
+                                                      absl::Span<const int64_t> indices) {
+  if (depth_ >= kMaxDepth) {
+    return absl::ResourceExhaustedError(hlo::StrCat(
+        "sampled evaluation nests deeper than ", kMaxDepth, " (at %", instr.name(), ")"));
+  }
+  ++depth_;
+  absl::StatusOr<Literal> values = Compute(instr, leaf, frame, indices);
+  --depth_;
+  return values;
+}
+
+absl::StatusOr<Literal> PointEvaluator::Get(const HloInstruction& instr, int64_t leaf,
+                                            const Frame* frame,
+                                            absl::Span<const int64_t> indices) {
+  ASSIGN_OR_RETURN(const hlo::Shape* shape, points::FlatLeafShape(instr, leaf));
+  // Values that are another instruction's elements are not memoized a second time.
+  if (PassesThrough(instr, frame)) return ComputeNested(instr, leaf, frame, indices);
+  const hlo::PrimitiveType type = shape->element_type();
+  const int width = hlo::ByteWidth(type);
+  const MemoKey key{&instr, leaf, frame};
+  std::vector<int64_t> missing;
+  {
+    const auto found = memo_.find(key);
+    absl::flat_hash_set<int64_t> asked;
+    for (int64_t i : indices) {
+      if (found != memo_.end() && found->second.contains(i)) continue;
+      if (asked.insert(i).second) missing.push_back(i);
+    }
+  }
+  if (!missing.empty()) {
+    memoized_elements_ += static_cast<int64_t>(missing.size());
+    if (memoized_elements_ > element_budget_) {
+      return absl::ResourceExhaustedError(hlo::StrCat(
+          "sampled evaluation needs more than ", element_budget_, " elements (at %",
+          instr.name(), ")"));
+    }
+    absl::StatusOr<Literal> values = ComputeNested(instr, leaf, frame, missing);
+    if (!values.ok()) return values.status();
+    // Compute may have grown memo_: look the entry up again.
+    absl::flat_hash_map<int64_t, uint64_t>& memo = memo_[key];
+    for (size_t i = 0; i < missing.size(); ++i) {
+      memo[missing[i]] = points::BitsAt(*values, static_cast<int64_t>(i), width);
+    }
+  }
+  const absl::flat_hash_map<int64_t, uint64_t>& memo = memo_[key];
+  Literal out(hlo::Shape::Array(type, {static_cast<int64_t>(indices.size())}));
+  for (size_t i = 0; i < indices.size(); ++i) {
+    points::SetBits(out, static_cast<int64_t>(i), width, memo.at(indices[i]));
+  }
+  return out;
+}
+
+absl::StatusOr<int64_t> PointEvaluator::ScalarInt(const HloInstruction& instr,
+                                                  const Frame* frame) {
+  ASSIGN_OR_RETURN(Literal value, Get(instr, 0, frame, {0}));
+  if (!hlo::IsIntegralType(value.shape().element_type()) &&
+      value.shape().element_type() != hlo::PrimitiveType::kPred) {
+    return absl::UnimplementedError(hlo::StrCat("sampled evaluation: %", instr.name(),
+                                                " is used as an index but is not an integer"));
+  }
+  return value.GetInt(0);
+}
+
+absl::StatusOr<Literal> PointEvaluator::ComputeParameter(const HloInstruction& instr,
+                                                         int64_t leaf, const Frame* frame,
+                                                         absl::Span<const int64_t> indices) {
+  const int64_t p = instr.parameter_number();
+  if (frame->parent == nullptr) {
+    if (instr.parent() != module_.entry_computation()) {
+      return absl::InternalError(hlo::StrCat("parameter %", instr.name(), " outside its call"));
+    }
+    ASSIGN_OR_RETURN(const hlo::Shape* shape, points::FlatLeafShape(instr, leaf));
+    Literal out(hlo::Shape::Array(shape->element_type(), {static_cast<int64_t>(indices.size())}));
+    RETURN_IF_ERROR(arguments_.Fill(p, leaf, frame->device, indices, out));
+    return out;
+  }
+  const HloInstruction& caller = *frame->caller;
+  switch (caller.opcode()) {
+    case HloOpcode::kWhile:
+      if (frame->iteration == 0) return Get(*caller.operand(0), leaf, frame->parent, indices);
+      return Get(*caller.while_body()->root_instruction(), leaf,
+                 Child(frame->parent, &caller, frame->iteration - 1), indices);
+    case HloOpcode::kConditional:
+      return Get(*caller.operand(frame->iteration + 1), leaf, frame->parent, indices);
+    default:
+      return Get(*caller.operand(p), leaf, frame->parent, indices);
+  }
+}
+
+absl::StatusOr<int64_t> PointEvaluator::TripCount(const HloInstruction& loop, const Frame* frame) {
+  auto found = trips_.find({&loop, frame});
+  if (found != trips_.end()) return found->second;
+  const HloInstruction& condition = *loop.while_condition()->root_instruction();
+  int64_t t = 0;
+  for (;; ++t) {
+    ASSIGN_OR_RETURN(int64_t go, ScalarInt(condition, Child(frame, &loop, t)));
+    if (go == 0) break;
+    if (t >= kMaxTrips) {
+      return absl::ResourceExhaustedError(hlo::StrCat(
+          "sampled evaluation: while loop %", loop.name(), " runs over ", kMaxTrips, " trips"));
+    }
+  }
+  trips_[{&loop, frame}] = t;
+  return t;
+}
+
+absl::StatusOr<Literal> PointEvaluator::ComputeCalled(const HloInstruction& instr, int64_t leaf,
+                                                      const Frame* frame,
+                                                      absl::Span<const int64_t> indices) {
+  switch (instr.opcode()) {
+    case HloOpcode::kWhile: {
+      ASSIGN_OR_RETURN(int64_t trips, TripCount(instr, frame));
+      if (trips == 0) return Get(*instr.operand(0), leaf, frame, indices);
+      return Get(*instr.while_body()->root_instruction(), leaf, Child(frame, &instr, trips - 1),
+                 indices);
+    }
+    case HloOpcode::kConditional: {
+      ASSIGN_OR_RETURN(int64_t selector, ScalarInt(*instr.operand(0), frame));
+      const int64_t branches = static_cast<int64_t>(instr.called_computations().size());
+      int64_t branch;
+      if (instr.operand(0)->shape().element_type() == hlo::PrimitiveType::kPred) {
+        branch = selector != 0 ? 0 : 1;
+      } else {
+        branch = selector < 0 || selector >= branches ? branches - 1 : selector;
+      }
+      return Get(*instr.called_computations()[branch]->root_instruction(), leaf,
+                 Child(frame, &instr, branch), indices);
+    }
+    default:  // call, fusion
+      return Get(*instr.called_computations().front()->root_instruction(), leaf,
+                 Child(frame, &instr, 0), indices);
+  }
+}
+
+}  // namespace runtime

@@ -1,0 +1,249 @@
+// The point evaluator must give, element for element, what the CPU executor computes: every
+// element of each test module's output is asked for (in a shuffled order, in two halves, so
+// memoized and fresh elements mix) and compared with the executor's run on the same random
+// arguments -- on one device, and for SPMD programs with collectives on every simulated device.
+#include "runtime/cpu/point_evaluator.h"
+
+#include <algorithm>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "hlo/ir/literal.h"
+#include "hlo/parser/hlo_parser.h"
+#include "runtime/cpu/compare.h"
+#include "runtime/cpu/multi_device_runner.h"
+#include "runtime/cpu/point_elements.h"
+#include "runtime/cpu/tuple_leaves.h"
+#include "runtime/cpu/verify.h"
+
+namespace runtime {
+namespace {
+
+using hlo::Literal;
+
+// Arguments held in full: args[device][parameter] (device -1 reads args[0]).
+class LiteralArguments : public ArgumentSource {
+ public:
+  explicit LiteralArguments(const std::vector<std::vector<Literal>>& args) : args_(args) {}
+  absl::Status Fill(int64_t parameter, int64_t leaf, int64_t device,
+                    absl::Span<const int64_t> indices, Literal& out) const override {
+    const Literal& all = args_[std::max<int64_t>(0, device)][parameter];
+    const Literal& value = LeafOf(all, LeafIndices(all.shape()).at(leaf));
+    const int width = hlo::ByteWidth(value.shape().element_type());
+    for (size_t i = 0; i < indices.size(); ++i) {
+      points::SetBits(out, static_cast<int64_t>(i), width, points::BitsAt(value, indices[i], width));
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  const std::vector<std::vector<Literal>>& args_;
+};
+
+// Asks `evaluator` for every element of every root leaf on `device` and compares them with
+// `expected` (the executor's result on that device).
+void ExpectSameElements(PointEvaluator& evaluator, int64_t device, const Literal& expected,
+                        const Tolerance& tolerance) {
+  const std::vector<hlo::ShapeIndex> leaves = LeafIndices(expected.shape());
+  for (size_t k = 0; k < leaves.size(); ++k) {
+    const Literal& want = LeafOf(expected, leaves[k]);
+    std::vector<int64_t> order(want.element_count());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int64_t>(i);
+    std::shuffle(order.begin(), order.end(), std::mt19937(static_cast<unsigned>(k + 7)));
+    const size_t half = order.size() / 2;
+    Literal got(want.shape());
+    const int width = hlo::ByteWidth(want.shape().element_type());
+    for (auto part : {absl::MakeSpan(order).subspan(0, half), absl::MakeSpan(order).subspan(half)}) {
+      absl::StatusOr<Literal> values =
+          evaluator.EntryRootElements(device, static_cast<int64_t>(k), part);
+      ASSERT_TRUE(values.ok()) << values.status();
+      for (size_t i = 0; i < part.size(); ++i) {
+        points::SetBits(got, part[i], width, points::BitsAt(*values, static_cast<int64_t>(i), width));
+      }
+    }
+    const ArrayComparison c = CompareArrays(want, got, tolerance);
+    EXPECT_TRUE(c.ok()) << "device " << device << " leaf " << k << ": " << c.mismatches
+                        << " mismatches, first at " << FormatIndex(c.first_mismatch)
+                        << ": expected " << c.expected_value << ", got " << c.actual_value;
+  }
+}
+
+// One device: the point evaluator against Evaluator::RunEntry.
+void CheckOneDevice(const std::string& text, Tolerance tolerance = {}) {
+  SCOPED_TRACE(text);
+  auto module = hlo::ParseHloModule(text);
+  ASSERT_TRUE(module.ok()) << module.status();
+  std::vector<std::vector<Literal>> args = {RandomArguments(**module, 5)};
+  absl::StatusOr<std::vector<Literal>> expected = RunOnDevices(**module, {args[0]}, {});
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  LiteralArguments source(args);
+  PointEvaluator evaluator(**module, source, 1);
+  ExpectSameElements(evaluator, -1, expected->front(), tolerance);
+}
+
+// N devices with their own random arguments: the point evaluator against RunOnDevices.
+void CheckDevices(const std::string& text, int64_t devices) {
+  SCOPED_TRACE(text);
+  auto module = hlo::ParseHloModule(text);
+  ASSERT_TRUE(module.ok()) << module.status();
+  std::vector<std::vector<Literal>> args;
+  for (int64_t d = 0; d < devices; ++d) args.push_back(RandomArguments(**module, 100 + d));
+  MultiDeviceOptions options;
+  options.num_partitions = devices;
+  absl::StatusOr<std::vector<Literal>> expected = RunOnDevices(**module, args, options);
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  LiteralArguments source(args);
+  PointEvaluator evaluator(**module, source, devices);
+  for (int64_t d = 0; d < devices; ++d) {
+    ExpectSameElements(evaluator, d, (*expected)[d], {1e-5, 1e-5});
+  }
+}
+
+TEST(PointEvaluatorTest, DataMovement) {
+  CheckOneDevice(R"(
+HloModule m
+ENTRY e {
+  p = f32[4,6] parameter(0)
+  t = f32[6,4] transpose(p), dimensions={1,0}
+  r = f32[3,8] reshape(t)
+  b = f32[2,3,8] broadcast(r), dimensions={1,2}
+  s = f32[2,2,3] slice(b), slice={[0:2], [1:3], [1:8:3]}
+  v = f32[2,2,3] reverse(s), dimensions={0,2}
+  z = f32[] constant(-7)
+  pd = f32[3,4,4] pad(v, z), padding=1_0_0x-1_2_1x0_1
+  bz = f32[3,4,1] broadcast(z), dimensions={}
+  c = f32[3,4,9] concatenate(pd, pd, bz), dimensions={2}
+  ROOT out = (f32[3,4,9], f32[6,4]) tuple(c, t)
+})");
+}
+
+TEST(PointEvaluatorTest, DynamicSlicesClampTheirStarts) {
+  CheckOneDevice(R"(
+HloModule m
+ENTRY e {
+  p = f32[8,6] parameter(0)
+  u = f32[3,2] parameter(1)
+  i = s32[] constant(7)
+  j = s32[] constant(-2)
+  k = s32[] constant(2)
+  ds = f32[3,2] dynamic-slice(p, i, j), dynamic_slice_sizes={3,2}
+  dus = f32[8,6] dynamic-update-slice(p, u, k, i)
+  ROOT out = (f32[3,2], f32[8,6]) tuple(ds, dus)
+})");
+}
+
+TEST(PointEvaluatorTest, ArithmeticGoesThroughTheExecutorsHandlers) {
+  CheckOneDevice(R"(
+HloModule m
+add { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT s = f32[] add(a, b) }
+argmax {
+  a = f32[] parameter(0)  i = s32[] parameter(1)  b = f32[] parameter(2)  j = s32[] parameter(3)
+  ge = pred[] compare(a, b), direction=GE
+  ROOT r = (f32[], s32[]) tuple(f32[] select(ge, a, b), s32[] select(ge, i, j))
+}
+less { a = f32[] parameter(0)  b = f32[] parameter(1)  i = s32[] parameter(2)  j = s32[] parameter(3)
+       ROOT lt = pred[] compare(a, b), direction=LT }
+ENTRY e {
+  x = f32[2,3,5] parameter(0)
+  y = f32[2,5,4] parameter(1)
+  d = f32[2,3,4] dot(x, y), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}
+  lo = f32[] constant(-1)
+  hi = f32[] constant(1)
+  c = f32[2,3,4] clamp(lo, d, hi)
+  e = f32[2,3,4] exponential(c)
+  cv = bf16[2,3,4] convert(e)
+  zero = f32[] constant(0)
+  sum = f32[3] reduce(d, zero), dimensions={0,2}, to_apply=add
+  io = s32[2,3,4] iota(), iota_dimension=2
+  ninf = f32[] constant(-inf)
+  izero = s32[] constant(0)
+  am = (f32[2,3], s32[2,3]) reduce(d, io, ninf, izero), dimensions={2}, to_apply=argmax
+  st = (f32[2,3,4], s32[2,3,4]) sort(d, io), dimensions={2}, to_apply=less
+  ROOT out = (bf16[2,3,4], f32[3], (f32[2,3], s32[2,3]), (f32[2,3,4], s32[2,3,4])) tuple(cv, sum, am, st)
+})", {1e-5, 1e-5});
+}
+
+TEST(PointEvaluatorTest, ControlFlow) {
+  CheckOneDevice(R"(
+HloModule m
+body {
+  s = (s32[], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  v = f32[4] get-tuple-element(s), index=1
+  one = s32[] constant(1)
+  w = f32[4] add(v, v)
+  r = f32[4] reverse(w), dimensions={0}
+  ROOT n = (s32[], f32[4]) tuple(s32[] add(i, one), r)
+}
+cond { s = (s32[], f32[4]) parameter(0)  i = s32[] get-tuple-element(s), index=0
+       three = s32[] constant(3)  ROOT lt = pred[] compare(i, three), direction=LT }
+yes { p = f32[4] parameter(0)  ROOT n = f32[4] negate(p) }
+no { p = f32[4] parameter(0)  ROOT a = f32[4] abs(p) }
+twice { p = f32[4] parameter(0)  ROOT m = f32[4] multiply(p, p) }
+ENTRY e {
+  x = f32[4] parameter(0)
+  flag = pred[] parameter(1)
+  zero = s32[] constant(0)
+  loop = (s32[], f32[4]) while((s32[], f32[4]) tuple(zero, x)), condition=cond, body=body
+  lv = f32[4] get-tuple-element(loop), index=1
+  br = f32[4] conditional(flag, lv, x), true_computation=yes, false_computation=no
+  ROOT c = f32[4] call(br), to_apply=twice
+})");
+}
+
+TEST(PointEvaluatorTest, CollectivesOnEveryDevice) {
+  CheckDevices(R"(
+HloModule m, num_partitions=4
+add { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT s = f32[] add(a, b) }
+ENTRY e {
+  p = f32[4,6] parameter(0)
+  ar = f32[4,6] all-reduce(p), channel_id=1, replica_groups={{0,2},{1,3}}, use_global_device_ids=true, to_apply=add
+  ag = f32[16,6] all-gather(p), channel_id=2, replica_groups={{0,1,2,3}}, dimensions={0}, use_global_device_ids=true
+  rs = f32[4,3] reduce-scatter(p), channel_id=3, replica_groups={{0,1},{2,3}}, dimensions={1}, use_global_device_ids=true, to_apply=add
+  a2a = f32[4,6] all-to-all(p), channel_id=4, replica_groups={{0,1,2,3}}, dimensions={0}
+  cp = f32[4,6] collective-permute(p), channel_id=5, source_target_pairs={{0,1},{1,2},{2,0}}
+  id = u32[] partition-id()
+  ROOT out = (f32[4,6], f32[16,6], f32[4,3], f32[4,6], f32[4,6], u32[]) tuple(ar, ag, rs, a2a, cp, id)
+})", 4);
+}
+
+TEST(PointEvaluatorTest, CollectivesInsideALoopMeetAtTheSameIteration) {
+  CheckDevices(R"(
+HloModule m, num_partitions=2
+body {
+  s = (s32[], f32[3], f32[3]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  v = f32[3] get-tuple-element(s), index=1
+  acc = f32[3] get-tuple-element(s), index=2
+  next = f32[3] collective-permute(v), channel_id=1, source_target_pairs={{0,1},{1,0}}
+  one = s32[] constant(1)
+  ROOT n = (s32[], f32[3], f32[3]) tuple(s32[] add(i, one), next, f32[3] multiply(acc, next))
+}
+cond { s = (s32[], f32[3], f32[3]) parameter(0)  i = s32[] get-tuple-element(s), index=0
+       two = s32[] constant(3)  ROOT lt = pred[] compare(i, two), direction=LT }
+ENTRY e {
+  x = f32[3] parameter(0)
+  zero = s32[] constant(0)
+  loop = (s32[], f32[3], f32[3]) while((s32[], f32[3], f32[3]) tuple(zero, x, x)), condition=cond, body=body
+  ROOT r = f32[3] get-tuple-element(loop), index=2
+})", 2);
+}
+
+TEST(PointEvaluatorTest, UnsupportedOpcodesAreNamed) {
+  auto module = hlo::ParseHloModule(R"(
+HloModule m
+ENTRY e { p = f32[4] parameter(0)  ROOT r = f32[4] rng(p, p), distribution=rng_uniform })");
+  ASSERT_TRUE(module.ok()) << module.status();
+  std::vector<std::vector<Literal>> args = {RandomArguments(**module, 1)};
+  LiteralArguments source(args);
+  PointEvaluator evaluator(**module, source, 1);
+  absl::StatusOr<Literal> r = evaluator.EntryRootElements(-1, 0, {0});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("does not support rng (%r)"), std::string_view::npos)
+      << r.status();
+}
+
+}  // namespace
+}  // namespace runtime

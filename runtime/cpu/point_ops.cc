@@ -1,0 +1,749 @@
+// Opcode semantics of the point evaluator (point_evaluator.h). Data movement (transpose, slice,
+// pad, collectives, ...) maps each asked element to one operand element (or a zero); arithmetic
+// gathers the operand elements it needs into small arrays and runs the CPU executor's handler
+// on a synthetic instruction over them (elementwise ops on [n], a dot on [n,K] x [n,K], a
+// reduce over [n,R], a sort over [rows,S], an all-reduce as a chain of maps over the group).
+#include <algorithm>
+#include <memory>
+
+#include "absl/container/flat_hash_map.h"
+#include "hlo/ir/primitive_type.h"
+#include "hlo/status_macros.h"
+#include "hlo/strings.h"
+#include "runtime/cpu/collective_groups.h"
+#include "runtime/cpu/evaluator.h"
+#include "runtime/cpu/point_elements.h"
+#include "runtime/cpu/point_evaluator.h"
+#include "runtime/cpu/tuple_leaves.h"
+
+namespace runtime {
+namespace points {
+
+int64_t LeafCount(const hlo::Shape& shape) {
+  if (!shape.IsTuple()) return 1;
+  int64_t count = 0;
+  for (const hlo::Shape& element : shape.tuple_shapes()) count += LeafCount(element);
+  return count;
+}
+
+int64_t LeafOffset(const hlo::Shape& shape, int64_t element) {
+  int64_t offset = 0;
+  for (int64_t i = 0; i < element; ++i) offset += LeafCount(shape.tuple_shapes(i));
+  return offset;
+}
+
+const hlo::Shape* LeafAt(const hlo::Shape& shape, int64_t leaf) {
+  if (!shape.IsTuple()) return leaf == 0 ? &shape : nullptr;
+  for (const hlo::Shape& element : shape.tuple_shapes()) {
+    const int64_t count = LeafCount(element);
+    if (leaf < count) return LeafAt(element, leaf);
+    leaf -= count;
+  }
+  return nullptr;
+}
+
+absl::StatusOr<const hlo::Shape*> FlatLeafShape(const hlo::HloInstruction& instr, int64_t leaf) {
+  const hlo::Shape* shape = LeafAt(instr.shape(), leaf);
+  if (shape == nullptr) {
+    return absl::InternalError(
+        hlo::StrCat("sampled evaluation: %", instr.name(), " has no leaf ", leaf));
+  }
+  if (!shape->IsArray() || hlo::ByteWidth(shape->element_type()) > 8) {
+    return absl::UnimplementedError(
+        hlo::StrCat("sampled evaluation does not support values of type ", shape->ToString(false),
+                    " (%", instr.name(), ")"));
+  }
+  return shape;
+}
+
+}  // namespace points
+
+namespace {
+
+using hlo::HloInstruction;
+using hlo::HloOpcode;
+using hlo::Literal;
+using hlo::Shape;
+using Frame = PointEvaluator::Frame;
+
+// Where an asked element comes from: element `index` of leaf `leaf` of `instr` in `frame`;
+// a null `instr` gives zero (a collective-permute target nobody sends to).
+struct Source {
+  const HloInstruction* instr = nullptr;
+  int64_t leaf = 0;
+  const Frame* frame = nullptr;
+  int64_t index = 0;
+};
+
+// Owns synthetic instructions: a copy of an instruction's opcode and attributes over
+// placeholder operands of the gathered arrays' shapes, for the executor's handlers.
+class Synthetic {
+ public:
+  ~Synthetic() {
+    while (!owned_.empty()) owned_.pop_back();  // Users before their operands.
+  }
+  // A bare `opcode` instruction of `shape` over placeholders shaped like `operands`.
+  HloInstruction* Make(HloOpcode opcode, Shape shape, absl::Span<const Literal* const> operands) {
+    std::vector<HloInstruction*> placeholders;
+    for (const Literal* operand : operands) {
+      owned_.push_back(HloInstruction::Create(HloOpcode::kParameter, operand->shape(), {}));
+      placeholders.push_back(owned_.back().get());
+    }
+    owned_.push_back(HloInstruction::Create(opcode, std::move(shape), placeholders));
+    return owned_.back().get();
+  }
+  // `like`'s opcode, attributes and called computations.
+  HloInstruction* Like(const HloInstruction& like, Shape shape,
+                       absl::Span<const Literal* const> operands) {
+    HloInstruction* made = Make(like.opcode(), std::move(shape), operands);
+    *made->mutable_attrs() = like.attrs();
+    for (hlo::HloComputation* c : like.called_computations()) made->AppendCalledComputation(c);
+    made->set_name(like.name());
+    return made;
+  }
+
+ private:
+  std::vector<std::unique_ptr<HloInstruction>> owned_;
+};
+
+// `flat` (n*k elements) viewed as [n, k].
+Literal AsMatrix(Literal flat, int64_t n, int64_t k) {
+  Literal out(Shape::Array(flat.shape().element_type(), {n, k}));
+  *out.mutable_data() = std::move(*flat.mutable_data());
+  return out;
+}
+
+Literal AsScalar(const Literal& one) {
+  Literal out(Shape::Array(one.shape().element_type(), {}));
+  *out.mutable_data() = one.data();
+  return out;
+}
+
+absl::Status Unsupported(const HloInstruction& instr, std::string_view why = "") {
+  return absl::UnimplementedError(hlo::StrCat(
+      "sampled evaluation does not support ", hlo::HloOpcodeString(instr.opcode()),
+      why.empty() ? "" : " ", why, " (%", instr.name(), ")"));
+}
+
+bool IsElementwise(const HloInstruction& instr) {
+  switch (instr.opcode()) {
+    case HloOpcode::kCompare:
+    case HloOpcode::kSelect:
+    case HloOpcode::kClamp:
+    case HloOpcode::kConvert:
+    case HloOpcode::kReducePrecision:
+    case HloOpcode::kMap:
+      return true;
+    case HloOpcode::kBitcastConvert:
+      return hlo::ByteWidth(instr.shape().element_type()) ==
+             hlo::ByteWidth(instr.operand(0)->shape().element_type());
+    default:
+      return hlo::IsElementwiseUnary(instr.opcode()) || hlo::IsElementwiseBinary(instr.opcode());
+  }
+}
+
+}  // namespace
+
+class PointOps {
+ public:
+  static absl::StatusOr<Literal> Compute(PointEvaluator& ev, const HloInstruction& instr,
+                                         int64_t leaf, const Frame* frame,
+                                         absl::Span<const int64_t> indices);
+
+ private:
+  using Mapper = std::function<absl::Status(int64_t* index, Source& source)>;
+
+  // Elements of `sources`, an array of `type`.
+  static absl::StatusOr<Literal> Fetch(PointEvaluator& ev, hlo::PrimitiveType type,
+                                       const std::vector<Source>& sources);
+  // Data movement: `map` turns each asked element's multi-index (which it may overwrite) into
+  // its source.
+  static absl::StatusOr<Literal> Move(PointEvaluator& ev, const HloInstruction& instr,
+                                      int64_t leaf, absl::Span<const int64_t> indices,
+                                      const Mapper& map);
+  static absl::StatusOr<Literal> RunHandler(PointEvaluator& ev, const HloInstruction& synthetic,
+                                            absl::Span<const Literal* const> operands);
+  static absl::StatusOr<std::vector<int64_t>> Offsets(PointEvaluator& ev,
+                                                      const HloInstruction& instr, int64_t first,
+                                                      const Frame* frame,
+                                                      const Shape& sliced,
+                                                      const std::vector<int64_t>& sizes);
+  static absl::StatusOr<Literal> DataMovement(PointEvaluator& ev, const HloInstruction& instr,
+                                              int64_t leaf, const Frame* frame,
+                                              absl::Span<const int64_t> indices, bool* handled);
+  static absl::StatusOr<Literal> Elementwise(PointEvaluator& ev, const HloInstruction& instr,
+                                             const Frame* frame, absl::Span<const int64_t> indices);
+  static absl::StatusOr<Literal> Dot(PointEvaluator& ev, const HloInstruction& instr,
+                                     const Frame* frame, absl::Span<const int64_t> indices);
+  static absl::StatusOr<Literal> Reduce(PointEvaluator& ev, const HloInstruction& instr,
+                                        int64_t leaf, const Frame* frame,
+                                        absl::Span<const int64_t> indices);
+  static absl::StatusOr<Literal> Sort(PointEvaluator& ev, const HloInstruction& instr,
+                                      int64_t leaf, const Frame* frame,
+                                      absl::Span<const int64_t> indices);
+  static absl::StatusOr<Literal> Collective(PointEvaluator& ev, const HloInstruction& instr,
+                                            int64_t leaf, const Frame* frame,
+                                            absl::Span<const int64_t> indices);
+  static absl::StatusOr<Literal> CombineOverGroup(PointEvaluator& ev, const HloInstruction& instr,
+                                                  const HloInstruction& operand, int64_t leaf,
+                                                  const Frame* frame, const DeviceGroup& group,
+                                                  absl::Span<const int64_t> indices);
+};
+
+absl::StatusOr<Literal> PointEvaluator::Compute(const HloInstruction& instr, int64_t leaf,
+                                                const Frame* frame,
+                                                absl::Span<const int64_t> indices) {
+  return PointOps::Compute(*this, instr, leaf, frame, indices);
+}
+
+absl::StatusOr<Literal> PointOps::Fetch(PointEvaluator& ev, hlo::PrimitiveType type,
+                                        const std::vector<Source>& sources) {
+  const int width = hlo::ByteWidth(type);
+  Literal out(Shape::Array(type, {static_cast<int64_t>(sources.size())}));
+  absl::flat_hash_map<PointEvaluator::MemoKey, std::vector<int64_t>> groups;
+  std::vector<PointEvaluator::MemoKey> order;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    const Source& s = sources[i];
+    if (s.instr == nullptr) continue;
+    auto [it, inserted] = groups.try_emplace({s.instr, s.leaf, s.frame});
+    if (inserted) order.push_back(it->first);
+    it->second.push_back(static_cast<int64_t>(i));
+  }
+  for (const PointEvaluator::MemoKey& key : order) {
+    const std::vector<int64_t>& positions = groups[key];
+    std::vector<int64_t> asked;
+    asked.reserve(positions.size());
+    for (int64_t p : positions) asked.push_back(sources[p].index);
+    ASSIGN_OR_RETURN(Literal values,
+                     ev.Get(*std::get<0>(key), std::get<1>(key), std::get<2>(key), asked));
+    if (values.shape().element_type() != type) {
+      return absl::InternalError("sampled evaluation: element types differ along a data move");
+    }
+    for (size_t j = 0; j < positions.size(); ++j) {
+      points::SetBits(out, positions[j], width,
+                      points::BitsAt(values, static_cast<int64_t>(j), width));
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<Literal> PointOps::Move(PointEvaluator& ev, const HloInstruction& instr,
+                                       int64_t leaf, absl::Span<const int64_t> indices,
+                                       const Mapper& map) {
+  ASSIGN_OR_RETURN(const Shape* shape, points::FlatLeafShape(instr, leaf));
+  std::vector<int64_t> index(shape->rank());
+  std::vector<Source> sources(indices.size());
+  for (size_t i = 0; i < indices.size(); ++i) {
+    points::Unravel(indices[i], shape->dimensions(), index.data());
+    RETURN_IF_ERROR(map(index.data(), sources[i]));
+  }
+  return Fetch(ev, shape->element_type(), sources);
+}
+
+absl::StatusOr<Literal> PointOps::RunHandler(PointEvaluator& ev, const HloInstruction& synthetic,
+                                             absl::Span<const Literal* const> operands) {
+  OpHandler handler = FindOpHandler(synthetic.opcode());
+  if (handler == nullptr) return Unsupported(synthetic);
+  Evaluator evaluator(ev.module_, DeviceContext{});
+  return handler(synthetic, operands, evaluator);
+}
+
+// Start indices of a dynamic-slice (first = 1) or dynamic-update-slice (first = 2), clamped as
+// XLA does so that a window of `sizes` fits in `sliced`.
+absl::StatusOr<std::vector<int64_t>> PointOps::Offsets(PointEvaluator& ev,
+                                                       const HloInstruction& instr, int64_t first,
+                                                       const Frame* frame, const Shape& sliced,
+                                                       const std::vector<int64_t>& sizes) {
+  const int64_t rank = sliced.rank();
+  std::vector<int64_t> offsets(rank, 0);
+  const bool packed = instr.operand_count() == first + 1 && rank > 0 &&
+                      instr.operand(first)->shape().rank() == 1;
+  if (packed) {
+    std::vector<int64_t> all(rank);
+    for (int64_t d = 0; d < rank; ++d) all[d] = d;
+    ASSIGN_OR_RETURN(Literal values, ev.Get(*instr.operand(first), 0, frame, all));
+    for (int64_t d = 0; d < rank; ++d) offsets[d] = values.GetInt(d);
+  } else {
+    if (instr.operand_count() != first + rank) return Unsupported(instr, "with these operands");
+    for (int64_t d = 0; d < rank; ++d) {
+      ASSIGN_OR_RETURN(offsets[d], ev.ScalarInt(*instr.operand(first + d), frame));
+    }
+  }
+  for (int64_t d = 0; d < rank; ++d) {
+    offsets[d] = std::clamp<int64_t>(offsets[d], 0, sliced.dimensions(d) - sizes[d]);
+  }
+  return offsets;
+}
+
+absl::StatusOr<Literal> PointOps::DataMovement(PointEvaluator& ev, const HloInstruction& instr,
+                                               int64_t leaf, const Frame* frame,
+                                               absl::Span<const int64_t> indices, bool* handled) {
+  *handled = true;
+  const HloInstruction* op0 = instr.operand_count() > 0 ? instr.operand(0) : nullptr;
+  auto from = [&](const HloInstruction* src, const int64_t* index, Source& s) {
+    s = Source{src, 0, frame, points::Ravel(index, src->shape().dimensions())};
+  };
+  const std::vector<int64_t>& dims = instr.dimensions();
+  switch (instr.opcode()) {
+    case HloOpcode::kTranspose:
+      return Move(ev, instr, leaf, indices, [&](int64_t* o, Source& s) {
+        std::vector<int64_t> i(dims.size());
+        for (size_t k = 0; k < dims.size(); ++k) i[dims[k]] = o[k];
+        from(op0, i.data(), s);
+        return absl::OkStatus();
+      });
+    case HloOpcode::kBroadcast:
+      return Move(ev, instr, leaf, indices, [&](int64_t* o, Source& s) {
+        std::vector<int64_t> i(dims.size());
+        for (size_t k = 0; k < dims.size(); ++k) i[k] = o[dims[k]];
+        from(op0, i.data(), s);
+        return absl::OkStatus();
+      });
+    case HloOpcode::kSlice:
+      return Move(ev, instr, leaf, indices, [&](int64_t* o, Source& s) {
+        const auto& slices = instr.attrs().slice_dimensions;
+        for (size_t d = 0; d < slices.size(); ++d) o[d] = slices[d].start + o[d] * slices[d].stride;
+        from(op0, o, s);
+        return absl::OkStatus();
+      });
+    case HloOpcode::kReverse:
+      return Move(ev, instr, leaf, indices, [&](int64_t* o, Source& s) {
+        for (int64_t d : dims) o[d] = op0->shape().dimensions(d) - 1 - o[d];
+        from(op0, o, s);
+        return absl::OkStatus();
+      });
+    case HloOpcode::kConcatenate:
+      return Move(ev, instr, leaf, indices, [&](int64_t* o, Source& s) {
+        const int64_t d = dims.at(0);
+        for (const HloInstruction* part : instr.operands()) {
+          if (o[d] < part->shape().dimensions(d)) {
+            from(part, o, s);
+            return absl::OkStatus();
+          }
+          o[d] -= part->shape().dimensions(d);
+        }
+        return absl::InternalError("concatenate index out of range");
+      });
+    case HloOpcode::kPad:
+      return Move(ev, instr, leaf, indices, [&](int64_t* o, Source& s) {
+        const auto& pads = instr.attrs().padding_config->dimensions;
+        for (size_t d = 0; d < pads.size(); ++d) {
+          int64_t x = o[d] - pads[d].edge_padding_low;
+          const int64_t step = pads[d].interior_padding + 1;
+          if (x < 0 || x % step != 0 || x / step >= op0->shape().dimensions(d)) {
+            s = Source{instr.operand(1), 0, frame, 0};
+            return absl::OkStatus();
+          }
+          o[d] = x / step;
+        }
+        from(op0, o, s);
+        return absl::OkStatus();
+      });
+    case HloOpcode::kDynamicSlice: {
+      ASSIGN_OR_RETURN(std::vector<int64_t> start,
+                       Offsets(ev, instr, 1, frame, op0->shape(), instr.shape().dimensions()));
+      return Move(ev, instr, leaf, indices, [&](int64_t* o, Source& s) {
+        for (size_t d = 0; d < start.size(); ++d) o[d] += start[d];
+        from(op0, o, s);
+        return absl::OkStatus();
+      });
+    }
+    case HloOpcode::kDynamicUpdateSlice: {
+      const HloInstruction* update = instr.operand(1);
+      ASSIGN_OR_RETURN(std::vector<int64_t> start,
+                       Offsets(ev, instr, 2, frame, op0->shape(), update->shape().dimensions()));
+      return Move(ev, instr, leaf, indices, [&](int64_t* o, Source& s) {
+        bool inside = true;
+        for (size_t d = 0; d < start.size(); ++d) {
+          inside = inside && o[d] >= start[d] && o[d] < start[d] + update->shape().dimensions(d);
+        }
+        if (!inside) {
+          from(op0, o, s);
+          return absl::OkStatus();
+        }
+        for (size_t d = 0; d < start.size(); ++d) o[d] -= start[d];
+        from(update, o, s);
+        return absl::OkStatus();
+      });
+    }
+    default:
+      *handled = false;
+      return Literal();
+  }
+}
+
+absl::StatusOr<Literal> PointOps::Elementwise(PointEvaluator& ev, const HloInstruction& instr,
+                                              const Frame* frame,
+                                              absl::Span<const int64_t> indices) {
+  const int64_t n = static_cast<int64_t>(indices.size());
+  std::vector<Literal> operands;
+  for (const HloInstruction* operand : instr.operands()) {
+    // clamp takes scalar bounds with array operands.
+    const bool scalar = operand->shape().rank() == 0 && instr.shape().rank() > 0;
+    ASSIGN_OR_RETURN(Literal values,
+                     ev.Get(*operand, 0, frame,
+                            scalar ? std::vector<int64_t>(n, 0)
+                                   : std::vector<int64_t>(indices.begin(), indices.end())));
+    operands.push_back(std::move(values));
+  }
+  std::vector<const Literal*> pointers;
+  for (const Literal& l : operands) pointers.push_back(&l);
+  Synthetic synthetic;
+  HloInstruction* made =
+      synthetic.Like(instr, Shape::Array(instr.shape().element_type(), {n}), pointers);
+  if (instr.opcode() == HloOpcode::kMap) made->mutable_attrs()->dimensions = {0};
+  return RunHandler(ev, *made, pointers);
+}
+
+absl::StatusOr<Literal> PointOps::Dot(PointEvaluator& ev, const HloInstruction& instr,
+                                      const Frame* frame, absl::Span<const int64_t> indices) {
+  // A dot without dimension numbers is an outer product.
+  const hlo::DotDimensionNumbers dn =
+      instr.attrs().dot_dimension_numbers.value_or(hlo::DotDimensionNumbers{});
+  const HloInstruction* lhs = instr.operand(0);
+  const HloInstruction* rhs = instr.operand(1);
+  auto free_dims = [](const Shape& s, const std::vector<int64_t>& batch,
+                      const std::vector<int64_t>& contracting) {
+    std::vector<int64_t> free;
+    for (int64_t d = 0; d < s.rank(); ++d) {
+      if (std::find(batch.begin(), batch.end(), d) == batch.end() &&
+          std::find(contracting.begin(), contracting.end(), d) == contracting.end()) {
+        free.push_back(d);
+      }
+    }
+    return free;
+  };
+  const std::vector<int64_t> lhs_free =
+      free_dims(lhs->shape(), dn.lhs_batch_dimensions, dn.lhs_contracting_dimensions);
+  const std::vector<int64_t> rhs_free =
+      free_dims(rhs->shape(), dn.rhs_batch_dimensions, dn.rhs_contracting_dimensions);
+  std::vector<int64_t> k_dims;
+  for (int64_t d : dn.lhs_contracting_dimensions) k_dims.push_back(lhs->shape().dimensions(d));
+  int64_t k_size = 1;
+  for (int64_t s : k_dims) k_size *= s;
+  const int64_t n = static_cast<int64_t>(indices.size());
+  RETURN_IF_ERROR(ev.Reserve(2 * n * k_size, instr));
+  const size_t batch = dn.lhs_batch_dimensions.size();
+  std::vector<Source> lhs_src(n * k_size), rhs_src(n * k_size);
+  std::vector<int64_t> o(instr.shape().rank()), li(lhs->shape().rank()), ri(rhs->shape().rank()),
+      k(k_dims.size());
+  for (int64_t i = 0; i < n; ++i) {
+    points::Unravel(indices[i], instr.shape().dimensions(), o.data());
+    for (size_t b = 0; b < batch; ++b) {
+      li[dn.lhs_batch_dimensions[b]] = o[b];
+      ri[dn.rhs_batch_dimensions[b]] = o[b];
+    }
+    for (size_t f = 0; f < lhs_free.size(); ++f) li[lhs_free[f]] = o[batch + f];
+    for (size_t f = 0; f < rhs_free.size(); ++f) ri[rhs_free[f]] = o[batch + lhs_free.size() + f];
+    for (int64_t c = 0; c < k_size; ++c) {
+      points::Unravel(c, k_dims, k.data());
+      for (size_t j = 0; j < k.size(); ++j) {
+        li[dn.lhs_contracting_dimensions[j]] = k[j];
+        ri[dn.rhs_contracting_dimensions[j]] = k[j];
+      }
+      lhs_src[i * k_size + c] = Source{lhs, 0, frame, points::Ravel(li.data(), lhs->shape().dimensions())};
+      rhs_src[i * k_size + c] = Source{rhs, 0, frame, points::Ravel(ri.data(), rhs->shape().dimensions())};
+    }
+  }
+  ASSIGN_OR_RETURN(Literal l, Fetch(ev, lhs->shape().element_type(), lhs_src));
+  ASSIGN_OR_RETURN(Literal r, Fetch(ev, rhs->shape().element_type(), rhs_src));
+  const Literal lm = AsMatrix(std::move(l), n, k_size);
+  const Literal rm = AsMatrix(std::move(r), n, k_size);
+  const Literal* operands[] = {&lm, &rm};
+  Synthetic synthetic;
+  HloInstruction* made =
+      synthetic.Like(instr, Shape::Array(instr.shape().element_type(), {n}), operands);
+  made->mutable_attrs()->dot_dimension_numbers = hlo::DotDimensionNumbers{{1}, {1}, {0}, {0}};
+  return RunHandler(ev, *made, operands);
+}
+
+absl::StatusOr<Literal> PointOps::Reduce(PointEvaluator& ev, const HloInstruction& instr,
+                                         int64_t leaf, const Frame* frame,
+                                         absl::Span<const int64_t> indices) {
+  const int64_t inputs = instr.operand_count() / 2;
+  const Shape& in_shape = instr.operand(0)->shape();
+  const std::vector<int64_t>& reduced = instr.dimensions();
+  std::vector<int64_t> kept, r_dims;
+  for (int64_t d = 0; d < in_shape.rank(); ++d) {
+    if (std::find(reduced.begin(), reduced.end(), d) == reduced.end()) kept.push_back(d);
+  }
+  for (int64_t d : reduced) r_dims.push_back(in_shape.dimensions(d));
+  int64_t r_size = 1;
+  for (int64_t s : r_dims) r_size *= s;
+  const int64_t n = static_cast<int64_t>(indices.size());
+  RETURN_IF_ERROR(ev.Reserve(inputs * n * r_size, instr));
+  ASSIGN_OR_RETURN(const Shape* out_shape, points::FlatLeafShape(instr, leaf));
+  std::vector<int64_t> in_indices(n * r_size);
+  std::vector<int64_t> o(out_shape->rank()), i(in_shape.rank()), r(r_dims.size());
+  for (int64_t e = 0; e < n; ++e) {
+    points::Unravel(indices[e], out_shape->dimensions(), o.data());
+    for (size_t k = 0; k < kept.size(); ++k) i[kept[k]] = o[k];
+    for (int64_t c = 0; c < r_size; ++c) {
+      points::Unravel(c, r_dims, r.data());
+      for (size_t k = 0; k < reduced.size(); ++k) i[reduced[k]] = r[k];
+      in_indices[e * r_size + c] = points::Ravel(i.data(), in_shape.dimensions());
+    }
+  }
+  std::vector<Literal> operands;
+  for (int64_t j = 0; j < inputs; ++j) {
+    ASSIGN_OR_RETURN(Literal values, ev.Get(*instr.operand(j), 0, frame, in_indices));
+    operands.push_back(AsMatrix(std::move(values), n, r_size));
+  }
+  for (int64_t j = 0; j < inputs; ++j) {
+    ASSIGN_OR_RETURN(Literal init, ev.Get(*instr.operand(inputs + j), 0, frame, {0}));
+    operands.push_back(AsScalar(init));
+  }
+  std::vector<const Literal*> pointers;
+  for (const Literal& l : operands) pointers.push_back(&l);
+  std::vector<Shape> results;
+  for (int64_t j = 0; j < inputs; ++j) {
+    results.push_back(Shape::Array(instr.operand(inputs + j)->shape().element_type(), {n}));
+  }
+  Synthetic synthetic;
+  HloInstruction* made =
+      synthetic.Like(instr, inputs == 1 ? results[0] : Shape::Tuple(results), pointers);
+  made->mutable_attrs()->dimensions = {1};
+  ASSIGN_OR_RETURN(Literal value, RunHandler(ev, *made, pointers));
+  if (inputs == 1) return value;
+  return std::move((*value.mutable_tuple_elements())[leaf]);
+}
+
+absl::StatusOr<Literal> PointOps::Sort(PointEvaluator& ev, const HloInstruction& instr,
+                                       int64_t leaf, const Frame* frame,
+                                       absl::Span<const int64_t> indices) {
+  const Shape& shape = instr.operand(0)->shape();
+  const int64_t dim = instr.dimensions().at(0);
+  const int64_t length = shape.dimensions(dim);
+  // The rows (the asked elements with the sort dim at 0) and each element's row and position.
+  absl::flat_hash_map<int64_t, int64_t> row_of;
+  std::vector<int64_t> row_starts;
+  std::vector<std::pair<int64_t, int64_t>> where(indices.size());
+  std::vector<int64_t> i(shape.rank());
+  for (size_t e = 0; e < indices.size(); ++e) {
+    points::Unravel(indices[e], shape.dimensions(), i.data());
+    const int64_t position = i[dim];
+    i[dim] = 0;
+    const int64_t start = points::Ravel(i.data(), shape.dimensions());
+    auto [it, inserted] = row_of.try_emplace(start, static_cast<int64_t>(row_starts.size()));
+    if (inserted) row_starts.push_back(start);
+    where[e] = {it->second, position};
+  }
+  int64_t stride = 1;
+  for (int64_t d = dim + 1; d < shape.rank(); ++d) stride *= shape.dimensions(d);
+  const int64_t rows = static_cast<int64_t>(row_starts.size());
+  RETURN_IF_ERROR(ev.Reserve(instr.operand_count() * rows * length, instr));
+  std::vector<int64_t> row_indices;
+  row_indices.reserve(rows * length);
+  for (int64_t start : row_starts) {
+    for (int64_t p = 0; p < length; ++p) row_indices.push_back(start + p * stride);
+  }
+  std::vector<Literal> operands;
+  std::vector<Shape> results;
+  for (const HloInstruction* operand : instr.operands()) {
+    ASSIGN_OR_RETURN(Literal values, ev.Get(*operand, 0, frame, row_indices));
+    operands.push_back(AsMatrix(std::move(values), rows, length));
+    results.push_back(operands.back().shape());
+  }
+  std::vector<const Literal*> pointers;
+  for (const Literal& l : operands) pointers.push_back(&l);
+  Synthetic synthetic;
+  HloInstruction* made = synthetic.Like(
+      instr, results.size() == 1 ? results[0] : Shape::Tuple(results), pointers);
+  made->mutable_attrs()->dimensions = {1};
+  ASSIGN_OR_RETURN(Literal sorted, RunHandler(ev, *made, pointers));
+  const Literal& column = results.size() == 1 ? sorted : sorted.tuple_elements()[leaf];
+  const int width = hlo::ByteWidth(column.shape().element_type());
+  Literal out(Shape::Array(column.shape().element_type(), {static_cast<int64_t>(indices.size())}));
+  for (size_t e = 0; e < indices.size(); ++e) {
+    points::SetBits(out, static_cast<int64_t>(e), width,
+                    points::BitsAt(column, where[e].first * length + where[e].second, width));
+  }
+  return out;
+}
+
+// all-reduce's combination of `operand`'s elements `indices` over `group`, in group order.
+absl::StatusOr<Literal> PointOps::CombineOverGroup(PointEvaluator& ev, const HloInstruction& instr,
+                                                   const HloInstruction& operand, int64_t leaf,
+                                                   const Frame* frame, const DeviceGroup& group,
+                                                   absl::Span<const int64_t> indices) {
+  ASSIGN_OR_RETURN(Literal acc,
+                   ev.Get(operand, leaf, ev.OnDevice(frame, group.devices.front()), indices));
+  for (size_t j = 1; j < group.devices.size(); ++j) {
+    ASSIGN_OR_RETURN(Literal next,
+                     ev.Get(operand, leaf, ev.OnDevice(frame, group.devices[j]), indices));
+    const Literal* pair[] = {&acc, &next};
+    // The reduction computation mapped over the two arrays.
+    Synthetic synthetic;
+    HloInstruction* map = synthetic.Make(HloOpcode::kMap, acc.shape(), pair);
+    map->mutable_attrs()->dimensions = {0};
+    map->AppendCalledComputation(instr.to_apply());
+    map->set_name(instr.name());
+    ASSIGN_OR_RETURN(Literal combined, RunHandler(ev, *map, pair));
+    acc = std::move(combined);
+  }
+  return acc;
+}
+
+absl::StatusOr<Literal> PointOps::Collective(PointEvaluator& ev, const HloInstruction& instr,
+                                             int64_t leaf, const Frame* frame,
+                                             absl::Span<const int64_t> indices) {
+  if (frame->device < 0) return Unsupported(instr, "in the unpartitioned reference");
+  DeviceContext device;
+  device.partition_id = frame->device;
+  device.num_partitions = ev.num_devices_;
+  // A combined collective (several operands) has one leaf per operand.
+  const bool combined = instr.operand_count() > 1;
+  const HloInstruction& operand = *instr.operand(combined ? leaf : 0);
+  const int64_t operand_leaf = combined ? 0 : leaf;
+  if (instr.opcode() == HloOpcode::kCollectivePermute) {
+    ASSIGN_OR_RETURN(int64_t source, PermuteSourceOf(instr, device));
+    if (source < 0) {
+      ASSIGN_OR_RETURN(const Shape* shape, points::FlatLeafShape(instr, leaf));
+      return Literal(Shape::Array(shape->element_type(), {static_cast<int64_t>(indices.size())}));
+    }
+    return ev.Get(operand, operand_leaf, ev.OnDevice(frame, source), indices);
+  }
+  ASSIGN_OR_RETURN(DeviceGroup group, DeviceGroupOf(instr, device));
+  const int64_t size = static_cast<int64_t>(group.devices.size());
+  switch (instr.opcode()) {
+    case HloOpcode::kAllReduce:
+      return CombineOverGroup(ev, instr, operand, operand_leaf, frame, group, indices);
+    case HloOpcode::kReduceScatter: {
+      ASSIGN_OR_RETURN(const Shape* shape, points::FlatLeafShape(instr, leaf));
+      const int64_t d = instr.dimensions().at(0);
+      const int64_t chunk = shape->dimensions(d);
+      const Shape& in = *points::LeafAt(operand.shape(), operand_leaf);
+      std::vector<int64_t> asked(indices.size()), o(shape->rank());
+      for (size_t e = 0; e < indices.size(); ++e) {
+        points::Unravel(indices[e], shape->dimensions(), o.data());
+        o[d] += group.rank * chunk;
+        asked[e] = points::Ravel(o.data(), in.dimensions());
+      }
+      return CombineOverGroup(ev, instr, operand, operand_leaf, frame, group, asked);
+    }
+    case HloOpcode::kAllGather:
+      return Move(ev, instr, leaf, indices, [&](int64_t* o, Source& s) {
+        const int64_t d = instr.dimensions().at(0);
+        const Shape& in = *points::LeafAt(operand.shape(), operand_leaf);
+        const int64_t chunk = in.dimensions(d);
+        const int64_t from = o[d] / chunk;
+        o[d] %= chunk;
+        s = Source{&operand, operand_leaf, ev.OnDevice(frame, group.devices[from]),
+                   points::Ravel(o, in.dimensions())};
+        return absl::OkStatus();
+      });
+    case HloOpcode::kAllToAll:
+      if (instr.dimensions().empty()) {  // Tuple form: leaf j comes from device j's operand.
+        return ev.Get(*instr.operand(group.rank), 0, ev.OnDevice(frame, group.devices[leaf]),
+                      indices);
+      }
+      return Move(ev, instr, leaf, indices, [&](int64_t* o, Source& s) {
+        const int64_t d = instr.dimensions().at(0);
+        const int64_t chunk = instr.shape().dimensions(d) / size;
+        const int64_t from = o[d] / chunk;
+        o[d] = group.rank * chunk + o[d] % chunk;
+        s = Source{&operand, 0, ev.OnDevice(frame, group.devices[from]),
+                   points::Ravel(o, operand.shape().dimensions())};
+        return absl::OkStatus();
+      });
+    default:
+      return Unsupported(instr);
+  }
+}
+
+absl::StatusOr<Literal> PointOps::Compute(PointEvaluator& ev, const HloInstruction& instr,
+                                          int64_t leaf, const Frame* frame,
+                                          absl::Span<const int64_t> indices) {
+  switch (instr.opcode()) {
+    case HloOpcode::kParameter:
+      return ev.ComputeParameter(instr, leaf, frame, indices);
+    case HloOpcode::kWhile:
+    case HloOpcode::kCall:
+    case HloOpcode::kFusion:
+    case HloOpcode::kConditional:
+      return ev.ComputeCalled(instr, leaf, frame, indices);
+    case HloOpcode::kCopy:
+    case HloOpcode::kReshape:
+    case HloOpcode::kOptimizationBarrier:
+    case HloOpcode::kAddDependency:
+      return ev.Get(*instr.operand(0), leaf, frame, indices);
+    case HloOpcode::kBitcast:
+      if (instr.shape().element_type() != instr.operand(0)->shape().element_type()) {
+        return Unsupported(instr, "changing the element type");
+      }
+      return ev.Get(*instr.operand(0), leaf, frame, indices);
+    case HloOpcode::kCustomCall:
+      if (!IsIdentityCustomCall(instr)) {
+        return Unsupported(instr, hlo::StrCat("\"", instr.attrs().custom_call_target, "\""));
+      }
+      return ev.Get(*instr.operand(0), leaf, frame, indices);
+    case HloOpcode::kGetTupleElement: {
+      const HloInstruction& tuple = *instr.operand(0);
+      return ev.Get(tuple, points::LeafOffset(tuple.shape(), instr.tuple_index()) + leaf, frame,
+                    indices);
+    }
+    case HloOpcode::kTuple:
+      for (const HloInstruction* element : instr.operands()) {
+        const int64_t count = points::LeafCount(element->shape());
+        if (leaf < count) return ev.Get(*element, leaf, frame, indices);
+        leaf -= count;
+      }
+      return absl::InternalError("tuple leaf out of range");
+    case HloOpcode::kConstant: {
+      ASSIGN_OR_RETURN(const Shape* shape, points::FlatLeafShape(instr, leaf));
+      const Literal& all = *instr.attrs().literal;
+      const Literal& value = LeafOf(all, LeafIndices(all.shape()).at(leaf));
+      const int width = hlo::ByteWidth(shape->element_type());
+      Literal out(Shape::Array(shape->element_type(), {static_cast<int64_t>(indices.size())}));
+      const bool splat = value.element_count() == 1;
+      for (size_t i = 0; i < indices.size(); ++i) {
+        points::SetBits(out, static_cast<int64_t>(i), width,
+                        points::BitsAt(value, splat ? 0 : indices[i], width));
+      }
+      return out;
+    }
+    case HloOpcode::kIota: {
+      const Shape& shape = instr.shape();
+      Literal out(Shape::Array(shape.element_type(), {static_cast<int64_t>(indices.size())}));
+      std::vector<int64_t> o(shape.rank());
+      for (size_t i = 0; i < indices.size(); ++i) {
+        points::Unravel(indices[i], shape.dimensions(), o.data());
+        const int64_t v = o[instr.attrs().iota_dimension];
+        if (hlo::IsFloatingPointType(shape.element_type())) {
+          out.SetDouble(static_cast<int64_t>(i), static_cast<double>(v));
+        } else {
+          out.SetInt(static_cast<int64_t>(i), v);
+        }
+      }
+      return out;
+    }
+    case HloOpcode::kPartitionId:
+    case HloOpcode::kReplicaId: {
+      Literal out(Shape::Array(instr.shape().element_type(), {static_cast<int64_t>(indices.size())}));
+      const int64_t id = instr.opcode() == HloOpcode::kPartitionId ? std::max<int64_t>(0, frame->device) : 0;
+      for (size_t i = 0; i < indices.size(); ++i) out.SetInt(static_cast<int64_t>(i), id);
+      return out;
+    }
+    case HloOpcode::kDot:
+      return Dot(ev, instr, frame, indices);
+    case HloOpcode::kReduce:
+      return Reduce(ev, instr, leaf, frame, indices);
+    case HloOpcode::kSort:
+      return Sort(ev, instr, leaf, frame, indices);
+    case HloOpcode::kAllReduce:
+    case HloOpcode::kReduceScatter:
+    case HloOpcode::kAllGather:
+    case HloOpcode::kAllToAll:
+    case HloOpcode::kCollectivePermute:
+      return Collective(ev, instr, leaf, frame, indices);
+    default:
+      break;
+  }
+  bool handled = false;
+  absl::StatusOr<Literal> moved = DataMovement(ev, instr, leaf, frame, indices, &handled);
+  if (handled) return moved;
+  if (IsElementwise(instr)) return Elementwise(ev, instr, frame, indices);
+  return Unsupported(instr);
+}
+
+}  // namespace runtime

@@ -1,0 +1,296 @@
+// Sampled verification (sampled_verify.h): hashed arguments, the sample of each root leaf, and
+// the comparison of the point evaluator's values.
+#include "runtime/cpu/sampled_verify.h"
+
+#include <pthread.h>
+
+#include <algorithm>
+#include <functional>
+#include <map>
+
+#include "hlo/sharding/shard_geometry.h"
+#include "hlo/sharding/unreduced.h"
+#include "hlo/status_macros.h"
+#include "hlo/strings.h"
+#include "runtime/cpu/point_elements.h"
+#include "runtime/cpu/point_evaluator.h"
+#include "runtime/cpu/tuple_leaves.h"
+
+namespace runtime {
+namespace {
+
+using hlo::HloInstruction;
+using hlo::HloSharding;
+using hlo::Literal;
+using hlo::Shape;
+
+uint64_t Mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+// Arguments as a function of their element index (the file comment of sampled_verify.h).
+class HashedArguments : public ArgumentSource {
+ public:
+  HashedArguments(const hlo::HloComputation& unpartitioned, const hlo::HloComputation& spmd,
+                  uint64_t seed)
+      : unpartitioned_(unpartitioned), spmd_(spmd), seed_(seed) {}
+
+  absl::Status Fill(int64_t parameter, int64_t leaf, int64_t device,
+                    absl::Span<const int64_t> indices, Literal& out) const override {
+    const HloInstruction* full = unpartitioned_.parameter_instruction(parameter);
+    const Shape* full_shape = points::LeafAt(full->shape(), leaf);
+    const uint64_t stream = Mix(seed_ ^ Mix(static_cast<uint64_t>(parameter) * 1000003ULL +
+                                            static_cast<uint64_t>(leaf)));
+    if (device < 0) {
+      for (size_t i = 0; i < indices.size(); ++i) {
+        uint64_t state = Mix(stream + static_cast<uint64_t>(indices[i]));
+        SetRandomElement(out, static_cast<int64_t>(i), state);
+      }
+      return absl::OkStatus();
+    }
+    ASSIGN_OR_RETURN(HloSharding sharding, LeafSharding(full->sharding_ptr(), full->shape(), leaf));
+    ASSIGN_OR_RETURN(hlo::ShardRegion region,
+                     hlo::ShardRegionForDevice(sharding, *full_shape, device));
+    const Shape* local_shape =
+        points::LeafAt(spmd_.parameter_instruction(parameter)->shape(), leaf);
+    if (local_shape == nullptr || local_shape->rank() != full_shape->rank()) {
+      return absl::InvalidArgumentError(hlo::StrCat(
+          "parameter ", parameter, " leaf ", leaf, " does not fit the SPMD program's parameter"));
+    }
+    const std::vector<int64_t> sizes = region.sizes();
+    std::vector<int64_t> index(full_shape->rank());
+    for (size_t i = 0; i < indices.size(); ++i) {
+      points::Unravel(indices[i], local_shape->dimensions(), index.data());
+      bool inside = region.holds_data;
+      for (size_t d = 0; d < index.size() && inside; ++d) {
+        inside = index[d] < sizes[d];
+        index[d] += region.offsets[d];
+      }
+      if (!inside) continue;  // Padding: zero, as ShardForDevice leaves it.
+      uint64_t state =
+          Mix(stream + static_cast<uint64_t>(points::Ravel(index.data(), full_shape->dimensions())));
+      SetRandomElement(out, static_cast<int64_t>(i), state);
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  const hlo::HloComputation& unpartitioned_;
+  const hlo::HloComputation& spmd_;
+  uint64_t seed_;
+};
+
+// Runs `work` on a thread with a 1 GiB stack (the point evaluator recurses along operand chains
+// and loop iterations).
+absl::Status OnLargeStack(const std::function<absl::Status()>& work) {
+  struct Job {
+    const std::function<absl::Status()>* work;
+    absl::Status status;
+  } job{&work, absl::OkStatus()};
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, size_t{1} << 30);
+  pthread_t thread;
+  auto run = [](void* arg) -> void* {
+    Job* j = static_cast<Job*>(arg);
+    try {
+      j->status = (*j->work)();
+    } catch (const std::bad_alloc&) {
+      j->status = absl::ResourceExhaustedError(
+          "sampled evaluation ran out of memory (the sample depends on too many elements)");
+    }
+    return nullptr;
+  };
+  const int rc = pthread_create(&thread, &attr, run, &job);
+  pthread_attr_destroy(&attr);
+  if (rc != 0) return work();
+  pthread_join(thread, nullptr);
+  return job.status;
+}
+
+absl::Status CheckSupported(const hlo::HloModule& unpartitioned) {
+  if (NeedsPerDeviceReference(unpartitioned)) {
+    return absl::UnimplementedError(
+        "sampled verification does not support modules that are in part SPMD programs already "
+        "(collectives, partition-id or manual shardings in the input)");
+  }
+  const hlo::HloComputation& entry = *unpartitioned.entry_computation();
+  std::vector<const HloInstruction*> annotated = {entry.root_instruction()};
+  for (int64_t p = 0; p < entry.num_parameters(); ++p) {
+    annotated.push_back(entry.parameter_instruction(p));
+  }
+  for (const HloInstruction* instr : annotated) {
+    for (int64_t k = 0; k < points::LeafCount(instr->shape()); ++k) {
+      ASSIGN_OR_RETURN(HloSharding s, LeafSharding(instr->sharding_ptr(), instr->shape(), k));
+      if (hlo::HasUnreduced(s)) {
+        return absl::UnimplementedError(hlo::StrCat(
+            "sampled verification does not support unreduced shardings (%", instr->name(), ")"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The sample of a root leaf of `shape` sharded by `sharding`: global element -> the devices
+// that must compute it (those it was picked for as a region's first, last or random element;
+// none for the uniformly random ones).
+absl::StatusOr<std::map<int64_t, std::vector<int64_t>>> Sample(
+    const HloSharding& sharding, const Shape& shape, int64_t num_devices,
+    const SampledVerifyOptions& options, uint64_t salt) {
+  std::map<int64_t, std::vector<int64_t>> picked;
+  const int64_t total = shape.num_elements();
+  if (total == 0) return picked;
+  uint64_t state = Mix(options.seed ^ Mix(salt));
+  auto next = [&](int64_t bound) {
+    state = Mix(state);
+    return static_cast<int64_t>(state % static_cast<uint64_t>(bound));
+  };
+  auto pick = [&](const int64_t* index, int64_t device) {
+    std::vector<int64_t>& devices = picked[points::Ravel(index, shape.dimensions())];
+    if (devices.empty() || devices.back() != device) devices.push_back(device);
+  };
+  std::vector<int64_t> index(shape.rank());
+  for (int64_t d = 0; d < num_devices; ++d) {
+    ASSIGN_OR_RETURN(hlo::ShardRegion region, hlo::ShardRegionForDevice(sharding, shape, d));
+    if (!region.holds_data || region.empty()) continue;
+    std::vector<int64_t> last(region.limits);
+    for (int64_t& x : last) --x;
+    pick(region.offsets.data(), d);
+    pick(last.data(), d);
+    for (int64_t k = 0; k < options.per_device_random; ++k) {
+      for (size_t j = 0; j < index.size(); ++j) {
+        index[j] = region.offsets[j] + next(region.limits[j] - region.offsets[j]);
+      }
+      pick(index.data(), d);
+    }
+  }
+  for (int64_t k = 0; k < options.random_samples; ++k) picked.try_emplace(next(total));
+  return picked;
+}
+
+// Compares root leaf `leaf` on the sample: the reference's values against every holder's.
+absl::StatusOr<LeafVerdict> VerifySampledLeaf(const hlo::HloModule& unpartitioned,
+                                              const hlo::HloModule& spmd, int64_t leaf,
+                                              PointEvaluator& reference, PointEvaluator& devices,
+                                              const SampledVerifyOptions& options) {
+  const HloInstruction& root = *unpartitioned.entry_computation()->root_instruction();
+  const Shape& shape = *points::LeafAt(root.shape(), leaf);
+  const Shape* device_shape =
+      points::LeafAt(spmd.entry_computation()->root_instruction()->shape(), leaf);
+  ASSIGN_OR_RETURN(HloSharding sharding, LeafSharding(root.sharding_ptr(), root.shape(), leaf));
+  LeafVerdict verdict;
+  verdict.shape = shape;
+  verdict.tolerance = options.tolerance.value_or(DefaultTolerance(shape.element_type()));
+  ASSIGN_OR_RETURN(auto picked, Sample(sharding, shape, options.num_partitions, options,
+                                        static_cast<uint64_t>(leaf)));
+  std::vector<int64_t> sample;
+  for (const auto& [global, devices] : picked) sample.push_back(global);
+  ASSIGN_OR_RETURN(Literal expected_all, reference.EntryRootElements(-1, leaf, sample));
+  // Which devices compute each sampled element: those it was picked for, and up to
+  // `holders_per_element` of the devices that hold it (all of them for a replicated leaf).
+  std::vector<std::vector<int64_t>> checkers(sample.size());
+  std::vector<int64_t> index(shape.rank());
+  std::vector<hlo::ShardRegion> regions;
+  for (int64_t d = 0; d < options.num_partitions; ++d) {
+    ASSIGN_OR_RETURN(regions.emplace_back(), hlo::ShardRegionForDevice(sharding, shape, d));
+  }
+  for (size_t s = 0; s < sample.size(); ++s) {
+    points::Unravel(sample[s], shape.dimensions(), index.data());
+    std::vector<int64_t> holders;
+    for (int64_t d = 0; d < options.num_partitions; ++d) {
+      const hlo::ShardRegion& r = regions[d];
+      bool inside = r.holds_data && !r.empty();
+      for (size_t j = 0; j < index.size() && inside; ++j) {
+        inside = index[j] >= r.offsets[j] && index[j] < r.limits[j];
+      }
+      if (inside) holders.push_back(d);
+    }
+    std::vector<int64_t>& chosen = checkers[s];
+    chosen = picked[sample[s]];
+    const size_t h = holders.size();
+    for (int64_t k = 0; k < options.holders_per_element && static_cast<size_t>(k) < h; ++k) {
+      chosen.push_back(holders[(Mix(sample[s]) + static_cast<uint64_t>(k) * (h / 2 + 1)) % h]);
+    }
+    std::sort(chosen.begin(), chosen.end());
+    chosen.erase(std::unique(chosen.begin(), chosen.end()), chosen.end());
+  }
+  // Every (device, sampled element) pair, in device order.
+  const int width = hlo::ByteWidth(shape.element_type());
+  std::vector<uint64_t> expected_bits, actual_bits;
+  std::vector<std::pair<int64_t, int64_t>> pairs;  // (device, position in `sample`).
+  for (int64_t d = 0; d < options.num_partitions; ++d) {
+    const hlo::ShardRegion& region = regions[d];
+    std::vector<int64_t> local, positions;
+    for (size_t s = 0; s < sample.size(); ++s) {
+      if (!std::binary_search(checkers[s].begin(), checkers[s].end(), d)) continue;
+      points::Unravel(sample[s], shape.dimensions(), index.data());
+      for (size_t j = 0; j < index.size(); ++j) index[j] -= region.offsets[j];
+      local.push_back(points::Ravel(index.data(), device_shape->dimensions()));
+      positions.push_back(static_cast<int64_t>(s));
+    }
+    if (local.empty()) continue;
+    ASSIGN_OR_RETURN(Literal actual, devices.EntryRootElements(d, leaf, local));
+    for (size_t k = 0; k < local.size(); ++k) {
+      pairs.emplace_back(d, positions[k]);
+      expected_bits.push_back(points::BitsAt(expected_all, positions[k], width));
+      actual_bits.push_back(points::BitsAt(actual, static_cast<int64_t>(k), width));
+    }
+  }
+  const int64_t m = static_cast<int64_t>(pairs.size());
+  Literal expected(Shape::Array(shape.element_type(), {m})), actual(expected.shape());
+  for (int64_t k = 0; k < m; ++k) {
+    points::SetBits(expected, k, width, expected_bits[k]);
+    points::SetBits(actual, k, width, actual_bits[k]);
+  }
+  verdict.comparison = CompareArrays(expected, actual, verdict.tolerance);
+  verdict.name = hlo::StrCat(LeafName("output", LeafIndices(root.shape()).at(leaf)), " (sampled: ",
+                             sample.size(), " of ", shape.num_elements(), " elements, ", m,
+                             " device values)");
+  if (!verdict.comparison.first_mismatch.empty()) {
+    const auto [device, position] = pairs[verdict.comparison.first_mismatch[0]];
+    verdict.comparison.first_mismatch.assign(shape.rank(), 0);
+    points::Unravel(sample[position], shape.dimensions(), verdict.comparison.first_mismatch.data());
+    hlo::StrAppend(&verdict.name, " [first mismatch on device ", device, "]");
+  }
+  verdict.comparison.elements = m;
+  return verdict;
+}
+
+}  // namespace
+
+absl::StatusOr<VerifyResult> VerifySampled(const hlo::HloModule& unpartitioned,
+                                           const hlo::HloModule& spmd,
+                                           const SampledVerifyOptions& options) {
+  RETURN_IF_ERROR(CheckSupported(unpartitioned));
+  const hlo::HloComputation& full_entry = *unpartitioned.entry_computation();
+  const hlo::HloComputation& spmd_entry = *spmd.entry_computation();
+  if (full_entry.num_parameters() != spmd_entry.num_parameters()) {
+    return absl::InvalidArgumentError(hlo::StrCat(
+        "the unpartitioned module takes ", full_entry.num_parameters(),
+        " parameters but the SPMD program takes ", spmd_entry.num_parameters()));
+  }
+  const int64_t leaves = points::LeafCount(full_entry.root_instruction()->shape());
+  if (points::LeafCount(spmd_entry.root_instruction()->shape()) != leaves) {
+    return absl::InvalidArgumentError("the two programs' outputs have different leaf counts");
+  }
+  HashedArguments arguments(full_entry, spmd_entry, options.seed);
+  PointEvaluator reference(unpartitioned, arguments, 1);
+  PointEvaluator devices(spmd, arguments, options.num_partitions);
+  reference.set_element_budget(options.element_budget);
+  devices.set_element_budget(options.element_budget);
+  VerifyResult result;
+  RETURN_IF_ERROR(OnLargeStack([&]() -> absl::Status {
+    for (int64_t leaf = 0; leaf < leaves; ++leaf) {
+      ASSIGN_OR_RETURN(LeafVerdict verdict,
+                       VerifySampledLeaf(unpartitioned, spmd, leaf, reference, devices, options));
+      result.leaves.push_back(std::move(verdict));
+    }
+    return absl::OkStatus();
+  }));
+  return result;
+}
+
+}  // namespace runtime

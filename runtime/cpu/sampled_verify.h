@@ -1,0 +1,56 @@
+// Sampled verification: the oracle of verify.h for programs too large to run on this machine
+// (a 41 GB operand, a dot of several TFLOP summed over the simulated devices).
+//
+// Instead of running both programs in full, it computes chosen elements of the outputs with the
+// point evaluator (point_evaluator.h), which evaluates only what those elements depend on:
+//   1. arguments are a pure function of (seed, parameter, leaf, element index) with verify.h's
+//      distributions, so the reference and every device see the same values without either
+//      being materialized; a device's parameter element is the full argument's element at the
+//      shard's offset (zero in the padding of an uneven shard);
+//   2. for each root leaf, the sample is: the first and last element of every device's region
+//      (where shard-boundary mistakes show), a few random elements inside each region, and
+//      `random_samples` uniformly random elements of the whole array;
+//   3. each sampled element is computed by the unpartitioned program and by the devices it was
+//      picked for plus up to `holders_per_element` others that hold it, and compared under
+//      verify.h's tolerances.
+// Exact on the sampled elements; a mistake confined to unsampled elements is not seen. The
+// verdict's leaf names say how many elements were compared. Modules that need a per-device
+// reference (NeedsPerDeviceReference: collectives or manual shardings in the input) and ops the
+// point evaluator does not support are errors.
+#ifndef RUNTIME_CPU_SAMPLED_VERIFY_H_
+#define RUNTIME_CPU_SAMPLED_VERIFY_H_
+
+#include <cstdint>
+#include <optional>
+
+#include "absl/status/statusor.h"
+#include "hlo/ir/hlo_module.h"
+#include "runtime/cpu/compare.h"
+#include "runtime/cpu/verify.h"
+
+namespace runtime {
+
+struct SampledVerifyOptions {
+  uint64_t seed = 0;
+  int64_t num_partitions = 1;
+  // Uniformly random elements per root leaf, on top of each device region's first, last and
+  // `per_device_random` random elements.
+  int64_t random_samples = 48;
+  int64_t per_device_random = 2;
+  // Devices that compute each sampled element, among those holding it, besides the devices it
+  // was picked for (a replicated leaf is held by all; every device still computes its region's
+  // first and last element, so replicas that disagree there are seen).
+  int64_t holders_per_element = 2;
+  // Element evaluations allowed per program (point_evaluator.h).
+  int64_t element_budget = 60'000'000;
+  std::optional<Tolerance> tolerance;
+};
+
+// See the file comment. The result's `expected` and `assembled` are empty.
+absl::StatusOr<VerifyResult> VerifySampled(const hlo::HloModule& unpartitioned,
+                                           const hlo::HloModule& spmd,
+                                           const SampledVerifyOptions& options);
+
+}  // namespace runtime
+
+#endif  // RUNTIME_CPU_SAMPLED_VERIFY_H_
