@@ -14,7 +14,7 @@ void TuneMallocForExecutor() {
   static std::once_flag once;
   std::call_once(once, [] {
     mallopt(M_MMAP_MAX, 0);
-    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+    mallopt(M_TRIM_THRESHOLD, -1);
     mallopt(M_ARENA_MAX, 1);
   });
 #endif

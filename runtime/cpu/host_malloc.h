@@ -9,14 +9,16 @@
 // which serve any allocation over 64 MiB with mmap whatever the settings.
 //
 // TuneMallocForExecutor keeps large buffers in the heap instead: M_MMAP_MAX = 0 (no mmap for
-// large blocks), M_TRIM_THRESHOLD = 1 GiB (keep up to 1 GiB free at the top of the heap rather
-// than returning it after every free), and M_ARENA_MAX = 1 (device threads share the main
+// large blocks), M_TRIM_THRESHOLD = -1 (never return the heap's free top to the kernel: a
+// verify run frees the reference's GiBs and then allocates the devices' as much again, which
+// re-faulted every page when the top was trimmed -- SortWithMovableAndNonMovableDimension
+// spent a third of its 59 s clearing pages), and M_ARENA_MAX = 1 (device threads share the main
 // heap, so what one device frees another can reuse; the executor allocates per instruction,
 // so the shared lock is not contended). A freed value's pages are then reused by the next
 // result without faulting. Peak resident memory is not raised: freed blocks are reused before
 // the heap grows, and trimming only ever lowers the current, never the peak, footprint (the
-// `executor_bench --memory` check bounds it by 2 x live set + 100 MiB). Memory held at the
-// heap top is returned at exit, or when more than 1 GiB is free there.
+// `executor_bench --memory` check bounds it by 2 x live set + 100 MiB). The heap is returned
+// at exit.
 #ifndef RUNTIME_CPU_HOST_MALLOC_H_
 #define RUNTIME_CPU_HOST_MALLOC_H_
 

@@ -316,13 +316,15 @@ Literal ManualLeafForDevice(const Literal& full, int64_t device, int64_t paramet
 }
 
 absl::StatusOr<std::vector<Literal>> RunReference(const hlo::HloModule& unpartitioned,
-                                                  const std::vector<Literal>& arguments,
+                                                  std::vector<Literal> arguments,
                                                   int64_t num_devices,
                                                   double collective_timeout_seconds) {
   MultiDeviceOptions devices;
   devices.collective_timeout_seconds = collective_timeout_seconds;
   if (!NeedsPerDeviceReference(unpartitioned) || num_devices <= 1) {
-    return RunOnDevices(unpartitioned, {arguments}, devices);
+    std::vector<std::vector<Literal>> one;
+    one.push_back(std::move(arguments));  // Not a copy: the arguments can be GiBs.
+    return RunOnDevices(unpartitioned, std::move(one), devices);
   }
   const hlo::HloComputation* entry = unpartitioned.entry_computation();
   RETURN_IF_ERROR(CheckArguments(*entry, arguments));
@@ -623,7 +625,7 @@ absl::StatusOr<VerifyResult> VerifyAgainst(const hlo::HloModule& unpartitioned,
   ASSIGN_OR_RETURN(std::vector<std::vector<Literal>> device_args,
                    ShardArguments(unpartitioned, spmd, arguments, options.num_partitions));
   ASSIGN_OR_RETURN(std::vector<Literal> expected,
-                   RunReference(unpartitioned, arguments, options.num_partitions,
+                   RunReference(unpartitioned, std::move(arguments), options.num_partitions,
                                 options.collective_timeout_seconds));
   MultiDeviceOptions devices;
   devices.collective_timeout_seconds = options.collective_timeout_seconds;

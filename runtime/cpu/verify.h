@@ -123,7 +123,7 @@ hlo::Literal ManualLeafForDevice(const hlo::Literal& full, int64_t device, int64
 // Step 1: runs `unpartitioned` on `arguments` (one full literal per parameter): on one device,
 // or on `num_devices` when NeedsPerDeviceReference. Returns one result per device run.
 absl::StatusOr<std::vector<hlo::Literal>> RunReference(const hlo::HloModule& unpartitioned,
-                                                       const std::vector<hlo::Literal>& arguments,
+                                                       std::vector<hlo::Literal> arguments,
                                                        int64_t num_devices,
                                                        double collective_timeout_seconds);
 
