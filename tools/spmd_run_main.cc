@@ -423,8 +423,9 @@ int VerifyProgram(const Options& options, const std::vector<std::string>& passes
   std::string error;
   std::optional<ParsedModule> full = Load(options.input, &error, options.num_partitions);
   if (!full) return Fail(error);
+  // Why the full run cannot go ahead, and which program it names.
   std::optional<std::string> refusal = ExceedsLimits(options, *full->module);
-  if (refusal) refusal = hlo::StrCat(options.input, ": error: ", *refusal);
+  std::string refused = options.input;
   std::optional<ParsedModule> spmd = options.against.empty() ? Partition(options, passes, &error)
                                                               : Load(options.against, &error);
   if (!spmd) return Fail(error);
@@ -441,9 +442,8 @@ int VerifyProgram(const Options& options, const std::vector<std::string>& passes
   const int64_t n = ResolveDevices(options, *spmd->module, full->module.get());
   // Every device of the SPMD program runs in this process.
   if (!refusal) {
-    if (std::optional<std::string> r = ExceedsLimits(options, *spmd->module, n)) {
-      refusal = hlo::StrCat(program_name, ": error: ", *r);
-    }
+    refusal = ExceedsLimits(options, *spmd->module, n);
+    refused = program_name;
   }
   const bool can_sample = options.inputs_dir.empty() && options.outputs_dir.empty() &&
                           options.backend == "cpu" && options.repeat == 1;
@@ -455,12 +455,12 @@ int VerifyProgram(const Options& options, const std::vector<std::string>& passes
     }
     if (refusal) {
       std::cout << "the full run is over this machine's limits ("
-                << refusal->substr(refusal->find("error: ") + 7)
+                << *refusal
                 << "); comparing sampled output elements instead (--sampled=never refuses)\n";
     }
     return VerifySampledProgram(options, *full, *spmd, program_name, n);
   }
-  if (refusal) return Fail(*refusal);
+  if (refusal) return Fail(hlo::StrCat(refused, ": error: ", *refusal));
   std::vector<Literal> arguments;
   if (options.inputs_dir.empty()) {
     arguments = runtime::RandomArguments(*full->module, options.seed);

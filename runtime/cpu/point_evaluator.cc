@@ -101,8 +101,8 @@ absl::StatusOr<Literal> PointEvaluator::EntryRootElements(int64_t device, int64_
 absl::Status PointEvaluator::Reserve(int64_t count, const HloInstruction& instr) const {
   if (count > element_budget_ - memoized_elements_) {
     return absl::ResourceExhaustedError(hlo::StrCat(
-        "sampled evaluation needs more than ", element_budget_, " elements (%", instr.name(),
-        " alone needs ", count, ")"));
+        "sampled evaluation needs more than ", element_budget_, " elements (at %", instr.name(),
+        ", which asks for ", count, " more)"));
   }
   return absl::OkStatus();
 }
@@ -139,12 +139,8 @@ absl::StatusOr<Literal> PointEvaluator::Get(const HloInstruction& instr, int64_t
     }
   }
   if (!missing.empty()) {
+    RETURN_IF_ERROR(Reserve(static_cast<int64_t>(missing.size()), instr));
     memoized_elements_ += static_cast<int64_t>(missing.size());
-    if (memoized_elements_ > element_budget_) {
-      return absl::ResourceExhaustedError(hlo::StrCat(
-          "sampled evaluation needs more than ", element_budget_, " elements (at %",
-          instr.name(), ")"));
-    }
     absl::StatusOr<Literal> values = ComputeNested(instr, leaf, frame, missing);
     if (!values.ok()) return values.status();
     // Compute may have grown memo_: look the entry up again.

@@ -134,12 +134,34 @@ absl::Status CheckSupported(const hlo::HloModule& unpartitioned) {
   return absl::OkStatus();
 }
 
-// The sample of a root leaf of `shape` sharded by `sharding`: global element -> the devices
-// that must compute it (those it was picked for as a region's first, last or random element;
-// none for the uniformly random ones).
-absl::StatusOr<std::map<int64_t, std::vector<int64_t>>> Sample(
-    const HloSharding& sharding, const Shape& shape, int64_t num_devices,
-    const SampledVerifyOptions& options, uint64_t salt) {
+// Every device's region of a root leaf of `shape` sharded by `sharding`.
+absl::StatusOr<std::vector<hlo::ShardRegion>> Regions(const HloSharding& sharding,
+                                                      const Shape& shape, int64_t num_devices) {
+  std::vector<hlo::ShardRegion> regions;
+  for (int64_t d = 0; d < num_devices; ++d) {
+    ASSIGN_OR_RETURN(regions.emplace_back(), hlo::ShardRegionForDevice(sharding, shape, d));
+  }
+  return regions;
+}
+
+bool HoldsData(const hlo::ShardRegion& r) { return r.holds_data && !r.empty(); }
+
+// Whether `r` holds the element at multi-index `index`.
+bool Holds(const hlo::ShardRegion& r, const std::vector<int64_t>& index) {
+  bool inside = HoldsData(r);
+  for (size_t j = 0; j < index.size() && inside; ++j) {
+    inside = index[j] >= r.offsets[j] && index[j] < r.limits[j];
+  }
+  return inside;
+}
+
+// The sample of a root leaf of `shape` whose devices hold `regions`: global element -> the
+// devices that must compute it (those it was picked for as a region's first, last or random
+// element; none for the uniformly random ones).
+std::map<int64_t, std::vector<int64_t>> Sample(const std::vector<hlo::ShardRegion>& regions,
+                                               const Shape& shape,
+                                               const SampledVerifyOptions& options,
+                                               uint64_t salt) {
   std::map<int64_t, std::vector<int64_t>> picked;
   const int64_t total = shape.num_elements();
   if (total == 0) return picked;
@@ -153,9 +175,9 @@ absl::StatusOr<std::map<int64_t, std::vector<int64_t>>> Sample(
     if (devices.empty() || devices.back() != device) devices.push_back(device);
   };
   std::vector<int64_t> index(shape.rank());
-  for (int64_t d = 0; d < num_devices; ++d) {
-    ASSIGN_OR_RETURN(hlo::ShardRegion region, hlo::ShardRegionForDevice(sharding, shape, d));
-    if (!region.holds_data || region.empty()) continue;
+  for (int64_t d = 0; d < static_cast<int64_t>(regions.size()); ++d) {
+    const hlo::ShardRegion& region = regions[d];
+    if (!HoldsData(region)) continue;
     std::vector<int64_t> last(region.limits);
     for (int64_t& x : last) --x;
     pick(region.offsets.data(), d);
@@ -171,7 +193,33 @@ absl::StatusOr<std::map<int64_t, std::vector<int64_t>>> Sample(
   return picked;
 }
 
-// Compares root leaf `leaf` on the sample: the reference's values against every holder's.
+// The devices that compute each sampled element (sorted): those it was picked for, and up to
+// `holders_per_element` of the devices that hold it (all of them for a replicated leaf).
+std::vector<std::vector<int64_t>> Checkers(const std::map<int64_t, std::vector<int64_t>>& picked,
+                                           const std::vector<hlo::ShardRegion>& regions,
+                                           const Shape& shape,
+                                           const SampledVerifyOptions& options) {
+  std::vector<std::vector<int64_t>> checkers;
+  std::vector<int64_t> index(shape.rank());
+  for (const auto& [global, picked_for] : picked) {
+    points::Unravel(global, shape.dimensions(), index.data());
+    std::vector<int64_t> holders;
+    for (int64_t d = 0; d < static_cast<int64_t>(regions.size()); ++d) {
+      if (Holds(regions[d], index)) holders.push_back(d);
+    }
+    std::vector<int64_t> chosen = picked_for;
+    const size_t h = holders.size();
+    for (int64_t k = 0; k < options.holders_per_element && static_cast<size_t>(k) < h; ++k) {
+      chosen.push_back(holders[(Mix(global) + static_cast<uint64_t>(k) * (h / 2 + 1)) % h]);
+    }
+    std::sort(chosen.begin(), chosen.end());
+    chosen.erase(std::unique(chosen.begin(), chosen.end()), chosen.end());
+    checkers.push_back(std::move(chosen));
+  }
+  return checkers;
+}
+
+// Compares root leaf `leaf` on the sample: the reference's values against the checkers'.
 absl::StatusOr<LeafVerdict> VerifySampledLeaf(const hlo::HloModule& unpartitioned,
                                               const hlo::HloModule& spmd, int64_t leaf,
                                               PointEvaluator& reference, PointEvaluator& devices,
@@ -184,39 +232,15 @@ absl::StatusOr<LeafVerdict> VerifySampledLeaf(const hlo::HloModule& unpartitione
   LeafVerdict verdict;
   verdict.shape = shape;
   verdict.tolerance = options.tolerance.value_or(DefaultTolerance(shape.element_type()));
-  ASSIGN_OR_RETURN(auto picked, Sample(sharding, shape, options.num_partitions, options,
-                                        static_cast<uint64_t>(leaf)));
+  ASSIGN_OR_RETURN(std::vector<hlo::ShardRegion> regions,
+                   Regions(sharding, shape, options.num_partitions));
+  const std::map<int64_t, std::vector<int64_t>> picked =
+      Sample(regions, shape, options, static_cast<uint64_t>(leaf));
   std::vector<int64_t> sample;
   for (const auto& [global, devices] : picked) sample.push_back(global);
   ASSIGN_OR_RETURN(Literal expected_all, reference.EntryRootElements(-1, leaf, sample));
-  // Which devices compute each sampled element: those it was picked for, and up to
-  // `holders_per_element` of the devices that hold it (all of them for a replicated leaf).
-  std::vector<std::vector<int64_t>> checkers(sample.size());
+  const std::vector<std::vector<int64_t>> checkers = Checkers(picked, regions, shape, options);
   std::vector<int64_t> index(shape.rank());
-  std::vector<hlo::ShardRegion> regions;
-  for (int64_t d = 0; d < options.num_partitions; ++d) {
-    ASSIGN_OR_RETURN(regions.emplace_back(), hlo::ShardRegionForDevice(sharding, shape, d));
-  }
-  for (size_t s = 0; s < sample.size(); ++s) {
-    points::Unravel(sample[s], shape.dimensions(), index.data());
-    std::vector<int64_t> holders;
-    for (int64_t d = 0; d < options.num_partitions; ++d) {
-      const hlo::ShardRegion& r = regions[d];
-      bool inside = r.holds_data && !r.empty();
-      for (size_t j = 0; j < index.size() && inside; ++j) {
-        inside = index[j] >= r.offsets[j] && index[j] < r.limits[j];
-      }
-      if (inside) holders.push_back(d);
-    }
-    std::vector<int64_t>& chosen = checkers[s];
-    chosen = picked[sample[s]];
-    const size_t h = holders.size();
-    for (int64_t k = 0; k < options.holders_per_element && static_cast<size_t>(k) < h; ++k) {
-      chosen.push_back(holders[(Mix(sample[s]) + static_cast<uint64_t>(k) * (h / 2 + 1)) % h]);
-    }
-    std::sort(chosen.begin(), chosen.end());
-    chosen.erase(std::unique(chosen.begin(), chosen.end()), chosen.end());
-  }
   // Every (device, sampled element) pair, in device order.
   const int width = hlo::ByteWidth(shape.element_type());
   std::vector<uint64_t> expected_bits, actual_bits;
