@@ -52,16 +52,24 @@ absl::Status VerifyWithLocations(const hlo::ParsedModule& parsed) {
   return absl::InvalidArgumentError(parsed.FormatError(instr, first.message));
 }
 
-// The device count: --num-partitions, else the module's, else 1 + the largest device id.
-int64_t ResolveNumPartitions(const hlo::HloModule& module, const DriverOptions& options) {
-  if (options.num_partitions) return *options.num_partitions;
-  if (module.config().num_partitions > 1) return module.config().num_partitions;
-  return std::max<int64_t>(1, hlo::MaxDeviceIdInShardings(module) + 1);
-}
-
 absl::StatusOr<spmd::PartitionerOptions> MakePartitionerOptions(const DriverOptions& options);
 
 }  // namespace
+
+absl::StatusOr<int64_t> ResolveNumPartitions(const hlo::HloModule& module,
+                                             std::optional<int64_t> flag) {
+  const int64_t declared = module.config().num_partitions;
+  if (flag.has_value()) {
+    if (declared > 1 && *flag != declared) {
+      return absl::InvalidArgumentError(hlo::StrCat(
+          "--num-partitions ", *flag, " contradicts the module's num_partitions=", declared,
+          " (its shardings were written for ", declared, " devices)"));
+    }
+    return *flag;
+  }
+  if (declared > 1) return declared;
+  return std::max<int64_t>(1, hlo::MaxDeviceIdInShardings(module) + 1);
+}
 
 absl::Status ValidateDriverOptions(const DriverOptions& options) {
   absl::StatusOr<spmd::PartitionerOptions> partitioner = MakePartitionerOptions(options);
@@ -89,6 +97,7 @@ absl::StatusOr<spmd::PartitionerOptions> MakePartitionerOptions(const DriverOpti
   out.device_model = *std::move(model);
   out.dot.forced_family = options.dot_strategy;
   out.dot.enable_windowed_einsum = !options.disable_windowed_einsum;
+  out.strict = options.strict;
   if (options.windowed_einsum_threshold_bytes >= 0) {
     out.dot.windowed_threshold_bytes = options.windowed_einsum_threshold_bytes;
   }
@@ -97,6 +106,10 @@ absl::StatusOr<spmd::PartitionerOptions> MakePartitionerOptions(const DriverOpti
 
 struct PassResults {
   int64_t full_rematerializations = 0;
+  int64_t replicated_fallbacks = 0;
+  int64_t replicated_fallback_bytes = 0;
+  double propagation_ms = 0;  // The propagate pass; the other passes count as partition time.
+  double partition_ms = 0;
   std::string explain;
   std::optional<spmd::DeviceModel> device_model;  // The partition pass's, when it ran.
 };
@@ -159,6 +172,9 @@ absl::StatusOr<PassResults> RunPasses(const DriverOptions& options, hlo::ParsedM
   absl::flat_hash_map<std::string, std::pair<int64_t, int64_t>> positions;
   for (const auto& [instr, position] : parsed.locations) positions[instr->name()] = position;
   absl::StatusOr<bool> changed = pipeline.Run(parsed.module.get());
+  for (const auto& [name, ms] : pipeline.pass_times_ms()) {
+    (name == "propagate" ? results.propagation_ms : results.partition_ms) += ms;
+  }
   if (!changed.ok()) {
     const std::string message(hlo::ToStd(changed.status().message()));
     return absl::Status(changed.status().code(), LocatedPassError(parsed, positions, message));
@@ -168,6 +184,8 @@ absl::StatusOr<PassResults> RunPasses(const DriverOptions& options, hlo::ParsedM
   }
   if (partitioner != nullptr) {
     results.full_rematerializations = partitioner->log().full_rematerializations;
+    results.replicated_fallbacks = partitioner->log().replicated_fallbacks;
+    results.replicated_fallback_bytes = partitioner->log().replicated_fallback_bytes;
     for (const std::string& line : partitioner->log().lines) results.explain += line + "\n";
   }
   if (results.explain.empty()) results.explain = "no partitioning decisions were made\n";
@@ -205,7 +223,12 @@ absl::StatusOr<DriverResult> ProcessInput(const std::string& path, const DriverO
   absl::StatusOr<hlo::ParsedModule> parsed = hlo::ParseModuleFile(path, *contents);
   if (!parsed.ok()) return parsed.status();
   hlo::HloModule& module = *parsed->module;
-  const int64_t num_partitions = ResolveNumPartitions(module, options);
+  absl::StatusOr<int64_t> resolved = ResolveNumPartitions(module, options.num_partitions);
+  if (!resolved.ok()) {
+    return absl::InvalidArgumentError(
+        parsed->FormatError(nullptr, hlo::ToStd(resolved.status().message())));
+  }
+  const int64_t num_partitions = *resolved;
   module.mutable_config()->num_partitions = num_partitions;
   if (absl::Status s = VerifyWithLocations(*parsed); !s.ok()) return s;
   const double parse_ms = Millis(start);
@@ -224,10 +247,8 @@ absl::StatusOr<DriverResult> ProcessInput(const std::string& path, const DriverO
       return s;
     }
   }
-  const Clock::time_point passes_start = Clock::now();
   absl::StatusOr<PassResults> passes = RunPasses(options, *parsed);
   if (!passes.ok()) return passes.status();
-  const double partition_ms = Millis(passes_start);
 
   DriverResult result;
   if (options.emit == EmitFormat::kProto) {
@@ -243,8 +264,11 @@ absl::StatusOr<DriverResult> ProcessInput(const std::string& path, const DriverO
   stats.num_partitions = num_partitions;
   stats.instructions_before = instructions_before;
   stats.time_ms_parse = parse_ms;
-  stats.time_ms_partition = partition_ms;
+  stats.time_ms_propagation = passes->propagation_ms;
+  stats.time_ms_partition = passes->partition_ms;
   stats.full_rematerializations = passes->full_rematerializations;
+  stats.replicated_fallbacks = passes->replicated_fallbacks;
+  stats.replicated_fallback_bytes = passes->replicated_fallback_bytes;
   // The partition pass's device model (read once per input), else the option's.
   absl::StatusOr<spmd::DeviceModel> model = passes->device_model.has_value()
                                                 ? *passes->device_model

@@ -11,6 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "hlo/ir/hlo_module.h"
 
 namespace tools {
 
@@ -26,6 +27,8 @@ struct DriverOptions {
   std::string dot_strategy;           // --dot-strategy NAME: force one dot strategy (tests).
   bool disable_windowed_einsum = false;        // --no-windowed-einsum.
   int64_t windowed_einsum_threshold_bytes = -1;  // --windowed-einsum-threshold BYTES.
+  // --strict: a split instruction computed whole (replicated fallback) fails the input.
+  bool strict = false;
 };
 
 struct DriverResult {
@@ -34,6 +37,12 @@ struct DriverResult {
   std::string stats_text;  // Human-readable statistics.
   std::string explain;     // The partitioner's decision log (--explain, explain.txt).
 };
+
+// The device count for `module`: `flag` (--num-partitions), else the module's num_partitions,
+// else 1 + the largest device id in its shardings. A flag that contradicts a num_partitions
+// the module declares (> 1) is InvalidArgument: its shardings were written for that count.
+absl::StatusOr<int64_t> ResolveNumPartitions(const hlo::HloModule& module,
+                                             std::optional<int64_t> flag);
 
 // The pass names `spmd-partition` knows, in pipeline order.
 const std::vector<std::string>& KnownPassNames();

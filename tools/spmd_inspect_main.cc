@@ -7,6 +7,7 @@
 
 #include "CLI/CLI.hpp"
 #include "hlo/io/module_io.h"
+#include "hlo/large_stack.h"
 #include "tools/inspect/dot_writer.h"
 #include "tools/inspect/html_report.h"
 #include "tools/inspect/inspected_module.h"
@@ -63,7 +64,7 @@ int RunInspect(const Flags& f, const tools::InspectOptions& options) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int Main(int argc, char** argv) {
   CLI::App app{
       "Inspect SPMD-partitioned HLO modules (ours or XLA's dumps): statistics, every "
       "collective with the bytes it moves, per-device peak memory."};
@@ -105,4 +106,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   return RunInspect(f, options);
+}
+
+// The work runs on a large stack: deeply nested modules recurse once per level.
+int main(int argc, char** argv) {
+  return hlo::RunOnLargeStack([&] { return Main(argc, argv); });
 }

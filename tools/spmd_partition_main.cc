@@ -12,6 +12,7 @@
 #include "CLI/CLI.hpp"
 #include "hlo/analysis/module_stats.h"
 #include "hlo/io/module_io.h"
+#include "hlo/large_stack.h"
 #include "hlo/strings.h"
 #include "tools/batch/input_list.h"
 #include "tools/batch/ordered_pool.h"
@@ -27,7 +28,7 @@ struct Flags {
   int64_t num_partitions = 0;
   int64_t windowed_einsum_threshold = -1;
   int jobs = 1;
-  bool explain = false, recursive = false, no_windowed_einsum = false;
+  bool explain = false, recursive = false, no_windowed_einsum = false, strict = false;
 };
 
 void AddOptions(CLI::App& app, Flags& f) {
@@ -44,6 +45,9 @@ void AddOptions(CLI::App& app, Flags& f) {
   app.add_option("--stats", f.stats, "print statistics")->check(CLI::IsMember({"json", "text"}));
   app.add_option("--stats-file", f.stats_file, "write statistics here instead of stderr");
   app.add_flag("--explain", f.explain, "print the decision log on stderr");
+  app.add_flag("--strict", f.strict,
+               "fail an input when a split instruction would be computed whole (a replicated "
+               "fallback) instead of counting it");
   app.add_option("--device-model", f.device_model, "cost-model name or JSON file");
   app.add_option("--dot-strategy", f.dot_strategy, "force one dot strategy (by name)");
   app.add_flag("--no-windowed-einsum", f.no_windowed_einsum, "never choose windowed einsum");
@@ -64,6 +68,7 @@ absl::StatusOr<tools::DriverOptions> MakeOptions(const Flags& f) {
   options.dot_strategy = f.dot_strategy;
   options.disable_windowed_einsum = f.no_windowed_einsum;
   options.windowed_einsum_threshold_bytes = f.windowed_einsum_threshold;
+  options.strict = f.strict;
   if (absl::Status s = tools::ValidateDriverOptions(options); !s.ok()) return s;
   return options;
 }
@@ -85,6 +90,29 @@ std::string OneLineError(const std::string& input, const absl::Status& status) {
 }
 
 // Writes results in input order and keeps the counts, statistics and exit code.
+// Where `input`'s output goes: -o itself for one input, else a file under the -o directory.
+std::filesystem::path OutputPath(const Flags& f, const tools::InputList& list,
+                                 const tools::BatchInput& input) {
+  if (!list.batch) return f.output;
+  return std::filesystem::path(f.output) /
+         (input.relative_stem + (f.emit == "proto" ? ".pb" : ".hlo"));
+}
+
+// An output that is one of the inputs would replace the module it came from.
+absl::Status CheckOutputsSpareInputs(const Flags& f, const tools::InputList& list) {
+  if (f.output.empty()) return absl::OkStatus();
+  for (const tools::BatchInput& input : list.inputs) {
+    if (input.path == "-") continue;
+    const std::filesystem::path out = OutputPath(f, list, input);
+    std::error_code ec;
+    if (std::filesystem::equivalent(out, input.path, ec)) {
+      return absl::InvalidArgumentError(
+          hlo::StrCat(out.string(), ": error: the output would overwrite its input ", input.path));
+    }
+  }
+  return absl::OkStatus();
+}
+
 class Emitter {
  public:
   Emitter(const Flags& f, const tools::InputList& list, tools::ProgressBar* bar)
@@ -131,9 +159,7 @@ class Emitter {
       return absl::OkStatus();
     }
     if (!list_.batch) return hlo::WriteFileAtomically(f_.output, bytes);
-    const std::filesystem::path path =
-        std::filesystem::path(f_.output) /
-        (input.relative_stem + (f_.emit == "proto" ? ".pb" : ".hlo"));
+    const std::filesystem::path path = OutputPath(f_, list_, input);
     std::error_code ec;
     std::filesystem::create_directories(path.parent_path(), ec);
     return hlo::WriteFileAtomically(path.string(), bytes);
@@ -185,7 +211,7 @@ int UsageError(std::string_view message) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int Main(int argc, char** argv) {
   CLI::App app{"Partition HLO modules into SPMD programs."};
   Flags f;
   AddOptions(app, f);
@@ -206,6 +232,9 @@ int main(int argc, char** argv) {
       return UsageError(hlo::ToStd(s.message()));
     }
   }
+  if (absl::Status s = CheckOutputsSpareInputs(f, *list); !s.ok()) {
+    return UsageError(hlo::ToStd(s.message()));
+  }
   if (list->batch && !f.output.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(f.output, ec);
@@ -215,4 +244,9 @@ int main(int argc, char** argv) {
     }
   }
   return RunAll(f, *list, *options);
+}
+
+// The work runs on a large stack: deeply nested modules recurse once per level.
+int main(int argc, char** argv) {
+  return hlo::RunOnLargeStack([&] { return Main(argc, argv); });
 }

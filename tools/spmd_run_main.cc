@@ -30,6 +30,7 @@
 #include "CLI/CLI.hpp"
 #include "hlo/analysis/module_stats.h"
 #include "hlo/io/module_io.h"
+#include "hlo/large_stack.h"
 #include "hlo/strings.h"
 #include "hlo/verifier/hlo_verifier.h"
 #include "runtime/cpu/multi_device_runner.h"
@@ -53,6 +54,7 @@ struct Options {
   bool verify = false;
   std::string against;
   bool partitioned = false;
+  bool strict = false;
   uint64_t seed = 0;
   std::string inputs_dir;
   std::string outputs_dir;
@@ -124,6 +126,11 @@ std::optional<ParsedModule> Load(const std::string& path, std::string* error,
   }
   hlo::HloModuleConfig* config = parsed->module->mutable_config();
   if (num_partitions > 0) {
+    absl::StatusOr<int64_t> resolved = tools::ResolveNumPartitions(*parsed->module, num_partitions);
+    if (!resolved.ok()) {
+      *error = parsed->FormatError(nullptr, hlo::ToStd(resolved.status().message()));
+      return std::nullopt;
+    }
     config->num_partitions = num_partitions;
   } else {
     config->num_partitions = std::max<int64_t>(
@@ -147,6 +154,7 @@ std::optional<ParsedModule> Partition(const Options& options,
   tools::DriverOptions driver;
   driver.passes = passes;
   if (options.num_partitions > 0) driver.num_partitions = options.num_partitions;
+  driver.strict = options.strict;
   absl::StatusOr<tools::DriverResult> result = tools::ProcessInput(options.input, driver);
   if (!result.ok()) {
     *error = std::string(hlo::ToStd(result.status().message()));
@@ -512,7 +520,7 @@ std::optional<std::string> Unavailable(const Options& options,
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int Main(int argc, char** argv) {
   CLI::App app{"Run HLO modules on simulated devices, or verify an SPMD program."};
   Options options;
   app.add_option("input", options.input, "HLO text (.hlo, .txt), HloModuleProto (.pb) or -")
@@ -543,6 +551,9 @@ int main(int argc, char** argv) {
                  "run is over --max-gflop or --max-memory-gib; never refuses instead; always "
                  "samples")
       ->check(CLI::IsMember({"auto", "never", "always"}));
+  app.add_flag("--strict", options.strict,
+               "refuse a partitioning that computes a split instruction whole (a replicated "
+               "fallback)");
   app.add_option("--collective-timeout", options.collective_timeout,
                  "seconds a device waits for its peers at a collective (default 60)")
       ->check(CLI::PositiveNumber);
@@ -567,4 +578,9 @@ int main(int argc, char** argv) {
               << "this machine's memory\n";
     return 1;
   }
+}
+
+// The work runs on a large stack: deeply nested modules recurse once per level.
+int main(int argc, char** argv) {
+  return hlo::RunOnLargeStack([&] { return Main(argc, argv); });
 }

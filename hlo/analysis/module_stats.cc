@@ -5,6 +5,7 @@
 #include "hlo/analysis/module_stats.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "hlo/analysis/executed_instructions.h"
@@ -106,7 +107,9 @@ std::string JsonQuoted(std::string_view s) {
 
 namespace {
 
+// A JSON number with 3 decimals; JSON has no inf or nan, so those are null.
 std::string Fixed(double v) {
+  if (!std::isfinite(v)) return "null";
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%.3f", v);
   return buf;
@@ -131,6 +134,8 @@ std::string StatsToJson(const ModuleStats& s) {
               "}");
   }
   StrAppend(&out, "}, \"full_rematerializations\": ", s.full_rematerializations,
+            ", \"replicated_fallbacks\": {\"count\": ", s.replicated_fallbacks,
+            ", \"bytes\": ", s.replicated_fallback_bytes, "}",
             ", \"estimated_step_time_us\": ", Fixed(s.estimated_step_time_us), "}");
   return out;
 }
@@ -146,7 +151,8 @@ std::string StatsToText(const ModuleStats& s) {
               s.collectives[k].count, " (", s.collectives[k].bytes, " bytes)\n");
   }
   StrAppend(&out, "  full rematerializations: ", s.full_rematerializations,
-            "\n  time: ", Fixed(s.time_ms_total), " ms\n");
+            "\n  replicated fallbacks: ", s.replicated_fallbacks, " (", s.replicated_fallback_bytes,
+            " bytes computed whole per device)", "\n  time: ", Fixed(s.time_ms_total), " ms\n");
   return out;
 }
 

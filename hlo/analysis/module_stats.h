@@ -32,6 +32,10 @@ struct ModuleStats {
   int64_t peak_memory_bytes = 0;
   std::array<CollectiveStats, kNumCollectiveKinds> collectives{};
   int64_t full_rematerializations = 0;
+  // Split instructions computed whole on every device (the partitioner had no strategy for
+  // their sharding), and the bytes of their full results.
+  int64_t replicated_fallbacks = 0;
+  int64_t replicated_fallback_bytes = 0;
   double estimated_step_time_us = 0;
 };
 

@@ -2,6 +2,9 @@
 // the contract's formulas (S the per-device buffer, g the largest replica group).
 #include "hlo/analysis/module_stats.h"
 
+#include <cmath>
+#include <limits>
+
 #include "gtest/gtest.h"
 #include "hlo/analysis/collectives.h"
 #include "hlo/analysis/executed_instructions.h"
@@ -152,6 +155,28 @@ TEST(ModuleStatsTest, CollectiveListHasGroupsAndExecutions) {
   EXPECT_EQ(list[5].bytes, 512);
   EXPECT_EQ(DescribeGroups(*list[5].instr), "{{0,1},{1,0},{2,2}}");
   EXPECT_EQ(CollectiveKindName(list[3].kind), "all-to-all");
+}
+
+}  // namespace
+}  // namespace hlo
+
+namespace hlo {
+namespace {
+
+// JSON has no inf or nan: such times are null, and the fallback counts appear.
+TEST(ModuleStatsJsonTest, NonFiniteNumbersAreNullAndFallbacksAreListed) {
+  ModuleStats stats;
+  stats.estimated_step_time_us = std::numeric_limits<double>::infinity();
+  stats.time_ms_partition = std::nan("");
+  stats.replicated_fallbacks = 2;
+  stats.replicated_fallback_bytes = 96;
+  const std::string json = StatsToJson(stats);
+  EXPECT_NE(json.find("\"estimated_step_time_us\": null"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"partition\": null"), std::string::npos) << json;
+  EXPECT_EQ(json.find("inf"), std::string::npos) << json;
+  EXPECT_EQ(json.find("nan"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"replicated_fallbacks\": {\"count\": 2, \"bytes\": 96}"), std::string::npos)
+      << json;
 }
 
 }  // namespace

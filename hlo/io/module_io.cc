@@ -1,15 +1,20 @@
 // File and stdin input, format selection, and atomic output.
 #include "hlo/io/module_io.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <mutex>
 #include <sstream>
 
 #include "hlo/proto/hlo_proto_util.h"
@@ -17,6 +22,54 @@
 
 namespace hlo {
 namespace {
+
+// Temp files of WriteFileAtomically in flight, removed by the handler of a signal that ends
+// the process (SIGINT in a batch left `*.tmp.<pid>` files). Fixed slots of plain chars: the
+// handler may only call async-signal-safe functions (unlink, raise).
+constexpr int kTempSlots = 256;
+constexpr size_t kTempPathBytes = 4096;
+std::atomic<bool> temp_used[kTempSlots];
+char temp_paths[kTempSlots][kTempPathBytes];
+
+void RemoveTempsAndReraise(int signal) {
+  for (int i = 0; i < kTempSlots; ++i) {
+    if (temp_used[i].load()) ::unlink(temp_paths[i]);
+  }
+  std::signal(signal, SIG_DFL);
+  std::raise(signal);
+}
+
+void InstallTempCleanup() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    for (int signal : {SIGINT, SIGTERM, SIGHUP}) {
+      struct sigaction old {};
+      // Only where nobody else handles the signal.
+      if (::sigaction(signal, nullptr, &old) == 0 && old.sa_handler == SIG_DFL) {
+        std::signal(signal, &RemoveTempsAndReraise);
+      }
+    }
+  });
+}
+
+// Registers `path` for removal on a fatal signal; returns its slot (-1: none free, or too long).
+int ClaimTempSlot(const std::string& path) {
+  InstallTempCleanup();
+  if (path.size() >= kTempPathBytes) return -1;
+  static std::mutex mu;
+  std::lock_guard<std::mutex> lock(mu);
+  for (int i = 0; i < kTempSlots; ++i) {
+    if (temp_used[i].load()) continue;
+    std::memcpy(temp_paths[i], path.c_str(), path.size() + 1);
+    temp_used[i].store(true);
+    return i;
+  }
+  return -1;
+}
+
+void ReleaseTempSlot(int slot) {
+  if (slot >= 0) temp_used[slot].store(false);
+}
 
 bool EndsWith(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
@@ -40,17 +93,41 @@ ModuleFormat FormatForPath(std::string_view path) {
 }
 
 absl::StatusOr<std::string> ReadInput(const std::string& path) {
-  if (path == "-") {
-    std::ostringstream buffer;
-    buffer << std::cin.rdbuf();
-    return buffer.str();
+  const std::string display = path == "-" ? "<stdin>" : path;
+  int fd = STDIN_FILENO;
+  if (path != "-") {
+    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      return absl::NotFoundError(StrCat(path, ": error: cannot open: ", std::strerror(errno)));
+    }
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return absl::NotFoundError(StrCat(path, ": error: cannot open: ", std::strerror(errno)));
+  struct stat info {};
+  if (::fstat(fd, &info) == 0 && S_ISDIR(info.st_mode)) {
+    if (fd != STDIN_FILENO) ::close(fd);
+    return absl::InvalidArgumentError(StrCat(display, ": error: is a directory, not a file"));
   }
-  std::string contents((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) return absl::DataLossError(StrCat(path, ": error: read failed"));
+  // Read in chunks up to the limit: a device such as /dev/zero never ends by itself.
+  std::string contents;
+  char buffer[1 << 16];
+  absl::Status status = absl::OkStatus();
+  while (true) {
+    const ssize_t n = ::read(fd, buffer, sizeof(buffer));
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      status = absl::DataLossError(StrCat(display, ": error: read failed: ", std::strerror(errno)));
+      break;
+    }
+    if (contents.size() + static_cast<size_t>(n) > kMaxInputBytes) {
+      status = absl::ResourceExhaustedError(StrCat(display, ": error: input is larger than ",
+                                                   kMaxInputBytes >> 30,
+                                                   " GiB, the most one module may take"));
+      break;
+    }
+    contents.append(buffer, static_cast<size_t>(n));
+  }
+  if (fd != STDIN_FILENO) ::close(fd);
+  if (!status.ok()) return status;
   return contents;
 }
 
@@ -81,6 +158,11 @@ absl::Status WriteFileAtomically(const std::string& path, std::string_view bytes
     return absl::OkStatus();
   }
   const std::string tmp = StrCat(path, ".tmp.", ::getpid());
+  const int slot = ClaimTempSlot(tmp);
+  struct Release {
+    int slot;
+    ~Release() { ReleaseTempSlot(slot); }
+  } release{slot};
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) {

@@ -3,6 +3,7 @@
 #ifndef HLO_IO_MODULE_IO_H_
 #define HLO_IO_MODULE_IO_H_
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -17,7 +18,11 @@ enum class ModuleFormat { kText, kProto };
 // The format of `path`: .pb/.binpb are protos, .hlo/.txt and anything else text.
 ModuleFormat FormatForPath(std::string_view path);
 
-// Reads the whole file, or stdin for "-". Errors name the path.
+// The most ReadInput reads (2 GiB, protobuf's own limit for one message).
+inline constexpr size_t kMaxInputBytes = size_t{2} << 30;
+
+// Reads the whole file, or stdin for "-". Errors name the path: a directory, a read error, or
+// more than kMaxInputBytes (an endless device such as /dev/zero stops there).
 absl::StatusOr<std::string> ReadInput(const std::string& path);
 
 // Parses `contents` read from `path`. Text errors are `PATH:LINE:COL: error: ...`; proto

@@ -89,7 +89,26 @@ HloComputation* HloModule::AddComputation(std::unique_ptr<HloComputation> comput
     if (instr->unique_id() < 0) instr->set_unique_id(NextUniqueId());
   }
   computations_.push_back(std::move(computation));
+  IndexName(raw);
   return raw;
+}
+
+void HloModule::IndexName(HloComputation* computation) {
+  by_name_[computation->name()].push_back(computation);
+}
+
+void HloModule::UnindexName(HloComputation* computation) {
+  auto it = by_name_.find(computation->name());
+  if (it == by_name_.end()) return;
+  std::vector<HloComputation*>& named = it->second;
+  named.erase(std::remove(named.begin(), named.end(), computation), named.end());
+  if (named.empty()) by_name_.erase(it);
+}
+
+void HloComputation::set_name(std::string name) {
+  if (parent_ != nullptr) parent_->UnindexName(this);
+  name_ = std::move(name);
+  if (parent_ != nullptr) parent_->IndexName(this);
 }
 
 absl::Status HloModule::RemoveComputation(HloComputation* computation) {
@@ -113,6 +132,7 @@ absl::Status HloModule::RemoveComputation(HloComputation* computation) {
   if (it == computations_.end()) {
     return absl::NotFoundError(StrCat("computation ", computation->name(), " is not in the module"));
   }
+  UnindexName(computation);
   computations_.erase(it);
   return absl::OkStatus();
 }
@@ -136,10 +156,8 @@ std::vector<HloComputation*> HloModule::MakeComputationPostOrder() const {
 }
 
 HloComputation* HloModule::GetComputation(std::string_view name) const {
-  for (const auto& c : computations_) {
-    if (c->name() == name) return c.get();
-  }
-  return nullptr;
+  auto it = by_name_.find(absl::string_view(name.data(), name.size()));
+  return it == by_name_.end() ? nullptr : it->second.front();
 }
 
 int64_t HloModule::instruction_count() const {

@@ -27,7 +27,8 @@ class HloComputation {
   HloComputation& operator=(const HloComputation&) = delete;
 
   const std::string& name() const { return name_; }
-  void set_name(std::string name) { name_ = std::move(name); }
+  // Renames; the owning module's name index follows.
+  void set_name(std::string name);
   int64_t unique_id() const { return unique_id_; }
   void set_unique_id(int64_t id) { unique_id_ = id; }
 

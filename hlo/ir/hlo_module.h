@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "hlo/ir/hlo_computation.h"
 
@@ -21,6 +22,10 @@ struct InputOutputAlias {
   ShapeIndex parameter_index;
   bool must_alias = false;  // `must-alias` vs the default `may-alias`.
 };
+
+// The most devices (num_partitions x replica_count) a module may name: beyond every machine
+// built, and small enough that per-device tables stay small. Readers refuse larger counts.
+inline constexpr int64_t kMaxDevices = int64_t{1} << 16;
 
 struct HloModuleConfig {
   int64_t num_partitions = 1;
@@ -52,6 +57,7 @@ class HloModule {
   absl::Status RemoveComputation(HloComputation* computation);
   // Callees before callers, entry last (the printing order).
   std::vector<HloComputation*> MakeComputationPostOrder() const;
+  // The first computation named `name` (by an index: constant time), or null.
   HloComputation* GetComputation(std::string_view name) const;
 
   HloComputation* entry_computation() const { return entry_; }
@@ -76,8 +82,15 @@ class HloModule {
   std::string ToString() const;
 
  private:
+  friend class HloComputation;  // Keeps by_name_ current on a rename.
+  void IndexName(HloComputation* computation);
+  void UnindexName(HloComputation* computation);
+
   std::string name_;
   std::vector<std::unique_ptr<HloComputation>> computations_;
+  // Computations by name, in the order they took the name (duplicates are a verifier error,
+  // but the index keeps them so that removing one still finds the other).
+  absl::flat_hash_map<std::string, std::vector<HloComputation*>> by_name_;
   HloComputation* entry_ = nullptr;
   HloModuleConfig config_;
   std::vector<InputOutputAlias> aliases_;

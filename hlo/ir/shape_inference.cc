@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "hlo/ir/hlo_module.h"
 #include "hlo/ir/shape_inference_internal.h"
 #include "hlo/status_macros.h"
@@ -98,6 +99,25 @@ absl::StatusOr<int64_t> IotaGroupSize(const HloInstruction& instr,
                       ",", iota.num_devices_per_group, "]");
   }
   return iota.num_devices_per_group;
+}
+
+// Each id of explicit replica groups names one participant once: {{0,0},{1}} would count device
+// 0's value twice, whatever the collective.
+absl::Status CheckReplicaGroupIds(const HloInstruction& instr) {
+  const std::optional<ReplicaGroups>& groups = instr.attrs().replica_groups;
+  if (!groups.has_value()) return absl::OkStatus();
+  absl::flat_hash_set<int64_t> seen;
+  for (size_t g = 0; g < groups->groups.size(); ++g) {
+    for (int64_t id : groups->groups[g]) {
+      if (id < 0) {
+        return InvalidArg(OpName(instr), ": replica group ", g, " has negative id ", id);
+      }
+      if (!seen.insert(id).second) {
+        return InvalidArg(OpName(instr), ": id ", id, " appears more than once in replica_groups");
+      }
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<int64_t> ExplicitGroupSize(const HloInstruction& instr,
@@ -604,6 +624,7 @@ absl::StatusOr<Shape> InferShape(const HloInstruction& instr) {
   for (int64_t k = 0; k < instr.operand_count(); ++k) {
     if (instr.operand(k) == nullptr) return InvalidArg(OpName(instr), ": operand ", k, " is null");
   }
+  RETURN_IF_ERROR(CheckReplicaGroupIds(instr));
   ASSIGN_OR_RETURN(Shape shape, adapter(instr));
   StripLayouts(&shape);
   return shape;

@@ -669,6 +669,11 @@ TEST_F(InferShapeTest, CollectiveGroupSizes) {
   ExpectShape(InferShape(*ag), F32({4, 18}));
   ag->mutable_attrs()->replica_groups = ReplicaGroups{{{0, 1, 2}, {3, 4}}, std::nullopt};
   ExpectError(InferShape(*ag), "replica groups must have equal sizes, group 1 has 2 devices");
+  // A participant named twice would contribute its value twice.
+  ag->mutable_attrs()->replica_groups = ReplicaGroups{{{0, 0}, {1, 2}}, std::nullopt};
+  ExpectError(InferShape(*ag), "id 0 appears more than once in replica_groups");
+  ag->mutable_attrs()->replica_groups = ReplicaGroups{{{0, 1}, {2, -1}}, std::nullopt};
+  ExpectError(InferShape(*ag), "replica group 1 has negative id -1");
   ag->mutable_attrs()->replica_groups = ReplicaGroups{{}, IotaReplicaGroupList{2, 4, {8}, {}}};
   ExpectShape(InferShape(*ag), F32({4, 24}));
   HloInstruction* a2a = Add(HloOpcode::kAllToAll, F32({4, 6}), {p0});

@@ -171,11 +171,19 @@ absl::Status Parser::ParseHeaderAttribute(std::string_view name, size_t at) {
   if (name == "replica_count") {
     ASSIGN_OR_RETURN(config->replica_count, c.ParseInt("replica_count"));
     if (config->replica_count < 1) return c.ErrorAt(at, "replica_count must be at least 1");
+    if (config->replica_count > kMaxDevices) {
+      return c.ErrorAt(at, StrCat("replica_count ", config->replica_count, " is over the limit of ",
+                                  kMaxDevices, " devices"));
+    }
     return absl::OkStatus();
   }
   if (name == "num_partitions") {
     ASSIGN_OR_RETURN(config->num_partitions, c.ParseInt("num_partitions"));
     if (config->num_partitions < 1) return c.ErrorAt(at, "num_partitions must be at least 1");
+    if (config->num_partitions > kMaxDevices) {
+      return c.ErrorAt(at, StrCat("num_partitions ", config->num_partitions,
+                                  " is over the limit of ", kMaxDevices, " devices"));
+    }
     return absl::OkStatus();
   }
   if (name == "allow_spmd_sharding_propagation_to_output") {

@@ -2,6 +2,8 @@
 // after-pass callback and verify its output.
 #include "hlo/pass/hlo_pass_pipeline.h"
 
+#include <chrono>
+
 #include "absl/strings/str_cat.h"
 #include "hlo/status_macros.h"
 #include "hlo/verifier/hlo_verifier.h"
@@ -15,8 +17,16 @@ HloPassPipeline::~HloPassPipeline() = default;
 absl::StatusOr<bool> HloPassPipeline::RunImpl(HloModule* module) {
   if (verify_after_each_pass_ && !passes_.empty()) RETURN_IF_ERROR(VerifyModule(*module));
   bool changed = false;
+  pass_times_ms_.clear();
   for (const std::unique_ptr<HloModulePass>& pass : passes_) {
-    ASSIGN_OR_RETURN(bool pass_changed, pass->Run(module));
+    const auto start = std::chrono::steady_clock::now();
+    absl::StatusOr<bool> ran = pass->Run(module);
+    pass_times_ms_.emplace_back(
+        std::string(pass->name()),
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+            .count());
+    if (!ran.ok()) return ran.status();
+    const bool pass_changed = *ran;
     changed = changed || pass_changed;
     if (after_pass_callback_) after_pass_callback_(pass->name(), *module);
     if (!verify_after_each_pass_) continue;

@@ -58,6 +58,11 @@ class HloPassPipeline : public HloModulePass {
     after_pass_callback_ = std::move(callback);
   }
 
+  // Wall time of each pass of the last Run (verification excluded), in the order they ran.
+  const std::vector<std::pair<std::string, double>>& pass_times_ms() const {
+    return pass_times_ms_;
+  }
+
  protected:
   absl::StatusOr<bool> RunImpl(HloModule* module) override;
 
@@ -70,6 +75,7 @@ class HloPassPipeline : public HloModulePass {
   bool verify_after_each_pass_ = true;
 #endif
   AfterPassCallback after_pass_callback_;
+  std::vector<std::pair<std::string, double>> pass_times_ms_;
 };
 
 }  // namespace hlo

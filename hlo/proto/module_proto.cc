@@ -17,6 +17,7 @@
 #include "absl/strings/str_join.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include "google/protobuf/stubs/logging.h"
 #include "hlo/proto/hlo_proto_util.h"
 #include "hlo/proto/proto_internal.h"
 #include "hlo/status_macros.h"
@@ -371,6 +372,7 @@ absl::Status ReadConfigMarkers(const xla::HloModuleProto& proto, const ModuleExt
     if (const std::string* v = find(name)) {
       std::optional<int64_t> value = proto_internal::ParseInt64(*v);
       if (!value || *value < 0) return Invalid(name, "malformed marker");
+      if (*value > kMaxDevices) return Invalid(name, "device count over the limit of 65536");
       *field = *value;
     }
   }
@@ -541,6 +543,11 @@ absl::StatusOr<std::unique_ptr<HloModule>> ModuleFromProtoWithConfig(
   if (in.num_partitions() < 0 || in.replica_count() < 0) {
     return absl::InvalidArgumentError("config: negative num_partitions or replica_count");
   }
+  if (in.num_partitions() > kMaxDevices || in.replica_count() > kMaxDevices) {
+    return absl::InvalidArgumentError(
+        hlo::StrCat("config: num_partitions ", in.num_partitions(), " or replica_count ",
+                    in.replica_count(), " is over the limit of ", kMaxDevices, " devices"));
+  }
   HloModuleConfig* config = (*module)->mutable_config();
   config->num_partitions = in.num_partitions() == 0 ? 1 : in.num_partitions();
   config->replica_count = in.replica_count() == 0 ? 1 : in.replica_count();
@@ -574,6 +581,9 @@ absl::StatusOr<std::unique_ptr<HloModule>> ParseModuleProtoBytes(std::string_vie
     return invalid("the input is larger than 2 GiB");
   }
   const int size = static_cast<int>(bytes.size());
+  // Each message type is tried; reading one as the other trips protobuf's UTF-8 check on
+  // string fields, which it logs on stderr. Our own check (CheckUtf8) reports real problems.
+  google::protobuf::LogSilencer silence;
   xla::HloModuleProtoWithConfig with_config;
   xla::HloModuleProto plain;
   const bool with_config_ok = with_config.ParseFromArray(bytes.data(), size);

@@ -6,8 +6,10 @@
 #include <mutex>
 #include <new>
 #include <optional>
+#include <system_error>
 #include <thread>
 
+#include "hlo/large_stack.h"
 #include "hlo/strings.h"
 #include "runtime/cpu/collective_hub.h"
 #include "runtime/cpu/evaluator.h"
@@ -15,6 +17,12 @@
 #include "runtime/cpu/ops/gemm.h"
 
 namespace runtime {
+namespace {
+
+// Each simulated device's stack: nested calls recurse once per level in the evaluator.
+constexpr size_t kDeviceStackBytes = size_t{256} << 20;
+
+}  // namespace
 
 absl::StatusOr<std::vector<hlo::Literal>> RunOnDevices(
     const hlo::HloModule& module, std::vector<std::vector<hlo::Literal>> arguments,
@@ -63,10 +71,26 @@ absl::StatusOr<std::vector<hlo::Literal>> RunOnDevices(
   if (num_devices == 1) {
     run_device(0);
   } else {
-    std::vector<std::thread> threads;
+    // Large stacks (reserved, not committed): nested calls recurse once per level.
+    std::vector<hlo::LargeStackThread> threads;
     threads.reserve(num_devices);
-    for (int64_t d = 0; d < num_devices; ++d) threads.emplace_back(run_device, d);
-    for (std::thread& t : threads) t.join();
+    for (int64_t d = 0; d < num_devices; ++d) {
+      try {
+        threads.emplace_back([&run_device, d] { run_device(d); }, kDeviceStackBytes);
+      } catch (const std::system_error& e) {
+        // The devices already started wait for this one at their first collective: stop them.
+        const absl::Status status = absl::ResourceExhaustedError(
+            hlo::StrCat("cannot start a thread for device ", d, " of ", num_devices, " (", e.what(),
+                        "); simulate fewer devices"));
+        {
+          std::lock_guard<std::mutex> lock(mu);
+          if (first_error.ok()) first_error = status;
+        }
+        hub.Abort(status);
+        break;
+      }
+    }
+    for (hlo::LargeStackThread& t : threads) t.join();
   }
   if (!first_error.ok()) return first_error;
   std::vector<hlo::Literal> out;

@@ -5,8 +5,8 @@
 // byte count, and byte-swaps big-endian data.
 #include "runtime/cpu/npy.h"
 
-#include <algorithm>
 #include <cstring>
+#include <limits>
 #include <optional>
 #include <vector>
 
@@ -111,7 +111,13 @@ absl::StatusOr<std::vector<int64_t>> ParseShape(std::string_view text, std::stri
     }
     if (body[i] < '0' || body[i] > '9') return Malformed(name, "bad 'shape'");
     int64_t v = 0;
-    while (i < body.size() && body[i] >= '0' && body[i] <= '9') v = v * 10 + (body[i++] - '0');
+    while (i < body.size() && body[i] >= '0' && body[i] <= '9') {
+      const int digit = body[i++] - '0';
+      if (v > (std::numeric_limits<int64_t>::max() - digit) / 10) {
+        return Malformed(name, "a 'shape' dimension does not fit in 64 bits");
+      }
+      v = v * 10 + digit;
+    }
     if (i < body.size() && body[i] == 'L') ++i;  // Python 2 long suffix.
     dims.push_back(v);
   }
@@ -222,13 +228,23 @@ absl::StatusOr<hlo::Literal> DecodeNpy(std::string_view bytes, std::string_view 
   }
   ASSIGN_OR_RETURN(auto resolved, ResolveDescr(header.descr, name));
   const auto& [descr, swap] = resolved;
-  hlo::Literal literal(hlo::Shape::Array(descr.type, header.shape));
   const std::string_view data = bytes.substr(data_start);
-  if (data.size() != literal.data().size()) {
-    return Malformed(
-        name, hlo::StrCat("shape ", ShapeTuple(header.shape), " of '", header.descr, "' needs ",
-                          literal.data().size(), " data bytes, found ", data.size()));
+  // The data must be exactly the shape's bytes; checked before allocating (a header may name
+  // any size), with products that cannot overflow.
+  uint64_t needed = static_cast<uint64_t>(hlo::ByteWidth(descr.type));
+  bool overflow = false;
+  for (int64_t d : header.shape) {
+    overflow = overflow || __builtin_mul_overflow(needed, static_cast<uint64_t>(d), &needed);
   }
+  if (overflow) {
+    return Malformed(name, hlo::StrCat("shape ", ShapeTuple(header.shape), " of '", header.descr,
+                                       "' has more bytes than 64 bits count"));
+  }
+  if (needed != data.size()) {
+    return Malformed(name, hlo::StrCat("shape ", ShapeTuple(header.shape), " of '", header.descr,
+                                       "' needs ", needed, " data bytes, found ", data.size()));
+  }
+  hlo::Literal literal(hlo::Shape::Array(descr.type, header.shape));
   std::memcpy(literal.mutable_data()->data(), data.data(), data.size());
   if (swap) ByteSwap(*literal.mutable_data(), descr);
   return literal;

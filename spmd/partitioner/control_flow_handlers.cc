@@ -101,11 +101,16 @@ absl::Status HandleWhile(const HloInstruction& original, const HloSharding& shar
     HloSharding own = HloSharding::Replicate();
     // The probe's decisions are not the program's: its log lines and counts are dropped.
     const size_t lines = ctx.log().lines.size();
-    const int64_t remats = ctx.log().full_rematerializations;
+    const PartitionLog counts = {ctx.log().full_rematerializations,
+                                 ctx.log().replicated_fallbacks,
+                                 ctx.log().replicated_fallback_bytes,
+                                 {}};
     ASSIGN_OR_RETURN(HloComputation * probe,
                      PartitionCalledComputation(condition, {sharding}, nullptr, ctx, &own));
     ctx.log().lines.resize(lines);
-    ctx.log().full_rematerializations = remats;
+    ctx.log().full_rematerializations = counts.full_rematerializations;
+    ctx.log().replicated_fallbacks = counts.replicated_fallbacks;
+    ctx.log().replicated_fallback_bytes = counts.replicated_fallback_bytes;
     RETURN_IF_ERROR(ctx.output()->parent()->RemoveComputation(probe));
     if (const HloSharding* groups = ManualSubgroupLeaf(own)) {
       ASSIGN_OR_RETURN(decision, WholeInManualGroups(*groups, pred));

@@ -94,12 +94,17 @@ absl::Status HandleConvolution(const HloInstruction& original, const HloSharding
                      sharding.subgroup_types().empty() &&
                      original.attrs().convolution_dimension_numbers.has_value() &&
                      original.operand_count() == 2;
-  if (!plain) return HandleReplicated(original, sharding, ctx);
+  if (!plain)
+    return FallBackToReplicated(original, sharding, ctx,
+                                "a sharding with subgroups, or a convolution other than two array "
+                                "operands with dimension numbers");
   const hlo::ConvolutionDimensionNumbers& dn = *original.attrs().convolution_dimension_numbers;
   std::vector<WindowSplit> splits = SpatialSplits(original, sharding);
   ASSIGN_OR_RETURN(HloSharding local, hlo::PartiallyReplicate(
                                           sharding, WholeOutputDims(original, sharding, splits)));
-  if (local.IsReplicated()) return HandleReplicated(original, sharding, ctx);
+  if (local.IsReplicated())
+    return FallBackToReplicated(original, sharding, ctx,
+                                "no output dimension of this convolution can stay split");
   ASSIGN_OR_RETURN(const PartitionedValue* input_now, ctx.Get(original.operand(0)));
   ChooseWindowInputs(original.name(), input_now->sharding, splits, ctx);
   const int64_t rank = original.shape().rank();

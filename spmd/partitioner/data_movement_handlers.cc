@@ -36,23 +36,31 @@ absl::Status EmitWithOperandSharding(const HloInstruction& original, const HloSh
 
 absl::Status HandleBroadcast(const HloInstruction& original, const HloSharding& sharding,
                              PartitionContext& ctx) {
-  if (!IsTiledArray(original, sharding)) return HandleReplicated(original, sharding, ctx);
+  if (!IsTiledArray(original, sharding))
+    return FallBackToReplicated(original, sharding, ctx,
+                                "the broadcast is not a plain tiled array");
   const std::vector<int64_t>& dims = original.dimensions();
   absl::StatusOr<HloSharding> operand_sharding =
       OperandShardingFromResult(sharding, original.shape().rank(), dims);
-  if (!operand_sharding.ok()) return HandleReplicated(original, sharding, ctx);
+  if (!operand_sharding.ok())
+    return FallBackToReplicated(original, sharding, ctx,
+                                "the result's split does not map onto the operand's dimensions");
   return EmitWithOperandSharding(original, sharding, *operand_sharding, ctx);
 }
 
 absl::Status HandleTranspose(const HloInstruction& original, const HloSharding& sharding,
                              PartitionContext& ctx) {
-  if (!IsTiledArray(original, sharding)) return HandleReplicated(original, sharding, ctx);
+  if (!IsTiledArray(original, sharding))
+    return FallBackToReplicated(original, sharding, ctx,
+                                "the transpose is not a plain tiled array");
   const std::vector<int64_t>& perm = original.dimensions();
   std::vector<int64_t> dim_map(perm.size());
   for (size_t j = 0; j < perm.size(); ++j) dim_map[perm[j]] = static_cast<int64_t>(j);
   absl::StatusOr<HloSharding> operand_sharding =
       OperandShardingFromResult(sharding, original.shape().rank(), dim_map);
-  if (!operand_sharding.ok()) return HandleReplicated(original, sharding, ctx);
+  if (!operand_sharding.ok())
+    return FallBackToReplicated(original, sharding, ctx,
+                                "the result's split does not map onto the operand's dimensions");
   return EmitWithOperandSharding(original, sharding, *operand_sharding, ctx);
 }
 
@@ -67,7 +75,8 @@ bool Even(const HloSharding& sharding, const Shape& shape) {
 
 absl::Status HandleReshape(const HloInstruction& original, const HloSharding& sharding,
                            PartitionContext& ctx) {
-  if (!IsTiledArray(original, sharding)) return HandleReplicated(original, sharding, ctx);
+  if (!IsTiledArray(original, sharding))
+    return FallBackToReplicated(original, sharding, ctx, "the reshape is not a plain tiled array");
   const Shape& operand_shape = original.operand(0)->shape();
   absl::StatusOr<HloSharding> operand_sharding =
       hlo::ReshapeSharding(sharding, original.shape(), operand_shape);

@@ -154,7 +154,9 @@ absl::Status HandleDot(const HloInstruction& original, const HloSharding& shardi
   }
   if (!original.shape().IsArray() || !original.attrs().dot_dimension_numbers ||
       !plain_sharding || original.operand_count() != 2) {
-    return HandleReplicated(original, sharding, ctx);
+    return FallBackToReplicated(
+        original, sharding, ctx,
+        "a dot with subgroups other than replication, or not two array operands");
   }
   ASSIGN_OR_RETURN(DotProblem problem, MakeProblem(original, sharding, ctx));
   const PartitionerOptions& options = ctx.options();
@@ -174,7 +176,7 @@ absl::Status HandleDot(const HloInstruction& original, const HloSharding& shardi
       ctx.log().lines.push_back(hlo::StrCat("dot %", original.name(), ": no strategy (",
                                             hlo::ToStd(decision.status().message()),
                                             "); computed replicated"));
-      return HandleReplicated(original, sharding, ctx);
+      return FallBackToReplicated(original, sharding, ctx, "no dot strategy applies");
     }
     std::string table = decision->Table();
     cached = std::make_shared<const CachedDotDecision>(

@@ -170,14 +170,17 @@ absl::Status HandleDynamicSlice(const HloInstruction& original, const HloShardin
                                 PartitionContext& ctx) {
   const bool tiled = sharding.IsTiled() && sharding.subgroup_types().empty();
   if (!original.shape().IsArray() || !(tiled || sharding.IsReplicated())) {
-    return HandleReplicated(original, sharding, ctx);
+    return FallBackToReplicated(original, sharding, ctx,
+                                "a sharding with subgroups on a dynamic-slice");
   }
   ASSIGN_OR_RETURN(HloSharding local_sharding,
                    tiled ? hlo::PartiallyReplicate(sharding, MovingDims(original))
                          : absl::StatusOr<HloSharding>(HloSharding::Replicate()));
   ASSIGN_OR_RETURN(bool masked, TryMaskedSlice(original, local_sharding, ctx));
   if (masked) return absl::OkStatus();
-  if (!tiled) return HandleReplicated(original, sharding, ctx);
+  if (!tiled)
+    return FallBackToReplicated(original, sharding, ctx,
+                                "the sliced dims are split and no masked slice applies");
   std::vector<HloInstruction*> operands;
   for (const HloInstruction* operand : original.operands()) {
     const bool same_rank = operand->shape().IsArray() &&

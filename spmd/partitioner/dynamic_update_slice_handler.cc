@@ -65,7 +65,10 @@ absl::Status HandleDynamicUpdateSlice(const HloInstruction& original, const HloS
   const bool plain = shape.IsArray() && shape.rank() > 0 && sharding.IsTiled() &&
                      sharding.subgroup_types().empty() &&
                      original.operand_count() == 2 + shape.rank();
-  if (!plain) return HandleReplicated(original, sharding, ctx);
+  if (!plain)
+    return FallBackToReplicated(
+        original, sharding, ctx,
+        "a sharding with subgroups, or starts that are not one scalar per dim");
   const Shape& update_shape = original.operand(1)->shape();
   std::vector<int64_t> moving_split;  // Split dims the update does not cover whole.
   std::vector<int64_t> update_map(shape.rank());

@@ -18,7 +18,7 @@ using hlo::Shape;
 absl::Status HandleElementwise(const HloInstruction& original, const HloSharding& sharding,
                                PartitionContext& ctx) {
   if (!original.shape().IsArray() || sharding.IsTuple()) {
-    return HandleReplicated(original, sharding, ctx);
+    return FallBackToReplicated(original, sharding, ctx, "an elementwise op with a tuple result");
   }
   std::vector<HloInstruction*> operands;
   for (const HloInstruction* operand : original.operands()) {

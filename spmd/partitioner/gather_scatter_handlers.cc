@@ -263,7 +263,9 @@ absl::Status HandleGather(const HloInstruction& original, const HloSharding& sha
   if (!original.shape().IsArray() || sharding.IsTuple() || sharding.IsManual() ||
       (sharding.IsTiled() && !sharding.subgroup_types().empty()) ||
       !CurrentSharding(original.operand(0), ctx) || !CurrentSharding(original.operand(1), ctx)) {
-    return HandleReplicated(original, sharding, ctx);
+    return FallBackToReplicated(
+        original, sharding, ctx,
+        "a gather with subgroups in its sharding, or operands without a sharding");
   }
   const GatherMaps m = AnalyzeGather(original);
   std::vector<LocalPlan> plans;
@@ -272,7 +274,8 @@ absl::Status HandleGather(const HloInstruction& original, const HloSharding& sha
     absl::StatusOr<LocalPlan> plan = CostGatherPlan(name, result, m, original, sharding, ctx);
     if (plan.ok()) plans.push_back(*std::move(plan));
   }
-  if (plans.empty()) return HandleReplicated(original, sharding, ctx);
+  if (plans.empty())
+    return FallBackToReplicated(original, sharding, ctx, "no gather plan covers every device");
   const LocalPlan& plan = *Choose(plans, original, ctx);
   ASSIGN_OR_RETURN(HloInstruction * operand, ctx.GetInSharding(original.operand(0), plan.operand));
   ASSIGN_OR_RETURN(HloInstruction * indices, ctx.GetInSharding(original.operand(1), plan.indices));
@@ -483,7 +486,9 @@ absl::Status HandleScatter(const HloInstruction& original, const HloSharding& sh
       plain = plain && !e.IsManual() && !(e.IsTiled() && !e.subgroup_types().empty());
     }
   }
-  if (!plain) return HandleReplicated(original, sharding, ctx);
+  if (!plain)
+    return FallBackToReplicated(original, sharding, ctx,
+                                "a scatter with subgroups or manual leaves in its sharding");
   ScatterProblem sp{&original, n, AnalyzeScatter(original, n), std::nullopt, std::nullopt};
   if (n == 1 &&
       original.operand(0)->shape().element_type() == original.operand(2)->shape().element_type()) {
@@ -501,7 +506,8 @@ absl::Status HandleScatter(const HloInstruction& original, const HloSharding& sh
     absl::StatusOr<LocalPlan> plan = CostScatterPlan(name, updates, sp, sharding, ctx);
     if (plan.ok()) plans.push_back(*std::move(plan));
   }
-  if (plans.empty()) return HandleReplicated(original, sharding, ctx);
+  if (plans.empty())
+    return FallBackToReplicated(original, sharding, ctx, "no scatter plan covers every device");
   const LocalPlan& plan = *Choose(plans, original, ctx);
   std::vector<HloInstruction*> operands;
   for (int64_t i = 0; i < original.operand_count(); ++i) {

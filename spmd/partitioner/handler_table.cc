@@ -54,10 +54,21 @@ absl::StatusOr<HloInstruction*> GetReplicated(const HloInstruction* original,
 
 absl::Status HandleReplicated(const HloInstruction& original, const HloSharding& sharding,
                               PartitionContext& ctx) {
+  return FallBackToReplicated(
+      original, sharding, ctx,
+      hlo::StrCat("no partitioning strategy for ", hlo::HloOpcodeString(original.opcode())));
+}
+
+absl::Status FallBackToReplicated(const HloInstruction& original, const HloSharding& sharding,
+                                  PartitionContext& ctx, std::string_view reason) {
   if (absl::StatusOr<HloSharding> whole = WholeInManualGroups(sharding, original.shape());
       whole.ok()) {
     // Inside manual subgroups "replicated" means whole within each group.
     return HandleManual(original, *whole, ctx);
+  }
+  // A split sharding computed whole is a fallback: counted, explained, an error under --strict.
+  if (!sharding.IsTileMaximal()) {
+    RETURN_IF_ERROR(ctx.RecordFallback(original, sharding, reason));
   }
   std::vector<HloInstruction*> operands;
   for (const HloInstruction* operand : original.operands()) {

@@ -35,10 +35,16 @@ void RegisterControlFlowHandlers(HandlerTable& table);
 PartitionHandler FindPartitionHandler(hlo::HloOpcode opcode);
 
 // Computes `original` on every device in full: operands are gathered to replicated and the
-// instruction is cloned with its full shape and attributes. Correct for any op; used where no
-// sharding-aware handler exists, and logged.
+// instruction is cloned with its full shape and attributes. Correct for any op. When `sharding`
+// splits the value this is a fallback: FallBackToReplicated records it with `reason` (the
+// statistics' replicated_fallbacks, --explain), and under PartitionerOptions::strict it is an
+// error naming the instruction instead. HandleReplicated is the table's default (reason: no
+// strategy for the opcode).
 absl::Status HandleReplicated(const hlo::HloInstruction& original,
                               const hlo::HloSharding& sharding, PartitionContext& ctx);
+absl::Status FallBackToReplicated(const hlo::HloInstruction& original,
+                                  const hlo::HloSharding& sharding, PartitionContext& ctx,
+                                  std::string_view reason);
 
 // Manual sharding (manual_handlers.cc): an instruction sharded {manual} runs as written on
 // each device's own values; the two custom-calls move values into and out of manual regions.

@@ -18,6 +18,23 @@ using hlo::HloSharding;
 using hlo::PrimitiveType;
 using hlo::Shape;
 
+absl::Status PartitionContext::RecordFallback(const HloInstruction& original,
+                                              const HloSharding& sharding,
+                                              std::string_view reason) {
+  const std::string what = hlo::StrCat(
+      hlo::HloOpcodeString(original.opcode()), " %", original.name(), " wanted ",
+      sharding.ToStringWithoutMetadata(), " but is computed whole on every device (", reason, ")");
+  if (options_->strict) {
+    return absl::FailedPreconditionError(hlo::StrCat(
+        "instruction %", original.name(), ": replicated fallback under --strict: ", what));
+  }
+  const int64_t bytes = original.shape().byte_size();
+  ++log_->replicated_fallbacks;
+  log_->replicated_fallback_bytes += bytes;
+  log_->lines.push_back(hlo::StrCat("fallback: ", what, "; ", bytes, " bytes per device"));
+  return absl::OkStatus();
+}
+
 absl::StatusOr<const PartitionedValue*> PartitionContext::Get(
     const HloInstruction* original) const {
   auto it = values_.find(original);

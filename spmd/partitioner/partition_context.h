@@ -32,6 +32,10 @@ struct PartitionedValue {
 // Totals reported in statistics and the explanation log.
 struct PartitionLog {
   int64_t full_rematerializations = 0;
+  // Instructions whose sharding splits them but that were computed whole on every device (no
+  // strategy for that sharding), and the bytes of their full results.
+  int64_t replicated_fallbacks = 0;
+  int64_t replicated_fallback_bytes = 0;
   std::vector<std::string> lines;  // One line per reshard decision (--explain).
 };
 
@@ -75,6 +79,11 @@ class PartitionContext {
   absl::StatusOr<hlo::HloComputation*> AddReducer(hlo::PrimitiveType type) {
     return emitter_.AddReducer(type);
   }
+
+  // Records that `original`, wanted in the split `sharding`, is computed whole on every device
+  // because of `reason`: counted and logged, or (PartitionerOptions::strict) an error.
+  absl::Status RecordFallback(const hlo::HloInstruction& original, const hlo::HloSharding& sharding,
+                              std::string_view reason);
 
   // The partitioned form of an already partitioned original instruction.
   absl::StatusOr<const PartitionedValue*> Get(const hlo::HloInstruction* original) const;

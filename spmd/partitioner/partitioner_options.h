@@ -12,6 +12,8 @@ namespace spmd {
 struct PartitionerOptions {
   DeviceModel device_model = DefaultDeviceModel();
   DotStrategyOptions dot;
+  // A split instruction computed whole (a replicated fallback) is an error, not a logged cost.
+  bool strict = false;
 };
 
 }  // namespace spmd

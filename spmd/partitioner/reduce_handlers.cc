@@ -46,13 +46,14 @@ absl::StatusOr<HloSharding> DropDims(const HloSharding& sharding, const std::vec
 absl::Status HandleReduce(const HloInstruction& original, const HloSharding& sharding,
                           PartitionContext& ctx) {
   if (original.operand_count() != 2 || !original.shape().IsArray()) {
-    return HandleReplicated(original, sharding, ctx);
+    return FallBackToReplicated(original, sharding, ctx, "a variadic reduce");
   }
   ASSIGN_OR_RETURN(const PartitionedValue* input, ctx.Get(original.operand(0)));
   HloSharding in_sharding = input->sharding;
   // Tiled, possibly with a last_tile_dim_replicate subgroup; other subgroups go replicated.
   if (!in_sharding.IsTiled() || !in_sharding.subgroup_types().empty()) {
-    return HandleReplicated(original, sharding, ctx);
+    return FallBackToReplicated(original, sharding, ctx,
+                                "the reduced operand has subgroups other than replication");
   }
   const std::vector<int64_t>& reduced = original.dimensions();
   std::vector<int64_t> split_reduced;

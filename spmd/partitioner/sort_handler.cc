@@ -44,7 +44,8 @@ absl::Status HandleSort(const HloInstruction& original, const HloSharding& shard
   const Shape& array = original.operand(0)->shape();
   if (!leaf.IsTiled() || !leaf.subgroup_types().empty() || original.dimensions().size() != 1 ||
       !array.IsArray()) {
-    return HandleReplicated(original, sharding, ctx);
+    return FallBackToReplicated(original, sharding, ctx,
+                                "a sort with subgroups in its sharding, or of several dimensions");
   }
   ASSIGN_OR_RETURN(HloSharding local, SortTiling(leaf, array, original.dimensions()[0]));
   std::vector<HloInstruction*> operands;

@@ -106,11 +106,16 @@ absl::Status HandleRaggedDot(const HloInstruction& original, const HloSharding& 
   const bool plain = original.shape().IsArray() && original.operand_count() == 3 &&
                      sharding.IsTiled() && sharding.subgroup_types().empty() &&
                      original.attrs().dot_dimension_numbers.has_value();
-  if (!plain) return HandleReplicated(original, sharding, ctx);
+  if (!plain)
+    return FallBackToReplicated(original, sharding, ctx,
+                                "a ragged dot with subgroups in its sharding");
   absl::StatusOr<RaggedLayout> layout = Layout(original);
-  if (!layout.ok()) return HandleReplicated(original, sharding, ctx);
+  if (!layout.ok())
+    return FallBackToReplicated(original, sharding, ctx,
+                                "the ragged dot has no layout the partitioner knows");
   ASSIGN_OR_RETURN(HloSharding local, hlo::PartiallyReplicate(sharding, layout->whole));
-  if (local.IsReplicated()) return HandleReplicated(original, sharding, ctx);
+  if (local.IsReplicated())
+    return FallBackToReplicated(original, sharding, ctx, "no ragged-dot dimension can stay split");
   const int64_t rank = original.shape().rank();
   // group_sizes [B..., G]: dim b < B indexes lhs dim b.
   const int64_t sizes_rank = original.operand(2)->shape().rank();
@@ -156,7 +161,9 @@ absl::Status HandleBlockScaledDot(const HloInstruction& original, const HloShard
     plain = original.operand(i)->shape().IsArray() &&
             original.operand(i)->shape().rank() == out.rank();
   }
-  if (!plain) return HandleReplicated(original, sharding, ctx);
+  if (!plain)
+    return FallBackToReplicated(original, sharding, ctx,
+                                "a block-scaled dot with subgroups, or operands of another rank");
   const int64_t rank = out.rank();
   std::vector<int64_t> whole;
   UnalignedScaleDims(original.operand(0)->shape(), original.operand(2)->shape(), sharding,
@@ -164,7 +171,9 @@ absl::Status HandleBlockScaledDot(const HloInstruction& original, const HloShard
   UnalignedScaleDims(original.operand(1)->shape(), original.operand(3)->shape(), sharding,
                      rank - 1, whole);
   ASSIGN_OR_RETURN(HloSharding local, hlo::PartiallyReplicate(sharding, whole));
-  if (local.IsReplicated()) return HandleReplicated(original, sharding, ctx);
+  if (local.IsReplicated())
+    return FallBackToReplicated(original, sharding, ctx,
+                                "no block-scaled-dot dimension can stay split");
   std::vector<int64_t> lhs_map(rank), rhs_map(rank);
   for (int64_t d = 0; d < rank; ++d) lhs_map[d] = rhs_map[d] = d;
   lhs_map[rank - 1] = rhs_map[rank - 1] = -1;  // K.

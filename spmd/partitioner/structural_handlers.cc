@@ -25,38 +25,62 @@ absl::Status HandleParameter(const HloInstruction& original, const HloSharding& 
   return absl::OkStatus();
 }
 
+// Each operand takes its own leaves of the tuple's sharding (an operand that is itself a tuple
+// takes its run of leaves, as a tuple sharding of its shape).
 absl::Status HandleTuple(const HloInstruction& original, const HloSharding& sharding,
                          PartitionContext& ctx) {
+  const HloSharding leaves = sharding.NormalizeTupleSharding(original.shape());
+  if (!leaves.IsTuple() ||
+      static_cast<int64_t>(leaves.tuple_elements().size()) != original.shape().leaf_count()) {
+    return FallBackToReplicated(original, sharding, ctx, "an empty tuple among its operands");
+  }
   std::vector<HloInstruction*> elements;
   std::vector<Shape> local_shapes;
-  std::vector<HloSharding> leaf_shardings;
-  for (int64_t i = 0; i < original.operand_count(); ++i) {
-    const HloInstruction* operand = original.operand(i);
-    if (operand->shape().IsTuple()) return HandleReplicated(original, sharding, ctx);
-    const HloSharding& want =
-        sharding.IsTuple() ? sharding.tuple_elements()[i] : sharding;
+  size_t first = 0;
+  for (const HloInstruction* operand : original.operands()) {
+    const size_t count = operand->shape().leaf_count();
+    std::vector<HloSharding> own(leaves.tuple_elements().begin() + first,
+                                 leaves.tuple_elements().begin() + first + count);
+    first += count;
+    HloSharding want = own.empty() ? HloSharding::Replicate() : own.front();
+    if (operand->shape().IsTuple()) {
+      ASSIGN_OR_RETURN(want, HloSharding::Tuple(operand->shape(), std::move(own)));
+    }
     ASSIGN_OR_RETURN(HloInstruction * value, ctx.GetInSharding(operand, want));
     elements.push_back(value);
     local_shapes.push_back(value->shape());
-    leaf_shardings.push_back(want);
   }
   HloInstruction* tuple = ctx.Add(HloOpcode::kTuple, Shape::Tuple(local_shapes), elements);
-  ASSIGN_OR_RETURN(HloSharding tuple_sharding, HloSharding::Tuple(std::move(leaf_shardings)));
-  ctx.Set(&original, {tuple, tuple_sharding, original.shape()});
+  ctx.Set(&original, {tuple, leaves, original.shape()});
   return absl::OkStatus();
 }
 
+// Picks element `index`: its run of the tuple's leaf shardings (one leaf, or a tuple sharding
+// of a nested tuple's leaves).
 absl::Status HandleGetTupleElement(const HloInstruction& original, const HloSharding& sharding,
                                    PartitionContext& ctx) {
   ASSIGN_OR_RETURN(const PartitionedValue* tuple, ctx.Get(original.operand(0)));
   const int64_t index = original.tuple_index();
-  if (!tuple->sharding.IsTuple() || original.shape().IsTuple()) {
-    return HandleReplicated(original, sharding, ctx);
+  const Shape& full = original.operand(0)->shape();
+  const HloSharding leaves = tuple->sharding.NormalizeTupleSharding(full);
+  if (!leaves.IsTuple() ||
+      static_cast<int64_t>(leaves.tuple_elements().size()) != full.leaf_count()) {
+    return FallBackToReplicated(original, sharding, ctx,
+                                "a get-tuple-element of a value without a tuple sharding");
+  }
+  size_t first = 0;
+  for (int64_t i = 0; i < index; ++i) first += full.tuple_shapes()[i].leaf_count();
+  std::vector<HloSharding> own(
+      leaves.tuple_elements().begin() + first,
+      leaves.tuple_elements().begin() + first + original.shape().leaf_count());
+  HloSharding picked = own.empty() ? HloSharding::Replicate() : own.front();
+  if (original.shape().IsTuple()) {
+    ASSIGN_OR_RETURN(picked, HloSharding::Tuple(original.shape(), std::move(own)));
   }
   HloInstruction* gte = ctx.Add(HloOpcode::kGetTupleElement,
                                 tuple->value->shape().tuple_shapes(index), {tuple->value});
   gte->mutable_attrs()->tuple_index = index;
-  ctx.Set(&original, {gte, tuple->sharding.tuple_elements()[index], original.shape()});
+  ctx.Set(&original, {gte, std::move(picked), original.shape()});
   return absl::OkStatus();
 }
 
@@ -80,7 +104,8 @@ absl::Status HandleCustomCall(const HloInstruction& original, const HloSharding&
   if (target == "SPMDShardToFullShape") return HandleShardToFullShape(original, sharding, ctx);
   if (sharding.IsManual()) return HandleManual(original, sharding, ctx);
   if (target == "__op$block_scaled_dot") return HandleBlockScaledDot(original, sharding, ctx);
-  return HandleReplicated(original, sharding, ctx);
+  return FallBackToReplicated(original, sharding, ctx,
+                              "a custom-call the partitioner does not know");
 }
 
 }  // namespace

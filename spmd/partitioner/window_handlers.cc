@@ -71,7 +71,9 @@ absl::Status HandleReduceWindow(const HloInstruction& original, const HloShardin
                      original.attrs().window.has_value() &&
                      static_cast<int64_t>(original.attrs().window->dimensions.size()) ==
                          original.shape().rank();
-  if (!plain) return HandleReplicated(original, sharding, ctx);
+  if (!plain)
+    return FallBackToReplicated(original, sharding, ctx,
+                                "a window op with subgroups in its sharding");
   const hlo::Window& window = *original.attrs().window;
   const int64_t rank = original.shape().rank();
   const std::optional<hlo::HloOpcode> op = SimpleCombinerOp(*original.to_apply());
@@ -95,7 +97,8 @@ absl::Status HandleReduceWindow(const HloInstruction& original, const HloShardin
     splits.push_back(split);
   }
   ASSIGN_OR_RETURN(HloSharding local, hlo::PartiallyReplicate(sharding, whole));
-  if (local.IsReplicated()) return HandleReplicated(original, sharding, ctx);
+  if (local.IsReplicated())
+    return FallBackToReplicated(original, sharding, ctx, "no windowed dimension can stay split");
   ASSIGN_OR_RETURN(HloSharding operand_sharding,
                    ChooseSameRankOperand(original, local, splits, ctx));
   ASSIGN_OR_RETURN(HloInstruction * init, GetReplicated(original.operand(1), ctx));
@@ -153,7 +156,9 @@ absl::Status HandleSliceOrPad(const HloInstruction& original, const HloSharding&
   const bool plain = original.shape().IsArray() && original.shape().rank() > 0 &&
                      sharding.IsTiled() && sharding.subgroup_types().empty() &&
                      (is_slice || original.attrs().padding_config.has_value());
-  if (!plain) return HandleReplicated(original, sharding, ctx);
+  if (!plain)
+    return FallBackToReplicated(original, sharding, ctx,
+                                "a slice or pad with subgroups in its sharding");
   const int64_t rank = original.shape().rank();
   std::vector<int64_t> whole;
   std::vector<WindowSplit> splits;
@@ -172,7 +177,9 @@ absl::Status HandleSliceOrPad(const HloInstruction& original, const HloSharding&
     splits.push_back(split);
   }
   ASSIGN_OR_RETURN(HloSharding local, hlo::PartiallyReplicate(sharding, whole));
-  if (local.IsReplicated()) return HandleReplicated(original, sharding, ctx);
+  if (local.IsReplicated())
+    return FallBackToReplicated(original, sharding, ctx,
+                                "no sliced or padded dimension can stay split");
   ASSIGN_OR_RETURN(HloSharding operand_sharding,
                    ChooseSameRankOperand(original, local, splits, ctx));
   std::vector<HloInstruction*> operands;
@@ -230,7 +237,9 @@ absl::Status HandleConcatenate(const HloInstruction& original, const HloSharding
   const bool plain = original.shape().IsArray() && original.shape().rank() > 0 &&
                      sharding.IsTiled() && sharding.subgroup_types().empty() &&
                      original.dimensions().size() == 1;
-  if (!plain) return HandleReplicated(original, sharding, ctx);
+  if (!plain)
+    return FallBackToReplicated(original, sharding, ctx,
+                                "a concatenate with subgroups in its sharding");
   const int64_t d = original.dimensions()[0];
   const int64_t rank = original.shape().rank();
   const int64_t tiles = sharding.tile_assignment().dim(d);
@@ -283,7 +292,9 @@ absl::Status HandleReverse(const HloInstruction& original, const HloSharding& sh
                            PartitionContext& ctx) {
   const bool plain = original.shape().IsArray() && original.shape().rank() > 0 &&
                      sharding.IsTiled() && sharding.subgroup_types().empty();
-  if (!plain) return HandleReplicated(original, sharding, ctx);
+  if (!plain)
+    return FallBackToReplicated(original, sharding, ctx,
+                                "a reverse with subgroups in its sharding");
   ASSIGN_OR_RETURN(HloInstruction * operand, ctx.GetInSharding(original.operand(0), sharding));
   ASSIGN_OR_RETURN(Shape local, LocalShape(sharding, original.shape()));
   HloInstruction* value = CloneWithOperands(original, local, {operand}, ctx);

@@ -145,6 +145,17 @@ bool PropagationEngine::UpdateSide(const RuleEdge& edge, int64_t side,
                                             !p.sharding.HasManualSubgroup();
                                    }),
                     proposals.end());
+    // It replaces the default outright: a manual value has no more data tiles than the
+    // replicated default, so ChooseSharding would keep the default (and each device's own
+    // value would leave as if it were everyone's).
+    if (!proposals.empty()) {
+      Record(edge, side,
+             Choice{proposals.front().sharding,
+                    {proposals.front().source},
+                    "a manual region claims the unannotated root"});
+      target.default_root = false;
+      return true;
+    }
   }
   if (proposals.empty()) return false;
   std::optional<Choice> choice =

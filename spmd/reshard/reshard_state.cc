@@ -207,11 +207,12 @@ std::optional<StateMove> AllToAllMove(const TileState& x, absl::Span<const int64
   std::vector<int64_t> key_dims = x.dims;
   key_dims[s] /= factor;
   move.groups.assign(x.devices.size() / factor, std::vector<int64_t>(factor));
+  std::vector<int64_t> key_idx, y_idx;  // Reused: this runs for every state the search meets.
   ForEachTile(x.dims, [&](const std::vector<int64_t>& idx, int64_t tile) {
     const int64_t k = idx[s] % factor;
-    std::vector<int64_t> key_idx = idx;
+    key_idx.assign(idx.begin(), idx.end());
     key_idx[s] /= factor;
-    std::vector<int64_t> y_idx = key_idx;
+    y_idx.assign(key_idx.begin(), key_idx.end());
     y_idx[c] = idx[c] * factor + k;
     const int64_t y_tile = Linear(y.dims, y_idx);
     const int64_t key = Linear(key_dims, key_idx);

@@ -32,7 +32,11 @@ absl::Status AddDirectory(const std::string& dir, bool recursive, InputList* lis
   std::error_code ec;
   auto consider = [&](const fs::directory_entry& entry) {
     std::error_code type_ec;
-    if (entry.is_regular_file(type_ec) && IsModuleFile(entry.path())) found.push_back(entry.path());
+    // A link to nothing is kept: reading it fails with its name (it was skipped, exit 0).
+    const bool dangling = entry.is_symlink(type_ec) && !fs::exists(entry.path(), type_ec);
+    if ((entry.is_regular_file(type_ec) || dangling) && IsModuleFile(entry.path())) {
+      found.push_back(entry.path());
+    }
   };
   if (recursive) {
     for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {

@@ -10,8 +10,9 @@
 #include <functional>
 #include <mutex>
 #include <optional>
-#include <thread>
 #include <vector>
+
+#include "hlo/large_stack.h"
 
 namespace tools {
 
@@ -37,7 +38,8 @@ void RunInOrder(size_t n, int threads, const std::function<Result(size_t)>& work
       cv.notify_one();
     }
   };
-  std::vector<std::thread> pool;
+  // Large stacks: a deeply nested module recurses once per level in every pass.
+  std::vector<hlo::LargeStackThread> pool;
   for (size_t t = 0; t < std::min<size_t>(threads, n); ++t) pool.emplace_back(worker);
   size_t reported = 0;
   for (size_t i = 0; i < n; ++i) {
@@ -54,7 +56,7 @@ void RunInOrder(size_t n, int threads, const std::function<Result(size_t)>& work
     }
     emit(i, *ready);
   }
-  for (std::thread& t : pool) t.join();
+  for (hlo::LargeStackThread& t : pool) t.join();
 }
 
 }  // namespace tools

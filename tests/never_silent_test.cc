@@ -1,0 +1,312 @@
+// End-to-end: the defects fuzzing and real modules found (issue 20), each through the programs
+// a user runs. Wrong results: a manual value reaching an unannotated root, replica groups that
+// name a device twice. Silently worse: tuples of tuples computed whole, replicated fallbacks
+// that went unreported (now counted, explained, and an error under --strict), a device count
+// that contradicts the module, propagation time counted as partition time. Crashes: a
+// directory where a file is expected, a .npy header with a 26-digit dimension, an endless
+// input, deep nesting of calls and conditionals, more device threads than the machine gives.
+#include <filesystem>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/tool_runner.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using testing_tools::FreshDir;
+using testing_tools::Outcome;
+using testing_tools::RunShell;
+using testing_tools::WriteFile;
+
+constexpr char kPartition[] = "tools/spmd-partition";
+constexpr char kRun[] = "tools/spmd-run";
+constexpr char kInspect[] = "tools/spmd-inspect";
+
+std::string Cmd(const char* tool, const std::string& args) {
+  return std::string(tool) + " " + args;
+}
+
+// Writes `text` as NAME under a fresh directory; returns its path.
+std::string Module(const std::string& name, const std::string& text) {
+  const fs::path path = FreshDir(name) / (name + ".hlo");
+  WriteFile(path, text);
+  return path.string();
+}
+
+// ---- Wrong results, exit 0 ------------------------------------------------------------------
+
+TEST(NeverSilentTest, ManualValueAtAnUnannotatedRootStaysManual) {
+  // Each device's own value leaves as its own (it was taken as replicated: a mismatch).
+  for (const char* body : {"  ROOT n = f32[2,8] negate(p)\n",
+                           "  n = f32[2,8] negate(p)\n  ROOT a = f32[2,8] abs(n)\n"}) {
+    const std::string path = Module("manual_root", std::string("HloModule m, num_partitions=2\n"
+                                                               "ENTRY e {\n"
+                                                               "  p = f32[2,8] parameter(0), "
+                                                               "sharding={manual}\n") +
+                                                       body + "}\n");
+    Outcome r = RunShell(Cmd(kRun, "--verify " + path));
+    EXPECT_EQ(r.code, 0) << r.out << r.err;
+    EXPECT_THAT(r.out + r.err, HasSubstr("output (manual"));
+  }
+}
+
+TEST(NeverSilentTest, ReplicaGroupNamingADeviceTwiceIsRefused) {
+  const std::string path = Module("dup_groups",
+                                  "HloModule m, num_partitions=2\n"
+                                  "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+                                  "  ROOT c = f32[] add(a, b)\n}\n"
+                                  "ENTRY e {\n  p = f32[2,8] parameter(0)\n"
+                                  "  ROOT n = f32[2,8] all-reduce(p), replica_groups={{0,0},{1}}, "
+                                  "to_apply=add\n}\n");
+  Outcome r = RunShell(Cmd(kPartition, "--passes=none " + path));
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_THAT(r.err, HasSubstr(path + ":9:8: error: "));
+  EXPECT_THAT(r.err, HasSubstr("id 0 appears more than once in replica_groups"));
+}
+
+// ---- Silently worse, exit 0 -----------------------------------------------------------------
+
+TEST(NeverSilentTest, TupleOfTuplesKeepsItsShards) {
+  const std::string path = Module("tuple_of_tuples",
+                                  "HloModule m, num_partitions=2\n"
+                                  "ENTRY e {\n"
+                                  "  p = f32[4,8] parameter(0), sharding={devices=[2,1]0,1}\n"
+                                  "  q = f32[4,8] parameter(1), sharding={devices=[2,1]0,1}\n"
+                                  "  t = (f32[4,8], f32[4,8]) tuple(p, q)\n"
+                                  "  r = ((f32[4,8], f32[4,8]), f32[4,8]) tuple(t, p)\n"
+                                  "  g = (f32[4,8], f32[4,8]) get-tuple-element(r), index=0\n"
+                                  "  g1 = f32[4,8] get-tuple-element(g), index=1\n"
+                                  "  ROOT n = f32[4,8] negate(g1), sharding={devices=[2,1]0,1}\n"
+                                  "}\n");
+  Outcome r = RunShell(Cmd(kPartition, "--stats json " + path));
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, Not(HasSubstr("all-gather(")));
+  EXPECT_THAT(r.err, HasSubstr("\"replicated_fallbacks\": {\"count\": 0, \"bytes\": 0}"));
+  r = RunShell(Cmd(kRun, "--verify " + path));
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+}
+
+constexpr char kFallback[] =
+    "HloModule m, num_partitions=2\n"
+    "ENTRY e {\n"
+    "  p = c64[4,16] parameter(0), sharding={devices=[2,1]0,1}\n"
+    "  ROOT f = c64[4,16] fft(p), fft_type=FFT, fft_length={16}, sharding={devices=[2,1]0,1}\n"
+    "}\n";
+
+TEST(NeverSilentTest, ReplicatedFallbackIsCountedExplainedAndStrictRefusesIt) {
+  const std::string path = Module("fallback", kFallback);
+  Outcome r = RunShell(Cmd(kPartition, "--stats json --explain -o /dev/null " + path));
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("\"replicated_fallbacks\": {\"count\": 1, \"bytes\": 512}"));
+  EXPECT_THAT(r.err, HasSubstr("fallback: fft %f wanted {devices=[2,1]0,1} but is computed "
+                               "whole on every device (no partitioning strategy for fft)"));
+  r = RunShell(Cmd(kPartition, "--stats text -o /dev/null " + path));
+  EXPECT_THAT(r.err, HasSubstr("replicated fallbacks: 1 (512 bytes"));
+  for (const char* tool : {kPartition, kRun}) {
+    r = RunShell(Cmd(tool, "--strict " + path));
+    EXPECT_EQ(r.code, 1) << tool << r.err;
+    EXPECT_THAT(r.err, HasSubstr(path + ":4:8: error: "));
+    EXPECT_THAT(r.err, HasSubstr("replicated fallback under --strict"));
+  }
+}
+
+TEST(NeverSilentTest, DeviceCountMustAgreeWithTheModule) {
+  const std::string path = Module("four_devices",
+                                  "HloModule m, num_partitions=4\n"
+                                  "ENTRY e {\n"
+                                  "  p = f32[8] parameter(0), sharding={devices=[4]<=[4]}\n"
+                                  "  ROOT n = f32[8] negate(p)\n}\n");
+  for (const char* tool : {kPartition, kRun}) {
+    Outcome r = RunShell(Cmd(tool, "--num-partitions 8 " + path));
+    EXPECT_EQ(r.code, 1) << tool << r.err;
+    EXPECT_THAT(r.err, HasSubstr("--num-partitions 8 contradicts the module's num_partitions=4"));
+  }
+  EXPECT_EQ(RunShell(Cmd(kPartition, "--num-partitions 4 -o /dev/null " + path)).code, 0);
+  // A header far beyond any machine is refused where it is written, not allocated.
+  for (const char* count : {"9223372036854775807", "2147483648"}) {
+    const std::string huge = Module("huge", std::string("HloModule m, num_partitions=") + count +
+                                                "\nENTRY e {\n  ROOT p = f32[8] parameter(0)\n}\n");
+    Outcome r = RunShell(Cmd(kPartition, huge));
+    EXPECT_EQ(r.code, 1) << r.err;
+    EXPECT_THAT(r.err, HasSubstr(huge + ":1:14: error: num_partitions " + count +
+                                 " is over the limit of 65536 devices"));
+  }
+}
+
+TEST(NeverSilentTest, PropagationTimeIsItsOwn) {
+  std::string text =
+      "HloModule m, num_partitions=2\nENTRY e {\n"
+      "  x0 = f32[64,64] parameter(0), sharding={devices=[2,1]0,1}\n";
+  for (int i = 1; i <= 400; ++i) {
+    text += "  x" + std::to_string(i) + " = f32[64,64] negate(x" + std::to_string(i - 1) + ")\n";
+  }
+  text += "  ROOT r = f32[64,64] abs(x400)\n}\n";
+  Outcome r = RunShell(Cmd(kPartition, "--stats json -o /dev/null " + Module("chain", text)));
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("\"propagation\": "));
+  EXPECT_THAT(r.err, Not(HasSubstr("\"propagation\": 0.000")));
+  EXPECT_THAT(r.err, Not(HasSubstr("inf")));
+}
+
+// ---- Rough edges ----------------------------------------------------------------------------
+
+TEST(NeverSilentTest, OutputThatIsItsInputIsRefused) {
+  const std::string path = Module("self",
+                                  "HloModule m\nENTRY e {\n"
+                                  "  ROOT p = f32[2] parameter(0)\n}\n");
+  const std::string before = testing_tools::ReadFile(path);
+  Outcome r = RunShell(Cmd(kPartition, path + " -o " + path));
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("the output would overwrite its input"));
+  EXPECT_EQ(testing_tools::ReadFile(path), before);
+  // A batch written into its own directory under the same names.
+  const std::string dir = fs::path(path).parent_path().string();
+  r = RunShell(Cmd(kPartition, dir + " -o " + dir));
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_EQ(testing_tools::ReadFile(path), before);
+}
+
+TEST(NeverSilentTest, DanglingLinkInABatchFailsThatInput) {
+  const fs::path dir = FreshDir("dangling");
+  WriteFile(dir / "good.hlo", "HloModule m\nENTRY e {\n  ROOT p = f32[2] parameter(0)\n}\n");
+  fs::create_symlink(dir / "nowhere.hlo", dir / "gone.hlo");
+  Outcome r =
+      RunShell(Cmd(kPartition, "--passes=none " + dir.string() + " -o " + (dir / "out").string()));
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("gone.hlo: error: cannot open"));
+  EXPECT_TRUE(fs::exists(dir / "out" / "good.hlo"));
+}
+
+TEST(NeverSilentTest, ProtoInputsPrintNoProtobufLogLines) {
+  const std::string path = Module("proto_source",
+                                  "HloModule m\nENTRY e {\n"
+                                  "  ROOT p = f32[2] parameter(0)\n}\n");
+  const std::string pb = path + ".pb";
+  ASSERT_EQ(RunShell(Cmd(kPartition, "--passes=none --emit proto " + path + " -o " + pb)).code, 0);
+  Outcome r = RunShell(Cmd(kPartition, "--passes=none -o /dev/null " + pb));
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.err, Not(HasSubstr("libprotobuf")));
+}
+
+TEST(NeverSilentTest, InterruptedBatchLeavesNoTempFiles) {
+  const fs::path dir = FreshDir("interrupted");
+  std::string text =
+      "HloModule m, num_partitions=2\nENTRY e {\n"
+      "  x0 = f32[64,64] parameter(0), sharding={devices=[2,1]0,1}\n";
+  for (int i = 1; i <= 2000; ++i) {
+    text += "  x" + std::to_string(i) + " = f32[64,64] negate(x" + std::to_string(i - 1) + ")\n";
+  }
+  text += "  ROOT r = f32[64,64] abs(x2000)\n}\n";
+  for (int i = 0; i < 40; ++i) WriteFile(dir / "in" / ("m" + std::to_string(i) + ".hlo"), text);
+  // Interrupted while it writes: whatever it had in flight is removed.
+  RunShell("timeout -s INT 1.5 " +
+           Cmd(kPartition, "-j 2 " + (dir / "in").string() + " -o " + (dir / "out").string()));
+  for (const auto& entry : fs::recursive_directory_iterator(dir)) {
+    EXPECT_EQ(entry.path().filename().string().find(".tmp."), std::string::npos) << entry.path();
+  }
+}
+
+// ---- Crashes: every bad input is exit 1 with a located message ------------------------------
+
+TEST(NeverSilentTest, DirectoryWhereAFileIsExpected) {
+  const fs::path dir = FreshDir("a_directory");
+  const std::string module = Module("fine",
+                                    "HloModule m\nENTRY e {\n"
+                                    "  ROOT p = f32[2] parameter(0)\n}\n");
+  fs::create_directories(dir / "inputs" / "param_0.npy");
+  const std::string d = dir.string();
+  for (const std::string& command :
+       {Cmd(kRun, d), Cmd(kInspect, d), Cmd(kInspect, "--diff " + d + " " + module),
+        Cmd(kRun, "--verify " + module + " --against " + d),
+        Cmd(kRun, module + " --inputs " + d + "/inputs")}) {
+    Outcome r = RunShell(command);
+    EXPECT_EQ(r.code, 1) << command << "\n" << r.err;
+    EXPECT_THAT(r.err, HasSubstr("error: is a directory, not a file")) << command;
+  }
+}
+
+TEST(NeverSilentTest, NpyDimensionBeyond64Bits) {
+  const fs::path dir = FreshDir("npy_overflow");
+  std::string header =
+      "{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999999999, 2), }";
+  header.resize(117, ' ');
+  header += '\n';
+  std::string bytes = std::string("\x93NUMPY\x01\x00", 8);
+  bytes += static_cast<char>(header.size() & 0xff);
+  bytes += static_cast<char>(header.size() >> 8);
+  WriteFile(dir / "param_0.npy", bytes + header);
+  // A dimension that fits but whose product does not: refused before any allocation.
+  std::string big = header;
+  big.replace(big.find("99999999999999999999999999, 2"), 29, "4611686018427387904, 8       ");
+  fs::create_directories(dir / "big");
+  WriteFile(dir / "big" / "param_0.npy", bytes + big);
+  const std::string module = Module("npy_module",
+                                    "HloModule m\nENTRY e {\n"
+                                    "  ROOT p = f32[2] parameter(0)\n}\n");
+  Outcome r = RunShell(Cmd(kRun, module + " --inputs " + dir.string()));
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("param_0.npy: error: not a valid .npy file: a 'shape' dimension "
+                               "does not fit in 64 bits"));
+  r = RunShell(Cmd(kRun, module + " --inputs " + (dir / "big").string()));
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("param_0.npy: error: not a valid .npy file"));
+}
+
+TEST(NeverSilentTest, EndlessInputStopsAtTheLimit) {
+  Outcome r = RunShell(Cmd(kPartition, "/dev/zero"));
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("/dev/zero: error: input is larger than 2 GiB"));
+}
+
+// Nested 5,000 deep: one recursion per level in the partitioner and the executor.
+TEST(NeverSilentTest, DeeplyNestedCallsAndConditionals) {
+  const int depth = 5000;
+  std::string calls =
+      "HloModule m, num_partitions=2\n"
+      "c0 {\n  p = f32[8] parameter(0)\n  ROOT n = f32[8] negate(p)\n}\n";
+  std::string conds =
+      "HloModule m, num_partitions=2\n"
+      "b0 {\n  p = f32[8] parameter(0)\n  ROOT n = f32[8] negate(p)\n}\n"
+      "f {\n  p = f32[8] parameter(0)\n  ROOT n = f32[8] abs(p)\n}\n";
+  for (int i = 1; i < depth; ++i) {
+    const std::string n = std::to_string(i), prev = std::to_string(i - 1);
+    calls += "c" + n + " {\n  p = f32[8] parameter(0)\n  ROOT r = f32[8] call(p), to_apply=c" +
+             prev + "\n}\n";
+    conds += "b" + n +
+             " {\n  p = f32[8] parameter(0)\n  c = pred[] constant(true)\n"
+             "  ROOT r = f32[8] conditional(c, p, p), true_computation=b" +
+             prev + ", false_computation=f\n}\n";
+  }
+  const std::string last = std::to_string(depth - 1);
+  calls +=
+      "ENTRY e {\n  p = f32[8] parameter(0), sharding={devices=[2]0,1}\n"
+      "  ROOT r = f32[8] call(p), to_apply=c" +
+      last + "\n}\n";
+  conds +=
+      "ENTRY e {\n  p = f32[8] parameter(0), sharding={devices=[2]0,1}\n"
+      "  c = pred[] constant(true)\n  ROOT r = f32[8] conditional(c, p, p), "
+      "true_computation=b" +
+      last + ", false_computation=f\n}\n";
+  for (const std::string& path : {Module("calls", calls), Module("conds", conds)}) {
+    Outcome r = RunShell(Cmd(kRun, "--verify " + path));
+    EXPECT_EQ(r.code, 0) << path << r.err;
+    EXPECT_THAT(r.out, HasSubstr("verification passed"));
+  }
+}
+
+TEST(NeverSilentTest, MoreDevicesThanThreadsIsAnError) {
+  // Thread creation fails somewhere below 65,536 here (it aborted the process).
+  const std::string path = Module("many",
+                                  "HloModule m\nENTRY e {\n"
+                                  "  p = f32[2] parameter(0)\n"
+                                  "  ROOT n = f32[2] negate(p)\n}\n");
+  Outcome r = RunShell("ulimit -u 512 2>/dev/null; " + Cmd(kRun, "--num-partitions 4096 " + path));
+  EXPECT_THAT(r.code, ::testing::AnyOf(0, 1)) << r.err;
+  if (r.code == 1) EXPECT_THAT(r.err, HasSubstr("simulate fewer devices"));
+}
+
+}  // namespace
