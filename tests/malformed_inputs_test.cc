@@ -29,13 +29,16 @@ const Case kCases[] = {
      "expected '}' to close computation 'e'"},
     {"truncated_instruction", "HloModule m\nENTRY e {\n  p = f32[] param", "3:13",
      "unknown opcode 'param'"},
-    {"unknown_opcode", "HloModule m\nENTRY e {\n  p = f32[] parameter(0)\n  ROOT r = f32[] frob(p)\n}\n",
-     "4:18", "unknown opcode 'frob'"},
+    {"unknown_opcode",
+     "HloModule m\nENTRY e {\n  p = f32[] parameter(0)\n  ROOT r = f32[] frob(p)\n}\n", "4:18",
+     "unknown opcode 'frob'"},
     {"unknown_attribute",
-     "HloModule m\nENTRY e {\n  p = f32[] parameter(0)\n  ROOT r = f32[] negate(p), colour=red\n}\n",
+     "HloModule m\nENTRY e {\n  p = f32[] parameter(0)\n  ROOT r = f32[] negate(p), "
+     "colour=red\n}\n",
      "4:29", "unknown attribute 'colour'"},
-    {"unknown_module_attribute", "HloModule m, flavour=1\nENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n",
-     "1:14", "unknown module attribute 'flavour'"},
+    {"unknown_module_attribute",
+     "HloModule m, flavour=1\nENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n", "1:14",
+     "unknown module attribute 'flavour'"},
     {"bad_type", "HloModule m\nENTRY e {\n  ROOT p = f33[] parameter(0)\n}\n", "3:12",
      "unknown element type 'f33'"},
     {"negative_dimension", "HloModule m\nENTRY e {\n  ROOT p = f32[-2] parameter(0)\n}\n", "3:18",
@@ -51,9 +54,8 @@ const Case kCases[] = {
     {"undefined_operand",
      "HloModule m\nENTRY e {\n  p = f32[] parameter(0)\n  ROOT r = f32[] add(p, q)\n}\n", "4:25",
      "use of undefined instruction 'q'"},
-    {"cycle",
-     "HloModule m\nENTRY e {\n  a = f32[] negate(b)\n  ROOT b = f32[] negate(a)\n}\n", "4:25",
-     "'b' depends on itself through 'a' (a cycle)"},
+    {"cycle", "HloModule m\nENTRY e {\n  a = f32[] negate(b)\n  ROOT b = f32[] negate(a)\n}\n",
+     "4:25", "'b' depends on itself through 'a' (a cycle)"},
     {"self_cycle", "HloModule m\nENTRY e {\n  ROOT a = f32[] negate(a)\n}\n", "3:25", "a cycle"},
     {"missing_computation",
      "HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n  z = f32[] constant(0)\n"
@@ -63,8 +65,8 @@ const Case kCases[] = {
      "HloModule m\nENTRY e {\n  ROOT p = f32[8] parameter(0), sharding={devices=[2]0,1,}\n}\n",
      "3:", "bad sharding"},
     {"sharding_unknown_keyword",
-     "HloModule m\nENTRY e {\n  ROOT p = f32[8] parameter(0), sharding={replicatd}\n}\n", "3:",
-     "bad sharding"},
+     "HloModule m\nENTRY e {\n  ROOT p = f32[8] parameter(0), sharding={replicatd}\n}\n",
+     "3:", "bad sharding"},
     {"sharding_device_repeated",
      "HloModule m\nENTRY e {\n  ROOT p = f32[8] parameter(0), sharding={devices=[2]1,1}\n}\n",
      "3:", "bad sharding"},
@@ -88,24 +90,26 @@ const Case kCases[] = {
     {"wrong_operand_count",
      "HloModule m\nENTRY e {\n  a = f32[2] parameter(0)\n  ROOT r = f32[2] add(a)\n}\n", "4:8",
      "add: expected 2 operands, got 1"},
-    {"bad_literal_count",
-     "HloModule m\nENTRY e {\n  ROOT c = f32[3] constant({1, 2})\n}\n", "3:28",
+    {"bad_literal_count", "HloModule m\nENTRY e {\n  ROOT c = f32[3] constant({1, 2})\n}\n", "3:28",
      "literal has 2 elements but shape f32[3] has 3"},
     {"literal_out_of_range", "HloModule m\nENTRY e {\n  ROOT c = s8[] constant(300)\n}\n", "3:26",
      "value 300 is out of range for s8"},
     {"unterminated_string",
-     "HloModule m\nENTRY e {\n  ROOT c = f32[] custom-call(), custom_call_target=\"foo\n}\n", "3:52",
-     "unterminated string"},
+     "HloModule m\nENTRY e {\n  ROOT c = f32[] custom-call(), custom_call_target=\"foo\n}\n",
+     "3:52", "unterminated string"},
     {"bad_window", "HloModule m\nENTRY e {\n  ROOT c = f32[] parameter(0), window={sise=3}\n}\n",
      "3:40", "unknown window field 'sise'"},
     {"bad_direction",
-     "HloModule m\nENTRY e {\n  a = f32[] parameter(0)\n  ROOT c = pred[] compare(a, a), direction=XX\n}\n",
+     "HloModule m\nENTRY e {\n  a = f32[] parameter(0)\n  ROOT c = pred[] compare(a, a), "
+     "direction=XX\n}\n",
      "4:44", "unknown comparison direction 'XX'"},
     {"two_entries",
-     "HloModule m\nENTRY a {\n  ROOT p = f32[] parameter(0)\n}\nENTRY b {\n  ROOT p = f32[] parameter(0)\n}\n",
+     "HloModule m\nENTRY a {\n  ROOT p = f32[] parameter(0)\n}\nENTRY b {\n  ROOT p = f32[] "
+     "parameter(0)\n}\n",
      "5:7", "only one ENTRY"},
     {"gte_out_of_range",
-     "HloModule m\nENTRY e {\n  p = (f32[], f32[]) parameter(0)\n  ROOT g = f32[] get-tuple-element(p), index=5\n}\n",
+     "HloModule m\nENTRY e {\n  p = (f32[], f32[]) parameter(0)\n  ROOT g = f32[] "
+     "get-tuple-element(p), index=5\n}\n",
      "4:8", "index 5 is out of range for (f32[], f32[])"},
     {"missing_parameter_number",
      "HloModule m\nENTRY e {\n  a = f32[] parameter(0)\n  ROOT b = f32[] parameter(2)\n}\n", "",
@@ -119,18 +123,60 @@ const Case kCases[] = {
      "HloModule m\nENTRY e {\n  ROOT p = f32[128,9223372036854775807] parameter(0)\n}\n", "3:8",
      "has more than 2^56 elements"},
     {"device_id_too_large",
-     "HloModule m\nENTRY e {\n  ROOT p = f32[4] parameter(0), sharding={maximal device=2147483647}\n}\n",
+     "HloModule m\nENTRY e {\n  ROOT p = f32[4] parameter(0), sharding={maximal "
+     "device=2147483647}\n}\n",
      "3:8", "names device 2147483647; at most 65536 devices are supported"},
     {"ragged_dot_dim_out_of_range",
      "HloModule m\nENTRY e {\n  a = f32[15,31,64] parameter(0)\n  b = f32[15,64,7] parameter(1)\n"
      "  c = u32[4] parameter(2)\n  ROOT d = f32[15,31,7] ragged-dot(a, b, c), lhs_batch_dims={0}, "
-     "rhs_batch_dims={5}, lhs_contracting_dims={2}, rhs_contracting_dims={1}, lhs_ragged_dims={0}\n}\n",
+     "rhs_batch_dims={5}, lhs_contracting_dims={2}, rhs_contracting_dims={1}, "
+     "lhs_ragged_dims={0}\n}\n",
      "6:8", "ragged-dot dimension number 5 is out of range for a rank-3 operand"},
     {"sharding_annotation_changes_shape",
      "HloModule m\nENTRY e {\n  p = f32[6,16] parameter(0)\n"
-     "  ROOT a = f32[6,3] custom-call(p), custom_call_target=\"Sharding\", sharding={replicated}\n}\n",
+     "  ROOT a = f32[6,3] custom-call(p), custom_call_target=\"Sharding\", "
+     "sharding={replicated}\n}\n",
      "4:8", "custom-call \"Sharding\" returns f32[6,3] but its operand is f32[6,16]"},
     {"corrupt_proto", "\x0a\x05hello\x12\xff\xff garbage", "", "not a valid HloModuleProto"},
+    // Accepted by the verifier and refused only by the executor before (issue 20).
+    {"fft_length_mismatch",
+     "HloModule m\nENTRY e {\n  p = c64[4,16] parameter(0)\n"
+     "  ROOT f = c64[4,16] fft(p), fft_type=FFT, fft_length={8}\n}\n",
+     "4:8", "fft: operand dimension 1 has size 16 but fft_length[0] is 8"},
+    {"scan_dimension_out_of_range",
+     "HloModule m\nbody {\n  x = f32[] parameter(0)\n  c = f32[] parameter(1)\n"
+     "  s = f32[] add(x, c)\n  ROOT t = (f32[], f32[]) tuple(s, s)\n}\n"
+     "ENTRY e {\n  p = f32[8] parameter(0)\n  i = f32[] constant(0)\n"
+     "  ROOT r = (f32[8], f32[]) scan(p, i), dimensions={3}, num_carries=1, to_apply=body\n}\n",
+     "11:8", "scan: dimension 3 is out of range for input 0 f32[8]"},
+    {"scan_carry_count",
+     "HloModule m\nbody {\n  x = f32[] parameter(0)\n  c = f32[] parameter(1)\n"
+     "  s = f32[] add(x, c)\n  ROOT t = (f32[], f32[]) tuple(s, s)\n}\n"
+     "ENTRY e {\n  p = f32[8] parameter(0)\n  i = f32[] constant(0)\n"
+     "  ROOT r = (f32[8], f32[]) scan(p, i), dimensions={0}, num_carries=5, to_apply=body\n}\n",
+     "11:8", "scan: num_carries 5 must be below the operand count 2"},
+    {"scan_result_shape",
+     "HloModule m\nbody {\n  x = f32[] parameter(0)\n  c = f32[] parameter(1)\n"
+     "  s = f32[] add(x, c)\n  ROOT t = (f32[], f32[]) tuple(s, s)\n}\n"
+     "ENTRY e {\n  p = f32[8] parameter(0)\n  i = f32[] constant(0)\n"
+     "  ROOT r = (f32[9], f32[]) scan(p, i), dimensions={0}, num_carries=1, to_apply=body\n}\n",
+     "11:8", "inferred shape (f32[8], f32[]) does not match declared (f32[9], f32[])"},
+    {"variadic_scatter_updates_differ",
+     "HloModule m\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+     "  c = f32[] parameter(2)\n  d = f32[] parameter(3)\n  x = f32[] add(a, c)\n"
+     "  y = f32[] add(b, d)\n  ROOT t = (f32[], f32[]) tuple(x, y)\n}\n"
+     "ENTRY e {\n  p = f32[8,4] parameter(0)\n  q = f32[8,4] parameter(1)\n"
+     "  i = s32[2,1] parameter(2)\n  u = f32[2,4] parameter(3)\n  v = f32[2,3] parameter(4)\n"
+     "  ROOT s = (f32[8,4], f32[8,4]) scatter(p, q, i, u, v), update_window_dims={1}, "
+     "inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, "
+     "to_apply=add\n}\n",
+     "17:8", "scatter: updates 1 f32[2,3] must have the dimensions of updates 0 f32[2,4]"},
+    {"ragged_dot_result_shape",
+     "HloModule m\nENTRY e {\n  a = f32[6,4] parameter(0)\n  b = f32[3,4,5] parameter(1)\n"
+     "  g = s32[3] parameter(2)\n  ROOT d = f32[6,7] ragged-dot(a, b, g), "
+     "lhs_contracting_dims={1}, rhs_contracting_dims={1}, lhs_ragged_dims={0}, "
+     "rhs_group_dims={0}\n}\n",
+     "6:8", "inferred shape f32[6,5] does not match declared f32[6,7]"},
 };
 
 std::string RunCommand(const std::string& cmd, int* exit_code) {

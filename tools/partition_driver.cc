@@ -115,26 +115,6 @@ struct PassResults {
 };
 
 // Runs the requested passes in order with the verifier after each; dumps each stage when asked.
-// `message` as `FILE:LINE:COL: error: message` when it names an instruction of the input
-// (`instruction %name:`), else `FILE: error: message`.
-std::string LocatedPassError(
-    const hlo::ParsedModule& parsed,
-    const absl::flat_hash_map<std::string, std::pair<int64_t, int64_t>>& positions,
-    const std::string& message) {
-  const std::string marker = "instruction %";
-  const size_t at = message.find(marker);
-  if (at != std::string::npos) {
-    const size_t begin = at + marker.size();
-    const size_t end = message.find_first_of(": ", begin);
-    auto it = positions.find(message.substr(begin, end == std::string::npos ? end : end - begin));
-    if (it != positions.end()) {
-      return hlo::StrCat(parsed.filename, ":", it->second.first, ":", it->second.second,
-                         ": error: ", message);
-    }
-  }
-  return parsed.FormatError(nullptr, message);
-}
-
 absl::StatusOr<PassResults> RunPasses(const DriverOptions& options, hlo::ParsedModule& parsed) {
   PassResults results;
   hlo::HloPassPipeline pipeline("spmd-partition");
@@ -167,17 +147,15 @@ absl::StatusOr<PassResults> RunPasses(const DriverOptions& options, hlo::ParsedM
           hlo::StrCat(options.dump_dir, "/", prefix, ".", name, ".hlo"), m.ToString());
     });
   }
-  // Source positions by instruction name: a pass error names the instruction (`instruction
-  // %x: ...`), and the instructions themselves may be gone by then.
-  absl::flat_hash_map<std::string, std::pair<int64_t, int64_t>> positions;
-  for (const auto& [instr, position] : parsed.locations) positions[instr->name()] = position;
   absl::StatusOr<bool> changed = pipeline.Run(parsed.module.get());
   for (const auto& [name, ms] : pipeline.pass_times_ms()) {
     (name == "propagate" ? results.propagation_ms : results.partition_ms) += ms;
   }
   if (!changed.ok()) {
     const std::string message(hlo::ToStd(changed.status().message()));
-    return absl::Status(changed.status().code(), LocatedPassError(parsed, positions, message));
+    // The error names an instruction (`instruction %x: ...`, `while %w: ...`), which the passes
+    // may have removed by now: located by name.
+    return absl::Status(changed.status().code(), parsed.Locate(message));
   }
   if (propagation != nullptr) {
     for (const std::string& line : propagation->log().lines) results.explain += line + "\n";

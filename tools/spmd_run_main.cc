@@ -91,22 +91,35 @@ const hlo::HloInstruction* FindInstruction(const hlo::HloModule& module, std::st
   return nullptr;
 }
 
-// `status` as `FILE:LINE:COL: error: ...` when its message starts with `instruction %NAME: `
-// and NAME is in `parsed`, else `FILE: error: ...`. Messages already naming a file pass through.
+// `status` placed at the first instruction of `parsed` it names (ParsedModule::Locate).
 std::string Locate(const ParsedModule& parsed, const absl::Status& status) {
-  std::string message(hlo::ToStd(status.message()));
-  if (message.find(": error: ") != std::string::npos) return message;
-  constexpr std::string_view kPrefix = "instruction %";
-  if (message.rfind(kPrefix, 0) == 0) {
-    const size_t end = message.find(": ", kPrefix.size());
-    if (end != std::string::npos) {
-      const std::string name = message.substr(kPrefix.size(), end - kPrefix.size());
-      if (const hlo::HloInstruction* instr = FindInstruction(*parsed.module, name)) {
-        return parsed.FormatError(instr, message);
-      }
-    }
+  return parsed.Locate(hlo::ToStd(status.message()));
+}
+
+// An error of the program our passes made from `input`, placed in the file the user wrote: the
+// instruction it names, less the `.spmdN` / `.rsN` suffixes the partitioner adds, where `input`
+// defines it (the partitioned program's own line follows); else placed in `program`.
+std::string LocateInInput(const ParsedModule& input, const ParsedModule& program,
+                          const absl::Status& status) {
+  const std::string message(hlo::ToStd(status.message()));
+  const std::string located = program.Locate(message);
+  const size_t at = message.find('%');
+  if (located.rfind(program.filename + ":", 0) != 0 || at == std::string::npos) return located;
+  size_t end = message.find_first_of(": ,)", at);
+  std::string name = message.substr(at + 1, end == std::string::npos ? end : end - at - 1);
+  while (!input.PositionOf(name)) {
+    const size_t dot = name.rfind('.');
+    if (dot == std::string::npos) return located;
+    const std::string suffix = name.substr(dot + 1);
+    const size_t digits = suffix.find_first_of("0123456789");
+    const std::string kind = suffix.substr(0, digits);
+    if ((kind != "spmd" && kind != "rs") || digits == std::string::npos) return located;
+    name.resize(dot);
   }
-  return parsed.FormatError(nullptr, message);
+  const std::pair<int64_t, int64_t> position = *input.PositionOf(name);
+  return hlo::StrCat(
+      input.filename, ":", position.first, ":", position.second, ": error: ", message,
+      " (in the partitioned program: ", located.substr(0, located.find(": error: ")), ")");
 }
 
 // Reads, parses and verifies `path`. `num_partitions` (when positive) overrides the module's
@@ -431,6 +444,13 @@ int VerifyProgram(const Options& options, const std::vector<std::string>& passes
   std::string error;
   std::optional<ParsedModule> full = Load(options.input, &error, options.num_partitions);
   if (!full) return Fail(error);
+  // Errors of our own partitioning are placed in the file the user wrote.
+  const hlo::ParsedModule source_positions{
+      nullptr, {}, full->instruction_positions, full->header_attributes, full->filename};
+  auto locate_program = [&](const ParsedModule& program, const absl::Status& status) {
+    return options.against.empty() ? LocateInInput(source_positions, program, status)
+                                   : Locate(program, status);
+  };
   // Why the full run cannot go ahead, and which program it names.
   std::optional<std::string> refusal = ExceedsLimits(options, *full->module);
   std::string refused = options.input;
@@ -480,7 +500,7 @@ int VerifyProgram(const Options& options, const std::vector<std::string>& passes
   }
   absl::StatusOr<std::vector<std::vector<Literal>>> device_args =
       runtime::ShardArguments(*full->module, *spmd->module, arguments, n);
-  if (!device_args.ok()) return Fail(Locate(*spmd, device_args.status()));
+  if (!device_args.ok()) return Fail(locate_program(*spmd, device_args.status()));
   absl::StatusOr<std::vector<Literal>> expected =
       runtime::RunReference(*full->module, std::move(arguments), n, options.collective_timeout);
   if (!expected.ok()) return Fail(Locate(*full, expected.status()));
@@ -489,11 +509,11 @@ int VerifyProgram(const Options& options, const std::vector<std::string>& passes
   devices.num_partitions = n;
   absl::StatusOr<std::vector<Literal>> results =
       RunRepeated(*spmd->module, *std::move(device_args), devices, options.repeat, options.backend);
-  if (!results.ok()) return Fail(Locate(*spmd, results.status()));
+  if (!results.ok()) return Fail(locate_program(*spmd, results.status()));
   runtime::VerifyOptions verify;
   absl::StatusOr<runtime::VerifyResult> verdict =
       runtime::CompareResults(*full->module, *std::move(expected), *results, verify);
-  if (!verdict.ok()) return Fail(Locate(*spmd, verdict.status()));
+  if (!verdict.ok()) return Fail(locate_program(*spmd, verdict.status()));
   if (!options.outputs_dir.empty()) {
     for (auto [stem, value] :
          {std::pair<const char*, const Literal*>{"output", &verdict->assembled},

@@ -12,6 +12,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/numbers.h"
 #include "hlo/ir/hlo_module.h"
 #include "hlo/ir/shape_inference_internal.h"
 #include "hlo/status_macros.h"
@@ -421,6 +422,20 @@ absl::StatusOr<Shape> Call(const HloInstruction& i) {
   return InferCallShape(OperandShapes(i), called[0]);
 }
 
+// num_carries is kept verbatim by the parser (a raw attribute), as the executor reads it.
+absl::StatusOr<Shape> Scan(const HloInstruction& i) {
+  int64_t num_carries = 0;
+  bool found = false;
+  for (const RawAttribute& raw : i.attrs().raw_attributes) {
+    if (raw.name != "num_carries") continue;
+    found = absl::SimpleAtoi(raw.value, &num_carries);
+  }
+  if (!found) return InvalidArg(OpName(i), ": needs an integer num_carries");
+  if (i.dimensions().size() != 1) return InvalidArg(OpName(i), ": needs exactly one dimension");
+  ASSIGN_OR_RETURN(std::vector<ProgramShape> called, CalledShapes(i, 1));
+  return InferScanShape(OperandShapes(i), i.dimensions()[0], num_carries, called[0]);
+}
+
 absl::StatusOr<Shape> While(const HloInstruction& i) {
   RETURN_IF_ERROR(ExpectOperandCount(i, 1));
   ASSIGN_OR_RETURN(std::vector<ProgramShape> called, CalledShapes(i, 2));
@@ -567,6 +582,7 @@ const absl::flat_hash_map<HloOpcode, Adapter>& AdapterTable() {
       {HloOpcode::kDynamicSlice, &DynamicSlice},
       {HloOpcode::kDynamicUpdateSlice, &DynamicUpdateSlice},
       {HloOpcode::kFft, &Fft},
+      {HloOpcode::kScan, &Scan},
       {HloOpcode::kGather, &Gather},
       {HloOpcode::kGetDimensionSize, &GetDimensionSize},
       {HloOpcode::kGetTupleElement, &GetTupleElement},

@@ -191,6 +191,15 @@ absl::StatusOr<Shape> InferDotShape(const Shape& lhs, const Shape& rhs,
                                     const DotDimensionNumbers& dnums,
                                     std::optional<PrimitiveType> preferred_element_type);
 
+// ragged-dot(lhs, rhs, group_sizes) in its three modes (by where lhs_ragged_dims lies): batch
+// (a plain dot), contracting (a leading dimension of one entry per group), non-contracting
+// (rhs's group dimension is consumed).
+absl::StatusOr<Shape> InferRaggedDotShape(const Shape& lhs, const Shape& rhs,
+                                          const Shape& group_sizes,
+                                          const DotDimensionNumbers& dnums, int64_t ragged_dim,
+                                          absl::Span<const int64_t> rhs_group_dims,
+                                          std::optional<PrimitiveType> preferred_element_type);
+
 // Attributes of a convolution besides its operands.
 struct ConvolutionConfig {
   ConvolutionDimensionNumbers dnums;
@@ -233,6 +242,12 @@ absl::StatusOr<Shape> InferBatchNormGradShape(const Shape& operand, const Shape&
 absl::StatusOr<Shape> InferCallShape(absl::Span<const Shape* const> arguments,
                                      const ProgramShape& to_apply);
 // while: condition (T) -> pred[], body (T) -> T, init T. Result: `init`.
+// scan(inputs..., carries...), dimensions={d}, num_carries=c: the body takes each input's
+// slice (dim d removed) and the carries, and returns the step's outputs and new carries; the
+// result stacks the outputs along d, then the final carries (the one output alone when there
+// are no carries).
+absl::StatusOr<Shape> InferScanShape(absl::Span<const Shape* const> operands, int64_t dimension,
+                                     int64_t num_carries, const ProgramShape& body);
 absl::StatusOr<Shape> InferWhileShape(const ProgramShape& condition, const ProgramShape& body,
                                       const Shape& init);
 // conditional: `branch_index` is pred[] (exactly two branches) or s32[] (at least one); branch

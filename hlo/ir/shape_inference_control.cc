@@ -31,6 +31,74 @@ absl::StatusOr<Shape> InferCallShape(absl::Span<const Shape* const> arguments,
   return to_apply.result;
 }
 
+absl::StatusOr<Shape> InferScanShape(absl::Span<const Shape* const> operands, int64_t dimension,
+                                     int64_t num_carries, const ProgramShape& body) {
+  const int64_t count = static_cast<int64_t>(operands.size());
+  if (num_carries < 0 || num_carries >= count) {
+    return InvalidArg("scan: num_carries ", num_carries, " must be below the operand count ",
+                      count);
+  }
+  const int64_t num_inputs = count - num_carries;
+  int64_t length = -1;
+  std::vector<Shape> params;
+  for (int64_t k = 0; k < num_inputs; ++k) {
+    const Shape& input = *operands[k];
+    if (!input.IsArray() || dimension < 0 || dimension >= input.rank()) {
+      return InvalidArg("scan: dimension ", dimension, " is out of range for input ", k, " ",
+                        ShapeStr(input));
+    }
+    if (length >= 0 && input.dimensions(dimension) != length) {
+      return InvalidArg("scan: input ", k, " ", ShapeStr(input), " has length ",
+                        input.dimensions(dimension), " along dimension ", dimension,
+                        " but input 0 has ", length);
+    }
+    length = input.dimensions(dimension);
+    std::vector<int64_t> dims = input.dimensions();
+    dims.erase(dims.begin() + dimension);
+    params.push_back(Shape::Array(input.element_type(), dims));
+  }
+  for (int64_t k = num_inputs; k < count; ++k) params.push_back(*operands[k]);
+  if (body.parameters.size() != params.size()) {
+    return InvalidArg("scan: body takes ", body.parameters.size(), " parameters but the scan ",
+                      "passes ", params.size(), " (", num_inputs, " slices and ", num_carries,
+                      " carries)");
+  }
+  for (size_t k = 0; k < params.size(); ++k) {
+    if (!body.parameters[k].Compatible(params[k])) {
+      return InvalidArg("scan: body parameter ", k, " is ", ShapeStr(body.parameters[k]),
+                        " but the scan passes ", ShapeStr(params[k]));
+    }
+  }
+  const std::vector<Shape> step =
+      body.result.IsTuple() ? body.result.tuple_shapes() : std::vector<Shape>{body.result};
+  const int64_t num_outputs = static_cast<int64_t>(step.size()) - num_carries;
+  if (num_outputs < 0) {
+    return InvalidArg("scan: body returns ", step.size(), " values, fewer than its ", num_carries,
+                      " carries");
+  }
+  std::vector<Shape> results;
+  for (int64_t k = 0; k < num_outputs; ++k) {
+    if (!step[k].IsArray()) return InvalidArg("scan: body output ", k, " is not an array");
+    std::vector<int64_t> dims = step[k].dimensions();
+    if (dimension > static_cast<int64_t>(dims.size())) {
+      return InvalidArg("scan: dimension ", dimension, " is out of range for body output ", k, " ",
+                        ShapeStr(step[k]));
+    }
+    dims.insert(dims.begin() + dimension, length);
+    results.push_back(Shape::Array(step[k].element_type(), dims));
+  }
+  for (int64_t k = 0; k < num_carries; ++k) {
+    const Shape& carry = step[num_outputs + k];
+    if (!carry.Compatible(*operands[num_inputs + k])) {
+      return InvalidArg("scan: body returns carry ", k, " as ", ShapeStr(carry),
+                        " but it starts as ", ShapeStr(*operands[num_inputs + k]));
+    }
+    results.push_back(carry);
+  }
+  if (results.size() == 1 && num_carries == 0) return results[0];
+  return Shape::Tuple(std::move(results));
+}
+
 absl::StatusOr<Shape> InferWhileShape(const ProgramShape& condition, const ProgramShape& body,
                                       const Shape& init) {
   if (condition.parameters.size() != 1 || body.parameters.size() != 1) {

@@ -255,6 +255,10 @@ absl::StatusOr<Shape> InferScatterShape(absl::Span<const Shape* const> operands,
       return InvalidArg("scatter: input ", i, " ", ShapeStr(input),
                         " must have the dimensions of input 0 ", ShapeStr(*operands[0]));
     }
+    if (updates.dimensions() != operands[n + 1]->dimensions()) {
+      return InvalidArg("scatter: updates ", i, " ", ShapeStr(updates),
+                        " must have the dimensions of updates 0 ", ShapeStr(*operands[n + 1]));
+    }
     RETURN_IF_ERROR(CheckScatterDims(input, indices, dnums, expanded));
     RETURN_IF_ERROR(CheckScatterUpdates(input, updates, dnums, expanded));
     init_shapes.push_back(Scalar(input.element_type()));

@@ -1,5 +1,6 @@
 // Shape inference for the linear-algebra ops: dot, convolution, fft, triangular-solve,
 // cholesky and the batch-norm family.
+#include <algorithm>
 #include <numeric>
 #include <vector>
 
@@ -238,6 +239,45 @@ absl::StatusOr<Shape> InferConvolutionShape(const Shape& lhs, const Shape& rhs,
   return Shape::Array(type, dims);
 }
 
+absl::StatusOr<Shape> InferRaggedDotShape(const Shape& lhs, const Shape& rhs,
+                                          const Shape& group_sizes,
+                                          const DotDimensionNumbers& dnums, int64_t ragged_dim,
+                                          absl::Span<const int64_t> rhs_group_dims,
+                                          std::optional<PrimitiveType> preferred_element_type) {
+  RETURN_IF_ERROR(ExpectArray("ragged-dot", "group_sizes", group_sizes));
+  auto contains = [](const std::vector<int64_t>& dims, int64_t d) {
+    return std::find(dims.begin(), dims.end(), d) != dims.end();
+  };
+  if (contains(dnums.lhs_batch_dimensions, ragged_dim)) {
+    return InferDotShape(lhs, rhs, dnums, preferred_element_type);  // Batch mode: a plain dot.
+  }
+  if (contains(dnums.lhs_contracting_dimensions, ragged_dim)) {
+    // Contracting mode: a leading group dimension, one per group size.
+    if (group_sizes.rank() < 1) return InvalidArg("ragged-dot: group_sizes must have rank >= 1");
+    ASSIGN_OR_RETURN(Shape dot, InferDotShape(lhs, rhs, dnums, preferred_element_type));
+    std::vector<int64_t> dims = dot.dimensions();
+    dims.insert(dims.begin(), group_sizes.dimensions(group_sizes.rank() - 1));
+    return Shape::Array(dot.element_type(), dims);
+  }
+  // Non-contracting mode: rhs's group dimension picks each row's matrix and leaves the result.
+  if (rhs_group_dims.size() != 1 || rhs_group_dims[0] < 0 || rhs_group_dims[0] >= rhs.rank()) {
+    return InvalidArg("ragged-dot: non-contracting mode needs one rhs_group_dims entry in range");
+  }
+  const int64_t g = rhs_group_dims[0];
+  std::vector<int64_t> dims = rhs.dimensions();
+  dims.erase(dims.begin() + g);
+  DotDimensionNumbers without_group = dnums;
+  for (std::vector<int64_t>* list :
+       {&without_group.rhs_batch_dimensions, &without_group.rhs_contracting_dimensions}) {
+    if (contains(*list, g))
+      return InvalidArg("ragged-dot: the rhs group dimension ", g,
+                        " cannot be a batch or contracting dimension");
+    for (int64_t& d : *list) d -= d > g ? 1 : 0;
+  }
+  return InferDotShape(lhs, Shape::Array(rhs.element_type(), dims), without_group,
+                       preferred_element_type);
+}
+
 absl::StatusOr<Shape> InferFftShape(const Shape& operand, FftType type,
                                     absl::Span<const int64_t> fft_length) {
   RETURN_IF_ERROR(ExpectArray("fft", "operand", operand));
@@ -253,8 +293,9 @@ absl::StatusOr<Shape> InferFftShape(const Shape& operand, FftType type,
     return InvalidArg("fft: ", FftTypeString(type), " needs ",
                       real_input ? "an f32/f64" : "a complex", " operand, got ", ShapeStr(operand));
   }
-  // Innermost dims that must equal fft_length: all for RFFT, all but the last for IRFFT.
-  const int64_t checked = type == FftType::kRfft ? n : (type == FftType::kIrfft ? n - 1 : 0);
+  // Innermost dims that must equal fft_length: all for FFT, IFFT and RFFT, all but the last for
+  // IRFFT (its input holds fft_length/2+1 complex values there).
+  const int64_t checked = type == FftType::kIrfft ? n - 1 : n;
   for (int64_t i = 0; i < checked; ++i) {
     if (operand.dimensions(r - n + i) != fft_length[i]) {
       return InvalidArg("fft: operand dimension ", r - n + i, " has size ",

@@ -10,11 +10,14 @@
 // computations are resolved after the whole module is read.
 #include "hlo/parser/hlo_parser.h"
 
+#include <optional>
+
 #include "absl/container/flat_hash_set.h"
-#include "hlo/strings.h"
+#include "absl/strings/ascii.h"
 #include "hlo/parser/instruction_attributes.h"
 #include "hlo/parser/value_parsers.h"
 #include "hlo/status_macros.h"
+#include "hlo/strings.h"
 
 namespace hlo {
 namespace {
@@ -68,6 +71,7 @@ void Parser::Record(const HloInstruction* instr, size_t offset) {
   int64_t line, col;
   cursor_.LineCol(offset, &line, &col);
   result_.locations[instr] = {line, col};
+  result_.instruction_positions[instr->name()] = {line, col};
 }
 
 // `custom-call-start` and friends: XLA's sugar for async-start/-update/-done wrapping an op.
@@ -113,6 +117,9 @@ absl::Status Parser::ParseHeader() {
     cursor_.SkipSpace();
     size_t at = cursor_.pos();
     std::string_view attr = cursor_.ParseWord();
+    int64_t line, col;
+    cursor_.LineCol(at, &line, &col);
+    result_.header_attributes.emplace(std::string(attr), std::make_pair(line, col));
     RETURN_IF_ERROR(cursor_.Expect('=', "after a module attribute name"));
     RETURN_IF_ERROR(ParseHeaderAttribute(attr, at));
   }
@@ -573,9 +580,42 @@ absl::Status Parser::ResolveCalledComputations() {
 std::string ParsedModule::FormatError(const HloInstruction* instr,
                                       std::string_view message) const {
   auto it = instr ? locations.find(instr) : locations.end();
-  if (it == locations.end()) return StrCat(filename, ": error: ", message);
+  if (it == locations.end()) {
+    std::optional<std::pair<int64_t, int64_t>> at;
+    if (instr == nullptr) {
+      for (const auto& [name, position] : header_attributes) {
+        if (message.find(name) != std::string_view::npos && (!at || position < *at)) at = position;
+      }
+    }
+    if (!at) return StrCat(filename, ": error: ", message);
+    return StrCat(filename, ":", at->first, ":", at->second, ": error: ", message);
+  }
   return StrCat(filename, ":", it->second.first, ":", it->second.second, ": error: ",
                       message);
+}
+
+std::optional<std::pair<int64_t, int64_t>> ParsedModule::PositionOf(std::string_view name) const {
+  auto it = instruction_positions.find(absl::string_view(name.data(), name.size()));
+  if (it == instruction_positions.end()) return std::nullopt;
+  return it->second;
+}
+
+std::string ParsedModule::Locate(std::string_view message) const {
+  if (message.find(": error: ") != std::string_view::npos) return std::string(message);
+  for (size_t at = message.find('%'); at != std::string_view::npos;
+       at = message.find('%', at + 1)) {
+    size_t end = at + 1;
+    while (end < message.size() && (absl::ascii_isalnum(message[end]) || message[end] == '_' ||
+                                    message[end] == '.' || message[end] == '-')) {
+      ++end;
+    }
+    std::string_view name = message.substr(at + 1, end - at - 1);
+    while (!name.empty() && name.back() == '.') name.remove_suffix(1);  // A sentence's period.
+    if (std::optional<std::pair<int64_t, int64_t>> position = PositionOf(name)) {
+      return StrCat(filename, ":", position->first, ":", position->second, ": error: ", message);
+    }
+  }
+  return FormatError(nullptr, message);
 }
 
 absl::StatusOr<ParsedModule> ParseHloModuleWithLocations(std::string_view text,

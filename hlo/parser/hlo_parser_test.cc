@@ -201,5 +201,23 @@ ENTRY e {
             "x.hlo:4:62: error: bad mesh replica groups: unknown mesh axis 'z'");
 }
 
+// Errors raised after parsing (passes, the verifier) are placed at the instruction or header
+// attribute they name, by name: the instruction itself may be gone by then.
+TEST(HloParserTest, LocateNamesThePlaceAfterTheFact) {
+  auto parsed = ParseHloModuleWithLocations(
+      "HloModule m, entry_computation_layout={(f32[8])->f32[8]}\nENTRY e {\n"
+      "  p = f32[8] parameter(0)\n  ROOT w.1 = f32[8] negate(p)\n}\n",
+      "m.hlo");
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->Locate("while %w.1: conflicting device assignments: %p"),
+            "m.hlo:4:8: error: while %w.1: conflicting device assignments: %p");
+  EXPECT_EQ(parsed->Locate("instruction %gone: no, then %p."),
+            "m.hlo:3:3: error: instruction %gone: no, then %p.");
+  EXPECT_EQ(parsed->Locate("module m: entry_computation_layout result is f32[4]"),
+            "m.hlo:1:14: error: module m: entry_computation_layout result is f32[4]");
+  EXPECT_EQ(parsed->Locate("nothing named"), "m.hlo: error: nothing named");
+  EXPECT_EQ(parsed->Locate("x.hlo:1:1: error: placed"), "x.hlo:1:1: error: placed");
+}
+
 }  // namespace
 }  // namespace hlo

@@ -428,7 +428,7 @@ void Verifier::CheckFusion(const HloComputation& c, const HloInstruction& instr)
   }
 }
 
-// ragged-dot has no shape inference here; its dimension numbers must at least be in range.
+// ragged-dot: dimension numbers in range, then the result's dimensions (InferRaggedDotShape).
 void Verifier::CheckRaggedDot(const HloComputation& c, const HloInstruction& instr) {
   if (instr.operand_count() != 3 || !instr.operand(0)->shape().IsArray() ||
       !instr.operand(1)->shape().IsArray()) {
@@ -464,6 +464,17 @@ void Verifier::CheckRaggedDot(const HloComputation& c, const HloInstruction& ins
       dn.lhs_contracting_dimensions.size() != dn.rhs_contracting_dimensions.size()) {
     InstructionError(c, instr, "ragged-dot needs one lhs_ragged_dims entry and as many lhs as rhs "
                                "batch and contracting dims");
+    return;
+  }
+  absl::StatusOr<Shape> inferred = InferRaggedDotShape(
+      instr.operand(0)->shape(), instr.operand(1)->shape(), instr.operand(2)->shape(), dn,
+      (*ragged)[0], *group, std::nullopt);  // Dimensions only: the element type is the op's.
+  if (!inferred.ok()) {
+    InstructionError(c, instr, inferred.status().message());
+  } else if (!instr.shape().IsArray() || inferred->dimensions() != instr.shape().dimensions()) {
+    InstructionError(c, instr,
+                     absl::StrCat("inferred shape ", ShapeStr(*inferred),
+                                  " does not match declared ", ShapeStr(instr.shape())));
   }
 }
 
