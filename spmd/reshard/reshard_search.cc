@@ -170,7 +170,7 @@ std::vector<int64_t> ChangedDims(const TileState& x, const TileState& y) {
 Neighbors ForwardNeighbors(const TileState& x, const TileState& target,
                            absl::Span<const int64_t> max_tiles, const StepCoster& coster) {
   Neighbors out;
-  for (StateMove& move : MovesFrom(x, coster.shape_dims(), max_tiles)) {
+  for (StateMove& move : MovesFrom(x, coster.shape_dims(), max_tiles, /*with_groups=*/false)) {
     SearchEdge edge = coster.FromMove(x, move);
     out.emplace_back(std::move(move.result), std::move(edge));
   }
@@ -185,15 +185,16 @@ Neighbors BackwardNeighbors(const TileState& y, absl::Span<const int64_t> max_ti
                             const StepCoster& coster) {
   const std::vector<int64_t>& dims = coster.shape_dims();
   Neighbors out;
-  for (StateMove& move : MovesFrom(y, dims, max_tiles)) {
+  for (StateMove& move : MovesFrom(y, dims, max_tiles, /*with_groups=*/false)) {
     const TileState& x = move.result;
     std::optional<StateMove> forward;
     switch (move.kind) {
       case StateMove::Kind::kDynamicSlice:  // y = all-gather(x)
-        forward = AllGatherMove(x, dims, move.dims[0], move.factor);
+        forward = AllGatherMove(x, dims, move.dims[0], move.factor, /*with_groups=*/false);
         break;
       case StateMove::Kind::kAllToAll:  // y = all-to-all(x) moving the factor back
-        forward = AllToAllMove(x, dims, move.dims[1], move.dims[0], move.factor);
+        forward = AllToAllMove(x, dims, move.dims[1], move.dims[0], move.factor,
+                               /*with_groups=*/false);
         break;
       case StateMove::Kind::kAllGather:  // y = dynamic-slice(x)
         if (ContainsEveryRegion(x, y, dims)) {
@@ -209,19 +210,38 @@ Neighbors BackwardNeighbors(const TileState& y, absl::Span<const int64_t> max_ti
   return out;
 }
 
-std::vector<SearchHop> ForwardPath(const std::vector<SearchNode>& nodes, int64_t id) {
+// The search costs moves without their device groups (building them for every state it meets
+// was most of its time); the steps of the path it keeps get them here, from the state each
+// step starts at.
+SearchEdge WithGroups(SearchEdge edge, const TileState& from, absl::Span<const int64_t> dims) {
+  if (!edge.groups.empty()) return edge;
+  std::optional<StateMove> move;
+  if (edge.kind == ReshardStepKind::kAllGather && edge.dims.size() == 1) {
+    move = AllGatherMove(from, dims, edge.dims[0], edge.factor);
+  } else if (edge.kind == ReshardStepKind::kAllToAll && edge.dims.size() == 2) {
+    move = AllToAllMove(from, dims, edge.dims[0], edge.dims[1], edge.factor);
+  }
+  if (move.has_value()) edge.groups = std::move(move->groups);
+  return edge;
+}
+
+std::vector<SearchHop> ForwardPath(const std::vector<SearchNode>& nodes, int64_t id,
+                                   absl::Span<const int64_t> dims) {
   std::vector<SearchHop> hops;
   for (; nodes[id].parent >= 0; id = nodes[id].parent) {
-    hops.push_back({nodes[id].via, nodes[id].state});
+    hops.push_back(
+        {WithGroups(nodes[id].via, nodes[nodes[id].parent].state, dims), nodes[id].state});
   }
   std::reverse(hops.begin(), hops.end());
   return hops;
 }
 
-std::vector<SearchHop> BackwardPath(const std::vector<SearchNode>& nodes, int64_t id) {
+std::vector<SearchHop> BackwardPath(const std::vector<SearchNode>& nodes, int64_t id,
+                                    absl::Span<const int64_t> dims) {
   std::vector<SearchHop> hops;
   for (; nodes[id].parent >= 0; id = nodes[id].parent) {
-    hops.push_back({nodes[id].via, nodes[nodes[id].parent].state});
+    hops.push_back(
+        {WithGroups(nodes[id].via, nodes[id].state, dims), nodes[nodes[id].parent].state});
   }
   return hops;
 }
@@ -321,6 +341,7 @@ int64_t StepCoster::FullBytes() const {
 SearchEdge StepCoster::FromMove(const TileState& x, const StateMove& move) const {
   SearchEdge edge;
   edge.dims = move.dims;
+  edge.factor = move.factor;
   edge.groups = move.groups;
   CollectiveCost cost;
   switch (move.kind) {
@@ -479,12 +500,12 @@ std::vector<SearchHop> CheapestPath(const TileState& source, const TileState& ta
   }
   if (!joiner.best().has_value()) return ReplicateThenSliceHops(source, target, coster);
   const Best& best = *joiner.best();
-  std::vector<SearchHop> hops = ForwardPath(forward.nodes(), best.forward);
+  std::vector<SearchHop> hops = ForwardPath(forward.nodes(), best.forward, coster.shape_dims());
   const TileState& joined = backward.node(best.backward).state;
   if (best.permute) {
     hops.push_back({coster.Permute(forward.node(best.forward).state, joined), joined});
   }
-  for (SearchHop& hop : BackwardPath(backward.nodes(), best.backward)) {
+  for (SearchHop& hop : BackwardPath(backward.nodes(), best.backward, coster.shape_dims())) {
     hops.push_back(std::move(hop));
   }
   return hops;
@@ -514,7 +535,7 @@ std::vector<SearchHop> CheapestPathFromMaximal(const TileState& target, const St
   }
   if (!best.has_value()) return {};  // Unreachable: the target itself is settled first.
   std::vector<SearchHop> hops{{best_edge, backward.node(best->second).state}};
-  for (SearchHop& hop : BackwardPath(backward.nodes(), best->second)) {
+  for (SearchHop& hop : BackwardPath(backward.nodes(), best->second, coster.shape_dims())) {
     hops.push_back(std::move(hop));
   }
   return hops;

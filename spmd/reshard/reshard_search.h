@@ -19,6 +19,7 @@ namespace spmd {
 struct SearchEdge {
   ReshardStepKind kind = ReshardStepKind::kRelabel;
   std::vector<int64_t> dims;
+  int64_t factor = 1;  // All-gather and all-to-all: the group size (the move's factor).
   std::vector<std::vector<int64_t>> groups;
   std::vector<std::pair<int64_t, int64_t>> pairs;
   int64_t bytes = 0;

@@ -136,7 +136,7 @@ std::vector<int64_t> PaddedShardDims(const TileState& state, absl::Span<const in
 }
 
 std::optional<StateMove> AllGatherMove(const TileState& x, absl::Span<const int64_t> shape_dims,
-                                       int64_t d, int64_t factor) {
+                                       int64_t d, int64_t factor, bool with_groups) {
   const int64_t t = x.dims[d];
   if (factor <= 1 || t % factor != 0 || !Aligned(shape_dims[d], t / factor, factor)) {
     return std::nullopt;
@@ -148,16 +148,17 @@ std::optional<StateMove> AllGatherMove(const TileState& x, absl::Span<const int6
   y.dims[d] = t / factor;
   y.dims.back() = r * factor;
   y.devices.resize(x.devices.size());
-  move.groups.assign(x.devices.size() / factor, std::vector<int64_t>(factor));
+  if (with_groups) move.groups.assign(x.devices.size() / factor, std::vector<int64_t>(factor));
+  std::vector<int64_t> y_idx;  // Reused: this runs for every state the search meets.
   ForEachTile(x.dims, [&](const std::vector<int64_t>& idx, int64_t tile) {
-    std::vector<int64_t> y_idx = idx;
+    y_idx.assign(idx.begin(), idx.end());
     y_idx[d] /= factor;
     const int64_t k = idx[d] % factor;
     const int64_t y_tile = Linear(y.dims, y_idx);
     for (int64_t j = 0; j < r; ++j) {
       const int64_t device = x.devices[tile * r + j];
       y.devices[y_tile * r * factor + k * r + j] = device;
-      move.groups[y_tile * r + j][k] = device;
+      if (with_groups) move.groups[y_tile * r + j][k] = device;
     }
   });
   SortReplicationGroups(y);
@@ -177,8 +178,9 @@ std::optional<StateMove> DynamicSliceMove(const TileState& x, absl::Span<const i
   y.dims[d] *= factor;
   y.dims.back() = r / factor;
   y.devices.resize(x.devices.size());
+  std::vector<int64_t> y_idx;
   ForEachTile(x.dims, [&](const std::vector<int64_t>& idx, int64_t tile) {
-    std::vector<int64_t> y_idx = idx;
+    y_idx.assign(idx.begin(), idx.end());
     for (int64_t m = 0; m < r; ++m) {
       const int64_t digit = (m / weight) % factor;
       const int64_t rest = (m / (weight * factor)) * weight + m % weight;
@@ -190,7 +192,7 @@ std::optional<StateMove> DynamicSliceMove(const TileState& x, absl::Span<const i
 }
 
 std::optional<StateMove> AllToAllMove(const TileState& x, absl::Span<const int64_t> shape_dims,
-                                      int64_t s, int64_t c, int64_t factor) {
+                                      int64_t s, int64_t c, int64_t factor, bool with_groups) {
   if (s == c || factor <= 1 || x.dims[s] % factor != 0 ||
       !Aligned(shape_dims[s], x.dims[s] / factor, factor) ||
       !Aligned(shape_dims[c], x.dims[c], factor)) {
@@ -206,7 +208,7 @@ std::optional<StateMove> AllToAllMove(const TileState& x, absl::Span<const int64
   // Group key: the tile index with dim s divided by the factor, i.e. y's dims with t_c unchanged.
   std::vector<int64_t> key_dims = x.dims;
   key_dims[s] /= factor;
-  move.groups.assign(x.devices.size() / factor, std::vector<int64_t>(factor));
+  if (with_groups) move.groups.assign(x.devices.size() / factor, std::vector<int64_t>(factor));
   std::vector<int64_t> key_idx, y_idx;  // Reused: this runs for every state the search meets.
   ForEachTile(x.dims, [&](const std::vector<int64_t>& idx, int64_t tile) {
     const int64_t k = idx[s] % factor;
@@ -218,14 +220,14 @@ std::optional<StateMove> AllToAllMove(const TileState& x, absl::Span<const int64
     const int64_t key = Linear(key_dims, key_idx);
     for (int64_t j = 0; j < r; ++j) {
       y.devices[y_tile * r + j] = x.devices[tile * r + j];
-      move.groups[key * r + j][k] = x.devices[tile * r + j];
+      if (with_groups) move.groups[key * r + j][k] = x.devices[tile * r + j];
     }
   });
   return move;
 }
 
 std::vector<StateMove> MovesFrom(const TileState& x, absl::Span<const int64_t> shape_dims,
-                                 absl::Span<const int64_t> max_tiles) {
+                                 absl::Span<const int64_t> max_tiles, bool with_groups) {
   std::vector<StateMove> moves;
   auto add = [&](std::optional<StateMove> move) {
     if (move.has_value()) moves.push_back(*std::move(move));
@@ -233,8 +235,10 @@ std::vector<StateMove> MovesFrom(const TileState& x, absl::Span<const int64_t> s
   const int64_t rank = x.rank();
   for (int64_t d = 0; d < rank; ++d) {
     for (int64_t factor : DivisorsAboveOne(x.dims[d])) {
-      add(AllGatherMove(x, shape_dims, d, factor));
-      for (int64_t c = 0; c < rank; ++c) add(AllToAllMove(x, shape_dims, d, c, factor));
+      add(AllGatherMove(x, shape_dims, d, factor, with_groups));
+      for (int64_t c = 0; c < rank; ++c) {
+        add(AllToAllMove(x, shape_dims, d, c, factor, with_groups));
+      }
     }
     for (int64_t factor : DivisorsAboveOne(x.replication())) {
       if (!max_tiles.empty() && x.dims[d] * factor > max_tiles[d]) break;

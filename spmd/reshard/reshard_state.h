@@ -96,9 +96,10 @@ struct StateMove {
 };
 
 // The all-gather of the minor `factor` of dim `d`; nullopt when `factor` does not divide the
-// tile count or the tiles do not nest (Aligned).
+// tile count or the tiles do not nest (Aligned). Without `with_groups` the move's groups stay
+// empty (the search costs moves by their factor and rebuilds the groups of the path it keeps).
 std::optional<StateMove> AllGatherMove(const TileState& x, absl::Span<const int64_t> shape_dims,
-                                       int64_t d, int64_t factor);
+                                       int64_t d, int64_t factor, bool with_groups = true);
 // The dynamic-slice of dim `d` by `factor`, taking the digit of weight `weight` of each device's
 // sorted position in its replication group; nullopt unless factor*weight divides the
 // replication and the tiles nest.
@@ -107,11 +108,12 @@ std::optional<StateMove> DynamicSliceMove(const TileState& x, absl::Span<const i
 // The all-to-all moving the minor `factor` of dim `s` to dim `c`; nullopt when s == c, the
 // factor does not divide t_s, or either dim's tiles do not nest.
 std::optional<StateMove> AllToAllMove(const TileState& x, absl::Span<const int64_t> shape_dims,
-                                      int64_t s, int64_t c, int64_t factor);
+                                      int64_t s, int64_t c, int64_t factor,
+                                      bool with_groups = true);
 // Every move above from `x` (each divisor > 1 as factor), leaving out dynamic-slices that
 // would split a dim d into more than `max_tiles[d]` tiles (no limit when `max_tiles` is empty).
 std::vector<StateMove> MovesFrom(const TileState& x, absl::Span<const int64_t> shape_dims,
-                                 absl::Span<const int64_t> max_tiles = {});
+                                 absl::Span<const int64_t> max_tiles = {}, bool with_groups = true);
 
 // Whether every device's (non-empty) region under `y` lies inside its region under `x`, so a
 // local dynamic-slice turns `x` into `y`. REQUIRES: same rank and device count.
