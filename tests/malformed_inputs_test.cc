@@ -171,6 +171,16 @@ const Case kCases[] = {
      "inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, "
      "to_apply=add\n}\n",
      "17:8", "scatter: updates 1 f32[2,3] must have the dimensions of updates 0 f32[2,4]"},
+    {"spmd_internal_multipad_result",
+     "HloModule m\nENTRY e {\n  p = f64[15,4] parameter(0)\n  z = f64[] constant(0)\n"
+     "  ROOT c = (f64[16,4], f64[17,4]) custom-call(p, z), "
+     "custom_call_target=\"_SPMDInternalOp_MultiPad\", backend_config=\"dimension=0,amt=1\"\n}\n",
+     "5:8", "inferred shape (f64[16,4], f64[16,4]) does not match declared (f64[16,4], f64[17,4])"},
+    {"spmd_internal_rotate_dimension",
+     "HloModule m\nENTRY e {\n  p = f32[8] parameter(0)\n"
+     "  ROOT c = f32[8] custom-call(p), custom_call_target=\"_SPMDInternalOp_RotateRight\", "
+     "backend_config=\"dimension=3,amount=1\"\n}\n",
+     "4:8", "_SPMDInternalOp_RotateRight: dimension 3 is outside operand f32[8]"},
     {"ragged_dot_result_shape",
      "HloModule m\nENTRY e {\n  a = f32[6,4] parameter(0)\n  b = f32[3,4,5] parameter(1)\n"
      "  g = s32[3] parameter(2)\n  ROOT d = f32[6,7] ragged-dot(a, b, g), "

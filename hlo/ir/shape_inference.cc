@@ -583,6 +583,7 @@ const absl::flat_hash_map<HloOpcode, Adapter>& AdapterTable() {
       {HloOpcode::kDynamicUpdateSlice, &DynamicUpdateSlice},
       {HloOpcode::kFft, &Fft},
       {HloOpcode::kScan, &Scan},
+      {HloOpcode::kCustomCall, &InferCustomCallShape},
       {HloOpcode::kGather, &Gather},
       {HloOpcode::kGetDimensionSize, &GetDimensionSize},
       {HloOpcode::kGetTupleElement, &GetTupleElement},

@@ -191,6 +191,10 @@ absl::StatusOr<Shape> InferDotShape(const Shape& lhs, const Shape& rhs,
                                     const DotDimensionNumbers& dnums,
                                     std::optional<PrimitiveType> preferred_element_type);
 
+// A custom-call whose target has a fixed meaning (XLA's `_SPMDInternalOp_*`); UnimplementedError
+// for other targets.
+absl::StatusOr<Shape> InferCustomCallShape(const HloInstruction& instr);
+
 // ragged-dot(lhs, rhs, group_sizes) in its three modes (by where lhs_ragged_dims lies): batch
 // (a plain dot), contracting (a leading dimension of one entry per group), non-contracting
 // (rhs's group dimension is consumed).

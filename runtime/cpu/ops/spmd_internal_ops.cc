@@ -19,10 +19,10 @@
 #include <string_view>
 #include <vector>
 
+#include "hlo/ir/custom_call_config.h"
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
 #include "runtime/cpu/box_copy.h"
-#include "runtime/cpu/ops/custom_call_config.h"
 #include "runtime/cpu/ops/custom_call_handlers.h"
 #include "runtime/cpu/ops/scalar_computation.h"
 #include "runtime/cpu/ops/strided_copy.h"
@@ -30,6 +30,7 @@
 namespace runtime {
 namespace {
 
+using hlo::CustomCallConfig;
 using hlo::HloInstruction;
 using hlo::Literal;
 using hlo::Shape;

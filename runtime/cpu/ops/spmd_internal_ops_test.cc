@@ -5,14 +5,15 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "hlo/ir/custom_call_config.h"
 #include "hlo/ir/literal.h"
 #include "hlo/parser/hlo_parser.h"
 #include "runtime/cpu/evaluator.h"
-#include "runtime/cpu/ops/custom_call_config.h"
 
 namespace runtime {
 namespace {
 
+using hlo::CustomCallConfig;
 using hlo::Literal;
 using V = std::vector<int64_t>;
 

@@ -1,12 +1,12 @@
 // Splits the config at the commas outside brackets, then each pair at its '='.
-#include "runtime/cpu/ops/custom_call_config.h"
+#include "hlo/ir/custom_call_config.h"
 
 #include <algorithm>
 #include <charconv>
 
 #include "hlo/strings.h"
 
-namespace runtime {
+namespace hlo {
 namespace {
 
 std::string_view Trim(std::string_view s) {
@@ -113,4 +113,4 @@ absl::StatusOr<std::vector<int64_t>> CustomCallConfig::List(std::string_view key
   return (*value)->numbers;
 }
 
-}  // namespace runtime
+}  // namespace hlo

@@ -1,8 +1,8 @@
 // The `backend_config` of XLA's internal SPMD custom-calls: comma-separated `key=value` pairs
 // whose values are integers or bracketed integer lists, e.g.
 //   "dimension=0,amount=2,start_indices=[6, 0],limit_indices=[1526, 4],strides=[1, 1]".
-#ifndef RUNTIME_CPU_OPS_CUSTOM_CALL_CONFIG_H_
-#define RUNTIME_CPU_OPS_CUSTOM_CALL_CONFIG_H_
+#ifndef HLO_IR_CUSTOM_CALL_CONFIG_H_
+#define HLO_IR_CUSTOM_CALL_CONFIG_H_
 
 #include <cstdint>
 #include <map>
@@ -13,7 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 
-namespace runtime {
+namespace hlo {
 
 class CustomCallConfig {
  public:
@@ -39,6 +39,6 @@ class CustomCallConfig {
   std::map<std::string, Value, std::less<>> values_;
 };
 
-}  // namespace runtime
+}  // namespace hlo
 
-#endif  // RUNTIME_CPU_OPS_CUSTOM_CALL_CONFIG_H_
+#endif  // HLO_IR_CUSTOM_CALL_CONFIG_H_
