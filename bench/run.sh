@@ -11,7 +11,9 @@
 #                        (--memory), peak resident memory against 2 x live set + 100 MiB;
 #   partition_bench      the partition pass on 10k/30k/100k-instruction MLP stacks: instructions
 #                        per second, peak memory, and time over a plain walk of the module;
-#   propagation_bench    the propagate pass on a 100k-instruction MLP stack, over a plain walk.
+#   propagation_bench    the propagate pass on a 100k-instruction MLP stack, over a plain walk;
+#   call sites           spmd-partition on the MaxText train step called from 8 and 16 call
+#                        sites (bench/call_sites.py; needs ../shared/corpus): CPU time ratio.
 # Extra arguments go to every benchmark binary (for example --benchmark_repetitions=5).
 # The machine is shared: absolute rates move with its load, the same-run ratios much less.
 #
@@ -21,6 +23,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
 bazel build -c opt //bench:parse_print_bench //bench:executor_dot_bench //bench:executor_bench \
+  //tools:spmd-partition \
   //bench:gemm_bench //bench:partition_bench //bench:propagation_bench
 # Other builds may repoint the bazel-bin symlink at another configuration; ask for opt's.
 BIN_DIR="$(bazel info -c opt bazel-bin 2>/dev/null)/bench"
@@ -123,3 +126,22 @@ echo "== partition_bench (targets: 100k instructions under 2 s, linear growth, p
 echo
 echo "== propagation_bench (target: 100k instructions under 1 s)"
 "$BIN_DIR/propagation_bench" "$@" 2>&1 | grep -E "^BM_|^Benchmark"
+
+echo
+echo "== call sites (target: the MaxText step called from 16 sites takes <= 2.2 x the time of 8)"
+MAXTEXT="$ROOT/../shared/corpus/real/nv_maxtext_1n1g_jit_train_step_before_optimization.hlo"
+if [[ -f "$MAXTEXT" ]]; then
+  SITES_DIR="$(mktemp -d /tmp/call_sites.XXXXXX)"
+  for n in 8 16; do
+    python3 bench/call_sites.py "$MAXTEXT" "$n" > "$SITES_DIR/c$n.hlo"
+    /usr/bin/time -f "%U" -o "$SITES_DIR/t$n" \
+      "$(bazel info -c opt bazel-bin 2>/dev/null)/tools/spmd-partition" "$SITES_DIR/c$n.hlo" \
+      -o /dev/null
+  done
+  python3 -c "import sys; a, b = (float(open(f).read().split()[-1]) for f in sys.argv[1:]); \
+print(f'8 sites {a:.2f} s, 16 sites {b:.2f} s of CPU: ratio {b / max(a, 1e-9):.2f}')" \
+    "$SITES_DIR/t8" "$SITES_DIR/t16"
+  rm -rf "$SITES_DIR"
+else
+  echo "skipped: $MAXTEXT not found"
+fi
