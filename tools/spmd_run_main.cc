@@ -33,6 +33,7 @@
 #include "hlo/large_stack.h"
 #include "hlo/strings.h"
 #include "hlo/verifier/hlo_verifier.h"
+#include "runtime/cpu/host_malloc.h"
 #include "runtime/cpu/multi_device_runner.h"
 #include "runtime/cpu/npy.h"
 #include "runtime/cpu/sampled_verify.h"
@@ -600,7 +601,11 @@ int Main(int argc, char** argv) {
   }
 }
 
-// The work runs on a large stack: deeply nested modules recurse once per level.
+// The work runs on a large stack: deeply nested modules recurse once per level. The executor's
+// malloc settings come first: the work thread must share the main arena (M_ARENA_MAX = 1) from
+// its first allocation, or GiB-sized values live in a thread arena that returns and re-faults
+// its pages (KeepPartitionedNonSlicedDimension: 36 s of system time).
 int main(int argc, char** argv) {
+  runtime::TuneMallocForExecutor();
   return hlo::RunOnLargeStack([&] { return Main(argc, argv); });
 }
