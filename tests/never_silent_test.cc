@@ -68,6 +68,27 @@ TEST(NeverSilentTest, ReplicaGroupNamingADeviceTwiceIsRefused) {
   EXPECT_THAT(r.err, HasSubstr("id 0 appears more than once in replica_groups"));
 }
 
+// Found by the partition fuzzer: a non-linear op on partial sums ({unreduced}) must see whole
+// values; sums of partial sums stay partial (no all-reduce).
+TEST(NeverSilentTest, NonLinearOpOnUnreducedValuesReducesFirst) {
+  const std::string head =
+      "HloModule m, num_partitions=2\nENTRY e {\n"
+      "  a = f32[2,4] parameter(0), sharding={devices=[1,2]<=[2]}\n"
+      "  b = f32[4,3] parameter(1), sharding={devices=[2,1]<=[2]}\n"
+      "  d = f32[2,3] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}, "
+      "sharding={unreduced}\n";
+  const std::string nonlinear = Module(
+      "unreduced_exp", head + "  ROOT s = f32[2,3] exponential(d), sharding={unreduced}\n}\n");
+  Outcome r = RunShell(Cmd(kRun, "--verify " + nonlinear));
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  const std::string linear =
+      Module("unreduced_add", head + "  ROOT s = f32[2,3] add(d, d), sharding={unreduced}\n}\n");
+  r = RunShell(Cmd(kPartition, linear));
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, Not(HasSubstr("all-reduce(")));
+  EXPECT_EQ(RunShell(Cmd(kRun, "--verify " + linear)).code, 0);
+}
+
 // ---- Silently worse, exit 0 -----------------------------------------------------------------
 
 TEST(NeverSilentTest, TupleOfTuplesKeepsItsShards) {

@@ -4,6 +4,8 @@
 //
 //   %r = f32[16] add(%a, %b), sharding={devices=[4]<=[4]}
 //   -> %r.spmd = f32[4] add(%a.shard, %b.shard)
+#include "absl/container/flat_hash_set.h"
+#include "hlo/sharding/unreduced.h"
 #include "hlo/status_macros.h"
 #include "spmd/partitioner/handlers.h"
 
@@ -15,10 +17,32 @@ using hlo::HloOpcode;
 using hlo::HloSharding;
 using hlo::Shape;
 
-absl::Status HandleElementwise(const HloInstruction& original, const HloSharding& sharding,
+// Whether `original`, run on each device's partial sums, gives partial sums of its result:
+// sums, differences, negation and copies of operands that are all partial sums alike (a
+// replicated or scalar operand would be counted once per device).
+bool KeepsPartialSums(const HloInstruction& original) {
+  static const auto* linear =
+      new absl::flat_hash_set<HloOpcode>{HloOpcode::kAdd, HloOpcode::kSubtract, HloOpcode::kNegate,
+                                         HloOpcode::kCopy, HloOpcode::kConvert};
+  if (!linear->contains(original.opcode())) return false;
+  for (const HloInstruction* operand : original.operands()) {
+    if (!operand->shape().IsArray() || operand->shape().rank() != original.shape().rank()) {
+      return false;
+    }
+  }
+  return true;
+}
+
+absl::Status HandleElementwise(const HloInstruction& original, const HloSharding& wanted,
                                PartitionContext& ctx) {
-  if (!original.shape().IsArray() || sharding.IsTuple()) {
-    return FallBackToReplicated(original, sharding, ctx, "an elementwise op with a tuple result");
+  if (!original.shape().IsArray() || wanted.IsTuple()) {
+    return FallBackToReplicated(original, wanted, ctx, "an elementwise op with a tuple result");
+  }
+  // A non-linear op (exp, multiply, ...) needs whole values: it runs on the summed operands,
+  // and the result is made partial again only where a user asks for that.
+  HloSharding sharding = wanted;
+  if (hlo::HasUnreduced(wanted) && !KeepsPartialSums(original)) {
+    ASSIGN_OR_RETURN(sharding, hlo::UnreducedAsReplicated(wanted));
   }
   std::vector<HloInstruction*> operands;
   for (const HloInstruction* operand : original.operands()) {
