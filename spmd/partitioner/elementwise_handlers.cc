@@ -19,11 +19,11 @@ using hlo::Shape;
 
 // Whether `original`, run on each device's partial sums, gives partial sums of its result:
 // sums, differences, negation and copies of operands that are all partial sums alike (a
-// replicated or scalar operand would be counted once per device).
+// replicated or scalar operand would be counted once per device; a convert rounds each part).
 bool KeepsPartialSums(const HloInstruction& original) {
   static const auto* linear =
       new absl::flat_hash_set<HloOpcode>{HloOpcode::kAdd, HloOpcode::kSubtract, HloOpcode::kNegate,
-                                         HloOpcode::kCopy, HloOpcode::kConvert};
+                                         HloOpcode::kCopy};
   if (!linear->contains(original.opcode())) return false;
   for (const HloInstruction* operand : original.operands()) {
     if (!operand->shape().IsArray() || operand->shape().rank() != original.shape().rank()) {
