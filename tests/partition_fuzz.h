@@ -24,10 +24,11 @@
 #include <filesystem>
 #include <functional>
 #include <map>
-#include <random>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "tests/random_module_generator.h"
 
 namespace partition_fuzz {
 
@@ -56,25 +57,8 @@ std::vector<SeedModule> LoadSeeds(const SeedOptions& options);
 
 // ---- Mutants ----------------------------------------------------------------------------------
 
-// Deterministic draws (mt19937_64, whose sequence the standard fixes, reduced by our own
-// arithmetic because the standard distributions differ between library implementations).
-class Random {
- public:
-  explicit Random(uint64_t seed) : engine_(seed) {}
-  // Uniform in [lo, hi].
-  int64_t Int(int64_t lo, int64_t hi) {
-    return lo + static_cast<int64_t>(engine_() % static_cast<uint64_t>(hi - lo + 1));
-  }
-  bool Chance(double p) { return static_cast<double>(engine_() >> 11) * 0x1.0p-53 < p; }
-  template <typename T>
-  const T& Pick(const std::vector<T>& values) {
-    return values[Int(0, static_cast<int64_t>(values.size()) - 1)];
-  }
-  std::vector<int64_t> Permutation(int64_t n);
-
- private:
-  std::mt19937_64 engine_;
-};
+// Deterministic draws: the generator's (tests/random_module_generator.h).
+using random_module::Random;
 
 struct Mutant {
   uint64_t run_seed = 0;

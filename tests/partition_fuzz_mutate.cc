@@ -671,13 +671,6 @@ const std::vector<Kind>& Kinds() {
 
 }  // namespace
 
-std::vector<int64_t> Random::Permutation(int64_t n) {
-  std::vector<int64_t> p(n);
-  for (int64_t i = 0; i < n; ++i) p[i] = i;
-  for (int64_t i = n - 1; i > 0; --i) std::swap(p[i], p[Int(0, i)]);
-  return p;
-}
-
 std::string MutateOnce(std::string& text, Random& rng) {
   int total = 0;
   for (const Kind& kind : Kinds()) total += kind.weight;
