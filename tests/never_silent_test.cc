@@ -327,7 +327,9 @@ TEST(NeverSilentTest, MoreDevicesThanThreadsIsAnError) {
                                   "  ROOT n = f32[2] negate(p)\n}\n");
   Outcome r = RunShell("ulimit -u 512 2>/dev/null; " + Cmd(kRun, "--num-partitions 4096 " + path));
   EXPECT_THAT(r.code, ::testing::AnyOf(0, 1)) << r.err;
-  if (r.code == 1) EXPECT_THAT(r.err, HasSubstr("simulate fewer devices"));
+  if (r.code == 1) {
+    EXPECT_THAT(r.err, HasSubstr("simulate fewer devices"));
+  }
 }
 
 }  // namespace
