@@ -187,6 +187,21 @@ const Case kCases[] = {
      "lhs_contracting_dims={1}, rhs_contracting_dims={1}, lhs_ragged_dims={0}, "
      "rhs_group_dims={0}\n}\n",
      "6:8", "inferred shape f32[6,5] does not match declared f32[6,7]"},
+    // Shardy exports (issue 17): what is not understood, or contradicts sharding=, is an error.
+    {"sdy_unknown_attribute",
+     "HloModule m, frontend_attributes={xla.sdy.meshes={mesh = #sdy.mesh<[\"x\"=2]>}}\n"
+     "ENTRY e {\n  ROOT p = f32[8] parameter(0), frontend_attributes={xla.sdy.frob=\"1\"}\n}\n",
+     "3:8", "unsupported Shardy attribute 'xla.sdy.frob'"},
+    {"sdy_conflicting_sharding",
+     "HloModule m, frontend_attributes={xla.sdy.meshes={mesh = #sdy.mesh<[\"x\"=2]>}}\n"
+     "ENTRY e {\n  ROOT p = f32[8] parameter(0), sharding={replicated}, "
+     "frontend_attributes={xla.sdy.sharding=\"#sdy.sharding<@mesh, [{\\\"x\\\"}]>\"}\n}\n",
+     "3:8", "disagree"},
+    {"sdy_unknown_custom_call",
+     "HloModule m, frontend_attributes={xla.sdy.meshes={mesh = #sdy.mesh<[\"x\"=2]>}}\n"
+     "ENTRY e {\n  p = f32[8] parameter(0)\n  ROOT c = f32[8] custom-call(p), "
+     "custom_call_target=\"xla.sdy.Frob\"\n}\n",
+     "4:8", "unsupported Shardy custom-call 'xla.sdy.Frob'"},
 };
 
 std::string RunCommand(const std::string& cmd, int* exit_code) {

@@ -18,6 +18,8 @@
 #include <sstream>
 
 #include "hlo/proto/hlo_proto_util.h"
+#include "hlo/sdy/sdy_import.h"
+#include "hlo/status_macros.h"
 #include "hlo/strings.h"
 
 namespace hlo {
@@ -133,16 +135,23 @@ absl::StatusOr<std::string> ReadInput(const std::string& path) {
 
 absl::StatusOr<ParsedModule> ParseModuleFile(const std::string& path, std::string_view contents) {
   const std::string display = path == "-" ? "<stdin>" : path;
-  const bool text = path == "-" ? LooksLikeText(contents) : FormatForPath(path) == ModuleFormat::kText;
-  if (text) return ParseHloModuleWithLocations(contents, display);
-  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseModuleProtoBytes(contents);
-  if (!module.ok()) {
-    return absl::InvalidArgumentError(
-        StrCat(display, ": error: ", ToStd(module.status().message())));
-  }
+  const bool text =
+      path == "-" ? LooksLikeText(contents) : FormatForPath(path) == ModuleFormat::kText;
   ParsedModule parsed;
-  parsed.module = *std::move(module);
-  parsed.filename = display;
+  if (text) {
+    ASSIGN_OR_RETURN(parsed, ParseHloModuleWithLocations(contents, display));
+  } else {
+    absl::StatusOr<std::unique_ptr<HloModule>> module = ParseModuleProtoBytes(contents);
+    if (!module.ok()) {
+      return absl::InvalidArgumentError(
+          StrCat(display, ": error: ", ToStd(module.status().message())));
+    }
+    parsed.module = *std::move(module);
+    parsed.filename = display;
+  }
+  if (absl::Status s = sdy::ImportShardy(parsed.module.get()); !s.ok()) {
+    return absl::InvalidArgumentError(parsed.Locate(ToStd(s.message())));
+  }
   return parsed;
 }
 

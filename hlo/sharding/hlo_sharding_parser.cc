@@ -11,9 +11,8 @@
 //             | shard_as INT | shard_like INT
 // Attributes may come in any order, each at most once. The leaf is then built with the
 // validating factories; their errors, and the parser's own, carry the offset of the token at
-// fault as `offset N: message`.
-//
-// The named-mesh form (XLA's NamedSharding; semantics in named_mesh.h):
+// fault as `offset N: message`. The named-mesh form (XLA's NamedSharding; semantics in
+// named_mesh.h):
 //   named := maximal_mesh '[' device_id '=' INT ']' (',' metadata '=' ...)?
 //          | mesh '[' (name '=' INT),+ ']' (',' device_ids '=' '(' ids ')')? ','?
 //            ( (replicated | unreduced | manual) (',' metadata '=' ...)?
@@ -25,9 +24,8 @@
 //   named_attr := replicated '=' refs | manual '=' refs | unreduced '=' sum? refs
 //               | metadata '=' ...                            (each at most once)
 //   refs  := '{' ref,* '}'
-// A named sharding is converted on parsing to the tile-assignment form, which is what prints;
-// the named form is not kept. Unreduced reductions other than sum (`unreduced=max{...}`) have
-// no tile-assignment form and are rejected.
+// Named shardings are converted to the tile-assignment form (printed; the named form is not
+// kept). Unreduced reductions other than sum (`unreduced=max{...}`) are rejected.
 #include <optional>
 #include <string>
 #include <utility>
@@ -82,6 +80,13 @@ class ShardingParser {
   absl::StatusOr<HloSharding> ParseSharding(bool allow_tuple);
   // `mesh[...] {axes}` of a replica_groups attribute.
   absl::StatusOr<std::vector<std::vector<int64_t>>> ParseMeshReplicaGroups();
+  // `[dims] (, replicated=|unreduced=|manual= {axes})*` on a known mesh (Shardy's form).
+  absl::Status ParseAxesOnMesh(const NamedMesh& mesh, NamedShardingAxes* axes) {
+    if (lexer_.Peek().kind != TokenKind::kLBracket) return Unexpected(lexer_.Peek(), "'['");
+    HloSharding::Metadata metadata;
+    std::optional<Token> kind_word;
+    return ParseMeshBody(mesh, axes, &metadata, &kind_word);
+  }
   absl::Status ExpectEnd();
   size_t consumed() const { return lexer_.consumed(); }
 
@@ -881,6 +886,15 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> ParseMeshAxesReplicaGroups(std
   absl::StatusOr<std::vector<std::vector<int64_t>>> groups = parser.ParseMeshReplicaGroups();
   if (groups.ok() && consumed != nullptr) *consumed = parser.consumed();
   return groups;
+}
+
+absl::StatusOr<NamedShardingAxes> ParseNamedShardingAxes(const NamedMesh& mesh,
+                                                         std::string_view text, size_t* consumed) {
+  ShardingParser parser(text);
+  NamedShardingAxes axes;
+  absl::Status status = parser.ParseAxesOnMesh(mesh, &axes);
+  *consumed = parser.consumed();
+  return status.ok() ? absl::StatusOr<NamedShardingAxes>(std::move(axes)) : status;
 }
 
 }  // namespace hlo

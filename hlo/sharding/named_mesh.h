@@ -113,6 +113,13 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> MeshAxesReplicaGroups(
 absl::StatusOr<std::vector<std::vector<int64_t>>> ParseMeshAxesReplicaGroups(std::string_view text,
                                                                              size_t* consumed);
 
+// Parses the axes of a named sharding on `mesh` at the start of `text`: `[dims]` (each dim
+// `{ref,*}` with an optional trailing `?`) and then `, replicated=`/`unreduced=`/`manual=` lists
+// (Shardy's `#sdy.sharding` body after its mesh). Names may be 'quoted' or "strings". Sets
+// `*consumed` past the last token. Errors as for HloSharding::Parse (`offset N: ...`).
+absl::StatusOr<NamedShardingAxes> ParseNamedShardingAxes(const NamedMesh& mesh,
+                                                         std::string_view text, size_t* consumed);
+
 }  // namespace hlo
 
 #endif  // HLO_SHARDING_NAMED_MESH_H_

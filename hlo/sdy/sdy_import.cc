@@ -1,0 +1,381 @@
+#include "hlo/sdy/sdy_import.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "hlo/ir/hlo_computation.h"
+#include "hlo/ir/hlo_instruction.h"
+#include "hlo/sdy/sdy_attributes.h"
+#include "hlo/status_macros.h"
+#include "hlo/strings.h"
+
+namespace hlo::sdy {
+namespace {
+
+constexpr std::string_view kPrefix = "xla.sdy.";
+constexpr std::string_view kMeshesAttr = "xla.sdy.meshes";
+constexpr std::string_view kShardingAttr = "xla.sdy.sharding";
+constexpr std::string_view kRuleAttr = "xla.sdy.sharding_rule";
+constexpr std::string_view kInShardingsAttr = "xla.sdy.in_shardings";
+constexpr std::string_view kOutShardingsAttr = "xla.sdy.out_shardings";
+constexpr std::string_view kManualAxesAttr = "xla.sdy.manual_axes";
+constexpr std::string_view kGroupIdAttr = "xla.sdy.sharding_group_id";
+
+bool IsSdy(std::string_view name) { return name.substr(0, kPrefix.size()) == kPrefix; }
+
+const std::string* FindAttr(const FrontendAttributes& attrs, std::string_view key) {
+  for (const auto& [k, v] : attrs) {
+    if (k == key) return &v;
+  }
+  return nullptr;
+}
+
+void EraseAttr(FrontendAttributes* attrs, std::string_view key) {
+  attrs->erase(
+      std::remove_if(attrs->begin(), attrs->end(), [&](const auto& kv) { return kv.first == key; }),
+      attrs->end());
+}
+
+absl::Status At(const HloInstruction* instr, const absl::Status& status) {
+  return absl::InvalidArgumentError(StrCat("%", instr->name(), ": ", ToStd(status.message())));
+}
+
+class Importer {
+ public:
+  Importer(HloModule* module, MeshTable meshes) : module_(module), meshes_(std::move(meshes)) {}
+
+  absl::Status Run();
+
+ private:
+  absl::Status ImportInstruction(HloInstruction* instr);
+  absl::Status CheckAttributes(const HloInstruction* instr);
+  absl::Status ApplySharding(HloInstruction* instr, const std::string& text);
+  absl::StatusOr<std::vector<TensorSharding>> ValueShardings(const HloInstruction* instr,
+                                                             std::string_view key);
+  absl::Status RewriteCustomCall(HloInstruction* instr);
+  absl::Status GlobalToLocal(HloInstruction* instr);
+  absl::Status LocalToGlobal(HloInstruction* instr);
+  absl::Status ManualBoundary(HloInstruction* instr, bool entering);
+  absl::Status FuncResultSharding(HloInstruction* instr);
+  absl::Status ShardingGroup(HloInstruction* instr);
+
+  // A new custom-call `target` of `operand` with `shape` and `sharding`, named after `origin`.
+  HloInstruction* AddCustomCall(HloInstruction* origin, std::string_view target,
+                                HloInstruction* operand, Shape shape, HloSharding sharding,
+                                std::string_view suffix);
+  // Replaces `instr` by the single value or the tuple of `values`, then removes it.
+  absl::Status ReplaceWith(HloInstruction* instr, const std::vector<HloInstruction*>& values);
+
+  HloModule* module_;
+  MeshTable meshes_;
+};
+
+absl::Status Importer::Run() {
+  for (HloComputation* computation : module_->MakeComputationPostOrder()) {
+    std::vector<HloInstruction*> instrs;
+    for (const auto& instr : computation->instructions()) instrs.push_back(instr.get());
+    for (HloInstruction* instr : instrs) RETURN_IF_ERROR(ImportInstruction(instr));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Importer::ImportInstruction(HloInstruction* instr) {
+  RETURN_IF_ERROR(CheckAttributes(instr));
+  FrontendAttributes* attrs = &instr->mutable_attrs()->frontend_attributes;
+  if (const std::string* rule = FindAttr(*attrs, kRuleAttr)) {
+    absl::StatusOr<ShardingRule> parsed = ParseShardingRule(*rule);
+    if (!parsed.ok()) return At(instr, parsed.status());
+  }
+  if (instr->opcode() == HloOpcode::kCustomCall && IsSdy(instr->attrs().custom_call_target)) {
+    return RewriteCustomCall(instr);
+  }
+  if (const std::string* sharding = FindAttr(*attrs, kShardingAttr)) {
+    const std::string text = *sharding;
+    EraseAttr(attrs, kShardingAttr);
+    RETURN_IF_ERROR(ApplySharding(instr, text));
+  }
+  return absl::OkStatus();
+}
+
+// Every `xla.sdy.*` attribute must be one this import reads, on an instruction that may carry it.
+absl::Status Importer::CheckAttributes(const HloInstruction* instr) {
+  const bool is_custom_call = instr->opcode() == HloOpcode::kCustomCall;
+  const std::string& target = instr->attrs().custom_call_target;
+  for (const auto& [key, value] : instr->attrs().frontend_attributes) {
+    if (!IsSdy(key)) continue;
+    const bool manual =
+        target == "xla.sdy.GlobalToLocalShape" || target == "xla.sdy.LocalToGlobalShape";
+    const bool known = key == kShardingAttr || (key == kRuleAttr && is_custom_call) ||
+                       (key == kManualAxesAttr && manual) ||
+                       (key == kInShardingsAttr && target == "xla.sdy.GlobalToLocalShape") ||
+                       (key == kOutShardingsAttr && target == "xla.sdy.LocalToGlobalShape") ||
+                       (key == kGroupIdAttr && target == "xla.sdy.ShardingGroup");
+    if (!known) {
+      return absl::InvalidArgumentError(
+          StrCat("%", instr->name(), ": unsupported Shardy attribute '", key,
+                 "' on this instruction (no such xla.sdy.* attribute is read here, and none is "
+                 "ignored)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<TensorSharding>> Importer::ValueShardings(const HloInstruction* instr,
+                                                                     std::string_view key) {
+  const std::string* text = FindAttr(instr->attrs().frontend_attributes, key);
+  if (text == nullptr) {
+    return absl::InvalidArgumentError(StrCat("%", instr->name(), ": missing ", key));
+  }
+  if (text->rfind("#sdy.sharding_per_value", 0) == 0) {
+    absl::StatusOr<std::vector<TensorSharding>> values = ParseShardingPerValue(*text, meshes_);
+    if (!values.ok()) return At(instr, values.status());
+    return values;
+  }
+  absl::StatusOr<TensorSharding> value = ParseTensorSharding(*text, meshes_);
+  if (!value.ok()) return At(instr, value.status());
+  return std::vector<TensorSharding>{*std::move(value)};
+}
+
+// Converts `text` (one sharding, or one per value: per tuple element when the shape is a
+// tuple) and sets or checks the instruction's sharding.
+absl::Status Importer::ApplySharding(HloInstruction* instr, const std::string& text) {
+  instr->mutable_attrs()->frontend_attributes.emplace_back(std::string(kShardingAttr), text);
+  ASSIGN_OR_RETURN(std::vector<TensorSharding> values, ValueShardings(instr, kShardingAttr));
+  EraseAttr(&instr->mutable_attrs()->frontend_attributes, kShardingAttr);
+  const Shape& shape = instr->shape();
+  const bool tuple = shape.IsTuple();
+  const int64_t count = tuple ? static_cast<int64_t>(shape.tuple_shapes().size()) : 1;
+  if (static_cast<int64_t>(values.size()) != count) {
+    return absl::InvalidArgumentError(StrCat("%", instr->name(), ": xla.sdy.sharding gives ",
+                                             values.size(), " shardings for ", count, " values"));
+  }
+  std::vector<HloSharding> leaves;
+  for (int64_t i = 0; i < count; ++i) {
+    const Shape& value = tuple ? shape.tuple_shapes()[i] : shape;
+    if (value.IsTuple()) {
+      return absl::InvalidArgumentError(
+          StrCat("%", instr->name(), ": xla.sdy.sharding of a nested tuple value"));
+    }
+    absl::StatusOr<HloSharding> leaf = ToHloSharding(values[i], value.rank());
+    if (!leaf.ok()) return At(instr, leaf.status());
+    leaves.push_back(*std::move(leaf));
+  }
+  absl::StatusOr<HloSharding> sharding =
+      tuple ? HloSharding::Tuple(shape, std::move(leaves)) : std::move(leaves[0]);
+  if (!sharding.ok()) return At(instr, sharding.status());
+  if (instr->has_sharding() && !(instr->sharding() == *sharding)) {
+    return absl::InvalidArgumentError(
+        StrCat("%", instr->name(), ": sharding=", instr->sharding().ToStringWithoutMetadata(),
+               " and xla.sdy.sharding=", text, " (that is ", sharding->ToStringWithoutMetadata(),
+               ") disagree"));
+  }
+  if (!instr->has_sharding()) instr->set_sharding(*std::move(sharding));
+  const bool sharding_call =
+      instr->opcode() == HloOpcode::kCustomCall && instr->attrs().custom_call_target == "Sharding";
+  std::string& config = instr->mutable_attrs()->backend_config;
+  if (sharding_call && !tuple && !values[0].open_dims.empty() && config.empty()) {
+    config = "unspecified_dims=[";
+    for (size_t i = 0; i < values[0].open_dims.size(); ++i) {
+      StrAppend(&config, i == 0 ? "" : ",", values[0].open_dims[i]);
+    }
+    config += "]";
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Importer::RewriteCustomCall(HloInstruction* instr) {
+  using Rewrite = absl::Status (Importer::*)(HloInstruction*);
+  static const std::pair<std::string_view, Rewrite> kRewrites[] = {
+      {"xla.sdy.GlobalToLocalShape", &Importer::GlobalToLocal},
+      {"xla.sdy.LocalToGlobalShape", &Importer::LocalToGlobal},
+      {"xla.sdy.FuncResultSharding", &Importer::FuncResultSharding},
+      {"xla.sdy.ShardingGroup", &Importer::ShardingGroup},
+  };
+  const std::string& target = instr->attrs().custom_call_target;
+  for (const auto& [name, rewrite] : kRewrites) {
+    if (target == name) return (this->*rewrite)(instr);
+  }
+  return absl::InvalidArgumentError(
+      StrCat("%", instr->name(), ": unsupported Shardy custom-call '", target,
+             "' (known: GlobalToLocalShape, "
+             "LocalToGlobalShape, FuncResultSharding, ShardingGroup)"));
+}
+
+HloInstruction* Importer::AddCustomCall(HloInstruction* origin, std::string_view target,
+                                        HloInstruction* operand, Shape shape, HloSharding sharding,
+                                        std::string_view suffix) {
+  std::unique_ptr<HloInstruction> call =
+      HloInstruction::Create(HloOpcode::kCustomCall, std::move(shape), {operand});
+  call->mutable_attrs()->custom_call_target = std::string(target);
+  call->mutable_attrs()->metadata = origin->attrs().metadata;
+  call->set_sharding(std::move(sharding));
+  call->set_name(StrCat(origin->name(), ".", suffix));
+  return origin->parent()->AddInstruction(std::move(call));
+}
+
+absl::Status Importer::ReplaceWith(HloInstruction* instr,
+                                   const std::vector<HloInstruction*>& values) {
+  HloInstruction* replacement =
+      values.size() == 1 && !instr->shape().IsTuple() ? values[0] : nullptr;
+  if (replacement == nullptr) {
+    std::unique_ptr<HloInstruction> tuple =
+        HloInstruction::Create(HloOpcode::kTuple, instr->shape(), values);
+    tuple->set_name(StrCat(instr->name(), ".tuple"));
+    replacement = instr->parent()->AddInstruction(std::move(tuple));
+  }
+  instr->ReplaceAllUsesWith(replacement);
+  HloComputation* computation = instr->parent();
+  if (computation->root_instruction() == instr) computation->set_root_instruction(replacement);
+  instr->DetachFromOperands();
+  return computation->RemoveInstruction(instr);
+}
+
+// Shapes of the values of a manual-computation boundary: the tuple's elements, or the array.
+std::vector<Shape> ValueShapes(const Shape& shape) {
+  return shape.IsTuple() ? shape.tuple_shapes() : std::vector<Shape>{shape};
+}
+
+absl::Status Importer::GlobalToLocal(HloInstruction* instr) { return ManualBoundary(instr, true); }
+absl::Status Importer::LocalToGlobal(HloInstruction* instr) { return ManualBoundary(instr, false); }
+
+// A shard_map boundary: per value a `Sharding` custom-call holding the value where it is (global
+// or manual), then the move into (`entering`) or out of the manual region.
+absl::Status Importer::ManualBoundary(HloInstruction* instr, bool entering) {
+  ASSIGN_OR_RETURN(std::vector<TensorSharding> shardings,
+                   ValueShardings(instr, entering ? kInShardingsAttr : kOutShardingsAttr));
+  const std::string* axes_text = FindAttr(instr->attrs().frontend_attributes, kManualAxesAttr);
+  absl::StatusOr<std::vector<std::string>> manual =
+      ParseManualAxes(axes_text != nullptr ? *axes_text : std::string("#sdy<manual_axes{}>"));
+  if (!manual.ok()) return At(instr, manual.status());
+  const std::vector<Shape> results = ValueShapes(instr->shape());
+  if (shardings.size() != static_cast<size_t>(instr->operand_count()) ||
+      results.size() != shardings.size()) {
+    return absl::InvalidArgumentError(StrCat("%", instr->name(), ": ", shardings.size(),
+                                             " shardings for ", instr->operand_count(),
+                                             " operands and ", results.size(), " results"));
+  }
+  std::vector<HloInstruction*> values;
+  for (size_t i = 0; i < shardings.size(); ++i) {
+    HloInstruction* operand = instr->operand(i);
+    const Shape& global_shape = entering ? operand->shape() : results[i];
+    const Shape& local_shape = entering ? results[i] : operand->shape();
+    absl::StatusOr<HloSharding> global = ToHloSharding(shardings[i], global_shape.rank());
+    absl::StatusOr<HloSharding> local =
+        ToManualHloSharding(shardings[i], local_shape.rank(), *manual);
+    if (!global.ok()) return At(instr, global.status());
+    if (!local.ok()) return At(instr, local.status());
+    const std::string from = entering ? "global" : "local", to = entering ? "local" : "global";
+    HloInstruction* held = AddCustomCall(instr, "Sharding", operand, operand->shape(),
+                                         entering ? *global : *local, StrCat(from, i));
+    values.push_back(AddCustomCall(instr,
+                                   entering ? "SPMDFullToShardShape" : "SPMDShardToFullShape", held,
+                                   results[i], entering ? *local : *global, StrCat(to, i)));
+  }
+  return ReplaceWith(instr, values);
+}
+
+// The function's result sharding, as a held `Sharding` annotation on the value returned.
+absl::Status Importer::FuncResultSharding(HloInstruction* instr) {
+  if (instr->operand_count() != 1 || instr->shape().IsTuple()) {
+    return absl::InvalidArgumentError(
+        StrCat("%", instr->name(), ": xla.sdy.FuncResultSharding takes one array operand"));
+  }
+  ASSIGN_OR_RETURN(std::vector<TensorSharding> values, ValueShardings(instr, kShardingAttr));
+  if (values.size() != 1) {
+    return absl::InvalidArgumentError(
+        StrCat("%", instr->name(), ": xla.sdy.FuncResultSharding needs one sharding"));
+  }
+  const TensorSharding& value = values[0];
+  const bool constrains = value.mesh->maximal_device.has_value() ||
+                          static_cast<int64_t>(value.open_dims.size()) < instr->shape().rank() ||
+                          std::any_of(value.axes.dims.begin(), value.axes.dims.end(),
+                                      [](const auto& dim) { return !dim.empty(); }) ||
+                          !value.axes.unreduced.empty();
+  if (!constrains) return ReplaceWith(instr, {instr->operand(0)});
+  instr->mutable_attrs()->custom_call_target = "Sharding";
+  instr->mutable_attrs()->custom_call_has_side_effect = false;
+  const std::string text = *FindAttr(instr->attrs().frontend_attributes, kShardingAttr);
+  EraseAttr(&instr->mutable_attrs()->frontend_attributes, kShardingAttr);
+  return ApplySharding(instr, text);
+}
+
+// `shard_as N` on the operand (its sharding, if any, kept); the marker itself is removed.
+absl::Status Importer::ShardingGroup(HloInstruction* instr) {
+  const std::string* id_text = FindAttr(instr->attrs().frontend_attributes, kGroupIdAttr);
+  int64_t id = -1;
+  if (id_text == nullptr || std::sscanf(id_text->c_str(), "%ld", &id) != 1 || id < 0 ||
+      instr->operand_count() != 1 || !instr->users().empty()) {
+    return absl::InvalidArgumentError(
+        StrCat("%", instr->name(),
+               ": xla.sdy.ShardingGroup needs one operand, no users and a "
+               "non-negative xla.sdy.sharding_group_id"));
+  }
+  HloInstruction* operand = instr->operand(0);
+  HloSharding sharding = operand->has_sharding() ? operand->sharding() : HloSharding::Unknown();
+  if (sharding.IsTuple()) {
+    return absl::InvalidArgumentError(
+        StrCat("%", instr->name(), ": a sharding group of a tuple value"));
+  }
+  operand->set_sharding(sharding.WithShardGroup(ShardGroup::As(id)));
+  HloComputation* computation = instr->parent();
+  if (computation->root_instruction() == instr) {
+    return absl::InvalidArgumentError(
+        StrCat("%", instr->name(), ": xla.sdy.ShardingGroup cannot be the root"));
+  }
+  instr->DetachFromOperands();
+  return computation->RemoveInstruction(instr);
+}
+
+bool HasSdy(const HloModule& module) {
+  for (const auto& [key, value] : module.frontend_attributes()) {
+    if (IsSdy(key)) return true;
+  }
+  for (const auto& computation : module.computations()) {
+    for (const auto& instr : computation->instructions()) {
+      if (IsSdy(instr->attrs().custom_call_target)) return true;
+      for (const auto& [key, value] : instr->attrs().frontend_attributes) {
+        if (IsSdy(key)) return true;
+      }
+    }
+  }
+  return false;
+}
+
+// The module's meshes; other module-level `xla.sdy.*` attributes are errors.
+absl::StatusOr<MeshTable> ModuleMeshes(HloModule* module) {
+  MeshTable meshes;
+  for (const auto& [key, value] : module->frontend_attributes()) {
+    if (!IsSdy(key)) continue;
+    if (key != kMeshesAttr) {
+      return absl::InvalidArgumentError(
+          StrCat("unsupported Shardy module attribute '", key, "' (only xla.sdy.meshes is read)"));
+    }
+    ASSIGN_OR_RETURN(meshes, ParseMeshes(value));
+  }
+  EraseAttr(module->mutable_frontend_attributes(), kMeshesAttr);
+  return meshes;
+}
+
+}  // namespace
+
+absl::Status ImportShardy(HloModule* module) {
+  if (!HasSdy(*module)) return absl::OkStatus();
+  ASSIGN_OR_RETURN(MeshTable meshes, ModuleMeshes(module));
+  int64_t devices = 1;
+  for (const auto& [name, mesh] : meshes) devices = std::max(devices, mesh.num_devices());
+  if (module->config().num_partitions == 1 && devices > 1) {
+    module->mutable_config()->num_partitions = devices;
+  }
+  return Importer(module, std::move(meshes)).Run();
+}
+
+}  // namespace hlo::sdy

@@ -1,0 +1,188 @@
+#include "hlo/sdy/sdy_import.h"
+
+#include <memory>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "hlo/ir/hlo_computation.h"
+#include "hlo/ir/hlo_instruction.h"
+#include "hlo/parser/hlo_parser.h"
+#include "hlo/sdy/sdy_attributes.h"
+
+namespace hlo::sdy {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::unique_ptr<HloModule> Parse(const std::string& text) {
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(text, "t.hlo");
+  EXPECT_TRUE(module.ok()) << module.status();
+  return module.ok() ? *std::move(module) : nullptr;
+}
+
+const HloInstruction* Find(const HloModule& module, const std::string& name) {
+  for (const auto& computation : module.computations()) {
+    for (const auto& instr : computation->instructions()) {
+      if (instr->name() == name) return instr.get();
+    }
+  }
+  return nullptr;
+}
+
+std::string ShardingOf(const HloModule& module, const std::string& name) {
+  const HloInstruction* instr = Find(module, name);
+  if (instr == nullptr) return "(no such instruction)";
+  return instr->has_sharding() ? instr->sharding().ToString() : "(none)";
+}
+
+constexpr char kMeshes[] =
+    R"(frontend_attributes={xla.sdy.meshes="{mesh = #sdy.mesh<[\"data\"=2, \"model\"=4]>}"})";
+
+std::string Module(const std::string& body) {
+  return std::string("HloModule m, ") + kMeshes + "\n\nENTRY e {\n" + body + "}\n";
+}
+
+TEST(SdyImportTest, ShardingsOnlyInSdyAttributes) {
+  std::unique_ptr<HloModule> m = Parse(Module(R"(
+  x = f32[64,256] parameter(0), frontend_attributes={xla.sdy.sharding="#sdy.sharding<@mesh, [{\"data\"}, {}]>"}
+  w = f32[256,512] parameter(1), frontend_attributes={xla.sdy.sharding="#sdy.sharding<@mesh, [{}, {\"model\"}]>"}
+  d = f32[64,512] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT s = f32[64,512] custom-call(d), custom_call_target="Sharding", frontend_attributes={xla.sdy.sharding="#sdy.sharding_per_value<[<@mesh, [{\"model\", \"data\"}, {?}]>]>"}
+)"));
+  ASSERT_NE(m, nullptr);
+  ASSERT_TRUE(ImportShardy(m.get()).ok());
+  EXPECT_EQ(m->config().num_partitions, 8);
+  EXPECT_EQ(ShardingOf(*m, "x"), "{devices=[2,1,4]<=[8] last_tile_dim_replicate}");
+  EXPECT_EQ(ShardingOf(*m, "w"), "{devices=[1,4,2]<=[2,4]T(1,0) last_tile_dim_replicate}");
+  EXPECT_EQ(ShardingOf(*m, "s"), "{devices=[8,1]<=[2,4]T(1,0)}");
+  EXPECT_EQ(Find(*m, "s")->attrs().backend_config, "unspecified_dims=[1]");
+  EXPECT_EQ(m->ToString().find("xla.sdy"), std::string::npos) << m->ToString();
+}
+
+TEST(SdyImportTest, SubAxesPrioritiesReplicatedAndMaximal) {
+  std::unique_ptr<HloModule> m = Parse(
+      "HloModule m, frontend_attributes={xla.sdy.meshes=\"{mesh = #sdy.mesh<[\\\"x\\\"=8]>, "
+      "one = #sdy.mesh<[], device_ids=[5]>}\"}\n\nENTRY e {\n"
+      R"(  a = f32[8,8] parameter(0), frontend_attributes={xla.sdy.sharding="#sdy.sharding<@mesh, [{\"x\":(1)2}p0, {\"x\":(2)4}p1]>"}
+  b = f32[8,8] parameter(1), frontend_attributes={xla.sdy.sharding="#sdy.sharding<@one, [{}, {}]>"}
+  ROOT c = f32[8,8] add(a, b), frontend_attributes={xla.sdy.sharding="#sdy.sharding_per_value<[<@mesh, [{\"x\":(4)2}, {}], replicated={\"x\":(1)4}>]>"}
+})");
+  ASSERT_NE(m, nullptr);
+  ASSERT_TRUE(ImportShardy(m.get()).ok());
+  EXPECT_EQ(ShardingOf(*m, "a"), "{devices=[2,4]<=[8]}");
+  EXPECT_EQ(ShardingOf(*m, "b"), "{maximal device=5}");
+  EXPECT_EQ(ShardingOf(*m, "c"), "{devices=[2,1,4]<=[4,2]T(1,0) last_tile_dim_replicate}");
+}
+
+TEST(SdyImportTest, AgreeingAndConflictingShardingAttributes) {
+  const std::string agree = Module(R"(
+  ROOT x = f32[64,256] parameter(0), sharding={devices=[2,1,4]<=[8] last_tile_dim_replicate}, frontend_attributes={xla.sdy.sharding="#sdy.sharding<@mesh, [{\"data\"}, {}]>"}
+)");
+  std::unique_ptr<HloModule> m = Parse(agree);
+  ASSERT_NE(m, nullptr);
+  EXPECT_TRUE(ImportShardy(m.get()).ok());
+  const std::string conflict = Module(R"(
+  ROOT x = f32[64,256] parameter(0), sharding={devices=[1,2,4]<=[8] last_tile_dim_replicate}, frontend_attributes={xla.sdy.sharding="#sdy.sharding<@mesh, [{\"data\"}, {}]>"}
+)");
+  m = Parse(conflict);
+  ASSERT_NE(m, nullptr);
+  absl::Status status = ImportShardy(m.get());
+  EXPECT_FALSE(status.ok());
+  EXPECT_THAT(std::string(status.message()), HasSubstr("%x: sharding="));
+  EXPECT_THAT(std::string(status.message()), HasSubstr("disagree"));
+}
+
+TEST(SdyImportTest, UnknownShardyConstructsAreErrors) {
+  for (
+      const std::string body : {
+          R"(  ROOT x = f32[4] parameter(0), frontend_attributes={xla.sdy.new_thing="1"})",
+          R"(  p = f32[4] parameter(0)
+  ROOT x = f32[4] custom-call(p), custom_call_target="xla.sdy.Mystery")",
+          R"(  ROOT x = f32[4] parameter(0), frontend_attributes={xla.sdy.sharding="#sdy.sharding<@nomesh, [{}]>"})",
+          R"(  ROOT x = f32[4] parameter(0), frontend_attributes={xla.sdy.sharding="#sdy.sharding<@mesh, [{\"data\"}, {}]>"})",
+      }) {
+    std::unique_ptr<HloModule> m = Parse(Module(body + "\n"));
+    ASSERT_NE(m, nullptr);
+    absl::Status status = ImportShardy(m.get());
+    EXPECT_FALSE(status.ok()) << body;
+    EXPECT_THAT(std::string(status.message()), HasSubstr("%x: ")) << status;
+  }
+}
+
+TEST(SdyImportTest, ShardMapBecomesManualRegion) {
+  std::unique_ptr<HloModule> m = Parse(std::string("HloModule m, ") + kMeshes + R"(
+
+body {
+  a = f32[32,64] parameter(0)
+  ROOT n = f32[32,64] negate(a)
+}
+
+ENTRY e {
+  x = f32[64,256] parameter(0), frontend_attributes={xla.sdy.sharding="#sdy.sharding<@mesh, [{\"data\"}, {\"model\"}]>"}
+  g = f32[32,64] custom-call(x), custom_call_target="xla.sdy.GlobalToLocalShape", custom_call_has_side_effect=true, frontend_attributes={xla.sdy.in_shardings="#sdy.sharding_per_value<[<@mesh, [{\"data\"}, {\"model\"}]>]>",xla.sdy.manual_axes="#sdy<manual_axes{\"data\", \"model\"}>"}
+  c = f32[32,64] call(g), to_apply=body
+  ROOT l = f32[64,256] custom-call(c), custom_call_target="xla.sdy.LocalToGlobalShape", custom_call_has_side_effect=true, frontend_attributes={xla.sdy.manual_axes="#sdy<manual_axes{\"data\", \"model\"}>",xla.sdy.out_shardings="#sdy.sharding_per_value<[<@mesh, [{\"data\"}, {}]>]>"}
+}
+)");
+  ASSERT_NE(m, nullptr);
+  ASSERT_TRUE(ImportShardy(m.get()).ok());
+  EXPECT_EQ(ShardingOf(*m, "g.global0"), "{devices=[2,4]<=[8]}");
+  EXPECT_EQ(ShardingOf(*m, "g.local0"), "{manual}");
+  EXPECT_EQ(Find(*m, "g.local0")->attrs().custom_call_target, "SPMDFullToShardShape");
+  EXPECT_EQ(Find(*m, "c")->operand(0)->name(), "g.local0");
+  EXPECT_EQ(ShardingOf(*m, "l.local0"), "{manual}");
+  EXPECT_EQ(ShardingOf(*m, "l.global0"), "{devices=[2,1,4]<=[8] last_tile_dim_replicate}");
+  EXPECT_EQ(m->entry_computation()->root_instruction()->name(), "l.global0");
+  EXPECT_EQ(m->ToString().find("xla.sdy"), std::string::npos) << m->ToString();
+}
+
+TEST(SdyImportTest, PartlyManualShardMapKeepsFreeAxesSplit) {
+  std::unique_ptr<HloModule> m = Parse(Module(R"(
+  x = f32[64,256] parameter(0)
+  ROOT g = f32[64,64] custom-call(x), custom_call_target="xla.sdy.GlobalToLocalShape", frontend_attributes={xla.sdy.in_shardings="#sdy.sharding_per_value<[<@mesh, [{\"data\"}, {\"model\"}]>]>",xla.sdy.manual_axes="#sdy<manual_axes{\"model\"}>"}
+)"));
+  ASSERT_NE(m, nullptr);
+  ASSERT_TRUE(ImportShardy(m.get()).ok());
+  EXPECT_EQ(ShardingOf(*m, "g.local0"), "{devices=[2,1,4]<=[8] last_tile_dims={manual}}");
+}
+
+TEST(SdyImportTest, FuncResultShardingAndShardingGroup) {
+  std::unique_ptr<HloModule> m = Parse(Module(R"(
+  x = f32[64,256] parameter(0)
+  y = f32[64,256] parameter(1)
+  s = () custom-call(x), custom_call_target="xla.sdy.ShardingGroup", custom_call_has_side_effect=true, frontend_attributes={xla.sdy.sharding_group_id="3 : i64"}
+  a = f32[64,256] add(x, y)
+  r = f32[64,256] custom-call(a), custom_call_target="xla.sdy.FuncResultSharding", custom_call_has_side_effect=true, frontend_attributes={xla.sdy.sharding="#sdy.sharding_per_value<[<@mesh, [{\"data\"}, {}]>]>"}
+  o = f32[64,256] custom-call(y), custom_call_target="xla.sdy.FuncResultSharding", custom_call_has_side_effect=true, frontend_attributes={xla.sdy.sharding="#sdy.sharding_per_value<[<@mesh, [{?}, {?}]>]>"}
+  ROOT t = (f32[64,256], f32[64,256]) tuple(r, o)
+)"));
+  ASSERT_NE(m, nullptr);
+  absl::Status status = ImportShardy(m.get());
+  ASSERT_TRUE(status.ok()) << status;
+  EXPECT_EQ(Find(*m, "r")->attrs().custom_call_target, "Sharding");
+  EXPECT_EQ(ShardingOf(*m, "r"), "{devices=[2,1,4]<=[8] last_tile_dim_replicate}");
+  EXPECT_EQ(Find(*m, "o"), nullptr);
+  EXPECT_EQ(Find(*m, "t")->operand(1)->name(), "y");
+  EXPECT_EQ(Find(*m, "s"), nullptr);
+  EXPECT_EQ(ShardingOf(*m, "x"), "{unknown shard_as 3}");
+}
+
+TEST(SdyAttributesTest, ShardingRule) {
+  absl::StatusOr<ShardingRule> rule = ParseShardingRule(
+      "#sdy.op_sharding_rule<([i, j], [j, k], [])->([ik, 1]) {i=8, j=16, k=4} "
+      "reduction={j} need_replication={k}, custom>");
+  ASSERT_TRUE(rule.ok()) << rule.status();
+  EXPECT_EQ(rule->factor_names, (std::vector<std::string>{"i", "j", "k"}));
+  EXPECT_EQ(rule->factor_sizes, (std::vector<int64_t>{8, 16, 4}));
+  EXPECT_EQ(rule->factor_kinds[1], ShardingRule::FactorKind::kReduction);
+  EXPECT_EQ(rule->factor_kinds[2], ShardingRule::FactorKind::kNeedReplication);
+  ASSERT_EQ(rule->results.size(), 1u);
+  EXPECT_EQ(rule->results[0], (ShardingRule::TensorFactors{{0, 2}, {}}));
+  EXPECT_EQ(rule->operands[2].size(), 0u);
+  EXPECT_TRUE(rule->is_custom);
+  EXPECT_FALSE(ParseShardingRule("#sdy.op_sharding_rule<([i])->([i]) {q=2}>").ok());
+}
+
+}  // namespace
+}  // namespace hlo::sdy
