@@ -11,6 +11,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "hlo/ir/hlo_computation.h"
+#include "hlo/ir/stack_frame_index.h"
 
 namespace hlo {
 
@@ -73,6 +74,10 @@ class HloModule {
   // Header attributes kept verbatim (e.g. `is_scheduled`, `debug_attributes`).
   const std::vector<RawAttribute>& raw_attributes() const { return raw_attributes_; }
   std::vector<RawAttribute>* mutable_raw_attributes() { return &raw_attributes_; }
+  // Source locations that instruction metadata's `stack_frame_id` refers to (XLA's
+  // StackFrameIndexProto; the FileNames ... StackFrames sections of the text).
+  const StackFrameIndex& stack_frame_index() const { return stack_frame_index_; }
+  StackFrameIndex* mutable_stack_frame_index() { return &stack_frame_index_; }
 
   // A fresh id for an instruction added after parsing.
   int64_t NextUniqueId() { return next_id_++; }
@@ -96,6 +101,7 @@ class HloModule {
   std::vector<InputOutputAlias> aliases_;
   FrontendAttributes frontend_attributes_;
   std::vector<RawAttribute> raw_attributes_;
+  StackFrameIndex stack_frame_index_;
   int64_t next_id_ = 0;
 };
 

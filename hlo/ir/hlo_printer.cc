@@ -700,6 +700,7 @@ void PrintModule(const HloModule& module, std::string* out) {
     out->append(raw.value);
   }
   out->append("\n");
+  AppendStackFrameIndex(module.stack_frame_index(), out);
   for (HloComputation* c : module.MakeComputationPostOrder()) {
     out->push_back('\n');
     PrintComputation(*c, c == module.entry_computation(), out);

@@ -1,7 +1,8 @@
 // Recursive-descent HLO text parser.
 //
 // Grammar (whitespace and comments anywhere between tokens):
-//   module      := 'HloModule' name (',' header_attr)* computation*
+//   module      := 'HloModule' name (',' header_attr)* [stack_frames] computation*
+//   stack_frames := the FileNames ... StackFrames sections (stack_frame_sections.h)
 //   computation := ['ENTRY'] name [signature] '{' instruction* '}' [', execution_thread=' str]
 //   instruction := ['ROOT'] name '=' shape opcode '(' operands ')' (',' attr '=' value)*
 // Each computation is read in two phases: instructions are first collected with their operand
@@ -15,6 +16,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
 #include "hlo/parser/instruction_attributes.h"
+#include "hlo/parser/stack_frame_sections.h"
 #include "hlo/parser/value_parsers.h"
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
@@ -96,6 +98,7 @@ void ParseAsyncSugar(std::string_view name, std::optional<HloOpcode>* opcode,
 
 absl::StatusOr<ParsedModule> Parser::Parse() {
   RETURN_IF_ERROR(ParseHeader());
+  RETURN_IF_ERROR(ParseStackFrameSections(cursor_, module_->mutable_stack_frame_index()).status());
   while (!cursor_.AtEnd()) RETURN_IF_ERROR(ParseComputation());
   if (module_->computations().empty()) {
     return cursor_.Error("expected at least one computation, found end of input");

@@ -141,6 +141,17 @@ absl::StatusOr<std::string> TextCursor::ParseQuoted(std::string_view what) {
     if (pos_ >= text_.size() || text_[pos_] == '"') break;
     if (++pos_ >= text_.size()) break;  // A backslash at the very end.
     char e = text_[pos_++];
+    if (e >= '0' && e <= '7') {
+      // Octal, as absl::CEscape writes bytes >= 0x80 (XLA's file and function names).
+      int v = e - '0';
+      for (int digits = 1;
+           digits < 3 && pos_ < text_.size() && text_[pos_] >= '0' && text_[pos_] <= '7';
+           ++digits) {
+        v = v * 8 + (text_[pos_++] - '0');
+      }
+      out.push_back(static_cast<char>(v));
+      continue;
+    }
     switch (e) {
       case 'n': out.push_back('\n'); break;
       case 't': out.push_back('\t'); break;

@@ -121,6 +121,10 @@ absl::Status WriteModuleAttributes(const HloModule& module, xla::HloModuleProto*
         module.frontend_attributes(), proto->mutable_frontend_attributes(), &order));
     if (order) AddModuleExtra(proto_internal::kFrontendAttributesMarker, *std::move(order), proto);
   }
+  if (!module.stack_frame_index().empty()) {
+    RETURN_IF_ERROR(proto_internal::StackFrameIndexToProto(module.stack_frame_index(),
+                                                           proto->mutable_stack_frame_index()));
+  }
   AddModuleExtra(proto_internal::kProducerMarker, "spmdp", proto);
   WriteConfigMarkers(module.config(), proto);
   for (const RawAttribute& raw : module.raw_attributes()) {
@@ -417,6 +421,8 @@ absl::Status ReadModuleAttributes(const xla::HloModuleProto& proto, HloModule* m
       proto_internal::FrontendAttributesFromProto(
           proto.frontend_attributes(), order == markers.end() ? nullptr : &order->second));
   *module->mutable_frontend_attributes() = std::move(attrs);
+  ASSIGN_OR_RETURN(*module->mutable_stack_frame_index(),
+                   proto_internal::StackFrameIndexFromProto(proto.stack_frame_index()));
   for (const auto& entry : proto.input_output_alias().entries()) {
     if (entry.kind() != xla::UNDEFINED_ALIAS && entry.kind() != xla::MAY_ALIAS &&
         entry.kind() != xla::MUST_ALIAS) {

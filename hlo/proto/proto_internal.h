@@ -23,6 +23,7 @@
 #include "hlo/ir/hlo_attributes.h"
 #include "hlo/ir/hlo_computation.h"
 #include "hlo/ir/hlo_instruction.h"
+#include "hlo/ir/stack_frame_index.h"
 #include "hlo/sharding/hlo_sharding.h"
 #include "proto/hlo.pb.h"
 
@@ -180,6 +181,13 @@ void ImportXlaFields(const xla::HloInstructionProto& proto, HloOpcode opcode,
 // XLA would: a comparison type that is the default for the operands' element type, and an
 // operand_precision list that is all DEFAULT. REQUIRES: `instr`'s operands are linked.
 void DropXlaDefaults(HloInstruction* instr);
+
+// ---- The stack-frame index (stack_frame_proto.cc) -------------------------------------------
+
+// HloModuleProto.stack_frame_index (field 17), field for field. Fails when a name is not UTF-8.
+absl::Status StackFrameIndexToProto(const StackFrameIndex& index, xla::StackFrameIndexProto* proto);
+// Fails, like XLA's StackFrames::FromProto, when an id is out of range.
+absl::StatusOr<StackFrameIndex> StackFrameIndexFromProto(const xla::StackFrameIndexProto& proto);
 
 }  // namespace proto_internal
 }  // namespace hlo
