@@ -46,7 +46,9 @@ absl::StatusOr<xla::HloModuleProto> ModuleToProto(const HloModule& module);
 // A module from `proto`. A proto written by XLA (no `spmdp::producer` marker) gets XLA's
 // defaults (one replica, one partition, the host_program_shape as entry_computation_layout),
 // its XLA-only fields as verbatim attributes, and loses what XLA's printer would leave out
-// (default comparison types, all-DEFAULT operand precisions, identity iota transposes).
+// (default comparison types, all-DEFAULT operand precisions, identity iota transposes, the
+// empty layouts of scalars). Called computations are read in XLA's order (a while's are
+// [body, condition]) and counted as XLA counts them; ModuleToProto writes that order.
 absl::StatusOr<std::unique_ptr<HloModule>> ModuleFromProto(const xla::HloModuleProto& proto);
 
 // The module plus its config: num_partitions, replica_count, entry_computation_layout,

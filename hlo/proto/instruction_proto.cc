@@ -56,7 +56,9 @@ absl::Status WriteLinks(const HloInstruction& instr, const ProtoIds& ids,
     ASSIGN_OR_RETURN(int64_t id, instr_id(pred, "control predecessor"));
     proto->add_control_predecessor_ids(id);
   }
-  for (const HloComputation* callee : instr.called_computations()) {
+  const std::vector<HloComputation*>& called = instr.called_computations();
+  for (int64_t slot : ProtoCalledOrder(instr.opcode(), called.size())) {
+    const HloComputation* callee = called[slot];
     auto it = ids.computations.find(callee);
     if (callee == nullptr || it == ids.computations.end()) {
       return absl::InvalidArgumentError(

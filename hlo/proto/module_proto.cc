@@ -5,7 +5,8 @@
 //   1. each computation on its own: create every instruction, resolve operand and
 //      control-predecessor ids, check parameter numbers, order the instructions operands first
 //      (proto order when it already is) and reject cycles;
-//   2. resolve called-computation ids across the module;
+//   2. resolve called-computation ids across the module (in XLA's order: a while's are
+//      [body, condition]) and check their counts as XLA does;
 //   3. order the computations callees first the way MakeComputationPostOrder does (so printing
 //      the result reproduces the proto's order), reject call cycles, and add them to the module.
 // The module config travels in the WithConfig message; a plain HloModuleProto written here also
@@ -314,19 +315,22 @@ absl::Status LinkCalls(std::vector<PendingComputation>& comps,
       HloInstruction* instr = comps[c].instructions[i];
       const std::string where =
           hlo::StrCat("computation %", cp.name(), ": instruction %", ip.name());
-      const HloOpcode op = instr->opcode();
-      if ((op == HloOpcode::kWhile || op == HloOpcode::kSelectAndScatter) &&
-          ip.called_computation_ids_size() != 2) {
-        return Invalid(where, hlo::StrCat(HloOpcodeString(op), " must call 2 computations, calls ",
-                                          ip.called_computation_ids_size()));
-      }
-      for (int64_t id : ip.called_computation_ids()) {
+      const int64_t n = ip.called_computation_ids_size();
+      absl::Status count = proto_internal::CheckCalledCount(*instr, n);
+      if (!count.ok()) return Invalid(where, count.message());
+      std::vector<int> called(n);
+      const std::vector<int64_t> order = proto_internal::ProtoCalledOrder(instr->opcode(), n);
+      for (int64_t k = 0; k < n; ++k) {
+        const int64_t id = ip.called_computation_ids(k);
         auto it = by_id.find(id);
         if (it == by_id.end()) {
           return Invalid(where, hlo::StrCat("called computation id ", id, " does not exist"));
         }
-        instr->AppendCalledComputation(comps[it->second].computation.get());
-        (*callees)[c].push_back(it->second);
+        called[order[k]] = it->second;
+      }
+      for (int callee : called) {
+        instr->AppendCalledComputation(comps[callee].computation.get());
+        (*callees)[c].push_back(callee);
       }
     }
   }
@@ -400,6 +404,10 @@ absl::Status ReadConfigMarkers(const xla::HloModuleProto& proto, const ModuleExt
   if (from_host) {
     absl::StatusOr<ProgramShape> shape = ProgramShapeFromProto(proto.host_program_shape());
     if (!shape.ok()) return Invalid("host_program_shape", shape.status().message());
+    if (!find(proto_internal::kProducerMarker)) {
+      for (Shape& parameter : shape->parameters) proto_internal::DropEmptyScalarLayouts(&parameter);
+      proto_internal::DropEmptyScalarLayouts(&shape->result);
+    }
     config->entry_computation_layout = *std::move(shape);
   }
   return absl::OkStatus();

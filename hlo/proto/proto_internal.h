@@ -178,9 +178,22 @@ void ExportXlaFields(const HloInstruction& instr, xla::HloInstructionProto* prot
 void ImportXlaFields(const xla::HloInstructionProto& proto, HloOpcode opcode,
                      std::vector<RawAttribute>* raw);
 // Drops what XLA writes but its printer leaves out, so that a module read from XLA prints as
-// XLA would: a comparison type that is the default for the operands' element type, and an
-// operand_precision list that is all DEFAULT. REQUIRES: `instr`'s operands are linked.
+// XLA would: a scalar's empty layout (DropEmptyScalarLayouts), a comparison type that is the
+// default for the operands' element type, and an operand_precision list that is all DEFAULT.
+// REQUIRES: `instr`'s operands are linked.
 void DropXlaDefaults(HloInstruction* instr);
+// Clears the layout `{}` of every scalar in `shape` (XLA writes one; its printer omits it).
+void DropEmptyScalarLayouts(Shape* shape);
+
+// ---- Called computations (called_computations.cc) -------------------------------------------
+
+// For each position of HloInstructionProto.called_computation_ids, the index into the IR's
+// HloInstruction::called_computations that XLA keeps there: a while's are [body, condition]
+// in the proto, [condition, body] in the IR; other opcodes keep the IR's order.
+std::vector<int64_t> ProtoCalledOrder(HloOpcode opcode, int64_t count);
+// OK when `instr` (operands linked) may call `count` computations by XLA's CreateFromProto:
+// exact counts per opcode (while 2, call 1, ...), a conditional's one operand per branch.
+absl::Status CheckCalledCount(const HloInstruction& instr, int64_t count);
 
 // ---- The stack-frame index (stack_frame_proto.cc) -------------------------------------------
 

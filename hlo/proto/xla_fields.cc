@@ -198,7 +198,17 @@ void ImportXlaFields(const xla::HloInstructionProto& proto, HloOpcode op,
   }
 }
 
+void DropEmptyScalarLayouts(Shape* shape) {
+  if (shape->IsTuple()) {
+    for (Shape& element : *shape->mutable_tuple_shapes()) DropEmptyScalarLayouts(&element);
+  } else if (shape->IsArray() && shape->rank() == 0 && shape->has_layout() &&
+             shape->layout() == Layout{}) {
+    shape->clear_layout();
+  }
+}
+
 void DropXlaDefaults(HloInstruction* instr) {
+  DropEmptyScalarLayouts(instr->mutable_shape());
   InstructionAttributes* a = instr->mutable_attrs();
   bool all_default = true;
   for (Precision p : a->operand_precision) all_default &= p == Precision::kDefault;
