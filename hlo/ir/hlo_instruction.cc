@@ -2,6 +2,7 @@
 #include "hlo/ir/hlo_instruction.h"
 
 #include <algorithm>
+#include <iterator>
 
 namespace hlo {
 
@@ -71,8 +72,15 @@ bool IsPlacementCustomCall(const HloInstruction& instr) {
       !instr.operand(0)->shape().Compatible(instr.shape())) {
     return false;
   }
+  static constexpr std::string_view kTargets[] = {
+      "MoveToHost",
+      "MoveToDevice",
+      "PinToDevice",
+      "PinToDeviceSram",
+      "annotate_device_placement",  // JAX's device_put(memory_kind=...) and offloading remat
+  };
   const std::string& target = instr.attrs().custom_call_target;
-  return target == "MoveToHost" || target == "MoveToDevice" || target == "PinToDevice";
+  return std::find(std::begin(kTargets), std::end(kTargets), target) != std::end(kTargets);
 }
 
 absl::StatusOr<std::vector<int64_t>> RawDimsAttribute(

@@ -187,8 +187,10 @@ class HloInstruction {
   InstructionAttributes attrs_;
 };
 
-// Custom-calls that only say where a value lives (XLA's host-offloading annotations MoveToHost
-// and MoveToDevice, and PinToDevice): one operand, and the value is that operand.
+// Custom-calls that only say where a value lives (XLA's host-offloading annotations MoveToHost,
+// MoveToDevice, PinToDevice, PinToDeviceSram, and JAX's annotate_device_placement with its
+// _xla_buffer_placement attribute): one operand, and the value is that operand. Propagation looks
+// through them, the partitioner keeps them on the shard, the executors run them as identities.
 bool IsPlacementCustomCall(const HloInstruction& instr);
 
 // The integer list of the first raw (verbatim) attribute of `instr` named one of `names`

@@ -464,4 +464,54 @@ absl::StatusOr<HloSharding> ToManualHloSharding(const TensorSharding& sharding, 
   return ToHloSharding(local, rank);
 }
 
+absl::StatusOr<std::optional<ShardingRule>> ShardingRuleOf(const HloInstruction& instr) {
+  const std::string* text = nullptr;
+  for (const auto& [key, value] : instr.attrs().frontend_attributes) {
+    if (key == "xla.sdy.sharding_rule") text = &value;
+  }
+  if (text == nullptr) return std::optional<ShardingRule>();
+  ASSIGN_OR_RETURN(ShardingRule rule, ParseShardingRule(*text));
+  const std::vector<Shape> results =
+      instr.shape().IsTuple() ? instr.shape().tuple_shapes() : std::vector<Shape>{instr.shape()};
+  bool fits = rule.operands.size() == static_cast<size_t>(instr.operand_count()) &&
+              rule.results.size() == results.size();
+  for (size_t i = 0; fits && i < rule.operands.size(); ++i) {
+    fits = static_cast<int64_t>(rule.operands[i].size()) == instr.operand(i)->shape().rank();
+  }
+  for (size_t i = 0; fits && i < rule.results.size(); ++i) {
+    fits = static_cast<int64_t>(rule.results[i].size()) == results[i].rank();
+  }
+  if (!fits) {
+    return absl::InvalidArgumentError(
+        StrCat("the sharding rule '", *text, "' does not fit the operand and result ranks"));
+  }
+  return std::optional<ShardingRule>(std::move(rule));
+}
+
+std::vector<std::vector<int64_t>> SingleFactorDims(const ShardingRule& rule) {
+  const size_t tensors = rule.operands.size() + rule.results.size();
+  std::vector<std::vector<int64_t>> dims(rule.factor_names.size(),
+                                         std::vector<int64_t>(tensors, -1));
+  for (size_t t = 0; t < tensors; ++t) {
+    const ShardingRule::TensorFactors& tensor =
+        t < rule.operands.size() ? rule.operands[t] : rule.results[t - rule.operands.size()];
+    for (size_t d = 0; d < tensor.size(); ++d) {
+      if (tensor[d].size() == 1) dims[tensor[d][0]][t] = static_cast<int64_t>(d);
+    }
+  }
+  return dims;
+}
+
+bool FactorMaySplit(const ShardingRule& rule, int64_t f) {
+  if (rule.factor_kinds[f] != ShardingRule::FactorKind::kPassThrough) return false;
+  for (const std::vector<ShardingRule::TensorFactors>* side : {&rule.operands, &rule.results}) {
+    for (const ShardingRule::TensorFactors& tensor : *side) {
+      for (const std::vector<int64_t>& dim : tensor) {
+        if (dim.size() > 1 && std::find(dim.begin(), dim.end(), f) != dim.end()) return false;
+      }
+    }
+  }
+  return true;
+}
+
 }  // namespace hlo::sdy

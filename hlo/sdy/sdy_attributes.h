@@ -31,6 +31,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "hlo/ir/hlo_instruction.h"
 #include "hlo/sharding/hlo_sharding.h"
 #include "hlo/sharding/named_mesh.h"
 
@@ -80,6 +81,21 @@ struct ShardingRule {
 };
 // `#sdy.op_sharding_rule<...>`.
 absl::StatusOr<ShardingRule> ParseShardingRule(std::string_view text);
+
+// The rule in `instr`'s `xla.sdy.sharding_rule` attribute (custom-calls of Shardy exports, e.g.
+// jax's custom_partitioning), checked against its operand and result ranks; nullopt when it has
+// none. The import checks every rule, so later readers may treat an error as "no rule".
+absl::StatusOr<std::optional<ShardingRule>> ShardingRuleOf(const HloInstruction& instr);
+
+// Per factor, per tensor (operands, then results): the dim that is this factor alone, or -1
+// (the tensor lacks the factor, or the factor shares a dim with others: such a dim is never
+// split by one factor's tiling, so it is whole).
+std::vector<std::vector<int64_t>> SingleFactorDims(const ShardingRule& rule);
+
+// Whether a tiling of factor `f` may cross the op: a pass-through factor that is alone in
+// every dim it appears in. The others (reduction, need_replication, permutation, blocked) stay
+// whole: an opaque op's partial results or permuted blocks cannot be combined from outside.
+bool FactorMaySplit(const ShardingRule& rule, int64_t f);
 
 }  // namespace hlo::sdy
 

@@ -91,9 +91,8 @@ absl::Status Importer::Run() {
 absl::Status Importer::ImportInstruction(HloInstruction* instr) {
   RETURN_IF_ERROR(CheckAttributes(instr));
   FrontendAttributes* attrs = &instr->mutable_attrs()->frontend_attributes;
-  if (const std::string* rule = FindAttr(*attrs, kRuleAttr)) {
-    absl::StatusOr<ShardingRule> parsed = ParseShardingRule(*rule);
-    if (!parsed.ok()) return At(instr, parsed.status());
+  if (absl::StatusOr<std::optional<ShardingRule>> rule = ShardingRuleOf(*instr); !rule.ok()) {
+    return At(instr, rule.status());
   }
   if (instr->opcode() == HloOpcode::kCustomCall && IsSdy(instr->attrs().custom_call_target)) {
     return RewriteCustomCall(instr);

@@ -80,6 +80,16 @@ int64_t ByteSize(const Literal& literal) {
 
 }  // namespace
 
+// The error for a custom-call the executor cannot run, naming what it is where that is known.
+static std::string UnsupportedCustomCallMessage(const HloInstruction& instr) {
+  const std::string& target = instr.attrs().custom_call_target;
+  if (target == "CustomSPMDPartitioning") {
+    return "a jax custom_partitioning call (custom-call \"CustomSPMDPartitioning\"): its body is "
+           "a Python callback that the module does not contain, so no executor can run it";
+  }
+  return hlo::StrCat("custom-call target \"", target, "\" is not supported by the CPU executor");
+}
+
 bool IsIdentityCustomCall(const HloInstruction& instr) {
   const std::string& target = instr.attrs().custom_call_target;
   return target == "Sharding" || target == "SPMDFullToShardShape" ||
@@ -281,8 +291,7 @@ absl::StatusOr<Literal> Evaluator::Execute(const hlo::HloComputation& computatio
           break;
         }
         if (!IsIdentityCustomCall(instr)) {
-          return ErrorAt(instr, hlo::StrCat("custom-call target \"", instr.attrs().custom_call_target,
-                                            "\" is not supported by the CPU executor"));
+          return ErrorAt(instr, UnsupportedCustomCallMessage(instr));
         }
         if (operand_values.size() == 1 && IsManualConversion(instr)) {
           result = RunManualConversion(instr, *operand_values[0], *this);

@@ -76,6 +76,13 @@ absl::StatusOr<hlo::HloComputation*> PartitionCalledComputation(
     const hlo::HloSharding* root, PartitionContext& caller,
     hlo::HloSharding* root_sharding = nullptr);
 
+// A custom-call with a Shardy sharding rule (sharding_rule_handler.cc), partitioned by the
+// rule; sets `*handled` false (and does nothing) when it has no rule or `sharding` is not a
+// plain tiling.
+absl::Status HandleShardingRuleCustomCall(const hlo::HloInstruction& original,
+                                          const hlo::HloSharding& sharding, PartitionContext& ctx,
+                                          bool* handled);
+
 // The custom-call __op$block_scaled_dot (special_dot_handlers.cc).
 absl::Status HandleBlockScaledDot(const hlo::HloInstruction& original,
                                   const hlo::HloSharding& sharding, PartitionContext& ctx);

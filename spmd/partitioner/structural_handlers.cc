@@ -104,8 +104,15 @@ absl::Status HandleCustomCall(const HloInstruction& original, const HloSharding&
   if (target == "SPMDShardToFullShape") return HandleShardToFullShape(original, sharding, ctx);
   if (sharding.IsManual()) return HandleManual(original, sharding, ctx);
   if (target == "__op$block_scaled_dot") return HandleBlockScaledDot(original, sharding, ctx);
-  return FallBackToReplicated(original, sharding, ctx,
-                              "a custom-call the partitioner does not know");
+  bool handled = false;
+  RETURN_IF_ERROR(HandleShardingRuleCustomCall(original, sharding, ctx, &handled));
+  if (handled) return absl::OkStatus();
+  return FallBackToReplicated(
+      original, sharding, ctx,
+      target == "CustomSPMDPartitioning"
+          ? "a jax custom_partitioning call without a sharding rule (a GSPMD-mode export): its "
+            "partitioner is a Python callback that the module does not contain"
+          : "a custom-call the partitioner does not know");
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <array>
 
 #include "hlo/ir/hlo_computation.h"
+#include "hlo/sdy/sdy_attributes.h"
 
 namespace spmd {
 namespace {
@@ -289,7 +290,22 @@ std::optional<FactorRule> Concatenate(const HloInstruction& instr) {
 // The Sharding custom-call (with_sharding_constraint) and memory-placement annotations
 // (MoveToHost, MoveToDevice, PinToDevice) are looked through: identities. Other custom-calls
 // are barriers.
+// A custom-call with a Shardy sharding rule (jax's custom_partitioning): its splittable
+// factors pass through, every other factor stays whole (hlo::sdy::FactorMaySplit).
+std::optional<FactorRule> ShardyRule(const HloInstruction& instr) {
+  absl::StatusOr<std::optional<hlo::sdy::ShardingRule>> rule = hlo::sdy::ShardingRuleOf(instr);
+  if (!rule.ok() || !rule->has_value() || instr.shape().IsTuple()) return std::nullopt;
+  FactorRuleBuilder b("sharding-rule", instr.operand_count());
+  const std::vector<std::vector<int64_t>> dims = hlo::sdy::SingleFactorDims(**rule);
+  for (size_t f = 0; f < dims.size(); ++f) {
+    const bool split = hlo::sdy::FactorMaySplit(**rule, f) && dims[f].back() >= 0;
+    b.Add(split ? Kind::kPassThrough : Kind::kNeedReplication, dims[f]);
+  }
+  return std::move(b).Build();
+}
+
 std::optional<FactorRule> CustomCall(const HloInstruction& instr) {
+  if (std::optional<FactorRule> rule = ShardyRule(instr)) return rule;
   const bool constraint =
       instr.attrs().custom_call_target == "Sharding" && instr.operand_count() == 1;
   if (!constraint && !hlo::IsPlacementCustomCall(instr)) return std::nullopt;
