@@ -258,6 +258,39 @@ TEST(MalformedInputTest, StdinAndOutputErrorsNameTheirPlaceOnce) {
   EXPECT_EQ(message.find("error:"), message.rfind("error:")) << message;
 }
 
+// Stdin is text or a proto by its content: text that is not HLO gets the parser's message
+// (StableHLO/MLIR text says what it is and how to export HLO), bytes the proto reader's.
+TEST(MalformedInputTest, StdinTextAndBytesGetTheirOwnMessages) {
+  const struct {
+    const char* name;
+    std::string contents;
+    const char* prefix;
+  } kInputs[] = {
+      {"mlir", "module @jit_f attributes {mhlo.num_partitions = 2 : i32} {\n}\n",
+       "<stdin>:1:1: error: this is StableHLO/MLIR text (it starts with 'module @jit_f"},
+      {"text", "hello world\n", "<stdin>:1:1: error: expected 'HloModule', found 'hello'"},
+      {"bytecode", std::string("ML\xefR\x00\x01\x02", 7),
+       "<stdin>: error: this is MLIR bytecode (serialized StableHLO), not HLO; export HLO"},
+      {"proto", "\x0a\x05hello\x12\xff\xff garbage", "<stdin>: error: not a valid HloModuleProto"},
+  };
+  for (const auto& input : kInputs) {
+    const std::string path = ::testing::TempDir() + "/stdin_" + input.name;
+    std::ofstream(path, std::ios::binary) << input.contents;
+    int code = 0;
+    const std::string message = RunCommand("tools/spmd-partition --passes=none - < " + path, &code);
+    EXPECT_EQ(code, 1) << input.name << ": " << message;
+    EXPECT_EQ(message.rfind(input.prefix, 0), 0u) << input.name << ": " << message;
+    EXPECT_EQ(std::count(message.begin(), message.end(), '\n'), 1) << message;
+  }
+  // A file named as a proto that holds MLIR text is named for what it is too.
+  const std::string pb = ::testing::TempDir() + "/exported.pb";
+  std::ofstream(pb) << "module @jit_f {\n}\n";
+  int code = 0;
+  const std::string message = RunCommand("tools/spmd-partition --passes=none " + pb, &code);
+  EXPECT_EQ(code, 1) << message;
+  EXPECT_EQ(message.rfind(pb + ": error: this is StableHLO/MLIR text", 0), 0u) << message;
+}
+
 // A pass's error names the instruction; the message carries that instruction's place.
 TEST(MalformedInputTest, PassErrorsCarryTheInstructionsPosition) {
   const std::string input = ::testing::TempDir() + "/pass_error.hlo";

@@ -15,8 +15,10 @@
 #include <iostream>
 #include <iterator>
 #include <mutex>
+#include <optional>
 #include <sstream>
 
+#include "hlo/parser/foreign_input.h"
 #include "hlo/proto/hlo_proto_util.h"
 #include "hlo/sdy/sdy_import.h"
 #include "hlo/status_macros.h"
@@ -77,14 +79,24 @@ bool EndsWith(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
+// Text unless a control character other than blank space shows in the first 64 KiB: a
+// serialized proto has them in its first bytes (field tags, lengths), and text never does.
 bool LooksLikeText(std::string_view contents) {
-  size_t i = contents.find_first_not_of(" \t\r\n");
-  while (i != std::string_view::npos && contents.substr(i, 2) == "//") {
-    size_t eol = contents.find('\n', i);
-    if (eol == std::string_view::npos) return false;
-    i = contents.find_first_not_of(" \t\r\n", eol);
+  constexpr size_t kSniffBytes = 64 << 10;
+  for (unsigned char c : contents.substr(0, kSniffBytes)) {
+    if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r' && c != '\f' && c != '\v') || c == 0x7f) {
+      return false;
+    }
   }
-  return i != std::string_view::npos && contents.substr(i, 9) == "HloModule";
+  return true;
+}
+
+// The proto reader's error, or what the input is when it is a format JAX gives by default.
+absl::Status ProtoError(std::string_view display, std::string_view contents,
+                        const absl::Status& status) {
+  std::optional<NonHloInput> other = DescribeNonHloInput(contents);
+  return absl::InvalidArgumentError(
+      StrCat(display, ": error: ", other ? other->message : ToStd(status.message())));
 }
 
 }  // namespace
@@ -142,10 +154,7 @@ absl::StatusOr<ParsedModule> ParseModuleFile(const std::string& path, std::strin
     ASSIGN_OR_RETURN(parsed, ParseHloModuleWithLocations(contents, display));
   } else {
     absl::StatusOr<std::unique_ptr<HloModule>> module = ParseModuleProtoBytes(contents);
-    if (!module.ok()) {
-      return absl::InvalidArgumentError(
-          StrCat(display, ": error: ", ToStd(module.status().message())));
-    }
+    if (!module.ok()) return ProtoError(display, contents, module.status());
     parsed.module = *std::move(module);
     parsed.filename = display;
   }

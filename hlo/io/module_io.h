@@ -26,8 +26,10 @@ inline constexpr size_t kMaxInputBytes = size_t{2} << 30;
 absl::StatusOr<std::string> ReadInput(const std::string& path);
 
 // Parses `contents` read from `path`. Text errors are `PATH:LINE:COL: error: ...`; proto
-// errors `PATH: error: ...`. For "-" the format is sniffed: text starts with `HloModule`.
-// Instruction locations are recorded for text input only.
+// errors `PATH: error: ...`. For "-" the format is sniffed: bytes with control characters are
+// a proto, anything else text (so text that is not HLO gets the parser's message). StableHLO/
+// MLIR text or bytecode is refused as such, also in a proto-named file. Instruction locations
+// are recorded for text input only.
 absl::StatusOr<ParsedModule> ParseModuleFile(const std::string& path, std::string_view contents);
 
 // Writes `bytes` to a temporary file beside `path` and renames it over `path`, so a reader

@@ -15,6 +15,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
+#include "hlo/parser/foreign_input.h"
 #include "hlo/parser/instruction_attributes.h"
 #include "hlo/parser/stack_frame_sections.h"
 #include "hlo/parser/value_parsers.h"
@@ -112,6 +113,9 @@ absl::StatusOr<ParsedModule> Parser::Parse() {
 
 absl::Status Parser::ParseHeader() {
   if (!cursor_.TryConsumeWord("HloModule")) {
+    if (std::optional<NonHloInput> other = DescribeNonHloInput(cursor_.text())) {
+      return cursor_.ErrorAt(other->offset, other->message);
+    }
     return cursor_.Error(StrCat("expected 'HloModule', found ", cursor_.Describe()));
   }
   ASSIGN_OR_RETURN(std::string_view name, cursor_.ParseName("a module name"));
