@@ -158,6 +158,10 @@ std::optional<ParsedModule> Load(const std::string& path, std::string* error,
         parsed->FormatError(instr, errors.empty() ? hlo::ToStd(s.message()) : errors[0].message);
     return std::nullopt;
   }
+  if (absl::Status s = hlo::CheckNoElidedConstants(*parsed->module); !s.ok()) {
+    *error = parsed->Locate(hlo::ToStd(s.message()));
+    return std::nullopt;
+  }
   return *std::move(parsed);
 }
 

@@ -166,4 +166,18 @@ int64_t HloModule::instruction_count() const {
   return n;
 }
 
+absl::Status CheckNoElidedConstants(const HloModule& module) {
+  for (const auto& computation : module.computations()) {
+    for (const auto& instr : computation->instructions()) {
+      if (instr->attrs().literal_elided) {
+        return absl::InvalidArgumentError(
+            StrCat("constant %", instr->name(),
+                   " was elided in the input ({...}): its values are unknown (dump it again with "
+                   "--xla_dump_large_constants=true)"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace hlo

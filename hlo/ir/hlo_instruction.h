@@ -45,6 +45,9 @@ struct InstructionAttributes {
   int64_t tuple_index = 0;       // get-tuple-element
   int64_t iota_dimension = 0;    // iota
   std::optional<Literal> literal;  // constant
+  // A constant written `{...}` (XLA's dumps elide large constants): zeros stand in for its
+  // unknown values; it prints back as `{...}`, no executor runs it, no proto carries it.
+  bool literal_elided = false;
   ComparisonDirection comparison_direction = ComparisonDirection::kEq;  // compare
   ComparisonType comparison_type = ComparisonType::kDefault;            // compare
   std::optional<DotDimensionNumbers> dot_dimension_numbers;             // dot, ragged-dot

@@ -105,6 +105,11 @@ class HloModule {
   int64_t next_id_ = 0;
 };
 
+// InvalidArgument naming the first constant whose values the input elided (`{...}`, see
+// InstructionAttributes::literal_elided), for the consumers that need the values (executors,
+// proto output); OK when there is none.
+absl::Status CheckNoElidedConstants(const HloModule& module);
+
 }  // namespace hlo
 
 #endif  // HLO_IR_HLO_MODULE_H_

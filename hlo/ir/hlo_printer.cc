@@ -448,6 +448,8 @@ void AppendOperands(const HloInstruction& instr, std::string* out) {
   const InstructionAttributes& a = instr.attrs();
   if (instr.opcode() == HloOpcode::kParameter) {
     StrAppend(out, a.parameter_number);
+  } else if (instr.opcode() == HloOpcode::kConstant && a.literal_elided) {
+    out->append("{...}");
   } else if (instr.opcode() == HloOpcode::kConstant && a.literal) {
     a.literal->AppendTo(out);
   }

@@ -346,6 +346,8 @@ absl::Status Parser::ParseOperands(PendingInstruction* p) {
     if (n < 0) return cursor_.Error("parameter numbers must be non-negative");
     instr->mutable_attrs()->parameter_number = n;
   } else if (instr->opcode() == HloOpcode::kConstant) {
+    instr->mutable_attrs()->literal_elided =
+        cursor_.Peek() == '{' && cursor_.text().substr(cursor_.pos(), 5) == "{...}";
     ASSIGN_OR_RETURN(Literal literal, ParseLiteral(cursor_, instr->shape()));
     instr->mutable_attrs()->literal = std::move(literal);
   } else if (cursor_.Peek() != ')') {

@@ -522,7 +522,7 @@ TEST(ModuleToProtoTest, WritesXlaFields) {
 // new field must be mapped in instruction_proto.cc / module_proto.cc (or travel as a marker),
 // and then the number here updated.
 TEST(ModuleToProtoTest, IrStructsHaveTheFieldsThisConversionKnows) {
-  EXPECT_EQ(sizeof(InstructionAttributes), 1912u) << "InstructionAttributes changed";
+  EXPECT_EQ(sizeof(InstructionAttributes), 1920u) << "InstructionAttributes changed";
   EXPECT_EQ(sizeof(HloModuleConfig), 328u) << "HloModuleConfig changed";
   EXPECT_EQ(sizeof(OpMetadata), 232u) << "OpMetadata changed";
   EXPECT_EQ(sizeof(Layout), 64u) << "Layout changed";

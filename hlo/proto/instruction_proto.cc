@@ -79,7 +79,7 @@ void WriteShapeAttrs(const HloInstruction& instr, xla::HloInstructionProto* prot
   }
   proto->set_parameter_number(a.parameter_number);
   proto->set_tuple_index(a.tuple_index);
-  if (a.literal) *proto->mutable_literal() = LiteralToProto(*a.literal);
+  if (a.literal && !a.literal_elided) *proto->mutable_literal() = LiteralToProto(*a.literal);
   if (instr.opcode() == HloOpcode::kCompare || a.comparison_direction != ComparisonDirection::kEq) {
     proto->set_comparison_direction(std::string(ComparisonDirectionString(a.comparison_direction)));
   }

@@ -619,6 +619,7 @@ absl::StatusOr<std::unique_ptr<HloModule>> ParseModuleProtoBytes(std::string_vie
 }
 
 absl::StatusOr<std::string> SerializeModuleOrError(const HloModule& module) {
+  RETURN_IF_ERROR(CheckNoElidedConstants(module));
   ASSIGN_OR_RETURN(xla::HloModuleProtoWithConfig proto, ModuleToProtoWithConfig(module));
   std::string bytes;
   {

@@ -466,6 +466,7 @@ absl::StatusOr<HloSharding> ToManualHloSharding(const TensorSharding& sharding, 
 
 absl::StatusOr<std::optional<ShardingRule>> ShardingRuleOf(const HloInstruction& instr) {
   const std::string* text = nullptr;
+  if (instr.opcode() != HloOpcode::kCustomCall) return std::optional<ShardingRule>();
   for (const auto& [key, value] : instr.attrs().frontend_attributes) {
     if (key == "xla.sdy.sharding_rule") text = &value;
   }

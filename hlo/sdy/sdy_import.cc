@@ -91,8 +91,10 @@ absl::Status Importer::Run() {
 absl::Status Importer::ImportInstruction(HloInstruction* instr) {
   RETURN_IF_ERROR(CheckAttributes(instr));
   FrontendAttributes* attrs = &instr->mutable_attrs()->frontend_attributes;
-  if (absl::StatusOr<std::optional<ShardingRule>> rule = ShardingRuleOf(*instr); !rule.ok()) {
-    return At(instr, rule.status());
+  if (const std::string* text = FindAttr(*attrs, kRuleAttr)) {
+    absl::Status status = ParseShardingRule(*text).status();
+    if (status.ok()) status = ShardingRuleOf(*instr).status();
+    if (!status.ok()) return At(instr, status);
   }
   if (instr->opcode() == HloOpcode::kCustomCall && IsSdy(instr->attrs().custom_call_target)) {
     return RewriteCustomCall(instr);
@@ -107,13 +109,14 @@ absl::Status Importer::ImportInstruction(HloInstruction* instr) {
 
 // Every `xla.sdy.*` attribute must be one this import reads, on an instruction that may carry it.
 absl::Status Importer::CheckAttributes(const HloInstruction* instr) {
-  const bool is_custom_call = instr->opcode() == HloOpcode::kCustomCall;
   const std::string& target = instr->attrs().custom_call_target;
   for (const auto& [key, value] : instr->attrs().frontend_attributes) {
     if (!IsSdy(key)) continue;
     const bool manual =
         target == "xla.sdy.GlobalToLocalShape" || target == "xla.sdy.LocalToGlobalShape";
-    const bool known = key == kShardingAttr || (key == kRuleAttr && is_custom_call) ||
+    // XLA copies a custom-call's frontend attributes, its rule included, onto the
+    // get-tuple-elements of its results: a rule is read on custom-calls and checked anywhere.
+    const bool known = key == kShardingAttr || key == kRuleAttr ||
                        (key == kManualAxesAttr && manual) ||
                        (key == kInShardingsAttr && target == "xla.sdy.GlobalToLocalShape") ||
                        (key == kOutShardingsAttr && target == "xla.sdy.LocalToGlobalShape") ||
