@@ -115,6 +115,17 @@ absl::Status HandleCustomCall(const HloInstruction& original, const HloSharding&
           : "a custom-call the partitioner does not know");
 }
 
+// An optimization barrier passes its operand through (propagation joins the two as one value):
+// it runs on the per-device value in its own sharding, moving nothing.
+absl::Status HandleOptimizationBarrier(const HloInstruction& original, const HloSharding& sharding,
+                                       PartitionContext& ctx) {
+  const HloSharding wanted = sharding.NormalizeTupleSharding(original.shape());
+  ASSIGN_OR_RETURN(HloInstruction * value, ctx.GetInSharding(original.operand(0), wanted));
+  ctx.Set(&original,
+          {CloneWithOperands(original, value->shape(), {value}, ctx), wanted, original.shape()});
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 void RegisterStructuralHandlers(HandlerTable& table) {
@@ -122,6 +133,7 @@ void RegisterStructuralHandlers(HandlerTable& table) {
   table[HloOpcode::kTuple] = &HandleTuple;
   table[HloOpcode::kGetTupleElement] = &HandleGetTupleElement;
   table[HloOpcode::kCustomCall] = &HandleCustomCall;
+  table[HloOpcode::kOptimizationBarrier] = &HandleOptimizationBarrier;
 }
 
 }  // namespace spmd
