@@ -3,11 +3,11 @@
 //
 // Evaluation is driven by demand. Asked for elements of an instruction's value, it works out
 // which operand elements those need (a transpose's one element, a dot's row and column along
-// the contracting dims, a reduce's reduced slice, a sort's row, an all-reduce's element on each
-// device of the group), asks for those, and computes the asked elements. Arithmetic runs
-// through the CPU executor's own op handlers on small arrays gathered from the operands (a dot
-// of f32[n,K] by f32[n,K] with batch dim 0 gives n results), so element semantics are the
-// executor's. Values are memoized per (instruction, leaf, frame) and element.
+// the contracting dims, a reduce's reduced slice, a sort's or topk's row, an all-reduce's
+// element on each device of the group), asks for those, and computes the asked elements.
+// Arithmetic runs through the CPU executor's own op handlers on small arrays gathered from the
+// operands (a dot of f32[n,K] by f32[n,K] with batch dim 0 gives n results), so element
+// semantics are the executor's. Values are memoized per (instruction, leaf, frame) and element.
 //
 // A frame says where a value lives: on which simulated device (or the unpartitioned
 // reference), and inside which called computation, conditional branch or while iteration.

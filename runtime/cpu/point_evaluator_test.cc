@@ -165,6 +165,19 @@ ENTRY e {
 })", {1e-5, 1e-5});
 }
 
+// topk needs the whole last-dim row of each asked element, like sort.
+TEST(PointEvaluatorTest, TopKReadsWholeRows) {
+  CheckOneDevice(R"(
+HloModule m
+ENTRY e {
+  x = f32[2,3,7] parameter(0)
+  big = (f32[2,3,3], s32[2,3,3]) topk(x), k=3
+  y = s32[4,5] parameter(1)
+  small = (s32[4,2], s32[4,2]) topk(y), k=2, largest=false
+  ROOT out = ((f32[2,3,3], s32[2,3,3]), (s32[4,2], s32[4,2])) tuple(big, small)
+})");
+}
+
 TEST(PointEvaluatorTest, ControlFlow) {
   CheckOneDevice(R"(
 HloModule m

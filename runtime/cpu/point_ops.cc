@@ -2,7 +2,8 @@
 // pad, collectives, ...) maps each asked element to one operand element (or a zero); arithmetic
 // gathers the operand elements it needs into small arrays and runs the CPU executor's handler
 // on a synthetic instruction over them (elementwise ops on [n], a dot on [n,K] x [n,K], a
-// reduce over [n,R], a sort over [rows,S], an all-reduce as a chain of maps over the group).
+// reduce over [n,R], a sort over [rows,S], a topk over [rows,N], an all-reduce as a chain of maps
+// over the group).
 #include <algorithm>
 #include <memory>
 
@@ -119,6 +120,56 @@ Literal AsScalar(const Literal& one) {
   return out;
 }
 
+// The rows along `dim` that asked elements lie in: `indices` index a value of dims `dims`, and
+// a row is named by its start in an operand of dims `operand_dims` (which differ at most at
+// `dim`), in first-asked order; `where` gives each element's (row, position along dim).
+struct AskedRows {
+  std::vector<int64_t> starts;
+  std::vector<std::pair<int64_t, int64_t>> where;
+};
+
+AskedRows RowsOf(absl::Span<const int64_t> indices, const std::vector<int64_t>& dims,
+                 const std::vector<int64_t>& operand_dims, int64_t dim) {
+  AskedRows asked;
+  absl::flat_hash_map<int64_t, int64_t> row_of;
+  asked.where.resize(indices.size());
+  std::vector<int64_t> i(dims.size());
+  for (size_t e = 0; e < indices.size(); ++e) {
+    points::Unravel(indices[e], dims, i.data());
+    const int64_t position = i[dim];
+    i[dim] = 0;
+    const int64_t start = points::Ravel(i.data(), operand_dims);
+    auto [it, inserted] = row_of.try_emplace(start, static_cast<int64_t>(asked.starts.size()));
+    if (inserted) asked.starts.push_back(start);
+    asked.where[e] = {it->second, position};
+  }
+  return asked;
+}
+
+// The operand indices of the rows starting at `starts`, `length` elements `stride` apart each.
+std::vector<int64_t> RowIndices(const std::vector<int64_t>& starts, int64_t length,
+                                int64_t stride) {
+  std::vector<int64_t> out;
+  out.reserve(starts.size() * length);
+  for (int64_t start : starts) {
+    for (int64_t p = 0; p < length; ++p) out.push_back(start + p * stride);
+  }
+  return out;
+}
+
+// The elements `where` (row, position) of `result`, rows of `width` elements.
+Literal PickFromRows(const Literal& result, const std::vector<std::pair<int64_t, int64_t>>& where,
+                     int64_t width) {
+  const hlo::PrimitiveType type = result.shape().element_type();
+  const int bytes = hlo::ByteWidth(type);
+  Literal out(Shape::Array(type, {static_cast<int64_t>(where.size())}));
+  for (size_t e = 0; e < where.size(); ++e) {
+    points::SetBits(out, static_cast<int64_t>(e), bytes,
+                    points::BitsAt(result, where[e].first * width + where[e].second, bytes));
+  }
+  return out;
+}
+
 absl::Status Unsupported(const HloInstruction& instr, std::string_view why = "") {
   return absl::UnimplementedError(hlo::StrCat(
       "sampled evaluation does not support ", hlo::HloOpcodeString(instr.opcode()),
@@ -181,6 +232,8 @@ class PointOps {
   static absl::StatusOr<Literal> Sort(PointEvaluator& ev, const HloInstruction& instr,
                                       int64_t leaf, const Frame* frame,
                                       absl::Span<const int64_t> indices);
+  static absl::StatusOr<Literal> TopK(PointEvaluator& ev, const HloInstruction& instr, int64_t leaf,
+                                      const Frame* frame, absl::Span<const int64_t> indices);
   static absl::StatusOr<Literal> Collective(PointEvaluator& ev, const HloInstruction& instr,
                                             int64_t leaf, const Frame* frame,
                                             absl::Span<const int64_t> indices);
@@ -514,29 +567,12 @@ absl::StatusOr<Literal> PointOps::Sort(PointEvaluator& ev, const HloInstruction&
   const Shape& shape = instr.operand(0)->shape();
   const int64_t dim = instr.dimensions().at(0);
   const int64_t length = shape.dimensions(dim);
-  // The rows (the asked elements with the sort dim at 0) and each element's row and position.
-  absl::flat_hash_map<int64_t, int64_t> row_of;
-  std::vector<int64_t> row_starts;
-  std::vector<std::pair<int64_t, int64_t>> where(indices.size());
-  std::vector<int64_t> i(shape.rank());
-  for (size_t e = 0; e < indices.size(); ++e) {
-    points::Unravel(indices[e], shape.dimensions(), i.data());
-    const int64_t position = i[dim];
-    i[dim] = 0;
-    const int64_t start = points::Ravel(i.data(), shape.dimensions());
-    auto [it, inserted] = row_of.try_emplace(start, static_cast<int64_t>(row_starts.size()));
-    if (inserted) row_starts.push_back(start);
-    where[e] = {it->second, position};
-  }
+  const AskedRows asked = RowsOf(indices, shape.dimensions(), shape.dimensions(), dim);
+  const int64_t rows = static_cast<int64_t>(asked.starts.size());
+  RETURN_IF_ERROR(ev.Reserve(instr.operand_count() * rows * length, instr));
   int64_t stride = 1;
   for (int64_t d = dim + 1; d < shape.rank(); ++d) stride *= shape.dimensions(d);
-  const int64_t rows = static_cast<int64_t>(row_starts.size());
-  RETURN_IF_ERROR(ev.Reserve(instr.operand_count() * rows * length, instr));
-  std::vector<int64_t> row_indices;
-  row_indices.reserve(rows * length);
-  for (int64_t start : row_starts) {
-    for (int64_t p = 0; p < length; ++p) row_indices.push_back(start + p * stride);
-  }
+  const std::vector<int64_t> row_indices = RowIndices(asked.starts, length, stride);
   std::vector<Literal> operands;
   std::vector<Shape> results;
   for (const HloInstruction* operand : instr.operands()) {
@@ -551,14 +587,33 @@ absl::StatusOr<Literal> PointOps::Sort(PointEvaluator& ev, const HloInstruction&
       instr, results.size() == 1 ? results[0] : Shape::Tuple(results), pointers);
   made->mutable_attrs()->dimensions = {1};
   ASSIGN_OR_RETURN(Literal sorted, RunHandler(ev, *made, pointers));
-  const Literal& column = results.size() == 1 ? sorted : sorted.tuple_elements()[leaf];
-  const int width = hlo::ByteWidth(column.shape().element_type());
-  Literal out(Shape::Array(column.shape().element_type(), {static_cast<int64_t>(indices.size())}));
-  for (size_t e = 0; e < indices.size(); ++e) {
-    points::SetBits(out, static_cast<int64_t>(e), width,
-                    points::BitsAt(column, where[e].first * length + where[e].second, width));
-  }
-  return out;
+  return PickFromRows(results.size() == 1 ? sorted : sorted.tuple_elements()[leaf], asked.where,
+                      length);
+}
+
+absl::StatusOr<Literal> PointOps::TopK(PointEvaluator& ev, const HloInstruction& instr,
+                                       int64_t leaf, const Frame* frame,
+                                       absl::Span<const int64_t> indices) {
+  const Shape& shape = instr.operand(0)->shape();
+  const int64_t dim = shape.rank() - 1;
+  const int64_t length = shape.dimensions(dim);
+  const int64_t k = instr.shape().tuple_shapes(0).dimensions(dim);
+  const AskedRows asked =
+      RowsOf(indices, instr.shape().tuple_shapes(leaf).dimensions(), shape.dimensions(), dim);
+  const int64_t rows = static_cast<int64_t>(asked.starts.size());
+  RETURN_IF_ERROR(ev.Reserve(rows * length, instr));
+  ASSIGN_OR_RETURN(Literal values,
+                   ev.Get(*instr.operand(0), 0, frame, RowIndices(asked.starts, length, 1)));
+  const Literal operand = AsMatrix(std::move(values), rows, length);
+  const Literal* pointers[] = {&operand};
+  Synthetic synthetic;
+  HloInstruction* made =
+      synthetic.Like(instr,
+                     Shape::Tuple({Shape::Array(shape.element_type(), {rows, k}),
+                                   Shape::Array(hlo::PrimitiveType::kS32, {rows, k})}),
+                     pointers);
+  ASSIGN_OR_RETURN(Literal top, RunHandler(ev, *made, pointers));
+  return PickFromRows(top.tuple_elements()[leaf], asked.where, k);
 }
 
 // all-reduce's combination of `operand`'s elements `indices` over `group`, in group order.
@@ -730,6 +785,8 @@ absl::StatusOr<Literal> PointOps::Compute(PointEvaluator& ev, const HloInstructi
       return Reduce(ev, instr, leaf, frame, indices);
     case HloOpcode::kSort:
       return Sort(ev, instr, leaf, frame, indices);
+    case HloOpcode::kTopK:
+      return TopK(ev, instr, leaf, frame, indices);
     case HloOpcode::kAllReduce:
     case HloOpcode::kReduceScatter:
     case HloOpcode::kAllGather:

@@ -1,5 +1,6 @@
 // Handlers of the reduction family that live outside reduce_ops.cc (which registers them all):
-// window_ops.cc (reduce-window, select-and-scatter), sort_ops.cc (sort), scan_ops.cc (scan).
+// window_ops.cc (reduce-window, select-and-scatter), sort_ops.cc (sort), topk_ops.cc (topk),
+// scan_ops.cc (scan).
 #ifndef RUNTIME_CPU_OPS_REDUCE_HANDLERS_H_
 #define RUNTIME_CPU_OPS_REDUCE_HANDLERS_H_
 
@@ -27,6 +28,12 @@ absl::StatusOr<hlo::Literal> HandleSelectAndScatter(const hlo::HloInstruction& i
 absl::StatusOr<hlo::Literal> HandleSort(const hlo::HloInstruction& instr,
                                         absl::Span<const hlo::Literal* const> operands,
                                         Evaluator& evaluator);
+
+// topk(x), k=K, largest=...: the k largest (or smallest) of each last-dim row and their
+// indices, as XLA's stable total-order sort would order them (topk_ops.cc).
+absl::StatusOr<hlo::Literal> HandleTopKOpcode(const hlo::HloInstruction& instr,
+                                              absl::Span<const hlo::Literal* const> operands,
+                                              Evaluator& evaluator);
 
 // scan(inputs..., inits...): the body walks dim d carrying state (scan_ops.cc).
 absl::StatusOr<hlo::Literal> HandleScan(const hlo::HloInstruction& instr,

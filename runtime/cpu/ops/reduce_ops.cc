@@ -258,6 +258,7 @@ void RegisterReduceOps(OpTable& table) {
   table[hlo::HloOpcode::kReduceWindow] = &HandleReduceWindow;
   table[hlo::HloOpcode::kSelectAndScatter] = &HandleSelectAndScatter;
   table[hlo::HloOpcode::kSort] = &HandleSort;
+  table[hlo::HloOpcode::kTopK] = &HandleTopKOpcode;
   table[hlo::HloOpcode::kScan] = &HandleScan;
 }
 
