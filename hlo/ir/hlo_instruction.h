@@ -141,8 +141,9 @@ class HloInstruction {
   const std::vector<HloInstruction*>& control_predecessors() const { return control_preds_; }
   void AddControlPredecessor(HloInstruction* pred);
 
-  // to_apply, condition/body (in that order), branch computations, calls, ... in the order XLA
-  // keeps them in HloInstructionProto.called_computation_ids.
+  // to_apply, condition/body (in that order), branch computations, calls, ... in the order the
+  // text names them. HloInstructionProto.called_computation_ids keeps the same order except for
+  // a while, whose proto lists [body, condition] (hlo/proto maps the two).
   const std::vector<HloComputation*>& called_computations() const { return called_; }
   void AppendCalledComputation(HloComputation* c) { called_.push_back(c); }
   void set_called_computation(int64_t i, HloComputation* c) { called_[i] = c; }
