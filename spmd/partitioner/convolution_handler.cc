@@ -106,7 +106,7 @@ absl::Status HandleConvolution(const HloInstruction& original, const HloSharding
     return FallBackToReplicated(original, sharding, ctx,
                                 "no output dimension of this convolution can stay split");
   ASSIGN_OR_RETURN(const PartitionedValue* input_now, ctx.Get(original.operand(0)));
-  ChooseWindowInputs(original.name(), input_now->sharding, splits, ctx);
+  ChooseWindowInputs(original, input_now->sharding, splits, ctx);
   const int64_t rank = original.shape().rank();
   const int64_t feature_tiles = Tiles(local, dn.output_feature_dimension);
   const bool split_groups = feature_tiles > 1 && SplitsFeatureGroups(original, local);

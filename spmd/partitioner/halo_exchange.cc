@@ -247,7 +247,21 @@ absl::StatusOr<HloInstruction*> SliceWindow(PartitionContext& ctx, HloInstructio
   return DynamicSliceDim(ctx, padded, d, start, g.needed);
 }
 
-void ChooseWindowInputs(std::string_view op_name, const HloSharding& operand_current,
+// How many slices of `op`'s operand along `dim` (`op` included, when it is a slice) would share
+// one gather of that dimension.
+int64_t SlicesSharingAGather(const HloInstruction& op, int64_t dim) {
+  if (op.opcode() != hlo::HloOpcode::kSlice) return 1;
+  const HloInstruction* operand = op.operand(0);
+  int64_t count = 0;
+  for (const HloInstruction* user : operand->users()) {
+    if (user->opcode() != hlo::HloOpcode::kSlice || user->operand(0) != operand) continue;
+    const hlo::SliceDimension& s = user->attrs().slice_dimensions[dim];
+    if (s.limit - s.start < operand->shape().dimensions(dim)) ++count;
+  }
+  return std::max<int64_t>(count, 1);
+}
+
+void ChooseWindowInputs(const HloInstruction& op, const HloSharding& operand_current,
                         std::vector<WindowSplit>& splits, PartitionContext& ctx) {
   for (WindowSplit& split : splits) {
     const WindowedDim& wd = split.wd;
@@ -257,17 +271,20 @@ void ChooseWindowInputs(std::string_view op_name, const HloSharding& operand_cur
                              operand_current.tile_assignment().dim(wd.dim) == wd.tiles;
     const int64_t halo = HaloElements(split.geometry);
     const int64_t gather = GatherElements(split.geometry, wd.tiles);
-    split.halo = split_alike && halo < gather;
-    std::string line = hlo::StrCat("%", op_name, ": window dimension ", wd.dim, " split ",
+    const int64_t sharing = SlicesSharingAGather(op, wd.dim);
+    split.halo = split_alike && halo * sharing < gather;
+    std::string line = hlo::StrCat("%", op.name(), ": window dimension ", wd.dim, " split ",
                                    wd.tiles, " ways: ");
+    const std::string shared =
+        sharing > 1 ? hlo::StrCat(", shared by ", sharing, " slices of the operand") : "";
     if (split.halo) {
       hlo::StrAppend(&line, "halo exchange (", split.geometry.left, " before + ",
                      split.geometry.right, " after each shard by collective-permute; gathering ",
-                     "the dimension would receive ", gather, ")");
+                     "the dimension would receive ", gather, shared, ")");
     } else {
       hlo::StrAppend(&line, "each device slices its window from the operand whole along it (",
                      split_alike ? hlo::StrCat("halos of ", halo, " are not fewer than the ",
-                                               gather, " a gather receives")
+                                               gather, " a gather receives", shared)
                                  : std::string("the operand is not split alike"),
                      ")");
     }

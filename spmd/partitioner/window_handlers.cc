@@ -49,7 +49,7 @@ absl::StatusOr<HloSharding> ChooseSameRankOperand(const HloInstruction& original
                                                   std::vector<WindowSplit>& splits,
                                                   PartitionContext& ctx) {
   ASSIGN_OR_RETURN(const PartitionedValue* operand_now, ctx.Get(original.operand(0)));
-  ChooseWindowInputs(original.name(), operand_now->sharding, splits, ctx);
+  ChooseWindowInputs(original, operand_now->sharding, splits, ctx);
   const int64_t rank = original.shape().rank();
   std::vector<int64_t> operand_map(rank);
   for (int64_t d = 0; d < rank; ++d) operand_map[d] = d;
@@ -269,7 +269,7 @@ absl::Status HandleConcatenate(const HloInstruction& original, const HloSharding
     splits[0].output_dim = d;
     splits[0].window_index = d;
     ASSIGN_OR_RETURN(const PartitionedValue* now, ctx.Get(operand));
-    ChooseWindowInputs(original.name(), now->sharding, splits, ctx);
+    ChooseWindowInputs(original, now->sharding, splits, ctx);
     ASSIGN_OR_RETURN(HloInstruction * piece,
                      BuildWindowInput(ctx, operand, splits[0].halo ? sharding : whole_d, sharding,
                                       splits, zero, Outside::kUnused));
