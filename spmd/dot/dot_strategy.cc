@@ -179,9 +179,20 @@ class CandidateBuilder {
     return planner_.Plan(shape, from, to, p_.num_devices);
   }
 
+  // The plan that brings an operand from `current` to `to`; none needed when the operand
+  // already exists in `to`.
+  absl::StatusOr<std::shared_ptr<const ReshardPlan>> OperandPlan(
+      const Shape& shape, const HloSharding& current, const HloSharding& to,
+      const std::vector<HloSharding>& available) {
+    const bool present = std::find(available.begin(), available.end(), to) != available.end();
+    return Plan(shape, present ? to : current, to);
+  }
+
   absl::Status CostOperands(DotCandidate& c) {
-    ASSIGN_OR_RETURN(auto lhs_plan, Plan(p_.lhs_shape, p_.lhs_current, c.lhs));
-    ASSIGN_OR_RETURN(auto rhs_plan, Plan(p_.rhs_shape, p_.rhs_current, c.rhs));
+    ASSIGN_OR_RETURN(auto lhs_plan,
+                     OperandPlan(p_.lhs_shape, p_.lhs_current, c.lhs, p_.lhs_available));
+    ASSIGN_OR_RETURN(auto rhs_plan,
+                     OperandPlan(p_.rhs_shape, p_.rhs_current, c.rhs, p_.rhs_available));
     c.operands_us = lhs_plan->cost_us + rhs_plan->cost_us;
     c.comm_bytes = lhs_plan->bytes_received_per_device + rhs_plan->bytes_received_per_device;
     c.full_rematerialization =

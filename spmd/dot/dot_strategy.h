@@ -90,6 +90,10 @@ struct DotProblem {
   hlo::HloSharding rhs_current = hlo::HloSharding::Replicate();
   hlo::HloSharding wanted = hlo::HloSharding::Replicate();  // The dot's own sharding.
   int64_t num_devices = 1;
+  // Other shardings each operand already exists in (reshards emitted for earlier users, e.g.
+  // a weight gathered for the forward dot and used again by the backward one): a candidate
+  // needing one of them pays nothing for that operand.
+  std::vector<hlo::HloSharding> lhs_available, rhs_available;
 };
 
 struct DotStrategyOptions {

@@ -57,10 +57,10 @@ TEST(DotSpaceTest, LiftAndProjectRoundTrip) {
 // openxla/xla#4062 at full size: computing in the operands' [4,2] tiling and resharding the
 // result beats both gathering the operands for [2,4] and XLA's all-gather-both.
 TEST(DotStrategyTest, Issue4062ReshardsTheResult) {
-  DotProblem p = Problem(8192, 8192, 8192,
-                         "{devices=[4,1,2]0,1,2,3,4,5,6,7 last_tile_dim_replicate}",
-                         "{devices=[1,2,4]0,2,4,6,1,3,5,7 last_tile_dim_replicate}",
-                         "{devices=[2,4]0,1,2,3,4,5,6,7}", 8);
+  DotProblem p =
+      Problem(8192, 8192, 8192, "{devices=[4,1,2]0,1,2,3,4,5,6,7 last_tile_dim_replicate}",
+              "{devices=[1,2,4]0,2,4,6,1,3,5,7 last_tile_dim_replicate}",
+              "{devices=[2,4]0,1,2,3,4,5,6,7}", 8);
   ReshardPlanner planner;
   absl::StatusOr<DotDecision> d =
       ChooseDotStrategy(p, DefaultDeviceModel(), planner, DotStrategyOptions());
@@ -83,11 +83,30 @@ TEST(DotStrategyTest, Issue4062ReshardsTheResult) {
   EXPECT_NE(explain.find("chose operands"), std::string::npos) << explain;
 }
 
+// An operand already gathered for an earlier user (a weight gathered for the forward dot, used
+// again by the backward one) costs nothing in that sharding: the candidate using the gathered
+// weight moves no operand bytes and wins.
+TEST(DotStrategyTest, OperandAlreadyReshardedCostsNothing) {
+  DotProblem p = Problem(256, 512, 512, "{devices=[4,1]<=[4]}", "{devices=[1,4]<=[4]}",
+                         "{devices=[4,1]<=[4]}", 4);
+  ReshardPlanner planner;
+  absl::StatusOr<DotDecision> before =
+      ChooseDotStrategy(p, DefaultDeviceModel(), planner, DotStrategyOptions());
+  ASSERT_TRUE(before.ok()) << before.status();
+  EXPECT_GT(before->candidates[before->winner].comm_bytes, 0) << before->Explain("before");
+  p.rhs_available = {S("{replicated}")};
+  absl::StatusOr<DotDecision> after =
+      ChooseDotStrategy(p, DefaultDeviceModel(), planner, DotStrategyOptions());
+  ASSERT_TRUE(after.ok()) << after.status();
+  const DotCandidate& winner = after->candidates[after->winner];
+  EXPECT_EQ(winner.comm_bytes, 0) << after->Explain("after");
+  EXPECT_EQ(winner.rhs, S("{replicated}")) << after->Explain("after");
+}
+
 // Megatron's second matmul: Y split by columns, B by rows; a replicated result is one
 // all-reduce of the partial sums; nothing is gathered.
 TEST(DotStrategyTest, ContractingSplitFinishesWithAllReduce) {
-  DotProblem p = Problem(16, 64, 32, "{devices=[1,2]0,1}", "{devices=[2,1]0,1}",
-                         "{replicated}", 2);
+  DotProblem p = Problem(16, 64, 32, "{devices=[1,2]0,1}", "{devices=[2,1]0,1}", "{replicated}", 2);
   ReshardPlanner planner;
   absl::StatusOr<DotDecision> d =
       ChooseDotStrategy(p, DefaultDeviceModel(), planner, DotStrategyOptions());
@@ -106,8 +125,7 @@ TEST(DotStrategyTest, ContractingSplitIntoShardedResultUsesReduceScatter) {
   options.enable_windowed_einsum = false;
   absl::StatusOr<DotDecision> d = ChooseDotStrategy(p, DefaultDeviceModel(), planner, options);
   ASSERT_TRUE(d.ok()) << d.status();
-  EXPECT_EQ(d->candidates[d->winner].Name(), "operands+reduce-scatter(d0)")
-      << d->Explain("rs");
+  EXPECT_EQ(d->candidates[d->winner].Name(), "operands+reduce-scatter(d0)") << d->Explain("rs");
 }
 
 // Under a model where compute and transfer take similar time, the cost model picks a windowed

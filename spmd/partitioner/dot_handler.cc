@@ -159,6 +159,8 @@ absl::Status HandleDot(const HloInstruction& original, const HloSharding& shardi
         "a dot with subgroups other than replication, or not two array operands");
   }
   ASSIGN_OR_RETURN(DotProblem problem, MakeProblem(original, sharding, ctx));
+  problem.lhs_available = ctx.ReshardedShardings(original.operand(0));
+  problem.rhs_available = ctx.ReshardedShardings(original.operand(1));
   const PartitionerOptions& options = ctx.options();
   const std::string title = hlo::StrCat(
       "dot %", original.name(), " ", original.shape().ToString(false), ": lhs ",
@@ -166,7 +168,11 @@ absl::Status HandleDot(const HloInstruction& original, const HloSharding& shardi
       problem.rhs_current.ToStringWithoutMetadata(), ", wanted ",
       sharding.ToStringWithoutMetadata(), " (device model ", options.device_model.name, ")");
   // The same problem (common in stacks of layers) is decided once per run.
-  const std::string key = ProblemKey(original, title);
+  std::string key = ProblemKey(original, title);
+  for (const auto* available : {&problem.lhs_available, &problem.rhs_available}) {
+    key += "|";
+    for (const HloSharding& s : *available) hlo::StrAppend(&key, s.ToStringWithoutMetadata(), ";");
+  }
   std::shared_ptr<const CachedDotDecision>& cached = ctx.dot_decisions()[key];
   if (cached == nullptr) {
     absl::StatusOr<DotDecision> decision =

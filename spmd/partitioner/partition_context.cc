@@ -170,7 +170,15 @@ absl::StatusOr<HloInstruction*> PartitionContext::GetInSharding(const HloInstruc
     ASSIGN_OR_RETURN(result, Reshard(pv->value, pv->base_shape, pv->sharding, sharding));
   }
   resharded_[key] = result;
+  resharded_to_[original].push_back(sharding);
   return result;
+}
+
+const std::vector<HloSharding>& PartitionContext::ReshardedShardings(
+    const HloInstruction* original) const {
+  static const std::vector<HloSharding>* const kNone = new std::vector<HloSharding>();
+  auto it = resharded_to_.find(original);
+  return it == resharded_to_.end() ? *kNone : it->second;
 }
 
 std::string PartitionContext::UniqueName(std::string_view base) {

@@ -93,6 +93,10 @@ class PartitionContext {
   // needed; tuples leaf by leaf).
   absl::StatusOr<hlo::HloInstruction*> GetInSharding(const hlo::HloInstruction* original,
                                                      const hlo::HloSharding& sharding);
+  // The shardings other than its own in which `original` already exists (earlier reshards):
+  // asking for it in one of them again moves nothing.
+  const std::vector<hlo::HloSharding>& ReshardedShardings(
+      const hlo::HloInstruction* original) const;
   // Reshards a value that is not (or no longer) tied to an original instruction.
   absl::StatusOr<hlo::HloInstruction*> Reshard(hlo::HloInstruction* value,
                                                const hlo::Shape& base_shape,
@@ -161,6 +165,7 @@ class PartitionContext {
   // Cache of resharded per-device values by (original, sharding text).
   absl::flat_hash_map<std::pair<const hlo::HloInstruction*, std::string>, hlo::HloInstruction*>
       resharded_;
+  absl::flat_hash_map<const hlo::HloInstruction*, std::vector<hlo::HloSharding>> resharded_to_;
   absl::flat_hash_map<std::string, std::shared_ptr<const CachedDotDecision>> dot_decisions_;
   hlo::HloInstruction* partition_id_ = nullptr;
   int64_t next_name_ = 0;
