@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "hlo/analysis/module_stats.h"
 #include "hlo/ir/hlo_opcode.h"
 #include "tests/partition_test_util.h"
 
@@ -334,6 +335,48 @@ TEST(WindowPartitionTest, ReverseSwapsMirroredShards) {
 // Zero-size dims are valid HLO: resharding, concatenating, reversing and padding empty arrays
 // and a dot contracting an empty dim partition and verify (the reshard planner divided by the
 // zero dim; found by random_partition_test).
+// Select-and-scatter (a max-pool's gradient) split only along dims whose window is trivial:
+// each device scatters its own shard, nothing moves. Channels split unevenly (6 over 4).
+std::string SelectAndScatter(const std::string& sharding) {
+  return R"(
+HloModule sas, num_partitions=8
+ge {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=GE
+}
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY main {
+  x = f32[8,16,16,6] parameter(0), sharding={devices=[2,1,1,4]<=[8]}
+  s = f32[8,8,8,6] parameter(1), sharding={devices=[2,1,1,4]<=[8]}
+  init = f32[] constant(0.5)
+  ROOT r = f32[8,16,16,6] select-and-scatter(x, s, init), window={size=1x2x2x1 stride=1x2x2x1},
+    select=ge, scatter=add, sharding=)" +
+         sharding + "\n}\n";
+}
+
+TEST(WindowPartitionTest, SelectAndScatterRunsLocallyAlongTrivialWindowDims) {
+  Partitioned p = Partition(SelectAndScatter("{devices=[2,1,1,4]<=[8]}"));
+  ASSERT_NE(p.spmd, nullptr);
+  EXPECT_EQ(hlo::ComputeModuleStats(*p.spmd).comm_bytes, 0) << p.spmd->ToString();
+  const std::string text = p.spmd->ToString();
+  EXPECT_NE(text.find("f32[4,16,16,2] select-and-scatter("), std::string::npos) << text;
+  ExpectVerifies(p, 8);
+}
+
+TEST(WindowPartitionTest, SelectAndScatterSplitAlongAWindowFallsBackWithAReason) {
+  Partitioned p = Partition(SelectAndScatter("{devices=[2,4,1,1]<=[8]}"));
+  ASSERT_NE(p.spmd, nullptr);
+  EXPECT_NE(p.explain.find("select-and-scatter split along a dimension with a real window"),
+            std::string::npos)
+      << p.explain;
+  ExpectVerifies(p, 8);
+}
+
 TEST(WindowPartitionTest, ZeroSizeArrays) {
   Partitioned p = Partition(R"(
 HloModule empty, num_partitions=4

@@ -1,10 +1,11 @@
-// Ops that read a window of their operand along split dimensions: reduce-window, slice,
+// Ops that read a window of their operand along split dimensions: reduce-window,
+// select-and-scatter (along trivial-window dims only), slice,
 // (edge) pad, concatenate (each operand a window placed at its offset) and reverse (shards
-// mirrored, then realigned by a halo when uneven). Each device computes a block of the result from its window input
-// (halo_exchange.h). A slice is a window of size 1 with the slice's stride and padding -start,
-// an edge pad one of size 1 with padding `low` (the pad value filling positions outside the
-// operand); the local op then runs with those dimensions neutralised. Interior padding keeps
-// its dimension whole.
+// mirrored, then realigned by a halo when uneven). Each device computes a block of the result from
+// its window input (halo_exchange.h). A slice is a window of size 1 with the slice's stride and
+// padding -start, an edge pad one of size 1 with padding `low` (the pad value filling positions
+// outside the operand); the local op then runs with those dimensions neutralised. Interior padding
+// keeps its dimension whole.
 //
 // Reduce-window: partitioned along every dimension of the result.
 //
@@ -114,6 +115,37 @@ absl::Status HandleReduceWindow(const HloInstruction& original, const HloShardin
   HloInstruction* result = CloneWithOperands(original, local_shape, {operand, init}, ctx);
   result->mutable_attrs()->window = WithoutPadding(window, splits);
   ctx.Set(&original, {result, local, original.shape()});
+  return absl::OkStatus();
+}
+
+// Select-and-scatter: when only dims with a trivial window are split, each device selects
+// and scatters within its own shard (operand, source and result split alike, the init value
+// replicated) and nothing moves; a split dim with a real window falls back.
+absl::Status HandleSelectAndScatter(const HloInstruction& original, const HloSharding& sharding,
+                                    PartitionContext& ctx) {
+  const int64_t rank = original.shape().rank();
+  const bool plain = original.shape().IsArray() && original.operand_count() == 3 &&
+                     sharding.IsTiled() && sharding.subgroup_types().empty() &&
+                     original.attrs().window.has_value() &&
+                     static_cast<int64_t>(original.attrs().window->dimensions.size()) == rank &&
+                     original.operand(1)->shape().rank() == rank;
+  if (!plain)
+    return FallBackToReplicated(original, sharding, ctx,
+                                "a select-and-scatter with subgroups in its sharding");
+  for (int64_t d = 0; d < rank; ++d) {
+    if (sharding.tile_assignment().dim(d) > 1 &&
+        !TrivialWindow(original.attrs().window->dimensions[d])) {
+      return FallBackToReplicated(original, sharding, ctx,
+                                  "a select-and-scatter split along a dimension with a real "
+                                  "window (only trivial-window dims run locally)");
+    }
+  }
+  ASSIGN_OR_RETURN(HloInstruction * operand, ctx.GetInSharding(original.operand(0), sharding));
+  ASSIGN_OR_RETURN(HloInstruction * source, ctx.GetInSharding(original.operand(1), sharding));
+  ASSIGN_OR_RETURN(HloInstruction * init, GetReplicated(original.operand(2), ctx));
+  ASSIGN_OR_RETURN(Shape local, LocalShape(sharding, original.shape()));
+  ctx.Set(&original, {CloneWithOperands(original, local, {operand, source, init}, ctx), sharding,
+                      original.shape()});
   return absl::OkStatus();
 }
 
@@ -329,6 +361,7 @@ absl::Status HandleReverse(const HloInstruction& original, const HloSharding& sh
 
 void RegisterWindowHandlers(HandlerTable& table) {
   table[hlo::HloOpcode::kReduceWindow] = &HandleReduceWindow;
+  table[hlo::HloOpcode::kSelectAndScatter] = &HandleSelectAndScatter;
   table[hlo::HloOpcode::kSlice] = &HandleSliceOrPad;
   table[hlo::HloOpcode::kPad] = &HandleSliceOrPad;
   table[hlo::HloOpcode::kConcatenate] = &HandleConcatenate;

@@ -196,6 +196,30 @@ std::optional<FactorRule> ReduceWindow(const HloInstruction& instr) {
   return std::move(b).Build();
 }
 
+// select-and-scatter(x, source, init): a dim whose window is trivial (size 1, stride 1, no
+// padding or dilation) passes between x, the source and the result (each device selects and
+// scatters within its own shard); any other dim stays whole on all three.
+std::optional<FactorRule> SelectAndScatter(const HloInstruction& instr) {
+  if (!AllArrays(instr) || instr.operand_count() != 3 || !instr.attrs().window.has_value() ||
+      static_cast<int64_t>(instr.attrs().window->dimensions.size()) != instr.shape().rank() ||
+      instr.operand(1)->shape().rank() != instr.shape().rank()) {
+    return std::nullopt;
+  }
+  FactorRuleBuilder b("select-and-scatter", 3);
+  for (int64_t d = 0; d < instr.shape().rank(); ++d) {
+    const hlo::WindowDimension& w = instr.attrs().window->dimensions[d];
+    const bool trivial = w.size == 1 && w.stride == 1 && w.padding_low == 0 &&
+                         w.padding_high == 0 && w.window_dilation == 1 && w.base_dilation == 1;
+    if (trivial) {
+      b.Add(Kind::kPassThrough, {d, d, -1, d});
+    } else {
+      b.Add(Kind::kNeedReplication, {d, -1, -1, d});
+      b.Add(Kind::kNeedReplication, {-1, d, -1, -1});
+    }
+  }
+  return std::move(b).Build();
+}
+
 // Operand 0 and the result share every dim; `whole[d]` dims must stay unsplit; other operands
 // (scalars, indices, pad values, updates) share nothing unless `update_operand` >= 0, which
 // shares the dims not `moved` too (dynamic-update-slice's update).
@@ -446,6 +470,7 @@ const RuleTableArray& RuleTable() {
     set(HloOpcode::kDot, &Dot);
     set(HloOpcode::kConvolution, &Convolution);
     set(HloOpcode::kReduceWindow, &ReduceWindow);
+    set(HloOpcode::kSelectAndScatter, &SelectAndScatter);
     set(HloOpcode::kSlice, &Slice);
     set(HloOpcode::kPad, &Pad);
     set(HloOpcode::kDynamicSlice, &Slice);

@@ -257,6 +257,33 @@ ENTRY e {
   EXPECT_EQ(Project(*bcast, 1, 1, "{devices=[2,1]<=[2]}"), "error");
 }
 
+TEST_F(RuleTest, SelectAndScatterPassesTrivialWindowDimsOnly) {
+  const HloInstruction* sas = Root(R"(HloModule m
+sum {
+  l = f32[] parameter(0)
+  r = f32[] parameter(1)
+  ROOT s = f32[] add(l, r)
+}
+gt {
+  l = f32[] parameter(0)
+  r = f32[] parameter(1)
+  ROOT c = pred[] compare(l, r), direction=GT
+}
+ENTRY e {
+  x = f32[8,16,6] parameter(0)
+  s = f32[8,8,6] parameter(1)
+  i = f32[] constant(0)
+  ROOT r = f32[8,16,6] select-and-scatter(x, s, i), window={size=1x2x1 stride=1x2x1},
+    select=gt, scatter=sum
+})");
+  // Operand, source and result share the batch and channel dims; the windowed dim stays whole.
+  EXPECT_EQ(Project(*sas, 0, 3, "{devices=[2,1,4]<=[8]}"), "{devices=[2,1,4]<=[8]}");
+  EXPECT_EQ(Project(*sas, 3, 1, "{devices=[2,1,4]<=[8]}"), "{devices=[2,1,4]<=[8]}");
+  EXPECT_EQ(Project(*sas, 1, 0, "{devices=[1,1,4,2]<=[8] last_tile_dim_replicate}"),
+            "{devices=[1,1,4,2]<=[8] last_tile_dim_replicate}");
+  EXPECT_EQ(Project(*sas, 0, 3, "{devices=[1,2,1]<=[2]}"), "{replicated}");
+}
+
 TEST_F(RuleTest, OpsWithoutRulesAreBarriers) {
   const HloInstruction* cc = Root(R"(HloModule m
 ENTRY e {
