@@ -377,6 +377,56 @@ TEST(WindowPartitionTest, SelectAndScatterSplitAlongAWindowFallsBackWithAReason)
   ExpectVerifies(p, 8);
 }
 
+// A weight-gradient convolution (JAX's transpose of a conv): it contracts over the
+// activations' batch dim, split 2 ways, while the result is split 4 ways along its output
+// features and replicated over those 2. Each device convolves its own batch shard and an
+// all-reduce over the 2 sums the partial results (XLA's choice) instead of gathering both
+// operands. `batch` 7 splits unevenly, `out` 6 too.
+std::string WeightGradient(int batch, int in, int out, const std::string& x_sharding,
+                           const std::string& g_sharding = "{devices=[2,1,1,4]<=[8]}") {
+  const std::string b = std::to_string(batch);
+  return "HloModule wgrad, num_partitions=8\nENTRY main {\n  x = f32[" + b + ",8,8," +
+         std::to_string(in) + "] parameter(0), sharding=" + x_sharding + "\n  g = f32[" + b +
+         ",8,8," + std::to_string(out) + "] parameter(1), sharding=" + g_sharding +
+         "\n  ROOT c = f32[3,3," + std::to_string(in) + "," + std::to_string(out) +
+         "] convolution(x, g), window={size=8x8 pad=1_1x1_1}, dim_labels=f01b_i01o->01bf, "
+         "sharding={devices=[1,1,1,4,2]<=[2,4]T(1,0) last_tile_dim_replicate}\n}\n";
+}
+
+TEST(WindowPartitionTest, WeightGradientConvolutionSumsPartialResults) {
+  Partitioned p =
+      Partition(WeightGradient(8, 4, 16, "{devices=[2,1,1,1,4]<=[8] last_tile_dim_replicate}"));
+  ASSERT_NE(p.spmd, nullptr);
+  // One all-reduce of the f32[3,3,4,4] block over pairs: 576 bytes (gathering: 28672).
+  EXPECT_EQ(hlo::ComputeModuleStats(*p.spmd).comm_bytes, 576) << p.spmd->ToString();
+  EXPECT_EQ(Counts(*p.spmd)[HloOpcode::kAllReduce], 1) << p.spmd->ToString();
+  EXPECT_NE(p.explain.find(": contracting split"), std::string::npos) << p.explain;
+  ExpectVerifies(p, 8);
+}
+
+TEST(WindowPartitionTest, UnevenWeightGradientConvolutionsVerify) {
+  for (const std::string& x :
+       {std::string("{devices=[2,1,1,1,4]<=[8] last_tile_dim_replicate}"),
+        std::string("{devices=[2,1,1,4]<=[8]}"), std::string("{replicated}")}) {
+    SCOPED_TRACE(x);
+    Partitioned p = Partition(WeightGradient(7, 4, 6, x));
+    ASSERT_NE(p.spmd, nullptr);
+    EXPECT_EQ(Counts(*p.spmd)[HloOpcode::kAllReduce], 1) << p.spmd->ToString();
+    ExpectVerifies(p, 8);
+  }
+}
+
+TEST(WindowPartitionTest, ConvolutionKeepsOutputTilesWhenTheyMoveLess) {
+  // The gradient already split along output features with its batch whole, the activations
+  // whole: the output-tile strategy moves nothing, summing partial results would.
+  Partitioned p = Partition(WeightGradient(
+      8, 4, 16, "{replicated}", "{devices=[1,1,1,4,2]<=[2,4]T(1,0) last_tile_dim_replicate}"));
+  ASSERT_NE(p.spmd, nullptr);
+  EXPECT_EQ(hlo::ComputeModuleStats(*p.spmd).comm_bytes, 0) << p.spmd->ToString();
+  EXPECT_NE(p.explain.find(": output tiles"), std::string::npos) << p.explain;
+  ExpectVerifies(p, 8);
+}
+
 TEST(WindowPartitionTest, ZeroSizeArrays) {
   Partitioned p = Partition(R"(
 HloModule empty, num_partitions=4

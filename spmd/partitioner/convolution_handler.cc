@@ -9,7 +9,17 @@
 // local convolution runs without padding on those dimensions. With feature_group_count > 1
 // the output features split only along whole groups (the input features then split alike and
 // each device convolves its fgc/t groups), else they stay whole; with batch_group_count > 1
-// the batch and feature dimensions both stay whole. On 4 devices:
+// the batch and feature dimensions both stay whole.
+//
+// Contracting split: when the output is replicated over some devices (a last-tile
+// replication dim, or wholly) and no output spatial dim is split, those devices can instead
+// split the contracted dims (the input's feature dim with the kernel's input-feature dim) alike:
+// each convolves its slice, padding of uneven slices masked to zero, and an all-reduce over
+// them sums the partial results. Weight gradients contract over the activations' batch, split
+// on the data axis, so this keeps them from gathering both operands. Plain convolutions only
+// (feature_group_count and batch_group_count 1). Both strategies are costed by the bytes each
+// device receives (operand reshards, plus the all-reduce) and the cheaper one is emitted
+// (--explain logs both). On 4 devices:
 //
 //   %c = f32[8,16,16,32] convolution(f32[8,16,16,3] %x, f32[3,3,3,32] %k), window={size=3x3
 //        pad=1_1x1_1}, dim_labels=b01f_01io->b01f, sharding={devices=[1,4,1,1]<=[4]}
@@ -17,9 +27,14 @@
 //   (collective-permute) to its f32[8,4,16,3] shard: %c.spmd = f32[8,4,16,32] convolution(
 //   f32[8,6,16,3] ..., %k), window={size=3x3 pad=0_0x1_1}
 #include <algorithm>
+#include <limits>
+#include <optional>
 
+#include "hlo/sharding/device_groups.h"
 #include "hlo/sharding/sharding_transforms.h"
 #include "hlo/status_macros.h"
+#include "hlo/strings.h"
+#include "spmd/cost/collective_cost.h"
 #include "spmd/partitioner/halo_exchange.h"
 #include "spmd/partitioner/handlers.h"
 #include "spmd/partitioner/partition_context.h"
@@ -88,23 +103,136 @@ std::vector<int64_t> WholeOutputDims(const HloInstruction& conv, const HloShardi
   return whole;
 }
 
+// Operand shardings of one strategy and the bytes each device receives for it.
+struct ConvStrategy {
+  HloSharding input = HloSharding::Replicate();
+  HloSharding kernel = HloSharding::Replicate();
+  std::vector<std::vector<int64_t>> sum_groups;  // Contracting split: the all-reduce's groups.
+  int64_t bytes = 0;
+};
+
+constexpr int64_t kUnplannable = std::numeric_limits<int64_t>::max() / 4;
+
+// Bytes each device receives to bring `operand` into `target` (kUnplannable when the planner
+// cannot reshard it).
+int64_t ReshardBytes(const HloInstruction* operand, const HloSharding& target,
+                     PartitionContext& ctx) {
+  absl::StatusOr<const PartitionedValue*> now = ctx.Get(operand);
+  if (!now.ok()) return kUnplannable;
+  if ((*now)->sharding == target) return 0;
+  auto plan = ctx.planner().Plan(operand->shape(), (*now)->sharding, target, ctx.num_devices());
+  return plan.ok() ? (*plan)->bytes_received_per_device : kUnplannable;
+}
+
+// The output's replication devices as one more tiled dim (index `rank`), or nullopt when
+// there are none or they do not cover every device (the all-reduce needs them all).
+std::optional<HloSharding> WithReplicationAsTiles(const HloSharding& local, int64_t rank,
+                                                  int64_t num_devices) {
+  std::vector<int64_t> ones(rank, 1);
+  ones.push_back(num_devices);
+  absl::StatusOr<hlo::TileAssignment> ta = hlo::TileAssignment::Iota(ones);
+  if (!local.IsReplicated()) {
+    if (!local.IsTiled() || !local.replicate_on_last_tile_dim() ||
+        !local.subgroup_types().empty()) {
+      return std::nullopt;
+    }
+    ta = local.tile_assignment();
+  }
+  if (!ta.ok() || ta->rank() != rank + 1 || ta->dim(rank) == 1 ||
+      ta->num_devices() != num_devices) {
+    return std::nullopt;
+  }
+  absl::StatusOr<HloSharding> tiled = HloSharding::Tile(*std::move(ta));
+  if (!tiled.ok()) return std::nullopt;
+  return *std::move(tiled);
+}
+
+// The contracting split (file comment) for a result in `local`, or nullopt when it does not
+// apply. `input_map` and `kernel_map` map operand dims to output dims as for the output tiles.
+absl::StatusOr<std::optional<ConvStrategy>> ContractingStrategy(const HloInstruction& conv,
+                                                                const HloSharding& local,
+                                                                std::vector<int64_t> input_map,
+                                                                std::vector<int64_t> kernel_map,
+                                                                PartitionContext& ctx) {
+  const hlo::ConvolutionDimensionNumbers& dn = *conv.attrs().convolution_dimension_numbers;
+  const int64_t rank = conv.shape().rank();
+  const bool plain = conv.attrs().feature_group_count == 1 && conv.attrs().batch_group_count == 1 &&
+                     conv.shape().element_type() != hlo::PrimitiveType::kPred;
+  std::optional<HloSharding> tiled = WithReplicationAsTiles(local, rank, ctx.num_devices());
+  if (!plain || !tiled.has_value()) return std::optional<ConvStrategy>();
+  input_map[dn.input_feature_dimension] = rank;
+  kernel_map[dn.kernel_input_feature_dimension] = rank;
+  ConvStrategy s;
+  ASSIGN_OR_RETURN(s.input, OperandShardingFromResult(*tiled, rank + 1, input_map));
+  ASSIGN_OR_RETURN(s.kernel, OperandShardingFromResult(*tiled, rank + 1, kernel_map));
+  ASSIGN_OR_RETURN(hlo::TileAssignment groups,
+                   hlo::DeviceGroupsAlongDims(tiled->tile_assignment(), {rank}));
+  s.sum_groups = hlo::GroupLists(groups);
+  ASSIGN_OR_RETURN(Shape shape, LocalShape(local, conv.shape()));
+  s.bytes = ReshardBytes(conv.operand(0), s.input, ctx) +
+            ReshardBytes(conv.operand(1), s.kernel, ctx) +
+            CollectiveBytesReceived(CollectiveKind::kAllReduce, shape.byte_size(),
+                                    tiled->tile_assignment().dim(rank));
+  return std::optional<ConvStrategy>(std::move(s));
+}
+
+// Picks the cheaper of the output tiles (`tiles`) and the contracting split, logging both.
+absl::StatusOr<ConvStrategy> ChooseStrategy(const HloInstruction& conv, const HloSharding& local,
+                                            ConvStrategy tiles,
+                                            const std::vector<int64_t>& input_map,
+                                            const std::vector<int64_t>& kernel_map,
+                                            PartitionContext& ctx) {
+  ASSIGN_OR_RETURN(std::optional<ConvStrategy> contracting,
+                   ContractingStrategy(conv, local, input_map, kernel_map, ctx));
+  if (!contracting.has_value()) return tiles;
+  tiles.bytes = ReshardBytes(conv.operand(0), tiles.input, ctx) +
+                ReshardBytes(conv.operand(1), tiles.kernel, ctx);
+  const bool split = contracting->bytes < tiles.bytes;
+  ctx.log().lines.push_back(
+      hlo::StrCat("convolution %", conv.name(), ": the output tiles alone receive ", tiles.bytes,
+                  " bytes per device, splitting the contracted dims over ",
+                  contracting->sum_groups[0].size(), " devices and summing receives ",
+                  contracting->bytes, split ? ": contracting split" : ": output tiles"));
+  return split ? *std::move(contracting) : tiles;
+}
+
+// The contracting split: operands with uneven contracted slices masked to zero, the local
+// convolution, and the all-reduce of its partial sums.
+absl::Status EmitContracting(const HloInstruction& original, const HloSharding& local,
+                             const ConvStrategy& s, PartitionContext& ctx) {
+  std::vector<HloInstruction*> operands;
+  for (int64_t i = 0; i < 2; ++i) {
+    const HloInstruction* operand = original.operand(i);
+    const HloSharding& sharding = i == 0 ? s.input : s.kernel;
+    ASSIGN_OR_RETURN(HloInstruction * value, ctx.GetInSharding(operand, sharding));
+    HloInstruction* zero = ctx.ScalarConstant(operand->shape().element_type(), 0);
+    ASSIGN_OR_RETURN(value, ctx.MaskPadding(value, operand->shape(), sharding, zero));
+    operands.push_back(value);
+  }
+  ASSIGN_OR_RETURN(Shape local_shape, LocalShape(local, original.shape()));
+  HloInstruction* partial = CloneWithOperands(original, local_shape, operands, ctx);
+  ASSIGN_OR_RETURN(HloInstruction * sum, ctx.AllReduceSum(partial, s.sum_groups));
+  ctx.Set(&original, {sum, local, original.shape()});
+  return absl::OkStatus();
+}
+
 absl::Status HandleConvolution(const HloInstruction& original, const HloSharding& sharding,
                                PartitionContext& ctx) {
-  const bool plain = original.shape().IsArray() && sharding.IsTiled() &&
-                     sharding.subgroup_types().empty() &&
-                     original.attrs().convolution_dimension_numbers.has_value() &&
-                     original.operand_count() == 2;
+  const bool plain =
+      original.shape().IsArray() && (sharding.IsTiled() || sharding.IsReplicated()) &&
+      (sharding.IsReplicated() || sharding.subgroup_types().empty()) &&
+      original.attrs().convolution_dimension_numbers.has_value() && original.operand_count() == 2;
   if (!plain)
     return FallBackToReplicated(original, sharding, ctx,
                                 "a sharding with subgroups, or a convolution other than two array "
                                 "operands with dimension numbers");
   const hlo::ConvolutionDimensionNumbers& dn = *original.attrs().convolution_dimension_numbers;
   std::vector<WindowSplit> splits = SpatialSplits(original, sharding);
-  ASSIGN_OR_RETURN(HloSharding local, hlo::PartiallyReplicate(
-                                          sharding, WholeOutputDims(original, sharding, splits)));
-  if (local.IsReplicated())
-    return FallBackToReplicated(original, sharding, ctx,
-                                "no output dimension of this convolution can stay split");
+  HloSharding local = HloSharding::Replicate();
+  if (sharding.IsTiled()) {
+    ASSIGN_OR_RETURN(
+        local, hlo::PartiallyReplicate(sharding, WholeOutputDims(original, sharding, splits)));
+  }
   ASSIGN_OR_RETURN(const PartitionedValue* input_now, ctx.Get(original.operand(0)));
   ChooseWindowInputs(original, input_now->sharding, splits, ctx);
   const int64_t rank = original.shape().rank();
@@ -118,16 +246,24 @@ absl::Status HandleConvolution(const HloInstruction& original, const HloSharding
   }
   std::vector<int64_t> kernel_map(original.operand(1)->shape().rank(), -1);
   kernel_map[dn.kernel_output_feature_dimension] = dn.output_feature_dimension;
-  ASSIGN_OR_RETURN(HloSharding input_sharding, OperandShardingFromResult(local, rank, input_map));
-  ASSIGN_OR_RETURN(HloSharding kernel_sharding,
-                   OperandShardingFromResult(local, rank, kernel_map));
+  ConvStrategy strategy;
+  ASSIGN_OR_RETURN(strategy.input, OperandShardingFromResult(local, rank, input_map));
+  ASSIGN_OR_RETURN(strategy.kernel, OperandShardingFromResult(local, rank, kernel_map));
+  if (splits.empty()) {
+    ASSIGN_OR_RETURN(strategy,
+                     ChooseStrategy(original, local, strategy, input_map, kernel_map, ctx));
+  }
+  if (!strategy.sum_groups.empty()) return EmitContracting(original, local, strategy, ctx);
+  if (local.IsReplicated())
+    return FallBackToReplicated(original, sharding, ctx,
+                                "no output dimension of this convolution can stay split");
   HloInstruction* zero =
       ctx.ScalarConstant(original.operand(0)->shape().element_type(), 0);
-  ASSIGN_OR_RETURN(HloInstruction * input, BuildWindowInput(ctx, original.operand(0),
-                                                            input_sharding, local, splits, zero,
-                                                            Outside::kZeroPad));
+  ASSIGN_OR_RETURN(HloInstruction * input,
+                   BuildWindowInput(ctx, original.operand(0), strategy.input, local, splits, zero,
+                                    Outside::kZeroPad));
   ASSIGN_OR_RETURN(HloInstruction * kernel,
-                   ctx.GetInSharding(original.operand(1), kernel_sharding));
+                   ctx.GetInSharding(original.operand(1), strategy.kernel));
   ASSIGN_OR_RETURN(Shape local_shape, LocalShape(local, original.shape()));
   HloInstruction* conv = CloneWithOperands(original, local_shape, {input, kernel}, ctx);
   if (split_groups) conv->mutable_attrs()->feature_group_count /= feature_tiles;

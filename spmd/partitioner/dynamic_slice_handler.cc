@@ -23,7 +23,6 @@
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
 #include "spmd/partitioner/handlers.h"
-#include "spmd/reshard/reshard_plan.h"
 
 namespace spmd {
 namespace {
@@ -154,12 +153,7 @@ absl::StatusOr<bool> TryMaskedSlice(const HloInstruction& original,
   HloInstruction* mine = ctx.Add(HloOpcode::kSelect, local, {mask, window, zeros});
   ASSIGN_OR_RETURN(hlo::TileAssignment groups,
                    hlo::DeviceGroupsAlongDims(s.tile_assignment(), split));
-  ASSIGN_OR_RETURN(hlo::HloComputation * add, ctx.AddReducer(type));
-  HloInstruction* sum = ctx.Add(HloOpcode::kAllReduce, local, {mine});
-  sum->mutable_attrs()->replica_groups = MakeReplicaGroups(hlo::GroupLists(groups));
-  sum->mutable_attrs()->channel_id = ctx.channel_ids().Next();
-  sum->mutable_attrs()->use_global_device_ids = true;
-  sum->AppendCalledComputation(add);
+  ASSIGN_OR_RETURN(HloInstruction * sum, ctx.AllReduceSum(mine, hlo::GroupLists(groups)));
   ctx.Set(&original, {sum, result_sharding, original.shape()});
   return true;
 }

@@ -314,6 +314,17 @@ bool IsWholeOnEveryDevice(const HloSharding& sharding) {
   return true;
 }
 
+absl::StatusOr<HloInstruction*> PartitionContext::AllReduceSum(
+    HloInstruction* value, const std::vector<std::vector<int64_t>>& groups) {
+  ASSIGN_OR_RETURN(hlo::HloComputation * add, AddReducer(value->shape().element_type()));
+  HloInstruction* sum = Add(hlo::HloOpcode::kAllReduce, value->shape(), {value});
+  sum->mutable_attrs()->replica_groups = MakeReplicaGroups(groups);
+  sum->mutable_attrs()->channel_id = channel_ids_->Next();
+  sum->mutable_attrs()->use_global_device_ids = true;
+  sum->AppendCalledComputation(add);
+  return sum;
+}
+
 absl::StatusOr<HloSharding> OperandShardingFromResult(const HloSharding& result,
                                                       int64_t result_rank,
                                                       const std::vector<int64_t>& dim_map) {

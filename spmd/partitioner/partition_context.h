@@ -79,6 +79,9 @@ class PartitionContext {
   absl::StatusOr<hlo::HloComputation*> AddReducer(hlo::PrimitiveType type) {
     return emitter_.AddReducer(type);
   }
+  // An all-reduce (new channel, global device ids) summing `value` over each of `groups`.
+  absl::StatusOr<hlo::HloInstruction*> AllReduceSum(
+      hlo::HloInstruction* value, const std::vector<std::vector<int64_t>>& groups);
 
   // Records that `original`, wanted in the split `sharding`, is computed whole on every device
   // because of `reason`: counted and logged, or (PartitionerOptions::strict) an error.
