@@ -147,6 +147,17 @@ TEST(NeverSilentTest, DeviceCountMustAgreeWithTheModule) {
     EXPECT_THAT(r.err, HasSubstr("--num-partitions 8 contradicts the module's num_partitions=4"));
   }
   EXPECT_EQ(RunShell(Cmd(kPartition, "--num-partitions 4 -o /dev/null " + path)).code, 0);
+  // Shardings naming devices beyond the declared count: both programs refuse it alike (spmd-run
+  // used to raise the count to cover them, running a program spmd-partition rejects).
+  const std::string beyond = Module("beyond",
+                                    "HloModule m, num_partitions=2\nENTRY e {\n"
+                                    "  ROOT p = f32[8] parameter(0), "
+                                    "sharding={devices=[4]<=[4]}\n}\n");
+  for (const char* tool : {kPartition, kRun}) {
+    Outcome r = RunShell(Cmd(tool, beyond));
+    EXPECT_EQ(r.code, 1) << tool << r.err;
+    EXPECT_THAT(r.err, HasSubstr("uses 4 devices but only 2 are available")) << tool;
+  }
   // A header far beyond any machine is refused where it is written, not allocated.
   for (const char* count : {"9223372036854775807", "2147483648"}) {
     const std::string huge = Module("huge", std::string("HloModule m, num_partitions=") + count +

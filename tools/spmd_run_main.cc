@@ -138,18 +138,15 @@ std::optional<ParsedModule> Load(const std::string& path, std::string* error,
     *error = std::string(hlo::ToStd(parsed.status().message()));
     return std::nullopt;
   }
-  hlo::HloModuleConfig* config = parsed->module->mutable_config();
-  if (num_partitions > 0) {
-    absl::StatusOr<int64_t> resolved = tools::ResolveNumPartitions(*parsed->module, num_partitions);
-    if (!resolved.ok()) {
-      *error = parsed->FormatError(nullptr, hlo::ToStd(resolved.status().message()));
-      return std::nullopt;
-    }
-    config->num_partitions = num_partitions;
-  } else {
-    config->num_partitions = std::max<int64_t>(
-        config->num_partitions, hlo::MaxDeviceIdInShardings(*parsed->module) + 1);
+  // The device count spmd-partition would use (a module's shardings naming devices beyond its
+  // declared num_partitions is then a verifier error, as there).
+  absl::StatusOr<int64_t> resolved = tools::ResolveNumPartitions(
+      *parsed->module, num_partitions > 0 ? std::optional<int64_t>(num_partitions) : std::nullopt);
+  if (!resolved.ok()) {
+    *error = parsed->FormatError(nullptr, hlo::ToStd(resolved.status().message()));
+    return std::nullopt;
   }
+  parsed->module->mutable_config()->num_partitions = *resolved;
   std::vector<hlo::VerifierError> errors;
   if (absl::Status s = hlo::VerifyModule(*parsed->module, &errors); !s.ok()) {
     const hlo::HloInstruction* instr =
