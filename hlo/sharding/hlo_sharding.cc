@@ -276,7 +276,8 @@ bool HloSharding::IsReplicated() const {
 
 bool HloSharding::IsManual() const {
   if (kind_ != Kind::kTuple) return kind_ == Kind::kManual;
-  return std::all_of(tuple_elements_.begin(), tuple_elements_.end(),
+  // An empty tuple holds nothing, so nothing of it is manual (it would make its users manual).
+  return !tuple_elements_.empty() && std::all_of(tuple_elements_.begin(), tuple_elements_.end(),
                      [](const HloSharding& e) { return e.IsManual(); });
 }
 

@@ -208,5 +208,15 @@ TEST(HloShardingTest, ValidateNamesTheProblem) {
             "tuple sharding {{replicated}} on non-tuple shape f32[2]");
 }
 
+// An empty tuple (`()`, e.g. a conditional branch's operand in JAX's exports) holds nothing:
+// it is not "manual" (vacuously, every one of its zero leaves is), which made its users manual
+// and the TORAX step in corpus/real fail to partition.
+TEST(HloShardingTest, EmptyTupleIsNotManual) {
+  absl::StatusOr<HloSharding> empty = HloSharding::Tuple(std::vector<HloSharding>{});
+  ASSERT_TRUE(empty.ok());
+  EXPECT_FALSE(empty->IsManual());
+  EXPECT_TRUE(HloSharding::Tuple({HloSharding::Manual()})->IsManual());
+}
+
 }  // namespace
 }  // namespace hlo
