@@ -3,6 +3,7 @@
 // SPMD program matches the unpartitioned module on the CPU executor. Ops that cannot run
 // locally fall back to the replicated form and still verify.
 #include <string>
+#include <string_view>
 
 #include "gtest/gtest.h"
 #include "hlo/ir/hlo_module.h"
@@ -75,9 +76,37 @@ ENTRY main {
   ExpectVerifies(p, 4);
 }
 
-TEST(GatherPartitionTest, OperandSplitAlongIndexedDimFallsBackToReplicated) {
-  // The operand is split along the dimension the indices pick from: no local form, so the
-  // operand is gathered (and the result is still right).
+// The SPMD module's collectives of `opcode` as "shape opcode" lines (one per instruction).
+std::string Collectives(const hlo::HloModule& spmd, std::string_view opcode) {
+  std::string out;
+  const std::string text = spmd.ToString();
+  size_t line_start = 0;
+  while (line_start < text.size()) {
+    size_t end = text.find('\n', line_start);
+    if (end == std::string::npos) end = text.size();
+    const std::string line = text.substr(line_start, end - line_start);
+    if (line.find(std::string(" ") + std::string(opcode) + "(") != std::string::npos) {
+      out += line + "\n";
+    }
+    line_start = end + 1;
+  }
+  return out;
+}
+
+// Checks a masked gather: no all-gather, an all-reduce of the local result `shape` (the
+// partials of the row shards), and the numbers of the unpartitioned module.
+void ExpectMaskedGather(const Partitioned& p, std::string_view shape, int64_t devices) {
+  ASSERT_NE(p.spmd, nullptr);
+  EXPECT_EQ(Counts(*p.spmd)[HloOpcode::kAllGather], 0) << p.spmd->ToString();
+  EXPECT_NE(Collectives(*p.spmd, "all-reduce").find(shape), std::string::npos)
+      << p.spmd->ToString();
+  ExpectVerifies(p, devices);
+}
+
+TEST(GatherPartitionTest, OperandSplitAlongIndexedDimGathersLocallyAndSums) {
+  // The operand is split along the dimension the indices pick from: each device gathers from
+  // its own rows (indices shifted by its offset), zeroes the rows it does not hold, and one
+  // all-reduce of the small result sums them -- the table is never gathered.
   Partitioned p = Partition(R"(
 HloModule gather, num_partitions=2
 ENTRY main {
@@ -86,9 +115,84 @@ ENTRY main {
   ROOT g = f32[3,4] gather(x, i), offset_dims={1}, collapsed_slice_dims={0},
     start_index_map={0}, index_vector_dim=1, slice_sizes={1,4}, sharding={replicated}
 })");
+  EXPECT_NE(p.explain.find("masked"), std::string::npos) << p.explain;
+  ExpectMaskedGather(p, "f32[3,4]", 2);
+}
+
+TEST(GatherPartitionTest, MaskedGatherOnUnevenShards) {
+  // 7 rows over 4 devices (2,2,2,1 rows, padded to 2): padding rows are never picked, and
+  // out-of-range indices (the random ones span -8..7) clamp as in the whole gather. Columns
+  // stay split alike.
+  Partitioned p = Partition(R"(
+HloModule gather, num_partitions=8
+ENTRY main {
+  x = f32[7,6] parameter(0), sharding={devices=[4,2]<=[8]}
+  i = s32[3,1] parameter(1), sharding={replicated}
+  ROOT g = f32[3,6] gather(x, i), offset_dims={1}, collapsed_slice_dims={0},
+    start_index_map={0}, index_vector_dim=1, slice_sizes={1,6},
+    sharding={devices=[1,2,4]<=[8] last_tile_dim_replicate}
+})");
+  ExpectMaskedGather(p, "f32[3,3]", 8);
+}
+
+TEST(GatherPartitionTest, EmbeddingRowsSplitIndicesBatchSplit) {
+  // An embedding lookup: table rows split 4 ways unevenly (replicated over the other mesh
+  // axis), ids split 2 ways along the batch. Each device gathers its ids from its rows; the
+  // all-reduce over the 4 row shards receives 2*(3/4)*f32[2,8] = 96 bytes instead of the
+  // 3*f32[3,8] = 288 an all-gather of the table receives.
+  Partitioned p = Partition(R"(
+HloModule gather, num_partitions=8
+ENTRY main {
+  x = f32[10,8] parameter(0), sharding={devices=[4,1,2]<=[2,4]T(1,0) last_tile_dim_replicate}
+  i = s32[4,1] parameter(1), sharding={devices=[2,1,4]<=[8] last_tile_dim_replicate}
+  ROOT g = f32[4,8] gather(x, i), offset_dims={1}, collapsed_slice_dims={0},
+    start_index_map={0}, index_vector_dim=1, slice_sizes={1,8},
+    sharding={devices=[2,1,4]<=[8] last_tile_dim_replicate}
+})");
+  ExpectMaskedGather(p, "f32[2,8]", 8);
+}
+
+TEST(GatherPartitionTest, TakeAlongSplitVocabWithBatchingDims) {
+  // take_along_axis over a vocab dim split unevenly (9 over 2); batch dims split too.
+  Partitioned p = Partition(R"(
+HloModule gather, num_partitions=4
+ENTRY main {
+  x = f32[4,6,9] parameter(0), sharding={devices=[2,1,2]<=[4]}
+  i = s32[4,6,1,1] parameter(1), sharding={devices=[2,1,1,1,2]<=[4] last_tile_dim_replicate}
+  ROOT g = f32[4,6,1] gather(x, i), offset_dims={}, collapsed_slice_dims={2},
+    start_index_map={2}, operand_batching_dims={0,1}, start_indices_batching_dims={0,1},
+    index_vector_dim=3, slice_sizes={1,1,1},
+    sharding={devices=[2,1,1,2]<=[4] last_tile_dim_replicate}
+})");
+  ExpectMaskedGather(p, "f32[2,6,1]", 4);
+}
+
+TEST(GatherPartitionTest, MaskedGatherOfIntegers) {
+  // Masked zeros sum exactly for integers too.
+  Partitioned p = Partition(R"(
+HloModule gather, num_partitions=4
+ENTRY main {
+  x = s32[13,3] parameter(0), sharding={devices=[4,1]<=[4]}
+  i = s32[5,1] parameter(1), sharding={replicated}
+  ROOT g = s32[5,3] gather(x, i), offset_dims={1}, collapsed_slice_dims={0},
+    start_index_map={0}, index_vector_dim=1, slice_sizes={1,3}, sharding={replicated}
+})");
   ASSERT_NE(p.spmd, nullptr);
-  EXPECT_GE(Counts(*p.spmd)[HloOpcode::kAllGather], 1) << p.spmd->ToString();
-  ExpectVerifies(p, 2);
+  EXPECT_EQ(Counts(*p.spmd)[HloOpcode::kAllGather], 0) << p.spmd->ToString();
+  ExpectVerifies(p, 4);
+}
+
+TEST(GatherPartitionTest, MaskedGatherOfPredicates) {
+  // Pred partials are false outside the shard and combine by or (add on pred).
+  Partitioned p = Partition(R"(
+HloModule gather, num_partitions=2
+ENTRY main {
+  x = pred[16,4] parameter(0), sharding={devices=[2,1]<=[2]}
+  i = s32[2,1] parameter(1), sharding={replicated}
+  ROOT g = pred[2,4] gather(x, i), offset_dims={1}, collapsed_slice_dims={0},
+    start_index_map={0}, index_vector_dim=1, slice_sizes={1,4}, sharding={replicated}
+})");
+  ExpectMaskedGather(p, "pred[2,4]", 2);
 }
 
 TEST(ScatterPartitionTest, OperandPassthroughKeepsTheOperandSplit) {
@@ -172,6 +276,54 @@ ENTRY main {
   EXPECT_EQ(counts[HloOpcode::kAllReduce], 0) << p.spmd->ToString();
   EXPECT_GE(counts[HloOpcode::kAllGather], 1) << p.spmd->ToString();
   ExpectVerifies(p, 2);
+}
+
+TEST(ScatterPartitionTest, OperandSplitAlongScatteredDimScattersLocally) {
+  // Rows of the operand split 4 ways unevenly (7 rows): each device scatters into its own
+  // rows with indices shifted by its offset; updates for other rows fall out of bounds and are
+  // dropped. No all-reduce, and the operand is never gathered -- for add and for "replace"
+  // (the combiner returns the update), which could not combine partials: each update lands on
+  // exactly one row shard.
+  for (const char* combiner : {"ROOT s = f32[] add(a, b)", "ROOT r = f32[] copy(b)"}) {
+    Partitioned p = Partition(std::string("HloModule scatter, num_partitions=4\n") +
+                              "combine {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  " +
+                              combiner + "\n}\n" + R"(
+ENTRY main {
+  x = f32[7,4] parameter(0), sharding={devices=[4,1]<=[4]}
+  i = s32[6,1] parameter(1), sharding={replicated}
+  u = f32[6,4] parameter(2), sharding={replicated}
+  ROOT s = f32[7,4] scatter(x, i, u), to_apply=combine, update_window_dims={1},
+    inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1,
+    sharding={devices=[4,1]<=[4]}
+})");
+    ASSERT_NE(p.spmd, nullptr) << combiner;
+    auto counts = Counts(*p.spmd);
+    EXPECT_EQ(counts[HloOpcode::kAllGather], 0) << p.spmd->ToString();
+    EXPECT_EQ(counts[HloOpcode::kAllReduce], 0) << p.spmd->ToString();
+    ExpectVerifies(p, 4);
+  }
+}
+
+TEST(ScatterPartitionTest, EmbeddingGradScatterAddIntoRowSplitTable) {
+  // The embedding gradient: updates split along the batch over 2 devices, the table's rows
+  // over 4 (10 rows: 3,3,3,1). Each device scatters its batch half into its rows; the halves
+  // are summed over the 2 batch devices (f32[3,8] row shards), never the whole table.
+  Partitioned p = Partition(std::string("HloModule scatter, num_partitions=8\n") + kAdd + R"(
+ENTRY main {
+  x = f32[10,8] parameter(0), sharding={devices=[4,1,2]<=[2,4]T(1,0) last_tile_dim_replicate}
+  i = s32[16,1] parameter(1), sharding={devices=[2,1,4]<=[8] last_tile_dim_replicate}
+  u = f32[16,8] parameter(2), sharding={devices=[2,1,4]<=[8] last_tile_dim_replicate}
+  ROOT s = f32[10,8] scatter(x, i, u), to_apply=add, update_window_dims={1},
+    inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1,
+    sharding={devices=[4,1,2]<=[2,4]T(1,0) last_tile_dim_replicate}
+})");
+  ASSERT_NE(p.spmd, nullptr);
+  EXPECT_EQ(Collectives(*p.spmd, "all-reduce").find("f32[10,8]"), std::string::npos)
+      << p.spmd->ToString();
+  EXPECT_EQ(Collectives(*p.spmd, "all-gather").find("f32[10,8]"), std::string::npos)
+      << p.spmd->ToString();
+  EXPECT_NE(p.explain.find("masked"), std::string::npos) << p.explain;
+  ExpectVerifies(p, 8);
 }
 
 }  // namespace

@@ -23,6 +23,11 @@
 // dimensions, and the operand is combined once. Anything else runs replicated
 // (HandleReplicated).
 //
+// Masked plans (gather_scatter_masked.h) keep the operand split along the dims the indices
+// pick from (start index dims with slice or window size 1): each candidate above is merged
+// with the operand's tiling there and costed again, with the gather's all-reduce of masked
+// partials (or, for scatter, nothing) added.
+//
 //   %g = f32[3,9] gather(f32[2,9] %x {devices=[1,2]}, s32[3] %i {replicated}),
 //        offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, slice_sizes={1,9}
 //   -> %g.spmd = f32[3,5] gather(f32[2,5] %x.shard, %i), slice_sizes={1,5}  {devices=[1,2]}
@@ -36,6 +41,7 @@
 #include "hlo/strings.h"
 #include "spmd/cost/collective_cost.h"
 #include "spmd/partitioner/combiners.h"
+#include "spmd/partitioner/gather_scatter_masked.h"
 #include "spmd/partitioner/handlers.h"
 #include "spmd/reshard/reshard_plan.h"
 
@@ -134,9 +140,64 @@ struct LocalPlan {
   HloSharding indices = HloSharding::Replicate();
   HloSharding updates = HloSharding::Replicate();  // Scatter only.
   std::vector<int64_t> combine_dims;               // Scatter: updates dims split by index.
+  std::vector<int64_t> masked_dims;                // Operand dims split along indexed dims.
   double cost_us = 0;
   int64_t local_elements = 0;
 };
+
+using Candidates = std::vector<std::pair<std::string, hlo::HloSharding>>;
+
+// Appends `s` as `name` unless it failed, is neither replicated nor tiled, or is listed.
+void AddCandidate(Candidates& out, std::string name, absl::StatusOr<HloSharding> s) {
+  if (!s.ok() || !(s->IsReplicated() || s->IsTiled())) return;
+  for (const auto& [n, existing] : out) {
+    if (existing == *s) return;
+  }
+  out.emplace_back(std::move(name), *std::move(s));
+}
+
+// A masked operand and the shardings of the other array (the result, or the updates) to cost
+// with it.
+struct MaskedCandidateSet {
+  MaskedOperand operand;
+  Candidates others;
+};
+
+// For masked plans: each of `sources` (operand shardings) kept along the indexed dims it
+// splits, and each of `candidates` (shardings of the other array) merged with what that
+// operand sharding gives the other array. Empty when no source splits an indexed dim.
+std::vector<MaskedCandidateSet> MaskedCandidates(const std::vector<HloSharding>& sources,
+                                                 const std::vector<IndexedDim>& indexed,
+                                                 const std::vector<int64_t>& operand_to_other,
+                                                 const std::vector<int64_t>& other_to_operand,
+                                                 const Candidates& candidates,
+                                                 PartitionContext& ctx) {
+  std::vector<MaskedCandidateSet> out;
+  for (const HloSharding& source : sources) {
+    absl::StatusOr<MaskedOperand> masked =
+        MaskedOperandSharding(source, indexed, operand_to_other, ctx.num_devices());
+    if (!masked.ok()) continue;
+    absl::StatusOr<HloSharding> base = Project(masked->sharding, other_to_operand);
+    const bool seen = std::any_of(out.begin(), out.end(), [&](const MaskedCandidateSet& set) {
+      return set.operand.sharding == masked->sharding;
+    });
+    if (!base.ok() || seen) continue;
+    MaskedCandidateSet set{*std::move(masked), {}};
+    AddCandidate(set.others, "masked", base);
+    for (const auto& [name, other] : candidates) {
+      AddCandidate(set.others, "masked + " + name, hlo::MergeShardings(*base, other));
+    }
+    out.push_back(std::move(set));
+  }
+  return out;
+}
+
+// The time of an all-reduce of `bytes` over the devices that split `masked.dims`.
+double MaskedAllReduceCost(const MaskedOperand& masked, int64_t bytes, PartitionContext& ctx) {
+  int64_t group = 1;
+  for (int64_t d : masked.dims) group *= masked.sharding.tile_assignment().dim(d);
+  return EstimateCollective(CollectiveKind::kAllReduce, bytes, group, ctx.planner().link()).time_us;
+}
 
 // Picks the cheapest plan (ties: the smaller local result, then the earlier candidate) and logs
 // the table.
@@ -157,6 +218,9 @@ const LocalPlan* Choose(const std::vector<LocalPlan>& plans, const HloInstructio
     if (original.opcode() == HloOpcode::kScatter) {
       hlo::StrAppend(&line, ", updates ", p.updates.ToString());
       if (!p.combine_dims.empty()) hlo::StrAppend(&line, " (partials all-reduced)");
+      if (!p.masked_dims.empty()) hlo::StrAppend(&line, " (masked: indices shifted into shards)");
+    } else if (!p.masked_dims.empty()) {
+      hlo::StrAppend(&line, " (masked: local gather, partials all-reduced)");
     }
     hlo::StrAppend(&line, ", result ", p.result.ToString(), ": ", p.cost_us, " us");
   }
@@ -172,6 +236,7 @@ struct GatherMaps {
   std::vector<int64_t> indices_to_output;  // Every dim but index_vector_dim; else -1.
   std::vector<int64_t> output_to_operand;
   std::vector<int64_t> output_to_indices;
+  std::vector<IndexedDim> indexed;  // Start index dims with slice size 1.
 };
 
 GatherMaps AnalyzeGather(const HloInstruction& gather) {
@@ -202,16 +267,31 @@ GatherMaps AnalyzeGather(const HloInstruction& gather) {
   }
   m.output_to_operand = Invert(m.operand_to_output, output_rank);
   m.output_to_indices = Invert(m.indices_to_output, output_rank);
+  for (size_t j = 0; j < dn.start_index_map.size(); ++j) {
+    const int64_t d = dn.start_index_map[j];
+    if (slice_sizes[d] == 1) m.indexed.push_back({d, static_cast<int64_t>(j)});
+  }
   return m;
 }
 
+// Costs the local gather producing `result`; with `masked`, the operand keeps its tiles along
+// indexed dims and an all-reduce sums the masked partials.
 absl::StatusOr<LocalPlan> CostGatherPlan(std::string source, const HloSharding& result,
                                          const GatherMaps& m, const HloInstruction& gather,
-                                         const HloSharding& wanted, PartitionContext& ctx) {
+                                         const HloSharding& wanted, const MaskedOperand* masked,
+                                         PartitionContext& ctx) {
   LocalPlan p;
   p.source = std::move(source);
   p.result = result;
-  ASSIGN_OR_RETURN(p.operand, Project(result, m.operand_to_output));
+  if (masked == nullptr) {
+    ASSIGN_OR_RETURN(p.operand, Project(result, m.operand_to_output));
+  } else if (TilesAgree(masked->sharding, m.operand_to_output, masked->dims, result,
+                        ctx.num_devices())) {
+    p.operand = masked->sharding;
+    p.masked_dims = masked->dims;
+  } else {
+    return absl::UnimplementedError("the operand's tiles do not match the result's");
+  }
   ASSIGN_OR_RETURN(p.indices, Project(result, m.indices_to_output));
   ASSIGN_OR_RETURN(double operand_cost, ReshardCost(gather.operand(0), p.operand, ctx));
   ASSIGN_OR_RETURN(double indices_cost, ReshardCost(gather.operand(1), p.indices, ctx));
@@ -219,22 +299,17 @@ absl::StatusOr<LocalPlan> CostGatherPlan(std::string source, const HloSharding& 
   p.cost_us = operand_cost + indices_cost + result_cost;
   ASSIGN_OR_RETURN(Shape local, LocalShape(result, gather.shape()));
   p.local_elements = local.num_elements();
+  if (masked != nullptr) p.cost_us += MaskedAllReduceCost(*masked, local.byte_size(), ctx);
   return p;
 }
 
 // Result shardings worth costing: the wanted one, the operand's and the indices', their merge,
 // and replicated, each restricted to the dimensions that can be split.
-std::vector<std::pair<std::string, HloSharding>> GatherCandidates(const HloInstruction& gather,
-                                                                  const HloSharding& wanted,
-                                                                  const GatherMaps& m,
-                                                                  PartitionContext& ctx) {
-  std::vector<std::pair<std::string, HloSharding>> out;
+Candidates GatherCandidates(const HloInstruction& gather, const HloSharding& wanted,
+                            const GatherMaps& m, PartitionContext& ctx) {
+  Candidates out;
   auto add = [&](std::string name, absl::StatusOr<HloSharding> s) {
-    if (!s.ok() || !(s->IsReplicated() || s->IsTiled())) return;
-    for (const auto& [n, existing] : out) {
-      if (existing == *s) return;
-    }
-    out.emplace_back(std::move(name), *std::move(s));
+    AddCandidate(out, std::move(name), std::move(s));
   };
   std::vector<int64_t> splittable(gather.shape().rank(), -1);
   for (int64_t d = 0; d < gather.shape().rank(); ++d) {
@@ -258,6 +333,39 @@ std::vector<std::pair<std::string, HloSharding>> GatherCandidates(const HloInstr
   return out;
 }
 
+// Emits the chosen gather plan: the local gather (indices shifted into the operand's shards
+// and the partials summed for a masked plan).
+absl::Status EmitGather(const HloInstruction& original, const LocalPlan& plan, const GatherMaps& m,
+                        PartitionContext& ctx) {
+  ASSIGN_OR_RETURN(HloInstruction * operand, ctx.GetInSharding(original.operand(0), plan.operand));
+  ASSIGN_OR_RETURN(HloInstruction * indices, ctx.GetInSharding(original.operand(1), plan.indices));
+  ASSIGN_OR_RETURN(Shape local, LocalShape(plan.result, original.shape()));
+  const hlo::GatherDimensionNumbers& dn = *original.attrs().gather_dimension_numbers;
+  const MaskedOperand masked{plan.operand, plan.masked_dims};
+  ShardIndices shifted{indices, nullptr};
+  if (!plan.masked_dims.empty()) {
+    shifted = ShiftIndicesIntoShard(indices, dn.index_vector_dim, m.indexed, masked,
+                                    original.operand(0)->shape(), OutsideShard::kClamp, ctx);
+  }
+  HloInstruction* gather = CloneWithOperands(original, local, {operand, shifted.indices}, ctx);
+  // Passthrough dims take the whole local operand dimension.
+  std::vector<int64_t>& slice_sizes = gather->mutable_attrs()->gather_slice_sizes;
+  for (size_t d = 0; d < slice_sizes.size(); ++d) {
+    const int64_t out = m.operand_to_output[d];
+    if (out >= 0 && !Contains(dn.operand_batching_dims, static_cast<int64_t>(d))) {
+      slice_sizes[d] = operand->shape().dimensions(d);
+      RET_CHECK(local.dimensions(out) == slice_sizes[d]);
+    }
+  }
+  if (!plan.masked_dims.empty()) {
+    ASSIGN_OR_RETURN(
+        gather, SumMaskedShards(gather, shifted.in_shard, DimsExcept(local.rank(), dn.offset_dims),
+                                masked, ctx));
+  }
+  ctx.Set(&original, {gather, plan.result, original.shape()});
+  return absl::OkStatus();
+}
+
 absl::Status HandleGather(const HloInstruction& original, const HloSharding& sharding,
                           PartitionContext& ctx) {
   if (!original.shape().IsArray() || sharding.IsTuple() || sharding.IsManual() ||
@@ -268,31 +376,27 @@ absl::Status HandleGather(const HloInstruction& original, const HloSharding& sha
         "a gather with subgroups in its sharding, or operands without a sharding");
   }
   const GatherMaps m = AnalyzeGather(original);
+  const Candidates candidates = GatherCandidates(original, sharding, m, ctx);
   std::vector<LocalPlan> plans;
-  for (auto& [name, result] : GatherCandidates(original, sharding, m, ctx)) {
+  for (const auto& [name, result] : candidates) {
     if (!CoversAllDevices(result, ctx)) continue;
-    absl::StatusOr<LocalPlan> plan = CostGatherPlan(name, result, m, original, sharding, ctx);
+    absl::StatusOr<LocalPlan> plan =
+        CostGatherPlan(name, result, m, original, sharding, nullptr, ctx);
     if (plan.ok()) plans.push_back(*std::move(plan));
+  }
+  for (const MaskedCandidateSet& set :
+       MaskedCandidates({*CurrentSharding(original.operand(0), ctx)}, m.indexed,
+                        m.operand_to_output, m.output_to_operand, candidates, ctx)) {
+    for (const auto& [name, result] : set.others) {
+      if (!CoversAllDevices(result, ctx)) continue;
+      absl::StatusOr<LocalPlan> plan =
+          CostGatherPlan(name, result, m, original, sharding, &set.operand, ctx);
+      if (plan.ok()) plans.push_back(*std::move(plan));
+    }
   }
   if (plans.empty())
     return FallBackToReplicated(original, sharding, ctx, "no gather plan covers every device");
-  const LocalPlan& plan = *Choose(plans, original, ctx);
-  ASSIGN_OR_RETURN(HloInstruction * operand, ctx.GetInSharding(original.operand(0), plan.operand));
-  ASSIGN_OR_RETURN(HloInstruction * indices, ctx.GetInSharding(original.operand(1), plan.indices));
-  ASSIGN_OR_RETURN(Shape local, LocalShape(plan.result, original.shape()));
-  HloInstruction* gather = CloneWithOperands(original, local, {operand, indices}, ctx);
-  // Passthrough dims take the whole local operand dimension.
-  const hlo::GatherDimensionNumbers& dn = *original.attrs().gather_dimension_numbers;
-  std::vector<int64_t>& slice_sizes = gather->mutable_attrs()->gather_slice_sizes;
-  for (size_t d = 0; d < slice_sizes.size(); ++d) {
-    const int64_t out = m.operand_to_output[d];
-    if (out >= 0 && !Contains(dn.operand_batching_dims, static_cast<int64_t>(d))) {
-      slice_sizes[d] = operand->shape().dimensions(d);
-      RET_CHECK(local.dimensions(out) == slice_sizes[d]);
-    }
-  }
-  ctx.Set(&original, {gather, plan.result, original.shape()});
-  return absl::OkStatus();
+  return EmitGather(original, *Choose(plans, original, ctx), m, ctx);
 }
 
 // ---- Scatter -------------------------------------------------------------------------------
@@ -304,6 +408,7 @@ struct ScatterMaps {
   std::vector<int64_t> updates_to_operand;
   std::vector<int64_t> updates_to_indices;
   std::vector<bool> needs_combine;  // Update scatter dims without a batching partner.
+  std::vector<IndexedDim> indexed;  // Scatter dims to operand dims with window size 1.
 };
 
 ScatterMaps AnalyzeScatter(const HloInstruction& scatter, int64_t n) {
@@ -322,6 +427,8 @@ ScatterMaps AnalyzeScatter(const HloInstruction& scatter, int64_t n) {
   std::vector<int64_t> not_window = dn.inserted_window_dims;
   not_window.insert(not_window.end(), dn.input_batching_dims.begin(), dn.input_batching_dims.end());
   const std::vector<int64_t> window = DimsExcept(operand.rank(), not_window);
+  std::vector<bool> one_wide(operand.rank(), true);  // Inserted dims are 1 wide.
+  for (int64_t d : dn.input_batching_dims) one_wide[d] = false;
   for (size_t k = 0; k < window.size() && k < dn.update_window_dims.size(); ++k) {
     const int64_t d = window[k];
     const int64_t u = dn.update_window_dims[k];
@@ -330,6 +437,11 @@ ScatterMaps AnalyzeScatter(const HloInstruction& scatter, int64_t n) {
         !Contains(dn.scatter_dims_to_operand_dims, d)) {
       m.operand_to_updates[d] = u;
     }
+    if (updates.dimensions(u) != 1) one_wide[d] = false;
+  }
+  for (size_t j = 0; j < dn.scatter_dims_to_operand_dims.size(); ++j) {
+    const int64_t d = dn.scatter_dims_to_operand_dims[j];
+    if (one_wide[d]) m.indexed.push_back({d, static_cast<int64_t>(j)});
   }
   m.needs_combine.assign(updates.rank(), false);
   for (int64_t u : scatter_dims) m.needs_combine[u] = true;
@@ -352,9 +464,11 @@ struct ScatterProblem {
   std::optional<hlo::Literal> identity;
 };
 
+// Costs the local scatter of `updates`; with `masked`, the operand keeps its tiles along
+// indexed dims and the indices are shifted into them.
 absl::StatusOr<LocalPlan> CostScatterPlan(std::string source, HloSharding updates,
                                           const ScatterProblem& sp, const HloSharding& wanted,
-                                          PartitionContext& ctx) {
+                                          const MaskedOperand* masked, PartitionContext& ctx) {
   const HloInstruction& s = *sp.scatter;
   const ScatterMaps& m = sp.maps;
   LocalPlan p;
@@ -373,7 +487,15 @@ absl::StatusOr<LocalPlan> CostScatterPlan(std::string source, HloSharding update
     p.combine_dims.clear();
   }
   p.updates = updates;
-  ASSIGN_OR_RETURN(p.operand, Project(updates, m.operand_to_updates));
+  if (masked == nullptr) {
+    ASSIGN_OR_RETURN(p.operand, Project(updates, m.operand_to_updates));
+  } else if (TilesAgree(updates, m.updates_to_operand, p.combine_dims, masked->sharding,
+                        ctx.num_devices())) {
+    p.operand = masked->sharding;
+    p.masked_dims = masked->dims;
+  } else {
+    return absl::UnimplementedError("the updates' tiles do not match the operand's");
+  }
   ASSIGN_OR_RETURN(p.indices, Project(updates, m.indices_to_updates));
   p.result = p.operand;
   const HloSharding& wanted_leaf = wanted.IsTuple() ? wanted.tuple_elements()[0] : wanted;
@@ -403,18 +525,13 @@ absl::StatusOr<LocalPlan> CostScatterPlan(std::string source, HloSharding update
 // Updates shardings worth costing: the wanted result's, the operand's, the updates' and the
 // indices' (restricted to splittable dims), merges of the operand's with the others, and
 // replicated.
-std::vector<std::pair<std::string, HloSharding>> ScatterCandidates(const ScatterProblem& sp,
-                                                                   const HloSharding& wanted,
-                                                                   PartitionContext& ctx) {
+Candidates ScatterCandidates(const ScatterProblem& sp, const HloSharding& wanted,
+                             PartitionContext& ctx) {
   const HloInstruction& s = *sp.scatter;
   const ScatterMaps& m = sp.maps;
-  std::vector<std::pair<std::string, HloSharding>> out;
+  Candidates out;
   auto add = [&](std::string name, absl::StatusOr<HloSharding> c) {
-    if (!c.ok() || !(c->IsReplicated() || c->IsTiled())) return;
-    for (const auto& [n, existing] : out) {
-      if (existing == *c) return;
-    }
-    out.emplace_back(std::move(name), *std::move(c));
+    AddCandidate(out, std::move(name), std::move(c));
   };
   auto project = [](const std::optional<HloSharding>& from, const std::vector<int64_t>& map) {
     return from ? Project(*from, map)
@@ -463,11 +580,7 @@ absl::StatusOr<HloInstruction*> EmitCombinedScatter(const ScatterProblem& sp, co
   HloInstruction* partial = CloneWithOperands(original, local, {base, indices, updates}, ctx);
   ASSIGN_OR_RETURN(hlo::TileAssignment groups,
                    hlo::DeviceGroupsAlongDims(plan.updates.tile_assignment(), plan.combine_dims));
-  HloInstruction* all_reduce = ctx.Add(HloOpcode::kAllReduce, local, {partial});
-  all_reduce->mutable_attrs()->replica_groups = MakeReplicaGroups(hlo::GroupLists(groups));
-  all_reduce->mutable_attrs()->channel_id = ctx.channel_ids().Next();
-  all_reduce->mutable_attrs()->use_global_device_ids = true;
-  all_reduce->AppendCalledComputation(original.to_apply());
+  HloInstruction* all_reduce = AllReduceInGroups(partial, groups, original.to_apply(), ctx);
   return ctx.Add(*sp.combiner, local, {operand, all_reduce});
 }
 
@@ -501,10 +614,22 @@ absl::Status HandleScatter(const HloInstruction& original, const HloSharding& sh
     if (sp.identity) sp.combiner = op;
   }
   std::vector<LocalPlan> plans;
-  for (auto& [name, updates] : ScatterCandidates(sp, sharding, ctx)) {
+  const Candidates candidates = ScatterCandidates(sp, sharding, ctx);
+  for (const auto& [name, updates] : candidates) {
     if (!CoversAllDevices(updates, ctx)) continue;
-    absl::StatusOr<LocalPlan> plan = CostScatterPlan(name, updates, sp, sharding, ctx);
+    absl::StatusOr<LocalPlan> plan = CostScatterPlan(name, updates, sp, sharding, nullptr, ctx);
     if (plan.ok()) plans.push_back(*std::move(plan));
+  }
+  // The operand's tiling, or the wanted one (a broadcast operand is rebuilt in any tiling).
+  for (const MaskedCandidateSet& set :
+       MaskedCandidates({*CurrentSharding(original.operand(0), ctx), leaf}, sp.maps.indexed,
+                        sp.maps.operand_to_updates, sp.maps.updates_to_operand, candidates, ctx)) {
+    for (const auto& [name, updates] : set.others) {
+      if (!CoversAllDevices(updates, ctx)) continue;
+      absl::StatusOr<LocalPlan> plan =
+          CostScatterPlan(name, updates, sp, sharding, &set.operand, ctx);
+      if (plan.ok()) plans.push_back(*std::move(plan));
+    }
   }
   if (plans.empty())
     return FallBackToReplicated(original, sharding, ctx, "no scatter plan covers every device");
@@ -514,6 +639,14 @@ absl::Status HandleScatter(const HloInstruction& original, const HloSharding& sh
     const HloSharding& want = i < n ? plan.operand : (i == n ? plan.indices : plan.updates);
     ASSIGN_OR_RETURN(HloInstruction * value, ctx.GetInSharding(original.operand(i), want));
     operands.push_back(value);
+  }
+  if (!plan.masked_dims.empty()) {
+    // Updates for other shards land out of bounds and are dropped.
+    operands[n] = ShiftIndicesIntoShard(
+                      operands[n], original.attrs().scatter_dimension_numbers->index_vector_dim,
+                      sp.maps.indexed, {plan.operand, plan.masked_dims},
+                      original.operand(0)->shape(), OutsideShard::kOutOfBounds, ctx)
+                      .indices;
   }
   ASSIGN_OR_RETURN(Shape local, LocalShape(plan.result, original.operand(0)->shape()));
   HloInstruction* result = nullptr;

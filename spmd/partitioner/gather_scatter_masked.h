@@ -1,0 +1,89 @@
+// Gather and scatter on an operand split along the dimensions the indices pick from (XLA's
+// "index dims sharded" strategies). Each device reads or writes its own shard with the indices
+// shifted by the shard's offset:
+//   gather:  indices clamped as the whole gather clamps them, shifted, the rows that fall
+//            outside the shard zeroed, and the partial results summed by an all-reduce over
+//            the devices that split those dims (every row comes from exactly one device);
+//   scatter: indices shifted, those outside the shard moved out of bounds so the local
+//            scatter drops their updates; no collective for the operand's split dims.
+// The handlers in gather_scatter_handlers.cc cost these plans beside their others.
+#ifndef SPMD_PARTITIONER_GATHER_SCATTER_MASKED_H_
+#define SPMD_PARTITIONER_GATHER_SCATTER_MASKED_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "hlo/ir/hlo_computation.h"
+#include "hlo/ir/hlo_instruction.h"
+#include "hlo/sharding/hlo_sharding.h"
+#include "hlo/sharding/tile_assignment.h"
+#include "spmd/partitioner/partition_context.h"
+
+namespace spmd {
+
+// An operand dimension the op reads or writes at one position per index: component
+// `component` of the index vector is its start, and the slice (window) is 1 wide there.
+struct IndexedDim {
+  int64_t operand_dim;
+  int64_t component;
+};
+
+// The operand's sharding in a masked plan and the indexed dims it splits.
+struct MaskedOperand {
+  hlo::HloSharding sharding = hlo::HloSharding::Replicate();
+  std::vector<int64_t> dims;  // Operand dims split and indexed: shifted and masked.
+};
+
+// `current` (a tiling over every device, no subgroups) keeping its tiles along the `indexed`
+// dims and the dims with `operand_to_other[d] >= 0` (passthrough and batching dims), the
+// others replicated. Fails when `current` splits none of the indexed dims.
+absl::StatusOr<MaskedOperand> MaskedOperandSharding(const hlo::HloSharding& current,
+                                                    const std::vector<IndexedDim>& indexed,
+                                                    const std::vector<int64_t>& operand_to_other,
+                                                    int64_t num_devices);
+
+// Whether every device holds matching tiles of `a` and `b`: its tile along each dim k of `a`
+// with `a_to_b[k] >= 0` is its tile along dim `a_to_b[k]` of `b` (equal tile counts), and the
+// devices of each group along `group_dims` of `a` hold the same tile of `b`.
+bool TilesAgree(const hlo::HloSharding& a, const std::vector<int64_t>& a_to_b,
+                const std::vector<int64_t>& group_dims, const hlo::HloSharding& b,
+                int64_t num_devices);
+
+// What happens to an index outside the device's shard.
+enum class OutsideShard {
+  kClamp,        // Gather: clamped as the whole op clamps, then masked by `in_shard`.
+  kOutOfBounds,  // Scatter: moved out of bounds, so the local scatter drops the update.
+};
+
+// Local indices and, over their batch dims (index_vector_dim removed), whether the index
+// falls inside this device's shard along every one of `dims`.
+struct ShardIndices {
+  hlo::HloInstruction* indices;
+  hlo::HloInstruction* in_shard;
+};
+
+// Shifts the components of `indices` that start `dims` of an operand of `operand_shape`
+// (sharded as `operand`) by this device's shard offset along them.
+ShardIndices ShiftIndicesIntoShard(hlo::HloInstruction* indices, int64_t index_vector_dim,
+                                   const std::vector<IndexedDim>& dims,
+                                   const MaskedOperand& operand, const hlo::Shape& operand_shape,
+                                   OutsideShard outside, PartitionContext& ctx);
+
+// `value` with its elements outside the shard (`in_shard` broadcast along `batch_dims` of
+// `value`) zeroed, summed over the devices that split `operand.dims`.
+absl::StatusOr<hlo::HloInstruction*> SumMaskedShards(hlo::HloInstruction* value,
+                                                     hlo::HloInstruction* in_shard,
+                                                     const std::vector<int64_t>& batch_dims,
+                                                     const MaskedOperand& operand,
+                                                     PartitionContext& ctx);
+
+// An all-reduce of `value` by `reducer` (the scatter's combiner) within the rows of `groups`
+// ([num_groups, size]).
+hlo::HloInstruction* AllReduceInGroups(hlo::HloInstruction* value,
+                                       const hlo::TileAssignment& groups,
+                                       hlo::HloComputation* reducer, PartitionContext& ctx);
+
+}  // namespace spmd
+
+#endif  // SPMD_PARTITIONER_GATHER_SCATTER_MASKED_H_
