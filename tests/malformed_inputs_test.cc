@@ -187,6 +187,19 @@ const Case kCases[] = {
      "lhs_contracting_dims={1}, rhs_contracting_dims={1}, lhs_ragged_dims={0}, "
      "rhs_group_dims={0}\n}\n",
      "6:8", "inferred shape f32[6,5] does not match declared f32[6,7]"},
+    // An async pair's result must be what its computation returns (a fuzzer finding).
+    {"async_done_shape",
+     "HloModule m\nc {\n  p = f32[4] parameter(0)\n  ROOT n = f32[4] negate(p)\n}\n"
+     "ENTRY e {\n  x = f32[4] parameter(0)\n"
+     "  s = ((f32[4]), f32[4], s32[]) call-start(x), to_apply=c\n"
+     "  ROOT d = f32[8] call-done(s)\n}\n",
+     "9:8", "async-done returns f32[8] but its async-start holds the result f32[4]"},
+    {"async_start_shape",
+     "HloModule m\nc {\n  p = f32[4] parameter(0)\n  ROOT n = f32[4] negate(p)\n}\n"
+     "ENTRY e {\n  x = f32[4] parameter(0)\n"
+     "  s = ((f32[4]), f32[2], s32[]) call-start(x), to_apply=c\n"
+     "  ROOT d = f32[2] call-done(s)\n}\n",
+     "8:3", "async-start holds the result f32[2] but %c returns f32[4]"},
     // Shardy exports (issue 17): what is not understood, or contradicts sharding=, is an error.
     {"sdy_unknown_attribute",
      "HloModule m, frontend_attributes={xla.sdy.meshes={mesh = #sdy.mesh<[\"x\"=2]>}}\n"

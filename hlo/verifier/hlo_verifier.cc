@@ -133,6 +133,7 @@ class Verifier {
   void CheckShape(const HloComputation& c, const HloInstruction& instr);
   void CheckFusion(const HloComputation& c, const HloInstruction& instr);
   void CheckRaggedDot(const HloComputation& c, const HloInstruction& instr);
+  void CheckAsyncResult(const HloComputation& c, const HloInstruction& instr);
   void CheckSharding(const HloComputation& c, const HloInstruction& instr);
 
   const HloModule& module_;
@@ -330,6 +331,9 @@ void Verifier::CheckInstruction(const HloComputation& c, const HloInstruction& i
     CheckShape(c, instr);
     if (instr.opcode() == HloOpcode::kFusion) CheckFusion(c, instr);
     if (instr.opcode() == HloOpcode::kRaggedDot) CheckRaggedDot(c, instr);
+    if (instr.opcode() == HloOpcode::kAsyncStart || instr.opcode() == HloOpcode::kAsyncDone) {
+      CheckAsyncResult(c, instr);
+    }
     if (instr.opcode() == HloOpcode::kCustomCall &&
         instr.attrs().custom_call_target == "Sharding" && instr.operand_count() == 1 &&
         !instr.operand(0)->shape().Compatible(instr.shape())) {
@@ -340,6 +344,35 @@ void Verifier::CheckInstruction(const HloComputation& c, const HloInstruction& i
     }
   }
   if (instr.has_sharding() && problem.empty()) CheckSharding(c, instr);
+}
+
+// An async pair carries the wrapped computation's result as element 1 of the start's tuple;
+// the start must hold what its computation returns, and the done return that element.
+void Verifier::CheckAsyncResult(const HloComputation& c, const HloInstruction& instr) {
+  const HloInstruction& start =
+      instr.opcode() == HloOpcode::kAsyncStart ? instr : *instr.operand(0);
+  if (start.opcode() != HloOpcode::kAsyncStart && start.opcode() != HloOpcode::kAsyncUpdate) {
+    return;
+  }
+  if (!start.shape().IsTuple() || start.shape().tuple_shapes().size() < 2) return;
+  const hlo::Shape& result = start.shape().tuple_shapes(1);
+  if (instr.opcode() == HloOpcode::kAsyncDone) {
+    if (!instr.shape().Compatible(result)) {
+      InstructionError(c, instr,
+                       absl::StrCat("async-done returns ", ShapeStr(instr.shape()),
+                                    " but its async-start holds the result ", ShapeStr(result)));
+    }
+    return;
+  }
+  const hlo::HloComputation* callee =
+      start.called_computations().empty() ? nullptr : start.called_computations()[0];
+  if (callee != nullptr && callee->root_instruction() != nullptr &&
+      !callee->root_instruction()->shape().Compatible(result)) {
+    InstructionError(
+        c, instr,
+        absl::StrCat("async-start holds the result ", ShapeStr(result), " but %", callee->name(),
+                     " returns ", ShapeStr(callee->root_instruction()->shape())));
+  }
 }
 
 bool Verifier::CheckEdges(const HloComputation& c, const HloInstruction& instr,
