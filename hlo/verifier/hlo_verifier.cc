@@ -364,8 +364,13 @@ void Verifier::CheckAsyncResult(const HloComputation& c, const HloInstruction& i
     }
     return;
   }
+  // Only a wrapped call (`async-start ..., calls=`, `call-start`) returns its computation's
+  // root; a sugared collective's computation is its reducer.
+  const std::optional<HloOpcode>& wrapped = start.attrs().async_wrapped_opcode;
   const hlo::HloComputation* callee =
-      start.called_computations().empty() ? nullptr : start.called_computations()[0];
+      start.called_computations().empty() || (wrapped && *wrapped != HloOpcode::kCall)
+          ? nullptr
+          : start.called_computations()[0];
   if (callee != nullptr && callee->root_instruction() != nullptr &&
       !callee->root_instruction()->shape().Compatible(result)) {
     InstructionError(
