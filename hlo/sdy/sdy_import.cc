@@ -58,7 +58,10 @@ class Importer {
  private:
   absl::Status ImportInstruction(HloInstruction* instr);
   absl::Status CheckAttributes(const HloInstruction* instr);
-  absl::Status ApplySharding(HloInstruction* instr, const std::string& text);
+  absl::Status ApplySharding(HloInstruction* instr, const std::vector<TensorSharding>& values,
+                             const std::string& text);
+  absl::StatusOr<std::vector<TensorSharding>> ParseValueShardings(const HloInstruction* instr,
+                                                                  const std::string& text);
   absl::StatusOr<std::vector<TensorSharding>> ValueShardings(const HloInstruction* instr,
                                                              std::string_view key);
   absl::Status RewriteCustomCall(HloInstruction* instr);
@@ -102,7 +105,8 @@ absl::Status Importer::ImportInstruction(HloInstruction* instr) {
   if (const std::string* sharding = FindAttr(*attrs, kShardingAttr)) {
     const std::string text = *sharding;
     EraseAttr(attrs, kShardingAttr);
-    RETURN_IF_ERROR(ApplySharding(instr, text));
+    ASSIGN_OR_RETURN(std::vector<TensorSharding> values, ParseValueShardings(instr, text));
+    RETURN_IF_ERROR(ApplySharding(instr, values, text));
   }
   return absl::OkStatus();
 }
@@ -137,22 +141,27 @@ absl::StatusOr<std::vector<TensorSharding>> Importer::ValueShardings(const HloIn
   if (text == nullptr) {
     return absl::InvalidArgumentError(StrCat("%", instr->name(), ": missing ", key));
   }
-  if (text->rfind("#sdy.sharding_per_value", 0) == 0) {
-    absl::StatusOr<std::vector<TensorSharding>> values = ParseShardingPerValue(*text, meshes_);
+  return ParseValueShardings(instr, *text);
+}
+
+// One sharding, or one per value (`#sdy.sharding_per_value`).
+absl::StatusOr<std::vector<TensorSharding>> Importer::ParseValueShardings(
+    const HloInstruction* instr, const std::string& text) {
+  if (text.rfind("#sdy.sharding_per_value", 0) == 0) {
+    absl::StatusOr<std::vector<TensorSharding>> values = ParseShardingPerValue(text, meshes_);
     if (!values.ok()) return At(instr, values.status());
     return values;
   }
-  absl::StatusOr<TensorSharding> value = ParseTensorSharding(*text, meshes_);
+  absl::StatusOr<TensorSharding> value = ParseTensorSharding(text, meshes_);
   if (!value.ok()) return At(instr, value.status());
   return std::vector<TensorSharding>{*std::move(value)};
 }
 
-// Converts `text` (one sharding, or one per value: per tuple element when the shape is a
-// tuple) and sets or checks the instruction's sharding.
-absl::Status Importer::ApplySharding(HloInstruction* instr, const std::string& text) {
-  instr->mutable_attrs()->frontend_attributes.emplace_back(std::string(kShardingAttr), text);
-  ASSIGN_OR_RETURN(std::vector<TensorSharding> values, ValueShardings(instr, kShardingAttr));
-  EraseAttr(&instr->mutable_attrs()->frontend_attributes, kShardingAttr);
+// Converts `values` (read from `text`: one sharding, or one per tuple element when the shape is
+// a tuple) and sets or checks the instruction's sharding.
+absl::Status Importer::ApplySharding(HloInstruction* instr,
+                                     const std::vector<TensorSharding>& values,
+                                     const std::string& text) {
   const Shape& shape = instr->shape();
   const bool tuple = shape.IsTuple();
   const int64_t count = tuple ? static_cast<int64_t>(shape.tuple_shapes().size()) : 1;
@@ -307,7 +316,7 @@ absl::Status Importer::FuncResultSharding(HloInstruction* instr) {
   instr->mutable_attrs()->custom_call_has_side_effect = false;
   const std::string text = *FindAttr(instr->attrs().frontend_attributes, kShardingAttr);
   EraseAttr(&instr->mutable_attrs()->frontend_attributes, kShardingAttr);
-  return ApplySharding(instr, text);
+  return ApplySharding(instr, values, text);
 }
 
 // `shard_as N` on the operand (its sharding, if any, kept); the marker itself is removed.
