@@ -89,6 +89,19 @@ TEST(NeverSilentTest, NonLinearOpOnUnreducedValuesReducesFirst) {
   EXPECT_EQ(RunShell(Cmd(kRun, "--verify " + linear)).code, 0);
 }
 
+// Found by the partition fuzzer: an unreduced subgroup over 4 of 8 devices is all-reduced with
+// replica groups that name every device (the others alone), so the program runs and verifies.
+TEST(NeverSilentTest, UnreducedOverSomeDevicesReducesWithEveryDeviceInAGroup) {
+  const std::string path = Module("unreduced_subset",
+                                  "HloModule m, num_partitions=8\nENTRY e {\n"
+                                  "  a = s32[2,4] parameter(0), sharding={devices=[1,2,2]<=[4] "
+                                  "last_tile_dims={unreduced}}\n"
+                                  "  ROOT c = s32[2,4] copy(a), sharding={replicated}\n}\n");
+  Outcome r = RunShell(Cmd(kRun, "--verify " + path));
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("verification passed"));
+}
+
 // ---- Silently worse, exit 0 -----------------------------------------------------------------
 
 TEST(NeverSilentTest, TupleOfTuplesKeepsItsShards) {

@@ -47,7 +47,18 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> UnreducedGroups(const HloShard
   if (dim < 0) return std::vector<std::vector<int64_t>>{};
   absl::StatusOr<TileAssignment> groups = DeviceGroupsAlongDims(s.tile_assignment(), {dim});
   if (!groups.ok()) return groups.status();
-  return GroupLists(*groups);
+  std::vector<std::vector<int64_t>> lists = GroupLists(*groups);
+  // Devices the sharding does not name hold nothing: each is a group of its own.
+  std::vector<bool> named(std::max<int64_t>(num_devices, 0), false);
+  for (const std::vector<int64_t>& group : lists) {
+    for (int64_t device : group) {
+      if (device >= 0 && device < num_devices) named[device] = true;
+    }
+  }
+  for (int64_t device = 0; device < num_devices; ++device) {
+    if (!named[device]) lists.push_back({device});
+  }
+  return lists;
 }
 
 }  // namespace hlo

@@ -26,7 +26,8 @@ bool HasUnreduced(const HloSharding& s);
 absl::StatusOr<HloSharding> UnreducedAsReplicated(const HloSharding& s);
 
 // The unreduced groups of `s` on `num_devices` devices, each in subgroup order; empty when
-// `s` has none.
+// `s` has none. Devices `s` does not name (a sharding over some of the devices) follow, each
+// in a group of its own, so a collective over these groups names every device.
 absl::StatusOr<std::vector<std::vector<int64_t>>> UnreducedGroups(const HloSharding& s,
                                                                   int64_t num_devices);
 

@@ -29,6 +29,11 @@ TEST(UnreducedTest, SubgroupsBecomeReplication) {
             (std::vector<std::vector<int64_t>>{{0, 1}, {2, 3}, {4, 5}, {6, 7}}));
 }
 
+TEST(UnreducedTest, DevicesOutsideTheShardingAreGroupsOfTheirOwn) {
+  const HloSharding s = S("{devices=[1,2,2]<=[4] last_tile_dims={unreduced}}");
+  EXPECT_EQ(*UnreducedGroups(s, 6), (std::vector<std::vector<int64_t>>{{0, 1}, {2, 3}, {4}, {5}}));
+}
+
 TEST(UnreducedTest, OthersUnchanged) {
   for (const char* text : {"{replicated}", "{devices=[2,2]<=[4]}", "{maximal device=1}"}) {
     EXPECT_FALSE(HasUnreduced(S(text)));
