@@ -326,4 +326,31 @@ ENTRY main {
   ExpectVerifies(p, 8);
 }
 
+TEST(ScatterPartitionTest, EmbeddingGradIntoFullyTiledTableSumsRowShardsOnly) {
+  // JAX's embedding gradient under FSDP x TP: zeros scattered into a table whose rows are
+  // split by one mesh axis and columns by the other, updates split along the batch by the
+  // second axis. Keeping only the row split for the scatter (indices shifted into each row
+  // shard) lets the updates keep their batch split: the batch halves are summed over row
+  // shards (f32[16,16]), never the whole table (f32[64,16]), which the plan that ignores the
+  // table's split all-reduced.
+  Partitioned p = Partition(std::string("HloModule scatter, num_partitions=8\n") + kAdd + R"(
+ENTRY main {
+  z = f32[] constant(0)
+  x = f32[64,16] broadcast(z), dimensions={}, sharding={devices=[1,2,4]<=[8] last_tile_dim_replicate}
+  i = s32[32,1] parameter(0), sharding={devices=[2,1,4]<=[8] last_tile_dim_replicate}
+  u = f32[32,16] parameter(1), sharding={devices=[2,1,4]<=[8] last_tile_dim_replicate}
+  ROOT s = f32[64,16] scatter(x, i, u), to_apply=add, update_window_dims={1},
+    inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1,
+    sharding={devices=[4,2]<=[2,4]T(1,0)}
+})");
+  ASSERT_NE(p.spmd, nullptr);
+  EXPECT_EQ(Collectives(*p.spmd, "all-reduce").find("f32[64,16]"), std::string::npos)
+      << p.spmd->ToString();
+  EXPECT_EQ(Collectives(*p.spmd, "all-gather").find("f32[64,16]"), std::string::npos)
+      << p.spmd->ToString();
+  EXPECT_NE(Collectives(*p.spmd, "all-reduce").find("f32[16,16]"), std::string::npos)
+      << p.spmd->ToString();
+  ExpectVerifies(p, 8);
+}
+
 }  // namespace

@@ -24,6 +24,7 @@ DeviceModel Gpu(std::string name, double memory_gib) {
   m.int_flops_per_us = TFlops(67);
   m.compute_efficiency = 0.7;
   m.memory_bytes = memory_gib * kGiB;
+  m.loop_step_us = 2.0;  // A few kernel launches and the loop's own control.
   m.levels = {{"nvlink", 8, {8.0, GBps(350)}}, {"infiniband", 0, {15.0, GBps(45)}}};
   return m;
 }
@@ -37,6 +38,7 @@ std::vector<DeviceModel> Builtins() {
   tpu.int_flops_per_us = TFlops(275);
   tpu.compute_efficiency = 0.8;
   tpu.memory_bytes = 32 * kGiB;
+  tpu.loop_step_us = 1.0;
   tpu.levels = {{"ici-board", 4, {2.0, GBps(100)}}, {"ici-torus", 0, {4.0, GBps(45)}}};
   models.push_back(tpu);
   // A slow, balanced machine for tests: compute and communication take similar time for
@@ -132,6 +134,7 @@ std::string DeviceModel::Describe() const {
   out << name << ": f32 " << f32_flops_per_us / 1e6 << " TFLOP/s, bf16 "
       << bf16_flops_per_us / 1e6 << " TFLOP/s, efficiency " << compute_efficiency << ", memory "
       << memory_bytes / kGiB << " GiB";
+  if (loop_step_us > 0) out << ", " << loop_step_us << " us per loop step";
   for (const MeshLevel& level : levels) {
     out << "; " << level.name << " (" << (level.devices_per_group > 0
                                               ? std::to_string(level.devices_per_group)
@@ -183,7 +186,8 @@ absl::StatusOr<DeviceModel> ParseDeviceModelJson(std::string_view json) {
   absl::StatusOr<double> integer = NumberField(*rates, "int", *f32);
   absl::StatusOr<double> efficiency = NumberField(*doc, "compute_efficiency", 1.0);
   absl::StatusOr<double> memory = NumberField(*doc, "memory_bytes", 0, true);
-  for (const auto* s : {&bf16, &integer, &efficiency, &memory}) {
+  absl::StatusOr<double> loop_step = NumberField(*doc, "loop_step_us", 0);
+  for (const auto* s : {&bf16, &integer, &efficiency, &memory, &loop_step}) {
     if (!s->ok()) return s->status();
   }
   if (*efficiency <= 0 || *efficiency > 1) {
@@ -194,6 +198,8 @@ absl::StatusOr<DeviceModel> ParseDeviceModelJson(std::string_view json) {
   model.int_flops_per_us = *integer > 0 ? *integer / 1e6 : model.f32_flops_per_us;
   model.compute_efficiency = *efficiency;
   model.memory_bytes = *memory;
+  if (*loop_step < 0) return absl::InvalidArgumentError("\"loop_step_us\" must not be negative");
+  model.loop_step_us = *loop_step;
   const JsonValue* levels = doc->Find("levels");
   if (levels == nullptr) return absl::InvalidArgumentError("missing field \"levels\"");
   if (absl::Status s = ParseLevels(*levels, model); !s.ok()) return s;

@@ -69,6 +69,21 @@ TEST(DeviceModelTest, ParsesJson) {
   ASSERT_EQ(m->levels.size(), 2u);
   EXPECT_DOUBLE_EQ(m->levels[0].link.bandwidth_bytes_per_us, 2e4);
   EXPECT_EQ(m->LevelFor({3, 4}).name, "eth");
+  EXPECT_EQ(m->loop_step_us, 0);  // Optional.
+}
+
+TEST(DeviceModelTest, LoopStepCost) {
+  EXPECT_GT(DefaultDeviceModel().loop_step_us, 0);
+  absl::StatusOr<DeviceModel> m = ParseDeviceModelJson(
+      R"({"flops_per_second": {"f32": 1e12}, "memory_bytes": 1, "loop_step_us": 3.5,
+          "levels": [{"latency_us": 1, "bandwidth_gbps": 10}]})");
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_DOUBLE_EQ(m->loop_step_us, 3.5);
+  m = ParseDeviceModelJson(
+      R"({"flops_per_second": {"f32": 1e12}, "memory_bytes": 1, "loop_step_us": -1,
+          "levels": [{"latency_us": 1, "bandwidth_gbps": 10}]})");
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(std::string(m.status().message()).find("loop_step_us"), std::string::npos);
 }
 
 TEST(DeviceModelTest, RejectsBadJson) {

@@ -103,6 +103,27 @@ TEST(DotStrategyTest, OperandAlreadyReshardedCostsNothing) {
   EXPECT_EQ(winner.rhs, S("{replicated}")) << after->Explain("after");
 }
 
+// A windowed loop with nothing to overlap (a small FSDP weight over 2 devices) pays the
+// device model's cost per loop step, and loses to the one all-gather it would replace (whose
+// gathered weight later users, such as the backward dot, reuse).
+TEST(DotStrategyTest, IdleWindowedLoopPaysItsSteps) {
+  DotProblem p =
+      Problem(16, 64, 192, "{devices=[2,1]0,1}", "{devices=[2,1]0,1}", "{devices=[2,1]0,1}", 2);
+  ReshardPlanner planner;
+  DeviceModel free_loops = DefaultDeviceModel();
+  free_loops.loop_step_us = 0;
+  absl::StatusOr<DotDecision> free = ChooseDotStrategy(p, free_loops, planner, {});
+  absl::StatusOr<DotDecision> costed = ChooseDotStrategy(p, DefaultDeviceModel(), planner, {});
+  ASSERT_TRUE(free.ok() && costed.ok());
+  const DotCandidate* w_free = Find(*free, "windowed-ag(rhs d0)");
+  const DotCandidate* w_costed = Find(*costed, "windowed-ag(rhs d0)");
+  ASSERT_TRUE(w_free != nullptr && w_costed != nullptr) << costed->Explain("fsdp");
+  EXPECT_NEAR(w_costed->total_us - w_free->total_us, 2 * DefaultDeviceModel().loop_step_us, 1e-9)
+      << costed->Explain("fsdp");
+  EXPECT_NE(costed->candidates[costed->winner].family.rfind("windowed", 0), 0u)
+      << costed->Explain("fsdp");
+}
+
 // Megatron's second matmul: Y split by columns, B by rows; a replicated result is one
 // all-reduce of the partial sums; nothing is gathered.
 TEST(DotStrategyTest, ContractingSplitFinishesWithAllReduce) {

@@ -1,6 +1,7 @@
 #include "spmd/dot/dot_windowed.h"
 
 #include <algorithm>
+#include <string>
 
 #include "hlo/sharding/shard_geometry.h"
 #include "hlo/status_macros.h"
@@ -14,6 +15,11 @@ using hlo::Shape;
 
 absl::Status NotApplicable(const char* why) { return absl::FailedPreconditionError(why); }
 
+std::string LoopStepNote(const DeviceModel& model) {
+  if (model.loop_step_us <= 0) return "";
+  return hlo::StrCat(", plus ", model.loop_step_us, " us per iteration");
+}
+
 // Replaces `comm_us` of communication and the whole compute by a ring loop of `steps` steps.
 void ApplyLoop(DotCandidate& w, double comm_us, int64_t block_bytes, int64_t steps,
                const std::vector<std::vector<int64_t>>& groups, const DeviceModel& model) {
@@ -21,10 +27,11 @@ void ApplyLoop(DotCandidate& w, double comm_us, int64_t block_bytes, int64_t ste
       EstimateCollective(CollectiveKind::kCollectivePermute, block_bytes, 2, model.LinkFor(groups))
           .time_us;
   const double compute_step = w.compute_us / static_cast<double>(steps);
-  w.compute_us = static_cast<double>(steps - 1) * std::max(compute_step, transfer) + compute_step;
-  w.note = hlo::StrCat(steps, " steps, each ", compute_step, " us of compute against a ",
-                       transfer, " us transfer of ", block_bytes, " B (replacing ", comm_us,
-                       " us of collectives)");
+  w.compute_us = static_cast<double>(steps - 1) * std::max(compute_step, transfer) + compute_step +
+                 static_cast<double>(steps) * model.loop_step_us;
+  w.note = hlo::StrCat(steps, " steps, each ", compute_step, " us of compute against a ", transfer,
+                       " us transfer of ", block_bytes, " B", LoopStepNote(model), " (replacing ",
+                       comm_us, " us of collectives)");
 }
 
 // The bidirectional ring: one own-block step, floor((g-1)/2) steps of two blocks while one
@@ -37,11 +44,13 @@ void ApplyBidirectionalLoop(DotCandidate& w, double comm_us, int64_t block_bytes
           .time_us;
   const double block = w.compute_us / static_cast<double>(steps);
   const int64_t pairs = (steps - 1) / 2;
+  const int64_t iterations = 1 + pairs + (steps % 2 == 0 ? 1 : 0);
   w.compute_us = block + static_cast<double>(pairs) * std::max(2 * block, transfer) +
-                 (steps % 2 == 0 ? std::max(block, transfer) : 0.0);
-  w.note = hlo::StrCat(pairs + (steps % 2 == 0 ? 1 : 0), " two-way steps over ", steps,
-                       " blocks of ", block, " us compute against a ", transfer,
-                       " us transfer of ", block_bytes, " B each way (replacing ", comm_us,
+                 (steps % 2 == 0 ? std::max(block, transfer) : 0.0) +
+                 static_cast<double>(iterations) * model.loop_step_us;
+  w.note = hlo::StrCat(iterations - 1, " two-way steps over ", steps, " blocks of ", block,
+                       " us compute against a ", transfer, " us transfer of ", block_bytes,
+                       " B each way", LoopStepNote(model), " (replacing ", comm_us,
                        " us of collectives)");
 }
 

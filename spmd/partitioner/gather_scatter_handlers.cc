@@ -163,8 +163,21 @@ struct MaskedCandidateSet {
   Candidates others;
 };
 
+// Each source with the dims it keeps: its passthrough dims, or none but the indexed ones.
+std::vector<std::pair<HloSharding, const std::vector<int64_t>*>> MaskedSources(
+    const std::vector<HloSharding>& sources, const std::vector<int64_t>& operand_to_other,
+    const std::vector<int64_t>& indexed_only) {
+  std::vector<std::pair<HloSharding, const std::vector<int64_t>*>> out;
+  for (const auto* kept : {&operand_to_other, &indexed_only}) {
+    for (const HloSharding& source : sources) out.emplace_back(source, kept);
+  }
+  return out;
+}
+
 // For masked plans: each of `sources` (operand shardings) kept along the indexed dims it
-// splits, and each of `candidates` (shardings of the other array) merged with what that
+// splits, with its other dims kept too or made whole (so that the other array may use those
+// devices elsewhere, e.g. updates split along their batch while the table is split along its
+// rows), and each of `candidates` (shardings of the other array) merged with what that
 // operand sharding gives the other array. Empty when no source splits an indexed dim.
 std::vector<MaskedCandidateSet> MaskedCandidates(const std::vector<HloSharding>& sources,
                                                  const std::vector<IndexedDim>& indexed,
@@ -173,9 +186,10 @@ std::vector<MaskedCandidateSet> MaskedCandidates(const std::vector<HloSharding>&
                                                  const Candidates& candidates,
                                                  PartitionContext& ctx) {
   std::vector<MaskedCandidateSet> out;
-  for (const HloSharding& source : sources) {
+  const std::vector<int64_t> indexed_only(operand_to_other.size(), -1);
+  for (const auto& [source, kept] : MaskedSources(sources, operand_to_other, indexed_only)) {
     absl::StatusOr<MaskedOperand> masked =
-        MaskedOperandSharding(source, indexed, operand_to_other, ctx.num_devices());
+        MaskedOperandSharding(source, indexed, *kept, ctx.num_devices());
     if (!masked.ok()) continue;
     absl::StatusOr<HloSharding> base = Project(masked->sharding, other_to_operand);
     const bool seen = std::any_of(out.begin(), out.end(), [&](const MaskedCandidateSet& set) {
