@@ -37,6 +37,22 @@ std::string Module(const std::string& name, const std::string& text) {
   return path.string();
 }
 
+// `spmd-run --verify` on `path` passes: the SPMD program matches the unpartitioned one.
+void ExpectVerifies(const std::string& path, const std::string& flags = "") {
+  Outcome r = RunShell(Cmd(kRun, "--verify " + flags + path));
+  EXPECT_EQ(r.code, 0) << path << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("verification passed")) << path;
+}
+
+// `spmd-run --verify` on `path` refuses it with `message`, placed at `line`:8 (a ROOT line).
+void ExpectRefused(const std::string& path, int line, const std::string& message,
+                   const std::string& flags = "") {
+  Outcome r = RunShell(Cmd(kRun, "--verify " + flags + path));
+  EXPECT_EQ(r.code, 1) << path << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr(path + ":" + std::to_string(line) + ":8: error: "));
+  EXPECT_THAT(r.err, HasSubstr(message));
+}
+
 // ---- Wrong results, exit 0 ------------------------------------------------------------------
 
 TEST(NeverSilentTest, ManualValueAtAnUnannotatedRootStaysManual) {
@@ -97,9 +113,46 @@ TEST(NeverSilentTest, UnreducedOverSomeDevicesReducesWithEveryDeviceInAGroup) {
                                   "  a = s32[2,4] parameter(0), sharding={devices=[1,2,2]<=[4] "
                                   "last_tile_dims={unreduced}}\n"
                                   "  ROOT c = s32[2,4] copy(a), sharding={replicated}\n}\n");
-  Outcome r = RunShell(Cmd(kRun, "--verify " + path));
-  EXPECT_EQ(r.code, 0) << r.out << r.err;
-  EXPECT_THAT(r.out, HasSubstr("verification passed"));
+  ExpectVerifies(path);
+}
+
+// Found by the partition fuzzer: manual subgroups. A value stays on its devices: the same
+// groups numbered in another order need no data moved (the reference gave device 0 group 0's
+// value whatever its group); groups of other devices, devices outside the groups asked for
+// {manual}, and an all-reduce over every device while the groups are tiled are refused where
+// they are written, naming both sides.
+TEST(NeverSilentTest, ManualSubgroupReshardsKeepValuesOnTheirDevices) {
+  const std::string head = "HloModule m, num_partitions=4\nENTRY e {\n  p = f32[2] parameter(0), ";
+  ExpectVerifies(Module(
+      "subgroup_order",
+      head + "sharding={devices=[1,2,2]2,3,0,1 last_tile_dims={manual, replicated}}\n"
+             "  ROOT c = f32[2] copy(p), sharding={devices=[1,2,2]<=[4] last_tile_dims={manual, "
+             "replicated}}\n}\n"));
+  ExpectRefused(
+      Module("subgroup_other",
+             head + "sharding={devices=[1,2,2]<=[4] last_tile_dims={manual, replicated}}\n"
+                    "  ROOT c = f32[2] copy(p), sharding={devices=[1,2,2]<=[2,2]T(1,0) "
+                    "last_tile_dims={manual, replicated}}\n}\n"),
+      4, "the manual groups hold different devices");
+  ExpectRefused(
+      Module("subgroup_subset",
+             "HloModule m, num_partitions=8\nENTRY e {\n"
+             "  p = f32[2] parameter(0), sharding={devices=[1,2,2]<=[4] "
+             "last_tile_dims={replicated, manual}}\n"
+             "  ROOT c = f32[2] copy(p), sharding={manual}\n}\n"),
+      4,
+      "cannot reshard {devices=[1,2,2]<=[2,2]T(1,0) last_tile_dims={manual, replicated}} to "
+      "{manual}: it is over 4 of the 8 devices, and the others (device 4 first) hold no value to "
+      "make theirs");
+  ExpectRefused(Module("subgroup_all_reduce",
+                       "HloModule m, num_partitions=4\nsum {\n  a = f32[] parameter(0)\n"
+                       "  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\nENTRY e {\n"
+                       "  p = f32[2,2] parameter(0), sharding={devices=[2,1,2]<=[2,2]T(1,0) "
+                       "last_tile_dims={manual}}\n"
+                       "  ROOT r = f32[2,2] all-reduce(p), to_apply=sum, replica_groups={}, "
+                       "use_global_device_ids=true, channel_id=1, "
+                       "sharding={devices=[2,1,2]<=[2,2]T(1,0) last_tile_dims={manual}}\n}\n"),
+                9, "all-reduce groups devices 0 and 1, which hold different tiles");
 }
 
 // ---- Silently worse, exit 0 -----------------------------------------------------------------

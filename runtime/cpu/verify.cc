@@ -335,7 +335,8 @@ absl::StatusOr<std::vector<Literal>> RunReference(const hlo::HloModule& unpartit
     for (size_t k = 0; k < leaves.size(); ++k) {
       ASSIGN_OR_RETURN(HloSharding sharding, LeafSharding(param->sharding_ptr(), param->shape(),
                                                           static_cast<int64_t>(k)));
-      for (int64_t d = 1; d < num_devices; ++d) {
+      // Device 0 need not be in manual group 0 (as ShardEntryArguments gives it).
+      for (int64_t d = 0; d < num_devices; ++d) {
         const int64_t value = ManualValueIndex(sharding, d);
         if (value <= 0) continue;
         MutableLeafOf(per_device[d][p], leaves[k]) = ManualLeafForDevice(

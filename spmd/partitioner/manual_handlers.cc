@@ -22,7 +22,10 @@
 // reshards stay inside the groups (PartitionContext::ReshardManual). SPMDShardToFullShape may
 // also leave manual mode along some mesh axes only (a result with manual subgroups, as nested
 // shard_maps do): each device's value becomes its tile of the result there too.
+#include <algorithm>
+#include <iterator>
 #include <map>
+#include <numeric>
 #include <vector>
 
 #include "hlo/sharding/sharding_transforms.h"
@@ -97,10 +100,35 @@ absl::Status AppendWholeLeaves(const HloSharding& leaf, const Shape& shape,
   return absl::OkStatus();
 }
 
+// The device sets collective `original` of the input program combines, with one replica (XLA's
+// CollectiveOpGroupMode): without a channel_id each device alone; with one, its pairs, or its
+// groups of partitions (none: every device), except that an all-reduce, all-gather or
+// reduce-scatter without use_global_device_ids groups replicas, and so every partition.
+std::vector<std::vector<int64_t>> CombinedDevices(const HloInstruction& original,
+                                                  int64_t num_devices) {
+  static constexpr hlo::HloOpcode kReplicaGrouped[] = {
+      hlo::HloOpcode::kAllReduce, hlo::HloOpcode::kAllReduceStart, hlo::HloOpcode::kAllGather,
+      hlo::HloOpcode::kAllGatherStart, hlo::HloOpcode::kReduceScatter};
+  const hlo::InstructionAttributes& attrs = original.attrs();
+  std::vector<std::vector<int64_t>> groups;
+  if (!attrs.channel_id.has_value()) return groups;
+  for (const auto& [from, to] : attrs.source_target_pairs) groups.push_back({from, to});
+  if (!groups.empty()) return groups;
+  if (attrs.replica_groups) groups = attrs.replica_groups->Expanded();
+  const bool by_replica = !attrs.use_global_device_ids &&
+                          std::find(std::begin(kReplicaGrouped), std::end(kReplicaGrouped),
+                                    original.opcode()) != std::end(kReplicaGrouped);
+  if (groups.empty() || by_replica) {
+    groups.assign(1, std::vector<int64_t>(num_devices));
+    std::iota(groups[0].begin(), groups[0].end(), 0);
+  }
+  return groups;
+}
+
 // A collective of the input program that runs as written under manual subgroups may only
 // combine devices that differ in their manual index alone (hold the same tile).
 absl::Status CheckCollectiveStaysOnItsTile(const HloInstruction& original,
-                                           const HloSharding& sharding) {
+                                           const HloSharding& sharding, int64_t num_devices) {
   const HloSharding* leaf = ManualSubgroupLeaf(sharding);
   if (leaf == nullptr || IsWholeOnEveryDevice(*leaf)) return absl::OkStatus();
   const hlo::TileAssignment& ta = leaf->tile_assignment();
@@ -111,10 +139,7 @@ absl::Status CheckCollectiveStaysOnItsTile(const HloInstruction& original,
     key.erase(key.begin() + manual);
     tile_of[device] = std::move(key);
   });
-  std::vector<std::vector<int64_t>> groups;
-  if (original.attrs().replica_groups) groups = original.attrs().replica_groups->Expanded();
-  for (const auto& [from, to] : original.attrs().source_target_pairs) groups.push_back({from, to});
-  for (const std::vector<int64_t>& group : groups) {
+  for (const std::vector<int64_t>& group : CombinedDevices(original, num_devices)) {
     for (int64_t device : group) {
       if (tile_of.count(device) && tile_of.count(group.front()) &&
           tile_of[device] == tile_of[group.front()]) {
@@ -170,7 +195,7 @@ bool RunsAsWritten(const HloInstruction& instr, const HloSharding& sharding) {
 absl::Status HandleManual(const HloInstruction& original, const HloSharding& sharding,
                           PartitionContext& ctx) {
   if (hlo::GetHloOpcodeFamily(original.opcode()) == hlo::HloOpcodeFamily::kCollective) {
-    RETURN_IF_ERROR(CheckCollectiveStaysOnItsTile(original, sharding));
+    RETURN_IF_ERROR(CheckCollectiveStaysOnItsTile(original, sharding, ctx.num_devices()));
   }
   std::vector<HloInstruction*> operands;
   for (const HloInstruction* operand : original.operands()) {

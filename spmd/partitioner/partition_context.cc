@@ -83,7 +83,13 @@ absl::StatusOr<HloInstruction*> PartitionContext::ReshardManual(HloInstruction* 
   };
   if (to.IsManual()) {
     // Every device's whole copy (replicated, or whole inside its manual group) is its
-    // manual value.
+    // manual value; a device the sharding does not name has none.
+    if (std::optional<int64_t> missing = FirstUnnamedDevice(from, num_devices_)) {
+      return absl::InvalidArgumentError(hlo::StrCat(
+          "cannot reshard ", from.ToString(), " to ", to.ToString(), ": it is over ",
+          from.tile_assignment().num_devices(), " of the ", num_devices_,
+          " devices, and the others (device ", *missing, " first) hold no value to make theirs"));
+    }
     if (from.IsReplicated() || IsWholeOnEveryDevice(from)) return value;
     return refuse();
   }
@@ -300,6 +306,18 @@ absl::StatusOr<HloInstruction*> PartitionContext::MaskPadding(HloInstruction* va
   if (mask == nullptr) return value;
   HloInstruction* filler = Add(HloOpcode::kBroadcast, local, {fill});
   return Add(HloOpcode::kSelect, local, {mask, value, filler});
+}
+
+std::optional<int64_t> FirstUnnamedDevice(const HloSharding& sharding, int64_t num_devices) {
+  if (!sharding.IsTiled()) return std::nullopt;
+  std::vector<bool> named(num_devices, false);
+  for (int64_t device : sharding.tile_assignment().Devices()) {
+    if (device >= 0 && device < num_devices) named[device] = true;
+  }
+  for (int64_t device = 0; device < num_devices; ++device) {
+    if (!named[device]) return device;
+  }
+  return std::nullopt;
 }
 
 bool IsWholeOnEveryDevice(const HloSharding& sharding) {

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -173,6 +174,10 @@ class PartitionContext {
   hlo::HloInstruction* partition_id_ = nullptr;
   int64_t next_name_ = 0;
 };
+
+// The lowest of `num_devices` devices that tiled `sharding` does not name (a sharding over some
+// of the devices: that device holds nothing), or nullopt.
+std::optional<int64_t> FirstUnnamedDevice(const hlo::HloSharding& sharding, int64_t num_devices);
 
 // Whether every device holds the whole value (its shard shape is the full shape): replicated,
 // maximal-free tilings whose data dims are all 1 (e.g. manual subgroups over whole values),
