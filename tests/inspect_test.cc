@@ -127,6 +127,36 @@ TEST(InspectTest, DiffOfTwoPartitionings) {
               MatchesRegex("(.|\n)*\n  x +parameter +f32\\[8,16\\] +f32\\[4,4\\]\n(.|\n)*"));
 }
 
+// Our partitioner gives every instruction it makes for an op that op's metadata (as XLA's
+// does), so --by-source can say which source op and line the bytes are received for. The FSDP
+// weight w (f32[16,8], split over 2 devices) is gathered for the dot: 512 B in groups of 2,
+// 256 B received; the negate needs nothing.
+TEST(InspectTest, BytesBySourceOpAndLine) {
+  const fs::path dir = testing_tools::FreshDir("by_source");
+  testing_tools::WriteFile(dir / "m.hlo", R"(HloModule m, num_partitions=2
+ENTRY e {
+  x = f32[8,16] parameter(0), sharding={devices=[2,1]0,1}
+  w = f32[16,8] parameter(1), sharding={devices=[2,1]0,1}
+  d = f32[8,8] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}, sharding={devices=[2,1]0,1}, metadata={op_name="mlp/dot" source_file="model.py" source_line=12}
+  ROOT n = f32[8,8] negate(d), sharding={devices=[2,1]0,1}, metadata={op_name="mlp/neg" source_file="model.py" source_line=13}
+}
+)");
+  const std::string out = (dir / "out.hlo").string();
+  Outcome p = RunShell("tools/spmd-partition " + (dir / "m.hlo").string() + " -o " + out);
+  ASSERT_EQ(p.code, 0) << p.err;
+  const std::string partitioned = testing_tools::ReadFile(out);
+  EXPECT_THAT(partitioned,
+              HasSubstr("all-gather(%w), dimensions={0}, channel_id=1, replica_groups=[1,2]<=[2], "
+                        "use_global_device_ids=true, metadata={op_name=\"mlp/dot\" "
+                        "source_file=\"model.py\" source_line=12}"));
+  Outcome r = RunShell(std::string(kTool) + out + " --by-source 5");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("by source op (256 bytes)"));
+  EXPECT_THAT(r.out, MatchesRegex("(.|\n)*\n +256 +100% +1 +mlp/dot\n(.|\n)*"));
+  EXPECT_THAT(r.out, MatchesRegex("(.|\n)*\n +256 +100% +1 +model.py:12\n(.|\n)*"));
+  EXPECT_THAT(r.out, Not(HasSubstr("mlp/neg")));
+}
+
 TEST(InspectTest, BadInputFailsWithLocationAndNoOutput) {
   const fs::path dir = testing_tools::FreshDir("bad");
   testing_tools::WriteFile(dir / "bad.hlo",

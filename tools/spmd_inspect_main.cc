@@ -8,6 +8,7 @@
 #include "CLI/CLI.hpp"
 #include "hlo/io/module_io.h"
 #include "hlo/large_stack.h"
+#include "tools/inspect/by_source.h"
 #include "tools/inspect/dot_writer.h"
 #include "tools/inspect/html_report.h"
 #include "tools/inspect/inspected_module.h"
@@ -19,6 +20,7 @@ struct Flags {
   std::string input, stats = "text", html, dot, device_model;
   std::vector<std::string> diff;
   int64_t num_partitions = 0;
+  int64_t by_source = 0;
 };
 
 // Loads `path`, printing its error; null on failure.
@@ -55,6 +57,7 @@ int RunInspect(const Flags& f, const tools::InspectOptions& options) {
     std::cout << hlo::StatsToJson(m->stats) << "\n";
   } else {
     std::cout << tools::InspectReportText(*m);
+    if (f.by_source > 0) std::cout << "\n" << tools::BySourceText(*m, f.by_source);
   }
   bool ok = true;
   if (!f.html.empty()) ok &= Write(f.html, tools::InspectReportHtml(*m));
@@ -80,6 +83,9 @@ int Main(int argc, char** argv) {
       ->check(CLI::IsMember({"json", "text"}));
   app.add_option("--device-model", f.device_model,
                  "cost-model name or JSON file, for estimated_step_time_us (default h100-nvlink)");
+  app.add_option("--by-source", f.by_source,
+                 "text report: also the N source ops and source lines that receive the most bytes")
+      ->check(CLI::PositiveNumber);
   CLI::Option* html = app.add_option("--html", f.html, "write a self-contained HTML page here");
   CLI::Option* dot = app.add_option("--dot", f.dot, "write the program graph as Graphviz here");
   app.add_option("--diff", f.diff, "compare two partitionings A B of the same module")

@@ -10,6 +10,7 @@
 //                ROOT %ag = f32[8] all-gather(%n.spmd), dimensions={0}, ... }
 #include "spmd/partitioner/spmd_partitioner.h"
 
+#include <algorithm>
 #include <optional>
 #include <vector>
 
@@ -123,16 +124,6 @@ PartitionHandler HandlerFor(const HloInstruction& instr, const HloSharding& shar
   }
 }
 
-// The root's per-device value in the root's sharding.
-// An unannotated root computed in a {manual} region stays manual; one with manual subgroups
-// is not given them (the reference reads it as replicated), so leaving the subgroups that way
-// is an error unless the root is annotated or propagation claimed it.
-absl::StatusOr<HloInstruction*> FinalizeRoot(const HloInstruction& root, PartitionContext& ctx) {
-  HloSharding sharding = InferredSharding(root, ctx);
-  if (!root.has_sharding() && !sharding.IsManual()) sharding = ShardingOf(root);
-  return ctx.GetInSharding(&root, sharding);
-}
-
 absl::Status CheckShardingFits(const HloInstruction& instr, const HloSharding& sharding,
                                int64_t num_devices) {
   absl::Status s = sharding.Validate(instr.shape(), num_devices);
@@ -149,6 +140,59 @@ absl::Status NameInstruction(const absl::Status& status, const HloInstruction& i
   return absl::Status(status.code(), hlo::StrCat("instruction %", instr.name(), ": ", message));
 }
 
+// Where the instructions a handler creates land: the SPMD computation and any computation
+// it adds (windowed-einsum loops). Read before and after a handler runs.
+struct OutputMark {
+  size_t instructions;
+  size_t computations;
+};
+
+OutputMark MarkOutput(const PartitionContext& ctx) {
+  return {ctx.output()->instructions().size(), ctx.output()->parent()->computations().size()};
+}
+
+void StampIfUnset(HloInstruction& instr, const hlo::OpMetadata& metadata) {
+  if (instr.attrs().metadata.empty()) instr.mutable_attrs()->metadata = metadata;
+}
+
+// Gives the instructions made for `original` since `mark` (collectives, reshards, index
+// arithmetic, loop bodies) its source metadata, as XLA's partitioner does, so each collective
+// names the op and source line it serves. What already has metadata keeps it: a called
+// computation partitioned from instructions with their own metadata is left alone.
+void StampSourceMetadata(const HloInstruction& original, const OutputMark& mark,
+                         PartitionContext& ctx) {
+  const hlo::OpMetadata& metadata = original.attrs().metadata;
+  if (metadata.empty()) return;
+  const auto& instructions = ctx.output()->instructions();
+  for (size_t i = mark.instructions; i < instructions.size(); ++i) {
+    StampIfUnset(*instructions[i], metadata);
+  }
+  const auto& computations = ctx.output()->parent()->computations();
+  for (size_t c = mark.computations; c < computations.size(); ++c) {
+    const auto& body = computations[c]->instructions();
+    const bool bare = std::all_of(body.begin(), body.end(),
+                                  [](const auto& i) { return i->attrs().metadata.empty(); });
+    // Scalar computations are reducers and comparators that many instructions share.
+    const HloInstruction* root = computations[c]->root_instruction();
+    const bool scalar = root != nullptr && root->shape().IsArray() && root->shape().rank() == 0;
+    if (!bare || root == nullptr || scalar) continue;
+    for (const auto& instr : body) StampIfUnset(*instr, metadata);
+  }
+}
+
+// The root's per-device value in the root's sharding.
+// An unannotated root computed in a {manual} region stays manual; one with manual subgroups
+// is not given them (the reference reads it as replicated), so leaving the subgroups that way
+// is an error unless the root is annotated or propagation claimed it.
+absl::StatusOr<HloInstruction*> FinalizeRoot(const HloInstruction& root, PartitionContext& ctx) {
+  HloSharding sharding = InferredSharding(root, ctx);
+  if (!root.has_sharding() && !sharding.IsManual()) sharding = ShardingOf(root);
+  const OutputMark mark = MarkOutput(ctx);
+  absl::StatusOr<HloInstruction*> value = ctx.GetInSharding(&root, sharding);
+  StampSourceMetadata(root, mark, ctx);
+  return value;
+}
+
 // Partitions `original`'s instructions, operands first, into ctx.output(). Parameter i takes
 // `params[i]` where given (a called computation's parameters arrive as the caller sends
 // them), else its own sharding.
@@ -160,7 +204,9 @@ absl::Status PartitionInstructions(const HloComputation& original,
     const HloSharding sharding =
         given ? params[instr->parameter_number()] : InferredSharding(*instr, ctx);
     RETURN_IF_ERROR(CheckShardingFits(*instr, sharding, ctx.num_devices()));
+    const OutputMark mark = MarkOutput(ctx);
     RETURN_IF_ERROR(NameInstruction(HandlerFor(*instr, sharding)(*instr, sharding, ctx), *instr));
+    StampSourceMetadata(*instr, mark, ctx);
   }
   return absl::OkStatus();
 }
