@@ -7,6 +7,7 @@
 // input, deep nesting of calls and conditionals, more device threads than the machine gives.
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -38,10 +39,11 @@ std::string Module(const std::string& name, const std::string& text) {
 }
 
 // `spmd-run --verify` on `path` passes: the SPMD program matches the unpartitioned one.
-void ExpectVerifies(const std::string& path, const std::string& flags = "") {
+Outcome ExpectVerifies(const std::string& path, const std::string& flags = "") {
   Outcome r = RunShell(Cmd(kRun, "--verify " + flags + path));
   EXPECT_EQ(r.code, 0) << path << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr("verification passed")) << path;
+  return r;
 }
 
 // `spmd-run --verify` on `path` refuses it with `message`, placed at `line`:8 (a ROOT line).
@@ -68,6 +70,52 @@ TEST(NeverSilentTest, ManualValueAtAnUnannotatedRootStaysManual) {
     EXPECT_EQ(r.code, 0) << r.out << r.err;
     EXPECT_THAT(r.out + r.err, HasSubstr("output (manual"));
   }
+}
+
+// Found by the partition fuzzer: propagation carries {manual} through every op that consumes a
+// manual value (async calls, scan, custom-calls, barriers, tuple-shaped results), so the root
+// is manual there too. Without propagation an unannotated root is replicated, and a manual
+// value reaching it is refused as for an explicit {replicated}.
+TEST(NeverSilentTest, ManualRegionReachesTheRootThroughAnyOp) {
+  const std::string head = "HloModule m, num_partitions=2\n";
+  const std::string sum =
+      "add {\n  a = f32[2] parameter(0)\n  b = f32[2] parameter(1)\n"
+      "  s = f32[2] add(a, b)\n  ROOT t = (f32[2], f32[2]) tuple(s, s)\n}\n";
+  const std::string called =
+      "c {\n  a = s32[8] parameter(0)\n  b = s32[8] parameter(1)\n"
+      "  ROOT s = s32[8] add(a, b)\n}, execution_thread=\"thread_1\"\n";
+  const std::string cmp =
+      "cmp {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+      "  c = s32[] parameter(2)\n  d = s32[] parameter(3)\n"
+      "  ROOT lt = pred[] compare(a, b), direction=LT\n}\n";
+  const std::string f32_p = "  p = f32[2,8] parameter(0), sharding={manual}\n";
+  const std::vector<std::string> modules = {
+      head + called +
+          "ENTRY e {\n  p = s32[8] parameter(0), sharding={manual}\n"
+          "  q = s32[8] parameter(1), sharding={manual}\n"
+          "  s = ((s32[8], s32[8]), s32[8], u32[]) call-start(p, q), "
+          "async_execution_thread=\"thread_1\", to_apply=c\n"
+          "  ROOT d = s32[8] call-done(s)\n}, execution_thread=\"thread_0\"\n",
+      head + sum + "ENTRY e {\n" + f32_p + "  q = f32[2] parameter(1)\n" +
+          "  s = (f32[2,8], f32[2]) scan(p, q), dimensions={1}, to_apply=add, "
+          "is_associative=true, num_carries=1\n"
+          "  ROOT g = f32[2,8] get-tuple-element(s), index=0\n}\n",
+      head + "ENTRY e {\n" + f32_p +
+          "  b = f32[2,8] custom-call(p), custom_call_target=\"ShardBarrierFrom\"\n"
+          "  ROOT n = f32[2,8] negate(b)\n}\n",
+      head + "ENTRY e {\n" + f32_p +
+          "  ROOT t = (f32[2,3], s32[2,3]) custom-call(p), custom_call_target=\"TopK\"\n}\n",
+      head + cmp + "ENTRY e {\n" + f32_p + "  i = s32[2,8] iota(), iota_dimension=1\n" +
+          "  ROOT s = (f32[2,8], s32[2,8]) sort(p, i), dimensions={1}, to_apply=cmp\n}\n"};
+  for (const std::string& text : modules) {
+    Outcome r = ExpectVerifies(Module("manual_through", text));
+    EXPECT_THAT(r.out, HasSubstr("(manual; worst device")) << text;
+    EXPECT_THAT(r.out, Not(HasSubstr("MISMATCH"))) << text;
+  }
+  ExpectRefused(Module("manual_unannotated_root",
+                       head + "ENTRY e {\n  p = f32[4] parameter(0), sharding={manual}\n"
+                              "  ROOT c = f32[4] copy(p)\n}\n"),
+                4, "cannot reshard {manual} to {replicated}", "--passes partition,cleanup ");
 }
 
 TEST(NeverSilentTest, ReplicaGroupNamingADeviceTwiceIsRefused) {

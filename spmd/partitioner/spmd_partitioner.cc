@@ -124,6 +124,15 @@ PartitionHandler HandlerFor(const HloInstruction& instr, const HloSharding& shar
   }
 }
 
+// `status` of resharding unannotated `root` to replicated, saying why it was asked for.
+absl::Status UnannotatedRootHint(const absl::Status& status, const HloInstruction& root) {
+  if (status.ok() || root.has_sharding()) return status;
+  return absl::Status(status.code(),
+                      hlo::StrCat(status.message(),
+                                  " (the root has no sharding, so it is replicated: annotate it, "
+                                  "e.g. sharding={manual}, or run the propagate pass)"));
+}
+
 absl::Status CheckShardingFits(const HloInstruction& instr, const HloSharding& sharding,
                                int64_t num_devices) {
   absl::Status s = sharding.Validate(instr.shape(), num_devices);
@@ -180,13 +189,11 @@ void StampSourceMetadata(const HloInstruction& original, const OutputMark& mark,
   }
 }
 
-// The root's per-device value in the root's sharding.
-// An unannotated root computed in a {manual} region stays manual; one with manual subgroups
-// is not given them (the reference reads it as replicated), so leaving the subgroups that way
-// is an error unless the root is annotated or propagation claimed it.
+// The root's per-device value in the root's sharding. An unannotated root is replicated (XLA's
+// rule, and what the reference reads), also when it is computed in a manual region: leaving
+// the region that way is an error (UnannotatedRootHint) unless propagation claimed the root.
 absl::StatusOr<HloInstruction*> FinalizeRoot(const HloInstruction& root, PartitionContext& ctx) {
-  HloSharding sharding = InferredSharding(root, ctx);
-  if (!root.has_sharding() && !sharding.IsManual()) sharding = ShardingOf(root);
+  const HloSharding sharding = ShardingOf(root);
   const OutputMark mark = MarkOutput(ctx);
   absl::StatusOr<HloInstruction*> value = ctx.GetInSharding(&root, sharding);
   StampSourceMetadata(root, mark, ctx);
@@ -269,7 +276,8 @@ absl::StatusOr<bool> SpmdPartitioner::RunImpl(hlo::HloModule* module) {
   PartitionContext ctx(output, num_devices, &planner, &channel_ids, &log_, &options_);
   RETURN_IF_ERROR(PartitionInstructions(*entry, {}, ctx));
   absl::StatusOr<HloInstruction*> root = FinalizeRoot(*entry->root_instruction(), ctx);
-  RETURN_IF_ERROR(NameInstruction(root.status(), *entry->root_instruction()));
+  RETURN_IF_ERROR(NameInstruction(UnannotatedRootHint(root.status(), *entry->root_instruction()),
+                                  *entry->root_instruction()));
   output->set_root_instruction(*root);
   // Swap the new entry in: callees stay; the old entry's instructions go away with it.
   HloComputation* new_entry = output;

@@ -1,6 +1,7 @@
 // The pass in four steps: value classes (value_classes.h), user shardings as the classes'
-// starting states (user_shardings.h), one RuleEdge per instruction with a FactorRule, then the
-// engine's fixed point (propagation_engine.h). Finally every unannotated instruction that can
+// starting states (user_shardings.h) with manual regions closed over every op
+// (manual_regions.h), one RuleEdge per instruction with a FactorRule, then the engine's fixed
+// point (propagation_engine.h). Finally every unannotated instruction that can
 // hold a sharding takes its classes' shardings (a tuple sharding leaf by leaf, {replicated}
 // where a leaf has none), checked with HloSharding::Validate, and the log records each
 // instruction's sharding with its provenance. Shard barriers are removed at the end.
@@ -12,9 +13,10 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "hlo/ir/hlo_computation.h"
-#include "hlo/status_macros.h"
 #include "hlo/sharding/sharding_transforms.h"
+#include "hlo/status_macros.h"
 #include "hlo/strings.h"
+#include "spmd/propagation/manual_regions.h"
 #include "spmd/propagation/propagation_engine.h"
 #include "spmd/propagation/shard_barriers.h"
 #include "spmd/propagation/value_classes.h"
@@ -212,9 +214,11 @@ absl::StatusOr<bool> ShardingPropagation::RunImpl(hlo::HloModule* module) {
   }
   RETURN_IF_ERROR(CheckWhileDeviceAssignments(*module));
   const ValueClasses classes(*module);
+  std::vector<ClassState> initial = InitialStates(*module, classes);
+  const absl::flat_hash_set<const HloInstruction*> manual =
+      ClaimManualRegions(*module, classes, initial);
   ReshardPlanner planner;
-  PropagationEngine engine(InitialStates(*module, classes), BuildEdges(*module, classes),
-                           num_devices, &planner);
+  PropagationEngine engine(std::move(initial), BuildEdges(*module, classes), num_devices, &planner);
   engine.Run();
   log_.visits = engine.visits();
   absl::flat_hash_set<const HloInstruction*> with_rule;
@@ -227,7 +231,7 @@ absl::StatusOr<bool> ShardingPropagation::RunImpl(hlo::HloModule* module) {
                                                                              classes, states);
       const ClassState* state = nullptr;
       if (!keep && (CanAssign(*instr, with_rule.contains(instr.get())) || HasUnknownLeaf(*instr) ||
-                    instr->opcode() == HloOpcode::kCustomCall)) {
+                    instr->opcode() == HloOpcode::kCustomCall || manual.contains(instr.get()))) {
         std::optional<HloSharding> s = InferredSharding(*instr, classes, states, num_devices);
         if (s && (!instr->has_sharding() || *s != instr->sharding())) {
           instr->set_sharding(*std::move(s));

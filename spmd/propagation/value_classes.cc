@@ -5,6 +5,7 @@
 #include "spmd/propagation/value_classes.h"
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 
 #include "hlo/ir/hlo_computation.h"
@@ -13,6 +14,13 @@ namespace spmd {
 
 using hlo::HloInstruction;
 using hlo::HloOpcode;
+
+bool JoinsResultsToOperands(HloOpcode opcode) {
+  static constexpr HloOpcode kJoining[] = {
+      HloOpcode::kTuple, HloOpcode::kGetTupleElement, HloOpcode::kWhile,
+      HloOpcode::kCall,  HloOpcode::kConditional,     HloOpcode::kOptimizationBarrier};
+  return std::find(std::begin(kJoining), std::end(kJoining), opcode) != std::end(kJoining);
+}
 
 int64_t LeafOffset(const hlo::Shape& tuple_shape, int64_t index) {
   int64_t offset = 0;

@@ -22,6 +22,9 @@
 
 namespace spmd {
 
+// Whether the classes join `opcode`'s results to its operands (the ops listed above).
+bool JoinsResultsToOperands(hlo::HloOpcode opcode);
+
 class ValueClasses {
  public:
   // Builds the classes of every instruction of every computation of `module`.
