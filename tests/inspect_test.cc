@@ -114,10 +114,12 @@ TEST(InspectTest, DiffOfTwoPartitionings) {
                "--diff tests/testdata/matmul_spmd.hlo tests/testdata/matmul_spmd_wrong_group.hlo");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(r.out, MatchesRegex("(.|\n)*all-gather bytes +576 +576 +0\n(.|\n)*"));
+  // Same devices in another order: an all-gather concatenates in group order, so they differ.
   EXPECT_THAT(r.out,
               MatchesRegex("(.|\n)*1 +all-gather +xg +f32\\[4,16\\] +\\[2,4\\]<=\\[4,2\\]T\\(1,0\\)"
                            " +1 +192 +\\| +all-gather +xg +f32\\[4,16\\] +"
-                           "\\{\\{0,2,6,4\\},\\{1,3,5,7\\}\\} +1 +192\n(.|\n)*"));
+                           "\\{\\{0,2,6,4\\},\\{1,3,5,7\\}\\} +1 +192 +other groups\n(.|\n)*"));
+  EXPECT_THAT(r.out, MatchesRegex("(.|\n)*2 +all-gather +wg (.|\n)* +same\n(.|\n)*"));
   // Against the unpartitioned module (1 device): the parameters' per-device shapes differ.
   Outcome full = RunShell(std::string(kTool) +
                           "--diff tests/testdata/matmul.hlo tests/testdata/matmul_spmd.hlo");
@@ -155,6 +157,57 @@ ENTRY e {
   EXPECT_THAT(r.out, MatchesRegex("(.|\n)*\n +256 +100% +1 +mlp/dot\n(.|\n)*"));
   EXPECT_THAT(r.out, MatchesRegex("(.|\n)*\n +256 +100% +1 +model.py:12\n(.|\n)*"));
   EXPECT_THAT(r.out, Not(HasSubstr("mlp/neg")));
+}
+
+// Two partitionings name and order their collectives differently: --diff pairs them by kind,
+// shape and replica groups (iota and explicit lists alike), lists the unpaired ones, and with
+// --fail-on-increase exits 1 when B moves more bytes than A (the permute's 512 B here).
+TEST(InspectTest, DiffPairsCollectivesByWhatTheyDo) {
+  const fs::path dir = testing_tools::FreshDir("diff_pairs");
+  testing_tools::WriteFile(dir / "a.hlo", R"(HloModule m, num_partitions=4
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+ENTRY e {
+  p = f32[8,16] parameter(0)
+  g = f32[16,16] all-gather(p), dimensions={0}, replica_groups=[2,2]<=[4], use_global_device_ids=true, channel_id=1
+  ROOT r = f32[16,16] all-reduce(g), replica_groups=[1,4]<=[4], use_global_device_ids=true, channel_id=2, to_apply=add
+}
+)");
+  testing_tools::WriteFile(dir / "b.hlo", R"(HloModule m, num_partitions=4
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+ENTRY e {
+  p = f32[8,16] parameter(0)
+  extra = f32[8,16] collective-permute(p), source_target_pairs={{0,1},{1,0},{2,3},{3,2}}, channel_id=3
+  gathered = f32[16,16] all-gather(extra), dimensions={0}, replica_groups={{0,1},{2,3}}, use_global_device_ids=true, channel_id=4
+  ROOT sum = f32[16,16] all-reduce(gathered), replica_groups={{3,1,0,2}}, use_global_device_ids=true, channel_id=5, to_apply=add
+}
+)");
+  const std::string pair = (dir / "a.hlo").string() + " " + (dir / "b.hlo").string();
+  Outcome r = RunShell(std::string(kTool) + "--diff " + pair);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out,
+              MatchesRegex("(.|\n)*1 +all-gather +g +f32\\[16,16\\] +\\[2,2\\]<=\\[4\\] (.|\n)*"
+                           "\\| +all-gather +gathered +f32\\[16,16\\] +\\{\\{0,1\\},\\{2,3\\}\\} "
+                           "(.|\n)* +same\n(.|\n)*"));
+  // An all-reduce's group order does not matter: {{3,1,0,2}} is [1,4]<=[4].
+  EXPECT_THAT(
+      r.out,
+      MatchesRegex("(.|\n)*2 +all-reduce +r (.|\n)*\\| +all-reduce +sum (.|\n)* +same\n(.|\n)*"));
+  EXPECT_THAT(r.out,
+              MatchesRegex("(.|\n)*\\| +collective-permute +extra (.|\n)* +B only\n(.|\n)*"));
+  Outcome same = RunShell(std::string(kTool) + "--fail-on-increase --diff " +
+                          (dir / "a.hlo").string() + " " + (dir / "a.hlo").string());
+  EXPECT_EQ(same.code, 0) << same.err;
+  Outcome grew = RunShell(std::string(kTool) + "--fail-on-increase --diff " + pair);
+  EXPECT_EQ(grew.code, 1) << grew.out;
+  EXPECT_THAT(grew.err, HasSubstr("B grew: bytes received per device"));
 }
 
 TEST(InspectTest, BadInputFailsWithLocationAndNoOutput) {

@@ -1,7 +1,8 @@
 // spmd-inspect: reads an SPMD-partitioned module (ours, or one XLA dumped after partitioning)
 // and prints its statistics (../shared/docs/cli-contract.md), every collective and the
 // per-device peak memory; writes an HTML page (--html) or Graphviz (--dot); compares two
-// partitionings (--diff A B). Exit codes: 0 success, 1 an input failed, 2 usage error.
+// partitionings (--diff A B). Exit codes: 0 success, 1 an input failed (or, with
+// --fail-on-increase, B grew), 2 usage error.
 #include <iostream>
 #include <optional>
 
@@ -21,6 +22,7 @@ struct Flags {
   std::vector<std::string> diff;
   int64_t num_partitions = 0;
   int64_t by_source = 0;
+  bool fail_on_increase = false;
 };
 
 // Loads `path`, printing its error; null on failure.
@@ -41,7 +43,10 @@ int RunDiff(const Flags& f, const tools::InspectOptions& options) {
   } else {
     std::cout << tools::DiffReportText(*a, *b);
   }
-  return 0;
+  if (!f.fail_on_increase) return 0;
+  const std::vector<std::string> grew = tools::DiffGrowth(*a, *b);
+  for (const std::string& line : grew) std::cerr << "spmd-inspect: B grew: " << line << "\n";
+  return grew.empty() ? 0 : 1;
 }
 
 bool Write(const std::string& path, const std::string& bytes) {
@@ -88,11 +93,16 @@ int Main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   CLI::Option* html = app.add_option("--html", f.html, "write a self-contained HTML page here");
   CLI::Option* dot = app.add_option("--dot", f.dot, "write the program graph as Graphviz here");
-  app.add_option("--diff", f.diff, "compare two partitionings A B of the same module")
-      ->expected(2)
-      ->excludes(input)
-      ->excludes(html)
-      ->excludes(dot);
+  CLI::Option* diff_option =
+      app.add_option("--diff", f.diff, "compare two partitionings A B of the same module")
+          ->expected(2)
+          ->excludes(input)
+          ->excludes(html)
+          ->excludes(dot);
+  app.add_flag("--fail-on-increase", f.fail_on_increase,
+               "with --diff: exit 1 when B receives more bytes, computes more FLOPs or needs more "
+               "peak memory per device than A")
+      ->needs(diff_option);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

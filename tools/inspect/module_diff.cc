@@ -1,6 +1,8 @@
-// Three text tables. The collectives are paired by position (the i-th collective of A beside
-// the i-th of B), since two partitioners name and order their collectives differently; the
-// instruction table pairs by name, which both sides usually keep for the original module's
+// Three text tables. The collectives are paired by what they serve and do, not by name or
+// position (two partitioners name and order their collectives differently): the same source op
+// and shape first, then the same shape and replica groups (compared as sets of devices), then
+// the same shape, then the same source op; unpaired ones are listed as "A only" / "B only".
+// The instruction table pairs by name, which both sides usually keep for the original module's
 // instructions (parameters, dots, the root).
 #include "tools/inspect/module_diff.h"
 
@@ -35,29 +37,114 @@ std::string SummaryTable(const hlo::ModuleStats& a, const hlo::ModuleStats& b) {
   return FormatTextTable(rows, "  ");
 }
 
-std::vector<std::string> CollectiveCells(const std::vector<hlo::CollectiveRecord>& list, size_t i) {
-  if (i >= list.size()) return {"", "", "", "", "", ""};
-  const hlo::CollectiveRecord& c = list[i];
-  return {std::string(hlo::CollectiveKindName(c.kind)),
-          c.instr->name(),
-          ShortShape(*c.output_shape),
-          hlo::DescribeGroups(*c.instr),
-          hlo::StrCat(c.executions),
-          hlo::StrCat(c.bytes * c.executions)};
+// A collective's communication pattern in a canonical form: the expanded replica groups
+// (`[2,4]<=[8]` and `{{0,1,2,3},{4,5,6,7}}` read alike) in sorted order, each group's members
+// sorted only for an all-reduce (elsewhere their order places the data), or the sorted
+// source-target pairs of a collective-permute. Empty replica groups stay empty (all devices).
+std::vector<std::vector<int64_t>> CanonicalGroups(const hlo::HloInstruction& instr) {
+  const hlo::InstructionAttributes& a = instr.attrs();
+  std::vector<std::vector<int64_t>> groups;
+  if (!a.source_target_pairs.empty()) {
+    for (const auto& [from, to] : a.source_target_pairs) groups.push_back({from, to});
+  } else if (a.replica_groups) {
+    groups = a.replica_groups->Expanded();
+    if (instr.opcode() == hlo::HloOpcode::kAllReduce ||
+        instr.opcode() == hlo::HloOpcode::kAllReduceStart) {
+      for (std::vector<int64_t>& g : groups) std::sort(g.begin(), g.end());
+    }
+  }
+  std::sort(groups.begin(), groups.end());
+  return groups;
+}
+
+// How two collectives are paired, tried in this order: the same source op (metadata op_name),
+// kind and per-device shape; the same kind, shape and groups; the same kind and shape; the same
+// source op and kind. Within a level, in program order.
+enum class PairLevel { kSourceShape, kShapeGroups, kShape, kSource };
+
+bool Pairs(const hlo::CollectiveRecord& a, const hlo::CollectiveRecord& b, PairLevel level) {
+  if (a.kind != b.kind) return false;
+  const std::string& op_a = a.instr->attrs().metadata.op_name;
+  const bool same_source = !op_a.empty() && op_a == b.instr->attrs().metadata.op_name;
+  const bool same_shape = ShortShape(*a.output_shape) == ShortShape(*b.output_shape);
+  switch (level) {
+    case PairLevel::kSourceShape:
+      return same_source && same_shape;
+    case PairLevel::kShapeGroups:
+      return same_shape && CanonicalGroups(*a.instr) == CanonicalGroups(*b.instr);
+    case PairLevel::kShape:
+      return same_shape;
+    case PairLevel::kSource:
+      return same_source;
+  }
+  return false;
+}
+
+// partner[i]: the index in `b` paired with a[i], or -1.
+std::vector<int64_t> PairCollectives(const std::vector<hlo::CollectiveRecord>& a,
+                                     const std::vector<hlo::CollectiveRecord>& b) {
+  std::vector<int64_t> partner(a.size(), -1);
+  std::vector<bool> taken(b.size(), false);
+  for (PairLevel level :
+       {PairLevel::kSourceShape, PairLevel::kShapeGroups, PairLevel::kShape, PairLevel::kSource}) {
+    for (size_t i = 0; i < a.size(); ++i) {
+      for (size_t j = 0; j < b.size() && partner[i] < 0; ++j) {
+        if (taken[j] || !Pairs(a[i], b[j], level)) continue;
+        partner[i] = static_cast<int64_t>(j);
+        taken[j] = true;
+      }
+    }
+  }
+  return partner;
+}
+
+std::vector<std::string> CollectiveCells(const hlo::CollectiveRecord* c) {
+  if (c == nullptr) return {"", "", "", "", "", ""};
+  return {std::string(hlo::CollectiveKindName(c->kind)),
+          c->instr->name(),
+          ShortShape(*c->output_shape),
+          hlo::DescribeGroups(*c->instr),
+          hlo::StrCat(c->executions),
+          hlo::StrCat(c->bytes * c->executions)};
+}
+
+std::string Comparison(const hlo::CollectiveRecord* a, const hlo::CollectiveRecord* b) {
+  if (a == nullptr || b == nullptr) return a == nullptr ? "B only" : "A only";
+  const bool groups = CanonicalGroups(*a->instr) == CanonicalGroups(*b->instr);
+  const int64_t bytes_a = a->bytes * a->executions, bytes_b = b->bytes * b->executions;
+  if (groups && bytes_a == bytes_b) return "same";
+  return hlo::StrCat(groups ? "same groups" : "other groups", bytes_a == bytes_b ? "" : ", bytes ",
+                     bytes_a == bytes_b ? "" : (bytes_b > bytes_a ? "+" : ""),
+                     bytes_a == bytes_b ? "" : hlo::StrCat(bytes_b - bytes_a));
+}
+
+void AddPairRow(size_t n, const hlo::CollectiveRecord* a, const hlo::CollectiveRecord* b,
+                Rows& rows) {
+  std::vector<std::string> row = {hlo::StrCat(n)};
+  for (std::string& cell : CollectiveCells(a)) row.push_back(std::move(cell));
+  row.push_back("|");
+  for (std::string& cell : CollectiveCells(b)) row.push_back(std::move(cell));
+  row.push_back(Comparison(a, b));
+  rows.push_back(std::move(row));
 }
 
 std::string CollectivesSideBySide(const InspectedModule& a, const InspectedModule& b) {
   Rows rows = {{"#", "A kind", "A instruction", "A shape", "A groups", "A times", "A bytes", "|",
-                "B kind", "B instruction", "B shape", "B groups", "B times", "B bytes"}};
-  const size_t n = std::max(a.collectives.size(), b.collectives.size());
-  for (size_t i = 0; i < n; ++i) {
-    std::vector<std::string> row = {hlo::StrCat(i + 1)};
-    for (std::string& cell : CollectiveCells(a.collectives, i)) row.push_back(std::move(cell));
-    row.push_back("|");
-    for (std::string& cell : CollectiveCells(b.collectives, i)) row.push_back(std::move(cell));
-    rows.push_back(std::move(row));
+                "B kind", "B instruction", "B shape", "B groups", "B times", "B bytes", "B vs A"}};
+  const std::vector<int64_t> partner = PairCollectives(a.collectives, b.collectives);
+  std::vector<bool> paired(b.collectives.size(), false);
+  for (size_t i = 0; i < a.collectives.size(); ++i) {
+    const hlo::CollectiveRecord* other = nullptr;
+    if (partner[i] >= 0) {
+      other = &b.collectives[partner[i]];
+      paired[partner[i]] = true;
+    }
+    AddPairRow(rows.size(), &a.collectives[i], other, rows);
   }
-  return n == 0 ? "  (none on either side)\n" : FormatTextTable(rows, "  ");
+  for (size_t j = 0; j < b.collectives.size(); ++j) {
+    if (!paired[j]) AddPairRow(rows.size(), nullptr, &b.collectives[j], rows);
+  }
+  return rows.size() == 1 ? "  (none on either side)\n" : FormatTextTable(rows, "  ");
 }
 
 std::string ShapeDifferences(const hlo::HloModule& a, const hlo::HloModule& b) {
@@ -81,12 +168,23 @@ std::string ShapeDifferences(const hlo::HloModule& a, const hlo::HloModule& b) {
 }  // namespace
 
 std::string DiffReportText(const InspectedModule& a, const InspectedModule& b) {
-  return hlo::StrCat("A: ", a.stats.input, " (module ", a.stats.module_name,
-                     ")\nB: ", b.stats.input, " (module ", b.stats.module_name, ")\n\nstatistics\n",
-                     SummaryTable(a.stats, b.stats), "\ncollectives in program order\n",
-                     CollectivesSideBySide(a, b),
-                     "\nentry instructions in both whose per-device shapes differ\n",
-                     ShapeDifferences(*a.parsed.module, *b.parsed.module));
+  return hlo::StrCat(
+      "A: ", a.stats.input, " (module ", a.stats.module_name, ")\nB: ", b.stats.input, " (module ",
+      b.stats.module_name, ")\n\nstatistics\n", SummaryTable(a.stats, b.stats),
+      "\ncollectives, paired (A in program order, then B only)\n", CollectivesSideBySide(a, b),
+      "\nentry instructions in both whose per-device shapes differ\n",
+      ShapeDifferences(*a.parsed.module, *b.parsed.module));
+}
+
+std::vector<std::string> DiffGrowth(const InspectedModule& a, const InspectedModule& b) {
+  std::vector<std::string> grew;
+  auto check = [&](const char* what, int64_t x, int64_t y) {
+    if (y > x) grew.push_back(hlo::StrCat(what, " ", x, " -> ", y));
+  };
+  check("bytes received per device", a.stats.comm_bytes, b.stats.comm_bytes);
+  check("flops per device", a.stats.flops, b.stats.flops);
+  check("peak memory per device", a.stats.peak_memory_bytes, b.stats.peak_memory_bytes);
+  return grew;
 }
 
 }  // namespace tools

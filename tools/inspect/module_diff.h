@@ -1,16 +1,22 @@
 // spmd-inspect --diff A B: two partitionings of the same module side by side (for example ours
 // against the one XLA dumped): the statistics with their differences, the collectives of each
-// in program order, and the instructions both have by name whose per-device shapes differ.
+// paired by source op, shape and replica groups, and the instructions both have by name whose
+// per-device shapes differ.
 #ifndef TOOLS_INSPECT_MODULE_DIFF_H_
 #define TOOLS_INSPECT_MODULE_DIFF_H_
 
 #include <string>
+#include <vector>
 
 #include "tools/inspect/inspected_module.h"
 
 namespace tools {
 
 std::string DiffReportText(const InspectedModule& a, const InspectedModule& b);
+
+// What B has more of than A, one line each ("bytes received per device 10 -> 12"): bytes
+// received, FLOPs and peak memory per device. Empty when nothing grew.
+std::vector<std::string> DiffGrowth(const InspectedModule& a, const InspectedModule& b);
 
 }  // namespace tools
 
