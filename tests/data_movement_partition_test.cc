@@ -1,4 +1,4 @@
-// Sort, broadcast and convolution partitioning end to end: the collectives chosen (a sort
+// Sort, broadcast, reshape and convolution partitioning end to end: the collectives chosen (a sort
 // split along its sort dimension moves the split elsewhere by all-to-all rather than
 // gathering; a broadcast of a scalar is rebuilt in any tiling instead of being moved; a
 // convolution runs on batch and output-feature tiles) and the numerics on the CPU executor
@@ -76,6 +76,26 @@ ENTRY main {
       << p.spmd->ToString();
   EXPECT_EQ(Counts(*p.spmd)[HloOpcode::kAllGather], 1) << p.spmd->ToString();
   ExpectVerifies(p, 4);
+}
+
+TEST(ReshapePartitionTest, TilesThatMapSurviveAndTheRestAreSlicedLocally) {
+  // The result's dim 1 split has no equivalent on the operand; its dim 2 split does, and the
+  // operand already holds it: reshape locally, then slice dim 1. Nothing moves.
+  Partitioned p = Partition(R"(
+HloModule r, num_partitions=8
+ENTRY main {
+  x = s32[128,8] parameter(0), sharding={devices=[1,4,2]<=[2,4]T(1,0) last_tile_dim_replicate}
+  ROOT r = s32[2,64,8] reshape(x), sharding={devices=[1,2,4]<=[8]}
+})");
+  ASSERT_NE(p.spmd, nullptr);
+  auto counts = Counts(*p.spmd);
+  EXPECT_EQ(counts[HloOpcode::kAllGather] + counts[HloOpcode::kAllToAll] +
+                counts[HloOpcode::kCollectivePermute] + counts[HloOpcode::kAllReduce],
+            0)
+      << p.spmd->ToString();
+  EXPECT_NE(p.spmd->ToString().find("s32[2,64,2] reshape"), std::string::npos)
+      << p.spmd->ToString();
+  ExpectVerifies(p, 8);
 }
 
 TEST(ConvolutionPartitionTest, BatchAndOutputFeatureTilesRunLocally) {

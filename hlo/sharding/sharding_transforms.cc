@@ -50,24 +50,48 @@ struct Factor {
   int64_t source_dim;
 };
 
+// Appends an untiled factor, merged into an untiled one before it (adjacent untiled factors
+// are one contiguous run of elements, which any target dim may cut).
+void PushUntiled(std::deque<Factor>& factors, int64_t size, int64_t source_dim) {
+  if (size == 1) return;
+  if (!factors.empty() && !factors.back().tiled) {
+    factors.back().size *= size;
+  } else {
+    factors.push_back({size, false, source_dim});
+  }
+}
+
+// The source dim to replicate when group [src_begin, src_end) fails at `failed`: that factor's
+// dim when it is tiled, else the group's minor-most tiled dim.
+int64_t Blame(const Factor& failed, absl::Span<const int64_t> tiles, int64_t src_begin,
+              int64_t src_end) {
+  if (failed.tiled) return failed.source_dim;
+  for (int64_t k = src_end - 1; k >= src_begin; --k) {
+    if (tiles[k] > 1) return k;
+  }
+  return -1;
+}
+
 // Tile counts of target dims [dst_begin, dst_end) from source dims [src_begin, src_end), whose
-// sizes have equal products.
+// sizes have equal products. On failure `*blame` is the source dim whose tiles are at fault.
 absl::Status ReshapeGroup(absl::Span<const int64_t> src, absl::Span<const int64_t> tiles,
                           int64_t src_begin, int64_t src_end, absl::Span<const int64_t> dst,
-                          int64_t dst_begin, int64_t dst_end, std::vector<int64_t>* new_tiles) {
+                          int64_t dst_begin, int64_t dst_end, std::vector<int64_t>* new_tiles,
+                          int64_t* blame) {
   std::deque<Factor> factors;
   for (int64_t k = src_begin; k < src_end; ++k) {
     if (tiles[k] == 1) {
-      if (src[k] > 1) factors.push_back({src[k], false, k});
+      PushUntiled(factors, src[k], k);
       continue;
     }
     if (src[k] % tiles[k] != 0) {
+      *blame = k;
       return absl::InvalidArgumentError(
           absl::StrCat("source dimension ", k, " (size ", src[k], ") is split ", tiles[k],
                        " ways unevenly, and the reshape splits or merges it"));
     }
     factors.push_back({tiles[k], true, k});
-    if (src[k] / tiles[k] > 1) factors.push_back({src[k] / tiles[k], false, k});
+    PushUntiled(factors, src[k] / tiles[k], k);
   }
   for (int64_t j = dst_begin; j < dst_end; ++j) {
     int64_t rem = dst[j];
@@ -77,12 +101,14 @@ absl::Status ReshapeGroup(absl::Span<const int64_t> src, absl::Span<const int64_
       Factor& f = factors.front();
       const int64_t piece = std::min(f.size, rem);
       if (std::max(f.size, rem) % piece != 0) {
+        *blame = Blame(f, tiles, src_begin, src_end);
         return absl::InvalidArgumentError(
             absl::StrCat("target dimension ", j, " (size ", dst[j], ") cuts source dimension ",
                          f.source_dim, " (size ", src[f.source_dim], ", ", tiles[f.source_dim],
                          " tiles) at a point that is not a tile boundary"));
       }
       if (f.tiled && seen_untiled) {
+        *blame = f.source_dim;
         return absl::InvalidArgumentError(absl::StrCat(
             "the tiles of source dimension ", f.source_dim, " would fall on a minor part of ",
             "target dimension ", j, " (size ", dst[j], "), which no tiling expresses"));
@@ -98,10 +124,12 @@ absl::Status ReshapeGroup(absl::Span<const int64_t> src, absl::Span<const int64_
   return absl::OkStatus();
 }
 
-// Tile counts of the target dims of a reshape from `src` (tiled `tiles` ways) to `dst`.
+// Tile counts of the target dims of a reshape from `src` (tiled `tiles` ways) to `dst`. On
+// failure `*blame` is the source dim whose tiles are at fault (-1 if none is).
 absl::StatusOr<std::vector<int64_t>> ReshapeTileCounts(absl::Span<const int64_t> src,
                                                        absl::Span<const int64_t> tiles,
-                                                       absl::Span<const int64_t> dst) {
+                                                       absl::Span<const int64_t> dst,
+                                                       int64_t* blame) {
   const int64_t n = static_cast<int64_t>(src.size());
   const int64_t m = static_cast<int64_t>(dst.size());
   std::vector<int64_t> new_tiles(m, 1);
@@ -112,6 +140,7 @@ absl::StatusOr<std::vector<int64_t>> ReshapeTileCounts(absl::Span<const int64_t>
       new_tiles[j++] = tiles[i++];
     } else if (i < n && src[i] == 1) {
       if (tiles[i] != 1) {
+        *blame = i;
         return absl::InvalidArgumentError(absl::StrCat("source dimension ", i,
                                                        " has size 1 but is split ", tiles[i],
                                                        " ways, and the reshape removes it"));
@@ -134,7 +163,7 @@ absl::StatusOr<std::vector<int64_t>> ReshapeTileCounts(absl::Span<const int64_t>
           return absl::InternalError("reshape dimension products differ");
         }
       }
-      absl::Status status = ReshapeGroup(src, tiles, i, i2, dst, j, j2, &new_tiles);
+      absl::Status status = ReshapeGroup(src, tiles, i, i2, dst, j, j2, &new_tiles, blame);
       if (!status.ok()) return status;
       i = i2;
       j = j2;
@@ -261,8 +290,12 @@ absl::StatusOr<HloSharding> TransposeSharding(const HloSharding& sharding,
   return RebuildTiled(sharding, *std::move(ta));
 }
 
-absl::StatusOr<HloSharding> ReshapeSharding(const HloSharding& sharding, const Shape& source,
-                                            const Shape& target) {
+namespace {
+
+// ReshapeSharding; on failure `*blame` is the source dim whose tiles are at fault (-1 if none).
+absl::StatusOr<HloSharding> ReshapeShardingBlaming(const HloSharding& sharding, const Shape& source,
+                                                   const Shape& target, int64_t* blame) {
+  *blame = -1;
   if (sharding.IsTuple()) return NotForTuples(sharding, "reshape");
   if (!sharding.IsTiled()) return sharding.WithShardGroup({});
   if (!source.IsArray() || !target.IsArray() || source.num_elements() != target.num_elements()) {
@@ -279,7 +312,7 @@ absl::StatusOr<HloSharding> ReshapeSharding(const HloSharding& sharding, const S
     return absl::InvalidArgumentError("cannot reshape a sharding across zero-sized dimensions");
   }
   absl::StatusOr<std::vector<int64_t>> new_tiles =
-      ReshapeTileCounts(source.dimensions(), tiles, target.dimensions());
+      ReshapeTileCounts(source.dimensions(), tiles, target.dimensions(), blame);
   if (!new_tiles.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "sharding ", sharding.ToStringWithoutMetadata(), " of ", source.ToString(false),
@@ -291,6 +324,30 @@ absl::StatusOr<HloSharding> ReshapeSharding(const HloSharding& sharding, const S
   absl::StatusOr<TileAssignment> reshaped = ta.Reshape(dims);
   if (!reshaped.ok()) return reshaped.status();
   return RebuildTiled(sharding, *std::move(reshaped));
+}
+
+}  // namespace
+
+absl::StatusOr<HloSharding> ReshapeSharding(const HloSharding& sharding, const Shape& source,
+                                            const Shape& target) {
+  int64_t blame = -1;
+  return ReshapeShardingBlaming(sharding, source, target, &blame);
+}
+
+absl::StatusOr<HloSharding> ReshapeShardingReplicatingUnmapped(const HloSharding& sharding,
+                                                               const Shape& source,
+                                                               const Shape& target) {
+  HloSharding current = sharding;
+  int64_t blame = -1;
+  absl::StatusOr<HloSharding> result = ReshapeShardingBlaming(current, source, target, &blame);
+  // Each retry replicates one more tiled dim, so at most rank retries.
+  while (!result.ok() && blame >= 0) {
+    absl::StatusOr<HloSharding> fewer = PartiallyReplicate(current, {blame});
+    if (!fewer.ok()) return result.status();
+    current = *std::move(fewer);
+    result = ReshapeShardingBlaming(current, source, target, &blame);
+  }
+  return result;
 }
 
 absl::StatusOr<HloSharding> PartiallyReplicate(const HloSharding& sharding,

@@ -34,6 +34,17 @@ absl::StatusOr<HloSharding> TransposeSharding(const HloSharding& sharding,
 absl::StatusOr<HloSharding> ReshapeSharding(const HloSharding& sharding, const Shape& source,
                                             const Shape& target);
 
+// ReshapeSharding, but a tiled source dim that has no equivalent on `target` is replicated
+// (PartiallyReplicate) and the rest mapped again, so the dims that do map keep their tiles;
+// the result may be {replicated}. Every element stays on the devices that held it (more may
+// hold it).
+//   f32[2,64,8] {devices=[1,2,4]<=[8]} -> f32[128,8]
+//     => {devices=[1,4,2]<=[2,4]T(1,0) last_tile_dim_replicate}   (dim 1's tiles replicated)
+// Fails as ReshapeSharding does for inputs no retry can fix (tuples, mismatched shapes).
+absl::StatusOr<HloSharding> ReshapeShardingReplicatingUnmapped(const HloSharding& sharding,
+                                                               const Shape& source,
+                                                               const Shape& target);
+
 // `sharding` replicated along the data dims `dims`: their tiles move into the replication
 // subgroup (the result is canonical, so it may be {replicated}). Non-tiled leaves are returned
 // unchanged. Fails for tuples and for dims that are not distinct data dims.

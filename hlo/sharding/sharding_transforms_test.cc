@@ -4,9 +4,11 @@
 #include <algorithm>
 #include <numeric>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "hlo/sharding/shard_geometry.h"
@@ -27,6 +29,12 @@ std::string Transposed(const std::string& s, std::vector<int64_t> perm) {
 
 std::string Reshaped(const std::string& s, std::vector<int64_t> from, std::vector<int64_t> to) {
   absl::StatusOr<HloSharding> r = ReshapeSharding(P(s), F32(from), F32(to));
+  return r.ok() ? r->ToString() : std::string(r.status().message());
+}
+
+std::string ReshapedReplicating(const std::string& s, std::vector<int64_t> from,
+                                std::vector<int64_t> to) {
+  absl::StatusOr<HloSharding> r = ReshapeShardingReplicatingUnmapped(P(s), F32(from), F32(to));
   return r.ok() ? r->ToString() : std::string(r.status().message());
 }
 
@@ -212,6 +220,22 @@ std::vector<int64_t> RandomReshape(std::vector<int64_t> dims, std::mt19937& rng)
   return dims;
 }
 
+using Devices = std::set<int64_t>;
+
+// Calls `check` with the devices holding each element of `c.shape` under `c.sharding`, and
+// those holding it in `target`'s layout (the same row-major position) under `reshaped`.
+void ForEachReshapedElement(const ShardingCase& c, const Shape& target, const HloSharding& reshaped,
+                            absl::FunctionRef<void(const Devices&, const Devices&)> check) {
+  std::vector<std::vector<int64_t>> target_index;
+  ForEachElement(target.dimensions(), [&](int64_t, absl::Span<const int64_t> index) {
+    target_index.emplace_back(index.begin(), index.end());
+  });
+  ForEachElement(c.shape.dimensions(), [&](int64_t linear, absl::Span<const int64_t> index) {
+    check(Holders(c.sharding, c.shape, c.num_devices, index),
+          Holders(reshaped, target, c.num_devices, target_index[linear]));
+  });
+}
+
 TEST(ReshapeShardingTest, RandomCasesKeepElementsOnTheirDevices) {
   std::mt19937 rng(5);
   int reshaped = 0;
@@ -223,16 +247,55 @@ TEST(ReshapeShardingTest, RandomCasesKeepElementsOnTheirDevices) {
     ++reshaped;
     SCOPED_TRACE(c.sharding.ToString() + " on " + c.shape.ToString() + " -> " + r->ToString() +
                  " on " + target.ToString());
-    std::vector<std::vector<int64_t>> target_index;
-    ForEachElement(target.dimensions(), [&](int64_t, absl::Span<const int64_t> index) {
-      target_index.emplace_back(index.begin(), index.end());
-    });
-    ForEachElement(c.shape.dimensions(), [&](int64_t linear, absl::Span<const int64_t> index) {
-      ASSERT_EQ(Holders(c.sharding, c.shape, c.num_devices, index),
-                Holders(*r, target, c.num_devices, target_index[linear]));
+    ForEachReshapedElement(c, target, *r, [](const Devices& before, const Devices& after) {
+      ASSERT_EQ(before, after);
     });
   }
   EXPECT_GT(reshaped, 200);
+}
+
+TEST(ReshapeShardingTest, MergesAdjacentUntiledFactors) {
+  // [6,4] -> [4,6] regroups untiled elements only; dim 2's tiles map 1:1.
+  EXPECT_EQ(Reshaped("{devices=[1,1,2]<=[2]}", {6, 4, 2}, {4, 6, 2}), "{devices=[1,1,2]<=[2]}");
+  // Rows 0-1 of [4,6] are rows 0-2 of [6,4].
+  EXPECT_EQ(Reshaped("{devices=[2,1]<=[2]}", {4, 6}, {6, 4}), "{devices=[2,1]<=[2]}");
+}
+
+TEST(ReshapeShardingReplicatingUnmappedTest, KeepsTheDimsThatMap) {
+  // The MoE dispatch reshape: the token dim's tiles land on a minor part of the merged dim,
+  // the expert dim keeps its 4 tiles.
+  EXPECT_EQ(ReshapedReplicating("{devices=[1,2,4]<=[8]}", {2, 64, 8}, {128, 8}),
+            "{devices=[1,4,2]<=[2,4]T(1,0) last_tile_dim_replicate}");
+  EXPECT_EQ(ReshapedReplicating("{devices=[1,4,2]<=[2,4]T(1,0) last_tile_dim_replicate}", {128, 8},
+                                {2, 64, 8}),
+            "{devices=[1,1,4,2]<=[2,4]T(1,0) last_tile_dim_replicate}");
+  // What maps exactly is unchanged.
+  EXPECT_EQ(ReshapedReplicating("{devices=[2,3]<=[6]}", {4, 6}, {2, 2, 6}),
+            "{devices=[2,1,3]<=[6]}");
+  EXPECT_EQ(ReshapedReplicating("{devices=[1,2]<=[2]}", {4, 6}, {24}), "{replicated}");
+  EXPECT_EQ(ReshapedReplicating("{devices=[2,2]<=[4]}", {4, 6}, {24}),
+            "{devices=[2,2]<=[4] last_tile_dim_replicate}");
+  EXPECT_EQ(ReshapedReplicating("{devices=[2,1]<=[2]}", {1, 4}, {4}), "{replicated}");
+  EXPECT_THAT(ReshapedReplicating("{devices=[2]<=[2]}", {4}, {5}), HasSubstr("cannot reshape"));
+}
+
+TEST(ReshapeShardingReplicatingUnmappedTest, RandomCasesKeepElementsOnTheirDevicesAndMore) {
+  std::mt19937 rng(7);
+  int partial = 0;
+  for (int trial = 0; trial < 600; ++trial) {
+    ShardingCase c = RandomShardingCase(rng, /*allow_partial=*/true);
+    const Shape target = F32(RandomReshape(c.shape.dimensions(), rng));
+    if (c.shape.num_elements() == 0) continue;
+    absl::StatusOr<HloSharding> r = ReshapeShardingReplicatingUnmapped(c.sharding, c.shape, target);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    if (!ReshapeSharding(c.sharding, c.shape, target).ok() && r->IsTiled()) ++partial;
+    SCOPED_TRACE(c.sharding.ToString() + " on " + c.shape.ToString() + " -> " + r->ToString() +
+                 " on " + target.ToString());
+    ForEachReshapedElement(c, target, *r, [](const Devices& before, const Devices& after) {
+      ASSERT_TRUE(std::includes(after.begin(), after.end(), before.begin(), before.end()));
+    });
+  }
+  EXPECT_GT(partial, 20);
 }
 
 TEST(PartiallyReplicateTest, RandomCasesWidenRegionsAlongReplicatedDims) {

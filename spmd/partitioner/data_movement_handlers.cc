@@ -1,8 +1,9 @@
-// Data-movement ops (sort: sort_handler.cc). Broadcast and transpose map the result's tiling onto the operand
-// (OperandShardingFromResult) and run locally. Reshape keeps the tiling when dimensions split
-// or merge compatibly, else goes through replicated. Constants and iotas are built locally.
-// (Slice, pad, concatenate and reverse: window_handlers.cc; dynamic-slice:
-// dynamic_slice_handler.cc; dynamic-update-slice: dynamic_update_slice_handler.cc.)
+// Data-movement ops (sort: sort_handler.cc). Broadcast and transpose map the result's tiling onto
+// the operand (OperandShardingFromResult) and run locally. Reshape keeps the tiling when dimensions
+// split or merge compatibly, else keeps the tiles that do map (the others sliced locally
+// afterwards), else goes through replicated. Constants and iotas are built locally. (Slice, pad,
+// concatenate and reverse: window_handlers.cc; dynamic-slice: dynamic_slice_handler.cc;
+// dynamic-update-slice: dynamic_update_slice_handler.cc.)
 //
 //   %t = f32[8,4] transpose(f32[4,8] %x), dimensions={1,0}, sharding={devices=[2,1]<=[2]}
 //   -> %x in {devices=[1,2]<=[2]}, %t.spmd = f32[4,4] transpose(%x.shard), dimensions={1,0}
@@ -73,6 +74,21 @@ bool Even(const HloSharding& sharding, const Shape& shape) {
   return true;
 }
 
+// The reshape run locally from the operand in `operand_sharding` to the result in
+// `local_sharding` (its exact image), then resharded to `sharding`.
+absl::Status ReshapeThen(const HloInstruction& original, const HloSharding& operand_sharding,
+                         const HloSharding& local_sharding, const HloSharding& sharding,
+                         PartitionContext& ctx) {
+  ASSIGN_OR_RETURN(HloInstruction * operand,
+                   ctx.GetInSharding(original.operand(0), operand_sharding));
+  ASSIGN_OR_RETURN(Shape local, LocalShape(local_sharding, original.shape()));
+  HloInstruction* reshaped = CloneWithOperands(original, local, {operand}, ctx);
+  ASSIGN_OR_RETURN(HloInstruction * result,
+                   ctx.Reshard(reshaped, original.shape(), local_sharding, sharding));
+  ctx.Set(&original, {result, sharding, original.shape()});
+  return absl::OkStatus();
+}
+
 absl::Status HandleReshape(const HloInstruction& original, const HloSharding& sharding,
                            PartitionContext& ctx) {
   if (!IsTiledArray(original, sharding))
@@ -84,13 +100,20 @@ absl::Status HandleReshape(const HloInstruction& original, const HloSharding& sh
       Even(*operand_sharding, operand_shape)) {
     return EmitWithOperandSharding(original, sharding, *operand_sharding, ctx);
   }
+  // Keep the result's tiles that map onto the operand: reshape with those, then slice the rest
+  // locally (e.g. [2,64,8] {devices=[1,2,4]} from [128,8]: the 4 tiles of dim 2 survive).
+  operand_sharding =
+      hlo::ReshapeShardingReplicatingUnmapped(sharding, original.shape(), operand_shape);
+  if (operand_sharding.ok() && operand_sharding->IsTiled()) {
+    absl::StatusOr<HloSharding> local_sharding =
+        hlo::ReshapeSharding(*operand_sharding, operand_shape, original.shape());
+    if (local_sharding.ok() && Even(*local_sharding, original.shape()) &&
+        Even(*operand_sharding, operand_shape)) {
+      return ReshapeThen(original, *operand_sharding, *local_sharding, sharding, ctx);
+    }
+  }
   // No tiling survives this reshape: reshape in full, then slice to the requested sharding.
-  ASSIGN_OR_RETURN(HloInstruction * full, GetReplicated(original.operand(0), ctx));
-  HloInstruction* reshaped = CloneWithOperands(original, original.shape(), {full}, ctx);
-  ASSIGN_OR_RETURN(HloInstruction * result, ctx.Reshard(reshaped, original.shape(),
-                                                          HloSharding::Replicate(), sharding));
-  ctx.Set(&original, {result, sharding, original.shape()});
-  return absl::OkStatus();
+  return ReshapeThen(original, HloSharding::Replicate(), HloSharding::Replicate(), sharding, ctx);
 }
 
 // Constants: the full value on every device, sliced to the sharding (a local dynamic-slice).

@@ -57,7 +57,8 @@ absl::StatusOr<HloSharding> ProjectSharding(const FactorRule& rule, int64_t from
   }
   HloSharding result = HloSharding::Replicate();
   if (rule.reshape) {
-    ASSIGN_OR_RETURN(result, hlo::ReshapeSharding(sharding, from_shape, to_shape));
+    ASSIGN_OR_RETURN(result,
+                     hlo::ReshapeShardingReplicatingUnmapped(sharding, from_shape, to_shape));
   } else {
     std::vector<int64_t> dim_map(to_shape.rank(), -1);
     bool identity = from_shape.rank() == to_shape.rank();

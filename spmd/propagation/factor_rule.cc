@@ -504,4 +504,9 @@ std::optional<FactorRule> FactorRuleFor(const HloInstruction& instr) {
   return fn(instr);
 }
 
+bool RebuiltInAnyTiling(const HloInstruction& value) {
+  return value.opcode() == HloOpcode::kBroadcast && value.shape().IsArray() &&
+         value.operand(0)->shape().IsArray() && value.operand(0)->shape().rank() == 0;
+}
+
 }  // namespace spmd

@@ -68,6 +68,10 @@ class FactorRuleBuilder {
 // instructions alias values (value_classes.h).
 std::optional<FactorRule> FactorRuleFor(const hlo::HloInstruction& instr);
 
+// Whether the partitioner builds `value` in whatever tiling a user asks for instead of
+// resharding it (a broadcast of a scalar), so no proposal costs a reshard of it.
+bool RebuiltInAnyTiling(const hlo::HloInstruction& value);
+
 }  // namespace spmd
 
 #endif  // SPMD_PROPAGATION_FACTOR_RULE_H_

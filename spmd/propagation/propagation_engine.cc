@@ -3,12 +3,14 @@
 // them backward and sideways. Within a visit the result side is updated first (forward), then
 // the operands (backward). Costs for conflicting proposals come from the reshard planner: the
 // µs to bring every other side of the instruction to the layout the candidate implies, with
-// full rematerializations penalized so that a cheaper compatible candidate always wins.
+// full rematerializations penalized so that a cheaper compatible candidate always wins, and
+// sides the partitioner rebuilds in any tiling (broadcasts of scalars) free.
 #include "spmd/propagation/propagation_engine.h"
 
 #include <algorithm>
 
 #include "hlo/sharding/sharding_transforms.h"
+#include "hlo/strings.h"
 #include "spmd/propagation/factor_projection.h"
 
 namespace spmd {
@@ -17,6 +19,10 @@ namespace {
 using hlo::HloSharding;
 
 constexpr double kFullRematerializationPenaltyUs = 1e6;
+// How often a class may trade its sharding for a cheaper one with as many tiles. Once keeps
+// the fixed point finite (a class cannot swing back and forth) and lets a value first reached
+// from one side take the layout its other sides make cheaper.
+constexpr int64_t kMaxSidewaysMoves = 1;
 // Operand-to-operand proposals are skipped for wider ops (e.g. long concatenations) to keep
 // visits linear in the operand count; their operands still get the result's sharding.
 constexpr int64_t kMaxSidewaysOperands = 4;
@@ -32,8 +38,36 @@ bool IsManual(const HloSharding& s) { return s.kind() == HloSharding::Kind::kMan
 // replaced by a bytes-moved one so that propagation stays fast on huge meshes.
 constexpr int64_t kMaxPlannedDevices = 256;
 
+// Whether `state` may trade its sharding for a cheaper one with as many tiles: only an
+// inferred sharding, and only kMaxSidewaysMoves times; a user's (held, a constraint's specified
+// dims, or a starting point the flags let propagation refine) only gains tiles.
+bool MayMoveSideways(const ClassState& state) {
+  return state.hold == Hold::kFree && state.via != nullptr &&
+         state.sideways_moves < kMaxSidewaysMoves;
+}
+
+// Counts `choice` against `state`'s sideways moves when it has no more tiles than the sharding
+// it replaces, and says in its reason what it replaced.
+void NoteSidewaysMove(ClassState& state, Choice& choice) {
+  if (!state.sharding || DataTiles(choice.sharding) != DataTiles(*state.sharding)) return;
+  ++state.sideways_moves;
+  choice.reason = hlo::StrCat(choice.reason, "; moved sideways from ", state.sharding->ToString(),
+                              " (", state.how, ")");
+}
+
 void AddUnique(std::vector<const hlo::HloInstruction*>& v, const hlo::HloInstruction* x) {
   if (x != nullptr && std::find(v.begin(), v.end(), x) == v.end() && v.size() < 4) v.push_back(x);
+}
+
+// Per side of `edge`: whether the partitioner builds that value in any tiling.
+std::vector<bool> RebuiltSides(const RuleEdge& edge) {
+  std::vector<bool> rebuilt;
+  for (int64_t side = 0; side <= edge.rule.result_side(); ++side) {
+    const hlo::HloInstruction* value =
+        side == edge.rule.result_side() ? edge.instr : edge.instr->operand(side);
+    rebuilt.push_back(RebuiltInAnyTiling(*value));
+  }
+  return rebuilt;
 }
 
 }  // namespace
@@ -54,6 +88,7 @@ PropagationEngine::PropagationEngine(std::vector<ClassState> states, std::vector
   seen_version_.resize(edges_.size());
   for (int64_t e = 0; e < static_cast<int64_t>(edges_.size()); ++e) {
     seen_version_[e].assign(edges_[e].classes.size(), -1);
+    edges_[e].rebuilt = RebuiltSides(edges_[e]);
     for (int64_t cls : edges_[e].classes) {
       std::vector<int64_t>& list = edges_of_class_[cls];
       if (list.empty() || list.back() != e) list.push_back(e);
@@ -158,10 +193,12 @@ bool PropagationEngine::UpdateSide(const RuleEdge& edge, int64_t side,
     }
   }
   if (proposals.empty()) return false;
-  std::optional<Choice> choice =
-      ChooseSharding(target.sharding, std::move(proposals),
-                     [&](const HloSharding& candidate) { return Cost(edge, side, candidate); });
+  std::optional<Choice> choice = ChooseSharding(
+      target.sharding, std::move(proposals),
+      [&](const HloSharding& candidate) { return Cost(edge, side, candidate); },
+      MayMoveSideways(target));
   if (!choice) return false;
+  NoteSidewaysMove(target, *choice);
   Record(edge, side, *choice);
   return true;
 }
@@ -170,7 +207,8 @@ double PropagationEngine::Cost(const RuleEdge& edge, int64_t side, const HloShar
   double total = 0;
   const hlo::Shape& shape = SideShape(edge, side);
   for (int64_t other = 0; other <= edge.rule.result_side(); ++other) {
-    if (other == side) continue;
+    // A value the partitioner rebuilds in any tiling costs nothing to bring to `wanted`.
+    if (other == side || edge.rebuilt[other]) continue;
     const std::optional<HloSharding>& held = states_[edge.classes[other]].sharding;
     const hlo::Shape& other_shape = SideShape(edge, other);
     if (!held || !other_shape.IsArray()) continue;

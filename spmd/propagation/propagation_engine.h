@@ -3,8 +3,9 @@
 // Each RuleEdge is one instruction with a FactorRule, connecting the classes of its operands
 // and its result. Visiting an edge proposes, for every side whose class is not held fixed, the
 // projection (ProjectSharding) of every other side's sharding; ChooseSharding folds the
-// proposals into the class's sharding. A class changes only when its tile count grows, so the
-// iteration ends after at most log2(devices)+1 changes per class. Changed classes requeue the
+// proposals into the class's sharding. A class changes when its tile count grows, or once to
+// a strictly cheaper sharding with as many tiles (a sideways move), so the iteration ends
+// after at most log2(devices)+2 changes per class. Changed classes requeue the
 // edges that touch them; a requeued edge projects only the sides that changed since its last
 // visit (what it saw before was already merged into, or lost against, its neighbours).
 #ifndef SPMD_PROPAGATION_PROPAGATION_ENGINE_H_
@@ -30,6 +31,7 @@ struct ClassState {
   Hold hold = Hold::kFree;
   std::vector<bool> open_dims;  // kRefinable: dims propagation may still split.
   bool default_root = false;     // See UserSharding::default_root.
+  int64_t sideways_moves = 0;    // Changes to a sharding with as many tiles (ChooseSharding).
   // Provenance: the user shardings it derives from; the instruction whose rule produced it and
   // the values it came from through that rule (empty for a user sharding); the rule, the
   // direction and the choice made.
@@ -43,11 +45,15 @@ struct RuleEdge {
   const hlo::HloInstruction* instr = nullptr;
   FactorRule rule;
   std::vector<int64_t> classes;  // Per side (operands, then the result).
+  // Per side: built in any tiling a user asks for (RebuiltInAnyTiling), so costs no reshard.
+  // Set by PropagationEngine.
+  std::vector<bool> rebuilt;
 };
 
 class PropagationEngine {
  public:
-  // REQUIRES: every class index in `edges` is below `states.size()`.
+  // REQUIRES: every class index in `edges` is below `states.size()`. Fills each edge's
+  // `rebuilt`.
   PropagationEngine(std::vector<ClassState> states, std::vector<RuleEdge> edges,
                     int64_t num_devices, ReshardPlanner* planner);
 

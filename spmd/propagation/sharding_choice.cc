@@ -1,6 +1,8 @@
 // Proposals are sorted by tile count (stable, so equal counts keep the caller's order) and
-// folded into a running choice. Costs are computed only on conflicts, so the common case (one
-// proposal, or agreeing proposals) never consults the reshard planner.
+// folded into a running choice; among conflicting proposals the cheaper wins, and on equal
+// cost the one seen first (the running choice, so `current` before any proposal). Costs are
+// computed only on conflicts, so the common case (one proposal, or agreeing proposals) never
+// consults the reshard planner.
 #include "spmd/propagation/sharding_choice.h"
 
 #include <algorithm>
@@ -15,7 +17,8 @@ using hlo::HloSharding;
 
 std::optional<Choice> ChooseSharding(const std::optional<HloSharding>& current,
                                      std::vector<Proposal> proposals,
-                                     absl::FunctionRef<double(const HloSharding&)> cost) {
+                                     absl::FunctionRef<double(const HloSharding&)> cost,
+                                     bool may_move_sideways) {
   std::stable_sort(proposals.begin(), proposals.end(), [](const Proposal& a, const Proposal& b) {
     return DataTiles(a.sharding) > DataTiles(b.sharding);
   });
@@ -38,7 +41,8 @@ std::optional<Choice> ChooseSharding(const std::optional<HloSharding>& current,
       }
       continue;
     }
-    if (tiles <= current_tiles || tiles < DataTiles(best->sharding)) continue;
+    if (tiles < current_tiles || tiles < DataTiles(best->sharding)) continue;
+    if (tiles == current_tiles && !may_move_sideways) continue;
     const double keep = cost(best->sharding);
     const double take = cost(p.sharding);
     if (take < keep) {
@@ -51,10 +55,11 @@ std::optional<Choice> ChooseSharding(const std::optional<HloSharding>& current,
                                  p.sharding.ToString(), " (cost ", keep, " us vs ", take, " us)");
     }
   }
-  if (!best || DataTiles(best->sharding) <= current_tiles || best->sources.empty()) {
-    return std::nullopt;
-  }
-  return best;
+  if (!best || best->sources.empty()) return std::nullopt;
+  if (DataTiles(best->sharding) > current_tiles) return best;
+  // A sideways move: a conflicting proposal with as many tiles, strictly cheaper than `current`.
+  if (current && best->sharding != *current) return best;
+  return std::nullopt;
 }
 
 }  // namespace spmd

@@ -178,6 +178,47 @@ ENTRY e {
   EXPECT_EQ(S("s"), "{devices=[1,2]<=[2]}");
 }
 
+TEST_F(PropagationTest, ACheaperShardingWithAsManyTilesReplacesAnEarlierChoice) {
+  // The first sweep gives a and r x's column split (r's two proposals cost the same); the root's
+  // row split reaches r later with as many tiles but no reshard at all, and r, then a, move.
+  Propagate(R"(HloModule m, num_partitions=2
+ENTRY e {
+  x = f32[256,256] parameter(0), sharding={devices=[1,2]<=[2]}
+  y = f32[256,256] parameter(1), sharding={devices=[2,1]<=[2]}
+  w = f32[256,256] parameter(2), sharding={devices=[2,1]<=[2]}
+  a = f32[256,256] negate(x)
+  r = f32[256,256] add(a, y)
+  ROOT o = f32[256,256] multiply(r, w), sharding={devices=[2,1]<=[2]}
+})");
+  EXPECT_EQ(S("r"), "{devices=[2,1]<=[2]}");
+  EXPECT_EQ(S("a"), "{devices=[2,1]<=[2]}");
+  EXPECT_THAT(LogLine("r"), HasSubstr("moved sideways from {devices=[1,2]<=[2]}"));
+}
+
+TEST_F(PropagationTest, ScalarBroadcastsCostNoReshard) {
+  // k, proposed first, is rebuilt by the partitioner in any tiling: following x moves nothing.
+  Propagate(R"(HloModule m, num_partitions=2
+ENTRY e {
+  c = f32[] constant(1)
+  k = f32[256,256] broadcast(c), dimensions={}, sharding={devices=[1,2]<=[2]}
+  x = f32[256,256] parameter(0), sharding={devices=[2,1]<=[2]}
+  s = f32[256,256] add(k, x)
+  ROOT n = f32[256,256] negate(s), sharding={replicated}
+})");
+  EXPECT_EQ(S("s"), "{devices=[2,1]<=[2]}");
+}
+
+TEST_F(PropagationTest, ReshapeKeepsTheTilesThatMap) {
+  // Dim 1's tiles would land on a minor part of the merged dim; dim 2 keeps its 4 tiles.
+  Propagate(R"(HloModule m, num_partitions=8
+ENTRY e {
+  x = s32[2,64,8] parameter(0), sharding={devices=[1,2,4]<=[8]}
+  r = s32[128,8] reshape(x)
+  ROOT n = s32[128,8] negate(r), sharding={replicated}
+})");
+  EXPECT_EQ(S("r"), "{devices=[1,4,2]<=[2,4]T(1,0) last_tile_dim_replicate}");
+}
+
 TEST_F(PropagationTest, PartialSpecificationsMergeIntoTwoDimensions) {
   Propagate(R"(HloModule m, num_partitions=4
 ENTRY e {
