@@ -157,6 +157,23 @@ absl::StatusOr<Literal> PointEvaluator::Get(const HloInstruction& instr, int64_t
   return out;
 }
 
+absl::StatusOr<const Literal*> PointEvaluator::GetAll(const HloInstruction& instr, int64_t leaf,
+                                                      const Frame* frame) {
+  const MemoKey key{&instr, leaf, frame};
+  auto found = whole_.find(key);
+  if (found != whole_.end()) return found->second.get();
+  ASSIGN_OR_RETURN(const hlo::Shape* shape, points::FlatLeafShape(instr, leaf));
+  int64_t count = 1;
+  for (int64_t d : shape->dimensions()) count *= d;
+  std::vector<int64_t> all(count);
+  for (int64_t i = 0; i < count; ++i) all[i] = i;
+  ASSIGN_OR_RETURN(Literal values, Get(instr, leaf, frame, all));
+  auto made = std::make_unique<Literal>(std::move(values));
+  const Literal* out = made.get();
+  whole_[key] = std::move(made);
+  return out;
+}
+
 absl::StatusOr<int64_t> PointEvaluator::ScalarInt(const HloInstruction& instr,
                                                   const Frame* frame) {
   ASSIGN_OR_RETURN(Literal value, Get(instr, 0, frame, {0}));

@@ -76,6 +76,10 @@ class PointEvaluator {
   // The elements `indices` of leaf `leaf` of `instr` in `frame`.
   absl::StatusOr<hlo::Literal> Get(const hlo::HloInstruction& instr, int64_t leaf,
                                    const Frame* frame, absl::Span<const int64_t> indices);
+  // Every element of leaf `leaf` of `instr` in `frame` (shaped as [n]), computed once and kept
+  // (an operand read whole by each request, such as scatter's indices).
+  absl::StatusOr<const hlo::Literal*> GetAll(const hlo::HloInstruction& instr, int64_t leaf,
+                                             const Frame* frame);
   // Compute one level deeper, refused past the nesting limit.
   absl::StatusOr<hlo::Literal> ComputeNested(const hlo::HloInstruction& instr, int64_t leaf,
                                              const Frame* frame,
@@ -106,6 +110,7 @@ class PointEvaluator {
   absl::flat_hash_map<std::tuple<const Frame*, const hlo::HloInstruction*, int64_t>, const Frame*>
       children_;
   absl::flat_hash_map<MemoKey, absl::flat_hash_map<int64_t, uint64_t>> memo_;
+  absl::flat_hash_map<MemoKey, std::unique_ptr<hlo::Literal>> whole_;
   absl::flat_hash_map<std::pair<const hlo::HloInstruction*, const Frame*>, int64_t> trips_;
   int64_t memoized_elements_ = 0;
   int64_t element_budget_ = 200'000'000;

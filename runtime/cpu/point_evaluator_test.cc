@@ -244,6 +244,132 @@ ENTRY e {
 })", 2);
 }
 
+// Scalar bodies for the indexed and window ops' tests: recognised combiners (typed loops in the
+// executor) and bodies it calls per element.
+constexpr char kBodies[] = R"(
+HloModule m
+add { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT s = f32[] add(a, b) }
+mul { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT s = f32[] multiply(a, b) }
+odd { a = f32[] parameter(0)  b = f32[] parameter(1)  h = f32[] constant(0.5)
+      ROOT s = f32[] add(f32[] multiply(a, h), b) }
+put { a = f32[] parameter(0)  ROOT b = f32[] parameter(1) }
+imax { a = s32[] parameter(0)  b = s32[] parameter(1)  ROOT m = s32[] maximum(a, b) }
+argmax {
+  a = f32[] parameter(0)  i = s32[] parameter(1)  b = f32[] parameter(2)  j = s32[] parameter(3)
+  ge = pred[] compare(a, b), direction=GE
+  ROOT r = (f32[], s32[]) tuple(f32[] select(ge, a, b), s32[] select(ge, i, j))
+}
+ge { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT c = pred[] compare(a, b), direction=GE }
+absless { a = f32[] parameter(0)  b = f32[] parameter(1)
+          ROOT c = pred[] compare(f32[] abs(a), f32[] abs(b)), direction=LT }
+)";
+
+// Gather: clamped starts (random indices run from -8 to 7), an index vector in the middle, an
+// implicit one of unsigned indices, batching dims.
+TEST(PointEvaluatorTest, GatherClampsStartsLikeTheExecutor) {
+  CheckOneDevice(std::string(kBodies) + R"(
+ENTRY e {
+  x = f32[6,5,4] parameter(0)
+  i = s32[3,2] parameter(1)
+  j = s32[2,3] parameter(2)
+  k = u32[4] parameter(3)
+  y = f32[3,6,2] parameter(4)
+  b = s32[3,4,1] parameter(5)
+  g1 = f32[3,2,4] gather(x, i), offset_dims={1,2}, collapsed_slice_dims={1}, start_index_map={0,1}, index_vector_dim=1, slice_sizes={2,1,4}
+  g2 = f32[3,3] gather(x, j), offset_dims={1}, collapsed_slice_dims={0,2}, start_index_map={0,2}, index_vector_dim=0, slice_sizes={1,3,1}
+  g3 = f32[4,5,4] gather(x, k), offset_dims={1,2}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,5,4}
+  g4 = f32[3,4,2] gather(y, b), offset_dims={2}, collapsed_slice_dims={1}, start_index_map={1}, operand_batching_dims={0}, start_indices_batching_dims={0}, index_vector_dim=2, slice_sizes={1,1,2}
+  ROOT out = (f32[3,2,4], f32[3,3], f32[4,5,4], f32[3,4,2]) tuple(g1, g2, g3, g4)
+})");
+}
+
+// Scatter: windows out of bounds dropped whole, duplicate indices combined in the executor's
+// order (exactly: multiply, a body called per element, a variadic body), assign, batching dims.
+TEST(PointEvaluatorTest, ScatterCombinesDuplicatesAndDropsOutOfBounds) {
+  CheckOneDevice(std::string(kBodies) + R"(
+ENTRY e {
+  x = f32[6,4] parameter(0)
+  i = s32[12,1] parameter(1)
+  u = f32[12,4] parameter(2)
+  d = s32[6,1] constant({ {1}, {3}, {1}, {-1}, {6}, {1} })
+  v = f32[6,4] parameter(3)
+  w = s32[4,1] parameter(4)
+  u2 = f32[4,2,4] parameter(5)
+  i2 = s32[9,2] parameter(6)
+  u3 = f32[9] parameter(7)
+  n = s32[6,4] parameter(8)
+  y = f32[3,6] parameter(9)
+  b = s32[3,5,1] parameter(10)
+  u4 = f32[3,5] parameter(11)
+  s1 = f32[6,4] scatter(x, i, u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+  s2 = f32[6,4] scatter(x, d, v), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=mul
+  s3 = f32[6,4] scatter(x, d, v), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=odd
+  s4 = f32[6,4] scatter(x, w, u2), update_window_dims={1,2}, inserted_window_dims={}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+  s5 = f32[6,4] scatter(x, i2, u3), update_window_dims={}, inserted_window_dims={0,1}, scatter_dims_to_operand_dims={0,1}, index_vector_dim=1, to_apply=put
+  s6 = (f32[6,4], s32[6,4]) scatter(x, n, d, v, n), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=argmax
+  s7 = f32[3,6] scatter(y, b, u4), update_window_dims={}, inserted_window_dims={1}, scatter_dims_to_operand_dims={1}, input_batching_dims={0}, scatter_indices_batching_dims={0}, index_vector_dim=2, to_apply=add
+  ROOT out = (f32[6,4], f32[6,4], f32[6,4], f32[6,4], f32[6,4], (f32[6,4], s32[6,4]), f32[3,6]) tuple(s1, s2, s3, s4, s5, s6, s7)
+})");
+}
+
+// Convolution: padding, lhs and rhs dilation, stride, reversal, feature and batch groups, and a
+// dimension order other than b01f. Summation order differs from the executor's GEMM.
+TEST(PointEvaluatorTest, ConvolutionWithPaddingDilationAndGroups) {
+  CheckOneDevice(std::string(kBodies) + R"(
+ENTRY e {
+  x = f32[2,7,6,4] parameter(0)
+  k = f32[3,3,4,6] parameter(1)
+  c1 = f32[2,7,3,6] convolution(x, k), window={size=3x3 stride=2x1 pad=1_2x0_1 lhs_dilate=2x1 rhs_dilate=1x2 rhs_reversal=0x1}, dim_labels=b01f_01io->b01f
+  x2 = f32[1,5,5,4] parameter(2)
+  k2 = f32[3,3,2,6] parameter(3)
+  c2 = f32[1,5,5,6] convolution(x2, k2), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, feature_group_count=2
+  x3 = f32[4,5,3] parameter(4)
+  k3 = f32[2,3,6] parameter(5)
+  c3 = f32[2,4,6] convolution(x3, k3), window={size=2}, dim_labels=b0f_0io->b0f, batch_group_count=2
+  x4 = f32[3,2,6] parameter(6)
+  k4 = f32[5,2,3] parameter(7)
+  c4 = f32[5,2,2] convolution(x4, k4), window={size=2 pad=0_-1 stride=2}, dim_labels=fb0_o0i->f0b
+  ROOT out = (f32[2,7,3,6], f32[1,5,5,6], f32[2,4,6], f32[5,2,2]) tuple(c1, c2, c3, c4)
+})",
+                 {1e-5, 1e-5});
+}
+
+// Reduce-window: padding (skipped, not folded: the init is not the identity), negative
+// padding, base and window dilation, stride, a variadic argmax, a body called per element.
+TEST(PointEvaluatorTest, ReduceWindowSkipsPaddingLikeTheExecutor) {
+  CheckOneDevice(std::string(kBodies) + R"(
+ENTRY e {
+  x = f32[7,6] parameter(0)
+  n = s32[7,6] parameter(1)
+  c = f32[9] parameter(2)
+  init = f32[] constant(1.5)
+  lo = s32[] constant(-100)
+  ninf = f32[] constant(-inf)
+  r1 = f32[4,7] reduce-window(x, init), window={size=3x2 stride=2x2 pad=1_1x1_2 lhs_dilate=1x2}, to_apply=add
+  r2 = f32[4,3] reduce-window(x, init), window={size=2x4 stride=1x3 pad=0_0x2_3 rhs_dilate=3x1}, to_apply=odd
+  r3 = s32[5,6] reduce-window(n, lo), window={size=2x1 pad=-1_0x0_0}, to_apply=imax
+  r4 = (f32[4,7], s32[4,7]) reduce-window(x, n, ninf, lo), window={size=3x2 stride=2x2 pad=1_1x1_2 lhs_dilate=1x2}, to_apply=argmax
+  r5 = f32[9] reduce-window(c, init), window={size=9 pad=8_0}, to_apply=add
+  ROOT out = (f32[4,7], f32[4,3], s32[5,6], (f32[4,7], s32[4,7]), f32[9]) tuple(r1, r2, r3, r4, r5)
+})");
+}
+
+// Select-and-scatter: overlapping windows (stride < size) with padding, so an element is picked
+// by several windows; a compare select with an add scatter and bodies called per element.
+TEST(PointEvaluatorTest, SelectAndScatterFoldsEveryWindowThatPicksAnElement) {
+  CheckOneDevice(std::string(kBodies) + R"(
+ENTRY e {
+  x = f32[7,6] parameter(0)
+  s = f32[4,3] parameter(1)
+  t = f32[7,2] parameter(2)
+  z = f32[] constant(0)
+  one = f32[] constant(1)
+  ss1 = f32[7,6] select-and-scatter(x, s, z), window={size=3x3 stride=2x2 pad=1_1x1_1}, select=ge, scatter=add
+  ss2 = f32[7,6] select-and-scatter(x, t, one), window={size=2x3 stride=1x3 pad=0_1x2_0}, select=absless, scatter=odd
+  ROOT out = (f32[7,6], f32[7,6]) tuple(ss1, ss2)
+})");
+}
+
 TEST(PointEvaluatorTest, UnsupportedOpcodesAreNamed) {
   auto module = hlo::ParseHloModule(R"(
 HloModule m

@@ -4,6 +4,8 @@
 // on a synthetic instruction over them (elementwise ops on [n], a dot on [n,K] x [n,K], a
 // reduce over [n,R], a sort over [rows,S], a topk over [rows,N], an all-reduce as a chain of maps
 // over the group).
+#include "runtime/cpu/point_ops.h"
+
 #include <algorithm>
 #include <memory>
 
@@ -66,59 +68,11 @@ using hlo::HloOpcode;
 using hlo::Literal;
 using hlo::Shape;
 using Frame = PointEvaluator::Frame;
-
-// Where an asked element comes from: element `index` of leaf `leaf` of `instr` in `frame`;
-// a null `instr` gives zero (a collective-permute target nobody sends to).
-struct Source {
-  const HloInstruction* instr = nullptr;
-  int64_t leaf = 0;
-  const Frame* frame = nullptr;
-  int64_t index = 0;
-};
-
-// Owns synthetic instructions: a copy of an instruction's opcode and attributes over
-// placeholder operands of the gathered arrays' shapes, for the executor's handlers.
-class Synthetic {
- public:
-  ~Synthetic() {
-    while (!owned_.empty()) owned_.pop_back();  // Users before their operands.
-  }
-  // A bare `opcode` instruction of `shape` over placeholders shaped like `operands`.
-  HloInstruction* Make(HloOpcode opcode, Shape shape, absl::Span<const Literal* const> operands) {
-    std::vector<HloInstruction*> placeholders;
-    for (const Literal* operand : operands) {
-      owned_.push_back(HloInstruction::Create(HloOpcode::kParameter, operand->shape(), {}));
-      placeholders.push_back(owned_.back().get());
-    }
-    owned_.push_back(HloInstruction::Create(opcode, std::move(shape), placeholders));
-    return owned_.back().get();
-  }
-  // `like`'s opcode, attributes and called computations.
-  HloInstruction* Like(const HloInstruction& like, Shape shape,
-                       absl::Span<const Literal* const> operands) {
-    HloInstruction* made = Make(like.opcode(), std::move(shape), operands);
-    *made->mutable_attrs() = like.attrs();
-    for (hlo::HloComputation* c : like.called_computations()) made->AppendCalledComputation(c);
-    made->set_name(like.name());
-    return made;
-  }
-
- private:
-  std::vector<std::unique_ptr<HloInstruction>> owned_;
-};
-
-// `flat` (n*k elements) viewed as [n, k].
-Literal AsMatrix(Literal flat, int64_t n, int64_t k) {
-  Literal out(Shape::Array(flat.shape().element_type(), {n, k}));
-  *out.mutable_data() = std::move(*flat.mutable_data());
-  return out;
-}
-
-Literal AsScalar(const Literal& one) {
-  Literal out(Shape::Array(one.shape().element_type(), {}));
-  *out.mutable_data() = one.data();
-  return out;
-}
+using points::AsMatrix;
+using points::AsScalar;
+using points::Source;
+using points::Synthetic;
+using points::Unsupported;
 
 // The rows along `dim` that asked elements lie in: `indices` index a value of dims `dims`, and
 // a row is named by its start in an operand of dims `operand_dims` (which differ at most at
@@ -170,12 +124,6 @@ Literal PickFromRows(const Literal& result, const std::vector<std::pair<int64_t,
   return out;
 }
 
-absl::Status Unsupported(const HloInstruction& instr, std::string_view why = "") {
-  return absl::UnimplementedError(hlo::StrCat(
-      "sampled evaluation does not support ", hlo::HloOpcodeString(instr.opcode()),
-      why.empty() ? "" : " ", why, " (%", instr.name(), ")"));
-}
-
 bool IsElementwise(const HloInstruction& instr) {
   switch (instr.opcode()) {
     case HloOpcode::kCompare:
@@ -194,54 +142,6 @@ bool IsElementwise(const HloInstruction& instr) {
 }
 
 }  // namespace
-
-class PointOps {
- public:
-  static absl::StatusOr<Literal> Compute(PointEvaluator& ev, const HloInstruction& instr,
-                                         int64_t leaf, const Frame* frame,
-                                         absl::Span<const int64_t> indices);
-
- private:
-  using Mapper = std::function<absl::Status(int64_t* index, Source& source)>;
-
-  // Elements of `sources`, an array of `type`.
-  static absl::StatusOr<Literal> Fetch(PointEvaluator& ev, hlo::PrimitiveType type,
-                                       const std::vector<Source>& sources);
-  // Data movement: `map` turns each asked element's multi-index (which it may overwrite) into
-  // its source.
-  static absl::StatusOr<Literal> Move(PointEvaluator& ev, const HloInstruction& instr,
-                                      int64_t leaf, absl::Span<const int64_t> indices,
-                                      const Mapper& map);
-  static absl::StatusOr<Literal> RunHandler(PointEvaluator& ev, const HloInstruction& synthetic,
-                                            absl::Span<const Literal* const> operands);
-  static absl::StatusOr<std::vector<int64_t>> Offsets(PointEvaluator& ev,
-                                                      const HloInstruction& instr, int64_t first,
-                                                      const Frame* frame,
-                                                      const Shape& sliced,
-                                                      const std::vector<int64_t>& sizes);
-  static absl::StatusOr<Literal> DataMovement(PointEvaluator& ev, const HloInstruction& instr,
-                                              int64_t leaf, const Frame* frame,
-                                              absl::Span<const int64_t> indices, bool* handled);
-  static absl::StatusOr<Literal> Elementwise(PointEvaluator& ev, const HloInstruction& instr,
-                                             const Frame* frame, absl::Span<const int64_t> indices);
-  static absl::StatusOr<Literal> Dot(PointEvaluator& ev, const HloInstruction& instr,
-                                     const Frame* frame, absl::Span<const int64_t> indices);
-  static absl::StatusOr<Literal> Reduce(PointEvaluator& ev, const HloInstruction& instr,
-                                        int64_t leaf, const Frame* frame,
-                                        absl::Span<const int64_t> indices);
-  static absl::StatusOr<Literal> Sort(PointEvaluator& ev, const HloInstruction& instr,
-                                      int64_t leaf, const Frame* frame,
-                                      absl::Span<const int64_t> indices);
-  static absl::StatusOr<Literal> TopK(PointEvaluator& ev, const HloInstruction& instr, int64_t leaf,
-                                      const Frame* frame, absl::Span<const int64_t> indices);
-  static absl::StatusOr<Literal> Collective(PointEvaluator& ev, const HloInstruction& instr,
-                                            int64_t leaf, const Frame* frame,
-                                            absl::Span<const int64_t> indices);
-  static absl::StatusOr<Literal> CombineOverGroup(PointEvaluator& ev, const HloInstruction& instr,
-                                                  const HloInstruction& operand, int64_t leaf,
-                                                  const Frame* frame, const DeviceGroup& group,
-                                                  absl::Span<const int64_t> indices);
-};
 
 absl::StatusOr<Literal> PointEvaluator::Compute(const HloInstruction& instr, int64_t leaf,
                                                 const Frame* frame,
@@ -787,6 +687,15 @@ absl::StatusOr<Literal> PointOps::Compute(PointEvaluator& ev, const HloInstructi
       return Sort(ev, instr, leaf, frame, indices);
     case HloOpcode::kTopK:
       return TopK(ev, instr, leaf, frame, indices);
+    case HloOpcode::kGather:
+      return Gather(ev, instr, frame, indices);
+    case HloOpcode::kScatter:
+      return Scatter(ev, instr, leaf, frame, indices);
+    case HloOpcode::kConvolution:
+      return Convolution(ev, instr, frame, indices);
+    case HloOpcode::kReduceWindow:
+    case HloOpcode::kSelectAndScatter:
+      return WindowOp(ev, instr, leaf, frame, indices);
     case HloOpcode::kAllReduce:
     case HloOpcode::kReduceScatter:
     case HloOpcode::kAllGather:

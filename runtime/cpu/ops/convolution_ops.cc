@@ -25,6 +25,7 @@
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
 #include "runtime/cpu/element_types.h"
+#include "runtime/cpu/ops/convolution_plan.h"
 #include "runtime/cpu/ops/dot_handlers.h"
 #include "runtime/cpu/ops/matmul_kernels.h"
 #include "runtime/cpu/ops/strided_index.h"
@@ -44,21 +45,6 @@ absl::Status InvalidArgument(std::string message) {
 
 // Upper bound on the elements of one im2col block.
 constexpr int64_t kIm2ColBlockElements = int64_t{1} << 22;
-
-struct ConvPlan {
-  hlo::ConvolutionDimensionNumbers dn;
-  int64_t groups = 1;
-  bool batch_grouped = false;  // batch_group_count > 1.
-  int64_t out_batch = 0;       // Output batch (= input batch / batch_group_count).
-  int64_t in_features = 0;     // I: kernel input features (per group).
-  int64_t out_features = 0;    // O_g: output features per group.
-  std::vector<int64_t> kernel_sizes, out_sizes;  // Spatial, in dimension-number order.
-  std::vector<bool> reversed;                    // window_reversal per spatial dimension.
-  std::vector<int64_t> lhs_strides, rhs_strides, out_strides;
-  std::vector<std::vector<int64_t>> coords;  // WindowCoordinates per spatial dimension.
-  int64_t kernel_positions() const { return ElementCount(kernel_sizes); }
-  int64_t columns() const { return kernel_positions() * in_features; }
-};
 
 absl::Status CheckDimensionNumbers(const hlo::ConvolutionDimensionNumbers& dn, int64_t rank) {
   const size_t spatial = static_cast<size_t>(std::max<int64_t>(rank - 2, 0));
@@ -145,6 +131,8 @@ absl::Status PlanWindow(const HloInstruction& instr, const Shape& lhs, const Sha
   return absl::OkStatus();
 }
 
+}  // namespace
+
 absl::StatusOr<ConvPlan> PlanConvolution(const HloInstruction& instr, const Shape& lhs,
                                          const Shape& rhs) {
   const Shape& out = instr.shape();
@@ -163,6 +151,8 @@ absl::StatusOr<ConvPlan> PlanConvolution(const HloInstruction& instr, const Shap
   plan.out_strides = RowMajorStrides(out.dimensions());
   return plan;
 }
+
+namespace {
 
 // The [K*I, O_g] kernel matrix of group `g`: row (kernel position, input feature).
 template <typename C>

@@ -30,6 +30,7 @@
 #include "hlo/strings.h"
 #include "runtime/cpu/element_types.h"
 #include "runtime/cpu/op_registry.h"
+#include "runtime/cpu/ops/gather_scatter_geometry.h"
 #include "runtime/cpu/ops/scalar_computation.h"
 #include "runtime/cpu/ops/strided_index.h"
 
@@ -44,16 +45,6 @@ using hlo::Shape;
 absl::Status InvalidArgument(std::string message) {
   return absl::InvalidArgumentError(std::move(message));
 }
-
-// How a batch position finds its window start in the operand.
-struct IndexMapping {
-  std::vector<int64_t> batch_bounds;       // Indices dimensions without index_vector_dim.
-  std::vector<int64_t> batch_strides;      // Their strides in the indices array.
-  int64_t vector_stride = 0;               // Stride of index_vector_dim (0 if implicit).
-  std::vector<int64_t> start_index_map;    // Operand dimension of each index vector entry.
-  std::vector<int64_t> operand_batching;   // Operand batching dimensions...
-  std::vector<int64_t> batching_position;  // ...and the batch coordinate each one copies.
-};
 
 absl::Status CheckDims(absl::Span<const int64_t> dims, int64_t rank, std::string_view what) {
   std::vector<bool> seen(rank, false);
@@ -108,27 +99,6 @@ absl::StatusOr<IndexMapping> MakeIndexMapping(const Shape& indices, const Shape&
   return m;
 }
 
-// Index element `i` of `indices` as a signed value (huge unsigned values saturate).
-int64_t ReadIndex(const Literal& indices, int64_t i) {
-  if (hlo::IsUnsignedIntegralType(indices.shape().element_type())) {
-    return static_cast<int64_t>(
-        std::min<uint64_t>(indices.GetUint(i), std::numeric_limits<int64_t>::max()));
-  }
-  return indices.GetInt(i);
-}
-
-// The operand start of the batch position at `batch_index` (indices offset `offset`).
-void WindowStart(const IndexMapping& m, const Literal& indices, int64_t offset,
-                 const std::vector<int64_t>& batch_index, std::vector<int64_t>& start) {
-  std::fill(start.begin(), start.end(), 0);
-  for (size_t k = 0; k < m.start_index_map.size(); ++k) {
-    start[m.start_index_map[k]] = ReadIndex(indices, offset + k * m.vector_stride);
-  }
-  for (size_t k = 0; k < m.operand_batching.size(); ++k) {
-    start[m.operand_batching[k]] = batch_index[m.batching_position[k]];
-  }
-}
-
 // Operand dimensions that windows walk: not in `removed_a` nor `removed_b`, increasing.
 std::vector<int64_t> WindowOperandDims(int64_t rank, const std::vector<int64_t>& removed_a,
                                        const std::vector<int64_t>& removed_b) {
@@ -148,12 +118,6 @@ absl::StatusOr<std::vector<int64_t>> BatchDims(int64_t rank,
   RETURN_IF_ERROR(CheckDims(window_dims, rank, "the window dimension list"));
   return WindowOperandDims(rank, window_dims, {});
 }
-
-// Offsets of each window element: in the operand (.first) and in the array whose
-// `window_dims` walk operand dimensions `operand_dims` (.second), row-major window order.
-struct WindowOffsets {
-  std::vector<int64_t> operand, other;
-};
 
 WindowOffsets MakeWindowOffsets(const Shape& operand, const Shape& other,
                                 const std::vector<int64_t>& operand_dims,
@@ -225,6 +189,87 @@ absl::Status CheckGatherShapes(const HloInstruction& instr, const Shape& operand
   return absl::OkStatus();
 }
 
+}  // namespace
+
+int64_t ReadIndex(const Literal& indices, int64_t i) {
+  if (hlo::IsUnsignedIntegralType(indices.shape().element_type())) {
+    return static_cast<int64_t>(
+        std::min<uint64_t>(indices.GetUint(i), std::numeric_limits<int64_t>::max()));
+  }
+  return indices.GetInt(i);
+}
+
+void WindowStart(const IndexMapping& m, const Literal& indices, int64_t offset,
+                 const std::vector<int64_t>& batch_index, std::vector<int64_t>& start) {
+  std::fill(start.begin(), start.end(), 0);
+  for (size_t k = 0; k < m.start_index_map.size(); ++k) {
+    start[m.start_index_map[k]] = ReadIndex(indices, offset + k * m.vector_stride);
+  }
+  for (size_t k = 0; k < m.operand_batching.size(); ++k) {
+    start[m.operand_batching[k]] = batch_index[m.batching_position[k]];
+  }
+}
+
+absl::StatusOr<GatherPlan> PlanGather(const HloInstruction& instr, const Shape& operand,
+                                      const Shape& indices) {
+  if (!instr.attrs().gather_dimension_numbers.has_value()) {
+    return InvalidArgument("gather needs dimension numbers");
+  }
+  const hlo::GatherDimensionNumbers& dn = *instr.attrs().gather_dimension_numbers;
+  GatherPlan p;
+  ASSIGN_OR_RETURN(p.mapping,
+                   MakeIndexMapping(indices, operand, dn.index_vector_dim, dn.start_index_map,
+                                    dn.operand_batching_dims, dn.start_indices_batching_dims));
+  RETURN_IF_ERROR(CheckDims(dn.collapsed_slice_dims, operand.rank(), "collapsed_slice_dims"));
+  ASSIGN_OR_RETURN(p.batch_dims, BatchDims(instr.shape().rank(), dn.offset_dims));
+  p.window_dims =
+      WindowOperandDims(operand.rank(), dn.collapsed_slice_dims, dn.operand_batching_dims);
+  RETURN_IF_ERROR(CheckGatherShapes(instr, operand, p.mapping, p.batch_dims, p.window_dims));
+  return p;
+}
+
+absl::StatusOr<ScatterPlan> PlanScatter(const HloInstruction& instr, const Shape& operand,
+                                        const Shape& indices, const Shape& updates,
+                                        bool window_offsets) {
+  if (!instr.attrs().scatter_dimension_numbers.has_value()) {
+    return InvalidArgument("scatter needs dimension numbers");
+  }
+  const hlo::ScatterDimensionNumbers& dn = *instr.attrs().scatter_dimension_numbers;
+  ScatterPlan p;
+  ASSIGN_OR_RETURN(
+      p.mapping,
+      MakeIndexMapping(indices, operand, dn.index_vector_dim, dn.scatter_dims_to_operand_dims,
+                       dn.input_batching_dims, dn.scatter_indices_batching_dims));
+  RETURN_IF_ERROR(CheckDims(dn.inserted_window_dims, operand.rank(), "inserted_window_dims"));
+  ASSIGN_OR_RETURN(std::vector<int64_t> scatter_dims,
+                   BatchDims(updates.rank(), dn.update_window_dims));
+  p.window_dims =
+      WindowOperandDims(operand.rank(), dn.inserted_window_dims, dn.input_batching_dims);
+  const std::vector<int64_t>& window_dims = p.window_dims;
+  bool ok = window_dims.size() == dn.update_window_dims.size() &&
+            scatter_dims.size() == p.mapping.batch_bounds.size();
+  for (size_t i = 0; ok && i < scatter_dims.size(); ++i) {
+    ok = updates.dimensions(scatter_dims[i]) == p.mapping.batch_bounds[i];
+  }
+  if (!ok) {
+    return InvalidArgument(hlo::StrCat("scatter updates ", updates.ToString(), " do not match ",
+                                       "operand ", operand.ToString(), " and the indices"));
+  }
+  p.operand_dims = operand.dimensions();
+  p.operand_strides = RowMajorStrides(operand.dimensions());
+  p.extent.assign(operand.rank(), 1);
+  for (size_t i = 0; i < window_dims.size(); ++i) {
+    p.extent[window_dims[i]] = updates.dimensions(dn.update_window_dims[i]);
+  }
+  if (window_offsets) {
+    p.window = MakeWindowOffsets(operand, updates, window_dims, dn.update_window_dims);
+  }
+  p.update_strides = PermuteStrides(RowMajorStrides(updates.dimensions()), scatter_dims);
+  return p;
+}
+
+namespace {
+
 absl::StatusOr<Literal> HandleGather(const HloInstruction& instr,
                                      absl::Span<const Literal* const> operands, Evaluator&) {
   if (operands.size() != 2 || !instr.attrs().gather_dimension_numbers.has_value() ||
@@ -235,15 +280,10 @@ absl::StatusOr<Literal> HandleGather(const HloInstruction& instr,
   const Literal& operand = *operands[0];
   const Literal& indices = *operands[1];
   const Shape& op_shape = operand.shape();
-  ASSIGN_OR_RETURN(IndexMapping m, MakeIndexMapping(indices.shape(), op_shape, dn.index_vector_dim,
-                                                    dn.start_index_map, dn.operand_batching_dims,
-                                                    dn.start_indices_batching_dims));
-  RETURN_IF_ERROR(CheckDims(dn.collapsed_slice_dims, op_shape.rank(), "collapsed_slice_dims"));
-  ASSIGN_OR_RETURN(std::vector<int64_t> batch_dims,
-                   BatchDims(instr.shape().rank(), dn.offset_dims));
-  std::vector<int64_t> window_dims =
-      WindowOperandDims(op_shape.rank(), dn.collapsed_slice_dims, dn.operand_batching_dims);
-  RETURN_IF_ERROR(CheckGatherShapes(instr, op_shape, m, batch_dims, window_dims));
+  ASSIGN_OR_RETURN(GatherPlan plan, PlanGather(instr, op_shape, indices.shape()));
+  const IndexMapping& m = plan.mapping;
+  const std::vector<int64_t>& batch_dims = plan.batch_dims;
+  const std::vector<int64_t>& window_dims = plan.window_dims;
   const std::vector<int64_t>& slice = instr.attrs().gather_slice_sizes;
   Literal out(instr.shape());
   WindowOffsets w = MakeWindowOffsets(op_shape, instr.shape(), window_dims, dn.offset_dims);
@@ -266,14 +306,6 @@ absl::StatusOr<Literal> HandleGather(const HloInstruction& instr,
   return out;
 }
 
-struct ScatterPlan {
-  IndexMapping mapping;
-  WindowOffsets window;  // .operand: in the inputs; .other: in the updates.
-  std::vector<int64_t> operand_dims, operand_strides;
-  std::vector<int64_t> extent;          // Window size per operand dimension.
-  std::vector<int64_t> update_strides;  // Updates strides of the batch (scatter) dimensions.
-};
-
 absl::Status CheckScatterOperands(const HloInstruction& instr,
                                   absl::Span<const Literal* const> operands, int64_t n) {
   ASSIGN_OR_RETURN(std::vector<Shape> shapes, VariadicResultShapes(instr.shape(), n));
@@ -290,55 +322,14 @@ absl::Status CheckScatterOperands(const HloInstruction& instr,
   return absl::OkStatus();
 }
 
-absl::StatusOr<ScatterPlan> PlanScatter(const HloInstruction& instr, const Shape& operand,
-                                        const Shape& indices, const Shape& updates) {
-  const hlo::ScatterDimensionNumbers& dn = *instr.attrs().scatter_dimension_numbers;
-  ScatterPlan p;
-  ASSIGN_OR_RETURN(
-      p.mapping,
-      MakeIndexMapping(indices, operand, dn.index_vector_dim, dn.scatter_dims_to_operand_dims,
-                       dn.input_batching_dims, dn.scatter_indices_batching_dims));
-  RETURN_IF_ERROR(CheckDims(dn.inserted_window_dims, operand.rank(), "inserted_window_dims"));
-  ASSIGN_OR_RETURN(std::vector<int64_t> scatter_dims,
-                   BatchDims(updates.rank(), dn.update_window_dims));
-  std::vector<int64_t> window_dims =
-      WindowOperandDims(operand.rank(), dn.inserted_window_dims, dn.input_batching_dims);
-  bool ok = window_dims.size() == dn.update_window_dims.size() &&
-            scatter_dims.size() == p.mapping.batch_bounds.size();
-  for (size_t i = 0; ok && i < scatter_dims.size(); ++i) {
-    ok = updates.dimensions(scatter_dims[i]) == p.mapping.batch_bounds[i];
-  }
-  if (!ok) {
-    return InvalidArgument(hlo::StrCat("scatter updates ", updates.ToString(), " do not match ",
-                                       "operand ", operand.ToString(), " and the indices"));
-  }
-  p.operand_dims = operand.dimensions();
-  p.operand_strides = RowMajorStrides(operand.dimensions());
-  p.extent.assign(operand.rank(), 1);
-  for (size_t i = 0; i < window_dims.size(); ++i) {
-    p.extent[window_dims[i]] = updates.dimensions(dn.update_window_dims[i]);
-  }
-  p.window = MakeWindowOffsets(operand, updates, window_dims, dn.update_window_dims);
-  p.update_strides = PermuteStrides(RowMajorStrides(updates.dimensions()), scatter_dims);
-  return p;
-}
-
 // Calls f(operand_offset, updates_offset) (-> absl::Status) for each window that fits.
 template <typename F>
 absl::Status ForEachScatterWindow(const ScatterPlan& p, const Literal& indices, F&& f) {
-  std::vector<int64_t> start(p.operand_dims.size());
-  const IndexMapping& m = p.mapping;
-  for (StridedCounter c(m.batch_bounds, {m.batch_strides, p.update_strides}); !c.done(); c.Next()) {
-    WindowStart(m, indices, c.offset(0), c.index(), start);
-    bool fits = true;
+  return ForEachScatterStart(p, indices, [&](const std::vector<int64_t>& start, int64_t update) {
     int64_t base = 0;
-    for (size_t d = 0; d < start.size() && fits; ++d) {
-      fits = start[d] >= 0 && start[d] <= p.operand_dims[d] - p.extent[d];
-      base += start[d] * p.operand_strides[d];
-    }
-    if (fits) RETURN_IF_ERROR(f(base, c.offset(1)));
-  }
-  return absl::OkStatus();
+    for (size_t d = 0; d < start.size(); ++d) base += start[d] * p.operand_strides[d];
+    return f(base, update);
+  });
 }
 
 absl::Status ScatterWithCombiner(hlo::HloOpcode opcode, const ScatterPlan& p,

@@ -21,18 +21,23 @@ inline int64_t WindowedOutputSize(const hlo::WindowDimension& w, int64_t input) 
   return (padded - dilated_window) / w.stride + 1;
 }
 
-// For one dimension: the input coordinate read by output position o and window position k,
-// at index o * w.size + k, or -1 where that position falls on padding or a dilation hole.
+// For one dimension of size `input`: the input coordinate read by output position o and window
+// position k, or -1 where that position falls on padding or a dilation hole.
+inline int64_t WindowCoordinate(const hlo::WindowDimension& w, int64_t input, int64_t o,
+                                int64_t k) {
+  const int64_t p = o * w.stride + k * w.window_dilation - w.padding_low;
+  if (p >= 0 && p % w.base_dilation == 0 && p / w.base_dilation < input) {
+    return p / w.base_dilation;
+  }
+  return -1;
+}
+
+// WindowCoordinate for every output position o and window position k, at o * w.size + k.
 inline std::vector<int64_t> WindowCoordinates(const hlo::WindowDimension& w, int64_t input,
                                               int64_t output) {
   std::vector<int64_t> coords(output * w.size, -1);
   for (int64_t o = 0; o < output; ++o) {
-    for (int64_t k = 0; k < w.size; ++k) {
-      const int64_t p = o * w.stride + k * w.window_dilation - w.padding_low;
-      if (p >= 0 && p % w.base_dilation == 0 && p / w.base_dilation < input) {
-        coords[o * w.size + k] = p / w.base_dilation;
-      }
-    }
+    for (int64_t k = 0; k < w.size; ++k) coords[o * w.size + k] = WindowCoordinate(w, input, o, k);
   }
   return coords;
 }
