@@ -7,6 +7,7 @@
 #include <cstring>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "hlo/ir/hlo_instruction.h"
 #include "hlo/ir/literal.h"
@@ -39,6 +40,43 @@ inline int64_t Ravel(const int64_t* index, const std::vector<int64_t>& dims) {
   for (size_t d = 0; d < dims.size(); ++d) linear = linear * dims[d] + index[d];
   return linear;
 }
+
+// The memoized elements of one value, as raw bits: a hash map while few are known, a dense
+// array once a quarter of a value of at most 2^26 elements is (a value read whole, such as
+// scatter indices, then costs no hashing per element).
+class ElementMemo {
+ public:
+  bool Has(int64_t i) const { return dense_.empty() ? sparse_.contains(i) : known_[i]; }
+  uint64_t At(int64_t i) const { return dense_.empty() ? sparse_.at(i) : dense_[i]; }
+  void Set(int64_t i, uint64_t bits) {
+    if (dense_.empty()) {
+      sparse_[i] = bits;
+    } else {
+      dense_[i] = bits;
+      known_[i] = true;
+    }
+  }
+  // Called before `adding` elements of a value of `count` elements are Set.
+  void Grow(int64_t adding, int64_t count) {
+    if (!dense_.empty() || count > kDenseLimit ||
+        (static_cast<int64_t>(sparse_.size()) + adding) * 4 < count) {
+      return;
+    }
+    dense_.assign(count, 0);
+    known_.assign(count, false);
+    for (const auto& [i, bits] : sparse_) {
+      dense_[i] = bits;
+      known_[i] = true;
+    }
+    sparse_.clear();
+  }
+
+ private:
+  static constexpr int64_t kDenseLimit = int64_t{1} << 26;
+  absl::flat_hash_map<int64_t, uint64_t> sparse_;
+  std::vector<uint64_t> dense_;
+  std::vector<bool> known_;
+};
 
 // The number of array leaves of `shape` (1 for an array).
 int64_t LeafCount(const hlo::Shape& shape);

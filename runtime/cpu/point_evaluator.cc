@@ -2,9 +2,9 @@
 // flow. Opcode semantics are in point_ops.cc.
 #include "runtime/cpu/point_evaluator.h"
 
+#include <algorithm>
 #include <cstring>
 
-#include "absl/container/flat_hash_set.h"
 #include "hlo/ir/primitive_type.h"
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
@@ -132,11 +132,11 @@ absl::StatusOr<Literal> PointEvaluator::Get(const HloInstruction& instr, int64_t
   std::vector<int64_t> missing;
   {
     const auto found = memo_.find(key);
-    absl::flat_hash_set<int64_t> asked;
     for (int64_t i : indices) {
-      if (found != memo_.end() && found->second.contains(i)) continue;
-      if (asked.insert(i).second) missing.push_back(i);
+      if (found == memo_.end() || !found->second.Has(i)) missing.push_back(i);
     }
+    std::sort(missing.begin(), missing.end());
+    missing.erase(std::unique(missing.begin(), missing.end()), missing.end());
   }
   if (!missing.empty()) {
     RETURN_IF_ERROR(Reserve(static_cast<int64_t>(missing.size()), instr));
@@ -144,15 +144,16 @@ absl::StatusOr<Literal> PointEvaluator::Get(const HloInstruction& instr, int64_t
     absl::StatusOr<Literal> values = ComputeNested(instr, leaf, frame, missing);
     if (!values.ok()) return values.status();
     // Compute may have grown memo_: look the entry up again.
-    absl::flat_hash_map<int64_t, uint64_t>& memo = memo_[key];
+    points::ElementMemo& memo = memo_[key];
+    memo.Grow(static_cast<int64_t>(missing.size()), shape->num_elements());
     for (size_t i = 0; i < missing.size(); ++i) {
-      memo[missing[i]] = points::BitsAt(*values, static_cast<int64_t>(i), width);
+      memo.Set(missing[i], points::BitsAt(*values, static_cast<int64_t>(i), width));
     }
   }
-  const absl::flat_hash_map<int64_t, uint64_t>& memo = memo_[key];
+  const points::ElementMemo& memo = memo_[key];
   Literal out(hlo::Shape::Array(type, {static_cast<int64_t>(indices.size())}));
   for (size_t i = 0; i < indices.size(); ++i) {
-    points::SetBits(out, static_cast<int64_t>(i), width, memo.at(indices[i]));
+    points::SetBits(out, static_cast<int64_t>(i), width, memo.At(indices[i]));
   }
   return out;
 }
@@ -163,8 +164,7 @@ absl::StatusOr<const Literal*> PointEvaluator::GetAll(const HloInstruction& inst
   auto found = whole_.find(key);
   if (found != whole_.end()) return found->second.get();
   ASSIGN_OR_RETURN(const hlo::Shape* shape, points::FlatLeafShape(instr, leaf));
-  int64_t count = 1;
-  for (int64_t d : shape->dimensions()) count *= d;
+  const int64_t count = shape->num_elements();
   std::vector<int64_t> all(count);
   for (int64_t i = 0; i < count; ++i) all[i] = i;
   ASSIGN_OR_RETURN(Literal values, Get(instr, leaf, frame, all));

@@ -4,10 +4,14 @@
 // Evaluation is driven by demand. Asked for elements of an instruction's value, it works out
 // which operand elements those need (a transpose's one element, a dot's row and column along
 // the contracting dims, a reduce's reduced slice, a sort's or topk's row, an all-reduce's
-// element on each device of the group), asks for those, and computes the asked elements.
+// element on each device of the group, a gather's index vector and one operand element, a
+// scatter's whole index array and the updates landing on the element, a convolution's window,
+// the box of input a reduce-window or select-and-scatter element's windows read), asks for
+// those, and computes the asked elements.
 // Arithmetic runs through the CPU executor's own op handlers on small arrays gathered from the
 // operands (a dot of f32[n,K] by f32[n,K] with batch dim 0 gives n results), so element
-// semantics are the executor's. Values are memoized per (instruction, leaf, frame) and element.
+// semantics are the executor's. Values are memoized per (instruction, leaf, frame) and element
+// (points::ElementMemo: hashed while sparse, dense once a quarter of a value is known).
 //
 // A frame says where a value lives: on which simulated device (or the unpartitioned
 // reference), and inside which called computation, conditional branch or while iteration.
@@ -17,7 +21,7 @@
 // iteration; iteration t's state is the body's root in iteration t-1.
 //
 // Entry parameter elements come from an ArgumentSource. Opcodes without element semantics here
-// (convolution, gather, scatter, rng, fft, ...) are an error naming them.
+// (rng, fft, opaque custom-calls, ...) are an error naming them.
 #ifndef RUNTIME_CPU_POINT_EVALUATOR_H_
 #define RUNTIME_CPU_POINT_EVALUATOR_H_
 
@@ -31,6 +35,7 @@
 #include "absl/types/span.h"
 #include "hlo/ir/hlo_module.h"
 #include "hlo/ir/literal.h"
+#include "runtime/cpu/point_elements.h"
 
 namespace runtime {
 
@@ -109,7 +114,7 @@ class PointEvaluator {
   absl::flat_hash_map<int64_t, const Frame*> roots_;
   absl::flat_hash_map<std::tuple<const Frame*, const hlo::HloInstruction*, int64_t>, const Frame*>
       children_;
-  absl::flat_hash_map<MemoKey, absl::flat_hash_map<int64_t, uint64_t>> memo_;
+  absl::flat_hash_map<MemoKey, points::ElementMemo> memo_;
   absl::flat_hash_map<MemoKey, std::unique_ptr<hlo::Literal>> whole_;
   absl::flat_hash_map<std::pair<const hlo::HloInstruction*, const Frame*>, int64_t> trips_;
   int64_t memoized_elements_ = 0;
