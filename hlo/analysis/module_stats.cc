@@ -120,6 +120,7 @@ std::string Fixed(double v) {
 std::string StatsToJson(const ModuleStats& s) {
   std::string out = StrCat(
       "{\"module\": ", JsonQuoted(s.module_name), ", \"input\": ", JsonQuoted(s.input),
+      s.key.empty() ? "" : StrCat(", \"key\": ", JsonQuoted(s.key)),
       ", \"num_partitions\": ", s.num_partitions,
       ", \"instructions\": {\"before\": ", s.instructions_before,
       ", \"after\": ", s.instructions_after, "}, \"time_ms\": {\"parse\": ", Fixed(s.time_ms_parse),
@@ -144,16 +145,46 @@ std::string StatsToText(const ModuleStats& s) {
   std::string out =
       StrCat("module ", s.module_name, " (", s.input, "), ", s.num_partitions,
              " partitions\n  instructions: ", s.instructions_before, " -> ", s.instructions_after,
-             "\n  per device: ", s.flops, " flops, ", s.comm_bytes, " bytes received, peak memory ",
-             s.peak_memory_bytes, " bytes\n");
+             "\n  per device: ", HumanFlops(s.flops), ", ", HumanBytes(s.comm_bytes),
+             " received, peak memory ", HumanBytes(s.peak_memory_bytes), "\n");
   for (int k = 0; k < kNumCollectiveKinds; ++k) {
     StrAppend(&out, "  ", CollectiveKindName(static_cast<CollectiveKind>(k)), ": ",
-              s.collectives[k].count, " (", s.collectives[k].bytes, " bytes)\n");
+              s.collectives[k].count, " (", HumanBytes(s.collectives[k].bytes), ")\n");
   }
   StrAppend(&out, "  full rematerializations: ", s.full_rematerializations,
-            "\n  replicated fallbacks: ", s.replicated_fallbacks, " (", s.replicated_fallback_bytes,
-            " bytes computed whole per device)", "\n  time: ", Fixed(s.time_ms_total), " ms\n");
+            "\n  replicated fallbacks: ", s.replicated_fallbacks, " (",
+            HumanBytes(s.replicated_fallback_bytes), " computed whole per device)",
+            "\n  time: ", Fixed(s.time_ms_total), " ms\n");
   return out;
+}
+
+namespace {
+
+// `v` scaled by `step` until below it, with one decimal and the unit of that power.
+std::string Scaled(double v, double step, const char* const* units, int count, const char* plain) {
+  if (!std::isfinite(v)) return "?";
+  if (std::fabs(v) < step) return StrCat(static_cast<int64_t>(v), " ", plain);
+  int i = 0;
+  while (std::fabs(v) >= step && i + 1 < count) {
+    v /= step;
+    ++i;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.1f %s", v, units[i]);
+  return buf;
+}
+
+}  // namespace
+
+std::string HumanBytes(double bytes) {
+  static const char* const kUnits[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  return Scaled(bytes, 1024, kUnits, 7, "bytes");
+}
+
+std::string HumanFlops(double flops) {
+  static const char* const kUnits[] = {"FLOP",  "kFLOP", "MFLOP", "GFLOP",
+                                       "TFLOP", "PFLOP", "EFLOP"};
+  return Scaled(flops, 1000, kUnits, 7, "FLOP");
 }
 
 }  // namespace hlo

@@ -20,6 +20,9 @@ struct CollectiveStats {
 struct ModuleStats {
   std::string module_name;
   std::string input;
+  // spmd-partition's stable key for the input (batch mode: the path below the directory it was
+  // found in, else the normalised path); printed after "input" when set.
+  std::string key;
   int64_t num_partitions = 1;
   int64_t instructions_before = 0;
   int64_t instructions_after = 0;
@@ -55,7 +58,13 @@ std::string JsonQuoted(std::string_view s);
 
 // One JSON object on one line, keys in the contract's order.
 std::string StatsToJson(const ModuleStats& stats);
+// Human-readable, in human units (HumanBytes, HumanFlops).
 std::string StatsToText(const ModuleStats& stats);
+
+// `bytes` in binary units with one decimal: "512 bytes", "2.0 KiB", "32.0 MiB", "1.5 GiB".
+std::string HumanBytes(double bytes);
+// `flops` in decimal units: "5 FLOP", "1.2 kFLOP", "137.4 GFLOP".
+std::string HumanFlops(double flops);
 
 }  // namespace hlo
 

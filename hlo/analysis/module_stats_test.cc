@@ -179,5 +179,27 @@ TEST(ModuleStatsJsonTest, NonFiniteNumbersAreNullAndFallbacksAreListed) {
       << json;
 }
 
+// Text statistics are in human units; the JSON carries the key only when set.
+TEST(ModuleStatsTextTest, HumanUnitsAndKey) {
+  EXPECT_EQ(HumanBytes(512), "512 bytes");
+  EXPECT_EQ(HumanBytes(2048), "2.0 KiB");
+  EXPECT_EQ(HumanBytes(33554432), "32.0 MiB");
+  EXPECT_EQ(HumanFlops(5), "5 FLOP");
+  EXPECT_EQ(HumanFlops(137438953472.0), "137.4 GFLOP");
+  ModuleStats stats;
+  stats.flops = 137438953472;
+  stats.comm_bytes = 33554432;
+  stats.peak_memory_bytes = 1536;
+  EXPECT_NE(StatsToText(stats).find("per device: 137.4 GFLOP, 32.0 MiB received, peak memory "
+                                    "1.5 KiB\n"),
+            std::string::npos)
+      << StatsToText(stats);
+  EXPECT_EQ(StatsToJson(stats).find("\"key\""), std::string::npos);
+  stats.input = "./m/../a.hlo";
+  stats.key = "a.hlo";
+  EXPECT_NE(StatsToJson(stats).find("\"input\": \"./m/../a.hlo\", \"key\": \"a.hlo\", "),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace hlo

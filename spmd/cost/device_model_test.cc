@@ -28,6 +28,19 @@ TEST(JsonTest, ErrorsNameLineAndColumn) {
   EXPECT_FALSE(ParseJson(std::string(1000, '[')).ok());  // Too deep, not a stack overflow.
 }
 
+TEST(JsonTest, WritesOneLineThatReadsBack) {
+  JsonValue v = JsonValue::Object();
+  v.Add("n", int64_t{1} << 40).Add("x", 0.25).Add("s", "a\"b\n").Add("none", nullptr);
+  v.Add("list", JsonValue::Array().Push(true).Push(1.0 / 0.0));
+  const std::string text = ToJson(v);
+  EXPECT_EQ(text, R"({"n": 1099511627776, "x": 0.25, "s": "a\"b\u000a", "none": null, )"
+                  R"("list": [true, null]})");
+  absl::StatusOr<JsonValue> back = ParseJson(text);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->Find("s")->string, "a\"b\n");
+  EXPECT_EQ(back->Find("n")->number, 1099511627776.0);
+}
+
 TEST(DeviceModelTest, BuiltinsExistAndDiffer) {
   for (const std::string& name : BuiltinDeviceModelNames()) {
     absl::StatusOr<DeviceModel> m = DeviceModelByName(name);

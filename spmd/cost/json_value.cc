@@ -2,8 +2,11 @@
 #include "spmd/cost/json_value.h"
 
 #include <cctype>
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 
+#include "hlo/analysis/module_stats.h"
 #include "hlo/strings.h"
 
 namespace spmd {
@@ -174,5 +177,89 @@ const JsonValue* JsonValue::Find(std::string_view key) const {
 }
 
 absl::StatusOr<JsonValue> ParseJson(std::string_view text) { return JsonReader(text).Document(); }
+
+JsonValue JsonValue::Object() {
+  JsonValue v;
+  v.type = Type::kObject;
+  return v;
+}
+
+JsonValue JsonValue::Array() {
+  JsonValue v;
+  v.type = Type::kArray;
+  return v;
+}
+
+JsonValue& JsonValue::Add(std::string key, JsonValue value) {
+  object.emplace_back(std::move(key), std::move(value));
+  return *this;
+}
+
+JsonValue& JsonValue::Push(JsonValue value) {
+  array.push_back(std::move(value));
+  return *this;
+}
+
+namespace {
+
+// Strings are quoted as the statistics quote them.
+void AppendQuoted(std::string_view s, std::string& out) { out += hlo::JsonQuoted(s); }
+
+void AppendNumber(double v, std::string& out) {
+  char buf[32];
+  if (!std::isfinite(v)) {
+    out += "null";
+    return;
+  }
+  if (v == std::floor(v) && std::fabs(v) < 9.2e18) {
+    std::snprintf(buf, sizeof(buf), "%lld", static_cast<long long>(v));
+  } else {
+    std::snprintf(buf, sizeof(buf), "%.17g", v);
+  }
+  out += buf;
+}
+
+void Append(const JsonValue& v, std::string& out) {
+  switch (v.type) {
+    case JsonValue::Type::kNull:
+      out += "null";
+      return;
+    case JsonValue::Type::kBool:
+      out += v.boolean ? "true" : "false";
+      return;
+    case JsonValue::Type::kNumber:
+      AppendNumber(v.number, out);
+      return;
+    case JsonValue::Type::kString:
+      AppendQuoted(v.string, out);
+      return;
+    case JsonValue::Type::kArray:
+      out += '[';
+      for (size_t i = 0; i < v.array.size(); ++i) {
+        if (i) out += ", ";
+        Append(v.array[i], out);
+      }
+      out += ']';
+      return;
+    case JsonValue::Type::kObject:
+      out += '{';
+      for (size_t i = 0; i < v.object.size(); ++i) {
+        if (i) out += ", ";
+        AppendQuoted(v.object[i].first, out);
+        out += ": ";
+        Append(v.object[i].second, out);
+      }
+      out += '}';
+      return;
+  }
+}
+
+}  // namespace
+
+std::string ToJson(const JsonValue& value) {
+  std::string out;
+  Append(value, out);
+  return out;
+}
 
 }  // namespace spmd
