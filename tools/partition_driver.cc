@@ -11,18 +11,19 @@
 #include <optional>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/cord.h"
 #include "absl/strings/str_split.h"
 #include "hlo/analysis/module_stats.h"
 #include "hlo/io/module_io.h"
 #include "hlo/ir/hlo_printer.h"
 #include "hlo/pass/hlo_pass_pipeline.h"
-#include "hlo/transforms/dead_code_elimination.h"
-#include "spmd/partitioner/spmd_partitioner.h"
-#include "spmd/propagation/sharding_propagation.h"
-#include "spmd/cost/step_time.h"
 #include "hlo/proto/hlo_proto_util.h"
 #include "hlo/strings.h"
+#include "hlo/transforms/dead_code_elimination.h"
 #include "hlo/verifier/hlo_verifier.h"
+#include "spmd/cost/step_time.h"
+#include "spmd/partitioner/spmd_partitioner.h"
+#include "spmd/propagation/sharding_propagation.h"
 
 namespace tools {
 namespace {
@@ -194,80 +195,107 @@ absl::StatusOr<std::vector<std::string>> ExpandPassList(const std::string& list)
   return passes;
 }
 
-absl::StatusOr<DriverResult> ProcessInput(const std::string& path, const DriverOptions& options) {
-  const Clock::time_point start = Clock::now();
-  absl::StatusOr<std::string> contents = hlo::ReadInput(path);
-  if (!contents.ok()) return contents.status();
-  absl::StatusOr<hlo::ParsedModule> parsed = hlo::ParseModuleFile(path, *contents);
-  if (!parsed.ok()) return parsed.status();
-  hlo::HloModule& module = *parsed->module;
-  absl::StatusOr<int64_t> resolved = ResolveNumPartitions(module, options.num_partitions);
-  if (!resolved.ok()) {
-    return absl::InvalidArgumentError(
-        parsed->FormatError(nullptr, hlo::ToStd(resolved.status().message())));
-  }
-  const int64_t num_partitions = *resolved;
-  module.mutable_config()->num_partitions = num_partitions;
-  if (absl::Status s = VerifyWithLocations(*parsed); !s.ok()) return s;
-  const double parse_ms = Millis(start);
-  const int64_t instructions_before = module.instruction_count();
+namespace {
 
-  if (!options.dump_dir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(options.dump_dir, ec);
-    if (ec) {
-      return absl::PermissionDeniedError(
-          hlo::StrCat(options.dump_dir, ": error: cannot create dump directory"));
-    }
-    if (absl::Status s = hlo::WriteFileAtomically(options.dump_dir + "/00.input.hlo",
-                                                  module.ToString());
-        !s.ok()) {
-      return s;
-    }
-  }
-  absl::StatusOr<PassResults> passes = RunPasses(options, *parsed);
-  if (!passes.ok()) return passes.status();
+constexpr char kFailureKindUrl[] = "spmd-partition/failure-kind";
 
-  DriverResult result;
-  if (options.emit == EmitFormat::kProto) {
-    absl::StatusOr<std::string> bytes = hlo::SerializeModuleOrError(module);
-    if (!bytes.ok()) return bytes.status();
-    result.output = *std::move(bytes);
-  } else {
-    hlo::PrintModule(module, &result.output);
+// Creates the dump directory and writes the input stage.
+absl::Status StartDumps(const DriverOptions& options, const hlo::HloModule& module) {
+  if (options.dump_dir.empty()) return absl::OkStatus();
+  std::error_code ec;
+  std::filesystem::create_directories(options.dump_dir, ec);
+  if (ec) {
+    return absl::PermissionDeniedError(
+        hlo::StrCat(options.dump_dir, ": error: cannot create dump directory"));
   }
+  return hlo::WriteFileAtomically(options.dump_dir + "/00.input.hlo", module.ToString());
+}
+
+absl::Status FinishDumps(const DriverOptions& options, const DriverResult& result) {
+  if (options.dump_dir.empty()) return absl::OkStatus();
+  if (absl::Status s =
+          hlo::WriteFileAtomically(options.dump_dir + "/stats.json", result.stats_json + "\n");
+      !s.ok()) {
+    return s;
+  }
+  return hlo::WriteFileAtomically(options.dump_dir + "/explain.txt", result.explain);
+}
+
+absl::StatusOr<std::string> Render(const hlo::HloModule& module, EmitFormat emit) {
+  if (emit == EmitFormat::kProto) return hlo::SerializeModuleOrError(module);
+  std::string text;
+  hlo::PrintModule(module, &text);
+  return text;
+}
+
+// The statistics of the partitioned `module`; the caller sets the times but the total.
+hlo::ModuleStats CollectStats(const hlo::HloModule& module, const std::string& path,
+                              const DriverOptions& options, const PassResults& passes) {
   hlo::ModuleStats stats = hlo::ComputeModuleStats(module);
   stats.module_name = module.name();
   stats.input = path;
-  stats.num_partitions = num_partitions;
-  stats.instructions_before = instructions_before;
-  stats.time_ms_parse = parse_ms;
-  stats.time_ms_propagation = passes->propagation_ms;
-  stats.time_ms_partition = passes->partition_ms;
-  stats.full_rematerializations = passes->full_rematerializations;
-  stats.replicated_fallbacks = passes->replicated_fallbacks;
-  stats.replicated_fallback_bytes = passes->replicated_fallback_bytes;
+  stats.key = options.key;
+  stats.num_partitions = module.config().num_partitions;
+  stats.time_ms_propagation = passes.propagation_ms;
+  stats.time_ms_partition = passes.partition_ms;
+  stats.full_rematerializations = passes.full_rematerializations;
+  stats.replicated_fallbacks = passes.replicated_fallbacks;
+  stats.replicated_fallback_bytes = passes.replicated_fallback_bytes;
   // The partition pass's device model (read once per input), else the option's.
-  absl::StatusOr<spmd::DeviceModel> model = passes->device_model.has_value()
-                                                ? *passes->device_model
+  absl::StatusOr<spmd::DeviceModel> model = passes.device_model.has_value()
+                                                ? *passes.device_model
                                                 : spmd::LoadDeviceModel(options.device_model);
   if (model.ok()) stats.estimated_step_time_us = spmd::EstimateStepTimeUs(stats, *model);
+  return stats;
+}
+
+}  // namespace
+
+absl::Status WithFailureKind(absl::Status status, std::string_view kind) {
+  if (!status.ok()) {
+    status.SetPayload(kFailureKindUrl, absl::Cord(absl::string_view(kind.data(), kind.size())));
+  }
+  return status;
+}
+
+std::string FailureKind(const absl::Status& status) {
+  absl::optional<absl::Cord> kind = status.GetPayload(kFailureKindUrl);
+  return kind.has_value() ? std::string(*kind) : "error";
+}
+
+absl::StatusOr<DriverResult> ProcessInput(const std::string& path, const DriverOptions& options) {
+  const Clock::time_point start = Clock::now();
+  absl::StatusOr<std::string> contents = hlo::ReadInput(path);
+  if (!contents.ok()) return WithFailureKind(contents.status(), "read");
+  absl::StatusOr<hlo::ParsedModule> parsed = hlo::ParseModuleFile(path, *contents);
+  if (!parsed.ok()) return WithFailureKind(parsed.status(), "parse");
+  hlo::HloModule& module = *parsed->module;
+  absl::StatusOr<int64_t> resolved = ResolveNumPartitions(module, options.num_partitions);
+  if (!resolved.ok()) {
+    return WithFailureKind(absl::InvalidArgumentError(parsed->FormatError(
+                               nullptr, hlo::ToStd(resolved.status().message()))),
+                           "verify");
+  }
+  module.mutable_config()->num_partitions = *resolved;
+  if (absl::Status s = VerifyWithLocations(*parsed); !s.ok()) return WithFailureKind(s, "verify");
+  const double parse_ms = Millis(start);
+  const int64_t instructions_before = module.instruction_count();
+  if (absl::Status s = StartDumps(options, module); !s.ok()) return WithFailureKind(s, "output");
+  absl::StatusOr<PassResults> passes = RunPasses(options, *parsed);
+  if (!passes.ok()) return WithFailureKind(passes.status(), "partition");
+
+  DriverResult result;
+  absl::StatusOr<std::string> output = Render(module, options.emit);
+  if (!output.ok()) return WithFailureKind(output.status(), "output");
+  result.output = *std::move(output);
+  hlo::ModuleStats stats = CollectStats(module, path, options, *passes);
+  stats.instructions_before = instructions_before;
+  stats.time_ms_parse = parse_ms;
   result.explain = passes->explain;
   stats.time_ms_total = Millis(start);
   result.stats_json = hlo::StatsToJson(stats);
   result.stats_text = hlo::StatsToText(stats);
-  if (!options.dump_dir.empty()) {
-    if (absl::Status s =
-            hlo::WriteFileAtomically(options.dump_dir + "/stats.json", result.stats_json + "\n");
-        !s.ok()) {
-      return s;
-    }
-    if (absl::Status s = hlo::WriteFileAtomically(options.dump_dir + "/explain.txt",
-                                                  result.explain);
-        !s.ok()) {
-      return s;
-    }
-  }
+  if (absl::Status s = FinishDumps(options, result); !s.ok()) return WithFailureKind(s, "output");
   return result;
 }
 

@@ -29,6 +29,7 @@ struct DriverOptions {
   int64_t windowed_einsum_threshold_bytes = -1;  // --windowed-einsum-threshold BYTES.
   // --strict: a split instruction computed whole (replicated fallback) fails the input.
   bool strict = false;
+  std::string key;  // The statistics' "key" (batch mode's stable key); empty: none.
 };
 
 struct DriverResult {
@@ -54,8 +55,14 @@ absl::StatusOr<std::vector<std::string>> ExpandPassList(const std::string& list)
 absl::Status ValidateDriverOptions(const DriverOptions& options);
 
 // Processes one input path ("-" for stdin). Errors are complete `FILE:LINE:COL: error: ...`
-// messages.
+// messages, tagged with the stage that failed (FailureKind).
 absl::StatusOr<DriverResult> ProcessInput(const std::string& path, const DriverOptions& options);
+
+// The stage an error of ProcessInput came from: "read", "parse", "verify", "partition" (the
+// passes) or "output" (serializing, writing dumps); "error" for an untagged status.
+std::string FailureKind(const absl::Status& status);
+// `status` tagged with `kind` for FailureKind.
+absl::Status WithFailureKind(absl::Status status, std::string_view kind);
 
 }  // namespace tools
 

@@ -14,6 +14,7 @@
 #include "tools/inspect/html_report.h"
 #include "tools/inspect/inspected_module.h"
 #include "tools/inspect/module_diff.h"
+#include "tools/version.h"
 
 namespace {
 
@@ -76,6 +77,7 @@ int Main(int argc, char** argv) {
   CLI::App app{
       "Inspect SPMD-partitioned HLO modules (ours or XLA's dumps): statistics, every "
       "collective with the bytes it moves, per-device peak memory."};
+  app.set_version_flag("--version", tools::VersionLine("spmd-inspect"));
   Flags f;
   CLI::Option* input =
       app.add_option("input", f.input, "partitioned module: HLO text, HloModuleProto, or -");

@@ -2,29 +2,38 @@
 // (../shared/docs/cli-contract.md). One input, or a batch: several inputs, directories
 // (--recursive) and @LIST files. Inputs are processed independently on -j threads; outputs,
 // messages and statistics come out in input order, so results do not depend on -j. In a batch,
-// every failed input gets one error line, statistics are JSON Lines (one object per input, an
-// {"input", "error"} object for a failed one), a closing `N ok, N failed` line is printed, and
-// a progress bar is drawn when stderr is a terminal. Exit codes: 0, 1 an input failed, 2 usage.
+// every failed input gets one error line, statistics are JSON Lines (one object per input keyed
+// by its stable key, a failed input's with the error's kind, file, line and column, and a closing
+// summary record), a closing `N ok, N failed` line is printed, and a progress bar is drawn when
+// stderr is a terminal. JSON statistics on stderr (no --stats-file) leave stderr to JSON Lines
+// alone: the records carry the error lines and the summary. --baseline compares each module's
+// bytes received, FLOPs and peak memory per device with an earlier run's JSON Lines.
+// Exit codes: 0, 1 an input failed or a metric grew beyond --baseline-tolerance, 2 usage.
 #include <atomic>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include "CLI/CLI.hpp"
 #include "hlo/analysis/module_stats.h"
 #include "hlo/io/module_io.h"
 #include "hlo/large_stack.h"
 #include "hlo/strings.h"
+#include "tools/batch/baseline.h"
 #include "tools/batch/input_list.h"
+#include "tools/batch/json_records.h"
 #include "tools/batch/ordered_pool.h"
 #include "tools/batch/progress_bar.h"
 #include "tools/partition_driver.h"
+#include "tools/version.h"
 
 namespace {
 
 struct Flags {
   std::vector<std::string> inputs;
   std::string output, passes = "default", emit = "text", dump_dir, stats, stats_file;
-  std::string device_model, dot_strategy;
+  std::string device_model, dot_strategy, baseline;
+  double baseline_tolerance = 0;
   int64_t num_partitions = 0;
   int64_t windowed_einsum_threshold = -1;
   int jobs = 1;
@@ -43,7 +52,14 @@ void AddOptions(CLI::App& app, Flags& f) {
   app.add_option("--emit", f.emit, "output format")->check(CLI::IsMember({"text", "proto"}));
   app.add_option("--dump-dir", f.dump_dir, "write the module after every pass, stats, explain");
   app.add_option("--stats", f.stats, "print statistics")->check(CLI::IsMember({"json", "text"}));
-  app.add_option("--stats-file", f.stats_file, "write statistics here instead of stderr");
+  app.add_option("--stats-file", f.stats_file,
+                 "write statistics here instead of stderr (- for stdout; needs -o)");
+  app.add_option("--baseline", f.baseline,
+                 "JSON Lines of an earlier --stats json run: report changes per module and exit 1 "
+                 "when a metric grew beyond --baseline-tolerance");
+  app.add_option("--baseline-tolerance", f.baseline_tolerance,
+                 "growth in percent that --baseline accepts (default 0)")
+      ->check(CLI::NonNegativeNumber);
   app.add_flag("--explain", f.explain, "print the decision log on stderr");
   app.add_flag("--strict", f.strict,
                "fail an input when a split instruction would be computed whole (a replicated "
@@ -115,42 +131,69 @@ absl::Status CheckOutputsSpareInputs(const Flags& f, const tools::InputList& lis
 
 class Emitter {
  public:
-  Emitter(const Flags& f, const tools::InputList& list, tools::ProgressBar* bar)
-      : f_(f), list_(list), bar_(bar) {}
+  Emitter(const Flags& f, const tools::InputList& list, tools::ProgressBar* bar,
+          const std::optional<tools::Baseline>& baseline)
+      : f_(f), list_(list), bar_(bar), baseline_(baseline) {}
 
   void Emit(size_t i, absl::StatusOr<tools::DriverResult>& result) {
     const tools::BatchInput& input = list_.inputs[i];
-    if (!result.ok()) return Fail(input, OneLineError(input.path, result.status()));
-    if (absl::Status s = WriteOutput(input, result->output); !s.ok()) {
-      return Fail(input, OneLineError(input.path, s));
+    if (!result.ok()) {
+      return Fail(input, tools::FailureKind(result.status()),
+                  OneLineError(input.path, result.status()));
     }
-    ++ok_;
+    if (absl::Status s = WriteOutput(input, result->output); !s.ok()) {
+      return Fail(input, "output", OneLineError(input.path, s));
+    }
+    const tools::ModuleMetrics metrics = MetricsOf(result->stats_json);
+    summary_.AddOk(metrics);
+    run_.emplace_back(input.key, metrics);
     if (f_.explain) Message(hlo::StrCat("explain ", input.path, ":\n", result->explain));
     if (f_.stats == "json") Stats(result->stats_json + "\n");
     if (f_.stats == "text") Stats(result->stats_text);
   }
 
-  // Writes the statistics file and the summary; returns the exit code.
+  // Compares with the baseline, writes the summary and the statistics file; returns the exit
+  // code.
   int Finish() {
     bar_->Finish();
-    if (!f_.stats.empty() && !f_.stats_file.empty()) {
-      if (absl::Status s = hlo::WriteFileAtomically(f_.stats_file, stats_); !s.ok()) {
-        std::cerr << s.message() << "\n";
-        return 1;
-      }
+    size_t regressions = 0;
+    spmd::JsonValue extra = spmd::JsonValue::Object();
+    if (baseline_.has_value()) {
+      const tools::BaselineReport report =
+          tools::CompareWithBaseline(*baseline_, run_, f_.baseline_tolerance);
+      regressions = report.regressions();
+      if (!JsonOnStderr()) Message(report.Text());
+      extra.Add("baseline", report.Json());
     }
-    if (list_.batch) std::cerr << ok_ << " ok, " << failed_ << " failed\n";
-    return failed_ > 0 ? 1 : 0;
+    if (f_.stats == "json" && (list_.batch || baseline_.has_value())) {
+      Stats(spmd::ToJson(summary_.Record(std::move(extra))) + "\n");
+    }
+    if (absl::Status s = WriteStats(); !s.ok()) {
+      std::cerr << s.message() << "\n";
+      return 1;
+    }
+    if (list_.batch && !JsonOnStderr()) {
+      std::cerr << summary_.ok() << " ok, " << summary_.failed() << " failed\n";
+    }
+    return summary_.failed() > 0 || regressions > 0 ? 1 : 0;
   }
 
  private:
-  void Fail(const tools::BatchInput& input, const std::string& line) {
-    ++failed_;
-    Message(line + "\n");
-    if (f_.stats == "json") {
-      Stats(hlo::StrCat("{\"input\": ", hlo::JsonQuoted(input.path),
-                        ", \"error\": ", hlo::JsonQuoted(line), "}\n"));
-    }
+  // JSON statistics on stderr: stderr then carries JSON Lines only (and --explain's log).
+  bool JsonOnStderr() const { return f_.stats == "json" && f_.stats_file.empty(); }
+
+  static tools::ModuleMetrics MetricsOf(const std::string& stats_json) {
+    absl::StatusOr<spmd::JsonValue> record = spmd::ParseJson(stats_json);
+    absl::StatusOr<tools::ModuleMetrics> metrics =
+        record.ok() ? tools::MetricsOfRecord(*record) : record.status();
+    return metrics.ok() ? *metrics : tools::ModuleMetrics{};  // Our own records always parse.
+  }
+
+  void Fail(const tools::BatchInput& input, const std::string& kind, const std::string& line) {
+    summary_.AddFailure(kind);
+    run_.emplace_back(input.key, std::nullopt);
+    if (!JsonOnStderr()) Message(line + "\n");
+    if (f_.stats == "json") Stats(spmd::ToJson(tools::FailureRecord(input, kind, line)) + "\n");
   }
 
   absl::Status WriteOutput(const tools::BatchInput& input, const std::string& bytes) {
@@ -165,6 +208,15 @@ class Emitter {
     return hlo::WriteFileAtomically(path.string(), bytes);
   }
 
+  absl::Status WriteStats() {
+    if (f_.stats.empty() || f_.stats_file.empty()) return absl::OkStatus();
+    if (f_.stats_file == "-") {
+      std::cout << stats_ << std::flush;
+      return absl::OkStatus();
+    }
+    return hlo::WriteFileAtomically(f_.stats_file, stats_);
+  }
+
   void Message(const std::string& text) { bar_->Print(text); }
   void Stats(const std::string& text) {
     if (f_.stats_file.empty()) {
@@ -177,17 +229,21 @@ class Emitter {
   const Flags& f_;
   const tools::InputList& list_;
   tools::ProgressBar* bar_;
+  const std::optional<tools::Baseline>& baseline_;
   std::string stats_;
-  size_t ok_ = 0, failed_ = 0;
+  tools::BatchSummary summary_;
+  std::vector<std::pair<std::string, std::optional<tools::ModuleMetrics>>> run_;
 };
 
 // Runs every input; returns the exit code.
-int RunAll(const Flags& f, const tools::InputList& list, const tools::DriverOptions& options) {
+int RunAll(const Flags& f, const tools::InputList& list, const tools::DriverOptions& options,
+           const std::optional<tools::Baseline>& baseline) {
   tools::ProgressBar bar(list.inputs.size(), list.batch);
-  Emitter emitter(f, list, &bar);
+  Emitter emitter(f, list, &bar, baseline);
   std::atomic<size_t> failed{0};
   std::function<absl::StatusOr<tools::DriverResult>(size_t)> work = [&](size_t i) {
     tools::DriverOptions mine = options;
+    mine.key = list.inputs[i].key;
     if (!f.dump_dir.empty()) {
       mine.dump_dir =
           list.batch ? (std::filesystem::path(f.dump_dir) / list.inputs[i].relative_stem).string()
@@ -209,10 +265,30 @@ int UsageError(std::string_view message) {
   return 2;
 }
 
+// Checks what the flags need of the inputs and reads the baseline; a usage error otherwise.
+absl::StatusOr<std::optional<tools::Baseline>> PrepareBatch(const Flags& f,
+                                                            const tools::InputList& list) {
+  if (!f.stats.empty() && f.stats_file == "-" && f.output.empty()) {
+    return absl::InvalidArgumentError(
+        "spmd-partition: --stats-file - writes the statistics to stdout, where the partitioned "
+        "modules go without -o; give -o");
+  }
+  if (list.batch && (!f.output.empty() || !f.dump_dir.empty())) {
+    if (absl::Status s = tools::CheckDistinctOutputs(list); !s.ok()) return s;
+  }
+  if (absl::Status s = CheckOutputsSpareInputs(f, list); !s.ok()) return s;
+  if (f.baseline.empty()) return std::optional<tools::Baseline>();
+  if (absl::Status s = tools::CheckDistinctKeys(list); !s.ok()) return s;
+  absl::StatusOr<tools::Baseline> baseline = tools::LoadBaseline(f.baseline);
+  if (!baseline.ok()) return baseline.status();
+  return std::optional<tools::Baseline>(*std::move(baseline));
+}
+
 }  // namespace
 
 int Main(int argc, char** argv) {
   CLI::App app{"Partition HLO modules into SPMD programs."};
+  app.set_version_flag("--version", tools::VersionLine("spmd-partition"));
   Flags f;
   AddOptions(app, f);
   try {
@@ -227,14 +303,8 @@ int Main(int argc, char** argv) {
   }
   absl::StatusOr<tools::InputList> list = tools::ExpandInputs(f.inputs, f.recursive);
   if (!list.ok()) return UsageError(hlo::ToStd(list.status().message()));
-  if (list->batch && (!f.output.empty() || !f.dump_dir.empty())) {
-    if (absl::Status s = tools::CheckDistinctOutputs(*list); !s.ok()) {
-      return UsageError(hlo::ToStd(s.message()));
-    }
-  }
-  if (absl::Status s = CheckOutputsSpareInputs(f, *list); !s.ok()) {
-    return UsageError(hlo::ToStd(s.message()));
-  }
+  absl::StatusOr<std::optional<tools::Baseline>> baseline = PrepareBatch(f, *list);
+  if (!baseline.ok()) return UsageError(hlo::ToStd(baseline.status().message()));
   if (list->batch && !f.output.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(f.output, ec);
@@ -243,7 +313,7 @@ int Main(int argc, char** argv) {
       return 1;
     }
   }
-  return RunAll(f, *list, *options);
+  return RunAll(f, *list, *options, *baseline);
 }
 
 // The work runs on a large stack: deeply nested modules recurse once per level.

@@ -41,6 +41,7 @@
 #include "runtime/cpu/verify.h"
 #include "runtime/cuda/cuda_runner.h"
 #include "tools/partition_driver.h"
+#include "tools/version.h"
 
 namespace {
 
@@ -544,6 +545,7 @@ std::optional<std::string> Unavailable(const Options& options,
 
 int Main(int argc, char** argv) {
   CLI::App app{"Run HLO modules on simulated devices, or verify an SPMD program."};
+  app.set_version_flag("--version", tools::VersionLine("spmd-run"));
   Options options;
   app.add_option("input", options.input, "HLO text (.hlo, .txt), HloModuleProto (.pb) or -")
       ->required();

@@ -27,6 +27,18 @@ std::string StemOf(const fs::path& relative) {
   return p.generic_string();
 }
 
+// A named file's key: normalised, and relative to the current directory when inside it.
+std::string KeyOf(const std::string& arg) {
+  std::error_code ec;
+  const fs::path absolute = fs::absolute(arg, ec).lexically_normal();
+  const fs::path cwd = fs::current_path(ec);
+  if (!ec) {
+    const fs::path relative = absolute.lexically_relative(cwd);
+    if (!relative.empty() && *relative.begin() != "..") return relative.generic_string();
+  }
+  return absolute.generic_string();
+}
+
 absl::Status AddDirectory(const std::string& dir, bool recursive, InputList* list) {
   std::vector<fs::path> found;
   std::error_code ec;
@@ -54,15 +66,18 @@ absl::Status AddDirectory(const std::string& dir, bool recursive, InputList* lis
                     recursive ? "" : " (--recursive also searches subdirectories)"));
   }
   std::sort(found.begin(), found.end());
+  // `dir` normalised without a trailing separator, so `d/`, `./d` and `x/../d` give one key.
+  const fs::path base = (fs::path(dir) / "x").lexically_normal().parent_path();
   for (const fs::path& path : found) {
-    list->inputs.push_back({path.string(), StemOf(path.lexically_relative(dir))});
+    const fs::path relative = path.lexically_normal().lexically_relative(base);
+    list->inputs.push_back({path.string(), StemOf(relative), relative.generic_string()});
   }
   return absl::OkStatus();
 }
 
 absl::Status AddArgument(const std::string& arg, bool recursive, InputList* list) {
   if (arg == "-") {
-    list->inputs.push_back({arg, "stdin"});
+    list->inputs.push_back({arg, "stdin", "-"});
     return absl::OkStatus();
   }
   std::error_code ec;
@@ -70,7 +85,7 @@ absl::Status AddArgument(const std::string& arg, bool recursive, InputList* list
     list->batch = true;
     return AddDirectory(arg, recursive, list);
   }
-  list->inputs.push_back({arg, StemOf(fs::path(arg).filename())});
+  list->inputs.push_back({arg, StemOf(fs::path(arg).filename()), KeyOf(arg)});
   return absl::OkStatus();
 }
 
@@ -120,6 +135,19 @@ absl::Status CheckDistinctOutputs(const InputList& list) {
       return absl::InvalidArgumentError(
           hlo::StrCat(input.path, ": error: its output would overwrite that of ", it->second->path,
                       " ('", input.relative_stem, "'); give inputs distinct names"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckDistinctKeys(const InputList& list) {
+  absl::flat_hash_map<std::string, const BatchInput*> seen;
+  for (const BatchInput& input : list.inputs) {
+    auto [it, inserted] = seen.emplace(input.key, &input);
+    if (!inserted) {
+      return absl::InvalidArgumentError(hlo::StrCat(
+          input.path, ": error: its key '", input.key, "' is also that of ", it->second->path,
+          "; a baseline cannot tell them apart (give the directories' files distinct paths)"));
     }
   }
   return absl::OkStatus();

@@ -18,6 +18,11 @@ struct BatchInput {
   // the file's stem, or for a file found in a directory its path below that directory
   // (`sub/model` for DIR/sub/model.hlo). "stdin" for "-".
   std::string relative_stem;
+  // The stable key that names it in statistics and baselines, whatever was typed: for a file
+  // found in a directory its path below that directory (`sub/model.hlo`); for a file named
+  // directly its lexically normalised path, relative to the current directory when inside it
+  // (`./x/../m.hlo` and `$PWD/m.hlo` are both `m.hlo`); "-" for stdin.
+  std::string key;
 };
 
 struct InputList {
@@ -32,6 +37,9 @@ absl::StatusOr<InputList> ExpandInputs(const std::vector<std::string>& args, boo
 // The first two inputs that would write the same output (same relative_stem), as an error
 // naming both; OK when all differ.
 absl::Status CheckDistinctOutputs(const InputList& list);
+
+// The first two inputs with the same key, as an error naming both; OK when all differ.
+absl::Status CheckDistinctKeys(const InputList& list);
 
 }  // namespace tools
 
