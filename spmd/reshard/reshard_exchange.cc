@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "hlo/status_macros.h"
 #include "hlo/strings.h"
 
 namespace spmd {
@@ -91,60 +92,58 @@ ExchangeRound EmptyRound(int64_t n, int64_t rank) {
           std::vector<bool>(n, false)};
 }
 
-}  // namespace
+// The cell grid of an exchange: cell sizes, and cells per old and per new tile, per dim.
+struct CellGrid {
+  std::vector<int64_t> cell_dims, new_shard_dims, per_from, per_to;
+};
 
-absl::StatusOr<ExchangeSchedule> PlanExchange(const TileState& from, const TileState& to,
-                                              absl::Span<const int64_t> shape_dims) {
+absl::StatusOr<CellGrid> MakeCellGrid(const TileState& from, const TileState& to,
+                                      absl::Span<const int64_t> shape_dims) {
   const int64_t rank = from.rank();
-  const int64_t n = from.num_devices();
-  const std::vector<int64_t> t_from = from.TileCounts(), t_to = to.TileCounts();
-  ExchangeSchedule schedule;
-  std::vector<int64_t> per_from(rank), per_to(rank);  // Cells per tile, per dim.
+  CellGrid grid;
   for (int64_t d = 0; d < rank; ++d) {
-    const int64_t cells = std::lcm(t_from[d], t_to[d]);
+    const int64_t cells = std::lcm(from.dims[d], to.dims[d]);
     if (shape_dims[d] % cells != 0) {
       return absl::FailedPreconditionError(
           hlo::StrCat("exchange: dim ", d, " of ", shape_dims[d], " is not ", cells, " cells"));
     }
-    schedule.cell_dims.push_back(shape_dims[d] / cells);
-    schedule.new_shard_dims.push_back(shape_dims[d] / t_to[d]);
-    per_from[d] = cells / t_from[d];
-    per_to[d] = cells / t_to[d];
+    grid.cell_dims.push_back(shape_dims[d] / cells);
+    grid.new_shard_dims.push_back(shape_dims[d] / to.dims[d]);
+    grid.per_from.push_back(cells / from.dims[d]);
+    grid.per_to.push_back(cells / to.dims[d]);
   }
   // Planning cost grows with cells x devices (and holders): large meshes with fine cell grids
   // are left to the searched path.
   int64_t positions = 1;
-  for (int64_t d = 0; d < rank; ++d) positions *= per_to[d];
-  if (positions * n * from.replication() > kMaxExchangeWork) {
+  for (int64_t d = 0; d < rank; ++d) positions *= grid.per_to[d];
+  if (positions * from.num_devices() * from.replication() > kMaxExchangeWork) {
     return absl::FailedPreconditionError("exchange: too many cells to schedule");
   }
+  return grid;
+}
+
+// Walks every cell of every device's new region (cell position `j` in the new tile, then
+// device `v`), with the cell's global position; a cell the device lacks gets a sender, the
+// holder with the fewest sends so far (then the lowest id), counted in `sends`. Calls
+// f(v, j, global, sender), sender -1 for a cell the device already holds.
+template <typename F>
+void ForEachCell(const TileState& from, const TileState& to, const CellGrid& grid,
+                 std::vector<int64_t>& sends, F f) {
+  const int64_t rank = from.rank();
+  const int64_t n = from.num_devices();
+  const std::vector<int64_t> t_from = from.TileCounts();
   const std::vector<std::vector<int64_t>> tile_from = from.TileIndexByDevice();
   const std::vector<std::vector<int64_t>> tile_to = to.TileIndexByDevice();
-  std::vector<int64_t> sends(n, 0), received(n, 0), local(n, 0);
-  std::vector<Transfer> transfers;
-  for (const std::vector<int64_t>& j : GridPositions(per_to)) {
+  sends.assign(n, 0);
+  std::vector<int64_t> global(rank), holder_tile(rank);
+  for (const std::vector<int64_t>& j : GridPositions(grid.per_to)) {
     for (int64_t v = 0; v < n; ++v) {
-      std::vector<int64_t> global(rank), holder_tile(rank), write(rank);
       for (int64_t d = 0; d < rank; ++d) {
-        global[d] = tile_to[v][d] * per_to[d] + j[d];
-        holder_tile[d] = global[d] / per_from[d];
-        write[d] = j[d] * schedule.cell_dims[d];
+        global[d] = tile_to[v][d] * grid.per_to[d] + j[d];
+        holder_tile[d] = global[d] / grid.per_from[d];
       }
-      auto read_in = [&](int64_t device) {
-        std::vector<int64_t> offset(rank);
-        for (int64_t d = 0; d < rank; ++d) {
-          offset[d] = (global[d] - tile_from[device][d] * per_from[d]) * schedule.cell_dims[d];
-        }
-        return offset;
-      };
       if (tile_from[v] == holder_tile) {
-        if (static_cast<int64_t>(schedule.local_rounds.size()) <= local[v]) {
-          schedule.local_rounds.push_back(EmptyRound(n, rank));
-        }
-        ExchangeRound& round = schedule.local_rounds[local[v]++];
-        round.read_offset[v] = read_in(v);
-        round.write_offset[v] = write;
-        round.writes[v] = true;
+        f(v, j, global, int64_t{-1});
         continue;
       }
       absl::Span<const int64_t> holders = from.TileDevices(Linear(holder_tile, t_from));
@@ -152,10 +151,46 @@ absl::StatusOr<ExchangeSchedule> PlanExchange(const TileState& from, const TileS
           holders.begin(), holders.end(),
           [&](int64_t a, int64_t b) { return sends[a] != sends[b] ? sends[a] < sends[b] : a < b; });
       ++sends[source];
-      ++received[v];
-      transfers.push_back({source, v, read_in(source), write});
+      f(v, j, global, source);
     }
   }
+}
+
+}  // namespace
+
+absl::StatusOr<ExchangeSchedule> PlanExchange(const TileState& from, const TileState& to,
+                                              absl::Span<const int64_t> shape_dims) {
+  const int64_t rank = from.rank();
+  const int64_t n = from.num_devices();
+  ASSIGN_OR_RETURN(CellGrid grid, MakeCellGrid(from, to, shape_dims));
+  ExchangeSchedule schedule;
+  schedule.cell_dims = grid.cell_dims;
+  schedule.new_shard_dims = grid.new_shard_dims;
+  const std::vector<std::vector<int64_t>> tile_from = from.TileIndexByDevice();
+  std::vector<int64_t> sends, received(n, 0), local(n, 0);
+  std::vector<Transfer> transfers;
+  auto cell = [&](int64_t v, const std::vector<int64_t>& j, const std::vector<int64_t>& global,
+                  int64_t source) {
+    std::vector<int64_t> write(rank), read(rank);
+    const int64_t reader = source < 0 ? v : source;
+    for (int64_t d = 0; d < rank; ++d) {
+      write[d] = j[d] * grid.cell_dims[d];
+      read[d] = (global[d] - tile_from[reader][d] * grid.per_from[d]) * grid.cell_dims[d];
+    }
+    if (source >= 0) {
+      ++received[v];
+      transfers.push_back({source, v, std::move(read), std::move(write)});
+      return;
+    }
+    if (static_cast<int64_t>(schedule.local_rounds.size()) <= local[v]) {
+      schedule.local_rounds.push_back(EmptyRound(n, rank));
+    }
+    ExchangeRound& round = schedule.local_rounds[local[v]++];
+    round.read_offset[v] = std::move(read);
+    round.write_offset[v] = std::move(write);
+    round.writes[v] = true;
+  };
+  ForEachCell(from, to, grid, sends, cell);
   schedule.max_cells_received = *std::max_element(received.begin(), received.end());
   const int64_t colors =
       std::max(schedule.max_cells_received, *std::max_element(sends.begin(), sends.end()));
@@ -173,6 +208,22 @@ absl::StatusOr<ExchangeSchedule> PlanExchange(const TileState& from, const TileS
     std::sort(round.pairs.begin(), round.pairs.end());
   }
   return schedule;
+}
+
+absl::StatusOr<ExchangeSize> SizeExchange(const TileState& from, const TileState& to,
+                                          absl::Span<const int64_t> shape_dims) {
+  ASSIGN_OR_RETURN(CellGrid grid, MakeCellGrid(from, to, shape_dims));
+  std::vector<int64_t> sends, received(from.num_devices(), 0);
+  ForEachCell(
+      from, to, grid, sends,
+      [&](int64_t v, const std::vector<int64_t>&, const std::vector<int64_t>&, int64_t source) {
+        if (source >= 0) ++received[v];
+      });
+  ExchangeSize size;
+  size.cell_dims = std::move(grid.cell_dims);
+  size.max_cells_received = *std::max_element(received.begin(), received.end());
+  size.rounds = std::max(size.max_cells_received, *std::max_element(sends.begin(), sends.end()));
+  return size;
 }
 
 }  // namespace spmd

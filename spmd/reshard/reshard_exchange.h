@@ -49,6 +49,16 @@ struct ExchangeSchedule {
 absl::StatusOr<ExchangeSchedule> PlanExchange(const TileState& from, const TileState& to,
                                               absl::Span<const int64_t> shape_dims);
 
+// What the planner costs an exchange by, without building the rounds: the same cells, senders
+// and counts as PlanExchange (rounds == its permute_rounds.size()).
+struct ExchangeSize {
+  std::vector<int64_t> cell_dims;
+  int64_t max_cells_received = 0;  // Over devices.
+  int64_t rounds = 0;              // Collective-permutes: max(cells sent, cells received).
+};
+absl::StatusOr<ExchangeSize> SizeExchange(const TileState& from, const TileState& to,
+                                          absl::Span<const int64_t> shape_dims);
+
 }  // namespace spmd
 
 #endif  // SPMD_RESHARD_RESHARD_EXCHANGE_H_

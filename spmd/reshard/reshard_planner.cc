@@ -136,8 +136,8 @@ std::optional<SearchHop> ExchangeHop(const TileState& from, const TileState& to,
   for (int64_t dim : coster.shape_dims()) {
     if (dim == 0) return std::nullopt;
   }
-  absl::StatusOr<ExchangeSchedule> schedule = PlanExchange(from, to, coster.shape_dims());
-  if (!schedule.ok() || schedule->permute_rounds.empty()) return std::nullopt;
+  absl::StatusOr<ExchangeSize> schedule = SizeExchange(from, to, coster.shape_dims());
+  if (!schedule.ok() || schedule->rounds == 0) return std::nullopt;
   int64_t cell_bytes = coster.FullBytes();
   for (size_t d = 0; d < schedule->cell_dims.size(); ++d) {
     cell_bytes = cell_bytes / coster.shape_dims()[d] * schedule->cell_dims[d];
@@ -145,8 +145,9 @@ std::optional<SearchHop> ExchangeHop(const TileState& from, const TileState& to,
   SearchEdge edge;
   edge.kind = ReshardStepKind::kExchange;
   edge.bytes = schedule->max_cells_received * cell_bytes;
-  edge.cost_us = static_cast<double>(schedule->permute_rounds.size()) *
-                 EstimateCollective(CollectiveKind::kCollectivePermute, cell_bytes, 2, link).time_us;
+  edge.cost_us =
+      static_cast<double>(schedule->rounds) *
+      EstimateCollective(CollectiveKind::kCollectivePermute, cell_bytes, 2, link).time_us;
   return SearchHop{std::move(edge), to};
 }
 

@@ -1,4 +1,5 @@
-// Reshard search: Dijkstra from both ends, joined by one collective-permute.
+// Reshard search: A* from both ends (RegionBound, reshard_bound.h), joined by one
+// collective-permute.
 //
 // All-gather, dynamic-slice and all-to-all keep the device arrangement and only move whole
 // factors of tile counts, so from the source they reach a family of arrangements F, and the
@@ -7,10 +8,10 @@
 // grid, at the price of one padded shard. Both searches advance together, the cheaper frontier
 // first; every newly reached state is joined to the other side when it is already there, and
 // every settled state to the cheapest settled state of its grid on the other side by a permute.
-// The search stops when both frontiers are past the best path found. Costs compare by time,
-// then bytes, then number of steps, so equal-time paths prefer less traffic. Dynamic-slices
-// never split a dim beyond the larger tile count of the two ends (that only pays off as an
-// arrangement change, which the permute does at the same price).
+// The search stops when both frontiers (cost so far plus the bound) are past the best path
+// found. Costs compare by time, then bytes, then number of steps, so equal-time paths prefer
+// less traffic. Dynamic-slices never split a dim beyond the larger tile count of the two ends (that
+// only pays off as an arrangement change, which the permute does at the same price).
 //
 // Example (f32[16,24], 8 devices): {devices=[2,4]<=[8]} -> {devices=[4,2]<=[2,4]T(1,0)}
 //   F: all-to-all moves dim 1's minor factor to dim 0 -> [4,2]<=[2,2,2]T(0,2,1)   96 B
@@ -26,6 +27,7 @@
 #include <queue>
 
 #include "absl/container/flat_hash_map.h"
+#include "spmd/reshard/reshard_bound.h"
 
 namespace spmd {
 namespace {
@@ -91,16 +93,18 @@ struct QueueOrder {
   }
 };
 
-// One direction of the search: Dijkstra, settling one state at a time.
+// One direction of the search: A* under `bound` (Dijkstra without one), settling one state at
+// a time. The queue orders states by cost so far plus the bound; nodes keep the cost so far.
 class Frontier {
  public:
-  explicit Frontier(const TileState& start) {
+  Frontier(const TileState& start, const RegionBound* bound) : bound_(bound) {
     nodes_.push_back({start, {}, -1, {}, false});
     index_.emplace(start, 0);
-    queue_.push({{}, seq_++, 0});
+    Push({}, 0);
   }
 
-  // The cost of the next state to settle; nullopt when every reachable state is settled.
+  // The key (cost plus bound) of the next state to settle; nullopt when every reachable state
+  // is settled.
   std::optional<PathCost> Top() {
     while (!queue_.empty() && nodes_[queue_.top().node].done) queue_.pop();
     if (queue_.empty()) return std::nullopt;
@@ -131,7 +135,7 @@ class Frontier {
       } else {
         continue;
       }
-      queue_.push({cost, seq_++, next_id});
+      Push(cost, next_id);
       relaxed.push_back(next_id);
     }
     return id;
@@ -147,8 +151,21 @@ class Frontier {
   int64_t size() const { return static_cast<int64_t>(nodes_.size()); }
 
  private:
+  // Queues node `id` at `cost` plus its bound.
+  void Push(const PathCost& cost, int64_t id) {
+    PathCost key = cost;
+    if (bound_ != nullptr) {
+      const CostBound rest = bound_->From(nodes_[id].state);
+      key.time_us += rest.time_us;
+      key.bytes += rest.bytes;
+      key.steps += rest.steps;
+    }
+    queue_.push({key, seq_++, id});
+  }
+
   std::vector<SearchNode> nodes_;
   absl::flat_hash_map<TileState, int64_t> index_;
+  const RegionBound* bound_;
   std::priority_queue<QueueEntry, std::vector<QueueEntry>, QueueOrder> queue_;
   int64_t seq_ = 0;
 };
@@ -471,7 +488,11 @@ std::vector<SearchHop> CheapestPath(const TileState& source, const TileState& ta
   for (int64_t d = 0; d < source.rank(); ++d) {
     max_tiles[d] = std::max(source.dims[d], target.dims[d]);
   }
-  Frontier forward(source), backward(target);
+  const RegionBound to_target(target, /*fixed_is_needed=*/true, coster.shape_dims(),
+                              coster.element_bytes(), coster.link());
+  const RegionBound from_source(source, /*fixed_is_needed=*/false, coster.shape_dims(),
+                                coster.element_bytes(), coster.link());
+  Frontier forward(source, &to_target), backward(target, &from_source);
   Joiner joiner(forward, backward, coster);
   joiner.Update(true, 0, true);
   joiner.Update(false, 0, true);
@@ -515,7 +536,7 @@ std::vector<SearchHop> CheapestPathFromMaximal(const TileState& target, const St
   // The scatter may land on a state with the target's replication split into tiles.
   std::vector<int64_t> max_tiles = target.TileCounts();
   for (int64_t& tiles : max_tiles) tiles *= target.replication();
-  Frontier backward(target);
+  Frontier backward(target, /*bound=*/nullptr);
   std::optional<std::pair<PathCost, int64_t>> best;
   SearchEdge best_edge;
   std::vector<int64_t> relaxed;

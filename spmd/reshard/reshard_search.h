@@ -39,6 +39,8 @@ class StepCoster {
 
   const std::vector<int64_t>& shape_dims() const { return dims_; }
   int64_t num_devices() const { return num_devices_; }
+  int64_t element_bytes() const { return element_bytes_; }
+  const LinkModel& link() const { return link_; }
   // Bytes of one padded shard under `state`.
   int64_t ShardBytes(const TileState& state) const;
   // Bytes of the whole array.
