@@ -67,6 +67,19 @@ TEST(SpmdRunTest, WrongReplicaGroupIsAMismatch) {
                                                         "not match"));
 }
 
+// --rtol / --atol replace the tolerance of every output: a loose one lets the wrong replica
+// group through (the user asked for it), and the line says which tolerance held.
+TEST(SpmdRunTest, GivenToleranceReplacesTheDefault) {
+  Outcome loose =
+      SpmdRun(std::string("--verify --rtol 100 --atol 100 --against ") + kWrong + " " + kFull);
+  EXPECT_EQ(loose.code, 0) << loose.output;
+  EXPECT_THAT(loose.output, HasSubstr("(rtol 100, atol 100): ok"));
+  Outcome strict = SpmdRun(std::string("--verify --rtol 0 --against ") + kSpmd + " " + kFull);
+  EXPECT_THAT(strict.output, HasSubstr("(exact)"));
+  Outcome bad = SpmdRun(std::string("--verify --rtol -1 --against ") + kSpmd + " " + kFull);
+  EXPECT_EQ(bad.code, 2) << bad.output;
+}
+
 TEST(SpmdRunTest, CudaBackendWithoutAGpuFailsClearly) {
   Outcome cuda = SpmdRun(std::string("--backend cuda --partitioned ") + kSpmd);
   if (cuda.code == 0) GTEST_SKIP() << "this machine has a GPU";

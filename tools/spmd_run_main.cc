@@ -58,6 +58,9 @@ struct Options {
   bool partitioned = false;
   bool strict = false;
   uint64_t seed = 0;
+  // --rtol / --atol: the tolerance of every compared output (default: by element type, with
+  // floating mismatches judged again against the exact result; verify_exact.h).
+  std::optional<double> rtol, atol;
   std::string inputs_dir;
   std::string outputs_dir;
   int repeat = 1;
@@ -430,11 +433,18 @@ int ReportVerdict(const Options& options, const runtime::VerifyResult& verdict,
   return 0;
 }
 
+// The tolerance --rtol / --atol give (the other one 0), or none.
+std::optional<runtime::Tolerance> GivenTolerance(const Options& options) {
+  if (!options.rtol && !options.atol) return std::nullopt;
+  return runtime::Tolerance{options.rtol.value_or(0), options.atol.value_or(0)};
+}
+
 // The sampled oracle (runtime/cpu/sampled_verify.h) for a pair too large to run in full.
 int VerifySampledProgram(const Options& options, const ParsedModule& full,
                          const ParsedModule& spmd, const std::string& program_name, int64_t n) {
   runtime::SampledVerifyOptions sampled;
   sampled.seed = options.seed;
+  sampled.tolerance = GivenTolerance(options);
   sampled.num_partitions = n;
   absl::StatusOr<runtime::VerifyResult> verdict =
       runtime::VerifySampled(*full.module, *spmd.module, sampled);
@@ -504,6 +514,10 @@ int VerifyProgram(const Options& options, const std::vector<std::string>& passes
   absl::StatusOr<std::vector<std::vector<Literal>>> device_args =
       runtime::ShardArguments(*full->module, *spmd->module, arguments, n);
   if (!device_args.ok()) return Fail(locate_program(*spmd, device_args.status()));
+  runtime::VerifyOptions verify;
+  verify.tolerance = GivenTolerance(options);
+  std::optional<std::vector<Literal>> kept;  // For the exact rerun of a floating mismatch.
+  if (runtime::WantsExactRecheck(*full->module, verify)) kept = arguments;
   absl::StatusOr<std::vector<Literal>> expected =
       runtime::RunReference(*full->module, std::move(arguments), n, options.collective_timeout);
   if (!expected.ok()) return Fail(Locate(*full, expected.status()));
@@ -513,10 +527,10 @@ int VerifyProgram(const Options& options, const std::vector<std::string>& passes
   absl::StatusOr<std::vector<Literal>> results =
       RunRepeated(*spmd->module, *std::move(device_args), devices, options.repeat, options.backend);
   if (!results.ok()) return Fail(locate_program(*spmd, results.status()));
-  runtime::VerifyOptions verify;
   absl::StatusOr<runtime::VerifyResult> verdict =
       runtime::CompareResults(*full->module, *std::move(expected), *results, verify);
   if (!verdict.ok()) return Fail(locate_program(*spmd, verdict.status()));
+  if (kept) runtime::RecheckAgainstExact(*full->module, *std::move(kept), verify, *verdict);
   if (!options.outputs_dir.empty()) {
     for (auto [stem, value] :
          {std::pair<const char*, const Literal*>{"output", &verdict->assembled},
@@ -561,6 +575,13 @@ int Main(int argc, char** argv) {
   app.add_flag("--partitioned", options.partitioned, "INPUT is already an SPMD program")
       ->excludes(verify);
   app.add_option("--seed", options.seed, "seed of the random inputs");
+  app.add_option("--rtol", options.rtol,
+                 "relative tolerance of every output (default: by element type, and a floating "
+                 "mismatch is judged against the exact f64 result)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--atol", options.atol,
+                 "absolute tolerance, scaled by max(1, the output's largest magnitude)")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--inputs", options.inputs_dir, "read arguments from .npy files in DIR");
   app.add_option("--outputs", options.outputs_dir, "write results as .npy files into DIR");
   app.add_option("--repeat", options.repeat, "run K times, print the median wall time")

@@ -559,7 +559,13 @@ std::string VerifyResult::ToString() const {
     } else {
       hlo::StrAppend(&out, " (rtol ", leaf.tolerance.rtol, ", atol ", leaf.tolerance.atol, ")");
     }
-    if (c.mismatches > 0) {
+    if (c.mismatches > 0 && leaf.exact.has_value()) {
+      const ExactCheck& e = *leaf.exact;
+      hlo::StrAppend(&out, "; against the exact (f64) result: max error ", e.spmd_error,
+                     ", the reference's own ", e.reference_error, ", held to ", e.bound, " (",
+                     kErrorFactor, "x the reference's + atol)");
+    }
+    if (c.mismatches > 0 && !(leaf.exact.has_value() && leaf.exact->ok())) {
       hlo::StrAppend(&out, ": MISMATCH: ", c.mismatches, " of ", c.elements,
                      " elements differ; first at ", FormatIndex(c.first_mismatch), ": expected ",
                      c.expected_value, ", got ", c.actual_value);
@@ -618,11 +624,51 @@ absl::StatusOr<VerifyResult> CompareResults(const hlo::HloModule& unpartitioned,
   return result;
 }
 
+namespace {
+
+// Whether some floating leaf of `result` failed its element-wise comparison.
+bool FloatingLeafFailed(const VerifyResult& result) {
+  for (const LeafVerdict& leaf : result.leaves) {
+    const hlo::PrimitiveType type = leaf.shape.element_type();
+    const bool floating = hlo::IsFloatingPointType(type) || hlo::IsComplexType(type);
+    if (floating && !leaf.comparison.ok() && leaf.comparison.problem.empty()) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool WantsExactRecheck(const hlo::HloModule& unpartitioned, const VerifyOptions& options) {
+  return !options.tolerance && !NeedsPerDeviceReference(unpartitioned);
+}
+
+void RecheckAgainstExact(const hlo::HloModule& unpartitioned, std::vector<Literal> arguments,
+                         const VerifyOptions& options, VerifyResult& result) {
+  if (!WantsExactRecheck(unpartitioned, options) || !FloatingLeafFailed(result)) return;
+  absl::StatusOr<std::unique_ptr<hlo::HloModule>> wide = WidenToF64(unpartitioned);
+  if (!wide.ok()) return;
+  for (Literal& argument : arguments) argument = WidenLiteral(argument);
+  absl::StatusOr<std::vector<Literal>> exact =
+      RunReference(**wide, std::move(arguments), 1, options.collective_timeout_seconds);
+  if (!exact.ok() || exact->empty()) return;
+  const std::vector<ShapeIndex> leaves = LeafIndices(result.expected.shape());
+  for (size_t k = 0; k < leaves.size() && k < result.leaves.size(); ++k) {
+    LeafVerdict& leaf = result.leaves[k];
+    if (leaf.comparison.ok() || !leaf.comparison.problem.empty()) continue;
+    leaf.exact =
+        CheckAgainstExact(LeafOf(result.expected, leaves[k]), LeafOf(result.assembled, leaves[k]),
+                          LeafOf(exact->front(), leaves[k]), leaf.tolerance);
+  }
+}
+
 absl::StatusOr<VerifyResult> VerifyAgainst(const hlo::HloModule& unpartitioned,
                                            const hlo::HloModule& spmd,
                                            const VerifyOptions& options) {
   std::vector<Literal> arguments =
       options.arguments ? *options.arguments : RandomArguments(unpartitioned, options.seed);
+  // The exact rerun needs the arguments again.
+  std::optional<std::vector<Literal>> kept;
+  if (WantsExactRecheck(unpartitioned, options)) kept = arguments;
   ASSIGN_OR_RETURN(std::vector<std::vector<Literal>> device_args,
                    ShardArguments(unpartitioned, spmd, arguments, options.num_partitions));
   ASSIGN_OR_RETURN(std::vector<Literal> expected,
@@ -633,7 +679,10 @@ absl::StatusOr<VerifyResult> VerifyAgainst(const hlo::HloModule& unpartitioned,
   devices.num_partitions = options.num_partitions;
   ASSIGN_OR_RETURN(std::vector<Literal> results,
                    RunOnDevices(spmd, std::move(device_args), devices));
-  return CompareResults(unpartitioned, std::move(expected), results, options);
+  ASSIGN_OR_RETURN(VerifyResult result,
+                   CompareResults(unpartitioned, std::move(expected), results, options));
+  if (kept) RecheckAgainstExact(unpartitioned, *std::move(kept), options, result);
+  return result;
 }
 
 }  // namespace runtime

@@ -11,7 +11,9 @@
 //   4. each root leaf is assembled from the devices' results by the root sharding (replicated:
 //      device 0's; maximal: its device's; tiled: each device's region, padding dropped), and
 //      devices that hold the same region (replicated or partially replicated) must agree;
-//   5. every leaf is compared element-wise (compare.h).
+//   5. every leaf is compared element-wise (compare.h); a floating leaf that fails is judged
+//      again against the exact (f64) result by the reference's own rounding error
+//      (verify_exact.h), unless the caller gave its own tolerance.
 // A module that is in part an SPMD program already (collectives, partition-id/replica-id,
 // manual shardings or the manual custom-calls; NeedsPerDeviceReference) has no one-device
 // meaning: its reference run simulates N devices that each run it on the full arguments, a
@@ -38,6 +40,7 @@
 #include "hlo/ir/literal.h"
 #include "hlo/sharding/hlo_sharding.h"
 #include "runtime/cpu/compare.h"
+#include "runtime/cpu/verify_exact.h"
 
 namespace runtime {
 
@@ -92,8 +95,14 @@ struct LeafVerdict {
   hlo::Shape shape;
   Tolerance tolerance;
   ArrayComparison comparison;
+  // Set when `comparison` failed on a floating leaf and the exact (f64) result could be
+  // computed: the leaf passes when the SPMD program rounds no worse than the reference
+  // (verify_exact.h).
+  std::optional<ExactCheck> exact;
   std::string disagreement;  // Devices holding one region disagree; empty if not.
-  bool ok() const { return comparison.ok() && disagreement.empty(); }
+  bool ok() const {
+    return (comparison.ok() || (exact.has_value() && exact->ok())) && disagreement.empty();
+  }
 };
 
 struct VerifyResult {
@@ -133,6 +142,13 @@ absl::StatusOr<VerifyResult> CompareResults(const hlo::HloModule& unpartitioned,
                                             std::vector<hlo::Literal> expected,
                                             const std::vector<hlo::Literal>& device_results,
                                             const VerifyOptions& options);
+
+// Step 5's second look (verify_exact.h): whether the exact rerun applies to `unpartitioned`
+// (no tolerance given, a one-device reference), and the rerun itself on the full `arguments`
+// for every floating leaf of `result` that failed, setting its `exact`.
+bool WantsExactRecheck(const hlo::HloModule& unpartitioned, const VerifyOptions& options);
+void RecheckAgainstExact(const hlo::HloModule& unpartitioned, std::vector<hlo::Literal> arguments,
+                         const VerifyOptions& options, VerifyResult& result);
 
 // Runs both programs (see the file comment) and compares them. Fails, rather than reporting a
 // mismatch, when the programs cannot be run or do not fit together (parameter counts, leaf

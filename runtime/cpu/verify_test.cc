@@ -11,7 +11,9 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "hlo/parser/hlo_parser.h"
+#include "hlo/strings.h"
 #include "runtime/cpu/compare.h"
+#include "runtime/cpu/verify_exact.h"
 
 namespace runtime {
 namespace {
@@ -201,6 +203,89 @@ TEST(VerifyTest, WrongReplicaGroupIsAMismatch) {
   EXPECT_EQ(FormatIndex(result->leaves[0].comparison.first_mismatch), "[2,0]");
   EXPECT_THAT(result->ToString(), HasSubstr("output {0}: f32[8,3]: max abs error"));
   EXPECT_THAT(result->ToString(), HasSubstr("MISMATCH: 12 of 24 elements differ; first at [2,0]"));
+}
+
+// The exact rerun: a bf16 module widened to f64 computes its sum without rounding (checked
+// against the sum of the same arguments in double), its constants widened too.
+TEST(VerifyExactTest, WidenedModuleComputesInF64) {
+  std::unique_ptr<hlo::HloModule> m = Parse(R"(HloModule m
+add {
+  a = bf16[] parameter(0)
+  b = bf16[] parameter(1)
+  ROOT s = bf16[] add(a, b)
+}
+ENTRY e {
+  p = bf16[4,512] parameter(0)
+  k = bf16[] constant(100)
+  kb = bf16[4,512] broadcast(k), dimensions={}
+  u = bf16[4,512] add(p, kb)
+  z = bf16[] constant(0)
+  ROOT r = bf16[4] reduce(u, z), dimensions={1}, to_apply=add
+})");
+  ASSERT_NE(m, nullptr);
+  absl::StatusOr<std::unique_ptr<hlo::HloModule>> wide = WidenToF64(*m);
+  ASSERT_TRUE(wide.ok()) << wide.status();
+  EXPECT_EQ((*wide)->entry_computation()->root_instruction()->shape().element_type(),
+            PrimitiveType::kF64);
+  std::vector<Literal> args = RandomArguments(*m, 3);
+  std::vector<Literal> wide_args = {WidenLiteral(args[0])};
+  absl::StatusOr<std::vector<Literal>> exact = RunReference(**wide, wide_args, 1, 10);
+  ASSERT_TRUE(exact.ok()) << exact.status();
+  for (int64_t row = 0; row < 4; ++row) {
+    double sum = 0;
+    for (int64_t c = 0; c < 512; ++c) sum += args[0].GetDouble(row * 512 + c) + 100;
+    EXPECT_DOUBLE_EQ(exact->front().GetDouble(row), sum);
+  }
+  // Bits matter to a bitcast-convert: no widening.
+  std::unique_ptr<hlo::HloModule> bits = Parse(R"(HloModule m
+ENTRY e {
+  p = bf16[4] parameter(0)
+  ROOT b = s16[4] bitcast-convert(p)
+})");
+  ASSERT_NE(bits, nullptr);
+  EXPECT_FALSE(WidenToF64(*bits).ok());
+}
+
+// The verdict against the exact result: the SPMD program passes when it is at most
+// kErrorFactor times as far from the exact values as the reference (plus atol), not when it
+// is off by whole values.
+TEST(VerifyExactTest, HeldToTheReferencesOwnError) {
+  const Shape shape = Shape::Array(PrimitiveType::kBF16, {3});
+  const Shape wide = Shape::Array(PrimitiveType::kF64, {3});
+  Literal exact(wide), expected(shape), near(shape), far(shape);
+  const double values[] = {1000, -2000, 500};
+  for (int64_t i = 0; i < 3; ++i) {
+    exact.SetDouble(i, values[i] + 0.3);
+    expected.SetDouble(i, values[i] + (i == 1 ? 8 : 0));  // The reference's rounding: 8.
+    near.SetDouble(i, values[i] - (i == 2 ? 24 : 0));     // Ours: 24.3, within 4 x 7.7 + atol.
+    far.SetDouble(i, values[i] + (i == 0 ? 250 : 0));     // Off by 250.
+  }
+  const Tolerance tolerance = DefaultTolerance(PrimitiveType::kBF16);
+  std::optional<ExactCheck> ok = CheckAgainstExact(expected, near, exact, tolerance);
+  ASSERT_TRUE(ok.has_value());
+  EXPECT_NEAR(ok->reference_error, 7.7, 1e-9);
+  EXPECT_TRUE(ok->ok()) << ok->spmd_error << " vs " << ok->bound;
+  std::optional<ExactCheck> wrong = CheckAgainstExact(expected, far, exact, tolerance);
+  ASSERT_TRUE(wrong.has_value());
+  EXPECT_FALSE(wrong->ok()) << wrong->spmd_error << " vs " << wrong->bound;
+  Literal ints(Shape::Array(PrimitiveType::kS32, {3}));
+  EXPECT_FALSE(CheckAgainstExact(ints, ints, ints, tolerance).has_value());
+}
+
+// A tolerance the caller gives replaces the type's and the exact rerun.
+TEST(VerifyTest, GivenToleranceIsFinal) {
+  std::unique_ptr<hlo::HloModule> a = Parse(kFull);
+  std::unique_ptr<hlo::HloModule> b = Parse(Spmd("{{0,2,1,3}}"));
+  ASSERT_TRUE(a && b);
+  VerifyOptions options;
+  options.seed = 7;
+  options.num_partitions = 4;
+  options.collective_timeout_seconds = 10;
+  options.tolerance = Tolerance{1e9, 1e9};
+  absl::StatusOr<VerifyResult> result = VerifyAgainst(*a, *b, options);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_FALSE(result->leaves[0].exact.has_value());
+  EXPECT_TRUE(result->ok()) << result->ToString();
 }
 
 TEST(VerifyTest, ReplicatedOutputThatDevicesDisagreeOn) {
