@@ -218,8 +218,10 @@ ENTRY e {
   a2a = f32[4,6] all-to-all(p), channel_id=4, replica_groups={{0,1,2,3}}, dimensions={0}
   cp = f32[4,6] collective-permute(p), channel_id=5, source_target_pairs={{0,1},{1,2},{2,0}}
   id = u32[] partition-id()
-  ROOT out = (f32[4,6], f32[16,6], f32[4,3], f32[4,6], f32[4,6], u32[]) tuple(ar, ag, rs, a2a, cp, id)
-})", 4);
+  cb = f32[4,6] collective-broadcast(p), channel_id=6, replica_groups={{2,0},{3,1}}
+  ROOT out = (f32[4,6], f32[16,6], f32[4,3], f32[4,6], f32[4,6], u32[], f32[4,6]) tuple(ar, ag, rs, a2a, cp, id, cb)
+})",
+               4);
 }
 
 TEST(PointEvaluatorTest, CollectivesInsideALoopMeetAtTheSameIteration) {
@@ -368,6 +370,24 @@ ENTRY e {
   ss2 = f32[7,6] select-and-scatter(x, t, one), window={size=2x3 stride=1x3 pad=0_1x2_0}, select=absless, scatter=odd
   ROOT out = (f32[7,6], f32[7,6]) tuple(ss1, ss2)
 })");
+}
+
+// fft needs each element's whole block of the trailing fft dims (lengths that are not powers
+// of two included); get-dimension-size is the static size.
+TEST(PointEvaluatorTest, FftReadsWholeBlocks) {
+  CheckOneDevice(R"(
+HloModule m
+ENTRY e {
+  x = c64[3,5,6] parameter(0)
+  r = f32[2,3,8] parameter(1)
+  f = c64[3,5,6] fft(x), fft_type=FFT, fft_length={5,6}
+  i = c64[3,5,6] fft(x), fft_type=IFFT, fft_length={6}
+  rf = c64[2,3,5] fft(r), fft_type=RFFT, fft_length={8}
+  ir = f32[2,3,8] fft(rf), fft_type=IRFFT, fft_length={3,8}
+  n = s32[] get-dimension-size(x), dimensions={1}
+  ROOT out = (c64[3,5,6], c64[3,5,6], c64[2,3,5], f32[2,3,8], s32[]) tuple(f, i, rf, ir, n)
+})",
+                 {1e-5, 1e-5});
 }
 
 TEST(PointEvaluatorTest, UnsupportedOpcodesAreNamed) {

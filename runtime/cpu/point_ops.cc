@@ -516,6 +516,48 @@ absl::StatusOr<Literal> PointOps::TopK(PointEvaluator& ev, const HloInstruction&
   return PickFromRows(top.tuple_elements()[leaf], asked.where, k);
 }
 
+// fft over the trailing len(fft_length) dims: each asked element needs its whole block of the
+// operand there; the executor's handler transforms the blocks, stacked as [rows, block...].
+absl::StatusOr<Literal> PointOps::Fft(PointEvaluator& ev, const HloInstruction& instr,
+                                      const Frame* frame, absl::Span<const int64_t> indices) {
+  const HloInstruction& operand = *instr.operand(0);
+  const int64_t lead =
+      operand.shape().rank() - static_cast<int64_t>(instr.attrs().fft_length.size());
+  if (lead < 0) return Unsupported(instr, "with more fft dims than operand dims");
+  auto block = [&](const Shape& s) {
+    std::vector<int64_t> dims(s.dimensions().begin() + lead, s.dimensions().end());
+    int64_t size = 1;
+    for (int64_t d : dims) size *= d;
+    return std::make_pair(dims, size);
+  };
+  const auto [in_dims, in_size] = block(operand.shape());
+  const auto [out_dims, out_size] = block(instr.shape());
+  std::vector<int64_t> starts;
+  std::vector<std::pair<int64_t, int64_t>> where(indices.size());
+  absl::flat_hash_map<int64_t, int64_t> row_of;
+  for (size_t e = 0; e < indices.size(); ++e) {
+    const int64_t row = out_size == 0 ? 0 : indices[e] / out_size;
+    auto [it, inserted] = row_of.try_emplace(row, static_cast<int64_t>(starts.size()));
+    if (inserted) starts.push_back(row * in_size);
+    where[e] = {it->second, out_size == 0 ? 0 : indices[e] % out_size};
+  }
+  const int64_t rows = static_cast<int64_t>(starts.size());
+  RETURN_IF_ERROR(ev.Reserve(rows * in_size, instr));
+  ASSIGN_OR_RETURN(Literal values, ev.Get(operand, 0, frame, RowIndices(starts, in_size, 1)));
+  std::vector<int64_t> stacked = {rows};
+  stacked.insert(stacked.end(), in_dims.begin(), in_dims.end());
+  Literal input(Shape::Array(values.shape().element_type(), stacked));
+  *input.mutable_data() = std::move(*values.mutable_data());
+  stacked.resize(1);
+  stacked.insert(stacked.end(), out_dims.begin(), out_dims.end());
+  const Literal* pointers[] = {&input};
+  Synthetic synthetic;
+  HloInstruction* made =
+      synthetic.Like(instr, Shape::Array(instr.shape().element_type(), stacked), pointers);
+  ASSIGN_OR_RETURN(Literal transformed, RunHandler(ev, *made, pointers));
+  return PickFromRows(transformed, where, out_size);
+}
+
 // all-reduce's combination of `operand`'s elements `indices` over `group`, in group order.
 absl::StatusOr<Literal> PointOps::CombineOverGroup(PointEvaluator& ev, const HloInstruction& instr,
                                                    const HloInstruction& operand, int64_t leaf,
@@ -576,6 +618,8 @@ absl::StatusOr<Literal> PointOps::Collective(PointEvaluator& ev, const HloInstru
       }
       return CombineOverGroup(ev, instr, operand, operand_leaf, frame, group, asked);
     }
+    case HloOpcode::kCollectiveBroadcast:  // Every member gets its group's first member's value.
+      return ev.Get(operand, operand_leaf, ev.OnDevice(frame, group.devices.front()), indices);
     case HloOpcode::kAllGather:
       return Move(ev, instr, leaf, indices, [&](int64_t* o, Source& s) {
         const int64_t d = instr.dimensions().at(0);
@@ -679,6 +723,13 @@ absl::StatusOr<Literal> PointOps::Compute(PointEvaluator& ev, const HloInstructi
       for (size_t i = 0; i < indices.size(); ++i) out.SetInt(static_cast<int64_t>(i), id);
       return out;
     }
+    case HloOpcode::kGetDimensionSize: {  // Static shapes: the dimension's size.
+      Literal out(
+          Shape::Array(instr.shape().element_type(), {static_cast<int64_t>(indices.size())}));
+      const int64_t size = instr.operand(0)->shape().dimensions(instr.dimensions().at(0));
+      for (size_t i = 0; i < indices.size(); ++i) out.SetInt(static_cast<int64_t>(i), size);
+      return out;
+    }
     case HloOpcode::kDot:
       return Dot(ev, instr, frame, indices);
     case HloOpcode::kReduce:
@@ -687,6 +738,8 @@ absl::StatusOr<Literal> PointOps::Compute(PointEvaluator& ev, const HloInstructi
       return Sort(ev, instr, leaf, frame, indices);
     case HloOpcode::kTopK:
       return TopK(ev, instr, leaf, frame, indices);
+    case HloOpcode::kFft:
+      return Fft(ev, instr, frame, indices);
     case HloOpcode::kGather:
       return Gather(ev, instr, frame, indices);
     case HloOpcode::kScatter:
@@ -698,6 +751,7 @@ absl::StatusOr<Literal> PointOps::Compute(PointEvaluator& ev, const HloInstructi
       return WindowOp(ev, instr, leaf, frame, indices);
     case HloOpcode::kAllReduce:
     case HloOpcode::kReduceScatter:
+    case HloOpcode::kCollectiveBroadcast:
     case HloOpcode::kAllGather:
     case HloOpcode::kAllToAll:
     case HloOpcode::kCollectivePermute:

@@ -141,6 +141,9 @@ class PointOps {
                                                  const hlo::HloInstruction& instr, int64_t leaf,
                                                  const points::Frame* frame,
                                                  absl::Span<const int64_t> indices);
+  static absl::StatusOr<hlo::Literal> Fft(PointEvaluator& ev, const hlo::HloInstruction& instr,
+                                          const points::Frame* frame,
+                                          absl::Span<const int64_t> indices);
   // Indexed ops (point_ops_indexed.cc).
   static absl::StatusOr<hlo::Literal> Gather(PointEvaluator& ev, const hlo::HloInstruction& instr,
                                              const points::Frame* frame,
