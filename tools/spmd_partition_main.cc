@@ -40,6 +40,9 @@ struct Flags {
   bool explain = false, recursive = false, no_windowed_einsum = false, strict = false;
 };
 
+// With --stats json and no --stats-file, stderr carries JSON Lines only.
+bool StderrIsJsonOnly(const Flags& f) { return f.stats == "json" && f.stats_file.empty(); }
+
 void AddOptions(CLI::App& app, Flags& f) {
   app.add_option("inputs", f.inputs,
                  "HLO text (.hlo, .txt), HloModuleProto (.pb, .binpb), -, a directory, or @LIST")
@@ -180,7 +183,7 @@ class Emitter {
 
  private:
   // JSON statistics on stderr: stderr then carries JSON Lines only (and --explain's log).
-  bool JsonOnStderr() const { return f_.stats == "json" && f_.stats_file.empty(); }
+  bool JsonOnStderr() const { return StderrIsJsonOnly(f_); }
 
   static tools::ModuleMetrics MetricsOf(const std::string& stats_json) {
     absl::StatusOr<spmd::JsonValue> record = spmd::ParseJson(stats_json);
@@ -238,10 +241,12 @@ class Emitter {
 // Runs every input; returns the exit code.
 int RunAll(const Flags& f, const tools::InputList& list, const tools::DriverOptions& options,
            const std::optional<tools::Baseline>& baseline) {
-  tools::ProgressBar bar(list.inputs.size(), list.batch);
+  // Off a terminal, heartbeats unless stderr must carry JSON Lines only.
+  tools::ProgressBar bar(list.inputs.size(), list.batch, !StderrIsJsonOnly(f));
   Emitter emitter(f, list, &bar, baseline);
   std::atomic<size_t> failed{0};
   std::function<absl::StatusOr<tools::DriverResult>(size_t)> work = [&](size_t i) {
+    bar.Started(list.inputs[i].key);
     tools::DriverOptions mine = options;
     mine.key = list.inputs[i].key;
     if (!f.dump_dir.empty()) {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <functional>
@@ -19,7 +20,8 @@ namespace tools {
 // Calls `work(i)` for every i in [0, n) on `threads` worker threads. On the calling thread,
 // `emit(i, result)` is called for i = 0, 1, ... in order, each as soon as job i and all jobs
 // before it have finished, and `progress(finished)` whenever the number of finished jobs has
-// grown (in any order). A result is dropped once emitted. REQUIRES: threads >= 1.
+// grown (in any order), and at least once a second while waiting (so a progress display's
+// clock moves). A result is dropped once emitted. REQUIRES: threads >= 1.
 template <typename Result>
 void RunInOrder(size_t n, int threads, const std::function<Result(size_t)>& work,
                 const std::function<void(size_t, Result&)>& emit,
@@ -46,13 +48,15 @@ void RunInOrder(size_t n, int threads, const std::function<Result(size_t)>& work
     std::optional<Result> ready;
     while (!ready) {
       size_t now = 0;
+      bool woke = true;
       {
         std::unique_lock<std::mutex> lock(mu);
-        cv.wait(lock, [&] { return results[i].has_value() || finished > reported; });
+        woke = cv.wait_for(lock, std::chrono::seconds(1),
+                           [&] { return results[i].has_value() || finished > reported; });
         now = finished;
         ready.swap(results[i]);
       }
-      if (now > reported) progress(reported = now);
+      if (now > reported || !woke) progress(reported = now);
     }
     emit(i, *ready);
   }
