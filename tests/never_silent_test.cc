@@ -72,6 +72,24 @@ TEST(NeverSilentTest, ManualValueAtAnUnannotatedRootStaysManual) {
   }
 }
 
+// Found by the partition fuzzer (seed 1202): partition-id called replicated was computed once
+// per device and each device kept its own id, so "replicated" devices disagreed. Its value
+// differs on every device: only a manual region gives it a meaning (XLA refuses it too).
+TEST(NeverSilentTest, PartitionIdOutsideAManualRegionIsRefused) {
+  for (const char* sharding : {", sharding={replicated}", ""}) {
+    ExpectRefused(Module("partition_id", std::string("HloModule m, num_partitions=4\n"
+                                                     "ENTRY e {\n"
+                                                     "  ROOT p = u32[] partition-id()") +
+                                             sharding + "\n}\n"),
+                  3, "partition-id has sharding {replicated}, but its value differs");
+  }
+  ExpectVerifies(Module("partition_id_manual",
+                        "HloModule m, num_partitions=4\n"
+                        "ENTRY e {\n"
+                        "  ROOT p = u32[] partition-id(), "
+                        "sharding={manual}\n}\n"));
+}
+
 // Found by the partition fuzzer: propagation carries {manual} through every op that consumes a
 // manual value (async calls, scan, custom-calls, barriers, tuple-shaped results), so the root
 // is manual there too. Without propagation an unannotated root is replicated, and a manual
