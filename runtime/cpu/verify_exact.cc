@@ -116,10 +116,9 @@ Literal WidenLiteral(const Literal& literal) {
 std::optional<ExactCheck> CheckAgainstExact(const Literal& expected, const Literal& actual,
                                             const Literal& exact, const Tolerance& tolerance) {
   const Shape& shape = expected.shape();
-  if (!shape.IsArray() || !hlo::IsFloatingPointType(shape.element_type()) &&
-                              !hlo::IsComplexType(shape.element_type())) {
-    return std::nullopt;
-  }
+  const bool floating = shape.IsArray() && (hlo::IsFloatingPointType(shape.element_type()) ||
+                                            hlo::IsComplexType(shape.element_type()));
+  if (!floating) return std::nullopt;
   if (actual.shape().dimensions() != shape.dimensions() ||
       exact.shape().dimensions() != shape.dimensions()) {
     return std::nullopt;

@@ -131,8 +131,8 @@ absl::Status HandleOptimizationBarrier(const HloInstruction& original, const Hlo
 // partition-id outside a manual region (a manual one runs as written): each device's value
 // differs, so no sharding but {manual} describes it. Refused, as XLA's partitioner does, rather
 // than computed once and called replicated.
-absl::Status HandlePartitionId(const HloInstruction& original, const HloSharding& sharding,
-                               PartitionContext& ctx) {
+absl::Status HandlePartitionId(const HloInstruction& /*original*/, const HloSharding& sharding,
+                               PartitionContext& /*ctx*/) {
   return absl::InvalidArgumentError(hlo::StrCat(
       "partition-id has sharding ", sharding.ToString(),
       ", but its value differs on every device: it only has a meaning in a manual region "
