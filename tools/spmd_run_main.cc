@@ -502,22 +502,19 @@ int VerifyProgram(const Options& options, const std::vector<std::string>& passes
     return VerifySampledProgram(options, *full, *spmd, program_name, n);
   }
   if (refusal) return Fail(hlo::StrCat(refused, ": error: ", *refusal));
-  std::vector<Literal> arguments;
-  if (options.inputs_dir.empty()) {
-    arguments = runtime::RandomArguments(*full->module, options.seed);
-  } else {
-    absl::StatusOr<std::vector<Literal>> read =
-        ReadParameters(options.inputs_dir, *full->module->entry_computation());
-    if (!read.ok()) return Fail(read.status());
-    arguments = *std::move(read);
-  }
+  // The full arguments: drawn from the seed or read from --inputs (again for the exact rerun).
+  auto full_arguments = [&]() -> absl::StatusOr<std::vector<Literal>> {
+    if (options.inputs_dir.empty()) return runtime::RandomArguments(*full->module, options.seed);
+    return ReadParameters(options.inputs_dir, *full->module->entry_computation());
+  };
+  absl::StatusOr<std::vector<Literal>> read = full_arguments();
+  if (!read.ok()) return Fail(read.status());
+  std::vector<Literal> arguments = *std::move(read);
   absl::StatusOr<std::vector<std::vector<Literal>>> device_args =
       runtime::ShardArguments(*full->module, *spmd->module, arguments, n);
   if (!device_args.ok()) return Fail(locate_program(*spmd, device_args.status()));
   runtime::VerifyOptions verify;
   verify.tolerance = GivenTolerance(options);
-  std::optional<std::vector<Literal>> kept;  // For the exact rerun of a floating mismatch.
-  if (runtime::WantsExactRecheck(*full->module, verify)) kept = arguments;
   absl::StatusOr<std::vector<Literal>> expected =
       runtime::RunReference(*full->module, std::move(arguments), n, options.collective_timeout);
   if (!expected.ok()) return Fail(Locate(*full, expected.status()));
@@ -530,7 +527,11 @@ int VerifyProgram(const Options& options, const std::vector<std::string>& passes
   absl::StatusOr<runtime::VerifyResult> verdict =
       runtime::CompareResults(*full->module, *std::move(expected), *results, verify);
   if (!verdict.ok()) return Fail(locate_program(*spmd, verdict.status()));
-  if (kept) runtime::RecheckAgainstExact(*full->module, *std::move(kept), verify, *verdict);
+  if (runtime::NeedsExactRecheck(*full->module, verify, *verdict)) {
+    absl::StatusOr<std::vector<Literal>> again = full_arguments();
+    if (!again.ok()) return Fail(again.status());
+    runtime::RecheckAgainstExact(*full->module, *std::move(again), verify, *verdict);
+  }
   if (!options.outputs_dir.empty()) {
     for (auto [stem, value] :
          {std::pair<const char*, const Literal*>{"output", &verdict->assembled},

@@ -638,13 +638,14 @@ bool FloatingLeafFailed(const VerifyResult& result) {
 
 }  // namespace
 
-bool WantsExactRecheck(const hlo::HloModule& unpartitioned, const VerifyOptions& options) {
-  return !options.tolerance && !NeedsPerDeviceReference(unpartitioned);
+bool NeedsExactRecheck(const hlo::HloModule& unpartitioned, const VerifyOptions& options,
+                       const VerifyResult& result) {
+  return !options.tolerance && !NeedsPerDeviceReference(unpartitioned) &&
+         FloatingLeafFailed(result);
 }
 
 void RecheckAgainstExact(const hlo::HloModule& unpartitioned, std::vector<Literal> arguments,
                          const VerifyOptions& options, VerifyResult& result) {
-  if (!WantsExactRecheck(unpartitioned, options) || !FloatingLeafFailed(result)) return;
   absl::StatusOr<std::unique_ptr<hlo::HloModule>> wide = WidenToF64(unpartitioned);
   if (!wide.ok()) return;
   for (Literal& argument : arguments) argument = WidenLiteral(argument);
@@ -664,11 +665,10 @@ void RecheckAgainstExact(const hlo::HloModule& unpartitioned, std::vector<Litera
 absl::StatusOr<VerifyResult> VerifyAgainst(const hlo::HloModule& unpartitioned,
                                            const hlo::HloModule& spmd,
                                            const VerifyOptions& options) {
-  std::vector<Literal> arguments =
-      options.arguments ? *options.arguments : RandomArguments(unpartitioned, options.seed);
-  // The exact rerun needs the arguments again.
-  std::optional<std::vector<Literal>> kept;
-  if (WantsExactRecheck(unpartitioned, options)) kept = arguments;
+  auto full_arguments = [&] {
+    return options.arguments ? *options.arguments : RandomArguments(unpartitioned, options.seed);
+  };
+  std::vector<Literal> arguments = full_arguments();
   ASSIGN_OR_RETURN(std::vector<std::vector<Literal>> device_args,
                    ShardArguments(unpartitioned, spmd, arguments, options.num_partitions));
   ASSIGN_OR_RETURN(std::vector<Literal> expected,
@@ -681,7 +681,10 @@ absl::StatusOr<VerifyResult> VerifyAgainst(const hlo::HloModule& unpartitioned,
                    RunOnDevices(spmd, std::move(device_args), devices));
   ASSIGN_OR_RETURN(VerifyResult result,
                    CompareResults(unpartitioned, std::move(expected), results, options));
-  if (kept) RecheckAgainstExact(unpartitioned, *std::move(kept), options, result);
+  // The rerun draws the same arguments again rather than keeping a copy through both runs.
+  if (NeedsExactRecheck(unpartitioned, options, result)) {
+    RecheckAgainstExact(unpartitioned, full_arguments(), options, result);
+  }
   return result;
 }
 

@@ -143,10 +143,11 @@ absl::StatusOr<VerifyResult> CompareResults(const hlo::HloModule& unpartitioned,
                                             const std::vector<hlo::Literal>& device_results,
                                             const VerifyOptions& options);
 
-// Step 5's second look (verify_exact.h): whether the exact rerun applies to `unpartitioned`
-// (no tolerance given, a one-device reference), and the rerun itself on the full `arguments`
-// for every floating leaf of `result` that failed, setting its `exact`.
-bool WantsExactRecheck(const hlo::HloModule& unpartitioned, const VerifyOptions& options);
+// Step 5's second look (verify_exact.h): whether `result` needs the exact rerun (a floating
+// leaf failed, no tolerance was given, the reference runs on one device), and the rerun
+// itself on the full `arguments` for every floating leaf that failed, setting its `exact`.
+bool NeedsExactRecheck(const hlo::HloModule& unpartitioned, const VerifyOptions& options,
+                       const VerifyResult& result);
 void RecheckAgainstExact(const hlo::HloModule& unpartitioned, std::vector<hlo::Literal> arguments,
                          const VerifyOptions& options, VerifyResult& result);
 
