@@ -3,6 +3,8 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -29,15 +31,41 @@ namespace {
 
 // Temp files of WriteFileAtomically in flight, removed by the handler of a signal that ends
 // the process (SIGINT in a batch left `*.tmp.<pid>` files). Fixed slots of plain chars: the
-// handler may only call async-signal-safe functions (unlink, raise).
+// handler may only call async-signal-safe functions (unlink, nanosleep, raise).
+//
+// The handler runs on one thread while the others go on until the kernel ends them, so a temp
+// file must never be created after the handler has looked: a writer marks its slot kCreating,
+// then checks `dying`; the handler sets `dying`, then waits for every slot another thread is
+// creating (sequentially consistent, so at least one of the two sees the other). A writer
+// that sees `dying` creates nothing.
 constexpr int kTempSlots = 256;
 constexpr size_t kTempPathBytes = 4096;
-std::atomic<bool> temp_used[kTempSlots];
+enum TempState : int { kFree = 0, kRegistered = 1, kCreating = 2 };
+std::atomic<int> temp_state[kTempSlots];
+std::atomic<pid_t> temp_owner[kTempSlots];  // The writer's thread id.
 char temp_paths[kTempSlots][kTempPathBytes];
+std::atomic<bool> dying{false};
+
+pid_t ThreadId() { return static_cast<pid_t>(::syscall(SYS_gettid)); }
+
+// Waits (at most about a second, never forever) until no other thread is creating a temp file.
+void WaitForCreators() {
+  const pid_t self = ThreadId();
+  const struct timespec tick = {0, 100 * 1000};
+  for (int i = 0; i < kTempSlots; ++i) {
+    for (int waited = 0;
+         waited < 10000 && temp_state[i].load() == kCreating && temp_owner[i].load() != self;
+         ++waited) {
+      ::nanosleep(&tick, nullptr);
+    }
+  }
+}
 
 void RemoveTempsAndReraise(int signal) {
+  dying.store(true);
+  WaitForCreators();
   for (int i = 0; i < kTempSlots; ++i) {
-    if (temp_used[i].load()) ::unlink(temp_paths[i]);
+    if (temp_state[i].load() != kFree) ::unlink(temp_paths[i]);
   }
   std::signal(signal, SIG_DFL);
   std::raise(signal);
@@ -63,16 +91,47 @@ int ClaimTempSlot(const std::string& path) {
   static std::mutex mu;
   std::lock_guard<std::mutex> lock(mu);
   for (int i = 0; i < kTempSlots; ++i) {
-    if (temp_used[i].load()) continue;
+    if (temp_state[i].load() != kFree) continue;
     std::memcpy(temp_paths[i], path.c_str(), path.size() + 1);
-    temp_used[i].store(true);
+    temp_owner[i].store(ThreadId());
+    temp_state[i].store(kRegistered);
     return i;
   }
   return -1;
 }
 
 void ReleaseTempSlot(int slot) {
-  if (slot >= 0) temp_used[slot].store(false);
+  if (slot >= 0) temp_state[slot].store(kFree);
+}
+
+// Creates (truncates) the temp file of `slot` unless a fatal signal is being handled; -1 with
+// errno set when it was not created.
+int CreateTempFile(const std::string& tmp, int slot) {
+  if (slot >= 0) temp_state[slot].store(kCreating);
+  int fd = -1;
+  if (dying.load()) {
+    errno = EINTR;
+  } else {
+    fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  }
+  if (slot >= 0) temp_state[slot].store(kRegistered);
+  return fd;
+}
+
+// Writes all of `bytes` to `fd` and closes it; false (errno set) on any failure.
+bool WriteAllAndClose(int fd, std::string_view bytes) {
+  while (!bytes.empty()) {
+    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int saved = errno;
+      ::close(fd);
+      errno = saved;
+      return false;
+    }
+    bytes.remove_prefix(static_cast<size_t>(n));
+  }
+  return ::close(fd) == 0;
 }
 
 bool EndsWith(std::string_view s, std::string_view suffix) {
@@ -181,18 +240,15 @@ absl::Status WriteFileAtomically(const std::string& path, std::string_view bytes
     int slot;
     ~Release() { ReleaseTempSlot(slot); }
   } release{slot};
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) {
-      return absl::PermissionDeniedError(
-          StrCat(path, ": error: cannot write: ", std::strerror(errno)));
-    }
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    out.flush();
-    if (!out) {
-      std::remove(tmp.c_str());
-      return absl::DataLossError(StrCat(path, ": error: write failed"));
-    }
+  const int fd = CreateTempFile(tmp, slot);
+  if (fd < 0) {
+    return absl::PermissionDeniedError(
+        StrCat(path, ": error: cannot write: ", std::strerror(errno)));
+  }
+  if (!WriteAllAndClose(fd, bytes)) {
+    std::string reason = std::strerror(errno);
+    std::remove(tmp.c_str());
+    return absl::DataLossError(StrCat(path, ": error: write failed: ", reason));
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     std::string reason = std::strerror(errno);
