@@ -1,8 +1,10 @@
-// Every emitted reshard, run by the CPU executor (runtime/cpu) on 8 simulated devices: each
-// device's result must hold exactly its shard of the target sharding. A test-only dependency on
-// the runtime layer (the executor is the project's oracle); the planner and emitter do not
-// depend on it.
+// Every emitted reshard, run by the CPU executor (runtime/cpu) on simulated devices: each
+// device's result must hold exactly its shard of the target sharding, cut from the same random
+// array (the unpartitioned value; a reshard changes only where it lives). A test-only
+// dependency on the runtime layer (the executor is the project's oracle); the planner and
+// emitter do not depend on it.
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -13,52 +15,95 @@
 namespace spmd {
 namespace {
 
+using hlo::HloSharding;
+using hlo::Shape;
 using testing::kTestDevices;
 
-hlo::Literal ToLiteral(const testing::SimArray& array) {
-  hlo::Literal literal(hlo::Shape::Array(hlo::PrimitiveType::kF32, array.dims));
+hlo::Literal ToLiteral(const testing::DenseArray& array) {
+  hlo::Literal literal(Shape::Array(hlo::PrimitiveType::kF32, array.dims));
   for (size_t i = 0; i < array.data.size(); ++i) literal.SetDouble(i, array.data[i]);
   return literal;
 }
 
-testing::SimArray FromLiteral(const hlo::Literal& literal) {
-  testing::SimArray array{literal.shape().dimensions(), {}};
+testing::DenseArray FromLiteral(const hlo::Literal& literal) {
+  testing::DenseArray array{literal.shape().dimensions(), {}};
   for (int64_t i = 0; i < literal.element_count(); ++i) array.data.push_back(literal.GetDouble(i));
   return array;
+}
+
+HloSharding S(const std::string& text) { return HloSharding::Parse(text).value(); }
+
+// Runs `built` on its plan's devices with the shards of a random array of `shape`; "" when every
+// device's result holds its target shard, else the first mismatch or the run's error.
+std::string RunAndCheck(const testing::ReshardModule& built, const Shape& shape, uint32_t seed) {
+  const int64_t num_devices = built.plan->num_devices;
+  const std::vector<double> full = testing::RandomArray(shape, seed);
+  std::vector<std::vector<hlo::Literal>> args(num_devices);
+  for (int64_t device = 0; device < num_devices; ++device) {
+    args[device].push_back(ToLiteral(testing::ShardOf(full, shape, built.plan->source, device)));
+  }
+  runtime::MultiDeviceOptions options;
+  options.num_partitions = num_devices;
+  options.collective_timeout_seconds = 20;
+  absl::StatusOr<std::vector<hlo::Literal>> results =
+      runtime::RunOnDevices(*built.module, std::move(args), options);
+  if (!results.ok()) return std::string(results.status().message());
+  for (int64_t device = 0; device < num_devices; ++device) {
+    std::string error = testing::CheckShard(FromLiteral((*results)[device]), full, shape,
+                                            built.plan->target, device);
+    if (!error.empty()) return error;
+  }
+  return "";
 }
 
 TEST(ReshardExecutorTest, EveryPairRunsOnEightDevices) {
   ReshardPlanner planner;
   int checked = 0;
-  for (const hlo::Shape& shape : testing::TestShapes()) {
-    const std::vector<double> full = testing::RandomArray(shape, 11);
-    for (const std::string& from_text : testing::TestShardings()) {
-      for (const std::string& to_text : testing::TestShardings()) {
-        const hlo::HloSharding from = hlo::HloSharding::Parse(from_text).value();
-        const hlo::HloSharding to = hlo::HloSharding::Parse(to_text).value();
+  for (const Shape& shape : testing::TestShapes()) {
+    for (const std::string& from : testing::TestShardings()) {
+      for (const std::string& to : testing::TestShardings()) {
         absl::StatusOr<testing::ReshardModule> built =
-            testing::BuildReshardModule(shape, from, to, planner);
+            testing::BuildReshardModule(shape, S(from), S(to), planner);
         ASSERT_TRUE(built.ok()) << built.status();
         SCOPED_TRACE(built->plan->Explain() + built->module->ToString());
-        std::vector<std::vector<hlo::Literal>> args(kTestDevices);
-        for (int64_t device = 0; device < kTestDevices; ++device) {
-          args[device].push_back(ToLiteral(testing::ShardOf(full, shape, from, device)));
-        }
-        runtime::MultiDeviceOptions options;
-        options.num_partitions = kTestDevices;
-        options.collective_timeout_seconds = 20;
-        absl::StatusOr<std::vector<hlo::Literal>> results =
-            runtime::RunOnDevices(*built->module, std::move(args), options);
-        ASSERT_TRUE(results.ok()) << results.status();
-        for (int64_t device = 0; device < kTestDevices; ++device) {
-          EXPECT_EQ(testing::CheckShard(FromLiteral((*results)[device]), full, shape, to, device),
-                    "");
-        }
+        EXPECT_EQ(RunAndCheck(*built, shape, 11), "");
         ++checked;
       }
     }
   }
   EXPECT_EQ(checked, 3 * 15 * 15);
+}
+
+// Larger meshes (16 and 64 devices) and rank 3, uneven, as planned on a latency-free link.
+TEST(ReshardExecutorTest, LargerMeshesAndRankThree) {
+  ReshardPlanner planner(LinkModel{0.0, 100000.0});
+  for (const testing::ReshardCase& c : testing::LargerMeshCases()) {
+    absl::StatusOr<testing::ReshardModule> built =
+        testing::BuildReshardModule(c.shape, S(c.from), S(c.to), planner, c.devices);
+    ASSERT_TRUE(built.ok()) << built.status();
+    SCOPED_TRACE(built->plan->Explain());
+    EXPECT_EQ(RunAndCheck(*built, c.shape, 7), "");
+  }
+}
+
+// The check has teeth: a module with two permute targets swapped is caught.
+TEST(ReshardExecutorTest, TheCheckCatchesAWrongPermutation) {
+  ReshardPlanner planner;
+  const Shape shape = Shape::Array(hlo::PrimitiveType::kF32, {16, 24});
+  testing::ReshardModule built =
+      testing::BuildReshardModule(shape, S("{devices=[2,4]<=[8]}"),
+                                  S("{devices=[4,2]<=[2,4]T(1,0)}"), planner)
+          .value();
+  ASSERT_EQ(RunAndCheck(built, shape, 7), "");
+  int swapped = 0;
+  for (const auto& instr : built.module->entry_computation()->instructions()) {
+    if (instr->opcode() != hlo::HloOpcode::kCollectivePermute) continue;
+    auto& pairs = instr->mutable_attrs()->source_target_pairs;
+    std::swap(pairs[2].second, pairs[3].second);
+    ++swapped;
+  }
+  ASSERT_GT(swapped, 0);
+  EXPECT_NE(RunAndCheck(built, shape, 7), "");
 }
 
 }  // namespace

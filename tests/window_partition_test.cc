@@ -9,11 +9,18 @@
 #include "gtest/gtest.h"
 #include "hlo/analysis/module_stats.h"
 #include "hlo/ir/hlo_opcode.h"
+#include "hlo/testing/hlo_matchers.h"
 #include "tests/partition_test_util.h"
 
 namespace {
 
 using hlo::HloOpcode;
+using hlo::testing::HasShape;
+using hlo::testing::Instructions;
+using ::testing::_;
+using ::testing::AllOf;
+using ::testing::Contains;
+namespace op = hlo::testing::op;
 using testing_util::Counts;
 using testing_util::ExpectVerifies;
 using testing_util::Partition;
@@ -44,10 +51,12 @@ TEST(WindowPartitionTest, ConvolutionExchangesOneElementWithEachNeighbour) {
   auto counts = Counts(*p.spmd);
   EXPECT_EQ(counts[HloOpcode::kCollectivePermute], 2) << p.spmd->ToString();
   EXPECT_EQ(Collectives(*p.spmd), 2) << p.spmd->ToString();
-  const std::string text = p.spmd->ToString();
-  EXPECT_NE(text.find("f32[4,1,3] collective-permute"), std::string::npos) << text;
-  EXPECT_NE(text.find("f32[4,6,3] concatenate("), std::string::npos) << text;
-  EXPECT_NE(text.find("f32[4,4,4] convolution("), std::string::npos) << text;
+  // Each device's block with a one-element halo from each side, convolved.
+  EXPECT_THAT(Instructions(*p.spmd),
+              Contains(AllOf(op::CollectivePermute(), HasShape("f32[4,1,3]"))).Times(2));
+  EXPECT_THAT(Instructions(*p.spmd),
+              Contains(AllOf(op::Convolution(AllOf(op::Concatenate(), HasShape("f32[4,6,3]")), _),
+                             HasShape("f32[4,4,4]"))));
   EXPECT_NE(p.explain.find("halo exchange (1 before + 1 after"), std::string::npos) << p.explain;
   ExpectVerifies(p, 4);
 }
@@ -86,9 +95,12 @@ TEST(WindowPartitionTest, ReplicatedInputIsSlicedWithoutCommunication) {
   ASSERT_NE(p.spmd, nullptr);
   EXPECT_EQ(Collectives(*p.spmd), 0) << p.spmd->ToString();
   // Each device convolves only its block: a quarter of the output positions.
-  const std::string text = p.spmd->ToString();
-  EXPECT_NE(text.find("f32[4,6,3] dynamic-slice("), std::string::npos) << text;
-  EXPECT_NE(text.find("f32[4,4,4] convolution("), std::string::npos) << text;
+  EXPECT_THAT(
+      Instructions(*p.spmd),
+      Contains(AllOf(op::Convolution(AllOf(op::DynamicSlice(op::Pad(op::Parameter(), _), _, _, _),
+                                           HasShape("f32[4,6,3]")),
+                                     _),
+                     HasShape("f32[4,4,4]"))));
   ExpectVerifies(p, 4);
 }
 
@@ -204,8 +216,7 @@ ENTRY main {
   auto counts = Counts(*p.spmd);
   EXPECT_EQ(counts[HloOpcode::kAllGather] + counts[HloOpcode::kAllReduce], 0)
       << p.spmd->ToString();
-  EXPECT_NE(p.spmd->ToString().find("f32[3,4,6] reduce-window"), std::string::npos)
-      << p.spmd->ToString();
+  EXPECT_THAT(Instructions(*p.spmd), Contains(AllOf(op::ReduceWindow(), HasShape("f32[3,4,6]"))));
   ExpectVerifies(p, 8);
 }
 
@@ -222,8 +233,8 @@ ENTRY main {
   auto counts = Counts(*p.spmd);
   EXPECT_EQ(counts[HloOpcode::kAllGather], 0) << p.spmd->ToString();
   EXPECT_EQ(counts[HloOpcode::kCollectivePermute], 1) << p.spmd->ToString();
-  EXPECT_NE(p.spmd->ToString().find("f32[2,6] collective-permute"), std::string::npos)
-      << p.spmd->ToString();
+  EXPECT_THAT(Instructions(*p.spmd),
+              Contains(AllOf(op::CollectivePermute(), HasShape("f32[2,6]"))).Times(1));
   ExpectVerifies(p, 4);
 }
 
@@ -363,8 +374,9 @@ TEST(WindowPartitionTest, SelectAndScatterRunsLocallyAlongTrivialWindowDims) {
   Partitioned p = Partition(SelectAndScatter("{devices=[2,1,1,4]<=[8]}"));
   ASSERT_NE(p.spmd, nullptr);
   EXPECT_EQ(hlo::ComputeModuleStats(*p.spmd).comm_bytes, 0) << p.spmd->ToString();
-  const std::string text = p.spmd->ToString();
-  EXPECT_NE(text.find("f32[4,16,16,2] select-and-scatter("), std::string::npos) << text;
+  EXPECT_THAT(Instructions(*p.spmd),
+              Contains(AllOf(hlo::testing::HasOpcode(HloOpcode::kSelectAndScatter),
+                             HasShape("f32[4,16,16,2]"))));
   ExpectVerifies(p, 8);
 }
 

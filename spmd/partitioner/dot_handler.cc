@@ -128,19 +128,16 @@ absl::StatusOr<DotProblem> MakeProblem(const HloInstruction& dot, const HloShard
                     r->sharding,      wanted, ctx.num_devices()};
 }
 
-// What decides a dot's strategy: its shapes, dimension numbers and the shardings in `title`
-// (the title also names the dot, which is dropped).
-std::string ProblemKey(const HloInstruction& dot, const std::string& title) {
-  const hlo::DotDimensionNumbers& dn = *dot.attrs().dot_dimension_numbers;
-  std::string key = hlo::StrCat(dot.operand(0)->shape().ToString(false), "|",
-                                dot.operand(1)->shape().ToString(false), "|",
-                                title.substr(title.find(' ', 5)));
-  for (const std::vector<int64_t>* dims :
-       {&dn.lhs_batch_dimensions, &dn.rhs_batch_dimensions, &dn.lhs_contracting_dimensions,
-        &dn.rhs_contracting_dimensions}) {
-    key += "|";
-    for (int64_t d : *dims) hlo::StrAppend(&key, d, ",");
-  }
+// What decides a dot's strategy (see DotProblemKey).
+DotProblemKey ProblemKey(const HloInstruction& dot, const DotProblem& problem,
+                         const PartitionerOptions& options) {
+  DotProblemKey key{{problem.lhs_shape, problem.rhs_shape, problem.result_shape},
+                    {problem.lhs_current, problem.rhs_current, problem.wanted},
+                    *dot.attrs().dot_dimension_numbers,
+                    options.device_model.name,
+                    problem.lhs_available,
+                    problem.rhs_available};
+  for (Shape& shape : key.shapes) shape.clear_layout();
   return key;
 }
 
@@ -168,12 +165,8 @@ absl::Status HandleDot(const HloInstruction& original, const HloSharding& shardi
       problem.rhs_current.ToStringWithoutMetadata(), ", wanted ",
       sharding.ToStringWithoutMetadata(), " (device model ", options.device_model.name, ")");
   // The same problem (common in stacks of layers) is decided once per run.
-  std::string key = ProblemKey(original, title);
-  for (const auto* available : {&problem.lhs_available, &problem.rhs_available}) {
-    key += "|";
-    for (const HloSharding& s : *available) hlo::StrAppend(&key, s.ToStringWithoutMetadata(), ";");
-  }
-  std::shared_ptr<const CachedDotDecision>& cached = ctx.dot_decisions()[key];
+  std::shared_ptr<const CachedDotDecision>& cached =
+      ctx.dot_decisions()[ProblemKey(original, problem, options)];
   if (cached == nullptr) {
     absl::StatusOr<DotDecision> decision =
         ChooseDotStrategy(problem, options.device_model, ctx.planner(), options.dot);

@@ -160,7 +160,7 @@ absl::StatusOr<HloInstruction*> PartitionContext::GetInSharding(const HloInstruc
                                                                 const HloSharding& sharding) {
   ASSIGN_OR_RETURN(const PartitionedValue* pv, Get(original));
   if (pv->sharding == sharding) return pv->value;
-  auto key = std::make_pair(original, sharding.ToString());
+  auto key = std::make_pair(original, sharding);
   auto it = resharded_.find(key);
   if (it != resharded_.end()) return it->second;
   HloInstruction* result = nullptr;
@@ -187,36 +187,6 @@ const std::vector<HloSharding>& PartitionContext::ReshardedShardings(
   return it == resharded_to_.end() ? *kNone : it->second;
 }
 
-std::string PartitionContext::UniqueName(std::string_view base) {
-  return hlo::StrCat(base, ".spmd", next_name_++);
-}
-
-HloInstruction* PartitionContext::Add(HloOpcode opcode, Shape shape,
-                                      std::vector<HloInstruction*> operands) {
-  auto instr = HloInstruction::Create(opcode, std::move(shape), operands);
-  instr->set_name(UniqueName(hlo::HloOpcodeString(opcode)));
-  return output_->AddInstruction(std::move(instr));
-}
-
-HloInstruction* PartitionContext::AddClone(const HloInstruction& original, Shape shape,
-                                           std::vector<HloInstruction*> operands) {
-  auto instr = HloInstruction::Create(original.opcode(), std::move(shape), operands);
-  *instr->mutable_attrs() = original.attrs();
-  for (hlo::HloComputation* called : original.called_computations()) {
-    instr->AppendCalledComputation(called);
-  }
-  instr->set_name(UniqueName(original.name()));
-  return output_->AddInstruction(std::move(instr));
-}
-
-HloInstruction* PartitionContext::ScalarConstant(PrimitiveType type, double value) {
-  HloInstruction* c = Add(HloOpcode::kConstant, Shape::Array(type, {}), {});
-  hlo::Literal literal(Shape::Array(type, {}));
-  literal.SetDouble(0, value);
-  c->mutable_attrs()->literal = std::move(literal);
-  return c;
-}
-
 std::vector<int64_t> PartitionContext::ShardBounds(const HloSharding& sharding,
                                                    const Shape& shape, int64_t dim,
                                                    bool limits) const {
@@ -239,20 +209,9 @@ HloInstruction* PartitionContext::ClampedIndex(HloInstruction* index, int64_t ma
 }
 
 HloInstruction* PartitionContext::PerDeviceScalar(const std::vector<int64_t>& table) {
-  bool uniform = std::all_of(table.begin(), table.end(), [&](int64_t v) { return v == table[0]; });
-  if (uniform) return ScalarConstant(PrimitiveType::kS32, static_cast<double>(table[0]));
-  if (partition_id_ == nullptr) {
-    partition_id_ = Add(HloOpcode::kPartitionId, Shape::Array(PrimitiveType::kU32, {}), {});
-  }
-  const int64_t n = static_cast<int64_t>(table.size());
-  HloInstruction* constant = Add(HloOpcode::kConstant, Shape::Array(PrimitiveType::kS32, {n}), {});
-  hlo::Literal literal(Shape::Array(PrimitiveType::kS32, {n}));
-  for (int64_t i = 0; i < n; ++i) literal.SetInt(i, table[i]);
-  constant->mutable_attrs()->literal = std::move(literal);
-  HloInstruction* slice =
-      Add(HloOpcode::kDynamicSlice, Shape::Array(PrimitiveType::kS32, {1}), {constant, partition_id_});
-  slice->mutable_attrs()->dynamic_slice_sizes = {1};
-  return Add(HloOpcode::kReshape, Shape::Array(PrimitiveType::kS32, {}), {slice});
+  // The handlers' partition-id comes before their first table (the emitter's after its first).
+  if (!IsUniform(table)) builder_.PartitionId();
+  return builder_.PerDeviceScalar(table);
 }
 
 HloInstruction* PartitionContext::PositionInRange(const Shape& like, int64_t dim,
@@ -334,13 +293,7 @@ bool IsWholeOnEveryDevice(const HloSharding& sharding) {
 
 absl::StatusOr<HloInstruction*> PartitionContext::AllReduceSum(
     HloInstruction* value, const std::vector<std::vector<int64_t>>& groups) {
-  ASSIGN_OR_RETURN(hlo::HloComputation * add, AddReducer(value->shape().element_type()));
-  HloInstruction* sum = Add(hlo::HloOpcode::kAllReduce, value->shape(), {value});
-  sum->mutable_attrs()->replica_groups = MakeReplicaGroups(groups);
-  sum->mutable_attrs()->channel_id = channel_ids_->Next();
-  sum->mutable_attrs()->use_global_device_ids = true;
-  sum->AppendCalledComputation(add);
-  return sum;
+  return builder_.AllReduceSum(value, MakeReplicaGroups(groups));
 }
 
 absl::StatusOr<HloSharding> OperandShardingFromResult(const HloSharding& result,

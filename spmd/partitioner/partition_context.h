@@ -18,6 +18,7 @@
 #include "absl/status/statusor.h"
 #include "hlo/ir/hlo_computation.h"
 #include "hlo/ir/hlo_module.h"
+#include "spmd/builder/spmd_builder.h"
 #include "spmd/partitioner/partitioner_options.h"
 #include "spmd/reshard/reshard_emitter.h"
 #include "spmd/reshard/reshard_planner.h"
@@ -44,6 +45,33 @@ struct PartitionLog {
 // problem (defined in dot_handler.cc).
 struct CachedDotDecision;
 
+// What decides a dot's strategy, compared by value (filled by dot_handler.cc): the operand and
+// result shapes (layouts cleared), the lhs, rhs and wanted shardings, the dimension numbers, the
+// device model's name and the other shardings each operand already exists in.
+struct DotProblemKey {
+  std::vector<hlo::Shape> shapes;
+  std::vector<hlo::HloSharding> shardings;
+  hlo::DotDimensionNumbers dimension_numbers;
+  std::string device_model;
+  std::vector<hlo::HloSharding> lhs_available, rhs_available;
+
+  friend bool operator==(const DotProblemKey& a, const DotProblemKey& b) {
+    return a.shapes == b.shapes && a.shardings == b.shardings &&
+           a.dimension_numbers == b.dimension_numbers && a.device_model == b.device_model &&
+           a.lhs_available == b.lhs_available && a.rhs_available == b.rhs_available;
+  }
+  template <typename H>
+  friend H AbslHashValue(H h, const DotProblemKey& k) {
+    for (const hlo::Shape& shape : k.shapes) {
+      h = H::combine(std::move(h), static_cast<int>(shape.element_type()), shape.dimensions());
+    }
+    const hlo::DotDimensionNumbers& dn = k.dimension_numbers;
+    return H::combine(std::move(h), k.shardings, dn.lhs_batch_dimensions, dn.rhs_batch_dimensions,
+                      dn.lhs_contracting_dimensions, dn.rhs_contracting_dimensions, k.device_model,
+                      k.lhs_available, k.rhs_available);
+  }
+};
+
 class PartitionContext {
  public:
   PartitionContext(hlo::HloComputation* output, int64_t num_devices, ReshardPlanner* planner,
@@ -55,6 +83,7 @@ class PartitionContext {
         channel_ids_(channel_ids),
         log_(log),
         options_(options),
+        builder_(output, channel_ids, {".spmd", /*by_unique_id=*/false}),
         emitter_(output, channel_ids) {}
   // A context for `output`, a computation called by this one's (a loop body, a branch): same
   // devices, planner, channels, log and options; names continue this context's sequence so
@@ -62,7 +91,7 @@ class PartitionContext {
   PartitionContext(hlo::HloComputation* output, PartitionContext& caller)
       : PartitionContext(output, caller.num_devices_, caller.planner_, caller.channel_ids_,
                          caller.log_, caller.options_) {
-    next_name_ = caller.next_name_;
+    builder_.set_next_number(caller.builder_.next_number());
   }
 
   int64_t num_devices() const { return num_devices_; }
@@ -72,13 +101,13 @@ class PartitionContext {
   const PartitionerOptions& options() const { return *options_; }
   PartitionLog& log() { return *log_; }
   // Dot decisions by problem key (shapes, shardings, dimension numbers), for this run.
-  absl::flat_hash_map<std::string, std::shared_ptr<const CachedDotDecision>>& dot_decisions() {
+  absl::flat_hash_map<DotProblemKey, std::shared_ptr<const CachedDotDecision>>& dot_decisions() {
     return dot_decisions_;
   }
   // The scalar add computation for `type` (created once per module), for all-reduce and
   // reduce-scatter of sums.
   absl::StatusOr<hlo::HloComputation*> AddReducer(hlo::PrimitiveType type) {
-    return emitter_.AddReducer(type);
+    return builder_.AddReducer(type);
   }
   // An all-reduce (new channel, global device ids) summing `value` over each of `groups`.
   absl::StatusOr<hlo::HloInstruction*> AllReduceSum(
@@ -107,16 +136,22 @@ class PartitionContext {
                                                const hlo::HloSharding& from,
                                                const hlo::HloSharding& to);
 
-  // Adds an instruction to the SPMD computation.
+  // Adds an instruction to the SPMD computation (SpmdBuilder::Add; names `<opcode>.spmdN`).
   hlo::HloInstruction* Add(hlo::HloOpcode opcode, hlo::Shape shape,
-                           std::vector<hlo::HloInstruction*> operands);
+                           std::vector<hlo::HloInstruction*> operands) {
+    return builder_.Add(opcode, std::move(shape), std::move(operands));
+  }
   // Adds a copy of `original` (opcode, attributes, called computations, a derived name) with
   // new operands and shape.
   hlo::HloInstruction* AddClone(const hlo::HloInstruction& original, hlo::Shape shape,
-                                std::vector<hlo::HloInstruction*> operands);
+                                std::vector<hlo::HloInstruction*> operands) {
+    return builder_.AddClone(original, std::move(shape), std::move(operands));
+  }
   // An s32 scalar holding `table[partition-id]` (a constant when all entries agree).
   hlo::HloInstruction* PerDeviceScalar(const std::vector<int64_t>& table);
-  hlo::HloInstruction* ScalarConstant(hlo::PrimitiveType type, double value);
+  hlo::HloInstruction* ScalarConstant(hlo::PrimitiveType type, double value) {
+    return builder_.ScalarConstant(type, value);
+  }
   // Each device's shard bounds along `dim` under `sharding` for an array of `shape`: the
   // offsets (or, with `limits`, the ends) of the devices' regions; 0 for devices the sharding
   // does not use (they hold nothing, and what they compute is never read).
@@ -152,9 +187,11 @@ class PartitionContext {
                                                     const hlo::HloSharding& from,
                                                     const hlo::HloSharding& to);
   // A name unique in the SPMD computation, derived from `base`.
-  std::string UniqueName(std::string_view base);
+  std::string UniqueName(std::string_view base) { return builder_.UniqueName(base); }
   // Hands the name sequence back to the caller's context (see the second constructor).
-  void ReturnNamesTo(PartitionContext& caller) const { caller.next_name_ = next_name_; }
+  void ReturnNamesTo(PartitionContext& caller) const {
+    caller.builder_.set_next_number(builder_.next_number());
+  }
 
  private:
   hlo::HloComputation* output_;
@@ -163,16 +200,18 @@ class PartitionContext {
   ChannelIdAllocator* channel_ids_;
   PartitionLog* log_;
   const PartitionerOptions* options_;
+  // The handlers' instructions; the reshards' have their own builder in the emitter (names
+  // `.rs<unique id>` and a partition-id of their own).
+  SpmdBuilder builder_;
   // One emitter for the whole computation: unique names and one partition-id.
   ReshardEmitter emitter_;
   absl::flat_hash_map<const hlo::HloInstruction*, PartitionedValue> values_;
-  // Cache of resharded per-device values by (original, sharding text).
-  absl::flat_hash_map<std::pair<const hlo::HloInstruction*, std::string>, hlo::HloInstruction*>
+  // Cache of resharded per-device values by (original, sharding).
+  absl::flat_hash_map<std::pair<const hlo::HloInstruction*, hlo::HloSharding>,
+                      hlo::HloInstruction*>
       resharded_;
   absl::flat_hash_map<const hlo::HloInstruction*, std::vector<hlo::HloSharding>> resharded_to_;
-  absl::flat_hash_map<std::string, std::shared_ptr<const CachedDotDecision>> dot_decisions_;
-  hlo::HloInstruction* partition_id_ = nullptr;
-  int64_t next_name_ = 0;
+  absl::flat_hash_map<DotProblemKey, std::shared_ptr<const CachedDotDecision>> dot_decisions_;
 };
 
 // The lowest of `num_devices` devices that tiled `sharding` does not name (a sharding over some

@@ -23,7 +23,7 @@ std::vector<HloInstruction*> ReshardEmitter::DeviceStarts(
   for (int64_t d = 0; d < rank; ++d) {
     std::vector<int64_t> table;
     for (const std::vector<int64_t>& device : offsets) table.push_back(device[d]);
-    starts.push_back(PerDeviceOffset(table));
+    starts.push_back(builder_.PerDeviceScalar(table));
   }
   return starts;
 }
@@ -43,34 +43,31 @@ absl::StatusOr<HloInstruction*> ReshardEmitter::EmitExchange(const StepContext& 
   auto slice = [&](HloInstruction* from_value, const std::vector<HloInstruction*>& starts) {
     std::vector<HloInstruction*> operands = {from_value};
     operands.insert(operands.end(), starts.begin(), starts.end());
-    HloInstruction* s = Add(HloOpcode::kDynamicSlice, cell_shape, operands);
+    HloInstruction* s = builder_.Add(HloOpcode::kDynamicSlice, cell_shape, operands);
     s->mutable_attrs()->dynamic_slice_sizes = schedule.cell_dims;
     return s;
   };
-  HloInstruction* out = Add(HloOpcode::kBroadcast, Shape::Array(type, context.after_dims),
-                            {ScalarConstant(type, 0)});
+  HloInstruction* out = builder_.Add(HloOpcode::kBroadcast, Shape::Array(type, context.after_dims),
+                                     {builder_.ScalarConstant(type, 0)});
   auto round = [&](const ExchangeRound& r, bool permute) {
     HloInstruction* cell = slice(context.value, DeviceStarts(r.read_offset, rank));
     if (permute) {
-      HloInstruction* moved = Add(HloOpcode::kCollectivePermute, cell_shape, {cell});
+      HloInstruction* moved = builder_.Add(HloOpcode::kCollectivePermute, cell_shape, {cell});
       moved->mutable_attrs()->source_target_pairs = r.pairs;
-      moved->mutable_attrs()->channel_id = channel_ids_->Next();
+      moved->mutable_attrs()->channel_id = builder_.channel_ids().Next();
       cell = moved;
     }
     const std::vector<HloInstruction*> write = DeviceStarts(r.write_offset, rank);
     const bool everyone = std::all_of(r.writes.begin(), r.writes.end(), [](bool w) { return w; });
     if (!everyone) {
-      std::vector<int64_t> table(r.writes.begin(), r.writes.end());
       HloInstruction* flag =
-          Add(HloOpcode::kCompare, Shape::Array(PrimitiveType::kPred, {}),
-              {PerDeviceOffset(table), ScalarConstant(PrimitiveType::kS32, 1)});
-      flag->mutable_attrs()->comparison_direction = hlo::ComparisonDirection::kEq;
-      HloInstruction* mask = Add(HloOpcode::kBroadcast, pred, {flag});
-      cell = Add(HloOpcode::kSelect, cell_shape, {mask, cell, slice(out, write)});
+          builder_.PerDeviceFlag(std::vector<int64_t>(r.writes.begin(), r.writes.end()));
+      HloInstruction* mask = builder_.Add(HloOpcode::kBroadcast, pred, {flag});
+      cell = builder_.Add(HloOpcode::kSelect, cell_shape, {mask, cell, slice(out, write)});
     }
     std::vector<HloInstruction*> operands = {out, cell};
     operands.insert(operands.end(), write.begin(), write.end());
-    out = Add(HloOpcode::kDynamicUpdateSlice, out->shape(), operands);
+    out = builder_.Add(HloOpcode::kDynamicUpdateSlice, out->shape(), operands);
   };
   for (const ExchangeRound& r : schedule.local_rounds) round(r, false);
   for (const ExchangeRound& r : schedule.permute_rounds) round(r, true);

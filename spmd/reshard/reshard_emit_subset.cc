@@ -65,41 +65,40 @@ absl::StatusOr<HloInstruction*> ReshardEmitter::EmitGatherSubset(const StepConte
   const Shape pred_shape = Shape::Array(PrimitiveType::kPred, local.dimensions());
   const Shape index_shape = Shape::Array(PrimitiveType::kS32, local.dimensions());
   auto compare = [&](HloInstruction* a, HloInstruction* b, hlo::ComparisonDirection direction) {
-    HloInstruction* c = Add(HloOpcode::kCompare, pred_shape, {a, b});
+    HloInstruction* c = builder_.Add(HloOpcode::kCompare, pred_shape, {a, b});
     c->mutable_attrs()->comparison_direction = direction;
     return c;
   };
-  HloInstruction* mask = compare(Add(HloOpcode::kBroadcast, index_shape, {PerDeviceOffset(contributes)}),
-                                 Add(HloOpcode::kBroadcast, index_shape,
-                                     {ScalarConstant(PrimitiveType::kS32, 1)}),
-                                 hlo::ComparisonDirection::kEq);
+  HloInstruction* mask = compare(
+      builder_.Add(HloOpcode::kBroadcast, index_shape, {builder_.PerDeviceScalar(contributes)}),
+      builder_.Add(HloOpcode::kBroadcast, index_shape,
+                   {builder_.ScalarConstant(PrimitiveType::kS32, 1)}),
+      hlo::ComparisonDirection::kEq);
   for (int64_t d = 0; d < rank; ++d) {
-    HloInstruction* iota = Add(HloOpcode::kIota, index_shape, {});
+    HloInstruction* iota = builder_.Add(HloOpcode::kIota, index_shape, {});
     iota->mutable_attrs()->iota_dimension = d;
-    HloInstruction* limit = Add(HloOpcode::kBroadcast, index_shape, {PerDeviceOffset(valid[d])});
-    mask = Add(HloOpcode::kAnd, pred_shape,
-               {mask, compare(iota, limit, hlo::ComparisonDirection::kLt)});
+    HloInstruction* limit =
+        builder_.Add(HloOpcode::kBroadcast, index_shape, {builder_.PerDeviceScalar(valid[d])});
+    mask = builder_.Add(HloOpcode::kAnd, pred_shape,
+                        {mask, compare(iota, limit, hlo::ComparisonDirection::kLt)});
   }
-  HloInstruction* zeros = Add(HloOpcode::kBroadcast, local, {ScalarConstant(type, 0)});
-  HloInstruction* placed = Add(HloOpcode::kSelect, local, {mask, context.value, zeros});
+  HloInstruction* zeros =
+      builder_.Add(HloOpcode::kBroadcast, local, {builder_.ScalarConstant(type, 0)});
+  HloInstruction* placed = builder_.Add(HloOpcode::kSelect, local, {mask, context.value, zeros});
   std::vector<int64_t> big_dims(rank);
   for (int64_t d = 0; d < rank; ++d) big_dims[d] = chunks[d] * source.tile_assignment().dim(d);
   const Shape big_shape = Shape::Array(type, big_dims);
-  HloInstruction* big = Add(HloOpcode::kBroadcast, big_shape, {ScalarConstant(type, 0)});
+  HloInstruction* big =
+      builder_.Add(HloOpcode::kBroadcast, big_shape, {builder_.ScalarConstant(type, 0)});
   std::vector<HloInstruction*> operands = {big, placed};
   for (const std::vector<int64_t>& starts : TileStarts(source, base, n)) {
-    operands.push_back(PerDeviceOffset(starts));
+    operands.push_back(builder_.PerDeviceScalar(starts));
   }
-  big = Add(HloOpcode::kDynamicUpdateSlice, big_shape, operands);
-  ASSIGN_OR_RETURN(hlo::HloComputation * add, AddReducer(type));
+  big = builder_.Add(HloOpcode::kDynamicUpdateSlice, big_shape, operands);
   std::vector<int64_t> everyone(n);
   for (int64_t i = 0; i < n; ++i) everyone[i] = i;
-  HloInstruction* sum = Add(HloOpcode::kAllReduce, big_shape, {big});
-  sum->mutable_attrs()->replica_groups = MakeReplicaGroups({everyone});
-  sum->mutable_attrs()->channel_id = channel_ids_->Next();
-  sum->mutable_attrs()->use_global_device_ids = true;
-  sum->AppendCalledComputation(add);
-  return SliceTo(sum, base.dimensions());
+  ASSIGN_OR_RETURN(HloInstruction * sum, builder_.AllReduceSum(big, MakeReplicaGroups({everyone})));
+  return builder_.SliceTo(sum, base.dimensions());
 }
 
 absl::StatusOr<HloInstruction*> ReshardEmitter::EmitSliceSubset(const StepContext& context) {
@@ -108,14 +107,14 @@ absl::StatusOr<HloInstruction*> ReshardEmitter::EmitSliceSubset(const StepContex
   const std::vector<int64_t> chunks = Chunks(target, base);
   std::vector<int64_t> padded(base.rank());
   for (int64_t d = 0; d < base.rank(); ++d) padded[d] = chunks[d] * target.tile_assignment().dim(d);
-  HloInstruction* value = PadHigh(context.value, padded);
+  HloInstruction* value = builder_.PadHigh(context.value, padded);
   std::vector<HloInstruction*> operands = {value};
   for (const std::vector<int64_t>& starts : TileStarts(target, base, context.num_devices)) {
-    operands.push_back(PerDeviceOffset(starts));
+    operands.push_back(builder_.PerDeviceScalar(starts));
   }
-  HloInstruction* slice = Add(HloOpcode::kDynamicSlice,
-                              Shape::Array(value->shape().element_type(), context.after_dims),
-                              operands);
+  HloInstruction* slice =
+      builder_.Add(HloOpcode::kDynamicSlice,
+                   Shape::Array(value->shape().element_type(), context.after_dims), operands);
   slice->mutable_attrs()->dynamic_slice_sizes = context.after_dims;
   return slice;
 }

@@ -43,124 +43,12 @@ using hlo::Shape;
 
 namespace {
 
-// A `like`-typed array of `dims`, with the default layout when `like` has a layout (as in
-// modules parsed from XLA's text), without one otherwise.
-Shape WithDims(const Shape& like, const std::vector<int64_t>& dims) {
-  return like.has_layout() ? Shape::ArrayWithLayout(like.element_type(), dims)
-                           : Shape::Array(like.element_type(), dims);
-}
-
 absl::StatusOr<TileState> StateOf(const HloSharding& sharding, const Shape& base_shape,
                                   int64_t num_devices) {
   return TileState::FromSharding(sharding, base_shape.rank(), num_devices);
 }
 
 }  // namespace
-
-ChannelIdAllocator ChannelIdAllocator::ForModule(const hlo::HloModule& module) {
-  int64_t max_id = 0;
-  for (const auto& computation : module.computations()) {
-    for (const auto& instr : computation->instructions()) {
-      if (instr->attrs().channel_id) max_id = std::max(max_id, *instr->attrs().channel_id);
-    }
-  }
-  return ChannelIdAllocator(max_id + 1);
-}
-
-HloInstruction* ReshardEmitter::Add(HloOpcode opcode, Shape shape,
-                                    std::vector<HloInstruction*> operands) {
-  HloInstruction* instr =
-      computation_->AddInstruction(HloInstruction::Create(opcode, std::move(shape), operands));
-  if (added_ != nullptr) added_->push_back(instr);
-  const int64_t id = instr->unique_id() >= 0 ? instr->unique_id() : local_names_++;
-  instr->set_name(hlo::StrCat(hlo::HloOpcodeString(opcode), ".rs", id));
-  return instr;
-}
-
-HloInstruction* ReshardEmitter::PartitionId() {
-  if (partition_id_ == nullptr) {
-    partition_id_ = Add(HloOpcode::kPartitionId, Shape::Array(PrimitiveType::kU32, {}), {});
-  }
-  return partition_id_;
-}
-
-HloInstruction* ReshardEmitter::ScalarConstant(PrimitiveType type, int64_t value) {
-  hlo::Literal literal(Shape::Array(type, {}));
-  if (hlo::IsIntegralType(type)) {
-    literal.SetInt(0, value);
-  } else {
-    literal.SetDouble(0, static_cast<double>(value));
-  }
-  HloInstruction* constant = Add(HloOpcode::kConstant, literal.shape(), {});
-  constant->mutable_attrs()->literal = std::move(literal);
-  return constant;
-}
-
-HloInstruction* ReshardEmitter::PerDeviceOffset(const std::vector<int64_t>& table) {
-  if (std::all_of(table.begin(), table.end(), [&](int64_t v) { return v == table[0]; })) {
-    return ScalarConstant(PrimitiveType::kS32, table[0]);
-  }
-  const int64_t n = static_cast<int64_t>(table.size());
-  hlo::Literal literal(Shape::Array(PrimitiveType::kS32, {n}));
-  for (int64_t i = 0; i < n; ++i) literal.SetInt(i, table[i]);
-  HloInstruction* constant = Add(HloOpcode::kConstant, literal.shape(), {});
-  constant->mutable_attrs()->literal = std::move(literal);
-  HloInstruction* entry = Add(HloOpcode::kDynamicSlice, Shape::Array(PrimitiveType::kS32, {1}),
-                              {constant, PartitionId()});
-  entry->mutable_attrs()->dynamic_slice_sizes = {1};
-  return Add(HloOpcode::kReshape, Shape::Array(PrimitiveType::kS32, {}), {entry});
-}
-
-HloInstruction* ReshardEmitter::PadHigh(HloInstruction* value, const std::vector<int64_t>& dims) {
-  const std::vector<int64_t>& current = value->shape().dimensions();
-  if (current == dims) return value;
-  hlo::PaddingConfig config;
-  for (size_t d = 0; d < dims.size(); ++d) {
-    config.dimensions.push_back({0, dims[d] - current[d], 0});
-  }
-  HloInstruction* zero = ScalarConstant(value->shape().element_type(), 0);
-  HloInstruction* pad = Add(HloOpcode::kPad, WithDims(value->shape(), dims), {value, zero});
-  pad->mutable_attrs()->padding_config = std::move(config);
-  return pad;
-}
-
-HloInstruction* ReshardEmitter::SliceTo(HloInstruction* value, const std::vector<int64_t>& dims) {
-  if (value->shape().dimensions() == dims) return value;
-  HloInstruction* slice = Add(HloOpcode::kSlice, WithDims(value->shape(), dims), {value});
-  for (int64_t size : dims) slice->mutable_attrs()->slice_dimensions.push_back({0, size, 1});
-  return slice;
-}
-
-absl::StatusOr<hlo::HloComputation*> ReshardEmitter::AddReducer(PrimitiveType type) {
-  auto it = add_computations_.find(type);
-  if (it != add_computations_.end()) return it->second;
-  hlo::HloModule* module = computation_->parent();
-  RET_CHECK(module != nullptr);
-  const std::string name = hlo::StrCat("reshard.add.", hlo::PrimitiveTypeName(type));
-  hlo::HloComputation* add = module->GetComputation(name);
-  if (add == nullptr) {
-    auto computation = std::make_unique<hlo::HloComputation>(name);
-    const Shape scalar = Shape::Array(type, {});
-    // Parameters are registered by number when added, so number them first.
-    auto x_param = HloInstruction::Create(HloOpcode::kParameter, scalar, {});
-    auto y_param = HloInstruction::Create(HloOpcode::kParameter, scalar, {});
-    y_param->mutable_attrs()->parameter_number = 1;
-    HloInstruction* x = computation->AddInstruction(std::move(x_param));
-    HloInstruction* y = computation->AddInstruction(std::move(y_param));
-    x->set_name("x");
-    y->set_name("y");
-    HloInstruction* sum =
-        computation->AddInstruction(HloInstruction::Create(HloOpcode::kAdd, scalar, {x, y}));
-    sum->set_name("sum");
-    computation->set_root_instruction(sum);
-    add = module->AddComputation(std::move(computation));
-    for (const auto& instr : add->instructions()) {
-      instr->set_name(hlo::StrCat(instr->name(), ".rs", instr->unique_id()));
-    }
-  }
-  add_computations_[type] = add;
-  return add;
-}
 
 absl::StatusOr<HloInstruction*> ReshardEmitter::Emit(HloInstruction* value, const Shape& base_shape,
                                                      const ReshardPlan& plan) {
@@ -205,17 +93,8 @@ absl::StatusOr<HloInstruction*> ReshardEmitter::EmitStep(const StepContext& cont
       return context.value;
     case ReshardStepKind::kExchange:
       return EmitExchange(context);
-    case ReshardStepKind::kAllReduce: {
-      ASSIGN_OR_RETURN(hlo::HloComputation * add,
-                       AddReducer(context.value->shape().element_type()));
-      HloInstruction* all_reduce =
-          Add(HloOpcode::kAllReduce, context.value->shape(), {context.value});
-      all_reduce->mutable_attrs()->replica_groups = step.replica_groups;
-      all_reduce->mutable_attrs()->channel_id = channel_ids_->Next();
-      all_reduce->mutable_attrs()->use_global_device_ids = true;
-      all_reduce->AppendCalledComputation(add);
-      return all_reduce;
-    }
+    case ReshardStepKind::kAllReduce:
+      return builder_.AllReduceSum(context.value, step.replica_groups);
     case ReshardStepKind::kUnreduce:
       return EmitUnreduce(context);
     case ReshardStepKind::kGatherSubset:
@@ -224,9 +103,9 @@ absl::StatusOr<HloInstruction*> ReshardEmitter::EmitStep(const StepContext& cont
       return EmitSliceSubset(context);
     case ReshardStepKind::kCollectivePermute: {
       HloInstruction* permute =
-          Add(HloOpcode::kCollectivePermute, context.value->shape(), {context.value});
+          builder_.Add(HloOpcode::kCollectivePermute, context.value->shape(), {context.value});
       permute->mutable_attrs()->source_target_pairs = step.source_target_pairs;
-      permute->mutable_attrs()->channel_id = channel_ids_->Next();
+      permute->mutable_attrs()->channel_id = builder_.channel_ids().Next();
       return permute;
     }
   }
@@ -239,14 +118,12 @@ absl::StatusOr<HloInstruction*> ReshardEmitter::EmitUnreduce(const StepContext& 
     if (!group.empty()) keeps[group.front()] = 1;
   }
   const Shape& shape = context.value->shape();
-  HloInstruction* flag = Add(HloOpcode::kCompare, Shape::Array(PrimitiveType::kPred, {}),
-                             {PerDeviceOffset(keeps), ScalarConstant(PrimitiveType::kS32, 1)});
-  flag->mutable_attrs()->comparison_direction = hlo::ComparisonDirection::kEq;
-  HloInstruction* mask =
-      Add(HloOpcode::kBroadcast, Shape::Array(PrimitiveType::kPred, shape.dimensions()), {flag});
-  HloInstruction* zeros =
-      Add(HloOpcode::kBroadcast, shape, {ScalarConstant(shape.element_type(), 0)});
-  return Add(HloOpcode::kSelect, shape, {mask, context.value, zeros});
+  HloInstruction* flag = builder_.PerDeviceFlag(keeps);
+  HloInstruction* mask = builder_.Add(
+      HloOpcode::kBroadcast, Shape::Array(PrimitiveType::kPred, shape.dimensions()), {flag});
+  HloInstruction* zeros = builder_.Add(HloOpcode::kBroadcast, shape,
+                                       {builder_.ScalarConstant(shape.element_type(), 0)});
+  return builder_.Add(HloOpcode::kSelect, shape, {mask, context.value, zeros});
 }
 
 absl::StatusOr<HloInstruction*> ReshardEmitter::EmitAllGather(const StepContext& context) {
@@ -256,15 +133,15 @@ absl::StatusOr<HloInstruction*> ReshardEmitter::EmitAllGather(const StepContext&
   std::vector<int64_t> gathered = context.value->shape().dimensions();
   gathered[d] *= step.group_size;
   RET_CHECK(gathered[d] >= context.after_dims[d]);
-  HloInstruction* all_gather =
-      Add(HloOpcode::kAllGather, WithDims(context.value->shape(), gathered), {context.value});
+  HloInstruction* all_gather = builder_.Add(
+      HloOpcode::kAllGather, WithDims(context.value->shape(), gathered), {context.value});
   hlo::InstructionAttributes* attrs = all_gather->mutable_attrs();
   attrs->dimensions = {d};
   attrs->replica_groups = step.replica_groups;
-  attrs->channel_id = channel_ids_->Next();
+  attrs->channel_id = builder_.channel_ids().Next();
   attrs->use_global_device_ids = true;
   // The gathered padded shards are contiguous data followed by padding: drop the padding.
-  return SliceTo(all_gather, context.after_dims);
+  return builder_.SliceTo(all_gather, context.after_dims);
 }
 
 absl::StatusOr<HloInstruction*> ReshardEmitter::EmitAllToAll(const StepContext& context) {
@@ -278,16 +155,16 @@ absl::StatusOr<HloInstruction*> ReshardEmitter::EmitAllToAll(const StepContext& 
   std::vector<int64_t> padded = like.dimensions();
   RET_CHECK(padded[c] <= factor * context.after_dims[c]);
   padded[c] = factor * context.after_dims[c];
-  HloInstruction* value = PadHigh(context.value, padded);
+  HloInstruction* value = builder_.PadHigh(context.value, padded);
   std::vector<int64_t> split = padded;
   split[c] = context.after_dims[c];
   split.insert(split.begin() + c, factor);
-  value = Add(HloOpcode::kReshape, WithDims(like, split), {value});
+  value = builder_.Add(HloOpcode::kReshape, WithDims(like, split), {value});
   // 2. Exchange: chunk q of the factor dim goes to member q; received chunks stack in order.
-  HloInstruction* exchange = Add(HloOpcode::kAllToAll, value->shape(), {value});
+  HloInstruction* exchange = builder_.Add(HloOpcode::kAllToAll, value->shape(), {value});
   exchange->mutable_attrs()->dimensions = {c};
   exchange->mutable_attrs()->replica_groups = step.replica_groups;
-  exchange->mutable_attrs()->channel_id = channel_ids_->Next();
+  exchange->mutable_attrs()->channel_id = builder_.channel_ids().Next();
   // 3. Move the factor dim just major of dim s and merge: member q's rows come q-th.
   const int64_t s_index = s < c ? s : s + 1;
   std::vector<int64_t> perm;
@@ -297,14 +174,15 @@ absl::StatusOr<HloInstruction*> ReshardEmitter::EmitAllToAll(const StepContext& 
   }
   std::vector<int64_t> transposed(perm.size());
   for (size_t i = 0; i < perm.size(); ++i) transposed[i] = split[perm[i]];
-  HloInstruction* transpose = Add(HloOpcode::kTranspose, WithDims(like, transposed), {exchange});
+  HloInstruction* transpose =
+      builder_.Add(HloOpcode::kTranspose, WithDims(like, transposed), {exchange});
   transpose->mutable_attrs()->dimensions = perm;
   std::vector<int64_t> merged = padded;
   merged[c] = context.after_dims[c];
   merged[s] = padded[s] * factor;
   RET_CHECK(merged[s] >= context.after_dims[s]);
-  value = Add(HloOpcode::kReshape, WithDims(like, merged), {transpose});
-  return SliceTo(value, context.after_dims);
+  value = builder_.Add(HloOpcode::kReshape, WithDims(like, merged), {transpose});
+  return builder_.SliceTo(value, context.after_dims);
 }
 
 absl::StatusOr<HloInstruction*> ReshardEmitter::EmitDynamicSlice(const StepContext& context) {
@@ -332,11 +210,11 @@ absl::StatusOr<HloInstruction*> ReshardEmitter::EmitDynamicSlice(const StepConte
       needed[d] = std::max(needed[d], offset + context.after_dims[d]);
     }
   }
-  HloInstruction* value = PadHigh(context.value, needed);
+  HloInstruction* value = builder_.PadHigh(context.value, needed);
   std::vector<HloInstruction*> operands{value};
-  for (int64_t d = 0; d < rank; ++d) operands.push_back(PerDeviceOffset(offsets[d]));
-  HloInstruction* slice =
-      Add(HloOpcode::kDynamicSlice, WithDims(value->shape(), context.after_dims), operands);
+  for (int64_t d = 0; d < rank; ++d) operands.push_back(builder_.PerDeviceScalar(offsets[d]));
+  HloInstruction* slice = builder_.Add(HloOpcode::kDynamicSlice,
+                                       WithDims(value->shape(), context.after_dims), operands);
   slice->mutable_attrs()->dynamic_slice_sizes = context.after_dims;
   return slice;
 }
@@ -345,23 +223,20 @@ absl::StatusOr<HloInstruction*> ReshardEmitter::EmitBroadcast(const StepContext&
   RET_CHECK(context.before.kind() == HloSharding::Kind::kMaximal);
   const Shape& like = context.value->shape();
   const PrimitiveType type = like.element_type();
-  ASSIGN_OR_RETURN(hlo::HloComputation * add, AddReducer(type));
-  HloInstruction* owner = ScalarConstant(PrimitiveType::kU32, context.before.maximal_device());
-  HloInstruction* is_owner =
-      Add(HloOpcode::kCompare, Shape::Array(PrimitiveType::kPred, {}), {PartitionId(), owner});
+  // The reducer first, as it always was (its instructions take unique ids).
+  RETURN_IF_ERROR(builder_.AddReducer(type).status());
+  HloInstruction* owner =
+      builder_.ScalarConstant(PrimitiveType::kU32, context.before.maximal_device());
+  HloInstruction* is_owner = builder_.Add(
+      HloOpcode::kCompare, Shape::Array(PrimitiveType::kPred, {}), {builder_.PartitionId(), owner});
   is_owner->mutable_attrs()->comparison_direction = hlo::ComparisonDirection::kEq;
   const Shape mask_shape = Shape::Array(PrimitiveType::kPred, like.dimensions());
-  HloInstruction* mask = Add(HloOpcode::kBroadcast, mask_shape, {is_owner});
-  HloInstruction* zeros =
-      Add(HloOpcode::kBroadcast, WithDims(like, like.dimensions()), {ScalarConstant(type, 0)});
-  HloInstruction* masked =
-      Add(HloOpcode::kSelect, WithDims(like, like.dimensions()), {mask, context.value, zeros});
-  HloInstruction* sum = Add(HloOpcode::kAllReduce, masked->shape(), {masked});
-  sum->AppendCalledComputation(add);
-  sum->mutable_attrs()->replica_groups = context.step.replica_groups;
-  sum->mutable_attrs()->channel_id = channel_ids_->Next();
-  sum->mutable_attrs()->use_global_device_ids = true;
-  return sum;
+  HloInstruction* mask = builder_.Add(HloOpcode::kBroadcast, mask_shape, {is_owner});
+  HloInstruction* zeros = builder_.Add(HloOpcode::kBroadcast, WithDims(like, like.dimensions()),
+                                       {builder_.ScalarConstant(type, 0)});
+  HloInstruction* masked = builder_.Add(HloOpcode::kSelect, WithDims(like, like.dimensions()),
+                                        {mask, context.value, zeros});
+  return builder_.AllReduceSum(masked, context.step.replica_groups);
 }
 
 absl::StatusOr<HloInstruction*> ReshardEmitter::EmitScatter(const StepContext& context) {
@@ -380,26 +255,26 @@ absl::StatusOr<HloInstruction*> ReshardEmitter::EmitScatter(const StepContext& c
     perm[rank + d] = 2 * d + 1;
   }
   for (int64_t p : perm) tiles_first.push_back(interleaved[p]);
-  HloInstruction* value = PadHigh(context.value, whole);
-  value = Add(HloOpcode::kReshape, WithDims(like, interleaved), {value});
-  value = Add(HloOpcode::kTranspose, WithDims(like, tiles_first), {value});
+  HloInstruction* value = builder_.PadHigh(context.value, whole);
+  value = builder_.Add(HloOpcode::kReshape, WithDims(like, interleaved), {value});
+  value = builder_.Add(HloOpcode::kTranspose, WithDims(like, tiles_first), {value});
   value->mutable_attrs()->dimensions = perm;
   std::vector<int64_t> chunks{after.num_tiles()};
   chunks.insert(chunks.end(), shard.begin(), shard.end());
-  value = Add(HloOpcode::kReshape, WithDims(like, chunks), {value});
+  value = builder_.Add(HloOpcode::kReshape, WithDims(like, chunks), {value});
   if (after.replication() > 1) {  // Chunk j of the device list is tile j / replication.
     std::vector<int64_t> repeated = chunks, mapping{0};
     repeated.insert(repeated.begin() + 1, after.replication());
     for (int64_t d = 0; d < rank; ++d) mapping.push_back(d + 2);
-    value = Add(HloOpcode::kBroadcast, WithDims(like, repeated), {value});
+    value = builder_.Add(HloOpcode::kBroadcast, WithDims(like, repeated), {value});
     value->mutable_attrs()->dimensions = mapping;
     chunks[0] = context.num_devices;
-    value = Add(HloOpcode::kReshape, WithDims(like, chunks), {value});
+    value = builder_.Add(HloOpcode::kReshape, WithDims(like, chunks), {value});
   }
-  HloInstruction* exchange = Add(HloOpcode::kAllToAll, value->shape(), {value});
+  HloInstruction* exchange = builder_.Add(HloOpcode::kAllToAll, value->shape(), {value});
   exchange->mutable_attrs()->dimensions = {0};
   exchange->mutable_attrs()->replica_groups = context.step.replica_groups;
-  exchange->mutable_attrs()->channel_id = channel_ids_->Next();
+  exchange->mutable_attrs()->channel_id = builder_.channel_ids().Next();
   // Received chunk q came from member q: keep the owner's.
   const std::vector<int64_t> members = context.step.replica_groups.Expanded().at(0);
   const int64_t owner =
@@ -407,11 +282,11 @@ absl::StatusOr<HloInstruction*> ReshardEmitter::EmitScatter(const StepContext& c
   RET_CHECK(owner < static_cast<int64_t>(members.size()));
   std::vector<int64_t> one = chunks;
   one[0] = 1;
-  HloInstruction* slice = Add(HloOpcode::kSlice, WithDims(like, one), {exchange});
+  HloInstruction* slice = builder_.Add(HloOpcode::kSlice, WithDims(like, one), {exchange});
   slice->mutable_attrs()->slice_dimensions.push_back({owner, owner + 1, 1});
   for (int64_t d = 0; d < rank; ++d)
     slice->mutable_attrs()->slice_dimensions.push_back({0, shard[d], 1});
-  return Add(HloOpcode::kReshape, WithDims(like, shard), {slice});
+  return builder_.Add(HloOpcode::kReshape, WithDims(like, shard), {slice});
 }
 
 absl::StatusOr<HloInstruction*> EmitReshard(hlo::HloComputation* computation, HloInstruction* value,

@@ -15,29 +15,16 @@
 #define SPMD_RESHARD_RESHARD_EMITTER_H_
 
 #include <cstdint>
-#include <map>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "hlo/ir/hlo_computation.h"
 #include "hlo/ir/hlo_module.h"
+#include "spmd/builder/spmd_builder.h"
 #include "spmd/reshard/reshard_plan.h"
 #include "spmd/reshard/reshard_planner.h"
 
 namespace spmd {
-
-// Hands out module-wide unique channel ids for emitted collectives. Not thread-safe: one
-// allocator per module being partitioned.
-class ChannelIdAllocator {
- public:
-  explicit ChannelIdAllocator(int64_t next = 1) : next_(next) {}
-  // An allocator whose first id is above every channel_id already used in `module`.
-  static ChannelIdAllocator ForModule(const hlo::HloModule& module);
-  int64_t Next() { return next_++; }
-
- private:
-  int64_t next_;
-};
 
 class ReshardEmitter {
  public:
@@ -45,7 +32,7 @@ class ReshardEmitter {
   // emitter. A plan with a broadcast step needs `computation` to belong to a module (an add
   // reduction computation is added to it once per element type).
   ReshardEmitter(hlo::HloComputation* computation, ChannelIdAllocator* channel_ids)
-      : computation_(computation), channel_ids_(channel_ids) {}
+      : builder_(computation, channel_ids, {".rs", /*by_unique_id=*/true}) {}
 
   // Appends the instructions of `plan` applied to `value` and returns the final one (`value`
   // itself for an empty plan). `value` must belong to the computation and have the padded
@@ -58,12 +45,9 @@ class ReshardEmitter {
   // computation, stands for partition-id, and every instruction the emitter adds is appended
   // to `*added` (so its device ids can be mapped back).
   void UseVirtualDevices(hlo::HloInstruction* id, std::vector<hlo::HloInstruction*>* added) {
-    partition_id_ = id;
-    added_ = added;
+    builder_.UsePartitionId(id);
+    builder_.RecordAddedTo(added);
   }
-
-  // The scalar add computation for `type`, added to the computation's module once.
-  absl::StatusOr<hlo::HloComputation*> AddReducer(hlo::PrimitiveType type);
 
  private:
   // One step being emitted: the value before it and where it must end up.
@@ -75,15 +59,6 @@ class ReshardEmitter {
     int64_t num_devices;
     std::vector<int64_t> after_dims;  // The padded per-device dims after the step.
   };
-
-  hlo::HloInstruction* Add(hlo::HloOpcode opcode, hlo::Shape shape,
-                           std::vector<hlo::HloInstruction*> operands);
-  hlo::HloInstruction* PartitionId();
-  hlo::HloInstruction* ScalarConstant(hlo::PrimitiveType type, int64_t value);
-  // The s32 scalar `table[partition-id]`, or a constant when all entries are equal.
-  hlo::HloInstruction* PerDeviceOffset(const std::vector<int64_t>& table);
-  hlo::HloInstruction* PadHigh(hlo::HloInstruction* value, const std::vector<int64_t>& dims);
-  hlo::HloInstruction* SliceTo(hlo::HloInstruction* value, const std::vector<int64_t>& dims);
 
   absl::StatusOr<hlo::HloInstruction*> EmitStep(const StepContext& context);
   absl::StatusOr<hlo::HloInstruction*> EmitAllGather(const StepContext& context);
@@ -101,12 +76,8 @@ class ReshardEmitter {
   std::vector<hlo::HloInstruction*> DeviceStarts(const std::vector<std::vector<int64_t>>& offsets,
                                                  int64_t rank);
 
-  hlo::HloComputation* computation_;
-  ChannelIdAllocator* channel_ids_;
-  hlo::HloInstruction* partition_id_ = nullptr;
-  std::vector<hlo::HloInstruction*>* added_ = nullptr;
-  std::map<hlo::PrimitiveType, hlo::HloComputation*> add_computations_;
-  int64_t local_names_ = 0;
+  // Names its instructions `<opcode>.rs<unique id>`.
+  SpmdBuilder builder_;
 };
 
 // Plans (through `planner`'s cache) and emits the reshard of `value` from `source` to `target`

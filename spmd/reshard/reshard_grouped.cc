@@ -155,22 +155,9 @@ absl::StatusOr<HloInstruction*> EmitGroupedReshard(
                    planner.Plan(base_shape, virtual_source, virtual_target, per_group));
   if (plan_out != nullptr) *plan_out = *plan;
   // The device's virtual id, looked up by partition-id.
-  hlo::Literal table(Shape::Array(PrimitiveType::kU32, {num_devices}));
-  for (int64_t d = 0; d < num_devices; ++d) table.SetInt(d, from.position[d]);
   std::vector<HloInstruction*> added;
-  auto add = [&](HloOpcode op, Shape shape, std::vector<HloInstruction*> operands) {
-    HloInstruction* instr = computation->AddInstruction(
-        HloInstruction::Create(op, std::move(shape), std::move(operands)));
-    instr->set_name(hlo::StrCat(hlo::HloOpcodeString(op), ".vd", instr->unique_id()));
-    return instr;
-  };
-  HloInstruction* constant = add(HloOpcode::kConstant, table.shape(), {});
-  constant->mutable_attrs()->literal = std::move(table);
-  HloInstruction* pid = add(HloOpcode::kPartitionId, Shape::Array(PrimitiveType::kU32, {}), {});
-  HloInstruction* slice = add(HloOpcode::kDynamicSlice, Shape::Array(PrimitiveType::kU32, {1}),
-                              {constant, pid});
-  slice->mutable_attrs()->dynamic_slice_sizes = {1};
-  HloInstruction* id = add(HloOpcode::kReshape, Shape::Array(PrimitiveType::kU32, {}), {slice});
+  SpmdBuilder builder(computation, &channel_ids, {".vd", /*by_unique_id=*/true});
+  HloInstruction* id = builder.TableLookup(from.position, PrimitiveType::kU32);
   ReshardEmitter emitter(computation, &channel_ids);
   emitter.UseVirtualDevices(id, &added);
   ASSIGN_OR_RETURN(HloInstruction * result, emitter.Emit(value, base_shape, *plan));

@@ -36,6 +36,20 @@ std::vector<hlo::Shape> TestShapes() {
           hlo::Shape::Array(hlo::PrimitiveType::kF32, {10, 7})};
 }
 
+std::vector<ReshardCase> LargerMeshCases() {
+  const hlo::Shape square = hlo::Shape::Array(hlo::PrimitiveType::kF32, {36, 20});
+  const hlo::Shape cube = hlo::Shape::Array(hlo::PrimitiveType::kF32, {6, 10, 9});
+  return {
+      {"{devices=[8,8]<=[64]}", "{devices=[8,8]<=[8,8]T(1,0)}", square, 64},
+      {"{devices=[64,1]<=[64]}", "{devices=[4,4,4]<=[64] last_tile_dim_replicate}", square, 64},
+      {"{devices=[2,4,8]<=[64] last_tile_dim_replicate}", "{devices=[16,4]<=[4,16]T(1,0)}", square,
+       64},
+      {"{devices=[2,2,4]<=[16]}", "{devices=[4,2,2]<=[2,2,4]T(2,1,0)}", cube, 16},
+      {"{devices=[1,4,4]<=[16]}", "{devices=[2,1,2,4]<=[16] last_tile_dim_replicate}", cube, 16},
+      {"{maximal device=9}", "{devices=[4,1,4]<=[4,4]T(1,0)}", cube, 16},
+  };
+}
+
 absl::StatusOr<ReshardModule> BuildReshardModule(const hlo::Shape& shape,
                                                  const hlo::HloSharding& from,
                                                  const hlo::HloSharding& to,
@@ -94,9 +108,9 @@ void ForEachShardElement(const hlo::Shape& shape, const hlo::HloSharding& shardi
 
 }  // namespace
 
-SimArray ShardOf(const std::vector<double>& full, const hlo::Shape& shape,
-                 const hlo::HloSharding& sharding, int64_t device) {
-  SimArray shard;
+DenseArray ShardOf(const std::vector<double>& full, const hlo::Shape& shape,
+                   const hlo::HloSharding& sharding, int64_t device) {
+  DenseArray shard;
   shard.dims = hlo::PaddedShardShape(sharding, shape).value().dimensions();
   int64_t size = 1;
   for (int64_t d : shard.dims) size *= d;
@@ -107,7 +121,7 @@ SimArray ShardOf(const std::vector<double>& full, const hlo::Shape& shape,
   return shard;
 }
 
-std::string CheckShard(const SimArray& result, const std::vector<double>& full,
+std::string CheckShard(const DenseArray& result, const std::vector<double>& full,
                        const hlo::Shape& shape, const hlo::HloSharding& sharding, int64_t device) {
   std::string error;
   ForEachShardElement(shape, sharding, device, [&](int64_t local, int64_t global) {

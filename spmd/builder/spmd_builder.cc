@@ -1,0 +1,169 @@
+// SpmdBuilder: see the header.
+#include "spmd/builder/spmd_builder.h"
+
+#include <algorithm>
+#include <memory>
+
+#include "hlo/status_macros.h"
+#include "hlo/strings.h"
+
+namespace spmd {
+
+using hlo::HloInstruction;
+using hlo::HloOpcode;
+using hlo::PrimitiveType;
+using hlo::Shape;
+
+ChannelIdAllocator ChannelIdAllocator::ForModule(const hlo::HloModule& module) {
+  int64_t max_id = 0;
+  for (const auto& computation : module.computations()) {
+    for (const auto& instr : computation->instructions()) {
+      if (instr->attrs().channel_id) max_id = std::max(max_id, *instr->attrs().channel_id);
+    }
+  }
+  return ChannelIdAllocator(max_id + 1);
+}
+
+bool IsUniform(const std::vector<int64_t>& table) {
+  return std::all_of(table.begin(), table.end(), [&](int64_t v) { return v == table[0]; });
+}
+
+Shape WithDims(const Shape& like, const std::vector<int64_t>& dims) {
+  return like.has_layout() ? Shape::ArrayWithLayout(like.element_type(), dims)
+                           : Shape::Array(like.element_type(), dims);
+}
+
+std::string SpmdBuilder::UniqueName(std::string_view base) {
+  return hlo::StrCat(base, names_.suffix, next_number_++);
+}
+
+HloInstruction* SpmdBuilder::Add(HloOpcode opcode, Shape shape,
+                                 std::vector<HloInstruction*> operands) {
+  HloInstruction* instr =
+      computation_->AddInstruction(HloInstruction::Create(opcode, std::move(shape), operands));
+  if (names_.by_unique_id && instr->unique_id() >= 0) {
+    instr->set_name(hlo::StrCat(hlo::HloOpcodeString(opcode), names_.suffix, instr->unique_id()));
+  } else {
+    instr->set_name(UniqueName(hlo::HloOpcodeString(opcode)));
+  }
+  if (added_ != nullptr) added_->push_back(instr);
+  return instr;
+}
+
+HloInstruction* SpmdBuilder::AddClone(const HloInstruction& original, Shape shape,
+                                      std::vector<HloInstruction*> operands) {
+  auto instr = HloInstruction::Create(original.opcode(), std::move(shape), operands);
+  *instr->mutable_attrs() = original.attrs();
+  for (hlo::HloComputation* called : original.called_computations()) {
+    instr->AppendCalledComputation(called);
+  }
+  instr->set_name(UniqueName(original.name()));
+  HloInstruction* added = computation_->AddInstruction(std::move(instr));
+  if (added_ != nullptr) added_->push_back(added);
+  return added;
+}
+
+HloInstruction* SpmdBuilder::ScalarConstant(PrimitiveType type, double value) {
+  hlo::Literal literal(Shape::Array(type, {}));
+  literal.SetDouble(0, value);
+  HloInstruction* constant = Add(HloOpcode::kConstant, literal.shape(), {});
+  constant->mutable_attrs()->literal = std::move(literal);
+  return constant;
+}
+
+HloInstruction* SpmdBuilder::PartitionId() {
+  if (partition_id_ == nullptr) {
+    partition_id_ = Add(HloOpcode::kPartitionId, Shape::Array(PrimitiveType::kU32, {}), {});
+  }
+  return partition_id_;
+}
+
+HloInstruction* SpmdBuilder::TableLookup(const std::vector<int64_t>& table, PrimitiveType type) {
+  const int64_t n = static_cast<int64_t>(table.size());
+  hlo::Literal literal(Shape::Array(type, {n}));
+  for (int64_t i = 0; i < n; ++i) literal.SetInt(i, table[i]);
+  HloInstruction* constant = Add(HloOpcode::kConstant, literal.shape(), {});
+  constant->mutable_attrs()->literal = std::move(literal);
+  HloInstruction* entry =
+      Add(HloOpcode::kDynamicSlice, Shape::Array(type, {1}), {constant, PartitionId()});
+  entry->mutable_attrs()->dynamic_slice_sizes = {1};
+  return Add(HloOpcode::kReshape, Shape::Array(type, {}), {entry});
+}
+
+HloInstruction* SpmdBuilder::PerDeviceScalar(const std::vector<int64_t>& table) {
+  if (IsUniform(table)) return ScalarConstant(PrimitiveType::kS32, static_cast<double>(table[0]));
+  return TableLookup(table, PrimitiveType::kS32);
+}
+
+HloInstruction* SpmdBuilder::PerDeviceFlag(const std::vector<int64_t>& table) {
+  HloInstruction* entry = PerDeviceScalar(table);
+  HloInstruction* flag = Add(HloOpcode::kCompare, Shape::Array(PrimitiveType::kPred, {}),
+                             {entry, ScalarConstant(PrimitiveType::kS32, 1)});
+  flag->mutable_attrs()->comparison_direction = hlo::ComparisonDirection::kEq;
+  return flag;
+}
+
+HloInstruction* SpmdBuilder::PadHigh(HloInstruction* value, const std::vector<int64_t>& dims) {
+  const std::vector<int64_t>& current = value->shape().dimensions();
+  if (current == dims) return value;
+  hlo::PaddingConfig config;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    config.dimensions.push_back({0, dims[d] - current[d], 0});
+  }
+  HloInstruction* zero = ScalarConstant(value->shape().element_type(), 0);
+  HloInstruction* pad = Add(HloOpcode::kPad, WithDims(value->shape(), dims), {value, zero});
+  pad->mutable_attrs()->padding_config = std::move(config);
+  return pad;
+}
+
+HloInstruction* SpmdBuilder::SliceTo(HloInstruction* value, const std::vector<int64_t>& dims) {
+  if (value->shape().dimensions() == dims) return value;
+  HloInstruction* slice = Add(HloOpcode::kSlice, WithDims(value->shape(), dims), {value});
+  for (int64_t size : dims) slice->mutable_attrs()->slice_dimensions.push_back({0, size, 1});
+  return slice;
+}
+
+absl::StatusOr<hlo::HloComputation*> SpmdBuilder::AddReducer(PrimitiveType type) {
+  auto it = reducers_.find(type);
+  if (it != reducers_.end()) return it->second;
+  hlo::HloModule* module = computation_->parent();
+  RET_CHECK(module != nullptr);
+  const std::string name = hlo::StrCat("reshard.add.", hlo::PrimitiveTypeName(type));
+  hlo::HloComputation* add = module->GetComputation(name);
+  if (add == nullptr) {
+    auto computation = std::make_unique<hlo::HloComputation>(name);
+    const Shape scalar = Shape::Array(type, {});
+    // Parameters are registered by number when added, so number them first.
+    auto x_param = HloInstruction::Create(HloOpcode::kParameter, scalar, {});
+    auto y_param = HloInstruction::Create(HloOpcode::kParameter, scalar, {});
+    y_param->mutable_attrs()->parameter_number = 1;
+    HloInstruction* x = computation->AddInstruction(std::move(x_param));
+    HloInstruction* y = computation->AddInstruction(std::move(y_param));
+    x->set_name("x");
+    y->set_name("y");
+    HloInstruction* sum =
+        computation->AddInstruction(HloInstruction::Create(HloOpcode::kAdd, scalar, {x, y}));
+    sum->set_name("sum");
+    computation->set_root_instruction(sum);
+    add = module->AddComputation(std::move(computation));
+    // Named as the reshard emitter first named them, whichever builder adds the computation.
+    for (const auto& instr : add->instructions()) {
+      instr->set_name(hlo::StrCat(instr->name(), ".rs", instr->unique_id()));
+    }
+  }
+  reducers_[type] = add;
+  return add;
+}
+
+absl::StatusOr<HloInstruction*> SpmdBuilder::AllReduceSum(HloInstruction* value,
+                                                          hlo::ReplicaGroups groups) {
+  ASSIGN_OR_RETURN(hlo::HloComputation * add, AddReducer(value->shape().element_type()));
+  HloInstruction* sum = Add(HloOpcode::kAllReduce, value->shape(), {value});
+  sum->mutable_attrs()->replica_groups = std::move(groups);
+  sum->mutable_attrs()->channel_id = channel_ids_->Next();
+  sum->mutable_attrs()->use_global_device_ids = true;
+  sum->AppendCalledComputation(add);
+  return sum;
+}
+
+}  // namespace spmd
