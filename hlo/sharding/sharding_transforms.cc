@@ -23,6 +23,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "hlo/status_macros.h"
 
 namespace hlo {
 namespace {
@@ -466,6 +467,69 @@ absl::StatusOr<HloSharding> WholeInManualSubgroups(const HloSharding& sharding, 
   std::vector<OpShardingType> types = whole->subgroup_types();
   if (whole->replicate_on_last_tile_dim()) types = {OpShardingType::kReplicated};
   return HloSharding::Subgroup(*std::move(reshaped), types, whole->metadata());
+}
+
+absl::StatusOr<HloSharding> OperandShardingFromResult(const HloSharding& result,
+                                                      int64_t result_rank,
+                                                      const std::vector<int64_t>& dim_map) {
+  if (result.IsReplicated() || result.kind() == HloSharding::Kind::kMaximal) return result;
+  bool supported = result.IsTiled();
+  for (OpShardingType t :
+       result.IsTiled() ? result.subgroup_types() : std::vector<OpShardingType>{}) {
+    supported = supported && t != OpShardingType::kUnreduced;
+  }
+  if (!supported) {
+    return absl::UnimplementedError(
+        absl::StrCat("cannot derive an operand sharding from ", result.ToString()));
+  }
+  const TileAssignment& ta = result.tile_assignment();
+  const int64_t data_rank = result.TiledDataRank();
+  const int64_t manual_dim = result.SubgroupManualDim();
+  // Order the tile dims: mapped result dims in operand order, the manual subgroup (kept as
+  // is), then the unmapped data dims and the existing replication dim (together they become
+  // the replication subgroup).
+  std::vector<int64_t> perm;
+  std::vector<bool> used(ta.rank(), false);
+  std::vector<int64_t> new_dims;
+  for (int64_t r : dim_map) {
+    if (r >= 0) {
+      if (r >= result_rank || r >= data_rank || used[r]) {
+        return absl::InvalidArgumentError("bad dimension map for operand sharding");
+      }
+      perm.push_back(r);
+      used[r] = true;
+      new_dims.push_back(ta.dim(r));
+    } else {
+      new_dims.push_back(1);
+    }
+  }
+  std::vector<OpShardingType> types;
+  if (manual_dim >= 0) {
+    perm.push_back(manual_dim);
+    used[manual_dim] = true;
+    new_dims.push_back(ta.dim(manual_dim));
+    types.push_back(OpShardingType::kManual);
+  }
+  int64_t replication = 1;
+  for (int64_t t = 0; t < ta.rank(); ++t) {
+    if (!used[t]) {
+      perm.push_back(t);
+      replication *= ta.dim(t);
+    }
+  }
+  ASSIGN_OR_RETURN(TileAssignment transposed, ta.Transpose(perm));
+  if (replication > 1) {
+    new_dims.push_back(replication);
+    types.push_back(OpShardingType::kReplicated);
+  }
+  ASSIGN_OR_RETURN(TileAssignment reshaped, transposed.Reshape(new_dims));
+  if (types.empty()) {
+    const bool all_one =
+        std::all_of(new_dims.begin(), new_dims.end(), [](int64_t d) { return d == 1; });
+    if (all_one) return HloSharding::Replicate();
+    return HloSharding::Tile(std::move(reshaped));
+  }
+  return HloSharding::Subgroup(std::move(reshaped), types);
 }
 
 }  // namespace hlo

@@ -12,6 +12,7 @@
 #define HLO_SHARDING_SHARDING_TRANSFORMS_H_
 
 #include <cstdint>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
@@ -74,6 +75,19 @@ absl::StatusOr<HloSharding> MoveTileDim(const HloSharding& sharding, int64_t fro
 // counts, different devices), when the merged tiles are not held by equally many devices, or
 // when either has manual or unreduced subgroups.
 absl::StatusOr<HloSharding> MergeShardings(const HloSharding& a, const HloSharding& b);
+
+// The sharding an operand needs so that an op mapping operand dimension i to result dimension
+// `dim_map[i]` (-1: no result dimension) produces `result` locally: mapped dimensions keep
+// the result's tiling and devices; result dimensions no operand dimension maps to become
+// replication; a manual subgroup is kept. The same map read the other way (result dimension
+// -> operand dimension) moves an operand's sharding to the result. Fails for unreduced
+// subgroups, other shardings than replicated, maximal or tiled, and maps that name a result
+// dimension twice or past `result_rank`.
+//   OperandShardingFromResult({devices=[2,4]<=[8]}, 2, {1, -1})
+//     => {devices=[4,1,2]<=[2,4]T(1,0) last_tile_dim_replicate}
+absl::StatusOr<HloSharding> OperandShardingFromResult(const HloSharding& result,
+                                                      int64_t result_rank,
+                                                      const std::vector<int64_t>& dim_map);
 
 }  // namespace hlo
 

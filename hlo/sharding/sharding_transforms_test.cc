@@ -135,6 +135,26 @@ TEST(MoveTileDimTest, MovesTilesIntoTheMinorPartOfAnotherDim) {
   EXPECT_THAT(Moved("{replicated}", 0, 1), HasSubstr("cannot move"));
 }
 
+TEST(OperandShardingFromResultTest, MappedDimsKeepTilesTheRestReplicate) {
+  auto operand = [](const std::string& result, int64_t rank, std::vector<int64_t> dim_map) {
+    absl::StatusOr<HloSharding> r = OperandShardingFromResult(P(result), rank, dim_map);
+    return r.ok() ? r->ToString() : std::string(r.status().message());
+  };
+  // Transpose: operand dim i is result dim dim_map[i].
+  EXPECT_EQ(operand("{devices=[2,4]<=[8]}", 2, {1, 0}), "{devices=[4,2]<=[2,4]T(1,0)}");
+  // Broadcast: result dim 0 has no operand dim, so its 2 tiles become replication.
+  EXPECT_EQ(operand("{devices=[2,4]<=[8]}", 2, {1, -1}),
+            "{devices=[4,1,2]<=[2,4]T(1,0) last_tile_dim_replicate}");
+  EXPECT_EQ(operand("{devices=[2,1]<=[2]}", 2, {1}), "{replicated}");
+  // A manual subgroup stays the manual subgroup.
+  EXPECT_EQ(operand("{devices=[2,2]<=[4] last_tile_dims={manual}}", 1, {0}),
+            "{devices=[2,2]<=[4] last_tile_dims={manual}}");
+  EXPECT_EQ(operand("{replicated}", 2, {0}), "{replicated}");
+  EXPECT_THAT(operand("{devices=[2,2]<=[4]}", 2, {0, 0}), HasSubstr("bad dimension map"));
+  EXPECT_THAT(operand("{devices=[2,2]<=[4] last_tile_dims={unreduced}}", 1, {0}),
+              HasSubstr("cannot derive"));
+}
+
 TEST(MergeShardingsTest, CombinesCompatiblePartialShardings) {
   EXPECT_EQ(Merged("{devices=[2,1,2]<=[4] last_tile_dim_replicate}",
                    "{devices=[1,2,2]<=[2,2]T(1,0) last_tile_dim_replicate}"),

@@ -163,8 +163,8 @@ absl::StatusOr<std::optional<ConvStrategy>> ContractingStrategy(const HloInstruc
   input_map[dn.input_feature_dimension] = rank;
   kernel_map[dn.kernel_input_feature_dimension] = rank;
   ConvStrategy s;
-  ASSIGN_OR_RETURN(s.input, OperandShardingFromResult(*tiled, rank + 1, input_map));
-  ASSIGN_OR_RETURN(s.kernel, OperandShardingFromResult(*tiled, rank + 1, kernel_map));
+  ASSIGN_OR_RETURN(s.input, hlo::OperandShardingFromResult(*tiled, rank + 1, input_map));
+  ASSIGN_OR_RETURN(s.kernel, hlo::OperandShardingFromResult(*tiled, rank + 1, kernel_map));
   ASSIGN_OR_RETURN(hlo::TileAssignment groups,
                    hlo::DeviceGroupsAlongDims(tiled->tile_assignment(), {rank}));
   s.sum_groups = hlo::GroupLists(groups);
@@ -247,8 +247,8 @@ absl::Status HandleConvolution(const HloInstruction& original, const HloSharding
   std::vector<int64_t> kernel_map(original.operand(1)->shape().rank(), -1);
   kernel_map[dn.kernel_output_feature_dimension] = dn.output_feature_dimension;
   ConvStrategy strategy;
-  ASSIGN_OR_RETURN(strategy.input, OperandShardingFromResult(local, rank, input_map));
-  ASSIGN_OR_RETURN(strategy.kernel, OperandShardingFromResult(local, rank, kernel_map));
+  ASSIGN_OR_RETURN(strategy.input, hlo::OperandShardingFromResult(local, rank, input_map));
+  ASSIGN_OR_RETURN(strategy.kernel, hlo::OperandShardingFromResult(local, rank, kernel_map));
   if (splits.empty()) {
     ASSIGN_OR_RETURN(strategy,
                      ChooseStrategy(original, local, strategy, input_map, kernel_map, ctx));

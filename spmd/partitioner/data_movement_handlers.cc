@@ -1,5 +1,6 @@
 // Data-movement ops (sort: sort_handler.cc). Broadcast and transpose map the result's tiling onto
-// the operand (OperandShardingFromResult) and run locally. Reshape keeps the tiling when dimensions
+// the operand through their factor rule's dimension map (spmd/propagation/factor_rule.h, the
+// table propagation reads) and run locally. Reshape keeps the tiling when dimensions
 // split or merge compatibly, else keeps the tiles that do map (the others sliced locally
 // afterwards), else goes through replicated. Constants and iotas are built locally. (Slice, pad,
 // concatenate and reverse: window_handlers.cc; dynamic-slice: dynamic_slice_handler.cc;
@@ -12,6 +13,8 @@
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
 #include "spmd/partitioner/handlers.h"
+#include "spmd/propagation/factor_projection.h"
+#include "spmd/propagation/factor_rule.h"
 
 namespace spmd {
 namespace {
@@ -35,30 +38,22 @@ absl::Status EmitWithOperandSharding(const HloInstruction& original, const HloSh
   return absl::OkStatus();
 }
 
-absl::Status HandleBroadcast(const HloInstruction& original, const HloSharding& sharding,
-                             PartitionContext& ctx) {
-  if (!IsTiledArray(original, sharding))
+// Broadcast and transpose: the operand in the result's tiling seen through the op's factor rule
+// (each operand dimension's result dimension, FactorDimMap), then the op run locally.
+absl::Status HandleDimensionMap(const HloInstruction& original, const HloSharding& sharding,
+                                PartitionContext& ctx) {
+  if (!IsTiledArray(original, sharding)) {
     return FallBackToReplicated(original, sharding, ctx,
-                                "the broadcast is not a plain tiled array");
-  const std::vector<int64_t>& dims = original.dimensions();
-  absl::StatusOr<HloSharding> operand_sharding =
-      OperandShardingFromResult(sharding, original.shape().rank(), dims);
-  if (!operand_sharding.ok())
-    return FallBackToReplicated(original, sharding, ctx,
-                                "the result's split does not map onto the operand's dimensions");
-  return EmitWithOperandSharding(original, sharding, *operand_sharding, ctx);
-}
-
-absl::Status HandleTranspose(const HloInstruction& original, const HloSharding& sharding,
-                             PartitionContext& ctx) {
-  if (!IsTiledArray(original, sharding))
-    return FallBackToReplicated(original, sharding, ctx,
-                                "the transpose is not a plain tiled array");
-  const std::vector<int64_t>& perm = original.dimensions();
-  std::vector<int64_t> dim_map(perm.size());
-  for (size_t j = 0; j < perm.size(); ++j) dim_map[perm[j]] = static_cast<int64_t>(j);
-  absl::StatusOr<HloSharding> operand_sharding =
-      OperandShardingFromResult(sharding, original.shape().rank(), dim_map);
+                                hlo::StrCat("the ", hlo::HloOpcodeString(original.opcode()),
+                                            " is not a plain tiled array"));
+  }
+  const std::optional<FactorRule> rule = FactorRuleFor(original);
+  absl::StatusOr<HloSharding> operand_sharding = absl::InvalidArgumentError("no factor rule");
+  if (rule.has_value()) {
+    const std::vector<int64_t> dim_map =
+        FactorDimMap(*rule, rule->result_side(), /*to=*/0, original.operand(0)->shape().rank());
+    operand_sharding = hlo::OperandShardingFromResult(sharding, original.shape().rank(), dim_map);
+  }
   if (!operand_sharding.ok())
     return FallBackToReplicated(original, sharding, ctx,
                                 "the result's split does not map onto the operand's dimensions");
@@ -155,8 +150,8 @@ absl::Status HandleIota(const HloInstruction& original, const HloSharding& shard
 }  // namespace
 
 void RegisterDataMovementHandlers(HandlerTable& table) {
-  table[HloOpcode::kBroadcast] = &HandleBroadcast;
-  table[HloOpcode::kTranspose] = &HandleTranspose;
+  table[HloOpcode::kBroadcast] = &HandleDimensionMap;
+  table[HloOpcode::kTranspose] = &HandleDimensionMap;
   table[HloOpcode::kReshape] = &HandleReshape;
   table[HloOpcode::kConstant] = &HandleConstant;
   table[HloOpcode::kIota] = &HandleIota;

@@ -17,6 +17,7 @@
 //      %r.spmd = dynamic-update-slice(%x.shard, select(s <= o + iota < s + 3, aligned, kept),
 //      0, %j)
 #include "hlo/sharding/shard_geometry.h"
+#include "hlo/sharding/sharding_transforms.h"
 #include "hlo/status_macros.h"
 #include "spmd/partitioner/handlers.h"
 #include "spmd/partitioner/partition_context.h"
@@ -80,7 +81,7 @@ absl::Status HandleDynamicUpdateSlice(const HloInstruction& original, const HloS
     }
   }
   ASSIGN_OR_RETURN(HloSharding update_sharding,
-                   OperandShardingFromResult(sharding, shape.rank(), update_map));
+                   hlo::OperandShardingFromResult(sharding, shape.rank(), update_map));
   ASSIGN_OR_RETURN(HloInstruction * operand, ctx.GetInSharding(original.operand(0), sharding));
   ASSIGN_OR_RETURN(HloInstruction * update, ctx.GetInSharding(original.operand(1), update_sharding));
   std::vector<HloInstruction*> indices;

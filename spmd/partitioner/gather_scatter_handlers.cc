@@ -79,7 +79,7 @@ absl::StatusOr<HloSharding> Project(const HloSharding& source,
   for (int64_t d : source_dim) {
     if (d >= rank) return HloSharding::Replicate();  // Replicated source: nothing to map.
   }
-  return OperandShardingFromResult(source, rank, source_dim);
+  return hlo::OperandShardingFromResult(source, rank, source_dim);
 }
 
 // `to_dims[from]` inverted over `rank` target dimensions (-1 where nothing maps).

@@ -223,15 +223,6 @@ std::optional<int64_t> FirstUnnamedDevice(const hlo::HloSharding& sharding, int6
 // and {manual}.
 bool IsWholeOnEveryDevice(const hlo::HloSharding& sharding);
 
-// The sharding an operand needs so that an op mapping operand dimension i to result dimension
-// `dim_map[i]` (-1: no result dimension) produces `result` locally: mapped dimensions keep
-// the result's tiling and devices; result dimensions no operand dimension maps to become
-// replication; a manual subgroup is kept. Fails for unreduced subgroups and other shardings
-// than replicated, maximal or tiled.
-absl::StatusOr<hlo::HloSharding> OperandShardingFromResult(const hlo::HloSharding& result,
-                                                           int64_t result_rank,
-                                                           const std::vector<int64_t>& dim_map);
-
 }  // namespace spmd
 
 #endif  // SPMD_PARTITIONER_PARTITION_CONTEXT_H_

@@ -121,9 +121,12 @@ absl::Status HandleRaggedDot(const HloInstruction& original, const HloSharding& 
   const int64_t sizes_rank = original.operand(2)->shape().rank();
   std::vector<int64_t> sizes_map(sizes_rank, -1);
   for (int64_t b = 0; b + 1 < sizes_rank; ++b) sizes_map[b] = layout->lhs_map[b];
-  ASSIGN_OR_RETURN(HloSharding lhs_sharding, OperandShardingFromResult(local, rank, layout->lhs_map));
-  ASSIGN_OR_RETURN(HloSharding rhs_sharding, OperandShardingFromResult(local, rank, layout->rhs_map));
-  ASSIGN_OR_RETURN(HloSharding sizes_sharding, OperandShardingFromResult(local, rank, sizes_map));
+  ASSIGN_OR_RETURN(HloSharding lhs_sharding,
+                   hlo::OperandShardingFromResult(local, rank, layout->lhs_map));
+  ASSIGN_OR_RETURN(HloSharding rhs_sharding,
+                   hlo::OperandShardingFromResult(local, rank, layout->rhs_map));
+  ASSIGN_OR_RETURN(HloSharding sizes_sharding,
+                   hlo::OperandShardingFromResult(local, rank, sizes_map));
   ASSIGN_OR_RETURN(HloInstruction * lhs, ctx.GetInSharding(original.operand(0), lhs_sharding));
   ASSIGN_OR_RETURN(HloInstruction * rhs, ctx.GetInSharding(original.operand(1), rhs_sharding));
   ASSIGN_OR_RETURN(HloInstruction * sizes, ctx.GetInSharding(original.operand(2), sizes_sharding));
@@ -178,8 +181,8 @@ absl::Status HandleBlockScaledDot(const HloInstruction& original, const HloShard
   for (int64_t d = 0; d < rank; ++d) lhs_map[d] = rhs_map[d] = d;
   lhs_map[rank - 1] = rhs_map[rank - 1] = -1;  // K.
   rhs_map[rank - 2] = rank - 1;                // N.
-  ASSIGN_OR_RETURN(HloSharding lhs_sharding, OperandShardingFromResult(local, rank, lhs_map));
-  ASSIGN_OR_RETURN(HloSharding rhs_sharding, OperandShardingFromResult(local, rank, rhs_map));
+  ASSIGN_OR_RETURN(HloSharding lhs_sharding, hlo::OperandShardingFromResult(local, rank, lhs_map));
+  ASSIGN_OR_RETURN(HloSharding rhs_sharding, hlo::OperandShardingFromResult(local, rank, rhs_map));
   std::vector<HloInstruction*> operands;
   for (int64_t i = 0; i < 4; ++i) {
     ASSIGN_OR_RETURN(HloInstruction * value,

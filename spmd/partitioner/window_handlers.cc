@@ -57,7 +57,7 @@ absl::StatusOr<HloSharding> ChooseSameRankOperand(const HloInstruction& original
   for (const WindowSplit& split : splits) {
     if (!split.halo) operand_map[split.wd.dim] = -1;
   }
-  return OperandShardingFromResult(local, rank, operand_map);
+  return hlo::OperandShardingFromResult(local, rank, operand_map);
 }
 
 bool TrivialWindow(const hlo::WindowDimension& w) {
@@ -288,7 +288,8 @@ absl::Status HandleConcatenate(const HloInstruction& original, const HloSharding
   }
   std::vector<int64_t> whole_d_map(rank);
   for (int64_t k = 0; k < rank; ++k) whole_d_map[k] = k == d ? -1 : k;
-  ASSIGN_OR_RETURN(HloSharding whole_d, OperandShardingFromResult(sharding, rank, whole_d_map));
+  ASSIGN_OR_RETURN(HloSharding whole_d,
+                   hlo::OperandShardingFromResult(sharding, rank, whole_d_map));
   HloInstruction* zero = ctx.ScalarConstant(original.shape().element_type(), 0);
   HloInstruction* block_start = BlockStart(ctx, sharding, d, local.dimensions(d));
   HloInstruction* result = nullptr;

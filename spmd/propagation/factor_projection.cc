@@ -1,5 +1,5 @@
 // ProjectSharding builds a dimension map (target dim -> source dim) from the rule's factors
-// and hands it to spmd::OperandShardingFromResult, the same mapping the partitioner uses to
+// and hands it to hlo::OperandShardingFromResult, the same mapping the partitioner uses to
 // ask for an operand "in the result's layout": mapped dims keep their tiles and devices,
 // unmapped source tiles fold into the replication subgroup. Reshapes use hlo::ReshapeSharding
 // with the shapes swapped as needed, which is symmetric.
@@ -11,7 +11,6 @@
 #include "hlo/sharding/sharding_transforms.h"
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
-#include "spmd/partitioner/partition_context.h"
 
 namespace spmd {
 namespace {
@@ -30,6 +29,18 @@ absl::Status CheckTilesFit(const HloSharding& sharding, const hlo::Shape& shape)
 }
 
 }  // namespace
+
+std::vector<int64_t> FactorDimMap(const FactorRule& rule, int64_t from, int64_t to,
+                                  int64_t to_rank) {
+  std::vector<int64_t> dim_map(to_rank, -1);
+  for (const Factor& f : rule.factors) {
+    if (f.kind == Factor::Kind::kNeedReplication) continue;
+    const int64_t to_dim = f.dims[to];
+    const int64_t from_dim = f.dims[from];
+    if (to_dim >= 0 && from_dim >= 0 && to_dim < to_rank) dim_map[to_dim] = from_dim;
+  }
+  return dim_map;
+}
 
 int64_t DataTiles(const HloSharding& sharding) {
   if (!sharding.IsTiled()) return 1;
@@ -60,21 +71,15 @@ absl::StatusOr<HloSharding> ProjectSharding(const FactorRule& rule, int64_t from
     ASSIGN_OR_RETURN(result,
                      hlo::ReshapeShardingReplicatingUnmapped(sharding, from_shape, to_shape));
   } else {
-    std::vector<int64_t> dim_map(to_shape.rank(), -1);
+    const std::vector<int64_t> dim_map = FactorDimMap(rule, from, to, to_shape.rank());
     bool identity = from_shape.rank() == to_shape.rank();
-    for (const Factor& f : rule.factors) {
-      if (f.kind == Factor::Kind::kNeedReplication) continue;
-      const int64_t to_dim = f.dims[to];
-      const int64_t from_dim = f.dims[from];
-      if (to_dim >= 0 && from_dim >= 0 && to_dim < to_shape.rank()) dim_map[to_dim] = from_dim;
-    }
     for (int64_t d = 0; d < to_shape.rank() && identity; ++d) identity = dim_map[d] == d;
     // The common case (elementwise ops): the same layout, without rebuilding the tiles.
     if (identity && from_shape.dimensions() == to_shape.dimensions()) {
       RETURN_IF_ERROR(CheckTilesFit(sharding, to_shape));
       return sharding.WithoutMetadata();
     }
-    ASSIGN_OR_RETURN(result, OperandShardingFromResult(sharding, from_shape.rank(), dim_map));
+    ASSIGN_OR_RETURN(result, hlo::OperandShardingFromResult(sharding, from_shape.rank(), dim_map));
   }
   RETURN_IF_ERROR(CheckTilesFit(result, to_shape));
   return result.WithoutMetadata();

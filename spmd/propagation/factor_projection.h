@@ -14,6 +14,7 @@
 #define SPMD_PROPAGATION_FACTOR_PROJECTION_H_
 
 #include <cstdint>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "hlo/ir/shape.h"
@@ -32,6 +33,15 @@ absl::StatusOr<hlo::HloSharding> ProjectSharding(const FactorRule& rule, int64_t
                                                  const hlo::HloSharding& sharding,
                                                  const hlo::Shape& from_shape,
                                                  const hlo::Shape& to_shape);
+
+// For each dimension of side `to` of `rule`, the dimension of side `from` that carries the same
+// factor, or -1 (`to_rank` entries; factors that must stay whole map nowhere). Not for reshapes
+// (no factors). The partitioner's dimension-mapping handlers read it too: with `from` the
+// result side and `to` an operand, it is the map hlo::OperandShardingFromResult takes.
+//   broadcast(f32[4] x), dimensions={1} to f32[8,4]: result -> operand {1}
+//   transpose(f32[4,8] x), dimensions={1,0}:        result -> operand {1, 0}
+std::vector<int64_t> FactorDimMap(const FactorRule& rule, int64_t from, int64_t to,
+                                  int64_t to_rank);
 
 // The number of tiles a sharding splits its data into (1 for non-tiled shardings).
 int64_t DataTiles(const hlo::HloSharding& sharding);

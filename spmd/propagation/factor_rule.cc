@@ -244,8 +244,8 @@ bool SameRank(const HloInstruction& instr) {
   return AllArrays(instr) && instr.operand(0)->shape().rank() == instr.shape().rank();
 }
 
-// slice: every dim passes (a split sliced dim is computed by halo exchange,
-// spmd/partitioner/halo_exchange.h); dynamic-slice: the dims whose size changes stay whole.
+// slice: every dim passes (the partitioner computes a split sliced dim by halo exchange);
+// dynamic-slice: the dims whose size changes stay whole.
 std::optional<FactorRule> Slice(const HloInstruction& instr) {
   if (!SameRank(instr)) return std::nullopt;
   const hlo::Shape& in = instr.operand(0)->shape();

@@ -3,6 +3,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "hlo/ir/hlo_computation.h"
@@ -121,6 +122,38 @@ ENTRY e {
 })");
   EXPECT_EQ(Project(*rw, 0, 2, "{devices=[2,1]<=[2]}"), "{devices=[2,1]<=[2]}");
   EXPECT_EQ(Project(*rw, 0, 2, "{devices=[1,2]<=[2]}"), "{replicated}");
+}
+
+TEST_F(RuleTest, DimensionMapsOfBroadcastAndTransposeReadBackwards) {
+  // The map the partitioner's broadcast and transpose handlers read: for each operand dim, the
+  // result dim with the same factor.
+  const HloInstruction* bcast = Root(R"(HloModule m
+ENTRY e {
+  x = f32[6,4] parameter(0)
+  ROOT b = f32[6,8,4] broadcast(x), dimensions={0,2}
+})");
+  std::optional<FactorRule> rule = FactorRuleFor(*bcast);
+  ASSERT_TRUE(rule.has_value());
+  EXPECT_EQ(FactorDimMap(*rule, rule->result_side(), 0, 2), (std::vector<int64_t>{0, 2}));
+  EXPECT_EQ(FactorDimMap(*rule, 0, rule->result_side(), 3), (std::vector<int64_t>{0, -1, 1}));
+  const HloInstruction* transpose = Root(R"(HloModule m
+ENTRY e {
+  x = f32[4,6,8] parameter(0)
+  ROOT t = f32[8,4,6] transpose(x), dimensions={2,0,1}
+})");
+  rule = FactorRuleFor(*transpose);
+  ASSERT_TRUE(rule.has_value());
+  EXPECT_EQ(FactorDimMap(*rule, rule->result_side(), 0, 3), (std::vector<int64_t>{1, 2, 0}));
+  // Dims that must stay whole map nowhere: pad's interior-padded dim.
+  const HloInstruction* pad = Root(R"(HloModule m
+ENTRY e {
+  x = f32[4,6] parameter(0)
+  z = f32[] constant(0)
+  ROOT p = f32[7,6] pad(x, z), padding=0_0_1x0_0
+})");
+  rule = FactorRuleFor(*pad);
+  ASSERT_TRUE(rule.has_value());
+  EXPECT_EQ(FactorDimMap(*rule, rule->result_side(), 0, 2), (std::vector<int64_t>{-1, 1}));
 }
 
 TEST_F(RuleTest, DotMapsBatchFreeAndContractingFactorsBothWays) {
