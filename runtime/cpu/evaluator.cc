@@ -1,8 +1,6 @@
 // Instruction-order execution with last-use freeing, and the control-flow opcodes (call, fusion,
 // while with a trip limit, conditional).
 #include "runtime/cpu/evaluator.h"
-#include "runtime/cpu/ops/custom_call_handlers.h"
-#include "runtime/cpu/ops/manual_ops.h"
 
 #include <optional>
 
@@ -79,24 +77,6 @@ int64_t ByteSize(const Literal& literal) {
 }
 
 }  // namespace
-
-// The error for a custom-call the executor cannot run, naming what it is where that is known.
-static std::string UnsupportedCustomCallMessage(const HloInstruction& instr) {
-  const std::string& target = instr.attrs().custom_call_target;
-  if (target == "CustomSPMDPartitioning") {
-    return "a jax custom_partitioning call (custom-call \"CustomSPMDPartitioning\"): its body is "
-           "a Python callback that the module does not contain, so no executor can run it";
-  }
-  return hlo::StrCat("custom-call target \"", target, "\" is not supported by the CPU executor");
-}
-
-bool IsIdentityCustomCall(const HloInstruction& instr) {
-  const std::string& target = instr.attrs().custom_call_target;
-  return target == "Sharding" || target == "SPMDFullToShardShape" ||
-         target == "SPMDShardToFullShape" || target == "ShardBarrierFrom" ||
-         target == "ShardBarrierTo" || target == "LayoutConstraint" ||
-         hlo::IsPlacementCustomCall(instr);
-}
 
 absl::StatusOr<Literal> Evaluator::RunEntry(std::vector<Literal> args) {
   const hlo::HloComputation* entry = module_.entry_computation();
@@ -214,107 +194,13 @@ absl::StatusOr<Literal> Evaluator::Execute(const hlo::HloComputation& computatio
       continue;
     }
     absl::StatusOr<Literal> result;
-    switch (instr.opcode()) {
-      case HloOpcode::kParameter:
-        result = std::move(owned_params[instr.parameter_number()]);
-        break;
-      case HloOpcode::kConstant:
-        if (!instr.attrs().literal) return ErrorAt(instr, "constant without a value");
-        result = *instr.attrs().literal;
-        break;
-      case HloOpcode::kTuple: {
-        Literal tuple(instr.shape());
-        for (size_t k = 0; k < operand_values.size(); ++k) {
-          (*tuple.mutable_tuple_elements())[k] = *operand_values[k];
-        }
-        result = std::move(tuple);
-        break;
-      }
-      case HloOpcode::kGetTupleElement: {
-        const auto& elements = operand_values[0]->tuple_elements();
-        int64_t k = instr.tuple_index();
-        if (k < 0 || k >= static_cast<int64_t>(elements.size())) {
-          return ErrorAt(instr, "tuple index out of range");
-        }
-        result = elements[k];
-        break;
-      }
-      case HloOpcode::kCall:
-        result = Call(*instr.to_apply(), operand_values);
-        break;
-      case HloOpcode::kFusion:
-        if (instr.called_computations().empty()) return ErrorAt(instr, "fusion without calls=");
-        result = Call(*instr.called_computations()[0], operand_values);
-        break;
-      case HloOpcode::kAsyncStart:
-        result = RunAsyncStart(instr, operand_values);
-        break;
-      case HloOpcode::kAsyncUpdate:
-        if (operand_values.size() != 1) return ErrorAt(instr, "async-update takes one operand");
-        result = *operand_values[0];
-        break;
-      case HloOpcode::kAsyncDone:
-        if (operand_values.size() != 1 || !operand_values[0]->shape().IsTuple() ||
-            operand_values[0]->tuple_elements().size() < 2) {
-          return ErrorAt(instr, "async-done's operand must be an async-start's tuple");
-        }
-        result = operand_values[0]->tuple_elements()[1];
-        break;
-      case HloOpcode::kWhile:
-        result = RunWhile(instr, *operand_values[0]);
-        break;
-      case HloOpcode::kConditional: {
-        const Literal& selector = *operand_values[0];
-        int64_t branch = selector.shape().element_type() == hlo::PrimitiveType::kPred
-                             ? (selector.GetInt(0) ? 0 : 1)
-                             : selector.GetInt(0);
-        const auto& branches = instr.called_computations();
-        if (branch < 0 || branch >= static_cast<int64_t>(branches.size())) {
-          branch = static_cast<int64_t>(branches.size()) - 1;  // XLA: out of range -> last.
-        }
-        result = Call(*branches[branch], {&operand_values[branch + 1], 1});
-        break;
-      }
-      case HloOpcode::kCopy:
-      case HloOpcode::kOptimizationBarrier:
-        result = *operand_values[0];
-        break;
-      case HloOpcode::kAfterAll:
-      case HloOpcode::kAddDependency:
-        result = operand_values.empty() || instr.opcode() == HloOpcode::kAfterAll
-                     ? Literal(instr.shape())
-                     : *operand_values[0];
-        break;
-      case HloOpcode::kCustomCall:
-        if (CustomCallHandler handler = FindCustomCallHandler(instr.attrs().custom_call_target)) {
-          result = handler(instr, operand_values, *this);
-          break;
-        }
-        if (!IsIdentityCustomCall(instr)) {
-          return ErrorAt(instr, UnsupportedCustomCallMessage(instr));
-        }
-        if (operand_values.size() == 1 && IsManualConversion(instr)) {
-          result = RunManualConversion(instr, *operand_values[0], *this);
-          break;
-        }
-        if (operand_values.size() != 1 ||
-            !operand_values[0]->shape().Compatible(instr.shape())) {
-          // SPMDFullToShardShape/ShardToFullShape change shape: they only mean something in a
-          // partitioned program, where the partitioner has already rewritten them.
-          return ErrorAt(instr, hlo::StrCat("custom-call \"", instr.attrs().custom_call_target,
-                                            "\" changes the shape (manual sharding) and cannot "
-                                            "run unpartitioned"));
-        }
-        result = *operand_values[0];
-        break;
-      default: {
-        OpHandler handler = FindOpHandler(instr.opcode());
-        if (handler == nullptr) {
-          return ErrorAt(instr, hlo::StrCat("opcode ", hlo::HloOpcodeString(instr.opcode()),
-                                            " is not supported by the CPU executor"));
-        }
-        result = handler(instr, operand_values, *this);
-      }
+    if (instr.opcode() == HloOpcode::kParameter) {
+      result = std::move(owned_params[instr.parameter_number()]);
+    } else if (OpHandler handler = FindOpHandler(instr.opcode())) {
+      result = handler(instr, operand_values, *this);
+    } else {
+      return ErrorAt(instr, hlo::StrCat("opcode ", hlo::HloOpcodeString(instr.opcode()),
+                                        " is not supported by the CPU executor"));
     }
     if (!result.ok()) {
       std::string message(result.status().message());

@@ -3,9 +3,10 @@
 // A computation is executed in instruction order (operands before users). Each value is a
 // Literal owned by the evaluator and dropped after its last use, so a program's resident
 // memory follows its live set. Opcode semantics live in per-family handler files under ops/,
-// registered in op_registry.cc; control flow (parameter, constant, tuple, get-tuple-element,
-// call, fusion (its `calls=` computation), while, conditional) is handled here. An opcode
-// without a handler is an error naming it.
+// registered in op_registry.cc -- control flow too (ops/control_flow_ops.cc: constant, tuple,
+// get-tuple-element, call, fusion (its `calls=` computation), async, while, conditional, which
+// call back into the evaluator); only parameters are read here. An opcode without a handler is
+// an error naming it.
 #ifndef RUNTIME_CPU_EVALUATOR_H_
 #define RUNTIME_CPU_EVALUATOR_H_
 
@@ -17,24 +18,10 @@
 #include "absl/types/span.h"
 #include "hlo/ir/hlo_module.h"
 #include "hlo/ir/literal.h"
+#include "runtime/common/device_context.h"
 #include "runtime/cpu/collective_hub.h"
 
 namespace runtime {
-
-// Custom-calls that are identities on the values they carry: those the partitioner emits
-// (Sharding, SPMDFullToShardShape/ShardToFullShape), the propagation barriers
-// (ShardBarrierFrom/To), layout constraints and memory-placement annotations
-// (hlo::IsPlacementCustomCall). Executors run them as copies.
-bool IsIdentityCustomCall(const hlo::HloInstruction& instr);
-
-// Who this device is among the N simulated ones.
-struct DeviceContext {
-  int64_t partition_id = 0;
-  int64_t replica_id = 0;
-  int64_t num_partitions = 1;
-  int64_t num_replicas = 1;
-  CollectiveHub* hub = nullptr;  // Required by collectives when num_partitions > 1.
-};
 
 class Evaluator {
  public:
@@ -55,14 +42,19 @@ class Evaluator {
   static constexpr int64_t kProgressCheckBytes = 64 * 1024;
   void set_max_while_trips(int64_t trips) { max_while_trips_ = trips; }
 
+  // Runs while loop `instr` from state `init` (the trip limit and endless-loop checks above).
+  absl::StatusOr<hlo::Literal> RunWhile(const hlo::HloInstruction& instr, const hlo::Literal& init);
+  // async-start runs its computation at once: the result tuple holds (the operands, the
+  // computation's value, zeros for any context); async-done takes element 1.
+  absl::StatusOr<hlo::Literal> RunAsyncStart(const hlo::HloInstruction& instr,
+                                             absl::Span<const hlo::Literal* const> operands);
+
   const DeviceContext& device() const { return device_; }
   const hlo::HloModule& module() const { return module_; }
   // How many times this device has run `instr` before (keys collective rendezvous).
   int64_t NextSequence(const hlo::HloInstruction& instr) { return sequence_[&instr]++; }
 
  private:
-  absl::StatusOr<hlo::Literal> RunWhile(const hlo::HloInstruction& instr,
-                                        const hlo::Literal& init);
   // What RunWhile's endless-loop checks need to know about a loop's computations, worked out
   // once per while instruction (a loop nested in another runs many times).
   struct LoopFacts {
@@ -70,10 +62,6 @@ class Evaluator {
     bool condition_invariant = false;  // The condition reads only state the body passes through.
   };
   const LoopFacts& FactsOf(const hlo::HloInstruction& loop);
-  // async-start runs its computation at once: the result tuple holds (the operands, the
-  // computation's value, zeros for any context); async-done takes element 1.
-  absl::StatusOr<hlo::Literal> RunAsyncStart(const hlo::HloInstruction& instr,
-                                             absl::Span<const hlo::Literal* const> operands);
   absl::StatusOr<hlo::Literal> Execute(const hlo::HloComputation& computation,
                                        std::vector<const hlo::Literal*> params,
                                        std::vector<hlo::Literal> owned_params);

@@ -12,6 +12,7 @@ OpHandler FindOpHandler(hlo::HloOpcode opcode) {
     RegisterDotOps(*t);
     RegisterGatherScatterOps(*t);
     RegisterCollectiveOps(*t);
+    RegisterControlFlowOps(*t);
     return t;
   }();
   auto it = table->find(opcode);

@@ -16,6 +16,7 @@ void RegisterReduceOps(OpTable& table);
 void RegisterDotOps(OpTable& table);
 void RegisterGatherScatterOps(OpTable& table);
 void RegisterCollectiveOps(OpTable& table);
+void RegisterControlFlowOps(OpTable& table);
 
 }  // namespace runtime
 

@@ -78,8 +78,6 @@ class ElementMemo {
   std::vector<bool> known_;
 };
 
-// The number of array leaves of `shape` (1 for an array).
-int64_t LeafCount(const hlo::Shape& shape);
 // The flattened position of the first leaf of tuple element `element` of `shape`.
 int64_t LeafOffset(const hlo::Shape& shape, int64_t element);
 // Array leaf `leaf` (flattened order) of `shape`, or null when there is none.

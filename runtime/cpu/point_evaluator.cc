@@ -8,6 +8,7 @@
 #include "hlo/ir/primitive_type.h"
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
+#include "runtime/common/opcode_table.h"
 #include "runtime/cpu/evaluator.h"
 #include "runtime/cpu/point_elements.h"
 
@@ -27,25 +28,13 @@ constexpr int64_t kMaxTrips = 100'000;
 
 // Whether `instr`'s elements are its operand's (or its called computation's) elements.
 bool PassesThrough(const HloInstruction& instr, const PointEvaluator::Frame* frame) {
-  switch (instr.opcode()) {
-    case HloOpcode::kCopy:
-    case HloOpcode::kReshape:
-    case HloOpcode::kOptimizationBarrier:
-    case HloOpcode::kAddDependency:
-    case HloOpcode::kGetTupleElement:
-    case HloOpcode::kTuple:
-    case HloOpcode::kCall:
-    case HloOpcode::kFusion:
-    case HloOpcode::kWhile:
-    case HloOpcode::kConditional:
-      return true;
-    case HloOpcode::kParameter:
-      return frame->parent != nullptr;
-    case HloOpcode::kCustomCall:
-      return IsIdentityCustomCall(instr);
-    default:
-      return false;
-  }
+  if (instr.opcode() == HloOpcode::kParameter) return frame->parent != nullptr;
+  if (instr.opcode() == HloOpcode::kCustomCall) return IsIdentityCustomCall(instr);
+  return IsOneOf(instr.opcode(),
+                 {HloOpcode::kCopy, HloOpcode::kReshape, HloOpcode::kOptimizationBarrier,
+                  HloOpcode::kAddDependency, HloOpcode::kGetTupleElement, HloOpcode::kTuple,
+                  HloOpcode::kCall, HloOpcode::kFusion, HloOpcode::kWhile,
+                  HloOpcode::kConditional});
 }
 
 }  // namespace
@@ -199,16 +188,15 @@ absl::StatusOr<Literal> PointEvaluator::ComputeParameter(const HloInstruction& i
     return out;
   }
   const HloInstruction& caller = *frame->caller;
-  switch (caller.opcode()) {
-    case HloOpcode::kWhile:
-      if (frame->iteration == 0) return Get(*caller.operand(0), leaf, frame->parent, indices);
-      return Get(*caller.while_body()->root_instruction(), leaf,
-                 Child(frame->parent, &caller, frame->iteration - 1), indices);
-    case HloOpcode::kConditional:
-      return Get(*caller.operand(frame->iteration + 1), leaf, frame->parent, indices);
-    default:
-      return Get(*caller.operand(p), leaf, frame->parent, indices);
+  if (caller.opcode() == HloOpcode::kWhile) {  // Iteration 0 reads the init; k reads body k-1.
+    if (frame->iteration == 0) return Get(*caller.operand(0), leaf, frame->parent, indices);
+    return Get(*caller.while_body()->root_instruction(), leaf,
+               Child(frame->parent, &caller, frame->iteration - 1), indices);
   }
+  if (caller.opcode() == HloOpcode::kConditional) {  // The frame's branch reads its operand.
+    return Get(*caller.operand(frame->iteration + 1), leaf, frame->parent, indices);
+  }
+  return Get(*caller.operand(p), leaf, frame->parent, indices);  // call, fusion
 }
 
 absl::StatusOr<int64_t> PointEvaluator::TripCount(const HloInstruction& loop, const Frame* frame) {
@@ -231,29 +219,26 @@ absl::StatusOr<int64_t> PointEvaluator::TripCount(const HloInstruction& loop, co
 absl::StatusOr<Literal> PointEvaluator::ComputeCalled(const HloInstruction& instr, int64_t leaf,
                                                       const Frame* frame,
                                                       absl::Span<const int64_t> indices) {
-  switch (instr.opcode()) {
-    case HloOpcode::kWhile: {
-      ASSIGN_OR_RETURN(int64_t trips, TripCount(instr, frame));
-      if (trips == 0) return Get(*instr.operand(0), leaf, frame, indices);
-      return Get(*instr.while_body()->root_instruction(), leaf, Child(frame, &instr, trips - 1),
-                 indices);
-    }
-    case HloOpcode::kConditional: {
-      ASSIGN_OR_RETURN(int64_t selector, ScalarInt(*instr.operand(0), frame));
-      const int64_t branches = static_cast<int64_t>(instr.called_computations().size());
-      int64_t branch;
-      if (instr.operand(0)->shape().element_type() == hlo::PrimitiveType::kPred) {
-        branch = selector != 0 ? 0 : 1;
-      } else {
-        branch = selector < 0 || selector >= branches ? branches - 1 : selector;
-      }
-      return Get(*instr.called_computations()[branch]->root_instruction(), leaf,
-                 Child(frame, &instr, branch), indices);
-    }
-    default:  // call, fusion
-      return Get(*instr.called_computations().front()->root_instruction(), leaf,
-                 Child(frame, &instr, 0), indices);
+  if (instr.opcode() == HloOpcode::kWhile) {
+    ASSIGN_OR_RETURN(int64_t trips, TripCount(instr, frame));
+    if (trips == 0) return Get(*instr.operand(0), leaf, frame, indices);
+    return Get(*instr.while_body()->root_instruction(), leaf, Child(frame, &instr, trips - 1),
+               indices);
   }
+  if (instr.opcode() == HloOpcode::kConditional) {
+    ASSIGN_OR_RETURN(int64_t selector, ScalarInt(*instr.operand(0), frame));
+    const int64_t branches = static_cast<int64_t>(instr.called_computations().size());
+    int64_t branch;
+    if (instr.operand(0)->shape().element_type() == hlo::PrimitiveType::kPred) {
+      branch = selector != 0 ? 0 : 1;
+    } else {
+      branch = selector < 0 || selector >= branches ? branches - 1 : selector;
+    }
+    return Get(*instr.called_computations()[branch]->root_instruction(), leaf,
+               Child(frame, &instr, branch), indices);
+  }
+  return Get(*instr.called_computations().front()->root_instruction(), leaf,  // call, fusion
+             Child(frame, &instr, 0), indices);
 }
 
 }  // namespace runtime

@@ -12,10 +12,10 @@
 #include "gtest/gtest.h"
 #include "hlo/ir/literal.h"
 #include "hlo/parser/hlo_parser.h"
+#include "runtime/common/tuple_leaves.h"
 #include "runtime/cpu/compare.h"
 #include "runtime/cpu/multi_device_runner.h"
 #include "runtime/cpu/point_elements.h"
-#include "runtime/cpu/tuple_leaves.h"
 #include "runtime/cpu/verify.h"
 
 namespace runtime {

@@ -13,32 +13,27 @@
 #include "hlo/ir/primitive_type.h"
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
-#include "runtime/cpu/collective_groups.h"
+#include "runtime/common/collective_groups.h"
+#include "runtime/common/opcode_table.h"
+#include "runtime/common/strided_view.h"
+#include "runtime/common/tuple_leaves.h"
 #include "runtime/cpu/evaluator.h"
 #include "runtime/cpu/point_elements.h"
 #include "runtime/cpu/point_evaluator.h"
-#include "runtime/cpu/tuple_leaves.h"
 
 namespace runtime {
 namespace points {
 
-int64_t LeafCount(const hlo::Shape& shape) {
-  if (!shape.IsTuple()) return 1;
-  int64_t count = 0;
-  for (const hlo::Shape& element : shape.tuple_shapes()) count += LeafCount(element);
-  return count;
-}
-
 int64_t LeafOffset(const hlo::Shape& shape, int64_t element) {
   int64_t offset = 0;
-  for (int64_t i = 0; i < element; ++i) offset += LeafCount(shape.tuple_shapes(i));
+  for (int64_t i = 0; i < element; ++i) offset += shape.tuple_shapes(i).leaf_count();
   return offset;
 }
 
 const hlo::Shape* LeafAt(const hlo::Shape& shape, int64_t leaf) {
   if (!shape.IsTuple()) return leaf == 0 ? &shape : nullptr;
   for (const hlo::Shape& element : shape.tuple_shapes()) {
-    const int64_t count = LeafCount(element);
+    const int64_t count = element.leaf_count();
     if (leaf < count) return LeafAt(element, leaf);
     leaf -= count;
   }
@@ -125,20 +120,14 @@ Literal PickFromRows(const Literal& result, const std::vector<std::pair<int64_t,
 }
 
 bool IsElementwise(const HloInstruction& instr) {
-  switch (instr.opcode()) {
-    case HloOpcode::kCompare:
-    case HloOpcode::kSelect:
-    case HloOpcode::kClamp:
-    case HloOpcode::kConvert:
-    case HloOpcode::kReducePrecision:
-    case HloOpcode::kMap:
-      return true;
-    case HloOpcode::kBitcastConvert:
-      return hlo::ByteWidth(instr.shape().element_type()) ==
-             hlo::ByteWidth(instr.operand(0)->shape().element_type());
-    default:
-      return hlo::IsElementwiseUnary(instr.opcode()) || hlo::IsElementwiseBinary(instr.opcode());
+  if (instr.opcode() == HloOpcode::kBitcastConvert) {  // Elementwise when widths agree.
+    return hlo::ByteWidth(instr.shape().element_type()) ==
+           hlo::ByteWidth(instr.operand(0)->shape().element_type());
   }
+  return IsOneOf(instr.opcode(),
+                 {HloOpcode::kCompare, HloOpcode::kSelect, HloOpcode::kClamp, HloOpcode::kConvert,
+                  HloOpcode::kReducePrecision, HloOpcode::kMap}) ||
+         hlo::IsElementwiseUnary(instr.opcode()) || hlo::IsElementwiseBinary(instr.opcode());
 }
 
 }  // namespace
@@ -222,10 +211,49 @@ absl::StatusOr<std::vector<int64_t>> PointOps::Offsets(PointEvaluator& ev,
       ASSIGN_OR_RETURN(offsets[d], ev.ScalarInt(*instr.operand(first + d), frame));
     }
   }
-  for (int64_t d = 0; d < rank; ++d) {
-    offsets[d] = std::clamp<int64_t>(offsets[d], 0, sliced.dimensions(d) - sizes[d]);
+  return ClampStarts(offsets, sliced.dimensions(), sizes);
+}
+
+absl::StatusOr<PointOps::Placed> PointOps::PlacedOperands(PointEvaluator& ev,
+                                                          const HloInstruction& instr,
+                                                          const Frame* frame) {
+  using PlaceFn = absl::StatusOr<Placed> (*)(PointEvaluator&, const HloInstruction&, const Frame*);
+  static constexpr std::pair<HloOpcode, PlaceFn> kPlacements[] = {
+      {HloOpcode::kConcatenate,
+       [](PointEvaluator&, const HloInstruction& instr, const Frame*) -> absl::StatusOr<Placed> {
+         std::vector<const Shape*> shapes;
+         for (const HloInstruction* part : instr.operands()) shapes.push_back(&part->shape());
+         Placed placed;
+         const std::vector<Placement> placements =
+             ConcatenatePlacements(shapes, instr.dimensions().at(0));
+         for (size_t k = 0; k < placements.size(); ++k) {
+           placed.parts.push_back({instr.operand(k), placements[k]});
+         }
+         return placed;
+       }},
+      {HloOpcode::kPad,
+       [](PointEvaluator&, const HloInstruction& instr, const Frame*) -> absl::StatusOr<Placed> {
+         const HloInstruction* op0 = instr.operand(0);
+         Placement placement =
+             PadPlacement(op0->shape(), instr.shape(), *instr.attrs().padding_config);
+         return Placed{{{op0, std::move(placement)}}, instr.operand(1), /*scalar=*/true};
+       }},
+      {HloOpcode::kDynamicUpdateSlice,
+       [](PointEvaluator& ev, const HloInstruction& instr,
+          const Frame* frame) -> absl::StatusOr<Placed> {
+         const HloInstruction* update = instr.operand(1);
+         ASSIGN_OR_RETURN(
+             std::vector<int64_t> start,
+             Offsets(ev, instr, 2, frame, instr.operand(0)->shape(), update->shape().dimensions()));
+         return Placed{{{update, UpdatePlacement(update->shape(), start)}},
+                       instr.operand(0),
+                       /*scalar=*/false};
+       }},
+  };
+  for (const auto& [opcode, place] : kPlacements) {
+    if (instr.opcode() == opcode) return place(ev, instr, frame);
   }
-  return offsets;
+  return Placed{};
 }
 
 absl::StatusOr<Literal> PointOps::DataMovement(PointEvaluator& ev, const HloInstruction& instr,
@@ -233,96 +261,37 @@ absl::StatusOr<Literal> PointOps::DataMovement(PointEvaluator& ev, const HloInst
                                                absl::Span<const int64_t> indices, bool* handled) {
   *handled = true;
   const HloInstruction* op0 = instr.operand_count() > 0 ? instr.operand(0) : nullptr;
-  auto from = [&](const HloInstruction* src, const int64_t* index, Source& s) {
-    s = Source{src, 0, frame, points::Ravel(index, src->shape().dimensions())};
+  auto read_view = [&](const StridedView& view) {
+    return Move(ev, instr, leaf, indices, [&](int64_t* o, Source& s) {
+      s = Source{op0, 0, frame, view.At(o)};
+      return absl::OkStatus();
+    });
   };
-  const std::vector<int64_t>& dims = instr.dimensions();
-  switch (instr.opcode()) {
-    case HloOpcode::kTranspose:
-      return Move(ev, instr, leaf, indices, [&](int64_t* o, Source& s) {
-        std::vector<int64_t> i(dims.size());
-        for (size_t k = 0; k < dims.size(); ++k) i[dims[k]] = o[k];
-        from(op0, i.data(), s);
-        return absl::OkStatus();
-      });
-    case HloOpcode::kBroadcast:
-      return Move(ev, instr, leaf, indices, [&](int64_t* o, Source& s) {
-        std::vector<int64_t> i(dims.size());
-        for (size_t k = 0; k < dims.size(); ++k) i[k] = o[dims[k]];
-        from(op0, i.data(), s);
-        return absl::OkStatus();
-      });
-    case HloOpcode::kSlice:
-      return Move(ev, instr, leaf, indices, [&](int64_t* o, Source& s) {
-        const auto& slices = instr.attrs().slice_dimensions;
-        for (size_t d = 0; d < slices.size(); ++d) o[d] = slices[d].start + o[d] * slices[d].stride;
-        from(op0, o, s);
-        return absl::OkStatus();
-      });
-    case HloOpcode::kReverse:
-      return Move(ev, instr, leaf, indices, [&](int64_t* o, Source& s) {
-        for (int64_t d : dims) o[d] = op0->shape().dimensions(d) - 1 - o[d];
-        from(op0, o, s);
-        return absl::OkStatus();
-      });
-    case HloOpcode::kConcatenate:
-      return Move(ev, instr, leaf, indices, [&](int64_t* o, Source& s) {
-        const int64_t d = dims.at(0);
-        for (const HloInstruction* part : instr.operands()) {
-          if (o[d] < part->shape().dimensions(d)) {
-            from(part, o, s);
-            return absl::OkStatus();
-          }
-          o[d] -= part->shape().dimensions(d);
-        }
-        return absl::InternalError("concatenate index out of range");
-      });
-    case HloOpcode::kPad:
-      return Move(ev, instr, leaf, indices, [&](int64_t* o, Source& s) {
-        const auto& pads = instr.attrs().padding_config->dimensions;
-        for (size_t d = 0; d < pads.size(); ++d) {
-          int64_t x = o[d] - pads[d].edge_padding_low;
-          const int64_t step = pads[d].interior_padding + 1;
-          if (x < 0 || x % step != 0 || x / step >= op0->shape().dimensions(d)) {
-            s = Source{instr.operand(1), 0, frame, 0};
-            return absl::OkStatus();
-          }
-          o[d] = x / step;
-        }
-        from(op0, o, s);
-        return absl::OkStatus();
-      });
-    case HloOpcode::kDynamicSlice: {
-      ASSIGN_OR_RETURN(std::vector<int64_t> start,
-                       Offsets(ev, instr, 1, frame, op0->shape(), instr.shape().dimensions()));
-      return Move(ev, instr, leaf, indices, [&](int64_t* o, Source& s) {
-        for (size_t d = 0; d < start.size(); ++d) o[d] += start[d];
-        from(op0, o, s);
-        return absl::OkStatus();
-      });
-    }
-    case HloOpcode::kDynamicUpdateSlice: {
-      const HloInstruction* update = instr.operand(1);
-      ASSIGN_OR_RETURN(std::vector<int64_t> start,
-                       Offsets(ev, instr, 2, frame, op0->shape(), update->shape().dimensions()));
-      return Move(ev, instr, leaf, indices, [&](int64_t* o, Source& s) {
-        bool inside = true;
-        for (size_t d = 0; d < start.size(); ++d) {
-          inside = inside && o[d] >= start[d] && o[d] < start[d] + update->shape().dimensions(d);
-        }
-        if (!inside) {
-          from(op0, o, s);
-          return absl::OkStatus();
-        }
-        for (size_t d = 0; d < start.size(); ++d) o[d] -= start[d];
-        from(update, o, s);
-        return absl::OkStatus();
-      });
-    }
-    default:
-      *handled = false;
-      return Literal();
+  if (std::optional<StridedView> view = SourceViewOf(instr)) return read_view(*view);
+  if (instr.opcode() == HloOpcode::kDynamicSlice) {
+    ASSIGN_OR_RETURN(std::vector<int64_t> start,
+                     Offsets(ev, instr, 1, frame, op0->shape(), instr.shape().dimensions()));
+    return read_view(WindowView(op0->shape(), start, instr.shape().dimensions()));
   }
+  ASSIGN_OR_RETURN(const Placed placed, PlacedOperands(ev, instr, frame));
+  if (placed.parts.empty()) {
+    *handled = false;
+    return Literal();
+  }
+  std::vector<int64_t> at(instr.shape().rank());
+  return Move(ev, instr, leaf, indices, [&](int64_t* o, Source& s) {
+    for (const auto& [part, placement] : placed.parts) {
+      if (placement.Find(o, at.data())) {
+        s = Source{part, 0, frame, points::Ravel(at.data(), part->shape().dimensions())};
+        return absl::OkStatus();
+      }
+    }
+    if (placed.otherwise == nullptr) return absl::InternalError("concatenate index out of range");
+    const int64_t index =
+        placed.scalar ? 0 : points::Ravel(o, placed.otherwise->shape().dimensions());
+    s = Source{placed.otherwise, 0, frame, index};
+    return absl::OkStatus();
+  });
 }
 
 absl::StatusOr<Literal> PointOps::Elementwise(PointEvaluator& ev, const HloInstruction& instr,
@@ -602,6 +571,7 @@ absl::StatusOr<Literal> PointOps::Collective(PointEvaluator& ev, const HloInstru
   }
   ASSIGN_OR_RETURN(DeviceGroup group, DeviceGroupOf(instr, device));
   const int64_t size = static_cast<int64_t>(group.devices.size());
+  // Stays a switch: each case reads this group's members differently (one function's locals).
   switch (instr.opcode()) {
     case HloOpcode::kAllReduce:
       return CombineOverGroup(ev, instr, operand, operand_leaf, frame, group, indices);
@@ -650,114 +620,164 @@ absl::StatusOr<Literal> PointOps::Collective(PointEvaluator& ev, const HloInstru
   }
 }
 
+namespace {
+
+using Indices = absl::Span<const int64_t>;
+
+// `count` copies of the integer `value` as an array of `type`.
+Literal Repeated(hlo::PrimitiveType type, size_t count, int64_t value) {
+  Literal out(Shape::Array(type, {static_cast<int64_t>(count)}));
+  for (size_t i = 0; i < count; ++i) out.SetInt(static_cast<int64_t>(i), value);
+  return out;
+}
+
+absl::StatusOr<Literal> ConstantElements(const HloInstruction& instr, int64_t leaf,
+                                         Indices indices) {
+  ASSIGN_OR_RETURN(const Shape* shape, points::FlatLeafShape(instr, leaf));
+  const Literal& all = *instr.attrs().literal;
+  const Literal& value = LeafOf(all, LeafIndices(all.shape()).at(leaf));
+  const int width = hlo::ByteWidth(shape->element_type());
+  Literal out(Shape::Array(shape->element_type(), {static_cast<int64_t>(indices.size())}));
+  const bool splat = value.element_count() == 1;
+  for (size_t i = 0; i < indices.size(); ++i) {
+    points::SetBits(out, static_cast<int64_t>(i), width,
+                    points::BitsAt(value, splat ? 0 : indices[i], width));
+  }
+  return out;
+}
+
+Literal IotaElements(const HloInstruction& instr, Indices indices) {
+  const Shape& shape = instr.shape();
+  Literal out(Shape::Array(shape.element_type(), {static_cast<int64_t>(indices.size())}));
+  std::vector<int64_t> o(shape.rank());
+  for (size_t i = 0; i < indices.size(); ++i) {
+    points::Unravel(indices[i], shape.dimensions(), o.data());
+    const int64_t v = o[instr.attrs().iota_dimension];
+    if (hlo::IsFloatingPointType(shape.element_type())) {
+      out.SetDouble(static_cast<int64_t>(i), static_cast<double>(v));
+    } else {
+      out.SetInt(static_cast<int64_t>(i), v);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+PointOps::ComputeFn PointOps::HandlerOf(HloOpcode opcode) {
+  using I = const HloInstruction&;
+  using E = PointEvaluator&;
+  // Elements that are the operand's own (the same leaf and index).
+  constexpr ComputeFn kForward = [](E ev, I instr, int64_t leaf, const Frame* frame, Indices at) {
+    return ev.Get(*instr.operand(0), leaf, frame, at);
+  };
+  constexpr ComputeFn kCalled = [](E ev, I instr, int64_t leaf, const Frame* frame, Indices at) {
+    return ev.ComputeCalled(instr, leaf, frame, at);
+  };
+  constexpr ComputeFn kCollective = [](E ev, I instr, int64_t leaf, const Frame* frame,
+                                       Indices at) {
+    return Collective(ev, instr, leaf, frame, at);
+  };
+  static constexpr std::pair<HloOpcode, ComputeFn> kTable[] = {
+      {HloOpcode::kParameter,
+       [](E ev, I instr, int64_t leaf, const Frame* frame, Indices at) {
+         return ev.ComputeParameter(instr, leaf, frame, at);
+       }},
+      {HloOpcode::kWhile, kCalled},
+      {HloOpcode::kCall, kCalled},
+      {HloOpcode::kFusion, kCalled},
+      {HloOpcode::kConditional, kCalled},
+      {HloOpcode::kCopy, kForward},
+      {HloOpcode::kReshape, kForward},
+      {HloOpcode::kOptimizationBarrier, kForward},
+      {HloOpcode::kAddDependency, kForward},
+      {HloOpcode::kBitcast,
+       [](E ev, I instr, int64_t leaf, const Frame* frame, Indices at) -> absl::StatusOr<Literal> {
+         if (instr.shape().element_type() != instr.operand(0)->shape().element_type()) {
+           return Unsupported(instr, "changing the element type");
+         }
+         return ev.Get(*instr.operand(0), leaf, frame, at);
+       }},
+      {HloOpcode::kCustomCall,
+       [](E ev, I instr, int64_t leaf, const Frame* frame, Indices at) -> absl::StatusOr<Literal> {
+         if (!IsIdentityCustomCall(instr)) {
+           return Unsupported(instr, hlo::StrCat("\"", instr.attrs().custom_call_target, "\""));
+         }
+         return ev.Get(*instr.operand(0), leaf, frame, at);
+       }},
+      {HloOpcode::kGetTupleElement,
+       [](E ev, I instr, int64_t leaf, const Frame* frame, Indices at) {
+         const HloInstruction& tuple = *instr.operand(0);
+         return ev.Get(tuple, points::LeafOffset(tuple.shape(), instr.tuple_index()) + leaf, frame,
+                       at);
+       }},
+      {HloOpcode::kTuple,
+       [](E ev, I instr, int64_t leaf, const Frame* frame, Indices at) -> absl::StatusOr<Literal> {
+         for (const HloInstruction* element : instr.operands()) {
+           const int64_t count = element->shape().leaf_count();
+           if (leaf < count) return ev.Get(*element, leaf, frame, at);
+           leaf -= count;
+         }
+         return absl::InternalError("tuple leaf out of range");
+       }},
+      {HloOpcode::kConstant, [](E, I instr, int64_t leaf, const Frame*,
+                                Indices at) { return ConstantElements(instr, leaf, at); }},
+      {HloOpcode::kIota,
+       [](E, I instr, int64_t, const Frame*, Indices at) -> absl::StatusOr<Literal> {
+         return IotaElements(instr, at);
+       }},
+      {HloOpcode::kPartitionId,
+       [](E, I instr, int64_t, const Frame* frame, Indices at) -> absl::StatusOr<Literal> {
+         return Repeated(instr.shape().element_type(), at.size(),
+                         std::max<int64_t>(0, frame->device));
+       }},
+      {HloOpcode::kReplicaId,
+       [](E, I instr, int64_t, const Frame*, Indices at) -> absl::StatusOr<Literal> {
+         return Repeated(instr.shape().element_type(), at.size(), 0);
+       }},
+      {HloOpcode::kGetDimensionSize,  // Static shapes: the dimension's size.
+       [](E, I instr, int64_t, const Frame*, Indices at) -> absl::StatusOr<Literal> {
+         return Repeated(instr.shape().element_type(), at.size(),
+                         instr.operand(0)->shape().dimensions(instr.dimensions().at(0)));
+       }},
+      {HloOpcode::kDot, [](E ev, I instr, int64_t, const Frame* frame,
+                           Indices at) { return Dot(ev, instr, frame, at); }},
+      {HloOpcode::kReduce, [](E ev, I instr, int64_t leaf, const Frame* frame,
+                              Indices at) { return Reduce(ev, instr, leaf, frame, at); }},
+      {HloOpcode::kSort, [](E ev, I instr, int64_t leaf, const Frame* frame,
+                            Indices at) { return Sort(ev, instr, leaf, frame, at); }},
+      {HloOpcode::kTopK, [](E ev, I instr, int64_t leaf, const Frame* frame,
+                            Indices at) { return TopK(ev, instr, leaf, frame, at); }},
+      {HloOpcode::kFft, [](E ev, I instr, int64_t, const Frame* frame,
+                           Indices at) { return Fft(ev, instr, frame, at); }},
+      {HloOpcode::kGather, [](E ev, I instr, int64_t, const Frame* frame,
+                              Indices at) { return Gather(ev, instr, frame, at); }},
+      {HloOpcode::kScatter, [](E ev, I instr, int64_t leaf, const Frame* frame,
+                               Indices at) { return Scatter(ev, instr, leaf, frame, at); }},
+      {HloOpcode::kConvolution, [](E ev, I instr, int64_t, const Frame* frame,
+                                   Indices at) { return Convolution(ev, instr, frame, at); }},
+      {HloOpcode::kReduceWindow, [](E ev, I instr, int64_t leaf, const Frame* frame,
+                                    Indices at) { return WindowOp(ev, instr, leaf, frame, at); }},
+      {HloOpcode::kSelectAndScatter,
+       [](E ev, I instr, int64_t leaf, const Frame* frame, Indices at) {
+         return WindowOp(ev, instr, leaf, frame, at);
+       }},
+      {HloOpcode::kAllReduce, kCollective},
+      {HloOpcode::kReduceScatter, kCollective},
+      {HloOpcode::kCollectiveBroadcast, kCollective},
+      {HloOpcode::kAllGather, kCollective},
+      {HloOpcode::kAllToAll, kCollective},
+      {HloOpcode::kCollectivePermute, kCollective},
+  };
+  const ComputeFn* handler = FindInTable<ComputeFn>(kTable, opcode);
+  return handler == nullptr ? nullptr : *handler;
+}
+
 absl::StatusOr<Literal> PointOps::Compute(PointEvaluator& ev, const HloInstruction& instr,
                                           int64_t leaf, const Frame* frame,
                                           absl::Span<const int64_t> indices) {
-  switch (instr.opcode()) {
-    case HloOpcode::kParameter:
-      return ev.ComputeParameter(instr, leaf, frame, indices);
-    case HloOpcode::kWhile:
-    case HloOpcode::kCall:
-    case HloOpcode::kFusion:
-    case HloOpcode::kConditional:
-      return ev.ComputeCalled(instr, leaf, frame, indices);
-    case HloOpcode::kCopy:
-    case HloOpcode::kReshape:
-    case HloOpcode::kOptimizationBarrier:
-    case HloOpcode::kAddDependency:
-      return ev.Get(*instr.operand(0), leaf, frame, indices);
-    case HloOpcode::kBitcast:
-      if (instr.shape().element_type() != instr.operand(0)->shape().element_type()) {
-        return Unsupported(instr, "changing the element type");
-      }
-      return ev.Get(*instr.operand(0), leaf, frame, indices);
-    case HloOpcode::kCustomCall:
-      if (!IsIdentityCustomCall(instr)) {
-        return Unsupported(instr, hlo::StrCat("\"", instr.attrs().custom_call_target, "\""));
-      }
-      return ev.Get(*instr.operand(0), leaf, frame, indices);
-    case HloOpcode::kGetTupleElement: {
-      const HloInstruction& tuple = *instr.operand(0);
-      return ev.Get(tuple, points::LeafOffset(tuple.shape(), instr.tuple_index()) + leaf, frame,
-                    indices);
-    }
-    case HloOpcode::kTuple:
-      for (const HloInstruction* element : instr.operands()) {
-        const int64_t count = points::LeafCount(element->shape());
-        if (leaf < count) return ev.Get(*element, leaf, frame, indices);
-        leaf -= count;
-      }
-      return absl::InternalError("tuple leaf out of range");
-    case HloOpcode::kConstant: {
-      ASSIGN_OR_RETURN(const Shape* shape, points::FlatLeafShape(instr, leaf));
-      const Literal& all = *instr.attrs().literal;
-      const Literal& value = LeafOf(all, LeafIndices(all.shape()).at(leaf));
-      const int width = hlo::ByteWidth(shape->element_type());
-      Literal out(Shape::Array(shape->element_type(), {static_cast<int64_t>(indices.size())}));
-      const bool splat = value.element_count() == 1;
-      for (size_t i = 0; i < indices.size(); ++i) {
-        points::SetBits(out, static_cast<int64_t>(i), width,
-                        points::BitsAt(value, splat ? 0 : indices[i], width));
-      }
-      return out;
-    }
-    case HloOpcode::kIota: {
-      const Shape& shape = instr.shape();
-      Literal out(Shape::Array(shape.element_type(), {static_cast<int64_t>(indices.size())}));
-      std::vector<int64_t> o(shape.rank());
-      for (size_t i = 0; i < indices.size(); ++i) {
-        points::Unravel(indices[i], shape.dimensions(), o.data());
-        const int64_t v = o[instr.attrs().iota_dimension];
-        if (hlo::IsFloatingPointType(shape.element_type())) {
-          out.SetDouble(static_cast<int64_t>(i), static_cast<double>(v));
-        } else {
-          out.SetInt(static_cast<int64_t>(i), v);
-        }
-      }
-      return out;
-    }
-    case HloOpcode::kPartitionId:
-    case HloOpcode::kReplicaId: {
-      Literal out(Shape::Array(instr.shape().element_type(), {static_cast<int64_t>(indices.size())}));
-      const int64_t id = instr.opcode() == HloOpcode::kPartitionId ? std::max<int64_t>(0, frame->device) : 0;
-      for (size_t i = 0; i < indices.size(); ++i) out.SetInt(static_cast<int64_t>(i), id);
-      return out;
-    }
-    case HloOpcode::kGetDimensionSize: {  // Static shapes: the dimension's size.
-      Literal out(
-          Shape::Array(instr.shape().element_type(), {static_cast<int64_t>(indices.size())}));
-      const int64_t size = instr.operand(0)->shape().dimensions(instr.dimensions().at(0));
-      for (size_t i = 0; i < indices.size(); ++i) out.SetInt(static_cast<int64_t>(i), size);
-      return out;
-    }
-    case HloOpcode::kDot:
-      return Dot(ev, instr, frame, indices);
-    case HloOpcode::kReduce:
-      return Reduce(ev, instr, leaf, frame, indices);
-    case HloOpcode::kSort:
-      return Sort(ev, instr, leaf, frame, indices);
-    case HloOpcode::kTopK:
-      return TopK(ev, instr, leaf, frame, indices);
-    case HloOpcode::kFft:
-      return Fft(ev, instr, frame, indices);
-    case HloOpcode::kGather:
-      return Gather(ev, instr, frame, indices);
-    case HloOpcode::kScatter:
-      return Scatter(ev, instr, leaf, frame, indices);
-    case HloOpcode::kConvolution:
-      return Convolution(ev, instr, frame, indices);
-    case HloOpcode::kReduceWindow:
-    case HloOpcode::kSelectAndScatter:
-      return WindowOp(ev, instr, leaf, frame, indices);
-    case HloOpcode::kAllReduce:
-    case HloOpcode::kReduceScatter:
-    case HloOpcode::kCollectiveBroadcast:
-    case HloOpcode::kAllGather:
-    case HloOpcode::kAllToAll:
-    case HloOpcode::kCollectivePermute:
-      return Collective(ev, instr, leaf, frame, indices);
-    default:
-      break;
+  if (ComputeFn handler = HandlerOf(instr.opcode())) {
+    return handler(ev, instr, leaf, frame, indices);
   }
   bool handled = false;
   absl::StatusOr<Literal> moved = DataMovement(ev, instr, leaf, frame, indices, &handled);

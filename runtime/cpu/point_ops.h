@@ -16,7 +16,8 @@
 #include "hlo/ir/hlo_instruction.h"
 #include "hlo/ir/literal.h"
 #include "hlo/strings.h"
-#include "runtime/cpu/collective_groups.h"
+#include "runtime/common/collective_groups.h"
+#include "runtime/common/strided_view.h"
 #include "runtime/cpu/point_evaluator.h"
 
 namespace runtime {
@@ -98,6 +99,14 @@ class PointOps {
                                               absl::Span<const int64_t> indices);
 
  private:
+  // Computes the elements `indices` of leaf `leaf` of `instr` in `frame`.
+  using ComputeFn = absl::StatusOr<hlo::Literal> (*)(PointEvaluator& ev,
+                                                     const hlo::HloInstruction& instr, int64_t leaf,
+                                                     const points::Frame* frame,
+                                                     absl::Span<const int64_t> indices);
+  // The point evaluator's opcode table (point_ops.cc); null for data movement, elementwise ops
+  // and anything unsupported.
+  static ComputeFn HandlerOf(hlo::HloOpcode opcode);
   using Mapper = std::function<absl::Status(int64_t* index, points::Source& source)>;
 
   // Elements of `sources`, an array of `type`.
@@ -116,6 +125,19 @@ class PointOps {
                                                       int64_t first, const points::Frame* frame,
                                                       const hlo::Shape& sliced,
                                                       const std::vector<int64_t>& sizes);
+  // What a concatenate, pad or dynamic-update-slice result element reads: the first of `parts`
+  // (an operand and where runtime/common/strided_view.h places it) holding it, else
+  // `otherwise` (pad's value when `scalar`; dynamic-update-slice's operand at the same index).
+  // Empty `parts` for any other opcode.
+  struct Placed {
+    std::vector<std::pair<const hlo::HloInstruction*, Placement>> parts;
+    const hlo::HloInstruction* otherwise = nullptr;
+    bool scalar = false;
+  };
+  static absl::StatusOr<Placed> PlacedOperands(PointEvaluator& ev, const hlo::HloInstruction& instr,
+                                               const points::Frame* frame);
+  // Data movement (runtime/common/strided_view.h's views and placements); `*handled` is false
+  // for other opcodes.
   static absl::StatusOr<hlo::Literal> DataMovement(PointEvaluator& ev,
                                                    const hlo::HloInstruction& instr, int64_t leaf,
                                                    const points::Frame* frame,

@@ -12,9 +12,9 @@
 #include "hlo/sharding/unreduced.h"
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
+#include "runtime/common/tuple_leaves.h"
 #include "runtime/cpu/point_elements.h"
 #include "runtime/cpu/point_evaluator.h"
-#include "runtime/cpu/tuple_leaves.h"
 
 namespace runtime {
 namespace {
@@ -123,7 +123,7 @@ absl::Status CheckSupported(const hlo::HloModule& unpartitioned) {
     annotated.push_back(entry.parameter_instruction(p));
   }
   for (const HloInstruction* instr : annotated) {
-    for (int64_t k = 0; k < points::LeafCount(instr->shape()); ++k) {
+    for (int64_t k = 0; k < instr->shape().leaf_count(); ++k) {
       ASSIGN_OR_RETURN(HloSharding s, LeafSharding(instr->sharding_ptr(), instr->shape(), k));
       if (hlo::HasUnreduced(s)) {
         return absl::UnimplementedError(hlo::StrCat(
@@ -296,8 +296,8 @@ absl::StatusOr<VerifyResult> VerifySampled(const hlo::HloModule& unpartitioned,
         "the unpartitioned module takes ", full_entry.num_parameters(),
         " parameters but the SPMD program takes ", spmd_entry.num_parameters()));
   }
-  const int64_t leaves = points::LeafCount(full_entry.root_instruction()->shape());
-  if (points::LeafCount(spmd_entry.root_instruction()->shape()) != leaves) {
+  const int64_t leaves = full_entry.root_instruction()->shape().leaf_count();
+  if (spmd_entry.root_instruction()->shape().leaf_count() != leaves) {
     return absl::InvalidArgumentError("the two programs' outputs have different leaf counts");
   }
   HashedArguments arguments(full_entry, spmd_entry, options.seed);

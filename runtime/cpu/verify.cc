@@ -5,18 +5,17 @@
 #include "runtime/cpu/verify.h"
 
 #include <algorithm>
-#include <complex>
-
 #include <cmath>
+#include <complex>
 #include <map>
 
 #include "hlo/sharding/shard_geometry.h"
 #include "hlo/sharding/unreduced.h"
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
+#include "runtime/common/tuple_leaves.h"
 #include "runtime/cpu/box_copy.h"
 #include "runtime/cpu/multi_device_runner.h"
-#include "runtime/cpu/tuple_leaves.h"
 
 namespace runtime {
 namespace {

@@ -6,7 +6,8 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "hlo/strings.h"
-#include "runtime/cpu/evaluator.h"
+#include "runtime/common/device_context.h"
+#include "runtime/common/opcode_table.h"
 
 namespace runtime {
 namespace cuda {
@@ -19,21 +20,6 @@ constexpr int64_t kAlignment = 256;
 
 int64_t Align(int64_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kAlignment; }
 
-void FlattenLeaves(const hlo::Shape& shape, std::vector<const hlo::Shape*>& out) {
-  if (!shape.IsTuple()) {
-    out.push_back(&shape);
-    return;
-  }
-  for (const hlo::Shape& s : shape.tuple_shapes()) FlattenLeaves(s, out);
-}
-
-int64_t LeafCount(const hlo::Shape& shape) {
-  if (!shape.IsTuple()) return 1;
-  int64_t n = 0;
-  for (const hlo::Shape& s : shape.tuple_shapes()) n += LeafCount(s);
-  return n;
-}
-
 // The leaves of an aliasing instruction, from its operands' leaves.
 std::vector<int64_t> AliasedLeaves(const HloInstruction& instr,
                                    const std::vector<std::vector<int64_t>>& operand_leaves) {
@@ -45,8 +31,8 @@ std::vector<int64_t> AliasedLeaves(const HloInstruction& instr,
   if (instr.opcode() == HloOpcode::kGetTupleElement) {
     const hlo::Shape& tuple = instr.operand(0)->shape();
     int64_t start = 0;
-    for (int64_t k = 0; k < instr.tuple_index(); ++k) start += LeafCount(tuple.tuple_shapes(k));
-    const int64_t count = LeafCount(instr.shape());
+    for (int64_t k = 0; k < instr.tuple_index(); ++k) start += tuple.tuple_shapes(k).leaf_count();
+    const int64_t count = instr.shape().leaf_count();
     return std::vector<int64_t>(operand_leaves[0].begin() + start,
                                 operand_leaves[0].begin() + start + count);
   }
@@ -86,23 +72,14 @@ void Place(BufferPlan& plan) {
 }  // namespace
 
 bool IsAliasingInstruction(const HloInstruction& instr) {
-  switch (instr.opcode()) {
-    case HloOpcode::kTuple:
-    case HloOpcode::kGetTupleElement:
-    case HloOpcode::kBitcast:
-    case HloOpcode::kReshape:
-    case HloOpcode::kCopy:
-    case HloOpcode::kOptimizationBarrier:
-    case HloOpcode::kAddDependency:
-      return true;
-    case HloOpcode::kCustomCall: {
-      return instr.operand_count() == 1 &&
-             instr.operand(0)->shape().Compatible(instr.shape()) &&
-             runtime::IsIdentityCustomCall(instr);
-    }
-    default:
-      return false;
+  if (instr.opcode() == HloOpcode::kCustomCall) {
+    return instr.operand_count() == 1 && instr.operand(0)->shape().Compatible(instr.shape()) &&
+           runtime::IsIdentityCustomCall(instr);
   }
+  return runtime::IsOneOf(
+      instr.opcode(),
+      {HloOpcode::kTuple, HloOpcode::kGetTupleElement, HloOpcode::kBitcast, HloOpcode::kReshape,
+       HloOpcode::kCopy, HloOpcode::kOptimizationBarrier, HloOpcode::kAddDependency});
 }
 
 absl::StatusOr<BufferPlan> PlanBuffers(const hlo::HloComputation& computation) {
@@ -130,8 +107,7 @@ absl::StatusOr<BufferPlan> PlanBuffers(const hlo::HloComputation& computation) {
       plan.leaves[i] = AliasedLeaves(instr, operand_leaves);
       continue;
     }
-    std::vector<const hlo::Shape*> shapes;
-    FlattenLeaves(instr.shape(), shapes);
+    const std::vector<hlo::Shape> shapes = instr.shape().leaf_shapes();
     BufferKind kind = instr.opcode() == HloOpcode::kParameter  ? BufferKind::kParameter
                       : instr.opcode() == HloOpcode::kConstant ? BufferKind::kConstant
                                                                : BufferKind::kArena;
@@ -140,7 +116,7 @@ absl::StatusOr<BufferPlan> PlanBuffers(const hlo::HloComputation& computation) {
       buf.kind = kind;
       buf.instruction = i;
       buf.leaf = leaf;
-      buf.bytes = shapes[leaf]->IsArray() ? shapes[leaf]->byte_size() : 0;
+      buf.bytes = shapes[leaf].IsArray() ? shapes[leaf].byte_size() : 0;
       buf.first = buf.last = i;
       plan.leaves[i].push_back(static_cast<int64_t>(plan.buffers.size()));
       plan.buffers.push_back(buf);

@@ -3,7 +3,7 @@
 #include "runtime/cuda/buffer_plan.h"
 
 #include "gtest/gtest.h"
-#include "runtime/cuda/differential_test_util.h"
+#include "runtime/cuda/testing/differential_test_util.h"
 
 namespace runtime {
 namespace cuda {

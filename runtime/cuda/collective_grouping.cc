@@ -1,9 +1,9 @@
-// Asks runtime/cpu's DeviceGroupOf for every device and keeps each distinct group once.
+// Asks runtime/common's DeviceGroupOf for every device and keeps each distinct group once.
 #include "runtime/cuda/collective_grouping.h"
 
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
-#include "runtime/cpu/collective_groups.h"
+#include "runtime/common/collective_groups.h"
 #include "runtime/cuda/collectives.h"
 #include "runtime/cuda/kernels/element_math.h"
 

@@ -1,4 +1,4 @@
-// Which devices a collective splits into: every device's group (runtime/cpu/collective_groups.h,
+// Which devices a collective splits into: every device's group (runtime/common/collective_groups.h,
 // XLA's group modes), deduplicated into one partition of all devices. NCCL needs the whole
 // partition: ncclCommSplit is called by every rank of the world communicator, with the group's
 // index as color and the rank in the group as key, so that each distinct grouping gets one
@@ -14,7 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "hlo/ir/hlo_instruction.h"
-#include "runtime/cpu/evaluator.h"
+#include "runtime/common/device_context.h"
 
 namespace runtime {
 namespace cuda {

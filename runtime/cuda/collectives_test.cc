@@ -8,7 +8,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "runtime/cuda/differential_test_util.h"
+#include "runtime/cuda/testing/differential_test_util.h"
 
 namespace runtime {
 namespace cuda {

@@ -9,7 +9,8 @@
 #include "hlo/ir/hlo_computation.h"
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
-#include "runtime/cpu/tuple_leaves.h"
+#include "runtime/common/opcode_table.h"
+#include "runtime/common/tuple_leaves.h"
 #include "runtime/cuda/op_registry.h"
 
 namespace runtime {
@@ -18,14 +19,6 @@ namespace {
 
 using hlo::HloInstruction;
 using hlo::HloOpcode;
-
-void Flatten(const hlo::Shape& shape, std::vector<hlo::Shape>& out) {
-  if (!shape.IsTuple()) {
-    out.push_back(shape);
-    return;
-  }
-  for (const hlo::Shape& s : shape.tuple_shapes()) Flatten(s, out);
-}
 
 int64_t LeafBytes(const hlo::Shape& shape) { return shape.IsArray() ? shape.byte_size() : 0; }
 
@@ -39,12 +32,6 @@ absl::Status Named(const HloInstruction& instr, const absl::Status& s) {
 }
 
 }  // namespace
-
-std::vector<hlo::Shape> FlatLeafShapes(const hlo::Shape& shape) {
-  std::vector<hlo::Shape> out;
-  Flatten(shape, out);
-  return out;
-}
 
 absl::Status CopyValue(DeviceApi& device, const DeviceValue& src, const DeviceValue& dst) {
   if (src.leaves.size() != dst.leaves.size()) return absl::InternalError("leaf count mismatch");
@@ -170,13 +157,8 @@ absl::Status CudaExecutor::PlaceBuffers(Frame& frame, size_t i, const HloInstruc
 absl::Status CudaExecutor::Compute(const HloInstruction& instr,
                                    const std::vector<DeviceValue>& operands,
                                    const DeviceValue& result) {
-  switch (instr.opcode()) {
-    case HloOpcode::kWhile:
-    case HloOpcode::kConditional:
-    case HloOpcode::kCall:
-      return RunControlFlow(instr, operands, result);
-    default:
-      break;
+  if (IsOneOf(instr.opcode(), {HloOpcode::kWhile, HloOpcode::kConditional, HloOpcode::kCall})) {
+    return RunControlFlow(instr, operands, result);
   }
   CudaOpHandler handler = FindCudaOpHandler(instr.opcode());
   if (handler == nullptr) {
@@ -234,7 +216,7 @@ absl::StatusOr<OwnedValue> CudaExecutor::Execute(const hlo::HloComputation& comp
     RETURN_IF_ERROR(PlaceBuffers(frame, i, instr, params));
     DeviceValue& value = frame.values[i];
     value.shape = instr.shape();
-    const std::vector<hlo::Shape> shapes = FlatLeafShapes(instr.shape());
+    const std::vector<hlo::Shape> shapes = instr.shape().leaf_shapes();
     for (size_t k = 0; k < shapes.size(); ++k) {
       value.leaves.push_back({frame.where[frame.plan.leaves[i][k]], shapes[k]});
     }

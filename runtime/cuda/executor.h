@@ -18,7 +18,7 @@
 #include "absl/types/span.h"
 #include "hlo/ir/hlo_module.h"
 #include "hlo/ir/literal.h"
-#include "runtime/cpu/evaluator.h"
+#include "runtime/common/device_context.h"
 #include "runtime/cuda/buffer_plan.h"
 #include "runtime/cuda/collectives.h"
 #include "runtime/cuda/device_api.h"
@@ -101,9 +101,6 @@ class CudaExecutor {
   absl::flat_hash_map<const hlo::HloInstruction*, OwnedValue> constants_;
   absl::flat_hash_map<const hlo::HloInstruction*, int64_t> sequence_;
 };
-
-// Flattened array leaves of `shape`.
-std::vector<hlo::Shape> FlatLeafShapes(const hlo::Shape& shape);
 
 // Copies every leaf of `src` into the matching leaf of `dst` (same shapes), in stream order.
 absl::Status CopyValue(DeviceApi& device, const DeviceValue& src, const DeviceValue& dst);

@@ -8,11 +8,11 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "hlo/strings.h"
-#include "runtime/cuda/differential_test_util.h"
 #include "runtime/cuda/executor.h"
 #include "runtime/cuda/fake_nccl.h"
 #include "runtime/cuda/host_device.h"
 #include "runtime/cuda/kernels/kernel_params.h"
+#include "runtime/cuda/testing/differential_test_util.h"
 
 namespace runtime {
 namespace cuda {

@@ -28,8 +28,8 @@
 #include "hlo/ir/hlo_computation.h"
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
+#include "runtime/common/collective_groups.h"
 #include "runtime/cpu/box_copy.h"
-#include "runtime/cpu/collective_groups.h"
 #include "runtime/cpu/element_types.h"
 #include "runtime/cpu/op_registry.h"
 

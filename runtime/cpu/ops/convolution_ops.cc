@@ -24,11 +24,11 @@
 
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
+#include "runtime/common/strided_index.h"
 #include "runtime/cpu/element_types.h"
 #include "runtime/cpu/ops/convolution_plan.h"
 #include "runtime/cpu/ops/dot_handlers.h"
 #include "runtime/cpu/ops/matmul_kernels.h"
-#include "runtime/cpu/ops/strided_index.h"
 #include "runtime/cpu/ops/window_geometry.h"
 
 namespace runtime {

@@ -10,7 +10,7 @@
 #include "absl/status/statusor.h"
 #include "hlo/ir/hlo_instruction.h"
 #include "hlo/ir/shape.h"
-#include "runtime/cpu/ops/strided_index.h"
+#include "runtime/common/strided_index.h"
 
 namespace runtime {
 

@@ -19,11 +19,11 @@
 
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
+#include "runtime/common/strided_index.h"
 #include "runtime/cpu/element_types.h"
 #include "runtime/cpu/op_registry.h"
 #include "runtime/cpu/ops/dot_handlers.h"
 #include "runtime/cpu/ops/matmul_kernels.h"
-#include "runtime/cpu/ops/strided_index.h"
 
 namespace runtime {
 namespace {

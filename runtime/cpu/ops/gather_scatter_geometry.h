@@ -13,7 +13,7 @@
 #include "hlo/ir/literal.h"
 #include "hlo/ir/shape.h"
 #include "hlo/status_macros.h"
-#include "runtime/cpu/ops/strided_index.h"
+#include "runtime/common/strided_index.h"
 
 namespace runtime {
 

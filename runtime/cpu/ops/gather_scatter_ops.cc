@@ -28,11 +28,11 @@
 
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
+#include "runtime/common/strided_index.h"
 #include "runtime/cpu/element_types.h"
 #include "runtime/cpu/op_registry.h"
 #include "runtime/cpu/ops/gather_scatter_geometry.h"
 #include "runtime/cpu/ops/scalar_computation.h"
-#include "runtime/cpu/ops/strided_index.h"
 
 namespace runtime {
 namespace {

@@ -21,9 +21,9 @@
 #include "absl/types/span.h"
 #include "hlo/ir/literal.h"
 #include "hlo/strings.h"
+#include "runtime/common/strided_index.h"
 #include "runtime/cpu/element_types.h"
 #include "runtime/cpu/ops/scalar_computation.h"
-#include "runtime/cpu/ops/strided_index.h"
 
 namespace runtime {
 

@@ -142,6 +142,7 @@ struct IsComplex<std::complex<R>> : std::true_type {};
 template <typename C, typename F>
 absl::Status WithBinaryOp(hlo::HloOpcode op, bool is_pred, F&& f) {
   using hlo::HloOpcode;
+  // Stays a switch: each case instantiates f with a different functor type (no table holds types).
   switch (op) {
     case HloOpcode::kAdd:
       if constexpr (std::is_integral_v<C>) {

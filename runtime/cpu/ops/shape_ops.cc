@@ -8,13 +8,17 @@
 //   reverse    the source starts at the last index of each reversed dimension and steps back;
 //   reshape    copies the dense row-major bytes unchanged (so does bitcast between row-major
 //              layouts; under other layouts it reorders through the physical order);
-//   concatenate copies each operand's rows into its band of the result with one memcpy per row.
+//   concatenate copies each operand into its band of the result (whole rows merge into memcpys).
+// The index maps are runtime/common/strided_view.h's, shared with the point evaluator and the
+// CUDA executor; this file checks the attributes against the operands and copies bytes.
 // The sub-families slice/dynamic-slice/dynamic-update-slice/pad live in slice_ops.cc.
 #include <cstring>
 #include <vector>
 
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
+#include "runtime/common/strided_index.h"
+#include "runtime/common/strided_view.h"
 #include "runtime/cpu/element_types.h"
 #include "runtime/cpu/op_registry.h"
 #include "runtime/cpu/ops/elementwise_kernels.h"
@@ -47,14 +51,8 @@ absl::Status CheckSameElementType(const HloInstruction& instr, const Literal& op
 // dimension perm[i], writing the row-major result to `dst`.
 void PermutedCopy(const uint8_t* src, absl::Span<const int64_t> dims,
                   absl::Span<const int64_t> perm, uint8_t* dst, int64_t element_bytes) {
-  const std::vector<int64_t> src_strides = RowMajorByteStrides(dims, element_bytes);
-  StridedCopySpec spec{std::vector<int64_t>(perm.size()), std::vector<int64_t>(perm.size()), {}};
-  for (size_t i = 0; i < perm.size(); ++i) {
-    spec.sizes[i] = dims[perm[i]];
-    spec.src_strides[i] = src_strides[perm[i]];
-  }
-  spec.dst_strides = RowMajorByteStrides(spec.sizes, element_bytes);
-  StridedCopy(src, dst, spec, element_bytes);
+  const StridedView view = TransposeView(dims, perm);
+  CopyView(src, view, dst, StridedView{0, RowMajorStrides(view.sizes), view.sizes}, element_bytes);
 }
 
 absl::StatusOr<Literal> HandleBroadcast(const HloInstruction& instr,
@@ -68,9 +66,6 @@ absl::StatusOr<Literal> HandleBroadcast(const HloInstruction& instr,
     return Invalid(hlo::StrCat("broadcast dimensions has ", dims.size(), " entries for operand ",
                                in.shape().ToString()));
   }
-  const std::vector<int64_t> in_strides = RowMajorByteStrides(in.shape());
-  StridedCopySpec spec{out_shape.dimensions(), std::vector<int64_t>(out_shape.rank(), 0),
-                       RowMajorByteStrides(out_shape)};
   for (size_t i = 0; i < dims.size(); ++i) {
     const int64_t d = dims[i];
     const int64_t size = in.shape().dimensions(i);
@@ -78,11 +73,10 @@ absl::StatusOr<Literal> HandleBroadcast(const HloInstruction& instr,
       return Invalid(hlo::StrCat("broadcast maps operand dimension ", i, " (size ", size,
                                  ") to result dimension ", d, " of ", out_shape.ToString()));
     }
-    if (size != 1) spec.src_strides[d] = in_strides[i];
   }
   Literal out(out_shape);
-  StridedCopy(in.data().data(), out.mutable_data()->data(), spec,
-              hlo::ByteWidth(out_shape.element_type()));
+  CopyView(in.data().data(), BroadcastView(in.shape(), out_shape, dims), out.mutable_data()->data(),
+           ReshapeView(out_shape), hlo::ByteWidth(out_shape.element_type()));
   return out;
 }
 
@@ -194,21 +188,16 @@ absl::StatusOr<Literal> HandleReverse(const HloInstruction& instr,
     return Invalid(
         hlo::StrCat("result ", instr.shape().ToString(), " must equal operand ", shape.ToString()));
   }
-  StridedCopySpec spec{shape.dimensions(), RowMajorByteStrides(shape), RowMajorByteStrides(shape)};
-  int64_t start = 0;
   for (int64_t d : instr.dimensions()) {
     if (d < 0 || d >= shape.rank()) {
       return Invalid(
           hlo::StrCat("reverse dimension ", d, " is out of range for ", shape.ToString()));
     }
-    if (shape.dimensions(d) == 0) continue;
-    start += (shape.dimensions(d) - 1) * spec.src_strides[d];
-    spec.src_strides[d] = -spec.src_strides[d];
   }
   Literal out(instr.shape());
   if (out.data().empty()) return out;
-  StridedCopy(in.data().data() + start, out.mutable_data()->data(), spec,
-              hlo::ByteWidth(shape.element_type()));
+  CopyView(in.data().data(), ReverseView(shape, instr.dimensions()), out.mutable_data()->data(),
+           ReshapeView(shape), hlo::ByteWidth(shape.element_type()));
   return out;
 }
 
@@ -223,14 +212,8 @@ absl::StatusOr<Literal> HandleConcatenate(const HloInstruction& instr,
   if (dim < 0 || dim >= out_shape.rank()) {
     return Invalid(hlo::StrCat("concatenate dimension ", dim, " is out of range"));
   }
-  // Bytes of one result row (everything from `dim` inward) and the number of rows.
-  const std::vector<int64_t> out_strides = RowMajorByteStrides(out_shape);
-  const int64_t out_row = out_shape.dimensions(dim) * out_strides[dim];
-  int64_t rows = 1;
-  for (int64_t d = 0; d < dim; ++d) rows *= out_shape.dimensions(d);
-  Literal out(out_shape);
-  uint8_t* dst = out.mutable_data()->data();
-  int64_t offset = 0;  // Byte offset of the current operand's band within a result row.
+  int64_t filled = 0;  // Result positions along `dim` taken by the operands so far.
+  std::vector<const Shape*> shapes;
   for (const Literal* operand : operands) {
     RETURN_IF_ERROR(CheckSameElementType(instr, *operand));
     const Shape& in_shape = operand->shape();
@@ -238,20 +221,24 @@ absl::StatusOr<Literal> HandleConcatenate(const HloInstruction& instr,
     for (int64_t d = 0; fits && d < out_shape.rank(); ++d) {
       fits = d == dim || in_shape.dimensions(d) == out_shape.dimensions(d);
     }
-    const int64_t in_row = fits ? in_shape.dimensions(dim) * out_strides[dim] : 0;
-    if (!fits || offset + in_row > out_row) {
+    if (!fits || filled + in_shape.dimensions(dim) > out_shape.dimensions(dim)) {
       return Invalid(hlo::StrCat("operand ", operand->shape().ToString(), " does not fit result ",
                                  out_shape.ToString(), " along dimension ", dim));
     }
-    const uint8_t* src = operand->data().data();
-    for (int64_t r = 0; r < rows && in_row > 0; ++r) {
-      std::memcpy(dst + r * out_row + offset, src + r * in_row, in_row);
-    }
-    offset += in_row;
+    filled += in_shape.dimensions(dim);
+    shapes.push_back(&in_shape);
   }
-  if (offset != out_row) {
+  if (filled != out_shape.dimensions(dim)) {
     return Invalid(hlo::StrCat("operands do not fill result ", out_shape.ToString(),
                                " along dimension ", dim));
+  }
+  Literal out(out_shape);
+  const std::vector<Placement> placements = ConcatenatePlacements(shapes, dim);
+  for (size_t k = 0; k < operands.size(); ++k) {
+    if (placements[k].empty()) continue;
+    CopyView(operands[k]->data().data(), placements[k].OperandView(*shapes[k]),
+             out.mutable_data()->data(), placements[k].ResultView(out_shape),
+             hlo::ByteWidth(out_shape.element_type()));
   }
   return out;
 }

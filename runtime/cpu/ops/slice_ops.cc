@@ -10,12 +10,14 @@
 //                         copied to positions low + i * (interior + 1); negative low/high
 //                         padding crops, so only operand indices that land inside are copied.
 // Example: pad(f32[3] {1,2,3}, 0), padding=-1_1_1 -> f32[5] {0,2,0,3,0}.
+// The index maps (views, placements, clamping) are runtime/common/strided_view.h's.
 #include <algorithm>
 #include <cstdint>
 #include <vector>
 
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
+#include "runtime/common/strided_view.h"
 #include "runtime/cpu/op_registry.h"
 #include "runtime/cpu/ops/elementwise_kernels.h"
 #include "runtime/cpu/ops/family_registration.h"
@@ -54,9 +56,6 @@ absl::StatusOr<Literal> HandleSlice(const HloInstruction& instr,
     return Invalid(
         hlo::StrCat("slice has ", slices.size(), " ranges for operand ", in.shape().ToString()));
   }
-  const std::vector<int64_t> in_strides = RowMajorByteStrides(in.shape());
-  StridedCopySpec spec{out_shape.dimensions(), in_strides, RowMajorByteStrides(out_shape)};
-  int64_t offset = 0;
   for (size_t d = 0; d < slices.size(); ++d) {
     const hlo::SliceDimension& s = slices[d];
     const bool valid = s.start >= 0 && s.stride >= 1 && s.start <= s.limit &&
@@ -67,13 +66,11 @@ absl::StatusOr<Literal> HandleSlice(const HloInstruction& instr,
                                  "] of dimension ", d, " does not give ", out_shape.ToString(),
                                  " from ", in.shape().ToString()));
     }
-    offset += s.start * in_strides[d];
-    spec.src_strides[d] = in_strides[d] * s.stride;
   }
   Literal out(out_shape);
   if (out.data().empty()) return out;
-  StridedCopy(in.data().data() + offset, out.mutable_data()->data(), spec,
-              hlo::ByteWidth(out_shape.element_type()));
+  CopyView(in.data().data(), SliceView(in.shape(), out_shape, slices), out.mutable_data()->data(),
+           ReshapeView(out_shape), hlo::ByteWidth(out_shape.element_type()));
   return out;
 }
 
@@ -102,27 +99,20 @@ absl::StatusOr<std::vector<int64_t>> ClampedStarts(absl::Span<const Literal* con
   if (!scalars && !vector) {
     return Invalid(hlo::StrCat("expected ", rank, " start indices for ", full.ToString()));
   }
-  std::vector<int64_t> starts(rank);
+  std::vector<int64_t> raw(rank);
   for (int64_t d = 0; d < rank; ++d) {
     const Literal& index = scalars ? *operands[first + d] : *operands[first];
     if (scalars && index.element_count() != 1) {
       return Invalid(
           hlo::StrCat("start index ", d, " is not a scalar: ", index.shape().ToString()));
     }
-    ASSIGN_OR_RETURN(int64_t value, ReadIndex(index, scalars ? 0 : d));
+    ASSIGN_OR_RETURN(raw[d], ReadIndex(index, scalars ? 0 : d));
     if (window[d] > full.dimensions(d) || window[d] < 0) {
       return Invalid(hlo::StrCat("window size ", window[d], " does not fit dimension ", d, " of ",
                                  full.ToString()));
     }
-    starts[d] = std::clamp<int64_t>(value, 0, full.dimensions(d) - window[d]);
   }
-  return starts;
-}
-
-int64_t Dot(absl::Span<const int64_t> a, absl::Span<const int64_t> b) {
-  int64_t sum = 0;
-  for (size_t i = 0; i < a.size(); ++i) sum += a[i] * b[i];
-  return sum;
+  return ClampStarts(raw, full.dimensions(), window);
 }
 
 absl::StatusOr<Literal> HandleDynamicSlice(const HloInstruction& instr,
@@ -139,12 +129,11 @@ absl::StatusOr<Literal> HandleDynamicSlice(const HloInstruction& instr,
   }
   ASSIGN_OR_RETURN(std::vector<int64_t> starts,
                    ClampedStarts(operands, 1, in.shape(), out_shape.dimensions()));
-  const std::vector<int64_t> in_strides = RowMajorByteStrides(in.shape());
   Literal out(out_shape);
   if (out.data().empty()) return out;
-  StridedCopy(in.data().data() + Dot(starts, in_strides), out.mutable_data()->data(),
-              {out_shape.dimensions(), in_strides, RowMajorByteStrides(out_shape)},
-              hlo::ByteWidth(out_shape.element_type()));
+  CopyView(in.data().data(), WindowView(in.shape(), starts, out_shape.dimensions()),
+           out.mutable_data()->data(), ReshapeView(out_shape),
+           hlo::ByteWidth(out_shape.element_type()));
   return out;
 }
 
@@ -163,31 +152,13 @@ absl::StatusOr<Literal> HandleDynamicUpdateSlice(const HloInstruction& instr,
   }
   ASSIGN_OR_RETURN(std::vector<int64_t> starts,
                    ClampedStarts(operands, 2, in.shape(), update.shape().dimensions()));
-  const std::vector<int64_t> out_strides = RowMajorByteStrides(in.shape());
   Literal out(instr.shape());
   *out.mutable_data() = in.data();
   if (update.data().empty()) return out;
-  StridedCopy(update.data().data(), out.mutable_data()->data() + Dot(starts, out_strides),
-              {update.shape().dimensions(), RowMajorByteStrides(update.shape()), out_strides},
-              hlo::ByteWidth(in.shape().element_type()));
+  const Placement placement = UpdatePlacement(update.shape(), starts);
+  CopyView(update.data().data(), placement.OperandView(update.shape()), out.mutable_data()->data(),
+           placement.ResultView(in.shape()), hlo::ByteWidth(in.shape().element_type()));
   return out;
-}
-
-// Copy of one dimension of pad: which operand indices land inside the result, and where.
-struct PadRange {
-  int64_t begin = 0;           // First operand index copied.
-  int64_t end = 0;             // One past the last.
-  int64_t first_position = 0;  // Result index of operand index `begin`.
-};
-
-PadRange PadRangeOf(const hlo::PaddingDimension& p, int64_t in_dim, int64_t out_dim) {
-  const int64_t step = p.interior_padding + 1;
-  PadRange r;
-  r.begin = p.edge_padding_low >= 0 ? 0 : (-p.edge_padding_low + step - 1) / step;
-  const int64_t last_position = out_dim - 1 - p.edge_padding_low;
-  r.end = last_position < 0 ? 0 : std::min(in_dim, last_position / step + 1);
-  r.first_position = p.edge_padding_low + r.begin * step;
-  return r;
 }
 
 absl::StatusOr<Literal> HandlePad(const HloInstruction& instr,
@@ -205,11 +176,6 @@ absl::StatusOr<Literal> HandlePad(const HloInstruction& instr,
         "pad needs a scalar padding value of the operand's type and one padding "
         "entry per dimension");
   }
-  const std::vector<int64_t> in_strides = RowMajorByteStrides(in.shape());
-  const std::vector<int64_t> out_strides = RowMajorByteStrides(out_shape);
-  StridedCopySpec spec{std::vector<int64_t>(rank), in_strides, out_strides};
-  int64_t src_offset = 0, dst_offset = 0;
-  bool empty = false;
   for (int64_t d = 0; d < rank; ++d) {
     const hlo::PaddingDimension& p = config->dimensions[d];
     const int64_t in_dim = in.shape().dimensions(d);
@@ -219,12 +185,6 @@ absl::StatusOr<Literal> HandlePad(const HloInstruction& instr,
       return Invalid(hlo::StrCat("padding of dimension ", d, " does not turn ",
                                  in.shape().ToString(), " into ", out_shape.ToString()));
     }
-    const PadRange r = PadRangeOf(p, in_dim, out_shape.dimensions(d));
-    spec.sizes[d] = std::max<int64_t>(r.end - r.begin, 0);
-    empty = empty || spec.sizes[d] == 0;
-    spec.dst_strides[d] = out_strides[d] * (p.interior_padding + 1);
-    src_offset += r.begin * in_strides[d];
-    dst_offset += r.first_position * out_strides[d];
   }
   Literal out(out_shape);
   const int64_t element_bytes = hlo::ByteWidth(out_shape.element_type());
@@ -234,9 +194,10 @@ absl::StatusOr<Literal> HandlePad(const HloInstruction& instr,
     FillElements(out.mutable_data()->data(), out.element_count(), value.data().data(),
                  element_bytes);
   }
-  if (empty) return out;
-  StridedCopy(in.data().data() + src_offset, out.mutable_data()->data() + dst_offset, spec,
-              element_bytes);
+  const Placement placement = PadPlacement(in.shape(), out_shape, *config);
+  if (placement.empty()) return out;
+  CopyView(in.data().data(), placement.OperandView(in.shape()), out.mutable_data()->data(),
+           placement.ResultView(out_shape), element_bytes);
   return out;
 }
 

@@ -11,13 +11,14 @@
 #include <functional>
 #include <numeric>
 #include <optional>
-#include <type_traits>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
+#include "runtime/common/opcode_table.h"
 #include "runtime/cpu/element_types.h"
 #include "runtime/cpu/ops/compare_keys.h"
 
@@ -40,32 +41,13 @@ bool IsScalar(const Shape& shape) { return shape.IsArray() && shape.rank() == 0;
 
 // Opcodes whose scalar form computes the same per element as their array form.
 bool IsElementwise(HloOpcode op) {
-  switch (op) {
-    case HloOpcode::kCompare:
-    case HloOpcode::kSelect:
-    case HloOpcode::kClamp:
-    case HloOpcode::kConvert:
-    case HloOpcode::kBitcastConvert:
-      return true;
-    default:
-      return hlo::IsElementwiseUnary(op) || hlo::IsElementwiseBinary(op);
-  }
+  return IsOneOf(op, {HloOpcode::kCompare, HloOpcode::kSelect, HloOpcode::kClamp,
+                      HloOpcode::kConvert, HloOpcode::kBitcastConvert}) ||
+         hlo::IsElementwiseUnary(op) || hlo::IsElementwiseBinary(op);
 }
 
-// Opcodes the per-pair program evaluates (on pred values).
-bool IsProgramOp(HloOpcode op) {
-  switch (op) {
-    case HloOpcode::kCompare:
-    case HloOpcode::kSelect:
-    case HloOpcode::kAnd:
-    case HloOpcode::kOr:
-    case HloOpcode::kXor:
-    case HloOpcode::kNot:
-      return true;
-    default:
-      return false;
-  }
-}
+// Opcodes the per-pair program evaluates (on pred values); defined with the node kinds below.
+bool IsProgramOp(HloOpcode op);
 
 // The side of every instruction of `comparator`, or nullopt when one is outside the supported
 // forms or the parameters do not match `operands`.
@@ -255,6 +237,25 @@ struct SortComparator::Node {
   int64_t order_key = -1;  // kPairCompare: the pair's entry in Program::order_keys.
 };
 
+namespace {
+
+// The per-pair program's node kind of each opcode it evaluates besides compare (whose kind,
+// kCompare or kPairCompare, depends on its operands).
+constexpr std::pair<HloOpcode, SortComparator::Node::Kind> kProgramKinds[] = {
+    {HloOpcode::kSelect, SortComparator::Node::Kind::kSelect},
+    {HloOpcode::kAnd, SortComparator::Node::Kind::kAnd},
+    {HloOpcode::kOr, SortComparator::Node::Kind::kOr},
+    {HloOpcode::kXor, SortComparator::Node::Kind::kXor},
+    {HloOpcode::kNot, SortComparator::Node::Kind::kNot},
+};
+
+bool IsProgramOp(HloOpcode op) {
+  return op == HloOpcode::kCompare ||
+         FindInTable<SortComparator::Node::Kind>(kProgramKinds, op) != nullptr;
+}
+
+}  // namespace
+
 struct SortComparator::Program {
   // A pair of key instructions compared with comparison type `type`.
   struct OrderKey {
@@ -329,15 +330,10 @@ class ProgramBuilder {
 
   std::optional<Node> MixedNode(const HloInstruction& instr) {
     if (instr.opcode() == HloOpcode::kCompare) return CompareNode(instr);
+    const Node::Kind* kind = FindInTable<Node::Kind>(kProgramKinds, instr.opcode());
+    if (kind == nullptr) return std::nullopt;
     Node node;
-    switch (instr.opcode()) {
-      case HloOpcode::kSelect: node.kind = Node::Kind::kSelect; break;
-      case HloOpcode::kAnd: node.kind = Node::Kind::kAnd; break;
-      case HloOpcode::kOr: node.kind = Node::Kind::kOr; break;
-      case HloOpcode::kXor: node.kind = Node::Kind::kXor; break;
-      case HloOpcode::kNot: node.kind = Node::Kind::kNot; break;
-      default: return std::nullopt;
-    }
+    node.kind = *kind;
     if (!ReadOperands(instr, node)) return std::nullopt;
     return node;
   }

@@ -159,6 +159,15 @@ void StridedCopy(const uint8_t* src, uint8_t* dst, const StridedCopySpec& spec,
   }
 }
 
+void CopyView(const uint8_t* src, const StridedView& from, uint8_t* dst, const StridedView& to,
+              int64_t element_bytes) {
+  StridedCopySpec spec{from.sizes, from.strides, to.strides};
+  for (int64_t& s : spec.src_strides) s *= element_bytes;
+  for (int64_t& s : spec.dst_strides) s *= element_bytes;
+  StridedCopy(src + from.offset * element_bytes, dst + to.offset * element_bytes, spec,
+              element_bytes);
+}
+
 std::vector<int64_t> RowMajorByteStrides(absl::Span<const int64_t> dims, int64_t element_bytes) {
   std::vector<int64_t> strides(dims.size());
   int64_t stride = element_bytes;

@@ -13,6 +13,7 @@
 
 #include "absl/types/span.h"
 #include "hlo/ir/shape.h"
+#include "runtime/common/strided_view.h"
 
 namespace runtime {
 
@@ -31,6 +32,12 @@ struct StridedCopySpec {
 // and the regions do not overlap. `element_bytes` is the size of one element.
 void StridedCopy(const uint8_t* src, uint8_t* dst, const StridedCopySpec& spec,
                  int64_t element_bytes);
+
+// Copies the elements `from` selects in `src` to those `to` selects in `dst` (views in elements
+// of `element_bytes` bytes, runtime/common/strided_view.h). REQUIRES: equal sizes, and what
+// StridedCopy requires.
+void CopyView(const uint8_t* src, const StridedView& from, uint8_t* dst, const StridedView& to,
+              int64_t element_bytes);
 
 // Byte strides of a dense row-major array with `dims` and `element_bytes`-sized elements.
 std::vector<int64_t> RowMajorByteStrides(absl::Span<const int64_t> dims, int64_t element_bytes);

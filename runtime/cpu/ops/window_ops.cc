@@ -18,10 +18,10 @@
 
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
+#include "runtime/common/strided_index.h"
 #include "runtime/cpu/element_types.h"
 #include "runtime/cpu/ops/reduce_handlers.h"
 #include "runtime/cpu/ops/scalar_computation.h"
-#include "runtime/cpu/ops/strided_index.h"
 #include "runtime/cpu/ops/window_geometry.h"
 
 namespace runtime {

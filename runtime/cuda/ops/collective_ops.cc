@@ -5,8 +5,8 @@
 // of [group size, chunk] with a strided copy.
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
-#include "runtime/cpu/collective_groups.h"
-#include "runtime/cpu/ops/strided_index.h"
+#include "runtime/common/collective_groups.h"
+#include "runtime/common/strided_index.h"
 #include "runtime/cuda/op_registry.h"
 #include "runtime/cuda/ops/op_util.h"
 

@@ -13,7 +13,7 @@
 
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
-#include "runtime/cpu/ops/strided_index.h"
+#include "runtime/common/strided_index.h"
 #include "runtime/cuda/op_registry.h"
 #include "runtime/cuda/ops/op_util.h"
 

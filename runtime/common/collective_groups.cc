@@ -1,9 +1,10 @@
 // Group resolution: pick the mode, expand replica_groups (iota or explicit), find the group
 // holding this device's id in that mode, and map its ids to global device ids.
-#include "runtime/cpu/collective_groups.h"
+#include "runtime/common/collective_groups.h"
 
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
+#include "runtime/common/opcode_table.h"
 
 namespace runtime {
 namespace {
@@ -13,16 +14,8 @@ using hlo::HloOpcode;
 
 // Ops whose XLA instruction class has a use_global_device_ids field.
 bool HasGlobalIdsFlag(HloOpcode opcode) {
-  switch (opcode) {
-    case HloOpcode::kAllReduce:
-    case HloOpcode::kAllReduceStart:
-    case HloOpcode::kAllGather:
-    case HloOpcode::kAllGatherStart:
-    case HloOpcode::kReduceScatter:
-      return true;
-    default:
-      return false;
-  }
+  return IsOneOf(opcode, {HloOpcode::kAllReduce, HloOpcode::kAllReduceStart, HloOpcode::kAllGather,
+                          HloOpcode::kAllGatherStart, HloOpcode::kReduceScatter});
 }
 
 std::string_view IdKind(CollectiveGroupMode mode) {

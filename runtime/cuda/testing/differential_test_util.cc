@@ -1,14 +1,14 @@
 // Random per-device arguments (runtime/cpu/verify.h's RandomLiteral), both executors, and a
 // leaf-by-leaf comparison (runtime/cpu/compare.h).
-#include "runtime/cuda/differential_test_util.h"
+#include "runtime/cuda/testing/differential_test_util.h"
 
 #include "hlo/parser/hlo_parser.h"
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
 #include "hlo/verifier/hlo_verifier.h"
+#include "runtime/common/tuple_leaves.h"
 #include "runtime/cpu/compare.h"
 #include "runtime/cpu/multi_device_runner.h"
-#include "runtime/cpu/tuple_leaves.h"
 #include "runtime/cpu/verify.h"
 #include "runtime/cuda/host_device.h"
 

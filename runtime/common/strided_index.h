@@ -6,8 +6,8 @@
 // index maps to. A kernel that reads one array and writes another with a different dimension
 // order asks for two stride vectors and reads both offsets; a stride of 0 makes a dimension
 // broadcast (e.g. the reduced dimensions of a reduce's output).
-#ifndef RUNTIME_CPU_OPS_STRIDED_INDEX_H_
-#define RUNTIME_CPU_OPS_STRIDED_INDEX_H_
+#ifndef RUNTIME_COMMON_STRIDED_INDEX_H_
+#define RUNTIME_COMMON_STRIDED_INDEX_H_
 
 #include <cstdint>
 #include <utility>
@@ -83,4 +83,4 @@ class StridedCounter {
 
 }  // namespace runtime
 
-#endif  // RUNTIME_CPU_OPS_STRIDED_INDEX_H_
+#endif  // RUNTIME_COMMON_STRIDED_INDEX_H_

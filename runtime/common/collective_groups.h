@@ -16,15 +16,15 @@
 //   channel_id, use_global_device_ids=true     kFlattenedId: groups of global device ids.
 //
 // Empty replica_groups mean one group of every id of the mode (every device for kFlattenedId).
-#ifndef RUNTIME_CPU_COLLECTIVE_GROUPS_H_
-#define RUNTIME_CPU_COLLECTIVE_GROUPS_H_
+#ifndef RUNTIME_COMMON_COLLECTIVE_GROUPS_H_
+#define RUNTIME_COMMON_COLLECTIVE_GROUPS_H_
 
 #include <cstdint>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "hlo/ir/hlo_instruction.h"
-#include "runtime/cpu/evaluator.h"
+#include "runtime/common/device_context.h"
 
 namespace runtime {
 
@@ -63,4 +63,4 @@ absl::StatusOr<int64_t> PermuteSourceOf(const hlo::HloInstruction& instr,
 
 }  // namespace runtime
 
-#endif  // RUNTIME_CPU_COLLECTIVE_GROUPS_H_
+#endif  // RUNTIME_COMMON_COLLECTIVE_GROUPS_H_

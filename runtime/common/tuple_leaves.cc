@@ -1,5 +1,5 @@
 // Depth-first leaf enumeration and index-path access.
-#include "runtime/cpu/tuple_leaves.h"
+#include "runtime/common/tuple_leaves.h"
 
 #include "hlo/strings.h"
 

@@ -2,8 +2,8 @@
 // seeded random arguments on both, every output leaf compared with the CPU verifier's
 // per-type tolerance. The CUDA side runs on the host device (host twins of the kernels) unless
 // the caller passes GPU options.
-#ifndef RUNTIME_CUDA_DIFFERENTIAL_TEST_UTIL_H_
-#define RUNTIME_CUDA_DIFFERENTIAL_TEST_UTIL_H_
+#ifndef RUNTIME_CUDA_TESTING_DIFFERENTIAL_TEST_UTIL_H_
+#define RUNTIME_CUDA_TESTING_DIFFERENTIAL_TEST_UTIL_H_
 
 #include <memory>
 #include <string>
@@ -30,4 +30,4 @@ absl::Status CompareWithCpu(const hlo::HloModule& module, const CudaRunOptions& 
 }  // namespace cuda
 }  // namespace runtime
 
-#endif  // RUNTIME_CUDA_DIFFERENTIAL_TEST_UTIL_H_
+#endif  // RUNTIME_CUDA_TESTING_DIFFERENTIAL_TEST_UTIL_H_

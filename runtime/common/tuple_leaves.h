@@ -1,8 +1,8 @@
 // Walking the array leaves of tuple-shaped values. Leaves are visited in flattened order
 // (depth first, element 0 first), which is also the order of a tuple sharding's elements and
 // of a module's output files.
-#ifndef RUNTIME_CPU_TUPLE_LEAVES_H_
-#define RUNTIME_CPU_TUPLE_LEAVES_H_
+#ifndef RUNTIME_COMMON_TUPLE_LEAVES_H_
+#define RUNTIME_COMMON_TUPLE_LEAVES_H_
 
 #include <string>
 #include <string_view>
@@ -29,4 +29,4 @@ std::string LeafFileStem(std::string_view base, const hlo::ShapeIndex& index);
 
 }  // namespace runtime
 
-#endif  // RUNTIME_CPU_TUPLE_LEAVES_H_
+#endif  // RUNTIME_COMMON_TUPLE_LEAVES_H_
