@@ -9,6 +9,7 @@
 #include "hlo/analysis/collectives.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "hlo/analysis/executed_instructions.h"
 #include "hlo/ir/hlo_printer.h"
@@ -22,28 +23,24 @@ struct CollectiveOp {
   bool async_start;  // Output is element 1 of the instruction's tuple shape.
 };
 
+// The collectives the statistics count, by opcode; all-reduce-start's shape is its result, as
+// for all-reduce.
+constexpr std::pair<HloOpcode, CollectiveOp> kCollectives[] = {
+    {HloOpcode::kAllGather, {CollectiveKind::kAllGather, false}},
+    {HloOpcode::kAllGatherStart, {CollectiveKind::kAllGather, true}},
+    {HloOpcode::kAllReduce, {CollectiveKind::kAllReduce, false}},
+    {HloOpcode::kAllReduceStart, {CollectiveKind::kAllReduce, false}},
+    {HloOpcode::kReduceScatter, {CollectiveKind::kReduceScatter, false}},
+    {HloOpcode::kAllToAll, {CollectiveKind::kAllToAll, false}},
+    {HloOpcode::kCollectivePermute, {CollectiveKind::kCollectivePermute, false}},
+    {HloOpcode::kCollectivePermuteStart, {CollectiveKind::kCollectivePermute, true}},
+};
+
 std::optional<CollectiveOp> Classify(HloOpcode op) {
-  switch (op) {
-    case HloOpcode::kAllGather:
-      return CollectiveOp{CollectiveKind::kAllGather, false};
-    case HloOpcode::kAllGatherStart:
-      return CollectiveOp{CollectiveKind::kAllGather, true};
-    case HloOpcode::kAllReduce:
-      return CollectiveOp{CollectiveKind::kAllReduce, false};
-    // all-reduce-start's shape is its result, as for all-reduce.
-    case HloOpcode::kAllReduceStart:
-      return CollectiveOp{CollectiveKind::kAllReduce, false};
-    case HloOpcode::kReduceScatter:
-      return CollectiveOp{CollectiveKind::kReduceScatter, false};
-    case HloOpcode::kAllToAll:
-      return CollectiveOp{CollectiveKind::kAllToAll, false};
-    case HloOpcode::kCollectivePermute:
-      return CollectiveOp{CollectiveKind::kCollectivePermute, false};
-    case HloOpcode::kCollectivePermuteStart:
-      return CollectiveOp{CollectiveKind::kCollectivePermute, true};
-    default:
-      return std::nullopt;
+  for (const auto& [opcode, collective] : kCollectives) {
+    if (opcode == op) return collective;
   }
+  return std::nullopt;
 }
 
 std::optional<CollectiveOp> ClassifyInstruction(const HloInstruction& instr) {

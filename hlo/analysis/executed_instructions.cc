@@ -96,19 +96,12 @@ std::optional<int64_t> TripCountFromPattern(const HloInstruction& loop) {
   return std::max<int64_t>(0, limit - *start);
 }
 
+// Whether `instr`'s called computations run whole as part of it (the while loop is walked by
+// trip count). A sugared async op (`reduce-scatter-start(...), to_apply=sum`) calls only the
+// wrapped op's combiner; the generic form's `calls=` computation is the work itself.
 bool VisitsCallees(const HloInstruction& instr) {
-  switch (instr.opcode()) {
-    case HloOpcode::kCall:
-    case HloOpcode::kConditional:
-    case HloOpcode::kFusion:
-      return true;
-    // The sugared form (`reduce-scatter-start(...), to_apply=sum`) calls only the wrapped
-    // op's combiner; the generic form's `calls=` computation is the work itself.
-    case HloOpcode::kAsyncStart:
-      return !instr.attrs().async_wrapped_opcode.has_value();
-    default:
-      return false;
-  }
+  return HasOpcodeFlag(instr.opcode(), op_traits::kRunsCallees) &&
+         !instr.attrs().async_wrapped_opcode.has_value();
 }
 
 void Walk(const HloComputation& comp, int64_t executions, const ExecutedInstructionVisitor& visit) {

@@ -83,6 +83,18 @@ bool IsPlacementCustomCall(const HloInstruction& instr) {
   return std::find(std::begin(kTargets), std::end(kTargets), target) != std::end(kTargets);
 }
 
+bool ForwardsOperand(const HloInstruction& instr) {
+  if (HasOpcodeFlag(instr.opcode(), op_traits::kForwardsOperand)) return true;
+  if (instr.opcode() != HloOpcode::kCustomCall) return false;
+  static constexpr std::string_view kTargets[] = {
+      "Sharding",         "SPMDFullToShardShape", "SPMDShardToFullShape",
+      "ShardBarrierFrom", "ShardBarrierTo",       "LayoutConstraint",
+  };
+  const std::string& target = instr.attrs().custom_call_target;
+  return std::find(std::begin(kTargets), std::end(kTargets), target) != std::end(kTargets) ||
+         IsPlacementCustomCall(instr);
+}
+
 absl::StatusOr<std::vector<int64_t>> RawDimsAttribute(
     const HloInstruction& instr, std::initializer_list<std::string_view> names) {
   for (const RawAttribute& a : instr.attrs().raw_attributes) {

@@ -197,6 +197,12 @@ class HloInstruction {
 // through them, the partitioner keeps them on the shard, the executors run them as identities.
 bool IsPlacementCustomCall(const HloInstruction& instr);
 
+// Whether `instr`'s value is, on each device, its operand's: an opcode with
+// op_traits::kForwardsOperand (copy, opt-barrier), or one of the custom-calls that only mark a
+// value (`Sharding`, `SPMDFullToShardShape`, `SPMDShardToFullShape`, `ShardBarrierFrom`/`To`,
+// `LayoutConstraint`, the placement custom-calls). The executors run it as a copy or an alias.
+bool ForwardsOperand(const HloInstruction& instr);
+
 // The integer list of the first raw (verbatim) attribute of `instr` named one of `names`
 // (`{1,2}` or `1`), empty when there is none; an error naming the attribute when its text is
 // not such a list. For attributes the IR keeps as text, e.g. ragged-dot's lhs_ragged_dims.

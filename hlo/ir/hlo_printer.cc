@@ -154,79 +154,72 @@ void AppendComputationList(const std::vector<HloComputation*>& cs, std::string* 
   out->push_back('}');
 }
 
-void AppendCalledComputations(const HloInstruction& instr, std::string* out) {
+void AppendNamedPair(std::string_view first, std::string_view second,
+                     const std::vector<HloComputation*>& called, std::string* out) {
+  AppendAttr(first, out);
+  AppendComputationRef(called[0], out);
+  AppendAttr(second, out);
+  AppendComputationRef(called.at(1), out);
+}
+
+void AppendConditionBody(const HloInstruction& instr, std::string* out) {
+  AppendNamedPair("condition", "body", instr.called_computations(), out);
+}
+
+void AppendSelectScatter(const HloInstruction& instr, std::string* out) {
+  AppendNamedPair("select", "scatter", instr.called_computations(), out);
+}
+
+void AppendBranches(const HloInstruction& instr, std::string* out) {
   const auto& called = instr.called_computations();
-  if (called.empty()) return;
-  switch (instr.opcode()) {
-    case HloOpcode::kWhile:
-      AppendAttr("condition", out);
-      AppendComputationRef(called[0], out);
-      AppendAttr("body", out);
-      AppendComputationRef(called.at(1), out);
-      return;
-    case HloOpcode::kConditional:
-      if (instr.operand_count() > 0 &&
-          instr.operand(0)->shape().element_type() == PrimitiveType::kPred &&
-          called.size() == 2) {
-        AppendAttr("true_computation", out);
-        AppendComputationRef(called[0], out);
-        AppendAttr("false_computation", out);
-        AppendComputationRef(called[1], out);
-      } else {
-        AppendAttr("branch_computations", out);
-        AppendComputationList(called, out);
-      }
-      return;
-    case HloOpcode::kSelectAndScatter:
-      AppendAttr("select", out);
-      AppendComputationRef(called[0], out);
-      AppendAttr("scatter", out);
-      AppendComputationRef(called.at(1), out);
-      return;
-    case HloOpcode::kAsyncStart:
-      if (instr.attrs().async_wrapped_opcode) {
-        AppendAttr(instr.attrs().async_wrapped_opcode == HloOpcode::kCustomCall
-                       ? "called_computations" : "to_apply", out);
-        if (instr.attrs().async_wrapped_opcode == HloOpcode::kCustomCall) {
-          AppendComputationList(called, out);
-        } else {
-          AppendComputationRef(called[0], out);
-        }
-        return;
-      }
-      [[fallthrough]];
-    case HloOpcode::kFusion:
-      AppendAttr("calls", out);
-      AppendComputationRef(called[0], out);
-      return;
-    case HloOpcode::kCustomCall:
-      AppendAttr("called_computations", out);
-      AppendComputationList(called, out);
-      return;
-    default:
-      AppendAttr("to_apply", out);
-      AppendComputationRef(called[0], out);
-      return;
+  if (instr.operand_count() > 0 &&
+      instr.operand(0)->shape().element_type() == PrimitiveType::kPred && called.size() == 2) {
+    AppendNamedPair("true_computation", "false_computation", called, out);
+  } else {
+    AppendAttr("branch_computations", out);
+    AppendComputationList(called, out);
   }
 }
 
-bool UsesDimensions(HloOpcode op) {
-  switch (op) {
-    case HloOpcode::kBroadcast:
-    case HloOpcode::kTranspose:
-    case HloOpcode::kReduce:
-    case HloOpcode::kReverse:
-    case HloOpcode::kConcatenate:
-    case HloOpcode::kSort:
-    case HloOpcode::kAllGather:
-    case HloOpcode::kAllGatherStart:
-    case HloOpcode::kReduceScatter:
-    case HloOpcode::kMap:
-    case HloOpcode::kScan:
-      return true;
-    default:
-      return false;
+void AppendCalls(const HloInstruction& instr, std::string* out) {
+  AppendAttr("calls", out);
+  AppendComputationRef(instr.called_computations()[0], out);
+}
+
+void AppendCalledList(const HloInstruction& instr, std::string* out) {
+  AppendAttr("called_computations", out);
+  AppendComputationList(instr.called_computations(), out);
+}
+
+using InstructionPrinter = void (*)(const HloInstruction&, std::string*);
+
+// How the called computations are named, by the opcode table's `printed` column.
+constexpr std::pair<uint32_t, InstructionPrinter> kCalledPrinters[] = {
+    {op_traits::kPrintConditionBody, &AppendConditionBody},
+    {op_traits::kPrintBranches, &AppendBranches},
+    {op_traits::kPrintSelectScatter, &AppendSelectScatter},
+    {op_traits::kPrintCalls, &AppendCalls},
+    {op_traits::kPrintCalledList, &AppendCalledList},
+};
+
+// The opcode whose attributes an instruction prints: the wrapped op of a sugared async-start.
+HloOpcode AttributeOpcode(const HloInstruction& instr) {
+  const auto& wrapped = instr.attrs().async_wrapped_opcode;
+  return wrapped && instr.opcode() == HloOpcode::kAsyncStart ? *wrapped : instr.opcode();
+}
+
+void AppendCalledComputations(const HloInstruction& instr, std::string* out) {
+  const auto& called = instr.called_computations();
+  if (called.empty()) return;
+  const HloOpcode op = AttributeOpcode(instr);
+  uint32_t printed = GetHloOpcodeTraits(op).printed;
+  // A sugared async-start names a wrapped custom-call's list, any other op's `to_apply`.
+  if (op != instr.opcode()) printed &= op_traits::kPrintCalledList;
+  for (const auto& [bit, print] : kCalledPrinters) {
+    if (printed & bit) return print(instr, out);
   }
+  AppendAttr("to_apply", out);
+  AppendComputationRef(called[0], out);
 }
 
 void AppendDotAttrs(const InstructionAttributes& a, std::string* out) {
@@ -332,101 +325,142 @@ void AppendAliasing(const std::vector<OutputOperandAlias>& aliases, std::string*
   out->push_back('}');
 }
 
-void AppendMiscAttrs(const HloInstruction& instr, std::string* out) {
-  const InstructionAttributes& a = instr.attrs();
-  switch (instr.opcode()) {
-    case HloOpcode::kSort:
-      if (a.is_stable) out->append(", is_stable=true");
-      break;
-    case HloOpcode::kReducePrecision:
-      AppendIntAttr("exponent_bits", a.exponent_bits, out);
-      AppendIntAttr("mantissa_bits", a.mantissa_bits, out);
-      break;
-    case HloOpcode::kBatchNormGrad:
-    case HloOpcode::kBatchNormInference:
-    case HloOpcode::kBatchNormTraining:
-      AppendAttr("epsilon", out);
-      AppendFloatingPoint(a.epsilon, PrimitiveType::kF32, out);
-      AppendIntAttr("feature_index", a.feature_index, out);
-      break;
-    case HloOpcode::kFft:
-      AppendAttr("fft_type", out);
-      out->append(FftTypeString(a.fft_type));
-      AppendIntsAttr("fft_length", a.fft_length, out);
-      break;
-    case HloOpcode::kRng:
-      AppendAttr("distribution", out);
-      out->append(RandomDistributionString(a.distribution));
-      break;
-    case HloOpcode::kFusion:
-      AppendAttr("kind", out);
-      out->append(a.fusion_kind);
-      break;
-    case HloOpcode::kTopK:
-      AppendIntAttr("k", a.k, out);
-      if (!a.largest) out->append(", largest=false");
-      break;
-    case HloOpcode::kInfeed:
-      if (!a.infeed_config.empty()) {
-        AppendAttr("infeed_config", out);
-        AppendQuoted(a.infeed_config, out);
-      }
-      break;
-    case HloOpcode::kOutfeed:
-      if (!a.outfeed_config.empty()) {
-        AppendAttr("outfeed_config", out);
-        AppendQuoted(a.outfeed_config, out);
-      }
-      if (a.outfeed_shape) {
-        AppendAttr("outfeed_shape", out);
-        a.outfeed_shape->AppendTo(out);
-      }
-      break;
-    default:
-      break;
-  }
-  if (a.is_host_transfer) out->append(", is_host_transfer=true");
+// ---- Opcode-specific attributes, one printer per bit of the opcode table's `printed` column.
+
+void AppendDimensions(const InstructionAttributes& a, std::string* out) {
+  AppendIntsAttr("dimensions", a.dimensions, out);
 }
 
-// The opcode whose attributes an instruction prints: the wrapped op of a sugared async-start.
-HloOpcode AttributeOpcode(const HloInstruction& instr) {
-  const auto& wrapped = instr.attrs().async_wrapped_opcode;
-  return wrapped && instr.opcode() == HloOpcode::kAsyncStart ? *wrapped : instr.opcode();
+void AppendDimensionsIfAny(const InstructionAttributes& a, std::string* out) {
+  if (!a.dimensions.empty()) AppendDimensions(a, out);
+}
+
+void AppendIndex(const InstructionAttributes& a, std::string* out) {
+  AppendIntAttr("index", a.tuple_index, out);
+}
+
+void AppendIotaDimension(const InstructionAttributes& a, std::string* out) {
+  AppendIntAttr("iota_dimension", a.iota_dimension, out);
+}
+
+void AppendSliceAttr(const InstructionAttributes& a, std::string* out) {
+  AppendAttr("slice", out);
+  AppendSlice(a.slice_dimensions, out);
+}
+
+void AppendSliceSizes(const InstructionAttributes& a, std::string* out) {
+  AppendIntsAttr("dynamic_slice_sizes", a.dynamic_slice_sizes, out);
+}
+
+void AppendPaddingAttr(const InstructionAttributes& a, std::string* out) {
+  if (!a.padding_config) return;
+  AppendAttr("padding", out);
+  AppendPadding(*a.padding_config, out);
+}
+
+void AppendComparison(const InstructionAttributes& a, std::string* out) {
+  AppendAttr("direction", out);
+  out->append(ComparisonDirectionString(a.comparison_direction));
+  if (a.comparison_type != ComparisonType::kDefault) {
+    AppendAttr("type", out);
+    out->append(ComparisonTypeString(a.comparison_type));
+  }
+}
+
+void AppendStable(const InstructionAttributes& a, std::string* out) {
+  if (a.is_stable) out->append(", is_stable=true");
+}
+
+void AppendPrecisionBits(const InstructionAttributes& a, std::string* out) {
+  AppendIntAttr("exponent_bits", a.exponent_bits, out);
+  AppendIntAttr("mantissa_bits", a.mantissa_bits, out);
+}
+
+void AppendBatchNorm(const InstructionAttributes& a, std::string* out) {
+  AppendAttr("epsilon", out);
+  AppendFloatingPoint(a.epsilon, PrimitiveType::kF32, out);
+  AppendIntAttr("feature_index", a.feature_index, out);
+}
+
+void AppendFft(const InstructionAttributes& a, std::string* out) {
+  AppendAttr("fft_type", out);
+  out->append(FftTypeString(a.fft_type));
+  AppendIntsAttr("fft_length", a.fft_length, out);
+}
+
+void AppendDistribution(const InstructionAttributes& a, std::string* out) {
+  AppendAttr("distribution", out);
+  out->append(RandomDistributionString(a.distribution));
+}
+
+void AppendFusionKind(const InstructionAttributes& a, std::string* out) {
+  AppendAttr("kind", out);
+  out->append(a.fusion_kind);
+}
+
+void AppendTopK(const InstructionAttributes& a, std::string* out) {
+  AppendIntAttr("k", a.k, out);
+  if (!a.largest) out->append(", largest=false");
+}
+
+void AppendInfeedConfig(const InstructionAttributes& a, std::string* out) {
+  if (a.infeed_config.empty()) return;
+  AppendAttr("infeed_config", out);
+  AppendQuoted(a.infeed_config, out);
+}
+
+void AppendOutfeedConfig(const InstructionAttributes& a, std::string* out) {
+  if (!a.outfeed_config.empty()) {
+    AppendAttr("outfeed_config", out);
+    AppendQuoted(a.outfeed_config, out);
+  }
+  if (a.outfeed_shape) {
+    AppendAttr("outfeed_shape", out);
+    a.outfeed_shape->AppendTo(out);
+  }
+}
+
+using AttributePrinter = void (*)(const InstructionAttributes&, std::string*);
+
+// Printed before the attributes any op may carry (for the opcode whose attributes an
+// instruction prints, `AttributeOpcode`).
+constexpr std::pair<uint32_t, AttributePrinter> kLeadingAttributes[] = {
+    {op_traits::kPrintDimensions, &AppendDimensions},
+    {op_traits::kPrintDimensionsIfAny, &AppendDimensionsIfAny},
+    {op_traits::kPrintIndex, &AppendIndex},
+    {op_traits::kPrintIotaDimension, &AppendIotaDimension},
+    {op_traits::kPrintSlice, &AppendSliceAttr},
+    {op_traits::kPrintSliceSizes, &AppendSliceSizes},
+    {op_traits::kPrintPadding, &AppendPaddingAttr},
+    {op_traits::kPrintComparison, &AppendComparison},
+    {op_traits::kPrintCustomCall, &AppendCustomCallAttrs},
+};
+
+// Printed after them (for the instruction's own opcode).
+constexpr std::pair<uint32_t, AttributePrinter> kTrailingAttributes[] = {
+    {op_traits::kPrintStable, &AppendStable},
+    {op_traits::kPrintPrecisionBits, &AppendPrecisionBits},
+    {op_traits::kPrintBatchNorm, &AppendBatchNorm},
+    {op_traits::kPrintFft, &AppendFft},
+    {op_traits::kPrintDistribution, &AppendDistribution},
+    {op_traits::kPrintFusionKind, &AppendFusionKind},
+    {op_traits::kPrintTopK, &AppendTopK},
+    {op_traits::kPrintInfeedConfig, &AppendInfeedConfig},
+    {op_traits::kPrintOutfeedConfig, &AppendOutfeedConfig},
+};
+
+template <size_t N>
+void AppendPrinted(HloOpcode op, const std::pair<uint32_t, AttributePrinter> (&printers)[N],
+                   const InstructionAttributes& a, std::string* out) {
+  const uint32_t printed = GetHloOpcodeTraits(op).printed;
+  for (const auto& [bit, print] : printers) {
+    if (printed & bit) print(a, out);
+  }
 }
 
 void AppendOpcodeSpecificAttrs(const HloInstruction& instr, std::string* out) {
   const InstructionAttributes& a = instr.attrs();
-  const HloOpcode op = AttributeOpcode(instr);
-  if (UsesDimensions(op) || (op == HloOpcode::kAllToAll && !a.dimensions.empty())) {
-    AppendIntsAttr("dimensions", a.dimensions, out);
-  }
-  switch (op) {
-    case HloOpcode::kGetTupleElement: AppendIntAttr("index", a.tuple_index, out); break;
-    case HloOpcode::kIota: AppendIntAttr("iota_dimension", a.iota_dimension, out); break;
-    case HloOpcode::kSlice:
-      AppendAttr("slice", out);
-      AppendSlice(a.slice_dimensions, out);
-      break;
-    case HloOpcode::kDynamicSlice:
-      AppendIntsAttr("dynamic_slice_sizes", a.dynamic_slice_sizes, out);
-      break;
-    case HloOpcode::kPad:
-      if (a.padding_config) {
-        AppendAttr("padding", out);
-        AppendPadding(*a.padding_config, out);
-      }
-      break;
-    case HloOpcode::kCompare:
-      AppendAttr("direction", out);
-      out->append(ComparisonDirectionString(a.comparison_direction));
-      if (a.comparison_type != ComparisonType::kDefault) {
-        AppendAttr("type", out);
-        out->append(ComparisonTypeString(a.comparison_type));
-      }
-      break;
-    case HloOpcode::kCustomCall: AppendCustomCallAttrs(a, out); break;
-    default: break;
-  }
+  AppendPrinted(AttributeOpcode(instr), kLeadingAttributes, a, out);
   AppendConvolutionAttrs(a, out);
   AppendDotAttrs(a, out);
   AppendGatherScatterAttrs(a, out);
@@ -440,7 +474,8 @@ void AppendOpcodeSpecificAttrs(const HloInstruction& instr, std::string* out) {
     }
     out->push_back('}');
   }
-  AppendMiscAttrs(instr, out);
+  AppendPrinted(instr.opcode(), kTrailingAttributes, a, out);
+  if (a.is_host_transfer) out->append(", is_host_transfer=true");
 }
 
 void AppendOperands(const HloInstruction& instr, std::string* out) {

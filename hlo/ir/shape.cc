@@ -68,13 +68,26 @@ int64_t Shape::leaf_count() const {
 }
 
 std::vector<Shape> Shape::leaf_shapes() const {
-  if (!IsTuple()) return {*this};
-  std::vector<Shape> leaves;
-  for (const Shape& s : tuple_shapes_) {
-    std::vector<Shape> inner = s.leaf_shapes();
-    leaves.insert(leaves.end(), inner.begin(), inner.end());
+  std::vector<Shape> shapes;
+  for (const Shape* leaf : leaves()) shapes.push_back(*leaf);
+  return shapes;
+}
+
+std::vector<const Shape*> Shape::leaves() const {
+  std::vector<const Shape*> out;
+  std::vector<const Shape*> stack = {this};
+  while (!stack.empty()) {
+    const Shape* s = stack.back();
+    stack.pop_back();
+    if (!s->IsTuple()) {
+      out.push_back(s);
+      continue;
+    }
+    for (auto it = s->tuple_shapes_.rbegin(); it != s->tuple_shapes_.rend(); ++it) {
+      stack.push_back(&*it);
+    }
   }
-  return leaves;
+  return out;
 }
 
 namespace {

@@ -84,6 +84,8 @@ class Shape {
   int64_t leaf_count() const;
   // The leaves themselves, in the same order.
   std::vector<Shape> leaf_shapes() const;
+  // The leaves as pointers into this shape, in the same order (valid while it lives).
+  std::vector<const Shape*> leaves() const;
 
   // HLO text: `f32[2,3]{1,0}`, `(f32[], s32[4])`, `token[]`. Layouts are printed when present.
   std::string ToString(bool print_layout = true) const;

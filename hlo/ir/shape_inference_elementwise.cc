@@ -23,84 +23,12 @@ using shape_inference_internal::WithElementType;
 
 namespace {
 
-enum class TypeClass { kFloat, kFloatOrComplex, kIntegral, kPredOrIntegral, kNumeric, kSigned };
-
-bool InClass(PrimitiveType t, TypeClass c) {
-  switch (c) {
-    case TypeClass::kFloat:
-      return IsFloatingPointType(t);
-    case TypeClass::kFloatOrComplex:
-      return IsFloatingPointType(t) || IsComplexType(t);
-    case TypeClass::kIntegral:
-      return IsIntegralType(t);
-    case TypeClass::kPredOrIntegral:
-      return t == PrimitiveType::kPred || IsIntegralType(t);
-    case TypeClass::kNumeric:
-      return IsIntegralType(t) || IsFloatingPointType(t) || IsComplexType(t);
-    case TypeClass::kSigned:
-      return IsSignedIntegralType(t) || IsFloatingPointType(t) || IsComplexType(t);
-  }
-  return false;
-}
-
-std::string_view ClassName(TypeClass c) {
-  switch (c) {
-    case TypeClass::kFloat:
-      return "a floating-point";
-    case TypeClass::kFloatOrComplex:
-      return "a floating-point or complex";
-    case TypeClass::kIntegral:
-      return "an integral";
-    case TypeClass::kPredOrIntegral:
-      return "a pred or integral";
-    case TypeClass::kNumeric:
-      return "a numeric";
-    case TypeClass::kSigned:
-      return "a signed, floating-point or complex";
-  }
-  return "";
-}
-
-absl::Status ExpectClass(HloOpcode opcode, const Shape& shape, TypeClass c) {
-  if (InClass(shape.element_type(), c)) return absl::OkStatus();
-  return InvalidArg(HloOpcodeString(opcode), ": operand must have ", ClassName(c),
+// The operand of `opcode` has one of the element types the opcode table admits.
+absl::Status ExpectElementTypes(HloOpcode opcode, const Shape& shape) {
+  const ElementTypeSet types = ElementwiseTypes(opcode);
+  if (IsOfElementTypes(shape.element_type(), types)) return absl::OkStatus();
+  return InvalidArg(HloOpcodeString(opcode), ": operand must have ", ElementTypesName(types),
                     " element type, got ", ShapeStr(shape));
-}
-
-// The element-type class a unary opcode requires, or nullopt for opcodes handled separately.
-std::optional<TypeClass> UnaryClass(HloOpcode opcode) {
-  switch (opcode) {
-    case HloOpcode::kFloor:
-    case HloOpcode::kCeil:
-    case HloOpcode::kRoundNearestAfz:
-    case HloOpcode::kRoundNearestEven:
-    case HloOpcode::kErf:
-      return TypeClass::kFloat;
-    case HloOpcode::kCos:
-    case HloOpcode::kSin:
-    case HloOpcode::kTan:
-    case HloOpcode::kExp:
-    case HloOpcode::kExpm1:
-    case HloOpcode::kLog:
-    case HloOpcode::kLog1p:
-    case HloOpcode::kLogistic:
-    case HloOpcode::kRsqrt:
-    case HloOpcode::kSqrt:
-    case HloOpcode::kCbrt:
-    case HloOpcode::kTanh:
-      return TypeClass::kFloatOrComplex;
-    case HloOpcode::kClz:
-    case HloOpcode::kPopulationCount:
-      return TypeClass::kIntegral;
-    case HloOpcode::kNot:
-      return TypeClass::kPredOrIntegral;
-    case HloOpcode::kNegate:
-      return TypeClass::kNumeric;
-    case HloOpcode::kSign:
-      return TypeClass::kSigned;
-    default:
-      return std::nullopt;
-  }
 }
 
 PrimitiveType ComplexComponentType(PrimitiveType t) {
@@ -109,17 +37,9 @@ PrimitiveType ComplexComponentType(PrimitiveType t) {
 
 // real, imag and abs: a complex operand yields its component type.
 absl::StatusOr<Shape> InferComplexComponentOp(HloOpcode opcode, const Shape& operand) {
+  RETURN_IF_ERROR(ExpectElementTypes(opcode, operand));
   const PrimitiveType t = operand.element_type();
-  if (IsComplexType(t)) return WithElementType(operand, ComplexComponentType(t));
-  const bool ok = opcode == HloOpcode::kAbs ? (IsSignedIntegralType(t) || IsFloatingPointType(t))
-                                            : IsFloatingPointType(t);
-  if (!ok) {
-    return InvalidArg(HloOpcodeString(opcode), ": operand must have ",
-                      opcode == HloOpcode::kAbs ? "a signed, floating-point or complex"
-                                                : "a floating-point or complex",
-                      " element type, got ", ShapeStr(operand));
-  }
-  return WithElementType(operand, t);
+  return WithElementType(operand, IsComplexType(t) ? ComplexComponentType(t) : t);
 }
 
 absl::Status CheckSameArrays(std::string_view op, const Shape& lhs, const Shape& rhs) {
@@ -143,23 +63,14 @@ absl::StatusOr<Shape> InferUnaryOpShape(HloOpcode opcode, const Shape& operand) 
   if (!IsElementwiseUnary(opcode)) {
     return InvalidArg(op, ": not a unary elementwise opcode");
   }
-  if (opcode == HloOpcode::kCopy) return operand;
+  if (HasOpcodeFlag(opcode, op_traits::kForwardsOperand)) return operand;  // copy
   RETURN_IF_ERROR(ExpectArray(op, "operand", operand));
-  switch (opcode) {
-    case HloOpcode::kReal:
-    case HloOpcode::kImag:
-    case HloOpcode::kAbs:
-      return InferComplexComponentOp(opcode, operand);
-    case HloOpcode::kIsFinite:
-      RETURN_IF_ERROR(ExpectClass(opcode, operand, TypeClass::kFloat));
-      return WithElementType(operand, PrimitiveType::kPred);
-    default:
-      break;
+  if (opcode == HloOpcode::kReal || opcode == HloOpcode::kImag || opcode == HloOpcode::kAbs) {
+    return InferComplexComponentOp(opcode, operand);
   }
-  std::optional<TypeClass> type_class = UnaryClass(opcode);
-  RET_CHECK(type_class.has_value());
-  RETURN_IF_ERROR(ExpectClass(opcode, operand, *type_class));
-  return WithElementType(operand, operand.element_type());
+  RETURN_IF_ERROR(ExpectElementTypes(opcode, operand));
+  const bool predicate = opcode == HloOpcode::kIsFinite;
+  return WithElementType(operand, predicate ? PrimitiveType::kPred : operand.element_type());
 }
 
 absl::StatusOr<Shape> InferBinaryOpShape(HloOpcode opcode, const Shape& lhs, const Shape& rhs) {
@@ -168,29 +79,11 @@ absl::StatusOr<Shape> InferBinaryOpShape(HloOpcode opcode, const Shape& lhs, con
     return InvalidArg(op, ": not a binary elementwise opcode");
   }
   RETURN_IF_ERROR(CheckSameArrays(op, lhs, rhs));
+  RETURN_IF_ERROR(ExpectElementTypes(opcode, lhs));
   const PrimitiveType t = lhs.element_type();
-  switch (opcode) {
-    case HloOpcode::kAdd:
-    case HloOpcode::kMaximum:
-    case HloOpcode::kMinimum:
-    case HloOpcode::kMultiply:
-      break;
-    case HloOpcode::kAnd:
-    case HloOpcode::kOr:
-    case HloOpcode::kXor:
-      RETURN_IF_ERROR(ExpectClass(opcode, lhs, TypeClass::kPredOrIntegral));
-      break;
-    case HloOpcode::kComplex:
-      if (t != PrimitiveType::kF32 && t != PrimitiveType::kF64) {
-        return InvalidArg(op, ": operands must be f32 or f64, got ", ShapeStr(lhs));
-      }
-      return WithElementType(lhs,
-                             t == PrimitiveType::kF32 ? PrimitiveType::kC64 : PrimitiveType::kC128);
-    default:  // subtract, divide, remainder, power, atan2, shifts.
-      if (t == PrimitiveType::kPred) {
-        return InvalidArg(op, ": operands must have an arithmetic element type, got pred");
-      }
-      break;
+  if (opcode == HloOpcode::kComplex) {
+    return WithElementType(lhs,
+                           t == PrimitiveType::kF32 ? PrimitiveType::kC64 : PrimitiveType::kC128);
   }
   return WithElementType(lhs, t);
 }

@@ -100,6 +100,21 @@ TEST(ShapeInferenceTest, BinaryRejectsMismatches) {
   ExpectError(InferBinaryOpShape(HloOpcode::kComplex, S32({}), S32({})), "f32 or f64");
 }
 
+// The element types of the opcode table, which the CPU executor instantiates its kernels for.
+TEST(ShapeInferenceTest, BinaryElementTypesFollowTheOpcodeTable) {
+  const Shape c64 = Of(PT::kC64, {2});
+  ExpectError(InferBinaryOpShape(HloOpcode::kShiftLeft, F32({2}), F32({2})),
+              "shift-left: operand must have an integral element type, got f32[2]");
+  ExpectError(InferBinaryOpShape(HloOpcode::kAtan2, S32({2}), S32({2})),
+              "floating-point or complex");
+  ExpectError(InferBinaryOpShape(HloOpcode::kRemainder, c64, c64), "integral or floating-point");
+  ExpectError(InferBinaryOpShape(HloOpcode::kMaximum, c64, c64),
+              "pred, integral or floating-point");
+  ExpectShape(InferBinaryOpShape(HloOpcode::kMaximum, Pred({2}), Pred({2})), Pred({2}));
+  ExpectShape(InferBinaryOpShape(HloOpcode::kMultiply, c64, c64), c64);
+  ExpectError(InferUnaryOpShape(HloOpcode::kCbrt, c64), "cbrt: operand must have a floating-point");
+}
+
 TEST(ShapeInferenceTest, CompareSelectClamp) {
   ExpectShape(InferCompareShape(S32({3}), S32({3})), Pred({3}));
   ExpectError(InferCompareShape(S32({3}), F32({3})),

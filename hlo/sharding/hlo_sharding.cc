@@ -478,21 +478,10 @@ absl::Status HloSharding::ValidateLeaf(const Shape& shape, int64_t num_devices) 
   return absl::OkStatus();
 }
 
-namespace {
-void FlattenLeaves(const Shape& shape, std::vector<const Shape*>* leaves) {
-  if (!shape.IsTuple()) {
-    leaves->push_back(&shape);
-    return;
-  }
-  for (const Shape& s : shape.tuple_shapes()) FlattenLeaves(s, leaves);
-}
-}  // namespace
-
 absl::Status HloSharding::Validate(const Shape& shape, int64_t num_devices) const {
   if (shape.IsToken()) return absl::OkStatus();
   if (shape.IsTuple()) {
-    std::vector<const Shape*> leaves;
-    FlattenLeaves(shape, &leaves);
+    const std::vector<const Shape*> leaves = shape.leaves();
     if (kind_ == Kind::kTuple) {
       const size_t count = tuple_elements_.size();
       if (count != leaves.size() && !(leaves.empty() && count <= 1)) {

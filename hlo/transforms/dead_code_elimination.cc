@@ -11,22 +11,8 @@ namespace hlo {
 namespace {
 
 bool HasSideEffect(const HloInstruction& instr) {
-  switch (instr.opcode()) {
-    case HloOpcode::kParameter:
-    case HloOpcode::kOutfeed:
-    case HloOpcode::kInfeed:
-    case HloOpcode::kSend:
-    case HloOpcode::kSendDone:
-    case HloOpcode::kRecv:
-    case HloOpcode::kRecvDone:
-    case HloOpcode::kRng:
-    case HloOpcode::kRngGetAndUpdateState:
-      return true;
-    case HloOpcode::kCustomCall:
-      return instr.attrs().custom_call_has_side_effect;
-    default:
-      return false;
-  }
+  return HasOpcodeFlag(instr.opcode(), op_traits::kSideEffect) ||
+         (instr.opcode() == HloOpcode::kCustomCall && instr.attrs().custom_call_has_side_effect);
 }
 
 absl::StatusOr<bool> RemoveDeadInstructions(HloComputation* computation) {

@@ -57,16 +57,9 @@ std::string OpStr(const HloInstruction& instr) {
   return std::string(HloOpcodeString(instr.opcode()));
 }
 
-// A well-formed shape: arrays have a valid element type and non-negative dimensions; tuples
-// hold well-formed shapes. Returns the problem, or an empty string.
-std::string ShapeProblem(const Shape& shape) {
-  if (shape.IsTuple()) {
-    for (const Shape& element : shape.tuple_shapes()) {
-      std::string problem = ShapeProblem(element);
-      if (!problem.empty()) return problem;
-    }
-    return "";
-  }
+// A well-formed array or token leaf: arrays have a valid element type and non-negative
+// dimensions. Returns the problem, or an empty string.
+std::string LeafProblem(const Shape& shape) {
   if (shape.IsToken() || shape.IsOpaque()) return "";
   if (!shape.IsArray()) return "has no valid element type";
   int64_t elements = 1;
@@ -77,6 +70,15 @@ std::string ShapeProblem(const Shape& shape) {
                           " elements (its element count does not fit in memory sizes)");
     }
     elements *= d;
+  }
+  return "";
+}
+
+// A well-formed shape: every leaf is. Returns the first leaf's problem, or an empty string.
+std::string ShapeProblem(const Shape& shape) {
+  for (const Shape* leaf : shape.leaves()) {
+    std::string problem = LeafProblem(*leaf);
+    if (!problem.empty()) return problem;
   }
   return "";
 }

@@ -79,7 +79,7 @@ absl::StatusOr<std::unique_ptr<hlo::HloModule>> WidenToF64(const hlo::HloModule&
   for (const auto& computation : wide->computations()) {
     for (const auto& instr : computation->instructions()) {
       for (HloOpcode bits : kBitDependent) {
-        if (instr->opcode() != bits || IsIdentityCustomCall(*instr)) continue;
+        if (instr->opcode() != bits || hlo::ForwardsOperand(*instr)) continue;
         return absl::UnimplementedError(
             hlo::StrCat("%", instr->name(), " (", hlo::HloOpcodeString(bits),
                         ") depends on its types' bits; the module cannot be widened to f64"));

@@ -4,29 +4,8 @@
 
 namespace spmd {
 
-using hlo::HloInstruction;
 using hlo::HloOpcode;
 using hlo::Shape;
-
-std::optional<HloOpcode> SimpleCombinerOp(const hlo::HloComputation& combiner) {
-  const HloInstruction* root = combiner.root_instruction();
-  if (combiner.num_parameters() != 2 || root == nullptr || root->operand_count() != 2 ||
-      root->operand(0)->opcode() != HloOpcode::kParameter ||
-      root->operand(1)->opcode() != HloOpcode::kParameter || root->operand(0) == root->operand(1)) {
-    return std::nullopt;
-  }
-  switch (root->opcode()) {
-    case HloOpcode::kAdd:
-    case HloOpcode::kMultiply:
-    case HloOpcode::kMaximum:
-    case HloOpcode::kMinimum:
-    case HloOpcode::kAnd:
-    case HloOpcode::kOr:
-      return root->opcode();
-    default:
-      return std::nullopt;
-  }
-}
 
 std::optional<hlo::Literal> CombinerIdentity(HloOpcode op, hlo::PrimitiveType type) {
   const bool is_float = hlo::IsFloatingPointType(type);
@@ -41,6 +20,7 @@ std::optional<hlo::Literal> CombinerIdentity(HloOpcode op, hlo::PrimitiveType ty
       bits >= 64 ? std::numeric_limits<int64_t>::max() : (int64_t{1} << (bits - 1)) - 1;
   const double inf = std::numeric_limits<double>::infinity();
   hlo::Literal literal(Shape::Array(type, {}));  // Zero.
+  // Stays a switch: each reducer's identity is its own arithmetic on `type`, not data.
   switch (op) {
     case HloOpcode::kAdd:
     case HloOpcode::kOr:

@@ -62,7 +62,7 @@ absl::Status HandleElementwise(const HloInstruction& original, const HloSharding
 }  // namespace
 
 void RegisterElementwiseHandlers(HandlerTable& table) {
-  for (int op = 0; op <= static_cast<int>(HloOpcode::kXor); ++op) {
+  for (int op = 0; op < hlo::kNumHloOpcodes; ++op) {
     HloOpcode opcode = static_cast<HloOpcode>(op);
     if (hlo::IsElementwiseUnary(opcode) || hlo::IsElementwiseBinary(opcode)) {
       table[opcode] = &HandleElementwise;

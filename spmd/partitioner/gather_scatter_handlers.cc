@@ -619,7 +619,7 @@ absl::Status HandleScatter(const HloInstruction& original, const HloSharding& sh
   ScatterProblem sp{&original, n, AnalyzeScatter(original, n), std::nullopt, std::nullopt};
   if (n == 1 &&
       original.operand(0)->shape().element_type() == original.operand(2)->shape().element_type()) {
-    std::optional<HloOpcode> op = SimpleCombinerOp(*original.to_apply());
+    std::optional<HloOpcode> op = hlo::MatchCombiner(*original.to_apply());
     const hlo::PrimitiveType type = original.shape().element_type();
     // A narrow float sum or product in another order can round far from the sequential one.
     const bool reorder_rounds = hlo::IsFloatingPointType(type) && hlo::BitWidth(type) < 32 &&

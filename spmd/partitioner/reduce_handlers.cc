@@ -61,10 +61,9 @@ absl::Status HandleReduce(const HloInstruction& original, const HloSharding& sha
     if (in_sharding.tile_assignment().dim(d) > 1) split_reduced.push_back(d);
   }
   const HloOpcode op = original.to_apply()->root_instruction()->opcode();
-  std::optional<hlo::Literal> identity =
-      SimpleCombinerOp(*original.to_apply()).has_value()
-          ? CombinerIdentity(op, original.shape().element_type())
-          : std::nullopt;
+  std::optional<hlo::Literal> identity = hlo::MatchCombiner(*original.to_apply()).has_value()
+                                             ? CombinerIdentity(op, original.shape().element_type())
+                                             : std::nullopt;
   // Partial results are combined by an all-reduce that every device must join: a sharding over
   // some devices only is replicated along the reduced dims first.
   const bool all_devices = in_sharding.tile_assignment().num_devices() == ctx.num_devices();

@@ -11,6 +11,7 @@
 #include "spmd/partitioner/spmd_partitioner.h"
 
 #include <algorithm>
+#include <iterator>
 #include <optional>
 #include <vector>
 
@@ -113,15 +114,13 @@ HloSharding InferredSharding(const HloInstruction& instr, const PartitionContext
 // Parameters, tuples, get-tuple-element and custom-calls keep their own handlers (they
 // handle manual leaves and the manual custom-calls themselves).
 PartitionHandler HandlerFor(const HloInstruction& instr, const HloSharding& sharding) {
-  switch (instr.opcode()) {
-    case hlo::HloOpcode::kParameter:
-    case hlo::HloOpcode::kTuple:
-    case hlo::HloOpcode::kGetTupleElement:
-    case hlo::HloOpcode::kCustomCall:
-      return FindPartitionHandler(instr.opcode());
-    default:
-      return RunsAsWritten(instr, sharding) ? &HandleManual : FindPartitionHandler(instr.opcode());
-  }
+  static constexpr hlo::HloOpcode kOwnManualHandling[] = {
+      hlo::HloOpcode::kParameter, hlo::HloOpcode::kTuple, hlo::HloOpcode::kGetTupleElement,
+      hlo::HloOpcode::kCustomCall};
+  const bool own = std::find(std::begin(kOwnManualHandling), std::end(kOwnManualHandling),
+                             instr.opcode()) != std::end(kOwnManualHandling);
+  return !own && RunsAsWritten(instr, sharding) ? &HandleManual
+                                                : FindPartitionHandler(instr.opcode());
 }
 
 // `status` of resharding unannotated `root` to replicated, saying why it was asked for.

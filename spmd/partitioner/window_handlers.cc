@@ -77,7 +77,7 @@ absl::Status HandleReduceWindow(const HloInstruction& original, const HloShardin
                                 "a window op with subgroups in its sharding");
   const hlo::Window& window = *original.attrs().window;
   const int64_t rank = original.shape().rank();
-  const std::optional<hlo::HloOpcode> op = SimpleCombinerOp(*original.to_apply());
+  const std::optional<hlo::HloOpcode> op = hlo::MatchCombiner(*original.to_apply());
   std::optional<hlo::Literal> identity =
       op.has_value() ? CombinerIdentity(*op, original.shape().element_type()) : std::nullopt;
   std::vector<int64_t> whole;

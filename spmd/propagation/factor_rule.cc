@@ -446,14 +446,14 @@ std::optional<FactorRule> Scatter(const HloInstruction& instr) {
   return std::move(b).Build();
 }
 
-using RuleTableArray = std::array<RuleFn, static_cast<size_t>(HloOpcode::kXor) + 1>;
+using RuleTableArray = std::array<RuleFn, hlo::kNumHloOpcodes>;
 
 const RuleTableArray& RuleTable() {
   static const RuleTableArray* table = [] {
     auto* t = new RuleTableArray();
     t->fill(nullptr);
     auto set = [t](HloOpcode op, RuleFn fn) { (*t)[static_cast<size_t>(op)] = fn; };
-    for (int op = 0; op <= static_cast<int>(HloOpcode::kXor); ++op) {
+    for (int op = 0; op < hlo::kNumHloOpcodes; ++op) {
       const HloOpcode opcode = static_cast<HloOpcode>(op);
       if (hlo::IsElementwiseUnary(opcode) || hlo::IsElementwiseBinary(opcode)) {
         set(opcode, &Elementwise);

@@ -8,6 +8,7 @@
 #include "spmd/propagation/sharding_propagation.h"
 
 #include <algorithm>
+#include <iterator>
 #include <optional>
 #include <utility>
 
@@ -66,22 +67,13 @@ std::vector<RuleEdge> BuildEdges(const hlo::HloModule& module, const ValueClasse
 // Whether propagation may give `instr` a sharding: data-flow ops the rules or value classes
 // describe. Side-effecting ops, collectives and custom-calls keep what they have.
 bool CanAssign(const HloInstruction& instr, bool has_rule) {
-  switch (instr.opcode()) {
-    case HloOpcode::kParameter:
-    case HloOpcode::kTuple:
-    case HloOpcode::kGetTupleElement:
-    case HloOpcode::kWhile:
-    case HloOpcode::kCall:
-    case HloOpcode::kConditional:
-    case HloOpcode::kOptimizationBarrier:
-    case HloOpcode::kConstant:
-    case HloOpcode::kIota:
-      return true;
-    case HloOpcode::kCustomCall:
-      return false;
-    default:
-      return has_rule;
-  }
+  // Values the classes join (the header's table), parameters, constants and iotas.
+  static constexpr HloOpcode kAlwaysAssignable[] = {HloOpcode::kParameter, HloOpcode::kConstant,
+                                                    HloOpcode::kIota};
+  if (instr.opcode() == HloOpcode::kCustomCall) return false;
+  return has_rule || JoinsResultsToOperands(instr.opcode()) ||
+         std::find(std::begin(kAlwaysAssignable), std::end(kAlwaysAssignable), instr.opcode()) !=
+             std::end(kAlwaysAssignable);
 }
 
 bool HasUnknownLeaf(const HloInstruction& instr) {

@@ -5,7 +5,7 @@
 #include "spmd/propagation/value_classes.h"
 
 #include <algorithm>
-#include <iterator>
+#include <array>
 #include <map>
 
 #include "hlo/ir/hlo_computation.h"
@@ -15,12 +15,7 @@ namespace spmd {
 using hlo::HloInstruction;
 using hlo::HloOpcode;
 
-bool JoinsResultsToOperands(HloOpcode opcode) {
-  static constexpr HloOpcode kJoining[] = {
-      HloOpcode::kTuple, HloOpcode::kGetTupleElement, HloOpcode::kWhile,
-      HloOpcode::kCall,  HloOpcode::kConditional,     HloOpcode::kOptimizationBarrier};
-  return std::find(std::begin(kJoining), std::end(kJoining), opcode) != std::end(kJoining);
-}
+bool JoinsResultsToOperands(HloOpcode opcode) { return ValueClasses::JoinerFor(opcode) != nullptr; }
 
 int64_t LeafOffset(const hlo::Shape& tuple_shape, int64_t index) {
   int64_t offset = 0;
@@ -103,48 +98,65 @@ void ValueClasses::JoinWhole(const HloInstruction* a, const HloInstruction* b) {
   Join(a, 0, b, 0, a->shape().leaf_count());
 }
 
+ValueClasses::Joiner ValueClasses::JoinerFor(HloOpcode opcode) {
+  static const auto* table = [] {
+    auto* t = new std::array<Joiner, hlo::kNumHloOpcodes>{};
+    (*t)[static_cast<int>(HloOpcode::kTuple)] = &ValueClasses::JoinTuple;
+    (*t)[static_cast<int>(HloOpcode::kGetTupleElement)] = &ValueClasses::JoinGetTupleElement;
+    (*t)[static_cast<int>(HloOpcode::kOptimizationBarrier)] = &ValueClasses::JoinBarrier;
+    (*t)[static_cast<int>(HloOpcode::kWhile)] = &ValueClasses::JoinWhile;
+    (*t)[static_cast<int>(HloOpcode::kCall)] = &ValueClasses::JoinCall;
+    (*t)[static_cast<int>(HloOpcode::kConditional)] = &ValueClasses::JoinConditional;
+    return t;
+  }();
+  return (*table)[static_cast<int>(opcode)];
+}
+
 void ValueClasses::JoinInstruction(const HloInstruction& instr) {
+  if (Joiner join = JoinerFor(instr.opcode())) (this->*join)(instr);
+}
+
+void ValueClasses::JoinTuple(const HloInstruction& instr) {
+  for (int64_t i = 0; i < instr.operand_count(); ++i) {
+    Join(instr.operand(i), 0, &instr, LeafOffset(instr.shape(), i),
+         instr.operand(i)->shape().leaf_count());
+  }
+}
+
+void ValueClasses::JoinGetTupleElement(const HloInstruction& instr) {
+  Join(instr.operand(0), LeafOffset(instr.operand(0)->shape(), instr.tuple_index()), &instr, 0,
+       instr.shape().leaf_count());
+}
+
+void ValueClasses::JoinBarrier(const HloInstruction& instr) { JoinWhole(instr.operand(0), &instr); }
+
+void ValueClasses::JoinWhile(const HloInstruction& instr) {
   const auto& called = instr.called_computations();
-  switch (instr.opcode()) {
-    case HloOpcode::kTuple:
-      for (int64_t i = 0; i < instr.operand_count(); ++i) {
-        Join(instr.operand(i), 0, &instr, LeafOffset(instr.shape(), i),
-             instr.operand(i)->shape().leaf_count());
-      }
-      return;
-    case HloOpcode::kGetTupleElement:
-      Join(instr.operand(0), LeafOffset(instr.operand(0)->shape(), instr.tuple_index()), &instr, 0,
-           instr.shape().leaf_count());
-      return;
-    case HloOpcode::kOptimizationBarrier:
-      JoinWhole(instr.operand(0), &instr);
-      return;
-    case HloOpcode::kWhile:
-      if (called.size() != 2 || instr.operand_count() != 1) return;
-      JoinWhole(instr.operand(0), &instr);
-      for (const hlo::HloComputation* c : called) {
-        if (c->num_parameters() == 1) JoinWhole(&instr, c->parameter_instruction(0));
-      }
-      JoinWhole(&instr, instr.while_body()->root_instruction());
-      return;
-    case HloOpcode::kCall:
-      if (called.size() != 1) return;
-      for (int64_t i = 0; i < instr.operand_count() && i < called[0]->num_parameters(); ++i) {
-        JoinWhole(instr.operand(i), called[0]->parameter_instruction(i));
-      }
-      JoinWhole(&instr, called[0]->root_instruction());
-      return;
-    case HloOpcode::kConditional:
-      if (instr.operand_count() != static_cast<int64_t>(called.size()) + 1) return;
-      for (size_t b = 0; b < called.size(); ++b) {
-        if (called[b]->num_parameters() == 1) {
-          JoinWhole(instr.operand(b + 1), called[b]->parameter_instruction(0));
-        }
-        JoinWhole(&instr, called[b]->root_instruction());
-      }
-      return;
-    default:
-      return;
+  if (called.size() != 2 || instr.operand_count() != 1) return;
+  JoinWhole(instr.operand(0), &instr);
+  for (const hlo::HloComputation* c : called) {
+    if (c->num_parameters() == 1) JoinWhole(&instr, c->parameter_instruction(0));
+  }
+  JoinWhole(&instr, instr.while_body()->root_instruction());
+}
+
+void ValueClasses::JoinCall(const HloInstruction& instr) {
+  const auto& called = instr.called_computations();
+  if (called.size() != 1) return;
+  for (int64_t i = 0; i < instr.operand_count() && i < called[0]->num_parameters(); ++i) {
+    JoinWhole(instr.operand(i), called[0]->parameter_instruction(i));
+  }
+  JoinWhole(&instr, called[0]->root_instruction());
+}
+
+void ValueClasses::JoinConditional(const HloInstruction& instr) {
+  const auto& called = instr.called_computations();
+  if (instr.operand_count() != static_cast<int64_t>(called.size()) + 1) return;
+  for (size_t b = 0; b < called.size(); ++b) {
+    if (called[b]->num_parameters() == 1) {
+      JoinWhole(instr.operand(b + 1), called[b]->parameter_instruction(0));
+    }
+    JoinWhole(&instr, called[b]->root_instruction());
   }
 }
 

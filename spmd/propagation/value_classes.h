@@ -47,6 +47,16 @@ class ValueClasses {
             int64_t b_leaf, int64_t count);
   void JoinWhole(const hlo::HloInstruction* a, const hlo::HloInstruction* b);
   void JoinInstruction(const hlo::HloInstruction& instr);
+  // One per row of the table above; JoinerFor gives the opcode's, or null.
+  void JoinTuple(const hlo::HloInstruction& instr);
+  void JoinGetTupleElement(const hlo::HloInstruction& instr);
+  void JoinBarrier(const hlo::HloInstruction& instr);
+  void JoinWhile(const hlo::HloInstruction& instr);
+  void JoinCall(const hlo::HloInstruction& instr);
+  void JoinConditional(const hlo::HloInstruction& instr);
+  using Joiner = void (ValueClasses::*)(const hlo::HloInstruction&);
+  static Joiner JoinerFor(hlo::HloOpcode opcode);
+  friend bool JoinsResultsToOperands(hlo::HloOpcode opcode);
   void JoinShardGroups(const hlo::HloModule& module);
 
   // By instruction unique id: (first node, leaf count); leaf count -1 for ids not seen.

@@ -24,7 +24,9 @@
 #include <functional>
 #include <optional>
 #include <type_traits>
+#include <utility>
 
+#include "hlo/analysis/combiner.h"
 #include "hlo/ir/hlo_computation.h"
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
@@ -139,32 +141,15 @@ absl::StatusOr<int64_t> SingleDimension(const HloInstruction& instr, const Shape
 enum class Combiner { kAdd, kMultiply, kMaximum, kMinimum, kAnd, kOr, kGeneric };
 
 Combiner ClassifyCombiner(const hlo::HloComputation& fn) {
-  const HloInstruction* root = fn.root_instruction();
-  if (fn.num_parameters() != 2 || root == nullptr || root->operand_count() != 2) {
-    return Combiner::kGeneric;
+  static constexpr std::pair<HloOpcode, Combiner> kCombiners[] = {
+      {HloOpcode::kAdd, Combiner::kAdd},         {HloOpcode::kMultiply, Combiner::kMultiply},
+      {HloOpcode::kMaximum, Combiner::kMaximum}, {HloOpcode::kMinimum, Combiner::kMinimum},
+      {HloOpcode::kAnd, Combiner::kAnd},         {HloOpcode::kOr, Combiner::kOr}};
+  const std::optional<HloOpcode> op = hlo::MatchCombiner(fn);
+  for (const auto& [opcode, combiner] : kCombiners) {
+    if (op == opcode) return combiner;
   }
-  const HloInstruction* a = root->operand(0);
-  const HloInstruction* b = root->operand(1);
-  if (a->opcode() != HloOpcode::kParameter || b->opcode() != HloOpcode::kParameter ||
-      a->parameter_number() == b->parameter_number()) {
-    return Combiner::kGeneric;
-  }
-  switch (root->opcode()) {
-    case HloOpcode::kAdd:
-      return Combiner::kAdd;
-    case HloOpcode::kMultiply:
-      return Combiner::kMultiply;
-    case HloOpcode::kMaximum:
-      return Combiner::kMaximum;
-    case HloOpcode::kMinimum:
-      return Combiner::kMinimum;
-    case HloOpcode::kAnd:
-      return Combiner::kAnd;
-    case HloOpcode::kOr:
-      return Combiner::kOr;
-    default:
-      return Combiner::kGeneric;
-  }
+  return Combiner::kGeneric;
 }
 
 template <typename T, typename Op>

@@ -1,10 +1,11 @@
 // Unary and binary elementwise opcodes for the CPU evaluator.
 //
-// Each opcode is a small functor: which element types it accepts (`kAccepts`), the storage
-// type of its result (`Out<T>`, usually T), the result's PrimitiveType, and `operator()` on
-// compute values (ComputeType: float for the narrow floats). `HandleUnary<Op>` and
-// `HandleBinary<Op>` dispatch once on the operand's element type and run a plain typed loop, so
-// there is no per-element switch. Semantics follow XLA's reference evaluator:
+// Each opcode is a small functor: its opcode (`kOpcode`; the element types it accepts are the
+// opcode table's, hlo::ElementwiseTypes), the storage type of its result (`Out<T>`, usually
+// T), the result's PrimitiveType, and `operator()` on compute values (ComputeType: float for the
+// narrow floats). `HandleUnary<Op>` and `HandleBinary<Op>` dispatch once on the operand's element
+// type and run a plain typed loop, so there is no per-element switch. Semantics follow XLA's
+// reference evaluator:
 //   - signed integer add/subtract/multiply/negate/abs wrap around (two's complement);
 //   - integer x / 0 is -1 (all ones for unsigned), INT_MIN / -1 is INT_MIN; x % 0 is x and
 //     INT_MIN % -1 is 0;
@@ -34,25 +35,24 @@ using hlo::Literal;
 using hlo::PrimitiveType;
 using namespace elementwise;  // NOLINT: the kernel vocabulary of this file.
 
-enum class Accepts { kFloat, kFloatOrComplex, kInt, kReal, kNumeric, kF32OrF64 };
-
+// Whether the opcode table admits storage type T for `opcode` (pred is handled apart).
 template <typename T>
-constexpr bool AcceptsType(Accepts accepts) {
-  switch (accepts) {
-    case Accepts::kFloat:
-      return kIsFloat<T>;
-    case Accepts::kFloatOrComplex:
-      return kIsFloat<T> || kIsComplex<T>;
-    case Accepts::kInt:
-      return kIsInt<T>;
-    case Accepts::kReal:
-      return kIsFloat<T> || kIsInt<T>;
-    case Accepts::kNumeric:
-      return true;
-    case Accepts::kF32OrF64:
-      return std::is_floating_point_v<T>;
+constexpr bool AcceptsType(HloOpcode opcode) {
+  const hlo::ElementTypeSet types = hlo::ElementwiseTypes(opcode);
+  if constexpr (kIsComplex<T>) {
+    return (types & hlo::kComplexKind) != 0;
+  } else if constexpr (kIsInt<T>) {
+    return (types & (std::is_signed_v<T> ? hlo::kSignedKind : hlo::kUnsignedKind)) != 0;
+  } else if constexpr (kIsFloat<T>) {
+    return (types & hlo::kFloatKind) != 0 ||
+           ((types & hlo::kF32F64Kind) != 0 && std::is_floating_point_v<T>);
+  } else {
+    return false;
   }
-  return false;
+}
+
+constexpr bool AcceptsPred(HloOpcode opcode) {
+  return (hlo::ElementwiseTypes(opcode) & hlo::kPredKind) != 0;
 }
 
 PrimitiveType ComponentType(PrimitiveType t) {
@@ -80,7 +80,7 @@ C WrapNegate(C x) {
 // ----------------------------------------------------------------------------- unary functors
 
 struct AbsOp {
-  static constexpr Accepts kAccepts = Accepts::kNumeric;
+  static constexpr HloOpcode kOpcode = HloOpcode::kAbs;
   template <typename T>
   using Out = RealOf<T>;
   static PrimitiveType OutType(PrimitiveType t) { return ComponentType(t); }
@@ -99,7 +99,7 @@ struct AbsOp {
 };
 
 struct NegateOp : SameType {
-  static constexpr Accepts kAccepts = Accepts::kNumeric;
+  static constexpr HloOpcode kOpcode = HloOpcode::kNegate;
   template <typename C>
   C operator()(C x) const {
     if constexpr (std::is_integral_v<C>) {
@@ -111,7 +111,7 @@ struct NegateOp : SameType {
 };
 
 struct SignOp : SameType {
-  static constexpr Accepts kAccepts = Accepts::kNumeric;
+  static constexpr HloOpcode kOpcode = HloOpcode::kSign;
   template <typename C>
   C operator()(C x) const {
     if constexpr (kIsComplex<C>) {
@@ -126,7 +126,7 @@ struct SignOp : SameType {
 };
 
 struct ExpOp : SameType {
-  static constexpr Accepts kAccepts = Accepts::kFloatOrComplex;
+  static constexpr HloOpcode kOpcode = HloOpcode::kExp;
   template <typename C>
   C operator()(C x) const {
     return std::exp(x);
@@ -134,7 +134,7 @@ struct ExpOp : SameType {
 };
 
 struct Expm1Op : SameType {
-  static constexpr Accepts kAccepts = Accepts::kFloatOrComplex;
+  static constexpr HloOpcode kOpcode = HloOpcode::kExpm1;
   template <typename C>
   C operator()(C x) const {
     if constexpr (kIsComplex<C>) {
@@ -146,7 +146,7 @@ struct Expm1Op : SameType {
 };
 
 struct LogOp : SameType {
-  static constexpr Accepts kAccepts = Accepts::kFloatOrComplex;
+  static constexpr HloOpcode kOpcode = HloOpcode::kLog;
   template <typename C>
   C operator()(C x) const {
     return std::log(x);
@@ -154,7 +154,7 @@ struct LogOp : SameType {
 };
 
 struct Log1pOp : SameType {
-  static constexpr Accepts kAccepts = Accepts::kFloatOrComplex;
+  static constexpr HloOpcode kOpcode = HloOpcode::kLog1p;
   template <typename C>
   C operator()(C x) const {
     if constexpr (kIsComplex<C>) {
@@ -166,7 +166,7 @@ struct Log1pOp : SameType {
 };
 
 struct LogisticOp : SameType {
-  static constexpr Accepts kAccepts = Accepts::kFloatOrComplex;
+  static constexpr HloOpcode kOpcode = HloOpcode::kLogistic;
   template <typename C>
   C operator()(C x) const {
     return C(1) / (C(1) + std::exp(-x));
@@ -174,7 +174,7 @@ struct LogisticOp : SameType {
 };
 
 struct SqrtOp : SameType {
-  static constexpr Accepts kAccepts = Accepts::kFloatOrComplex;
+  static constexpr HloOpcode kOpcode = HloOpcode::kSqrt;
   template <typename C>
   C operator()(C x) const {
     return std::sqrt(x);
@@ -182,7 +182,7 @@ struct SqrtOp : SameType {
 };
 
 struct RsqrtOp : SameType {
-  static constexpr Accepts kAccepts = Accepts::kFloatOrComplex;
+  static constexpr HloOpcode kOpcode = HloOpcode::kRsqrt;
   template <typename C>
   C operator()(C x) const {
     return C(1) / std::sqrt(x);
@@ -190,7 +190,7 @@ struct RsqrtOp : SameType {
 };
 
 struct CbrtOp : SameType {
-  static constexpr Accepts kAccepts = Accepts::kFloat;
+  static constexpr HloOpcode kOpcode = HloOpcode::kCbrt;
   template <typename C>
   C operator()(C x) const {
     return std::cbrt(x);
@@ -198,7 +198,7 @@ struct CbrtOp : SameType {
 };
 
 struct SinOp : SameType {
-  static constexpr Accepts kAccepts = Accepts::kFloatOrComplex;
+  static constexpr HloOpcode kOpcode = HloOpcode::kSin;
   template <typename C>
   C operator()(C x) const {
     return std::sin(x);
@@ -206,7 +206,7 @@ struct SinOp : SameType {
 };
 
 struct CosOp : SameType {
-  static constexpr Accepts kAccepts = Accepts::kFloatOrComplex;
+  static constexpr HloOpcode kOpcode = HloOpcode::kCos;
   template <typename C>
   C operator()(C x) const {
     return std::cos(x);
@@ -214,7 +214,7 @@ struct CosOp : SameType {
 };
 
 struct TanOp : SameType {
-  static constexpr Accepts kAccepts = Accepts::kFloatOrComplex;
+  static constexpr HloOpcode kOpcode = HloOpcode::kTan;
   template <typename C>
   C operator()(C x) const {
     return std::tan(x);
@@ -222,7 +222,7 @@ struct TanOp : SameType {
 };
 
 struct TanhOp : SameType {
-  static constexpr Accepts kAccepts = Accepts::kFloatOrComplex;
+  static constexpr HloOpcode kOpcode = HloOpcode::kTanh;
   template <typename C>
   C operator()(C x) const {
     return std::tanh(x);
@@ -230,7 +230,7 @@ struct TanhOp : SameType {
 };
 
 struct ErfOp : SameType {
-  static constexpr Accepts kAccepts = Accepts::kFloat;
+  static constexpr HloOpcode kOpcode = HloOpcode::kErf;
   template <typename C>
   C operator()(C x) const {
     return std::erf(x);
@@ -238,7 +238,7 @@ struct ErfOp : SameType {
 };
 
 struct FloorOp : SameType {
-  static constexpr Accepts kAccepts = Accepts::kFloat;
+  static constexpr HloOpcode kOpcode = HloOpcode::kFloor;
   template <typename C>
   C operator()(C x) const {
     return std::floor(x);
@@ -246,7 +246,7 @@ struct FloorOp : SameType {
 };
 
 struct CeilOp : SameType {
-  static constexpr Accepts kAccepts = Accepts::kFloat;
+  static constexpr HloOpcode kOpcode = HloOpcode::kCeil;
   template <typename C>
   C operator()(C x) const {
     return std::ceil(x);
@@ -255,7 +255,7 @@ struct CeilOp : SameType {
 
 // Round half away from zero.
 struct RoundAfzOp : SameType {
-  static constexpr Accepts kAccepts = Accepts::kFloat;
+  static constexpr HloOpcode kOpcode = HloOpcode::kRoundNearestAfz;
   template <typename C>
   C operator()(C x) const {
     return std::round(x);
@@ -264,7 +264,7 @@ struct RoundAfzOp : SameType {
 
 // Round half to even (the default floating-point environment rounds to nearest even).
 struct RoundEvenOp : SameType {
-  static constexpr Accepts kAccepts = Accepts::kFloat;
+  static constexpr HloOpcode kOpcode = HloOpcode::kRoundNearestEven;
   template <typename C>
   C operator()(C x) const {
     return std::nearbyint(x);
@@ -273,7 +273,7 @@ struct RoundEvenOp : SameType {
 
 // Bitwise not on integers (pred is handled as logical not by HandleUnary).
 struct NotOp : SameType {
-  static constexpr Accepts kAccepts = Accepts::kInt;
+  static constexpr HloOpcode kOpcode = HloOpcode::kNot;
   template <typename C>
   C operator()(C x) const {
     return static_cast<C>(~x);
@@ -281,7 +281,7 @@ struct NotOp : SameType {
 };
 
 struct PopcntOp : SameType {
-  static constexpr Accepts kAccepts = Accepts::kInt;
+  static constexpr HloOpcode kOpcode = HloOpcode::kPopulationCount;
   template <typename C>
   C operator()(C x) const {
     const auto bits = static_cast<uint64_t>(static_cast<std::make_unsigned_t<C>>(x));
@@ -290,7 +290,7 @@ struct PopcntOp : SameType {
 };
 
 struct ClzOp : SameType {
-  static constexpr Accepts kAccepts = Accepts::kInt;
+  static constexpr HloOpcode kOpcode = HloOpcode::kClz;
   template <typename C>
   C operator()(C x) const {
     constexpr int kBits = 8 * sizeof(C);
@@ -300,7 +300,7 @@ struct ClzOp : SameType {
 };
 
 struct IsFiniteOp {
-  static constexpr Accepts kAccepts = Accepts::kFloat;
+  static constexpr HloOpcode kOpcode = HloOpcode::kIsFinite;
   template <typename T>
   using Out = uint8_t;
   static PrimitiveType OutType(PrimitiveType) { return PrimitiveType::kPred; }
@@ -311,7 +311,7 @@ struct IsFiniteOp {
 };
 
 struct RealOp {
-  static constexpr Accepts kAccepts = Accepts::kFloatOrComplex;
+  static constexpr HloOpcode kOpcode = HloOpcode::kReal;
   template <typename T>
   using Out = RealOf<T>;
   static PrimitiveType OutType(PrimitiveType t) { return ComponentType(t); }
@@ -326,7 +326,7 @@ struct RealOp {
 };
 
 struct ImagOp {
-  static constexpr Accepts kAccepts = Accepts::kFloatOrComplex;
+  static constexpr HloOpcode kOpcode = HloOpcode::kImag;
   template <typename T>
   using Out = RealOf<T>;
   static PrimitiveType OutType(PrimitiveType t) { return ComponentType(t); }
@@ -343,7 +343,7 @@ struct ImagOp {
 // ---------------------------------------------------------------------------- binary functors
 
 struct AddOp : SameType {
-  static constexpr Accepts kAccepts = Accepts::kNumeric;
+  static constexpr HloOpcode kOpcode = HloOpcode::kAdd;
   static constexpr PredRule kPred = PredRule::kOr;
   template <typename C>
   C operator()(C a, C b) const {
@@ -356,7 +356,7 @@ struct AddOp : SameType {
 };
 
 struct SubtractOp : SameType {
-  static constexpr Accepts kAccepts = Accepts::kNumeric;
+  static constexpr HloOpcode kOpcode = HloOpcode::kSubtract;
   template <typename C>
   C operator()(C a, C b) const {
     if constexpr (std::is_integral_v<C>) {
@@ -368,7 +368,7 @@ struct SubtractOp : SameType {
 };
 
 struct MultiplyOp : SameType {
-  static constexpr Accepts kAccepts = Accepts::kNumeric;
+  static constexpr HloOpcode kOpcode = HloOpcode::kMultiply;
   static constexpr PredRule kPred = PredRule::kAnd;
   template <typename C>
   C operator()(C a, C b) const {
@@ -381,7 +381,7 @@ struct MultiplyOp : SameType {
 };
 
 struct DivideOp : SameType {
-  static constexpr Accepts kAccepts = Accepts::kNumeric;
+  static constexpr HloOpcode kOpcode = HloOpcode::kDivide;
   template <typename C>
   C operator()(C a, C b) const {
     if constexpr (std::is_integral_v<C>) {
@@ -395,7 +395,7 @@ struct DivideOp : SameType {
 };
 
 struct RemainderOp : SameType {
-  static constexpr Accepts kAccepts = Accepts::kReal;
+  static constexpr HloOpcode kOpcode = HloOpcode::kRemainder;
   template <typename C>
   C operator()(C a, C b) const {
     if constexpr (std::is_integral_v<C>) {
@@ -411,7 +411,7 @@ struct RemainderOp : SameType {
 };
 
 struct MaximumOp : SameType {
-  static constexpr Accepts kAccepts = Accepts::kReal;
+  static constexpr HloOpcode kOpcode = HloOpcode::kMaximum;
   static constexpr PredRule kPred = PredRule::kOr;
   template <typename C>
   C operator()(C a, C b) const {
@@ -424,7 +424,7 @@ struct MaximumOp : SameType {
 };
 
 struct MinimumOp : SameType {
-  static constexpr Accepts kAccepts = Accepts::kReal;
+  static constexpr HloOpcode kOpcode = HloOpcode::kMinimum;
   static constexpr PredRule kPred = PredRule::kAnd;
   template <typename C>
   C operator()(C a, C b) const {
@@ -454,7 +454,7 @@ C IntegerPower(C base, C exponent) {
 }
 
 struct PowerOp : SameType {
-  static constexpr Accepts kAccepts = Accepts::kNumeric;
+  static constexpr HloOpcode kOpcode = HloOpcode::kPower;
   template <typename C>
   C operator()(C a, C b) const {
     if (a == C(1) || b == C(0)) return C(1);
@@ -473,7 +473,7 @@ struct PowerOp : SameType {
 };
 
 struct Atan2Op : SameType {
-  static constexpr Accepts kAccepts = Accepts::kFloatOrComplex;
+  static constexpr HloOpcode kOpcode = HloOpcode::kAtan2;
   template <typename C>
   C operator()(C y, C x) const {
     if constexpr (kIsComplex<C>) {
@@ -487,7 +487,7 @@ struct Atan2Op : SameType {
 };
 
 struct AndOp : SameType {
-  static constexpr Accepts kAccepts = Accepts::kInt;
+  static constexpr HloOpcode kOpcode = HloOpcode::kAnd;
   static constexpr PredRule kPred = PredRule::kAnd;
   template <typename C>
   C operator()(C a, C b) const {
@@ -496,7 +496,7 @@ struct AndOp : SameType {
 };
 
 struct OrOp : SameType {
-  static constexpr Accepts kAccepts = Accepts::kInt;
+  static constexpr HloOpcode kOpcode = HloOpcode::kOr;
   static constexpr PredRule kPred = PredRule::kOr;
   template <typename C>
   C operator()(C a, C b) const {
@@ -505,7 +505,7 @@ struct OrOp : SameType {
 };
 
 struct XorOp : SameType {
-  static constexpr Accepts kAccepts = Accepts::kInt;
+  static constexpr HloOpcode kOpcode = HloOpcode::kXor;
   static constexpr PredRule kPred = PredRule::kXor;
   template <typename C>
   C operator()(C a, C b) const {
@@ -519,7 +519,7 @@ bool ShiftOutOfRange(C amount) {
 }
 
 struct ShiftLeftOp : SameType {
-  static constexpr Accepts kAccepts = Accepts::kInt;
+  static constexpr HloOpcode kOpcode = HloOpcode::kShiftLeft;
   template <typename C>
   C operator()(C a, C b) const {
     if (ShiftOutOfRange(b)) return 0;
@@ -528,7 +528,7 @@ struct ShiftLeftOp : SameType {
 };
 
 struct ShiftRightArithmeticOp : SameType {
-  static constexpr Accepts kAccepts = Accepts::kInt;
+  static constexpr HloOpcode kOpcode = HloOpcode::kShiftRightArithmetic;
   template <typename C>
   C operator()(C a, C b) const {
     const auto as_signed = static_cast<std::make_signed_t<C>>(a);
@@ -538,7 +538,7 @@ struct ShiftRightArithmeticOp : SameType {
 };
 
 struct ShiftRightLogicalOp : SameType {
-  static constexpr Accepts kAccepts = Accepts::kInt;
+  static constexpr HloOpcode kOpcode = HloOpcode::kShiftRightLogical;
   template <typename C>
   C operator()(C a, C b) const {
     if (ShiftOutOfRange(b)) return 0;
@@ -551,7 +551,7 @@ using ComplexOf = std::complex<std::conditional_t<std::is_same_v<T, double>, dou
 
 // complex(real, imag): f32 -> c64, f64 -> c128.
 struct ComplexOp {
-  static constexpr Accepts kAccepts = Accepts::kF32OrF64;
+  static constexpr HloOpcode kOpcode = HloOpcode::kComplex;
   static constexpr PredRule kPred = PredRule::kReject;
   template <typename T>
   using Out = ComplexOf<T>;
@@ -573,8 +573,8 @@ absl::StatusOr<Literal> HandleUnary(const HloInstruction& instr,
   const Literal& x = *operands[0];
   const PrimitiveType type = x.shape().element_type();
   Literal out;
-  if (type == PrimitiveType::kPred) {  // Only `not` accepts pred: logical negation.
-    if (!std::is_same_v<Op, NotOp>) return UnsupportedType(instr, type);
+  if (type == PrimitiveType::kPred) {  // Of the unary ops only `not` accepts pred: logical.
+    if (!AcceptsPred(Op::kOpcode)) return UnsupportedType(instr, type);
     RETURN_IF_ERROR(CheckResultShape(instr, PrimitiveType::kPred, x.element_count()));
     out = Literal(instr.shape());
     MapUnary<uint8_t, uint8_t>(x, out, [](uint8_t v) { return static_cast<uint8_t>(v == 0); });
@@ -582,7 +582,7 @@ absl::StatusOr<Literal> HandleUnary(const HloInstruction& instr,
   }
   RETURN_IF_ERROR(DispatchArrayType(type, [&](auto tag) -> absl::Status {
     using T = typename decltype(tag)::type;
-    if constexpr (AcceptsType<T>(Op::kAccepts)) {
+    if constexpr (AcceptsType<T>(Op::kOpcode)) {
       RETURN_IF_ERROR(CheckResultShape(instr, Op::OutType(type), x.element_count()));
       out = Literal(instr.shape());
       MapUnary<T, typename Op::template Out<T>>(x, out, Op{});
@@ -625,9 +625,11 @@ absl::StatusOr<Literal> HandleBinary(const HloInstruction& instr,
     return absl::InvalidArgumentError(hlo::StrCat("operands ", a.shape().ToString(), " and ",
                                                   b.shape().ToString(), " do not match"));
   }
+  static_assert((Op::kPred != PredRule::kReject) == AcceptsPred(Op::kOpcode),
+                "a binary op's pred rule and its opcode's element types disagree");
   Literal out;
   if (type == PrimitiveType::kPred) {
-    if (Op::kPred == PredRule::kReject) return UnsupportedType(instr, type);
+    if (!AcceptsPred(Op::kOpcode)) return UnsupportedType(instr, type);
     RETURN_IF_ERROR(CheckResultShape(instr, PrimitiveType::kPred, a.element_count()));
     out = Literal(instr.shape());
     RETURN_IF_ERROR(RunPredBinary<Op>(instr, a, b, out));
@@ -635,7 +637,7 @@ absl::StatusOr<Literal> HandleBinary(const HloInstruction& instr,
   }
   RETURN_IF_ERROR(DispatchArrayType(type, [&](auto tag) -> absl::Status {
     using T = typename decltype(tag)::type;
-    if constexpr (AcceptsType<T>(Op::kAccepts)) {
+    if constexpr (AcceptsType<T>(Op::kOpcode)) {
       RETURN_IF_ERROR(CheckResultShape(instr, Op::OutType(type), a.element_count()));
       out = Literal(instr.shape());
       MapBinary<T, typename Op::template Out<T>>(a, b, out, Op{});

@@ -5,6 +5,7 @@
 
 #include <cstring>
 
+#include "hlo/analysis/combiner.h"
 #include "hlo/status_macros.h"
 
 namespace runtime {
@@ -63,37 +64,21 @@ bool ComparisonTypeFits(hlo::ComparisonType t, PrimitiveType type) {
 }  // namespace
 
 bool BinaryOpSupports(HloOpcode op, PrimitiveType type) {
-  switch (op) {
-    case HloOpcode::kAdd:
-    case HloOpcode::kMultiply:
-      return true;
-    case HloOpcode::kMaximum:
-    case HloOpcode::kMinimum:
-      return !hlo::IsComplexType(type);
-    case HloOpcode::kAnd:
-    case HloOpcode::kOr:
-      return hlo::IsIntegralType(type) || type == PrimitiveType::kPred;
-    default:
-      return false;
-  }
+  return hlo::HasOpcodeFlag(op, hlo::op_traits::kReducer) &&
+         hlo::IsOfElementTypes(type, hlo::ElementwiseTypes(op));
 }
 
 std::optional<HloOpcode> MatchScalarCombiner(const HloComputation& computation,
                                              PrimitiveType type) {
-  const HloInstruction* root = computation.root_instruction();
-  if (computation.num_parameters() != 2 || root == nullptr || root->operand_count() != 2) {
+  const std::optional<HloOpcode> op = hlo::MatchCombiner(computation);
+  if (!op || !BinaryOpSupports(*op, type) ||
+      !IsScalarOf(computation.root_instruction()->shape(), type)) {
     return std::nullopt;
   }
-  if (!BinaryOpSupports(root->opcode(), type) || !IsScalarOf(root->shape(), type)) {
-    return std::nullopt;
-  }
-  int64_t a = ParameterNumberOf(root->operand(0));
-  int64_t b = ParameterNumberOf(root->operand(1));
-  if (!((a == 0 && b == 1) || (a == 1 && b == 0))) return std::nullopt;
   for (const HloInstruction* p : computation.parameter_instructions()) {
     if (p == nullptr || !IsScalarOf(p->shape(), type)) return std::nullopt;
   }
-  return root->opcode();
+  return op;
 }
 
 bool IsAssignCombiner(const HloComputation& computation, PrimitiveType type) {

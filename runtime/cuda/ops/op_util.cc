@@ -1,6 +1,10 @@
 // Element types, copy simplification and reducer recognition for the CUDA op handlers.
 #include "runtime/cuda/ops/op_util.h"
 
+#include <optional>
+#include <utility>
+
+#include "hlo/analysis/combiner.h"
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
 
@@ -97,21 +101,15 @@ absl::StatusOr<int> ReducerOp(const hlo::HloComputation& computation, bool allow
   if (allow_assign && root->opcode() == HloOpcode::kParameter && root->parameter_number() == 1) {
     return spmd_cuda::kCopy;
   }
-  if (root->operand_count() != 2 ||
-      root->operand(0)->opcode() != HloOpcode::kParameter ||
-      root->operand(1)->opcode() != HloOpcode::kParameter ||
-      root->operand(0)->parameter_number() == root->operand(1)->parameter_number()) {
-    return unsupported();
+  static constexpr std::pair<HloOpcode, int> kOps[] = {
+      {HloOpcode::kAdd, spmd_cuda::kAdd},     {HloOpcode::kMultiply, spmd_cuda::kMul},
+      {HloOpcode::kMaximum, spmd_cuda::kMax}, {HloOpcode::kMinimum, spmd_cuda::kMin},
+      {HloOpcode::kAnd, spmd_cuda::kAnd},     {HloOpcode::kOr, spmd_cuda::kOr}};
+  const std::optional<HloOpcode> op = hlo::MatchCombiner(computation);
+  for (const auto& [opcode, element_op] : kOps) {
+    if (op == opcode) return element_op;
   }
-  switch (root->opcode()) {
-    case HloOpcode::kAdd: return spmd_cuda::kAdd;
-    case HloOpcode::kMultiply: return spmd_cuda::kMul;
-    case HloOpcode::kMaximum: return spmd_cuda::kMax;
-    case HloOpcode::kMinimum: return spmd_cuda::kMin;
-    case HloOpcode::kAnd: return spmd_cuda::kAnd;
-    case HloOpcode::kOr: return spmd_cuda::kOr;
-    default: return unsupported();
-  }
+  return unsupported();
 }
 
 absl::StatusOr<int64_t> ReadScalarIndex(DeviceApi& device, const DeviceArray& array) {

@@ -1,0 +1,20 @@
+// Recognising the combiner computations that reduce, all-reduce, scatter, reduce-window and
+// select-and-scatter apply: one place for the partitioner and both executors.
+#ifndef HLO_ANALYSIS_COMBINER_H_
+#define HLO_ANALYSIS_COMBINER_H_
+
+#include <optional>
+
+#include "hlo/ir/hlo_computation.h"
+
+namespace hlo {
+
+// The opcode of a combiner `op(parameter(i), parameter(j))` over the two distinct parameters of
+// `computation` (in either order), when `op` is a reducer of the opcode table
+// (op_traits::kReducer: add, multiply, maximum, minimum, and, or); nullopt otherwise. Types are
+// not checked: callers that need scalars of one type check them.
+std::optional<HloOpcode> MatchCombiner(const HloComputation& computation);
+
+}  // namespace hlo
+
+#endif  // HLO_ANALYSIS_COMBINER_H_
