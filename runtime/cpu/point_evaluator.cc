@@ -28,12 +28,11 @@ constexpr int64_t kMaxTrips = 100'000;
 
 // Whether `instr`'s elements are its operand's (or its called computation's) elements.
 bool PassesThrough(const HloInstruction& instr, const PointEvaluator::Frame* frame) {
+  if (hlo::ForwardsOperand(instr)) return true;
   if (instr.opcode() == HloOpcode::kParameter) return frame->parent != nullptr;
-  if (instr.opcode() == HloOpcode::kCustomCall) return IsIdentityCustomCall(instr);
   return IsOneOf(instr.opcode(),
-                 {HloOpcode::kCopy, HloOpcode::kReshape, HloOpcode::kOptimizationBarrier,
-                  HloOpcode::kAddDependency, HloOpcode::kGetTupleElement, HloOpcode::kTuple,
-                  HloOpcode::kCall, HloOpcode::kFusion, HloOpcode::kWhile,
+                 {HloOpcode::kReshape, HloOpcode::kAddDependency, HloOpcode::kGetTupleElement,
+                  HloOpcode::kTuple, HloOpcode::kCall, HloOpcode::kFusion, HloOpcode::kWhile,
                   HloOpcode::kConditional});
 }
 
