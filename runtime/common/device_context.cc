@@ -1,16 +1,10 @@
-// The identity custom-calls, by target name.
+// The identity custom-calls: the custom-call half of hlo::ForwardsOperand.
 #include "runtime/common/device_context.h"
-
-#include <string>
 
 namespace runtime {
 
 bool IsIdentityCustomCall(const hlo::HloInstruction& instr) {
-  const std::string& target = instr.attrs().custom_call_target;
-  return target == "Sharding" || target == "SPMDFullToShardShape" ||
-         target == "SPMDShardToFullShape" || target == "ShardBarrierFrom" ||
-         target == "ShardBarrierTo" || target == "LayoutConstraint" ||
-         hlo::IsPlacementCustomCall(instr);
+  return instr.opcode() == hlo::HloOpcode::kCustomCall && hlo::ForwardsOperand(instr);
 }
 
 }  // namespace runtime

@@ -23,10 +23,9 @@ struct DeviceContext {
   CollectiveHub* hub = nullptr;  // Required by CPU collectives when num_partitions > 1.
 };
 
-// Custom-calls that are identities on the values they carry: those the partitioner emits
-// (Sharding, SPMDFullToShardShape/ShardToFullShape), the propagation barriers
-// (ShardBarrierFrom/To), layout constraints and memory-placement annotations
-// (hlo::IsPlacementCustomCall). Executors run them as copies.
+// Custom-calls that are identities on the values they carry (the list is hlo::ForwardsOperand's:
+// Sharding, SPMDFullToShardShape/ShardToFullShape, ShardBarrierFrom/To, LayoutConstraint and
+// the placement annotations). Executors run them as copies.
 bool IsIdentityCustomCall(const hlo::HloInstruction& instr);
 
 }  // namespace runtime
