@@ -221,6 +221,69 @@ TEST(NeverSilentTest, ManualSubgroupReshardsKeepValuesOnTheirDevices) {
                 9, "all-reduce groups devices 0 and 1, which hold different tiles");
 }
 
+// Found by the partition fuzzer (seed 1202): a branch index or loop condition in manual
+// subgroups lets each group take its own branch or trip count, so the collectives there may
+// only combine devices of one group, and each group meets at them on its own (the executor
+// waited for the other group's devices, which ran the other branch). A value tiled across the
+// groups enters them before the conditional; a collective inside a branch that would combine
+// two groups is refused where it is written. Seeds 0 to 3 give the groups the same and
+// different decisions.
+TEST(NeverSilentTest, PerGroupDecisionsKeepCollectivesInTheirGroups) {
+  const std::string head = "HloModule m, num_partitions=4\n";
+  const std::string in_groups = ", sharding={devices=[2,2]<=[4] last_tile_dims={manual}}";
+  const std::string index =
+      "  c = pred[] parameter(0), sharding={devices=[2,2]<=[4] last_tile_dims={replicated, "
+      "manual}}\n";
+  auto conditional = [&](const std::string& param, const std::string& neg, const std::string& arg) {
+    const std::string type = param.empty() ? "f32[8]" : "f32[4]";
+    return "neg {\n  x = " + type + " parameter(0)" + param + "\n  ROOT n = " + type + neg +
+           "\n}\nid {\n  ROOT y = " + type + " parameter(0)" + param + "\n}\nENTRY e {\n" + index +
+           "  p = " + type + " parameter(1)" + arg + "\n  ROOT r = " + type +
+           " conditional(c, p, p), true_computation=neg, false_computation=id" + in_groups +
+           "\n}\n";
+  };
+  const std::string loop =
+      "body {\n  t = (s32[], f32[4]) parameter(0)\n  i = s32[] get-tuple-element(t), index=0\n"
+      "  x = f32[4] get-tuple-element(t), index=1\n  n = f32[4] negate(x)\n"
+      "  one = s32[] constant(1)\n  j = s32[] add(i, one)\n"
+      "  ROOT r = (s32[], f32[4]) tuple(j, n)\n}\n"
+      "cond {\n  t = (s32[], f32[4]) parameter(0)\n  i = s32[] get-tuple-element(t), index=0\n"
+      "  two = s32[] constant(2)\n  ROOT lt = pred[] compare(i, two), direction=LT\n}\n"
+      "ENTRY e {\n" +
+      index + "  p = f32[4] parameter(1)" + in_groups +
+      "\n  i0 = s32[] convert(c), sharding={devices=[2,2]<=[4] last_tile_dims={replicated, "
+      "manual}}\n  t0 = (s32[], f32[4]) tuple(i0, p)\n"
+      "  ROOT w = (s32[], f32[4]) while(t0), condition=cond, body=body, "
+      "sharding={{devices=[2,2]<=[4] last_tile_dims={replicated, manual}}, {devices=[2,2]<=[4] "
+      "last_tile_dims={manual}}}\n}\n";
+  const std::vector<std::string> verified = {
+      Module("per_group_branch", head + conditional(in_groups, " negate(x)", in_groups)),
+      Module("per_group_entering",
+             head + conditional("", " negate(x)", ", sharding={devices=[4]<=[4]}")),
+      Module("per_group_loop", head + loop)};
+  for (int seed = 0; seed < 4; ++seed) {
+    for (const std::string& path : verified) {
+      ExpectVerifies(path, "--passes partition,cleanup --collective-timeout 5 --seed " +
+                               std::to_string(seed) + " ");
+    }
+  }
+  const std::string sum =
+      "sum {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n";
+  const std::string across =
+      Module("per_group_across",
+             head + sum +
+                 conditional(in_groups,
+                             " all-reduce(x), channel_id=1, replica_groups={{0,1},{2,3}}, "
+                             "use_global_device_ids=true, to_apply=sum" +
+                                 in_groups,
+                             in_groups));
+  Outcome r = RunShell(Cmd(kRun, "--verify --passes partition,cleanup " + across));
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr(across + ":9:8: error: "));
+  EXPECT_THAT(r.err, HasSubstr("its all-reduce would combine devices 0 and 1 of different manual "
+                               "groups"));
+}
+
 // ---- Silently worse, exit 0 -----------------------------------------------------------------
 
 TEST(NeverSilentTest, TupleOfTuplesKeepsItsShards) {

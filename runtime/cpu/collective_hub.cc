@@ -1,12 +1,28 @@
-// Two-phase rendezvous: arrive (publish the input) -> compute -> finish; the slot is erased by
-// the last device to leave.
+// Two-phase rendezvous: arrive (publish the input) -> compute -> finish; each group has its own
+// slot, erased by the group's last member to leave.
 #include "runtime/cpu/collective_hub.h"
 
+#include <algorithm>
 #include <chrono>
+#include <numeric>
 
 #include "hlo/strings.h"
 
 namespace runtime {
+namespace {
+
+// `group`'s devices in increasing order; every device when it is empty.
+std::vector<int64_t> SortedMembers(absl::Span<const int64_t> group, int64_t num_devices) {
+  std::vector<int64_t> members(group.begin(), group.end());
+  if (members.empty()) {
+    members.resize(num_devices);
+    std::iota(members.begin(), members.end(), 0);
+  }
+  std::sort(members.begin(), members.end());
+  return members;
+}
+
+}  // namespace
 
 void CollectiveHub::Abort(const absl::Status& status) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -16,16 +32,26 @@ void CollectiveHub::Abort(const absl::Status& status) {
 
 absl::Status CollectiveHub::Rendezvous(
     const CollectiveKey& key, int64_t device, std::string_view name, const hlo::Literal* input,
-    const std::function<absl::Status(absl::Span<const hlo::Literal* const>)>& compute) {
+    const std::function<absl::Status(absl::Span<const hlo::Literal* const>)>& compute,
+    absl::Span<const int64_t> group) {
   using Clock = std::chrono::steady_clock;
   const auto deadline =
       Clock::now() + std::chrono::duration_cast<Clock::duration>(
                          std::chrono::duration<double>(timeout_seconds_));
+  const std::vector<int64_t> members = SortedMembers(group, num_devices_);
+  const bool member_ok = std::binary_search(members.begin(), members.end(), device) &&
+                         members.front() >= 0 && members.back() < num_devices_ &&
+                         std::adjacent_find(members.begin(), members.end()) == members.end();
   std::unique_lock<std::mutex> lock(mu_);
   if (!aborted_.ok()) return aborted_;
-  Slot& slot = slots_[key];
-  if (slot.inputs.empty()) slot.inputs.assign(num_devices_, nullptr);
-  if (device < 0 || device >= num_devices_ || slot.inputs[device] != nullptr) {
+  const std::pair<CollectiveKey, int64_t> slot_key(key, members.front());
+  Slot& slot = slots_[slot_key];
+  if (slot.inputs.empty()) {
+    slot.inputs.assign(num_devices_, nullptr);
+    slot.expected = static_cast<int64_t>(members.size());
+  }
+  if (!member_ok || slot.expected != static_cast<int64_t>(members.size()) ||
+      slot.inputs[device] != nullptr) {
     return absl::InternalError(hlo::StrCat("collective ", name, ": bad device ", device));
   }
   slot.inputs[device] = input;
@@ -36,7 +62,7 @@ absl::Status CollectiveHub::Rendezvous(
       if (!aborted_.ok()) return aborted_;
       if (cv_.wait_until(lock, deadline) == std::cv_status::timeout && !done()) {
         std::string missing;
-        for (int64_t d = 0; d < num_devices_; ++d) {
+        for (int64_t d : members) {
           if (slot.inputs[d] == nullptr) hlo::StrAppend(&missing, missing.empty() ? "" : ",", d);
         }
         absl::Status status = absl::DeadlineExceededError(hlo::StrCat(
@@ -49,7 +75,7 @@ absl::Status CollectiveHub::Rendezvous(
     }
     return absl::OkStatus();
   };
-  if (absl::Status s = wait_for([&] { return slot.arrived == num_devices_; }, "waiting for peers");
+  if (absl::Status s = wait_for([&] { return slot.arrived == slot.expected; }, "waiting for peers");
       !s.ok()) {
     return s;
   }
@@ -63,11 +89,11 @@ absl::Status CollectiveHub::Rendezvous(
   }
   ++slot.finished;
   cv_.notify_all();
-  // Every device has arrived, so every device runs its compute, which does not block, and
-  // finishes. Wait for all of them with no deadline and regardless of errors: a device that
+  // The whole group has arrived, so every member runs its compute, which does not block, and
+  // finishes. Wait for all of them with no deadline and regardless of errors: a member that
   // left early would free its input while a peer may still be reading it.
-  cv_.wait(lock, [&] { return slot.finished == num_devices_; });
-  if (++slot.departed == num_devices_) slots_.erase(key);
+  cv_.wait(lock, [&] { return slot.finished == slot.expected; });
+  if (++slot.departed == slot.expected) slots_.erase(slot_key);
   if (!computed.ok()) return computed;
   return aborted_;
 }

@@ -10,7 +10,11 @@
 // are (or as the callee's parameters are annotated) and returns the call's sharding
 // (unannotated: what the callee produces). A branch index or loop condition in manual
 // subgroups (whole within each group) lets each group take its own branch or trip count; the
-// results are then per group (replicated leaves become whole within each group). On 2 devices:
+// results are then per group (replicated leaves become whole within each group), a branch
+// operand not yet inside the groups enters them before the conditional (whole within each
+// group), and every collective made inside the branches or the loop must stay within one
+// group (the other group's devices may never get there): else an error naming the
+// instruction it serves. On 2 devices:
 //
 //   %w = (s32[], f32[8,4]) while(%init), sharding={{replicated}, {devices=[2,1]<=[2]}}
 //   -> %w.spmd = (s32[], f32[4,4]) while(%init.spmd), condition=%cond.spmd, body=%body.spmd
@@ -35,13 +39,14 @@ HloSharding ReplicatedFor(const Shape& shape) {
                          : HloSharding::Replicate();
 }
 
-// `sharding` of `shape` for a value that may differ between the manual subgroups of `groups`
-// (a loop or branch that each group runs on its own decision): replicated leaves become whole
-// within each group; leaves in manual subgroups or {manual} stay. A leaf tiled across all
-// devices cannot hold per-group values: an error naming it.
-absl::StatusOr<HloSharding> PerGroupSharding(const HloSharding& sharding, const Shape& shape,
-                                             const HloSharding& groups,
-                                             const HloInstruction& original) {
+// `sharding` of `shape` with each leaf that is neither {manual} nor in manual subgroups
+// (replicated or tiled across all devices) made whole within each manual group of `groups`,
+// for a loop or branch that each group runs on its own decision. With `per_group_values` the
+// value may differ between the groups (a result), so a leaf tiled across them cannot hold it:
+// an error naming it; else (an operand, resharded before the branch) any leaf can enter.
+absl::StatusOr<HloSharding> InManualGroups(const HloSharding& sharding, const Shape& shape,
+                                           const HloSharding& groups,
+                                           const HloInstruction& original, bool per_group_values) {
   const std::vector<Shape> shapes = shape.leaf_shapes();
   const HloSharding normalized = sharding.NormalizeTupleSharding(shape);
   std::vector<HloSharding> leaves =
@@ -52,7 +57,7 @@ absl::StatusOr<HloSharding> PerGroupSharding(const HloSharding& sharding, const 
   }
   for (size_t i = 0; i < leaves.size(); ++i) {
     if (leaves[i].HasManualSubgroup() || leaves[i].IsManual()) continue;
-    if (!leaves[i].IsReplicated()) {
+    if (per_group_values && !leaves[i].IsReplicated()) {
       return absl::UnimplementedError(hlo::StrCat(
           hlo::HloOpcodeString(original.opcode()), " decides per manual subgroup (",
           groups.ToString(), "), so its results differ between groups, but result leaf ", i,
@@ -114,28 +119,37 @@ absl::Status HandleWhile(const HloInstruction& original, const HloSharding& shar
     RETURN_IF_ERROR(ctx.output()->parent()->RemoveComputation(probe));
     if (const HloSharding* groups = ManualSubgroupLeaf(own)) {
       ASSIGN_OR_RETURN(decision, WholeInManualGroups(*groups, pred));
-      ASSIGN_OR_RETURN(state, PerGroupSharding(sharding, original.shape(), *groups, original));
+      ASSIGN_OR_RETURN(state, InManualGroups(sharding, original.shape(), *groups, original,
+                                             /*per_group_values=*/true));
     }
   }
+  // Each group runs its own trip count: the loop's collectives stay inside the groups.
+  const HloSharding* groups = ManualSubgroupLeaf(decision);
   ASSIGN_OR_RETURN(HloInstruction * init, ctx.GetInSharding(original.operand(0), state));
   ASSIGN_OR_RETURN(HloComputation * cond,
-                   PartitionCalledComputation(condition, {state}, &decision, ctx));
-  ASSIGN_OR_RETURN(HloComputation * body,
-                   PartitionCalledComputation(*original.while_body(), {state}, &state, ctx));
+                   PartitionCalledComputation(condition, {state}, &decision, ctx, nullptr, groups));
+  ASSIGN_OR_RETURN(
+      HloComputation * body,
+      PartitionCalledComputation(*original.while_body(), {state}, &state, ctx, nullptr, groups));
   return SetClone(original, state, {init}, {cond, body}, ctx);
 }
 
 // A conditional. A branch index in manual subgroups lets each group take its own branch, so
-// the results are per group.
+// the results are per group, the operands enter the groups before the branch, and the
+// branches' collectives stay inside the groups.
 absl::Status HandleConditional(const HloInstruction& original, const HloSharding& sharding,
                                PartitionContext& ctx) {
   const HloInstruction* selector = original.operand(0);
   ASSIGN_OR_RETURN(const PartitionedValue* decided, ctx.Get(selector));
   HloSharding result = sharding;
   HloSharding decision = ReplicatedFor(selector->shape());
-  if (const HloSharding* groups = ManualSubgroupLeaf(decided->sharding)) {
+  // A copy: the context's values may move while the branches are partitioned.
+  const HloSharding index_sharding = decided->sharding;
+  const HloSharding* groups = ManualSubgroupLeaf(index_sharding);
+  if (groups != nullptr) {
     ASSIGN_OR_RETURN(decision, WholeInManualGroups(*groups, selector->shape()));
-    ASSIGN_OR_RETURN(result, PerGroupSharding(sharding, original.shape(), *groups, original));
+    ASSIGN_OR_RETURN(result, InManualGroups(sharding, original.shape(), *groups, original,
+                                            /*per_group_values=*/true));
   }
   ASSIGN_OR_RETURN(HloInstruction * index, ctx.GetInSharding(selector, decision));
   std::vector<HloInstruction*> operands = {index};
@@ -144,9 +158,13 @@ absl::Status HandleConditional(const HloInstruction& original, const HloSharding
     const HloComputation& branch = *original.called_computations()[b];
     const HloInstruction& operand = *original.operand(b + 1);
     ASSIGN_OR_RETURN(HloSharding in, ArgumentSharding(branch, 0, operand, ctx));
+    if (groups != nullptr) {
+      ASSIGN_OR_RETURN(in, InManualGroups(in, operand.shape(), *groups, original,
+                                          /*per_group_values=*/false));
+    }
     ASSIGN_OR_RETURN(HloInstruction * value, ctx.GetInSharding(&operand, in));
     ASSIGN_OR_RETURN(HloComputation * partitioned,
-                     PartitionCalledComputation(branch, {in}, &result, ctx));
+                     PartitionCalledComputation(branch, {in}, &result, ctx, nullptr, groups));
     operands.push_back(value);
     branches.push_back(partitioned);
   }

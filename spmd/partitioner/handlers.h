@@ -66,15 +66,25 @@ const hlo::HloSharding* ManualSubgroupLeaf(const hlo::HloSharding& sharding);
 absl::StatusOr<hlo::HloSharding> WholeInManualGroups(const hlo::HloSharding& like,
                                                      const hlo::Shape& shape);
 
+// Fails when `instr` is a collective that combines devices of two manual groups of `groups`
+// (its first leaf with a manual subgroup dim; XLA's group modes, as the input program's
+// collectives are read): inside a branch or loop that each group runs on its own decision, the
+// other group's devices may never arrive.
+absl::Status CheckStaysInManualGroups(const hlo::HloInstruction& instr,
+                                      const hlo::HloSharding& groups, int64_t num_devices);
+
 // Partitions `original`, a computation called by a while, conditional or call, into a new
 // computation of the module (spmd_partitioner.cc): parameter i arrives in `params[i]` and the
 // root leaves in `*root` (null: in the sharding its handler produced); `*root_sharding`, when
 // given, receives the root's sharding. Each call site gets its own copy, so one computation
-// called with different shardings is partitioned once per sharding.
+// called with different shardings is partitioned once per sharding. `groups`, when given, is a
+// sharding whose manual groups each run the computation on their own decision (a per-group
+// branch index or loop condition): every collective made for an instruction must stay inside
+// one group (CheckStaysInManualGroups), else an error naming that instruction.
 absl::StatusOr<hlo::HloComputation*> PartitionCalledComputation(
     const hlo::HloComputation& original, absl::Span<const hlo::HloSharding> params,
     const hlo::HloSharding* root, PartitionContext& caller,
-    hlo::HloSharding* root_sharding = nullptr);
+    hlo::HloSharding* root_sharding = nullptr, const hlo::HloSharding* groups = nullptr);
 
 // A custom-call with a Shardy sharding rule (sharding_rule_handler.cc), partitioned by the
 // rule; sets `*handled` false (and does nothing) when it has no rule or `sharding` is not a

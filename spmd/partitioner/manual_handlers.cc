@@ -164,6 +164,32 @@ const HloSharding* ManualSubgroupLeaf(const HloSharding& sharding) {
   return nullptr;
 }
 
+absl::Status CheckStaysInManualGroups(const HloInstruction& instr, const HloSharding& groups,
+                                      int64_t num_devices) {
+  const HloSharding* leaf = ManualSubgroupLeaf(groups);
+  if (leaf == nullptr ||
+      hlo::GetHloOpcodeFamily(instr.opcode()) != hlo::HloOpcodeFamily::kCollective) {
+    return absl::OkStatus();
+  }
+  std::map<int64_t, int64_t> group_of;  // Device -> its manual index.
+  const int64_t manual = leaf->SubgroupManualDim();
+  leaf->tile_assignment().ForEach(
+      [&](absl::Span<const int64_t> index, int64_t device) { group_of[device] = index[manual]; });
+  // A device outside the sharding is a group of its own.
+  auto group = [&](int64_t d) { return group_of.count(d) ? group_of[d] : -1 - d; };
+  for (const std::vector<int64_t>& devices : CombinedDevices(instr, num_devices)) {
+    for (int64_t device : devices) {
+      if (group(device) == group(devices.front())) continue;
+      return absl::UnimplementedError(hlo::StrCat(
+          "its ", hlo::HloOpcodeString(instr.opcode()), " would combine devices ", devices.front(),
+          " and ", device, " of different manual groups of ", leaf->ToString(),
+          ", which decide on their own (a branch index or loop condition per group), so the "
+          "devices may never meet there; shard the value inside the groups"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<HloSharding> WholeInManualGroups(const HloSharding& like, const Shape& shape) {
   const HloSharding* leaf = ManualSubgroupLeaf(like);
   if (leaf == nullptr) {

@@ -188,6 +188,24 @@ void StampSourceMetadata(const HloInstruction& original, const OutputMark& mark,
   }
 }
 
+// Fails when an instruction made since `mark`, or one of a computation added since, is a
+// collective that leaves a manual group of `groups` (none given: nothing to check).
+absl::Status CheckMadeInManualGroups(const OutputMark& mark, const HloSharding* groups,
+                                     const PartitionContext& ctx) {
+  if (groups == nullptr) return absl::OkStatus();
+  const auto& instructions = ctx.output()->instructions();
+  for (size_t i = mark.instructions; i < instructions.size(); ++i) {
+    RETURN_IF_ERROR(CheckStaysInManualGroups(*instructions[i], *groups, ctx.num_devices()));
+  }
+  const auto& computations = ctx.output()->parent()->computations();
+  for (size_t c = mark.computations; c < computations.size(); ++c) {
+    for (const auto& instr : computations[c]->instructions()) {
+      RETURN_IF_ERROR(CheckStaysInManualGroups(*instr, *groups, ctx.num_devices()));
+    }
+  }
+  return absl::OkStatus();
+}
+
 // The root's per-device value in the root's sharding. An unannotated root is replicated (XLA's
 // rule, and what the reference reads), also when it is computed in a manual region: leaving
 // the region that way is an error (UnannotatedRootHint) unless propagation claimed the root.
@@ -201,9 +219,10 @@ absl::StatusOr<HloInstruction*> FinalizeRoot(const HloInstruction& root, Partiti
 
 // Partitions `original`'s instructions, operands first, into ctx.output(). Parameter i takes
 // `params[i]` where given (a called computation's parameters arrive as the caller sends
-// them), else its own sharding.
+// them), else its own sharding. `groups`: as for PartitionCalledComputation.
 absl::Status PartitionInstructions(const HloComputation& original,
-                                   absl::Span<const HloSharding> params, PartitionContext& ctx) {
+                                   absl::Span<const HloSharding> params, PartitionContext& ctx,
+                                   const HloSharding* groups = nullptr) {
   for (HloInstruction* instr : original.MakeInstructionPostOrder()) {
     const bool given = instr->opcode() == hlo::HloOpcode::kParameter &&
                        instr->parameter_number() < static_cast<int64_t>(params.size());
@@ -212,6 +231,7 @@ absl::Status PartitionInstructions(const HloComputation& original,
     RETURN_IF_ERROR(CheckShardingFits(*instr, sharding, ctx.num_devices()));
     const OutputMark mark = MarkOutput(ctx);
     RETURN_IF_ERROR(NameInstruction(HandlerFor(*instr, sharding)(*instr, sharding, ctx), *instr));
+    RETURN_IF_ERROR(NameInstruction(CheckMadeInManualGroups(mark, groups, ctx), *instr));
     StampSourceMetadata(*instr, mark, ctx);
   }
   return absl::OkStatus();
@@ -226,16 +246,14 @@ std::string UniqueComputationName(const hlo::HloModule& module, const std::strin
 
 }  // namespace
 
-absl::StatusOr<HloComputation*> PartitionCalledComputation(const HloComputation& original,
-                                                           absl::Span<const HloSharding> params,
-                                                           const HloSharding* root,
-                                                           PartitionContext& caller,
-                                                           HloSharding* root_sharding) {
+absl::StatusOr<HloComputation*> PartitionCalledComputation(
+    const HloComputation& original, absl::Span<const HloSharding> params, const HloSharding* root,
+    PartitionContext& caller, HloSharding* root_sharding, const HloSharding* groups) {
   hlo::HloModule* module = caller.output()->parent();
   HloComputation* output = module->AddComputation(std::make_unique<HloComputation>(
       UniqueComputationName(*module, hlo::StrCat(original.name(), ".spmd"))));
   PartitionContext ctx(output, caller);
-  absl::Status status = PartitionInstructions(original, params, ctx);
+  absl::Status status = PartitionInstructions(original, params, ctx, groups);
   // Parameters keep their original names in the entry (which is replaced); here the original
   // computation stays in the module until cleanup, so they take fresh ones.
   for (HloInstruction* param : output->parameter_instructions()) {
@@ -251,7 +269,11 @@ absl::StatusOr<HloComputation*> PartitionCalledComputation(const HloComputation&
       result = own.status();
     } else {
       const HloSharding wanted = root != nullptr ? *root : (*own)->sharding;
+      const OutputMark mark = MarkOutput(ctx);
       result = ctx.GetInSharding(original_root, wanted);
+      if (absl::Status kept = CheckMadeInManualGroups(mark, groups, ctx); !kept.ok()) {
+        result = kept;
+      }
       if (root_sharding != nullptr) *root_sharding = wanted;
     }
   }

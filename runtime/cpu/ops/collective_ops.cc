@@ -1,12 +1,14 @@
 // Collective opcode handlers: partition-id, replica-id, all-reduce, all-gather, reduce-scatter,
 // all-to-all, collective-permute and collective-broadcast.
 //
-// Every collective follows one pattern. The device resolves its group (collective_groups.h),
-// then meets all other devices in the CollectiveHub under the key {instruction id, how many
-// times this device ran it}, publishing its operand (several operands travel as one tuple).
-// Once everyone has arrived, each device computes only its own output from the published
-// inputs, reading its group members in group order; no device leaves before all have read.
-// Before computing, every device checks that all devices published the same shape, so a
+// Every collective follows one pattern. The device resolves its group (collective_groups.h;
+// for collective-permute, the devices its pairs join it to), then meets the group's other
+// devices in the CollectiveHub under the key {instruction id, how many times this device ran
+// it}, publishing its operand (several operands travel as one tuple). Groups meet apart, as in
+// XLA's runtimes: devices of another group may take another branch. Once the group has
+// arrived, each device computes only its own output from the published inputs, reading its
+// group members in group order; no device leaves before all have read.
+// Before computing, every device checks that its group published one shape, so a
 // mismatch is an error naming the instruction rather than a bad read.
 //
 //   all-gather, dimensions={d}:   out = concat_d(member_0.x, ..., member_{g-1}.x)
@@ -22,9 +24,11 @@
 #include <cmath>
 #include <complex>
 #include <functional>
+#include <numeric>
 #include <optional>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "hlo/analysis/combiner.h"
 #include "hlo/ir/hlo_computation.h"
@@ -50,19 +54,26 @@ absl::Status ErrorAt(const HloInstruction& instr, std::string_view message) {
 
 // ---- Exchange through the hub ---------------------------------------------------------------
 
+// Checks the inputs of the devices that took part (the others are null).
 absl::Status CheckSameShapes(const HloInstruction& instr, Inputs inputs) {
-  for (size_t d = 1; d < inputs.size(); ++d) {
-    if (!inputs[d]->shape().Compatible(inputs[0]->shape())) {
-      return ErrorAt(instr, hlo::StrCat("devices disagree on the operand shape: device 0 has ",
-                                        inputs[0]->shape().ToString(false), ", device ", d, " has ",
-                                        inputs[d]->shape().ToString(false)));
+  size_t first = 0;
+  while (first < inputs.size() && inputs[first] == nullptr) ++first;
+  for (size_t d = first + 1; d < inputs.size(); ++d) {
+    if (inputs[d] != nullptr && !inputs[d]->shape().Compatible(inputs[first]->shape())) {
+      return ErrorAt(instr,
+                     hlo::StrCat("devices disagree on the operand shape: device ", first, " has ",
+                                 inputs[first]->shape().ToString(false), ", device ", d, " has ",
+                                 inputs[d]->shape().ToString(false)));
     }
   }
   return absl::OkStatus();
 }
 
-// Publishes `input` and runs `compute` with every device's input (indexed by global id).
+// Publishes `input` to the devices of `group` (global ids, the device's own included) and runs
+// `compute` with their inputs (indexed by global id, null for the others). Groups meet apart:
+// devices of another group may be running another branch.
 absl::Status Exchange(const HloInstruction& instr, Evaluator& evaluator, const Literal* input,
+                      absl::Span<const int64_t> group,
                       const std::function<absl::Status(Inputs)>& compute) {
   const DeviceContext& device = evaluator.device();
   const CollectiveKey key{instr.unique_id(), evaluator.NextSequence(instr)};
@@ -77,7 +88,7 @@ absl::Status Exchange(const HloInstruction& instr, Evaluator& evaluator, const L
     return checked(absl::MakeConstSpan(&input, 1));
   }
   return device.hub->Rendezvous(key, GlobalDeviceId(device), hlo::StrCat("%", instr.name()), input,
-                                checked);
+                                checked, group);
 }
 
 // The operands of one device as published: the operand itself, or a tuple of several.
@@ -326,14 +337,16 @@ absl::StatusOr<Literal> AllReduce(const HloInstruction& instr, Inputs operands,
   Published published(operands);
   RETURN_IF_ERROR(CheckOneOutputPerOperand(instr, published.count()));
   Literal result(instr.shape());
-  RETURN_IF_ERROR(Exchange(instr, evaluator, published.literal(), [&](Inputs inputs) {
-    for (int64_t k = 0; k < published.count(); ++k) {
-      std::vector<const Literal*> srcs;
-      for (int64_t member : group.devices) srcs.push_back(&published.Operand(inputs[member], k));
-      RETURN_IF_ERROR(Reduce(instr, evaluator, srcs, OutputLeaf(result, k, published.count())));
-    }
-    return absl::OkStatus();
-  }));
+  RETURN_IF_ERROR(
+      Exchange(instr, evaluator, published.literal(), group.devices, [&](Inputs inputs) {
+        for (int64_t k = 0; k < published.count(); ++k) {
+          std::vector<const Literal*> srcs;
+          for (int64_t member : group.devices)
+            srcs.push_back(&published.Operand(inputs[member], k));
+          RETURN_IF_ERROR(Reduce(instr, evaluator, srcs, OutputLeaf(result, k, published.count())));
+        }
+        return absl::OkStatus();
+      }));
   return result;
 }
 
@@ -344,27 +357,28 @@ absl::StatusOr<Literal> AllGather(const HloInstruction& instr, Inputs operands,
   Published published(operands);
   RETURN_IF_ERROR(CheckOneOutputPerOperand(instr, published.count()));
   Literal result(instr.shape());
-  RETURN_IF_ERROR(Exchange(instr, evaluator, published.literal(), [&](Inputs inputs) {
-    for (int64_t k = 0; k < published.count(); ++k) {
-      Literal& out = OutputLeaf(result, k, published.count());
-      for (size_t i = 0; i < group.devices.size(); ++i) {
-        const Literal& in = published.Operand(inputs[group.devices[i]], k);
-        const std::vector<int64_t>& sizes = in.shape().dimensions();
-        std::vector<int64_t> zeros(sizes.size(), 0);
-        std::vector<int64_t> at = zeros;
-        at[dim] = static_cast<int64_t>(i) * sizes[dim];
-        if (out.shape().rank() != in.shape().rank() ||
-            out.shape().dimensions(dim) !=
-                sizes[dim] * static_cast<int64_t>(group.devices.size())) {
-          return ErrorAt(instr, hlo::StrCat("gathering ", group.devices.size(), " x ",
-                                            in.shape().ToString(false), " does not give ",
-                                            out.shape().ToString(false)));
+  RETURN_IF_ERROR(
+      Exchange(instr, evaluator, published.literal(), group.devices, [&](Inputs inputs) {
+        for (int64_t k = 0; k < published.count(); ++k) {
+          Literal& out = OutputLeaf(result, k, published.count());
+          for (size_t i = 0; i < group.devices.size(); ++i) {
+            const Literal& in = published.Operand(inputs[group.devices[i]], k);
+            const std::vector<int64_t>& sizes = in.shape().dimensions();
+            std::vector<int64_t> zeros(sizes.size(), 0);
+            std::vector<int64_t> at = zeros;
+            at[dim] = static_cast<int64_t>(i) * sizes[dim];
+            if (out.shape().rank() != in.shape().rank() ||
+                out.shape().dimensions(dim) !=
+                    sizes[dim] * static_cast<int64_t>(group.devices.size())) {
+              return ErrorAt(instr, hlo::StrCat("gathering ", group.devices.size(), " x ",
+                                                in.shape().ToString(false), " does not give ",
+                                                out.shape().ToString(false)));
+            }
+            RETURN_IF_ERROR(CopyBox(in, zeros, out, at, sizes));
+          }
         }
-        RETURN_IF_ERROR(CopyBox(in, zeros, out, at, sizes));
-      }
-    }
-    return absl::OkStatus();
-  }));
+        return absl::OkStatus();
+      }));
   return result;
 }
 
@@ -376,33 +390,34 @@ absl::StatusOr<Literal> ReduceScatter(const HloInstruction& instr, Inputs operan
   RETURN_IF_ERROR(CheckOneOutputPerOperand(instr, published.count()));
   Literal result(instr.shape());
   const int64_t g = static_cast<int64_t>(group.devices.size());
-  RETURN_IF_ERROR(Exchange(instr, evaluator, published.literal(), [&](Inputs inputs) {
-    for (int64_t k = 0; k < published.count(); ++k) {
-      Literal& out = OutputLeaf(result, k, published.count());
-      const std::vector<int64_t>& sizes = out.shape().dimensions();
-      std::vector<int64_t> at(sizes.size(), 0);
-      at[dim] = group.rank * sizes[dim];
-      // Each member's chunk `rank`, then their element-wise reduction.
-      std::vector<Literal> chunks;
-      std::vector<const Literal*> srcs;
-      chunks.reserve(g);
-      for (int64_t member : group.devices) {
-        const Literal& in = published.Operand(inputs[member], k);
-        if (in.shape().rank() != out.shape().rank() ||
-            in.shape().dimensions(dim) != sizes[dim] * g) {
-          return ErrorAt(instr,
-                         hlo::StrCat("scattering ", in.shape().ToString(false), " over ", g,
-                                     " devices does not give ", out.shape().ToString(false)));
+  RETURN_IF_ERROR(
+      Exchange(instr, evaluator, published.literal(), group.devices, [&](Inputs inputs) {
+        for (int64_t k = 0; k < published.count(); ++k) {
+          Literal& out = OutputLeaf(result, k, published.count());
+          const std::vector<int64_t>& sizes = out.shape().dimensions();
+          std::vector<int64_t> at(sizes.size(), 0);
+          at[dim] = group.rank * sizes[dim];
+          // Each member's chunk `rank`, then their element-wise reduction.
+          std::vector<Literal> chunks;
+          std::vector<const Literal*> srcs;
+          chunks.reserve(g);
+          for (int64_t member : group.devices) {
+            const Literal& in = published.Operand(inputs[member], k);
+            if (in.shape().rank() != out.shape().rank() ||
+                in.shape().dimensions(dim) != sizes[dim] * g) {
+              return ErrorAt(instr,
+                             hlo::StrCat("scattering ", in.shape().ToString(false), " over ", g,
+                                         " devices does not give ", out.shape().ToString(false)));
+            }
+            chunks.emplace_back(out.shape());
+            RETURN_IF_ERROR(
+                CopyBox(in, at, chunks.back(), std::vector<int64_t>(sizes.size(), 0), sizes));
+            srcs.push_back(&chunks.back());
+          }
+          RETURN_IF_ERROR(Reduce(instr, evaluator, srcs, out));
         }
-        chunks.emplace_back(out.shape());
-        RETURN_IF_ERROR(
-            CopyBox(in, at, chunks.back(), std::vector<int64_t>(sizes.size(), 0), sizes));
-        srcs.push_back(&chunks.back());
-      }
-      RETURN_IF_ERROR(Reduce(instr, evaluator, srcs, out));
-    }
-    return absl::OkStatus();
-  }));
+        return absl::OkStatus();
+      }));
   return result;
 }
 
@@ -446,21 +461,48 @@ absl::StatusOr<Literal> AllToAll(const HloInstruction& instr, Inputs operands,
   }
   Published published(operands);
   Literal result(instr.shape());
-  RETURN_IF_ERROR(Exchange(instr, evaluator, published.literal(), [&](Inputs inputs) {
-    if (array_form) return AllToAllArray(instr, group, dim, inputs, result);
-    for (int64_t j = 0; j < g; ++j) {
-      const Literal& in = published.Operand(inputs[group.devices[j]], group.rank);
-      Literal& out = OutputLeaf(result, j, g);
-      if (!in.shape().Compatible(out.shape())) {
-        return ErrorAt(instr,
-                       hlo::StrCat("operand ", group.rank, " is ", in.shape().ToString(false),
-                                   " but output ", j, " is ", out.shape().ToString(false)));
-      }
-      out = in;
-    }
-    return absl::OkStatus();
-  }));
+  RETURN_IF_ERROR(
+      Exchange(instr, evaluator, published.literal(), group.devices, [&](Inputs inputs) {
+        if (array_form) return AllToAllArray(instr, group, dim, inputs, result);
+        for (int64_t j = 0; j < g; ++j) {
+          const Literal& in = published.Operand(inputs[group.devices[j]], group.rank);
+          Literal& out = OutputLeaf(result, j, g);
+          if (!in.shape().Compatible(out.shape())) {
+            return ErrorAt(instr,
+                           hlo::StrCat("operand ", group.rank, " is ", in.shape().ToString(false),
+                                       " but output ", j, " is ", out.shape().ToString(false)));
+          }
+          out = in;
+        }
+        return absl::OkStatus();
+      }));
   return result;
+}
+
+// The devices that meet at collective-permute `instr` with `device` (global ids): those its
+// pairs join to it, directly or through others. Pairs name partitions with a channel_id, else
+// replicas; PermuteSourceOf has checked their range.
+std::vector<int64_t> PermuteGroup(const HloInstruction& instr, const DeviceContext& device) {
+  const bool cross_partition = instr.attrs().channel_id.has_value();
+  const int64_t count = cross_partition ? device.num_partitions : device.num_replicas;
+  std::vector<int64_t> root(count);
+  std::iota(root.begin(), root.end(), 0);
+  auto find = [&](int64_t x) {
+    while (root[x] != x) x = root[x] = root[root[x]];
+    return x;
+  };
+  for (const auto& [from, to] : instr.attrs().source_target_pairs) {
+    const int64_t a = find(from);
+    root[a] = find(to);
+  }
+  const int64_t self = cross_partition ? device.partition_id : device.replica_id;
+  std::vector<int64_t> group;
+  for (int64_t id = 0; id < count; ++id) {
+    if (find(id) != find(self)) continue;
+    group.push_back(cross_partition ? device.replica_id * device.num_partitions + id
+                                    : id * device.num_partitions + device.partition_id);
+  }
+  return group;
 }
 
 absl::StatusOr<Literal> CollectivePermute(const HloInstruction& instr, Inputs operands,
@@ -472,9 +514,10 @@ absl::StatusOr<Literal> CollectivePermute(const HloInstruction& instr, Inputs op
     return ErrorAt(instr, "the in-place form of collective-permute is not supported");
   }
   ASSIGN_OR_RETURN(int64_t source, PermuteSourceOf(instr, evaluator.device()));
+  const std::vector<int64_t> group = PermuteGroup(instr, evaluator.device());
   Published published(operands);
   Literal result(shape);
-  RETURN_IF_ERROR(Exchange(instr, evaluator, published.literal(), [&](Inputs inputs) {
+  RETURN_IF_ERROR(Exchange(instr, evaluator, published.literal(), group, [&](Inputs inputs) {
     if (source < 0) return absl::OkStatus();  // Not a target: zeros.
     for (int64_t k = 0; k < published.count(); ++k) {
       const Literal& in = published.Operand(inputs[source], k);
@@ -497,18 +540,19 @@ absl::StatusOr<Literal> CollectiveBroadcast(const HloInstruction& instr, Inputs 
   Published published(operands);
   RETURN_IF_ERROR(CheckOneOutputPerOperand(instr, published.count()));
   Literal result(instr.shape());
-  RETURN_IF_ERROR(Exchange(instr, evaluator, published.literal(), [&](Inputs inputs) {
-    for (int64_t k = 0; k < published.count(); ++k) {
-      const Literal& in = published.Operand(inputs[group.devices[0]], k);
-      Literal& out = OutputLeaf(result, k, published.count());
-      if (!in.shape().Compatible(out.shape())) {
-        return ErrorAt(instr, hlo::StrCat("received ", in.shape().ToString(false),
-                                          " for an output of ", out.shape().ToString(false)));
-      }
-      out = in;
-    }
-    return absl::OkStatus();
-  }));
+  RETURN_IF_ERROR(
+      Exchange(instr, evaluator, published.literal(), group.devices, [&](Inputs inputs) {
+        for (int64_t k = 0; k < published.count(); ++k) {
+          const Literal& in = published.Operand(inputs[group.devices[0]], k);
+          Literal& out = OutputLeaf(result, k, published.count());
+          if (!in.shape().Compatible(out.shape())) {
+            return ErrorAt(instr, hlo::StrCat("received ", in.shape().ToString(false),
+                                              " for an output of ", out.shape().ToString(false)));
+          }
+          out = in;
+        }
+        return absl::OkStatus();
+      }));
   return result;
 }
 
