@@ -1,7 +1,8 @@
 // spmd-inspect: reads an SPMD-partitioned module (ours, or one XLA dumped after partitioning)
 // and prints its statistics (../shared/docs/cli-contract.md), every collective and the
 // per-device peak memory; writes an HTML page (--html) or Graphviz (--dot); compares two
-// partitionings (--diff A B). Exit codes: 0 success, 1 an input failed (or, with
+// partitionings (--diff A B, as text or, with --html, as a page). Exit codes: 0 success, 1 an input
+// failed (or, with
 // --fail-on-increase, B grew), 2 usage error.
 #include <iostream>
 #include <optional>
@@ -11,6 +12,7 @@
 #include "hlo/large_stack.h"
 #include "tools/inspect/by_source.h"
 #include "tools/inspect/dot_writer.h"
+#include "tools/inspect/html_diff.h"
 #include "tools/inspect/html_report.h"
 #include "tools/inspect/inspected_module.h"
 #include "tools/inspect/module_diff.h"
@@ -19,7 +21,7 @@
 namespace {
 
 struct Flags {
-  std::string input, stats = "text", html, dot, device_model;
+  std::string input, stats = "text", html, dot, device_model, original;
   std::vector<std::string> diff;
   int64_t num_partitions = 0;
   int64_t by_source = 0;
@@ -35,6 +37,12 @@ std::unique_ptr<tools::InspectedModule> Load(const std::string& path,
   return nullptr;
 }
 
+bool Write(const std::string& path, const std::string& bytes) {
+  absl::Status s = hlo::WriteFileAtomically(path, bytes);
+  if (!s.ok()) std::cerr << s.message() << "\n";
+  return s.ok();
+}
+
 int RunDiff(const Flags& f, const tools::InspectOptions& options) {
   std::unique_ptr<tools::InspectedModule> a = Load(f.diff[0], options);
   std::unique_ptr<tools::InspectedModule> b = Load(f.diff[1], options);
@@ -44,16 +52,22 @@ int RunDiff(const Flags& f, const tools::InspectOptions& options) {
   } else {
     std::cout << tools::DiffReportText(*a, *b);
   }
+  if (!f.html.empty() && !Write(f.html, tools::DiffReportHtml(*a, *b))) return 1;
   if (!f.fail_on_increase) return 0;
   const std::vector<std::string> grew = tools::DiffGrowth(*a, *b);
   for (const std::string& line : grew) std::cerr << "spmd-inspect: B grew: " << line << "\n";
   return grew.empty() ? 0 : 1;
 }
 
-bool Write(const std::string& path, const std::string& bytes) {
-  absl::Status s = hlo::WriteFileAtomically(path, bytes);
-  if (!s.ok()) std::cerr << s.message() << "\n";
-  return s.ok();
+// The module before partitioning (--original), parsed only; prints the error on failure.
+std::optional<hlo::ParsedModule> LoadOriginal(const std::string& path) {
+  absl::StatusOr<std::string> contents = hlo::ReadInput(path);
+  absl::StatusOr<hlo::ParsedModule> parsed =
+      contents.ok() ? hlo::ParseModuleFile(path, *contents)
+                    : absl::StatusOr<hlo::ParsedModule>(contents.status());
+  if (parsed.ok()) return *std::move(parsed);
+  std::cerr << parsed.status().message() << "\n";
+  return std::nullopt;
 }
 
 int RunInspect(const Flags& f, const tools::InspectOptions& options) {
@@ -66,7 +80,14 @@ int RunInspect(const Flags& f, const tools::InspectOptions& options) {
     if (f.by_source > 0) std::cout << "\n" << tools::BySourceText(*m, f.by_source);
   }
   bool ok = true;
-  if (!f.html.empty()) ok &= Write(f.html, tools::InspectReportHtml(*m));
+  if (!f.html.empty()) {
+    std::optional<hlo::ParsedModule> original;
+    if (!f.original.empty()) {
+      original = LoadOriginal(f.original);
+      if (!original) return 1;
+    }
+    ok &= Write(f.html, tools::InspectReportHtml(*m, original ? original->module.get() : nullptr));
+  }
   if (!f.dot.empty()) ok &= Write(f.dot, tools::ProgramGraphToDot(*m->parsed.module));
   return ok ? 0 : 1;
 }
@@ -93,13 +114,18 @@ int Main(int argc, char** argv) {
   app.add_option("--by-source", f.by_source,
                  "text report: also the N source ops and source lines that receive the most bytes")
       ->check(CLI::PositiveNumber);
-  CLI::Option* html = app.add_option("--html", f.html, "write a self-contained HTML page here");
+  CLI::Option* html = app.add_option(
+      "--html", f.html,
+      "write a self-contained HTML page here (with --diff: the two partitionings side by side)");
+  app.add_option("--original", f.original,
+                 "with --html: the module before partitioning, whose parameter and result "
+                 "shardings the page draws when the partitioned module carries none")
+      ->needs(html);
   CLI::Option* dot = app.add_option("--dot", f.dot, "write the program graph as Graphviz here");
   CLI::Option* diff_option =
       app.add_option("--diff", f.diff, "compare two partitionings A B of the same module")
           ->expected(2)
           ->excludes(input)
-          ->excludes(html)
           ->excludes(dot);
   app.add_flag("--fail-on-increase", f.fail_on_increase,
                "with --diff: exit 1 when B receives more bytes, computes more FLOPs or needs more "

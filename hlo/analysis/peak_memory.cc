@@ -105,6 +105,7 @@ PeakMemory ComputePeakMemory(const HloComputation& comp) {
   int64_t live = 0;
   for (size_t i = 0; i < instrs.size(); ++i) {
     live += AllocatedBytes(*instrs[i]);
+    peak.live_bytes.push_back(live);
     if (live > peak.bytes) {
       peak.bytes = live;
       peak.at = instrs[i].get();

@@ -15,6 +15,9 @@ struct PeakMemory {
   const HloInstruction* at = nullptr;  // The instruction at which it is first reached.
   // The instructions whose buffers are live there, largest buffer first (ties by order).
   std::vector<const HloInstruction*> live;
+  // The live bytes at each instruction of the computation, in order (after it allocates, before
+  // the buffers it last uses die): the memory-over-program curve whose maximum is `bytes`.
+  std::vector<int64_t> live_bytes;
 };
 
 // The bytes `instr` allocates: its shape's size, except for instructions that only alias

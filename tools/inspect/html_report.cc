@@ -1,104 +1,95 @@
-// The page is built as one string: <head> with the style sheet, tables, then one SVG whose
-// panels (one per computation, stacked) place node (layer, slot) at
-// (slot * (kNodeW + kGapX), layer * (kNodeH + kGapY)) below the panel's title. Edges are drawn
-// before nodes so nodes cover them. Hover details come from each node's <title> (native
-// tooltip) and, through the script, a fixed detail box; clicking a collectives-table row
-// highlights and scrolls to its node. The script ends by setting body[data-ready], which tests
-// use to tell that it ran to the end without an exception.
+// The page is one string: PageStart, the sections in reading order, PageEnd with the scripts of
+// the graph and the memory chart. Numbers are shown in human units with the exact count as a
+// tooltip; the detailed tables at the end keep exact integers.
 #include "tools/inspect/html_report.h"
 
 #include <algorithm>
 
+#include "hlo/analysis/module_stats.h"
 #include "hlo/strings.h"
+#include "tools/inspect/by_source.h"
+#include "tools/inspect/html_graph.h"
+#include "tools/inspect/html_memory.h"
+#include "tools/inspect/html_sharding.h"
+#include "tools/inspect/html_util.h"
 #include "tools/inspect/program_graph.h"
 
 namespace tools {
 namespace {
 
-constexpr int kNodeW = 180, kNodeH = 36, kGapX = 16, kGapY = 34, kTitleH = 28, kMargin = 10;
+constexpr int64_t kBySourceRows = 15;
 
-constexpr char kStyle[] = R"(
-body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5em; color: #222; }
-table { border-collapse: collapse; margin: 0.5em 0 1.5em; }
-th, td { border: 1px solid #ccc; padding: 2px 8px; text-align: left; font-family: monospace; }
-th { background: #eee; }
-td.num { text-align: right; }
-#collectives tbody tr { cursor: pointer; }
-#collectives tbody tr:hover { background: #fff3dc; }
-#detail { position: sticky; top: 0; background: #fffbe6; border: 1px solid #e0c060;
-          padding: 4px 8px; font-family: monospace; white-space: pre; min-height: 2.8em; }
-.graph { overflow: auto; border: 1px solid #ccc; max-height: 80vh; }
-g.node rect { fill: #fff; stroke: #666; rx: 5; }
-g.node.collective rect { fill: #f5a623; stroke: #a05a00; stroke-width: 2; }
-g.node.selected rect { stroke: #d00; stroke-width: 4; }
-g.node:hover rect { stroke: #06c; stroke-width: 3; }
-g.node text { font: 11px monospace; pointer-events: none; }
-line.edge { stroke: #999; stroke-width: 1; marker-end: url(#arrow); }
-text.panel-title { font: bold 13px sans-serif; }
-)";
+std::string Card(const std::string& id, const std::string& value, const std::string& label,
+                 const std::string& exact) {
+  return hlo::StrCat("<div class=\"card\" id=\"", id, "\" title=\"", Escape(exact),
+                     "\"><div class=\"value\">", Escape(value), "</div><div class=\"label\">",
+                     Escape(label), "</div></div>\n");
+}
 
-constexpr char kScript[] = R"(
-(function () {
-  'use strict';
-  var detail = document.getElementById('detail');
-  var nodes = document.querySelectorAll('g.node');
-  for (var i = 0; i < nodes.length; ++i) {
-    nodes[i].addEventListener('mouseenter', function (e) {
-      detail.textContent = e.currentTarget.getAttribute('data-details');
-    });
-  }
-  var rows = document.querySelectorAll('#collectives tbody tr');
-  for (var j = 0; j < rows.length; ++j) {
-    rows[j].addEventListener('click', function (e) {
-      var node = document.getElementById(e.currentTarget.getAttribute('data-node'));
-      if (!node) return;
-      var old = document.querySelectorAll('g.node.selected');
-      for (var k = 0; k < old.length; ++k) old[k].classList.remove('selected');
-      node.classList.add('selected');
-      detail.textContent = node.getAttribute('data-details');
-      node.scrollIntoView({block: 'center', inline: 'center'});
-    });
-  }
-  document.body.setAttribute('data-ready', 'true');
-})();
-)";
-
-std::string Escape(std::string_view s) {
+std::string CollectiveCounts(const hlo::ModuleStats& s) {
   std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out.push_back(c);
-    }
+  for (int k = 0; k < hlo::kNumCollectiveKinds; ++k) {
+    if (s.collectives[k].count == 0) continue;
+    hlo::StrAppend(&out, out.empty() ? "" : ", ", s.collectives[k].count, " ",
+                   hlo::CollectiveKindName(static_cast<hlo::CollectiveKind>(k)));
   }
-  return out;
+  return out.empty() ? "none" : out;
 }
 
-std::string Cell(std::string_view s) { return hlo::StrCat("<td>", Escape(s), "</td>"); }
-std::string NumCell(int64_t v) { return hlo::StrCat("<td class=\"num\">", v, "</td>"); }
-
-std::string Truncated(const std::string& s, size_t n) {
-  return s.size() <= n ? s : s.substr(0, n - 1) + "~";
+std::string SourceTable(const std::vector<SourceBytes>& groups, const std::string& id,
+                        const std::string& header, int64_t total, int64_t limit) {
+  std::string out = hlo::StrCat("<table id=\"", id,
+                                "\">\n<tr><th>bytes</th><th>share</th>"
+                                "<th>collectives</th><th>",
+                                header, "</th></tr>\n");
+  for (size_t i = 0; i < groups.size() && static_cast<int64_t>(i) < limit; ++i) {
+    const double share = total > 0 ? 100.0 * static_cast<double>(groups[i].bytes) / total : 0;
+    hlo::StrAppend(&out, "<tr>", BytesCell(groups[i].bytes),
+                   "<td><span class=\"share\" style=\"width:", static_cast<int>(share),
+                   "px\"></span> ", static_cast<int>(share + 0.5), "%</td>",
+                   NumCell(groups[i].collectives), Cell(groups[i].source), "</tr>\n");
+  }
+  if (static_cast<int64_t>(groups.size()) > limit) {
+    hlo::StrAppend(&out, "<tr><td colspan=\"4\">(", static_cast<int64_t>(groups.size()) - limit,
+                   " more)</td></tr>\n");
+  }
+  return out + "</table>\n";
 }
 
-std::string NodeId(const hlo::HloInstruction& instr) { return hlo::StrCat("n", instr.unique_id()); }
+std::string CollectivesTable(const InspectedModule& m) {
+  std::string out =
+      "<h2>Collectives</h2>\n<p>Click a row to find it in the graph.</p>\n<table "
+      "id=\"collectives\">"
+      "\n<thead><tr><th>#</th><th>kind</th><th>instruction</th><th>source op</th>"
+      "<th>computation</th><th>shape</th><th>replica groups</th><th>g</th><th>times</th>"
+      "<th>bytes/time</th><th>bytes</th></tr></thead>\n<tbody>\n";
+  for (size_t i = 0; i < m.collectives.size(); ++i) {
+    const hlo::CollectiveRecord& c = m.collectives[i];
+    hlo::StrAppend(&out, "<tr data-node=\"", NodeId(*c.instr), "\">", NumCell(i + 1),
+                   Cell(hlo::CollectiveKindName(c.kind)), Cell(c.instr->name()),
+                   Cell(c.instr->attrs().metadata.op_name), Cell(c.instr->parent()->name()),
+                   Cell(ShortShape(*c.output_shape)), Cell(hlo::DescribeGroups(*c.instr)),
+                   Cell(GroupSizeText(c)), NumCell(c.executions), BytesCell(c.bytes),
+                   BytesCell(c.bytes * c.executions), "</tr>\n");
+  }
+  return out + "</tbody>\n</table>\n";
+}
 
-std::string StatsTables(const InspectedModule& m) {
+std::string PeakTable(const InspectedModule& m) {
+  std::string out = hlo::StrCat("<h2>Buffers live at the peak</h2>\n");
+  if (m.peak.at == nullptr) return out + "<p>(none)</p>\n";
+  hlo::StrAppend(&out, "<p>", Escape(hlo::HumanBytes(static_cast<double>(m.peak.bytes))),
+                 " per device, reached at <code>", Escape(m.peak.at->name()),
+                 "</code>:</p>\n<table id=\"peak-memory\">\n<tr><th>bytes</th><th>instruction</th>"
+                 "<th>opcode</th><th>shape</th></tr>\n");
+  for (const hlo::HloInstruction* instr : m.peak.live) {
+    hlo::StrAppend(&out, "<tr>", BytesCell(hlo::AllocatedBytes(*instr)), Cell(instr->name()),
+                   Cell(OpcodeLabel(*instr)), Cell(ShortShape(instr->shape())), "</tr>\n");
+  }
+  return out + "</table>\n";
+}
+
+std::string StatsTable(const InspectedModule& m) {
   const hlo::ModuleStats& s = m.stats;
   std::string out = hlo::StrCat(
       "<h2>Statistics</h2>\n<table id=\"stats\">\n<tr><th>partitions</th>",
@@ -110,106 +101,77 @@ std::string StatsTables(const InspectedModule& m) {
       "<th>bytes</th></tr>\n");
   for (int k = 0; k < hlo::kNumCollectiveKinds; ++k) {
     hlo::StrAppend(&out, "<tr>", Cell(hlo::CollectiveKindName(static_cast<hlo::CollectiveKind>(k))),
-                   NumCell(s.collectives[k].count), NumCell(s.collectives[k].bytes), "</tr>\n");
+                   NumCell(s.collectives[k].count), BytesCell(s.collectives[k].bytes), "</tr>\n");
   }
   return out + "</table>\n";
-}
-
-std::string CollectivesTable(const InspectedModule& m) {
-  std::string out =
-      "<h2>Collectives</h2>\n<table id=\"collectives\">\n<thead><tr><th>#</th><th>kind</th>"
-      "<th>instruction</th><th>computation</th><th>shape</th><th>replica groups</th><th>g</th>"
-      "<th>times</th><th>bytes/time</th><th>bytes</th></tr></thead>\n<tbody>\n";
-  for (size_t i = 0; i < m.collectives.size(); ++i) {
-    const hlo::CollectiveRecord& c = m.collectives[i];
-    hlo::StrAppend(&out, "<tr data-node=\"", NodeId(*c.instr), "\">", NumCell(i + 1),
-                   Cell(hlo::CollectiveKindName(c.kind)), Cell(c.instr->name()),
-                   Cell(c.instr->parent()->name()), Cell(ShortShape(*c.output_shape)),
-                   Cell(hlo::DescribeGroups(*c.instr)), Cell(GroupSizeText(c)),
-                   NumCell(c.executions), NumCell(c.bytes), NumCell(c.bytes * c.executions),
-                   "</tr>\n");
-  }
-  return out + "</tbody>\n</table>\n";
-}
-
-std::string PeakTable(const InspectedModule& m) {
-  std::string out = hlo::StrCat("<h2>Peak memory per device: ", m.peak.bytes, " bytes</h2>\n");
-  if (m.peak.at == nullptr) return out;
-  hlo::StrAppend(&out, "<p>Reached at <code>", Escape(m.peak.at->name()),
-                 "</code>; the buffers live there:</p>\n<table id=\"peak-memory\">\n<tr>"
-                 "<th>bytes</th><th>instruction</th><th>opcode</th><th>shape</th></tr>\n");
-  for (const hlo::HloInstruction* instr : m.peak.live) {
-    hlo::StrAppend(&out, "<tr>", NumCell(hlo::AllocatedBytes(*instr)), Cell(instr->name()),
-                   Cell(OpcodeLabel(*instr)), Cell(ShortShape(instr->shape())), "</tr>\n");
-  }
-  return out + "</table>\n";
-}
-
-int PanelHeight(const ComputationGraph& g) { return kTitleH + g.num_layers * (kNodeH + kGapY); }
-
-int NodeX(const GraphNode& n) { return kMargin + n.slot * (kNodeW + kGapX); }
-int NodeY(const GraphNode& n, int top) { return top + kTitleH + n.layer * (kNodeH + kGapY); }
-
-void AppendNode(const GraphNode& n, int top, std::string* out) {
-  const hlo::HloInstruction& instr = *n.instr;
-  const std::string details = Escape(NodeDetails(instr));
-  const int x = NodeX(n), y = NodeY(n, top);
-  hlo::StrAppend(out, "<g class=\"node", n.collective ? " collective" : "", "\" id=\"",
-                 NodeId(instr), "\" data-details=\"", details, "\"><title>", details,
-                 "</title><rect x=\"", x, "\" y=\"", y, "\" width=\"", kNodeW, "\" height=\"",
-                 kNodeH, "\"/><text x=\"", x + 6, "\" y=\"", y + 14, "\">",
-                 Escape(Truncated(instr.name(), 26)), "</text><text x=\"", x + 6, "\" y=\"", y + 29,
-                 "\">", Escape(Truncated(OpcodeLabel(instr), 26)), "</text></g>\n");
-}
-
-void AppendPanel(const ComputationGraph& g, int top, std::string* out) {
-  hlo::StrAppend(out, "<text class=\"panel-title\" x=\"", kMargin, "\" y=\"", top + 18, "\">",
-                 Escape(g.computation->name()), "</text>\n");
-  for (const auto& [from, to] : g.edges) {
-    const GraphNode& a = g.nodes[from];
-    const GraphNode& b = g.nodes[to];
-    hlo::StrAppend(out, "<line class=\"edge\" x1=\"", NodeX(a) + kNodeW / 2, "\" y1=\"",
-                   NodeY(a, top) + kNodeH, "\" x2=\"", NodeX(b) + kNodeW / 2, "\" y2=\"",
-                   NodeY(b, top) - 2, "\"/>\n");
-  }
-  for (const GraphNode& n : g.nodes) AppendNode(n, top, out);
-}
-
-std::string GraphSvg(const hlo::HloModule& module) {
-  const std::vector<ComputationGraph> graphs = BuildProgramGraph(module);
-  int width = 0, height = kMargin;
-  for (const ComputationGraph& g : graphs) {
-    width = std::max(width, 2 * kMargin + g.max_slots * (kNodeW + kGapX));
-    height += PanelHeight(g);
-  }
-  std::string body;
-  int top = kMargin;
-  for (const ComputationGraph& g : graphs) {
-    AppendPanel(g, top, &body);
-    top += PanelHeight(g);
-  }
-  return hlo::StrCat(
-      "<h2>Program graph</h2>\n<p>Collectives are orange. Hover over an instruction for its "
-      "shape and sharding; click a row of the collectives table to find it.</p>\n"
-      "<div id=\"detail\">(hover over an instruction)</div>\n<div class=\"graph\">\n"
-      "<svg id=\"program-graph\" xmlns=\"http://www.w3.org/2000/svg\" width=\"",
-      width, "\" height=\"", height, "\" viewBox=\"0 0 ", width, " ", height,
-      "\">\n<defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" "
-      "markerWidth=\"6\" markerHeight=\"6\" orient=\"auto\"><path d=\"M0,0 L10,5 L0,10 z\" "
-      "fill=\"#999\"/></marker></defs>\n",
-      body, "</svg>\n</div>\n");
 }
 
 }  // namespace
 
-std::string InspectReportHtml(const InspectedModule& m) {
-  const hlo::HloModule& module = *m.parsed.module;
+std::string SummarySection(const InspectedModule& m) {
+  const hlo::ModuleStats& s = m.stats;
+  const std::string warning = NotSpmdWarning(m);
+  int64_t collectives = 0;
+  for (int k = 0; k < hlo::kNumCollectiveKinds; ++k) collectives += s.collectives[k].count;
   return hlo::StrCat(
-      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>",
-      "spmd-inspect: ", Escape(module.name()), "</title>\n<style>", kStyle,
-      "</style>\n</head>\n<body>\n<h1>", Escape(module.name()), "</h1>\n<p>", Escape(m.stats.input),
-      ", ", m.stats.num_partitions, " partitions</p>\n", StatsTables(m), CollectivesTable(m),
-      PeakTable(m), GraphSvg(module), "<script>", kScript, "</script>\n</body>\n</html>\n");
+      "<section id=\"summary\">\n<h2>Summary</h2>\n",
+      warning.empty()
+          ? ""
+          : hlo::StrCat("<p class=\"warning\" id=\"not-spmd\">Warning: ", Escape(warning),
+                        "</p>\n"),
+      "<div class=\"cards\">\n",
+      Card("summary-bytes", hlo::HumanBytes(static_cast<double>(s.comm_bytes)),
+           "bytes received per device", hlo::StrCat(s.comm_bytes, " bytes")),
+      Card("summary-flops", hlo::HumanFlops(static_cast<double>(s.flops)), "FLOPs per device",
+           hlo::StrCat(s.flops, " FLOP")),
+      Card("summary-peak", hlo::HumanBytes(static_cast<double>(s.peak_memory_bytes)),
+           "peak memory per device", hlo::StrCat(s.peak_memory_bytes, " bytes")),
+      Card("summary-collectives", hlo::StrCat(collectives), "collectives: " + CollectiveCounts(s),
+           CollectiveCounts(s)),
+      Card("summary-partitions", hlo::StrCat(s.num_partitions), "partitions (devices)", ""),
+      Card("summary-instructions", hlo::StrCat(s.instructions_after), "instructions", ""),
+      Card("summary-step", hlo::StrCat(static_cast<int64_t>(s.estimated_step_time_us + 0.5), " us"),
+           "estimated step time", "from the device model"),
+      "</div>\n</section>\n");
+}
+
+std::string BySourceSection(const InspectedModule& m, int64_t limit, const std::string& id_prefix) {
+  int64_t total = 0;
+  for (const hlo::CollectiveRecord& c : m.collectives) total += c.bytes * c.executions;
+  return hlo::StrCat(
+      "<section id=\"", id_prefix, "by-source\">\n<h2>Where the bytes go</h2>\n<p>",
+      Escape(hlo::HumanBytes(static_cast<double>(total))),
+      " received per device, grouped by the source op each collective serves (its op_name) and "
+      "by source line.</p>\n<div class=\"by-source\"><h3>by source op</h3>\n",
+      SourceTable(BytesBySource(m, SourceKey::kOpName), id_prefix + "by-op-name", "source op",
+                  total, limit),
+      "<h3>by source line</h3>\n",
+      SourceTable(BytesBySource(m, SourceKey::kLine), id_prefix + "by-line", "source line", total,
+                  limit),
+      "</div>\n</section>\n");
+}
+
+std::string ShardingsOf(const InspectedModule& m, const hlo::HloModule* original,
+                        const std::string& id) {
+  std::vector<ShardedValue> values = EntryShardings(*m.parsed.module);
+  std::string source = "From the partitioned module's annotations; shapes are per device.";
+  if (values.empty() && original != nullptr) {
+    values = EntryShardings(*original);
+    source = hlo::StrCat("From the module before partitioning (", original->name(),
+                         "); shapes are global.");
+  }
+  return ShardingSection(values, m.stats.num_partitions, source, id);
+}
+
+std::string InspectReportHtml(const InspectedModule& m, const hlo::HloModule* original) {
+  const hlo::HloModule& module = *m.parsed.module;
+  return hlo::StrCat(PageStart("spmd-inspect: " + module.name()), "<h1>", Escape(module.name()),
+                     "</h1>\n<p>", Escape(m.stats.input), ", ", m.stats.num_partitions,
+                     " partitions</p>\n", SummarySection(m), BySourceSection(m, kBySourceRows),
+                     GraphSection(m), ShardingsOf(m, original), MemorySection(m),
+                     CollectivesTable(m), PeakTable(m), StatsTable(m),
+                     PageEnd(hlo::StrCat(MemoryScript(), GraphScript(),
+                                         "document.body.setAttribute('data-ready', 'true');\n")));
 }
 
 }  // namespace tools

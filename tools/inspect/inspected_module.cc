@@ -97,8 +97,29 @@ absl::StatusOr<std::unique_ptr<InspectedModule>> InspectModule(const std::string
   return m;
 }
 
+std::string NotSpmdWarning(const InspectedModule& m) {
+  if (!m.collectives.empty()) return "";
+  for (const auto& comp : m.parsed.module->computations()) {
+    for (const auto& instr : comp->instructions()) {
+      if (instr->opcode() == hlo::HloOpcode::kPartitionId ||
+          instr->opcode() == hlo::HloOpcode::kReplicaId) {
+        return "";
+      }
+    }
+  }
+  if (m.stats.num_partitions <= 1) {
+    return "this module is not an SPMD program: num_partitions is 1 and it has no collective and "
+           "no partition-id";
+  }
+  return hlo::StrCat("this module does not look partitioned: ", m.stats.num_partitions,
+                     " partitions but no collective and no partition-id, so its shapes may be the "
+                     "global ones (to inspect a partitioning, run spmd-partition first)");
+}
+
 std::string InspectReportText(const InspectedModule& m) {
-  return hlo::StrCat(hlo::StatsToText(m.stats), "\n", CollectivesTable(m), "\n", PeakTable(m));
+  const std::string warning = NotSpmdWarning(m);
+  return hlo::StrCat(warning.empty() ? "" : hlo::StrCat("warning: ", warning, "\n"),
+                     hlo::StatsToText(m.stats), "\n", CollectivesTable(m), "\n", PeakTable(m));
 }
 
 }  // namespace tools

@@ -45,8 +45,12 @@ std::string ShortShape(const hlo::Shape& shape);
 // pairs, not groups).
 std::string GroupSizeText(const hlo::CollectiveRecord& c);
 
-// The text report: statistics, the table of collectives, and the peak memory with the
-// buffers live there.
+// Empty for an SPMD program; else one sentence saying why the module does not look like one: it
+// has no collective and no partition-id or replica-id (and, when so, num_partitions is 1).
+std::string NotSpmdWarning(const InspectedModule& m);
+
+// The text report: the NotSpmdWarning line when there is one, statistics, the table of collectives,
+// and the peak memory with the buffers live there.
 std::string InspectReportText(const InspectedModule& m);
 
 }  // namespace tools

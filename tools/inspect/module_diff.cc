@@ -80,7 +80,8 @@ bool Pairs(const hlo::CollectiveRecord& a, const hlo::CollectiveRecord& b, PairL
   return false;
 }
 
-// partner[i]: the index in `b` paired with a[i], or -1.
+}  // namespace
+
 std::vector<int64_t> PairCollectives(const std::vector<hlo::CollectiveRecord>& a,
                                      const std::vector<hlo::CollectiveRecord>& b) {
   std::vector<int64_t> partner(a.size(), -1);
@@ -98,6 +99,8 @@ std::vector<int64_t> PairCollectives(const std::vector<hlo::CollectiveRecord>& a
   return partner;
 }
 
+namespace {
+
 std::vector<std::string> CollectiveCells(const hlo::CollectiveRecord* c) {
   if (c == nullptr) return {"", "", "", "", "", ""};
   return {std::string(hlo::CollectiveKindName(c->kind)),
@@ -108,7 +111,9 @@ std::vector<std::string> CollectiveCells(const hlo::CollectiveRecord* c) {
           hlo::StrCat(c->bytes * c->executions)};
 }
 
-std::string Comparison(const hlo::CollectiveRecord* a, const hlo::CollectiveRecord* b) {
+}  // namespace
+
+std::string CompareCollectives(const hlo::CollectiveRecord* a, const hlo::CollectiveRecord* b) {
   if (a == nullptr || b == nullptr) return a == nullptr ? "B only" : "A only";
   const bool groups = CanonicalGroups(*a->instr) == CanonicalGroups(*b->instr);
   const int64_t bytes_a = a->bytes * a->executions, bytes_b = b->bytes * b->executions;
@@ -118,13 +123,15 @@ std::string Comparison(const hlo::CollectiveRecord* a, const hlo::CollectiveReco
                      bytes_a == bytes_b ? "" : hlo::StrCat(bytes_b - bytes_a));
 }
 
+namespace {
+
 void AddPairRow(size_t n, const hlo::CollectiveRecord* a, const hlo::CollectiveRecord* b,
                 Rows& rows) {
   std::vector<std::string> row = {hlo::StrCat(n)};
   for (std::string& cell : CollectiveCells(a)) row.push_back(std::move(cell));
   row.push_back("|");
   for (std::string& cell : CollectiveCells(b)) row.push_back(std::move(cell));
-  row.push_back(Comparison(a, b));
+  row.push_back(CompareCollectives(a, b));
   rows.push_back(std::move(row));
 }
 

@@ -12,6 +12,15 @@
 
 namespace tools {
 
+// partner[i]: the index in `b` of the collective paired with a[i], or -1. Pairs by what the
+// collectives serve and do (see module_diff.cc), never by name or position.
+std::vector<int64_t> PairCollectives(const std::vector<hlo::CollectiveRecord>& a,
+                                     const std::vector<hlo::CollectiveRecord>& b);
+
+// How paired collectives compare: "same", "same groups, bytes +N", "other groups", or, with one
+// of them null, "A only" / "B only".
+std::string CompareCollectives(const hlo::CollectiveRecord* a, const hlo::CollectiveRecord* b);
+
 std::string DiffReportText(const InspectedModule& a, const InspectedModule& b);
 
 // What B has more of than A, one line each ("bytes received per device 10 -> 12"): bytes
