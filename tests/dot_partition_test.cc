@@ -161,6 +161,30 @@ TEST(DotPartitionTest, WindowedReduceScatterLoopsVerify) {
   }
 }
 
+// Every instruction of a windowed loop (its ring permutes included) names the dot it serves,
+// so --by-source can attribute the loop's bytes: the loop body also holds the local dot, which
+// carries the dot's metadata itself, and that must not leave the permutes without it.
+TEST(DotPartitionTest, WindowedLoopsNameTheirDot) {
+  const std::string metadata =
+      R"(metadata={op_name="mlp/wi/dot_general" source_file="m.py" source_line=7})";
+  const std::string module = ReduceScatterCase(4);
+  const std::string with_metadata =
+      module.substr(0, module.size() - 3) + ", " + metadata + "\n}\n";  // On the root dot.
+  for (const char* family : {"windowed-rs", "windowed-rs-bidir"}) {
+    SCOPED_TRACE(family);
+    Partitioned p = Partition(with_metadata, Forced(family));
+    int collectives = 0;
+    for (const auto& computation : p.spmd->computations()) {
+      for (const auto& instr : computation->instructions()) {
+        if (instr->opcode() != HloOpcode::kCollectivePermute) continue;
+        ++collectives;
+        EXPECT_EQ(instr->attrs().metadata.op_name, "mlp/wi/dot_general") << instr->ToString();
+      }
+    }
+    EXPECT_GE(collectives, 1) << p.spmd->ToString();
+  }
+}
+
 // Each block's halves summed travelling opposite ways round the ring.
 TEST(DotPartitionTest, BidirectionalReduceScatterLoopsVerify) {
   for (int devices : {4, 8}) {

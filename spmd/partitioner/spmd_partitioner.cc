@@ -165,8 +165,11 @@ void StampIfUnset(HloInstruction& instr, const hlo::OpMetadata& metadata) {
 
 // Gives the instructions made for `original` since `mark` (collectives, reshards, index
 // arithmetic, loop bodies) its source metadata, as XLA's partitioner does, so each collective
-// names the op and source line it serves. What already has metadata keeps it: a called
-// computation partitioned from instructions with their own metadata is left alone.
+// names the op and source line it serves. What already has metadata keeps it. A while,
+// conditional or call partitions its callees into copies whose instructions were stamped by
+// their own handlers: only a copy none of whose instructions has metadata takes the caller's.
+// Any other op's new computations (windowed loops, a custom-call's body on local shapes) serve
+// that op alone, even when they hold a copy of it (the loop body's local dot).
 void StampSourceMetadata(const HloInstruction& original, const OutputMark& mark,
                          PartitionContext& ctx) {
   const hlo::OpMetadata& metadata = original.attrs().metadata;
@@ -175,6 +178,7 @@ void StampSourceMetadata(const HloInstruction& original, const OutputMark& mark,
   for (size_t i = mark.instructions; i < instructions.size(); ++i) {
     StampIfUnset(*instructions[i], metadata);
   }
+  const bool copies = hlo::HasOpcodeFlag(original.opcode(), hlo::op_traits::kRunsCallees);
   const auto& computations = ctx.output()->parent()->computations();
   for (size_t c = mark.computations; c < computations.size(); ++c) {
     const auto& body = computations[c]->instructions();
@@ -183,7 +187,7 @@ void StampSourceMetadata(const HloInstruction& original, const OutputMark& mark,
     // Scalar computations are reducers and comparators that many instructions share.
     const HloInstruction* root = computations[c]->root_instruction();
     const bool scalar = root != nullptr && root->shape().IsArray() && root->shape().rank() == 0;
-    if (!bare || root == nullptr || scalar) continue;
+    if ((copies && !bare) || root == nullptr || scalar) continue;
     for (const auto& instr : body) StampIfUnset(*instr, metadata);
   }
 }
