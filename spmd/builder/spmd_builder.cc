@@ -34,7 +34,7 @@ Shape WithDims(const Shape& like, const std::vector<int64_t>& dims) {
 }
 
 std::string SpmdBuilder::UniqueName(std::string_view base) {
-  return hlo::StrCat(base, names_.suffix, next_number_++);
+  return hlo::StrCat(base, names_.suffix, sequence()++);
 }
 
 HloInstruction* SpmdBuilder::Add(HloOpcode opcode, Shape shape,
@@ -43,6 +43,8 @@ HloInstruction* SpmdBuilder::Add(HloOpcode opcode, Shape shape,
       computation_->AddInstruction(HloInstruction::Create(opcode, std::move(shape), operands));
   if (names_.by_unique_id && instr->unique_id() >= 0) {
     instr->set_name(hlo::StrCat(hlo::HloOpcodeString(opcode), names_.suffix, instr->unique_id()));
+  } else if (!names_.fixed_base.empty()) {
+    instr->set_name(UniqueName(names_.fixed_base));
   } else {
     instr->set_name(UniqueName(hlo::HloOpcodeString(opcode)));
   }
@@ -69,6 +71,17 @@ HloInstruction* SpmdBuilder::ScalarConstant(PrimitiveType type, double value) {
   HloInstruction* constant = Add(HloOpcode::kConstant, literal.shape(), {});
   constant->mutable_attrs()->literal = std::move(literal);
   return constant;
+}
+
+HloInstruction* SpmdBuilder::Zeros(const Shape& shape) {
+  return Add(HloOpcode::kBroadcast, shape, {ScalarConstant(shape.element_type(), 0)});
+}
+
+HloInstruction* SpmdBuilder::GetTupleElement(HloInstruction* tuple, int64_t index) {
+  HloInstruction* element =
+      Add(HloOpcode::kGetTupleElement, tuple->shape().tuple_shapes()[index], {tuple});
+  element->mutable_attrs()->tuple_index = index;
+  return element;
 }
 
 HloInstruction* SpmdBuilder::PartitionId() {
@@ -123,6 +136,36 @@ HloInstruction* SpmdBuilder::SliceTo(HloInstruction* value, const std::vector<in
   return slice;
 }
 
+std::vector<HloInstruction*> SpmdBuilder::StartsAt(int64_t rank, int64_t dim,
+                                                   HloInstruction* start) {
+  std::vector<HloInstruction*> starts;
+  HloInstruction* zero = nullptr;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (d != dim && zero == nullptr) zero = S32(0);
+    starts.push_back(d == dim ? start : zero);
+  }
+  return starts;
+}
+
+HloInstruction* SpmdBuilder::SliceDim(HloInstruction* value, int64_t dim, HloInstruction* start,
+                                      int64_t size) {
+  std::vector<int64_t> dims = value->shape().dimensions();
+  dims[dim] = size;
+  std::vector<HloInstruction*> operands = {value};
+  for (HloInstruction* s : StartsAt(value->shape().rank(), dim, start)) operands.push_back(s);
+  HloInstruction* slice =
+      Add(HloOpcode::kDynamicSlice, Shape::Array(value->shape().element_type(), dims), operands);
+  slice->mutable_attrs()->dynamic_slice_sizes = dims;
+  return slice;
+}
+
+HloInstruction* SpmdBuilder::UpdateDim(HloInstruction* base, HloInstruction* update, int64_t dim,
+                                       HloInstruction* start) {
+  std::vector<HloInstruction*> operands = {base, update};
+  for (HloInstruction* s : StartsAt(base->shape().rank(), dim, start)) operands.push_back(s);
+  return Add(HloOpcode::kDynamicUpdateSlice, base->shape(), operands);
+}
+
 absl::StatusOr<hlo::HloComputation*> SpmdBuilder::AddReducer(PrimitiveType type) {
   auto it = reducers_.find(type);
   if (it != reducers_.end()) return it->second;
@@ -164,6 +207,14 @@ absl::StatusOr<HloInstruction*> SpmdBuilder::AllReduceSum(HloInstruction* value,
   sum->mutable_attrs()->use_global_device_ids = true;
   sum->AppendCalledComputation(add);
   return sum;
+}
+
+HloInstruction* SpmdBuilder::CollectivePermute(HloInstruction* value,
+                                               std::vector<std::pair<int64_t, int64_t>> pairs) {
+  HloInstruction* permute = Add(HloOpcode::kCollectivePermute, value->shape(), {value});
+  permute->mutable_attrs()->source_target_pairs = std::move(pairs);
+  permute->mutable_attrs()->channel_id = channel_ids_->Next();
+  return permute;
 }
 
 }  // namespace spmd

@@ -14,6 +14,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -37,10 +38,12 @@ class ChannelIdAllocator {
 
 // How a builder names what it adds: `base` + `suffix` + a number, the instruction's unique id
 // (by_unique_id; the builder's sequence while the computation is outside a module) or the
-// builder's sequence.
+// builder's sequence. `base` is the opcode's name, or `fixed_base` when that is set (the
+// windowed loops' `<prefix>.<n>`).
 struct NameScheme {
   std::string suffix;
   bool by_unique_id = false;
+  std::string fixed_base;
 };
 
 class SpmdBuilder {
@@ -63,13 +66,31 @@ class SpmdBuilder {
   std::string UniqueName(std::string_view base);
   // The builder's sequence, handed between the builders of a computation and the computations
   // it calls so that names stay unique in the module.
-  int64_t next_number() const { return next_number_; }
-  void set_next_number(int64_t next) { next_number_ = next; }
+  int64_t next_number() const {
+    return shared_sequence_ != nullptr ? *shared_sequence_ : next_number_;
+  }
+  void set_next_number(int64_t next) { sequence() = next; }
+  // Numbers from `*sequence` from now on, a sequence shared by the builders of one emitted
+  // construct (a loop's outer instructions, body and condition); it must outlive the builder.
+  void NumberFrom(int64_t* sequence) { shared_sequence_ = sequence; }
   // Every instruction added from now on is also appended to `*added` (nullptr: none).
   void RecordAddedTo(std::vector<hlo::HloInstruction*>* added) { added_ = added; }
 
   // A scalar constant of `type` holding `value` (converted as Literal::SetDouble does).
   hlo::HloInstruction* ScalarConstant(hlo::PrimitiveType type, double value);
+  // The s32 scalar constant `value`.
+  hlo::HloInstruction* S32(int64_t value) {
+    return ScalarConstant(hlo::PrimitiveType::kS32, static_cast<double>(value));
+  }
+  // Zeros of `shape`: a scalar zero constant broadcast to it.
+  hlo::HloInstruction* Zeros(const hlo::Shape& shape);
+  // The elementwise `opcode` of `a` and `b`, shaped like `a`.
+  hlo::HloInstruction* Binary(hlo::HloOpcode opcode, hlo::HloInstruction* a,
+                              hlo::HloInstruction* b) {
+    return Add(opcode, a->shape(), {a, b});
+  }
+  // Element `index` of the tuple `tuple`.
+  hlo::HloInstruction* GetTupleElement(hlo::HloInstruction* tuple, int64_t index);
   // The u32 partition-id, added on first use. `UsePartitionId` makes `id` (a u32 scalar already
   // in the computation) stand for it: the device's id in a subspace of devices.
   hlo::HloInstruction* PartitionId();
@@ -86,6 +107,13 @@ class SpmdBuilder {
   hlo::HloInstruction* PadHigh(hlo::HloInstruction* value, const std::vector<int64_t>& dims);
   // The leading `dims` of `value` (`value` itself when it has them).
   hlo::HloInstruction* SliceTo(hlo::HloInstruction* value, const std::vector<int64_t>& dims);
+  // A dynamic-slice of `size` elements of `value` along `dim` from the s32 scalar `start` (and
+  // from 0 along every other dim; one zero constant is added for them, before the slice).
+  hlo::HloInstruction* SliceDim(hlo::HloInstruction* value, int64_t dim, hlo::HloInstruction* start,
+                                int64_t size);
+  // `base` with `update` written into it along `dim` from `start` (0 along every other dim).
+  hlo::HloInstruction* UpdateDim(hlo::HloInstruction* base, hlo::HloInstruction* update,
+                                 int64_t dim, hlo::HloInstruction* start);
 
   // The scalar add computation for `type`, added to the computation's module once (found by
   // name when another builder added it).
@@ -93,12 +121,21 @@ class SpmdBuilder {
   // An all-reduce summing `value` over `groups` (new channel, global device ids).
   absl::StatusOr<hlo::HloInstruction*> AllReduceSum(hlo::HloInstruction* value,
                                                     hlo::ReplicaGroups groups);
+  // A collective-permute of `value` (shaped like it) along `pairs` (source, target), on a new
+  // channel.
+  hlo::HloInstruction* CollectivePermute(hlo::HloInstruction* value,
+                                         std::vector<std::pair<int64_t, int64_t>> pairs);
 
  private:
+  int64_t& sequence() { return shared_sequence_ != nullptr ? *shared_sequence_ : next_number_; }
+  // Per-dim start indices of a `rank` array: `start` at `dim`, one s32 zero elsewhere.
+  std::vector<hlo::HloInstruction*> StartsAt(int64_t rank, int64_t dim, hlo::HloInstruction* start);
+
   hlo::HloComputation* computation_;
   ChannelIdAllocator* channel_ids_;
   NameScheme names_;
   int64_t next_number_ = 0;
+  int64_t* shared_sequence_ = nullptr;
   std::vector<hlo::HloInstruction*>* added_ = nullptr;
   hlo::HloInstruction* partition_id_ = nullptr;
   std::map<hlo::PrimitiveType, hlo::HloComputation*> reducers_;

@@ -107,5 +107,45 @@ TEST_F(SpmdBuilderTest, VirtualPartitionIdAndRecordedInstructions) {
   EXPECT_EQ(added.size(), 3u);
 }
 
+TEST_F(SpmdBuilderTest, FixedBaseNamesShareOneSequence) {
+  int64_t counter = 0;
+  SpmdBuilder outer(entry_, &channel_ids_, {".", /*by_unique_id=*/false, "loop"});
+  outer.NumberFrom(&counter);
+  SpmdBuilder inner(entry_, &channel_ids_, {".", /*by_unique_id=*/false, "loop.body"});
+  inner.NumberFrom(&counter);
+  HloInstruction* zeros = outer.Zeros(param_->shape());
+  EXPECT_THAT(zeros, AllOf(op::Broadcast(op::Constant()), HasShape("f32[5,7]")));
+  HloInstruction* start = inner.S32(2);
+  EXPECT_THAT(start, AllOf(op::Constant(), HasShape("s32[]"), HasIntValues({2})));
+  HloInstruction* slice = outer.SliceDim(param_, 1, start, 3);
+  EXPECT_THAT(slice, AllOf(op::DynamicSlice(op::Parameter(), op::Constant(), op::Constant()),
+                           HasShape("f32[5,3]")));
+  EXPECT_EQ(slice->operand(2), start);
+  EXPECT_THAT(inner.UpdateDim(param_, slice, 1, start),
+              AllOf(op::DynamicUpdateSlice(op::Parameter(), op::DynamicSlice(), op::Constant(),
+                                           op::Constant()),
+                    HasShape("f32[5,7]")));
+  EXPECT_THAT(Names(), ElementsAre("p", "loop.0", "loop.1", "loop.body.2", "loop.3", "loop.4",
+                                   "loop.body.5", "loop.body.6"));
+  EXPECT_EQ(counter, 7);
+}
+
+TEST_F(SpmdBuilderTest, TupleElementsAndPermutesOnFreshChannels) {
+  SpmdBuilder b(entry_, &channel_ids_, {".spmd", /*by_unique_id=*/false});
+  HloInstruction* tuple = b.Add(
+      HloOpcode::kTuple, Shape::Tuple({param_->shape(), Shape::Array(PrimitiveType::kS32, {})}),
+      {param_, b.S32(0)});
+  HloInstruction* element = b.GetTupleElement(tuple, 1);
+  EXPECT_THAT(element, AllOf(op::GetTupleElement(op::Tuple()), HasShape("s32[]")));
+  EXPECT_EQ(element->attrs().tuple_index, 1);
+  HloInstruction* first = b.CollectivePermute(param_, {{0, 1}, {1, 0}});
+  HloInstruction* second = b.CollectivePermute(first, {{1, 0}, {0, 1}});
+  EXPECT_THAT(second, AllOf(op::CollectivePermute(op::CollectivePermute()), HasShape("f32[5,7]")));
+  EXPECT_EQ(*first->attrs().channel_id, 1);
+  EXPECT_EQ(*second->attrs().channel_id, 2);
+  EXPECT_EQ(second->attrs().source_target_pairs,
+            (std::vector<std::pair<int64_t, int64_t>>{{1, 0}, {0, 1}}));
+}
+
 }  // namespace
 }  // namespace spmd

@@ -4,6 +4,7 @@
 
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
+#include "spmd/builder/spmd_builder.h"
 #include "spmd/partitioner/handlers.h"
 #include "spmd/reshard/reshard_plan.h"
 
@@ -16,87 +17,24 @@ using hlo::HloOpcode;
 using hlo::PrimitiveType;
 using hlo::Shape;
 
-// Adds instructions to one computation (the SPMD entry, or a loop's body or condition) with
-// names unique in the module: `prefix.N`.
-class Builder {
- public:
-  Builder(HloComputation* computation, std::string prefix, int64_t* counter)
-      : computation_(computation), prefix_(std::move(prefix)), counter_(counter) {}
+// A builder of one computation of a windowed loop (the SPMD entry, or the loop's body or
+// condition) naming instructions `<prefix>.<n>` from `*counter`, shared by the loop's builders so
+// that names are unique in the module.
+SpmdBuilder LoopBuilder(HloComputation* computation, const std::string& prefix, int64_t* counter,
+                        PartitionContext& ctx) {
+  SpmdBuilder builder(computation, &ctx.channel_ids(),
+                      NameScheme{".", /*by_unique_id=*/false, prefix});
+  builder.NumberFrom(counter);
+  return builder;
+}
 
-  HloComputation* computation() const { return computation_; }
-
-  HloInstruction* Add(HloOpcode opcode, Shape shape, std::vector<HloInstruction*> operands) {
-    auto instr = HloInstruction::Create(opcode, std::move(shape), operands);
-    instr->set_name(hlo::StrCat(prefix_, ".", (*counter_)++));
-    return computation_->AddInstruction(std::move(instr));
-  }
-  HloInstruction* S32(int64_t value) {
-    HloInstruction* c = Add(HloOpcode::kConstant, Shape::Array(PrimitiveType::kS32, {}), {});
-    hlo::Literal literal(Shape::Array(PrimitiveType::kS32, {}));
-    literal.SetInt(0, value);
-    c->mutable_attrs()->literal = std::move(literal);
-    return c;
-  }
-  HloInstruction* Zeros(const Shape& shape) {
-    HloInstruction* c = Add(HloOpcode::kConstant, Shape::Array(shape.element_type(), {}), {});
-    hlo::Literal literal(Shape::Array(shape.element_type(), {}));
-    literal.SetDouble(0, 0);
-    c->mutable_attrs()->literal = std::move(literal);
-    return Add(HloOpcode::kBroadcast, shape, {c});
-  }
-  HloInstruction* Binary(HloOpcode opcode, HloInstruction* a, HloInstruction* b) {
-    return Add(opcode, a->shape(), {a, b});
-  }
-  HloInstruction* Gte(HloInstruction* tuple, int64_t index) {
-    HloInstruction* gte = Add(HloOpcode::kGetTupleElement,
-                              tuple->shape().tuple_shapes()[index], {tuple});
-    gte->mutable_attrs()->tuple_index = index;
-    return gte;
-  }
-  // Per-dim start indices: `start` at `dim`, zero elsewhere.
-  std::vector<HloInstruction*> Starts(int64_t rank, int64_t dim, HloInstruction* start) {
-    std::vector<HloInstruction*> starts;
-    HloInstruction* zero = nullptr;
-    for (int64_t d = 0; d < rank; ++d) {
-      if (d == dim) {
-        starts.push_back(start);
-      } else {
-        if (zero == nullptr) zero = S32(0);
-        starts.push_back(zero);
-      }
-    }
-    return starts;
-  }
-  HloInstruction* SliceDim(HloInstruction* value, int64_t dim, HloInstruction* start,
-                           int64_t size) {
-    std::vector<int64_t> dims = value->shape().dimensions();
-    dims[dim] = size;
-    std::vector<HloInstruction*> operands = {value};
-    for (HloInstruction* s : Starts(value->shape().rank(), dim, start)) operands.push_back(s);
-    HloInstruction* slice =
-        Add(HloOpcode::kDynamicSlice, Shape::Array(value->shape().element_type(), dims),
-            operands);
-    slice->mutable_attrs()->dynamic_slice_sizes = dims;
-    return slice;
-  }
-  HloInstruction* UpdateDim(HloInstruction* base, HloInstruction* update, int64_t dim,
-                            HloInstruction* start) {
-    std::vector<HloInstruction*> operands = {base, update};
-    for (HloInstruction* s : Starts(base->shape().rank(), dim, start)) operands.push_back(s);
-    return Add(HloOpcode::kDynamicUpdateSlice, base->shape(), operands);
-  }
-  HloInstruction* Dot(const HloInstruction& original, HloInstruction* lhs, HloInstruction* rhs,
-                      Shape shape) {
-    HloInstruction* dot = Add(HloOpcode::kDot, std::move(shape), {lhs, rhs});
-    *dot->mutable_attrs() = original.attrs();
-    return dot;
-  }
-
- private:
-  HloComputation* computation_;
-  std::string prefix_;
-  int64_t* counter_;
-};
+// The local dot of `original` (its attributes, a loop name) on `lhs` and `rhs`.
+HloInstruction* AddDot(SpmdBuilder& b, const HloInstruction& original, HloInstruction* lhs,
+                       HloInstruction* rhs, Shape shape) {
+  HloInstruction* dot = b.Add(HloOpcode::kDot, std::move(shape), {lhs, rhs});
+  *dot->mutable_attrs() = original.attrs();
+  return dot;
+}
 
 // Ring position of every device (-1 where a device is in no ring) and the permute pairs that
 // move data from member j+shift to member j of each ring.
@@ -133,24 +71,16 @@ Loop MakeLoop(const std::string& name, const Shape& state_shape, int64_t trip_co
   Loop loop;
   loop.body = module->AddComputation(std::make_unique<HloComputation>(name + ".body"));
   loop.condition = module->AddComputation(std::make_unique<HloComputation>(name + ".cond"));
-  Builder body(loop.body, name + ".body", counter);
+  SpmdBuilder body = LoopBuilder(loop.body, name + ".body", counter, ctx);
   loop.body_param = body.Add(HloOpcode::kParameter, state_shape, {});
-  Builder cond(loop.condition, name + ".cond", counter);
+  SpmdBuilder cond = LoopBuilder(loop.condition, name + ".cond", counter, ctx);
   HloInstruction* param = cond.Add(HloOpcode::kParameter, state_shape, {});
-  HloInstruction* k = cond.Gte(param, 0);
+  HloInstruction* k = cond.GetTupleElement(param, 0);
   HloInstruction* lt =
       cond.Add(HloOpcode::kCompare, Shape::Array(PrimitiveType::kPred, {}), {k, cond.S32(trip_count)});
   lt->mutable_attrs()->comparison_direction = hlo::ComparisonDirection::kLt;
   loop.condition->set_root_instruction(lt);
   return loop;
-}
-
-HloInstruction* Permute(Builder& b, HloInstruction* value,
-                        std::vector<std::pair<int64_t, int64_t>> pairs, PartitionContext& ctx) {
-  HloInstruction* permute = b.Add(HloOpcode::kCollectivePermute, value->shape(), {value});
-  permute->mutable_attrs()->source_target_pairs = std::move(pairs);
-  permute->mutable_attrs()->channel_id = ctx.channel_ids().Next();
-  return permute;
 }
 
 // A unidirectional ring loop: `steps` applications of `step`, the circulated state element
@@ -162,7 +92,7 @@ struct LoopSpec {
   int64_t moving = 0;                  // Index into `state` of the circulated value.
   std::vector<std::pair<int64_t, int64_t>> pairs;
   // Computes the new accumulator from (k, r, state) inside `b`.
-  std::function<HloInstruction*(Builder&, HloInstruction*, HloInstruction*,
+  std::function<HloInstruction*(SpmdBuilder&, HloInstruction*, HloInstruction*,
                                 const std::vector<HloInstruction*>&)>
       step;
 };
@@ -173,7 +103,7 @@ absl::StatusOr<HloInstruction*> EmitRingLoop(const LoopSpec& spec, HloInstructio
                                              PartitionContext& ctx) {
   int64_t counter = 0;
   const std::string prefix = ctx.UniqueName(spec.name);
-  Builder outer(ctx.output(), prefix, &counter);
+  SpmdBuilder outer = LoopBuilder(ctx.output(), prefix, &counter, ctx);
   std::vector<HloInstruction*> init = {outer.S32(0), rank};
   init.insert(init.end(), spec.state.begin(), spec.state.end());
   std::vector<Shape> shapes;
@@ -185,14 +115,14 @@ absl::StatusOr<HloInstruction*> EmitRingLoop(const LoopSpec& spec, HloInstructio
   const int64_t moving = spec.moving;
   // Body: one step, then the circulated value moves one position around the ring.
   {
-    Builder b(loop.body, prefix + ".body", &counter);
+    SpmdBuilder b = LoopBuilder(loop.body, prefix + ".body", &counter, ctx);
     std::vector<HloInstruction*> parts;
     for (int64_t i = 0; i < static_cast<int64_t>(init.size()); ++i) {
-      parts.push_back(b.Gte(loop.body_param, i));
+      parts.push_back(b.GetTupleElement(loop.body_param, i));
     }
     std::vector<HloInstruction*> state(parts.begin() + 2, parts.end());
     state[acc] = spec.step(b, parts[0], parts[1], state);
-    state[moving] = Permute(b, state[moving], spec.pairs, ctx);
+    state[moving] = b.CollectivePermute(state[moving], spec.pairs);
     std::vector<HloInstruction*> next = {b.Binary(HloOpcode::kAdd, parts[0], b.S32(1)), parts[1]};
     next.insert(next.end(), state.begin(), state.end());
     loop.body->set_root_instruction(b.Add(HloOpcode::kTuple, state_shape, next));
@@ -202,7 +132,8 @@ absl::StatusOr<HloInstruction*> EmitRingLoop(const LoopSpec& spec, HloInstructio
   w->AppendCalledComputation(loop.body);
   // The last step, outside the loop: nothing moves after it.
   std::vector<HloInstruction*> parts;
-  for (int64_t i = 0; i < static_cast<int64_t>(init.size()); ++i) parts.push_back(outer.Gte(w, i));
+  for (int64_t i = 0; i < static_cast<int64_t>(init.size()); ++i)
+    parts.push_back(outer.GetTupleElement(w, i));
   std::vector<HloInstruction*> state(parts.begin() + 2, parts.end());
   return spec.step(outer, parts[0], parts[1], state);
 }
@@ -220,17 +151,17 @@ struct AllGatherBlocks {
   int64_t g = 0, blk = 0, other_dim = -1, out_dim = -1;
   Shape partial_shape;
 
-  HloInstruction* Accumulate(Builder& b, HloInstruction* acc, HloInstruction* index,
+  HloInstruction* Accumulate(SpmdBuilder& b, HloInstruction* acc, HloInstruction* index,
                              HloInstruction* block, HloInstruction* other) const {
     HloInstruction* start = b.Binary(HloOpcode::kMultiply, index, b.S32(blk));
     HloInstruction* rest = other_dim >= 0 ? b.SliceDim(other, other_dim, start, blk) : other;
-    HloInstruction* partial = lhs_moves ? b.Dot(*dot, block, rest, partial_shape)
-                                        : b.Dot(*dot, rest, block, partial_shape);
+    HloInstruction* partial = lhs_moves ? AddDot(b, *dot, block, rest, partial_shape)
+                                        : AddDot(b, *dot, rest, block, partial_shape);
     return out_dim < 0 ? b.Binary(HloOpcode::kAdd, acc, partial)
                        : b.UpdateDim(acc, partial, out_dim, start);
   }
   // (r + shift) mod g for a non-negative `shift` expression.
-  HloInstruction* Index(Builder& b, HloInstruction* r, HloInstruction* shift) const {
+  HloInstruction* Index(SpmdBuilder& b, HloInstruction* r, HloInstruction* shift) const {
     return b.Binary(HloOpcode::kRemainder, b.Binary(HloOpcode::kAdd, r, shift), b.S32(g));
   }
 };
@@ -268,7 +199,7 @@ absl::StatusOr<HloInstruction*> EmitBidirectionalAllGatherLoop(
   const int64_t g = blocks.g;
   int64_t counter = 0;
   const std::string prefix = ctx.UniqueName(blocks.dot->name() + ".window_ag2");
-  Builder outer(ctx.output(), prefix, &counter);
+  SpmdBuilder outer = LoopBuilder(ctx.output(), prefix, &counter, ctx);
   HloInstruction* acc = blocks.Accumulate(outer, acc_init, rank, block, other);
   const auto forward = RingPairs(rings, 1), backward = RingPairs(rings, -1);
   const int64_t full_steps = (g - 1) / 2;
@@ -278,12 +209,12 @@ absl::StatusOr<HloInstruction*> EmitBidirectionalAllGatherLoop(
   const Shape state_shape = Shape::Tuple(shapes);
   Loop loop = MakeLoop(prefix, state_shape, full_steps, ctx, &counter);
   {
-    Builder b(loop.body, prefix + ".body", &counter);
+    SpmdBuilder b = LoopBuilder(loop.body, prefix + ".body", &counter, ctx);
     std::vector<HloInstruction*> p;
-    for (int64_t i = 0; i < 6; ++i) p.push_back(b.Gte(loop.body_param, i));
+    for (int64_t i = 0; i < 6; ++i) p.push_back(b.GetTupleElement(loop.body_param, i));
     HloInstruction* step = b.Binary(HloOpcode::kAdd, p[0], b.S32(1));
-    HloInstruction* fwd = Permute(b, p[2], forward, ctx);
-    HloInstruction* bwd = Permute(b, p[3], backward, ctx);
+    HloInstruction* fwd = b.CollectivePermute(p[2], forward);
+    HloInstruction* bwd = b.CollectivePermute(p[3], backward);
     HloInstruction* a = blocks.Accumulate(b, p[5], blocks.Index(b, p[1], step), fwd, p[4]);
     HloInstruction* back = b.Binary(HloOpcode::kSubtract, b.S32(g), step);
     a = blocks.Accumulate(b, a, blocks.Index(b, p[1], back), bwd, p[4]);
@@ -294,11 +225,11 @@ absl::StatusOr<HloInstruction*> EmitBidirectionalAllGatherLoop(
                                 {outer.Add(HloOpcode::kTuple, state_shape, init)});
   w->AppendCalledComputation(loop.condition);
   w->AppendCalledComputation(loop.body);
-  acc = outer.Gte(w, 5);
+  acc = outer.GetTupleElement(w, 5);
   if (g % 2 == 0) {  // The block opposite on the ring arrives last, one way only.
-    HloInstruction* fwd = Permute(outer, outer.Gte(w, 2), forward, ctx);
+    HloInstruction* fwd = outer.CollectivePermute(outer.GetTupleElement(w, 2), forward);
     acc = blocks.Accumulate(outer, acc, blocks.Index(outer, rank, outer.S32(g / 2)), fwd,
-                            outer.Gte(w, 4));
+                            outer.GetTupleElement(w, 4));
   }
   return acc;
 }
@@ -309,7 +240,7 @@ struct ReduceScatterBlocks {
   const HloInstruction* dot = nullptr;
   int64_t g = 0, blk = 0, lhs_dim = -1, rhs_dim = -1, d = -1;
 
-  HloInstruction* Accumulate(Builder& b, HloInstruction* acc, HloInstruction* index,
+  HloInstruction* Accumulate(SpmdBuilder& b, HloInstruction* acc, HloInstruction* index,
                              int64_t offset, const Shape& part_shape, HloInstruction* lhs,
                              HloInstruction* rhs) const {
     const int64_t size = part_shape.dimensions()[d];
@@ -318,10 +249,10 @@ struct ReduceScatterBlocks {
                                       b.S32(offset));
     HloInstruction* l = lhs_dim >= 0 ? b.SliceDim(lhs, lhs_dim, start, size) : lhs;
     HloInstruction* r = rhs_dim >= 0 ? b.SliceDim(rhs, rhs_dim, start, size) : rhs;
-    return b.Binary(HloOpcode::kAdd, acc, b.Dot(*dot, l, r, part_shape));
+    return b.Binary(HloOpcode::kAdd, acc, AddDot(b, *dot, l, r, part_shape));
   }
   // (r + shift) mod g for a non-negative `shift` expression.
-  HloInstruction* Index(Builder& b, HloInstruction* r, HloInstruction* shift) const {
+  HloInstruction* Index(SpmdBuilder& b, HloInstruction* r, HloInstruction* shift) const {
     return b.Binary(HloOpcode::kRemainder, b.Binary(HloOpcode::kAdd, r, shift), b.S32(g));
   }
 };
@@ -340,9 +271,9 @@ absl::StatusOr<HloInstruction*> EmitBidirectionalReduceScatterLoop(
   const Shape half_shape = Shape::Array(block_shape.element_type(), half_dims);
   int64_t counter = 0;
   const std::string prefix = ctx.UniqueName(blocks.dot->name() + ".window_rs2");
-  Builder outer(ctx.output(), prefix, &counter);
+  SpmdBuilder outer = LoopBuilder(ctx.output(), prefix, &counter, ctx);
   // Step k: the forward sum adds block (r + g-1-k) mod g, the backward one (r + k+1) mod g.
-  auto step = [&](Builder& b, HloInstruction* k, HloInstruction* r, HloInstruction* l,
+  auto step = [&](SpmdBuilder& b, HloInstruction* k, HloInstruction* r, HloInstruction* l,
                   HloInstruction* rr, HloInstruction* fwd, HloInstruction* bwd) {
     HloInstruction* f_index =
         blocks.Index(b, r, b.Binary(HloOpcode::kSubtract, b.S32(g - 1), k));
@@ -357,12 +288,12 @@ absl::StatusOr<HloInstruction*> EmitBidirectionalReduceScatterLoop(
   const Shape state_shape = Shape::Tuple(shapes);
   Loop loop = MakeLoop(prefix, state_shape, g - 1, ctx, &counter);
   {
-    Builder b(loop.body, prefix + ".body", &counter);
+    SpmdBuilder b = LoopBuilder(loop.body, prefix + ".body", &counter, ctx);
     std::vector<HloInstruction*> p;
-    for (int64_t i = 0; i < 6; ++i) p.push_back(b.Gte(loop.body_param, i));
+    for (int64_t i = 0; i < 6; ++i) p.push_back(b.GetTupleElement(loop.body_param, i));
     auto [fwd, bwd] = step(b, p[0], p[1], p[2], p[3], p[4], p[5]);
-    fwd = Permute(b, fwd, RingPairs(rings, -1), ctx);
-    bwd = Permute(b, bwd, RingPairs(rings, 1), ctx);
+    fwd = b.CollectivePermute(fwd, RingPairs(rings, -1));
+    bwd = b.CollectivePermute(bwd, RingPairs(rings, 1));
     HloInstruction* next = b.Binary(HloOpcode::kAdd, p[0], b.S32(1));
     loop.body->set_root_instruction(
         b.Add(HloOpcode::kTuple, state_shape, {next, p[1], p[2], p[3], fwd, bwd}));
@@ -372,8 +303,9 @@ absl::StatusOr<HloInstruction*> EmitBidirectionalReduceScatterLoop(
   w->AppendCalledComputation(loop.condition);
   w->AppendCalledComputation(loop.body);
   // The last step, outside the loop: nothing moves after it.
-  auto [fwd, bwd] = step(outer, outer.Gte(w, 0), outer.Gte(w, 1), outer.Gte(w, 2),
-                         outer.Gte(w, 3), outer.Gte(w, 4), outer.Gte(w, 5));
+  auto [fwd, bwd] = step(outer, outer.GetTupleElement(w, 0), outer.GetTupleElement(w, 1),
+                         outer.GetTupleElement(w, 2), outer.GetTupleElement(w, 3),
+                         outer.GetTupleElement(w, 4), outer.GetTupleElement(w, 5));
   HloInstruction* joined = outer.Add(HloOpcode::kConcatenate, block_shape, {fwd, bwd});
   joined->mutable_attrs()->dimensions = {blocks.d};
   return joined;
@@ -390,7 +322,8 @@ absl::StatusOr<HloInstruction*> EmitAllGatherLoop(const HloInstruction& dot,
   ASSIGN_OR_RETURN(Shape acc_shape, LocalResultShape(c, problem));
   HloInstruction* rank = ctx.PerDeviceScalar(RingPositions(w.groups, ctx.num_devices()));
   int64_t zero_counter = 0;
-  Builder outer(ctx.output(), ctx.UniqueName(dot.name() + ".acc"), &zero_counter);
+  SpmdBuilder outer =
+      LoopBuilder(ctx.output(), ctx.UniqueName(dot.name() + ".acc"), &zero_counter, ctx);
   HloInstruction* zeros = outer.Zeros(acc_shape);
   if (w.bidirectional) {
     return EmitBidirectionalAllGatherLoop(blocks, w.groups, block, other, zeros, rank, ctx);
@@ -401,7 +334,7 @@ absl::StatusOr<HloInstruction*> EmitAllGatherLoop(const HloInstruction& dot,
   spec.state = {block, other, zeros};
   spec.moving = 0;
   spec.pairs = RingPairs(w.groups, /*source_shift=*/1);
-  spec.step = [&blocks](Builder& b, HloInstruction* k, HloInstruction* r,
+  spec.step = [&blocks](SpmdBuilder& b, HloInstruction* k, HloInstruction* r,
                         const std::vector<HloInstruction*>& st) {
     return blocks.Accumulate(b, st[2], blocks.Index(b, r, k), st[0], st[1]);
   };
@@ -426,7 +359,8 @@ absl::StatusOr<HloInstruction*> EmitReduceScatterLoop(const HloInstruction& dot,
   const Shape block_shape = Shape::Array(local.element_type(), block_dims);
   HloInstruction* rank = ctx.PerDeviceScalar(RingPositions(w.groups, ctx.num_devices()));
   int64_t zero_counter = 0;
-  Builder outer(ctx.output(), ctx.UniqueName(dot.name() + ".acc"), &zero_counter);
+  SpmdBuilder outer =
+      LoopBuilder(ctx.output(), ctx.UniqueName(dot.name() + ".acc"), &zero_counter, ctx);
   const ReduceScatterBlocks blocks{&dot, g, blk, lhs_dim, rhs_dim, d};
   if (w.bidirectional) {
     return EmitBidirectionalReduceScatterLoop(blocks, w.groups, lhs, rhs, block_shape, rank,
@@ -438,7 +372,7 @@ absl::StatusOr<HloInstruction*> EmitReduceScatterLoop(const HloInstruction& dot,
   spec.state = {lhs, rhs, outer.Zeros(block_shape)};
   spec.moving = 2;
   spec.pairs = RingPairs(w.groups, /*source_shift=*/-1);
-  spec.step = [&blocks, block_shape](Builder& b, HloInstruction* k, HloInstruction* r,
+  spec.step = [&blocks, block_shape](SpmdBuilder& b, HloInstruction* k, HloInstruction* r,
                                      const std::vector<HloInstruction*>& st) {
     // Block (r - k - 1) mod g, kept non-negative: r + (g - 1 - k) with k <= g - 1.
     HloInstruction* shifted = b.Binary(HloOpcode::kSubtract, b.S32(blocks.g - 1), k);
