@@ -7,7 +7,8 @@
 #      summary in human units, no "not SPMD" warning, the graph with the index arithmetic
 #      folded, the sharding grids (the [2,4] result: 8 blocks naming devices 0..7), the memory
 #      chart;
-#   3. a JAX train step partitioned by us, and the diff of our partitioning against XLA's
+#   3. a JAX train step partitioned by us (its graph, too large to read whole, opens on the
+#      collective receiving the most bytes), and the diff of our partitioning against XLA's
 #      (--diff A B --html): summary rows and paired collectives.
 # Screenshots (--screenshot) go to $SHOTS_DIR when set (else the test's temporary directory).
 # Skips, saying so, when chromium is not installed.
@@ -91,6 +92,8 @@ jax="tests/testdata/jax"
 load train_step 2400
 has 'id="summary-bytes"[^>]*><div class="value">[0-9.]* \(bytes\|[KMG]iB\)<' "train_step: no summary"
 [ "$(count 'class="block"')" -ge 2 ] || fail "train_step: no sharding blocks"
+# Too large to read whole at 1400 px: it opens at a readable scale on its largest collective.
+has 'data-opened-on="' "train_step: the graph did not open on its largest collective"
 has 'class="memory-chart"' "train_step: no memory chart"
 "$inspect" --diff "$work/train_step.spmd.hlo" "$jax/train_step.xla_partitioned.txt" \
   --html "$work/train_step_diff.html" > /dev/null || fail "spmd-inspect --diff --html exited with $?"

@@ -77,6 +77,9 @@ void AppendNode(const GraphNode& n, const Placement& p, const BytesByInstr& byte
                  x + kNodeW / 2.0, "\" data-cy=\"", y + kNodeH / 2.0, "\" data-search=\"",
                  Escape(hlo::StrCat(instr.name(), " ", OpcodeLabel(instr))), "\"");
   if (!calls.empty()) hlo::StrAppend(out, " data-calls=\"", calls, "\"");
+  if (auto it = bytes.find(n.instr); it != bytes.end()) {
+    hlo::StrAppend(out, " data-bytes=\"", it->second, "\"");
+  }
   hlo::StrAppend(
       out, " data-details=\"", Escape(details), "\"><title>", Escape(details), "</title><rect x=\"",
       x, "\" y=\"", y, "\" width=\"", kNodeW, "\" height=\"", kNodeH, "\"/><text x=\"", x + 6,
@@ -158,7 +161,9 @@ std::string GraphSection(const InspectedModule& m) {
       " instructions of index arithmetic (constants, partition-id, offset tables) folded into "
       "the instructions they feed. Collectives are orange, with the bytes each receives per "
       "device; blue instructions call a computation (click to open it). Wheel or +/- zoom, drag "
-      "pans, the search box finds instructions by name or opcode.</p>\n<div class=\"toolbar\">"
+      "pans, the search box finds instructions by name or opcode; a graph too large to read "
+      "whole opens on the collective that receives the most bytes ('fit' shows all of it).</p>"
+      "\n<div class=\"toolbar\">"
       "<input id=\"graph-search\" type=\"search\" placeholder=\"search instructions\"> "
       "<span id=\"search-count\"></span> <button id=\"zoom-in\">+</button> "
       "<button id=\"zoom-out\">&minus;</button> <button id=\"zoom-fit\">fit</button></div>\n"
@@ -203,6 +208,20 @@ const char* GraphScript() {
       v.ready = true;
       v.apply();
     };
+    // A graph too large to read whole opens at a readable scale on the collective that
+    // receives the most bytes ('fit' shows all of it).
+    v.open = function () {
+      v.fit();
+      var top = null, most = -1, all = div.querySelectorAll('g.node[data-bytes]');
+      for (var k = 0; k < all.length; ++k) {
+        var b = +all[k].getAttribute('data-bytes');
+        if (b > most) { most = b; top = all[k]; }
+      }
+      if (v.s >= 0.6 || !top) return;
+      v.s = 0.9;
+      v.center(+top.getAttribute('data-cx'), +top.getAttribute('data-cy'));
+      div.setAttribute('data-opened-on', top.id);
+    };
     v.zoom = function (f, px, py) {
       var cw = div.clientWidth, ch = div.clientHeight;
       if (px === undefined) { px = cw / 2; py = ch / 2; }
@@ -232,7 +251,7 @@ const char* GraphScript() {
       v.apply();
     });
     div.view = v;
-    v.fit();
+    v.open();
     return v;
   }
   var divs = document.querySelectorAll('div.graph');
@@ -241,7 +260,7 @@ const char* GraphScript() {
   for (var d = 0; d < opened.length; ++d) {
     opened[d].addEventListener('toggle', function (e) {
       var g = e.currentTarget.querySelector('div.graph');
-      if (e.currentTarget.open && g && !g.view.ready) g.view.fit();
+      if (e.currentTarget.open && g && !g.view.ready) g.view.open();
     });
   }
   var active = views.length ? views[0] : null;
