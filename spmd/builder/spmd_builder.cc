@@ -201,12 +201,18 @@ absl::StatusOr<hlo::HloComputation*> SpmdBuilder::AddReducer(PrimitiveType type)
 absl::StatusOr<HloInstruction*> SpmdBuilder::AllReduceSum(HloInstruction* value,
                                                           hlo::ReplicaGroups groups) {
   ASSIGN_OR_RETURN(hlo::HloComputation * add, AddReducer(value->shape().element_type()));
-  HloInstruction* sum = Add(HloOpcode::kAllReduce, value->shape(), {value});
-  sum->mutable_attrs()->replica_groups = std::move(groups);
-  sum->mutable_attrs()->channel_id = channel_ids_->Next();
-  sum->mutable_attrs()->use_global_device_ids = true;
-  sum->AppendCalledComputation(add);
-  return sum;
+  return ReducingCollective(HloOpcode::kAllReduce, value->shape(), value, std::move(groups), add);
+}
+
+HloInstruction* SpmdBuilder::ReducingCollective(HloOpcode opcode, Shape shape,
+                                                HloInstruction* value, hlo::ReplicaGroups groups,
+                                                hlo::HloComputation* reducer) {
+  HloInstruction* collective = Add(opcode, std::move(shape), {value});
+  collective->mutable_attrs()->replica_groups = std::move(groups);
+  collective->mutable_attrs()->channel_id = channel_ids_->Next();
+  collective->mutable_attrs()->use_global_device_ids = true;
+  collective->AppendCalledComputation(reducer);
+  return collective;
 }
 
 HloInstruction* SpmdBuilder::CollectivePermute(HloInstruction* value,

@@ -121,6 +121,11 @@ class SpmdBuilder {
   // An all-reduce summing `value` over `groups` (new channel, global device ids).
   absl::StatusOr<hlo::HloInstruction*> AllReduceSum(hlo::HloInstruction* value,
                                                     hlo::ReplicaGroups groups);
+  // A reducing collective (all-reduce, reduce-scatter) of `value` to `shape` over `groups`
+  // combining with `reducer`, on a new channel with global device ids.
+  hlo::HloInstruction* ReducingCollective(hlo::HloOpcode opcode, hlo::Shape shape,
+                                          hlo::HloInstruction* value, hlo::ReplicaGroups groups,
+                                          hlo::HloComputation* reducer);
   // A collective-permute of `value` (shaped like it) along `pairs` (source, target), on a new
   // channel.
   hlo::HloInstruction* CollectivePermute(hlo::HloInstruction* value,

@@ -94,6 +94,20 @@ TEST_F(SpmdBuilderTest, AllReduceSumAddsTheReducerOnceAndFreshChannels) {
   EXPECT_TRUE(second->attrs().use_global_device_ids);
 }
 
+TEST_F(SpmdBuilderTest, ReducingCollectiveTakesItsShapeAndReducer) {
+  SpmdBuilder b(entry_, &channel_ids_, {".spmd", /*by_unique_id=*/false});
+  hlo::HloComputation* add = b.AddReducer(PrimitiveType::kF32).value();
+  hlo::ReplicaGroups groups;
+  groups.groups = {{0, 1}};
+  HloInstruction* scattered = b.ReducingCollective(
+      HloOpcode::kReduceScatter, Shape::Array(PrimitiveType::kF32, {5, 3}), param_, groups, add);
+  EXPECT_THAT(scattered, AllOf(op::ReduceScatter(op::Parameter()), HasShape("f32[5,3]"),
+                               HasReplicaGroups({{0, 1}})));
+  EXPECT_EQ(scattered->to_apply(), add);
+  EXPECT_EQ(*scattered->attrs().channel_id, 1);
+  EXPECT_TRUE(scattered->attrs().use_global_device_ids);
+}
+
 TEST_F(SpmdBuilderTest, VirtualPartitionIdAndRecordedInstructions) {
   SpmdBuilder b(entry_, &channel_ids_, {".vd", true});
   HloInstruction* id = b.TableLookup({1, 0, 1, 0}, PrimitiveType::kU32);

@@ -52,24 +52,14 @@ absl::StatusOr<HloInstruction*> Operand(const HloInstruction& dot, int64_t i,
   return ctx.MaskPadding(value, operand->shape(), sharding, zero);
 }
 
-HloInstruction* Collective(HloOpcode opcode, Shape shape, HloInstruction* value,
-                           const std::vector<std::vector<int64_t>>& groups,
-                           hlo::HloComputation* add, PartitionContext& ctx) {
-  HloInstruction* c = ctx.Add(opcode, std::move(shape), {value});
-  c->mutable_attrs()->replica_groups = MakeReplicaGroups(groups);
-  c->mutable_attrs()->channel_id = ctx.channel_ids().Next();
-  c->mutable_attrs()->use_global_device_ids = true;
-  c->AppendCalledComputation(add);
-  return c;
-}
-
 // All-reduce or reduce-scatter of the local partial sums.
 absl::StatusOr<HloInstruction*> Finish(const DotCandidate& c, HloInstruction* local,
                                        PartitionContext& ctx) {
   if (c.finish == DotFinish::kNone || c.finish == DotFinish::kKeepUnreduced) return local;
   ASSIGN_OR_RETURN(hlo::HloComputation * add, ctx.AddReducer(local->shape().element_type()));
   if (c.finish == DotFinish::kAllReduce) {
-    return Collective(HloOpcode::kAllReduce, local->shape(), local, c.pending_groups, add, ctx);
+    return ctx.builder().ReducingCollective(HloOpcode::kAllReduce, local->shape(), local,
+                                            MakeReplicaGroups(c.pending_groups), add);
   }
   const int64_t g = static_cast<int64_t>(c.pending_groups.front().size());
   const int64_t d = c.scatter_dim;
@@ -86,9 +76,9 @@ absl::StatusOr<HloInstruction*> Finish(const DotCandidate& c, HloInstruction* lo
     local = pad;
   }
   dims[d] /= g;
-  HloInstruction* rs =
-      Collective(HloOpcode::kReduceScatter, Shape::Array(local->shape().element_type(), dims),
-                 local, c.pending_groups, add, ctx);
+  HloInstruction* rs = ctx.builder().ReducingCollective(
+      HloOpcode::kReduceScatter, Shape::Array(local->shape().element_type(), dims), local,
+      MakeReplicaGroups(c.pending_groups), add);
   rs->mutable_attrs()->dimensions = {d};
   return rs;
 }

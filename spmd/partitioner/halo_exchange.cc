@@ -91,10 +91,7 @@ HloInstruction* FromNeighbour(PartitionContext& ctx, HloInstruction* value,
     source[dim] = from;
     pairs.emplace_back(ta.device(source), device);
   });
-  HloInstruction* permute = ctx.Add(HloOpcode::kCollectivePermute, value->shape(), {value});
-  permute->mutable_attrs()->source_target_pairs = std::move(pairs);
-  permute->mutable_attrs()->channel_id = ctx.channel_ids().Next();
-  return permute;
+  return ctx.builder().CollectivePermute(value, std::move(pairs));
 }
 
 // Replaces the elements of each device's window input whose position (start of the device's

@@ -136,6 +136,8 @@ class PartitionContext {
                                                const hlo::HloSharding& from,
                                                const hlo::HloSharding& to);
 
+  // The builder of the SPMD computation, for the idioms PartitionContext does not forward.
+  SpmdBuilder& builder() { return builder_; }
   // Adds an instruction to the SPMD computation (SpmdBuilder::Add; names `<opcode>.spmdN`).
   hlo::HloInstruction* Add(hlo::HloOpcode opcode, hlo::Shape shape,
                            std::vector<hlo::HloInstruction*> operands) {

@@ -92,11 +92,9 @@ absl::Status HandleReduce(const HloInstruction& original, const HloSharding& sha
   if (combine) {
     ASSIGN_OR_RETURN(hlo::TileAssignment groups,
                      hlo::DeviceGroupsAlongDims(in_sharding.tile_assignment(), split_reduced));
-    HloInstruction* all_reduce = ctx.Add(HloOpcode::kAllReduce, local, {partial});
-    all_reduce->mutable_attrs()->replica_groups = MakeReplicaGroups(hlo::GroupLists(groups));
-    all_reduce->mutable_attrs()->channel_id = ctx.channel_ids().Next();
-    all_reduce->mutable_attrs()->use_global_device_ids = true;
-    all_reduce->AppendCalledComputation(original.to_apply());
+    HloInstruction* all_reduce = ctx.builder().ReducingCollective(
+        HloOpcode::kAllReduce, local, partial, MakeReplicaGroups(hlo::GroupLists(groups)),
+        original.to_apply());
     HloInstruction* init_everywhere = ctx.Add(HloOpcode::kBroadcast, local, {init});
     partial = ctx.Add(op, local, {all_reduce, init_everywhere});
   }

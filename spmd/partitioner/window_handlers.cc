@@ -341,10 +341,7 @@ absl::Status HandleReverse(const HloInstruction& original, const HloSharding& sh
       mirrored[d] = tiles - 1 - index[d];
       pairs.emplace_back(ta.device(mirrored), device);
     });
-    HloInstruction* permute = ctx.Add(hlo::HloOpcode::kCollectivePermute, local, {value});
-    permute->mutable_attrs()->source_target_pairs = std::move(pairs);
-    permute->mutable_attrs()->channel_id = ctx.channel_ids().Next();
-    value = permute;
+    value = ctx.builder().CollectivePermute(value, std::move(pairs));
     const int64_t n = original.shape().dimensions(d);
     const int64_t shift = tiles * local.dimensions(d) - n;
     if (shift == 0) continue;
