@@ -76,8 +76,8 @@ Loop MakeLoop(const std::string& name, const Shape& state_shape, int64_t trip_co
   SpmdBuilder cond = LoopBuilder(loop.condition, name + ".cond", counter, ctx);
   HloInstruction* param = cond.Add(HloOpcode::kParameter, state_shape, {});
   HloInstruction* k = cond.GetTupleElement(param, 0);
-  HloInstruction* lt =
-      cond.Add(HloOpcode::kCompare, Shape::Array(PrimitiveType::kPred, {}), {k, cond.S32(trip_count)});
+  HloInstruction* lt = cond.Add(HloOpcode::kCompare, Shape::Array(PrimitiveType::kPred, {}),
+                                {k, cond.S32(trip_count)});
   lt->mutable_attrs()->comparison_direction = hlo::ComparisonDirection::kLt;
   loop.condition->set_root_instruction(lt);
   return loop;
