@@ -78,31 +78,54 @@ StridedView ReshapeView(const hlo::Shape& result) {
   return StridedView{0, RowMajorStrides(result.dimensions()), result.dimensions()};
 }
 
-std::optional<StridedView> SourceViewOf(const hlo::HloInstruction& instr) {
-  using ViewFn = StridedView (*)(const hlo::HloInstruction&);
-  static constexpr std::pair<HloOpcode, ViewFn> kViews[] = {
-      {HloOpcode::kTranspose,
-       [](const hlo::HloInstruction& i) {
-         return TransposeView(i.operand(0)->shape().dimensions(), i.dimensions());
-       }},
-      {HloOpcode::kBroadcast,
-       [](const hlo::HloInstruction& i) {
-         return BroadcastView(i.operand(0)->shape(), i.shape(), i.dimensions());
-       }},
-      {HloOpcode::kSlice,
-       [](const hlo::HloInstruction& i) {
-         return SliceView(i.operand(0)->shape(), i.shape(), i.attrs().slice_dimensions);
-       }},
-      {HloOpcode::kReverse,
-       [](const hlo::HloInstruction& i) {
-         return ReverseView(i.operand(0)->shape(), i.dimensions());
-       }},
-      {HloOpcode::kReshape, [](const hlo::HloInstruction& i) { return ReshapeView(i.shape()); }},
-  };
-  for (const auto& [opcode, view] : kViews) {
-    if (instr.opcode() == opcode) return view(instr);
+namespace {
+
+using ViewFn = StridedView (*)(const hlo::HloInstruction&);
+
+// Each op whose result reads operand 0 through a view fixed by its attributes and shapes. A new
+// data-movement op of this kind adds its line here; every executor and the point evaluator
+// then run it (they register one handler for every opcode HasSourceView accepts).
+constexpr std::pair<HloOpcode, ViewFn> kViews[] = {
+    {HloOpcode::kTranspose,
+     [](const hlo::HloInstruction& i) {
+       return TransposeView(i.operand(0)->shape().dimensions(), i.dimensions());
+     }},
+    {HloOpcode::kBroadcast,
+     [](const hlo::HloInstruction& i) {
+       return BroadcastView(i.operand(0)->shape(), i.shape(), i.dimensions());
+     }},
+    {HloOpcode::kSlice,
+     [](const hlo::HloInstruction& i) {
+       return SliceView(i.operand(0)->shape(), i.shape(), i.attrs().slice_dimensions);
+     }},
+    {HloOpcode::kReverse,
+     [](const hlo::HloInstruction& i) {
+       return ReverseView(i.operand(0)->shape(), i.dimensions());
+     }},
+    {HloOpcode::kReshape, [](const hlo::HloInstruction& i) { return ReshapeView(i.shape()); }},
+};
+
+const ViewFn* FindView(HloOpcode opcode) {
+  for (const auto& [op, view] : kViews) {
+    if (op == opcode) return &view;
   }
-  return std::nullopt;
+  return nullptr;
+}
+
+}  // namespace
+
+std::optional<StridedView> SourceViewOf(const hlo::HloInstruction& instr) {
+  const ViewFn* view = FindView(instr.opcode());
+  if (view == nullptr) return std::nullopt;
+  return (*view)(instr);
+}
+
+bool HasSourceView(HloOpcode opcode) { return FindView(opcode) != nullptr; }
+
+std::vector<HloOpcode> SourceViewOpcodes() {
+  std::vector<HloOpcode> opcodes;
+  for (const auto& entry : kViews) opcodes.push_back(entry.first);
+  return opcodes;
 }
 
 std::vector<int64_t> ClampStarts(absl::Span<const int64_t> raw, absl::Span<const int64_t> full,

@@ -23,6 +23,7 @@
 
 #include "absl/types/span.h"
 #include "hlo/ir/hlo_instruction.h"
+#include "hlo/ir/hlo_opcode.h"
 #include "hlo/ir/shape.h"
 
 namespace runtime {
@@ -56,8 +57,14 @@ StridedView ReshapeView(const hlo::Shape& result);
 
 // The view of `instr` (transpose, broadcast, slice, reverse, reshape) over its operand 0, from
 // the instruction's attributes and shapes; nullopt for any other opcode (dynamic-slice needs
-// runtime starts: WindowView). REQUIRES: the attributes fit the shapes (checked by callers).
+// runtime starts: WindowView). REQUIRES: the attributes fit the shapes (checked by callers,
+// e.g. with hlo::InferShape).
 std::optional<StridedView> SourceViewOf(const hlo::HloInstruction& instr);
+// Whether SourceViewOf has a view for `opcode`, and every such opcode: the CPU and CUDA op
+// registries and the point evaluator run all of them through one handler each, so a new op of
+// this kind needs only its line in strided_view.cc's table (docs/architecture.md).
+bool HasSourceView(hlo::HloOpcode opcode);
+std::vector<hlo::HloOpcode> SourceViewOpcodes();
 
 // Dynamic-(update-)slice start indices as XLA clamps them: start[d] = clamp(raw[d], 0,
 // full[d] - window[d]), so the window fits.

@@ -267,7 +267,6 @@ absl::StatusOr<Literal> PointOps::DataMovement(PointEvaluator& ev, const HloInst
       return absl::OkStatus();
     });
   };
-  if (std::optional<StridedView> view = SourceViewOf(instr)) return read_view(*view);
   if (instr.opcode() == HloOpcode::kDynamicSlice) {
     ASSIGN_OR_RETURN(std::vector<int64_t> start,
                      Offsets(ev, instr, 1, frame, op0->shape(), instr.shape().dimensions()));
@@ -290,6 +289,16 @@ absl::StatusOr<Literal> PointOps::DataMovement(PointEvaluator& ev, const HloInst
     const int64_t index =
         placed.scalar ? 0 : points::Ravel(o, placed.otherwise->shape().dimensions());
     s = Source{placed.otherwise, 0, frame, index};
+    return absl::OkStatus();
+  });
+}
+
+absl::StatusOr<Literal> PointOps::SourceView(PointEvaluator& ev, const HloInstruction& instr,
+                                             int64_t leaf, const Frame* frame,
+                                             absl::Span<const int64_t> indices) {
+  const StridedView view = *SourceViewOf(instr);
+  return Move(ev, instr, leaf, indices, [&](int64_t* o, Source& s) {
+    s = Source{instr.operand(0), 0, frame, view.At(o)};
     return absl::OkStatus();
   });
 }
@@ -678,6 +687,7 @@ PointOps::ComputeFn PointOps::HandlerOf(HloOpcode opcode) {
                                        Indices at) {
     return Collective(ev, instr, leaf, frame, at);
   };
+  if (HasSourceView(opcode)) return &SourceView;  // Each op with a strided view, alike.
   static constexpr std::pair<HloOpcode, ComputeFn> kTable[] = {
       {HloOpcode::kParameter,
        [](E ev, I instr, int64_t leaf, const Frame* frame, Indices at) {
@@ -688,7 +698,6 @@ PointOps::ComputeFn PointOps::HandlerOf(HloOpcode opcode) {
       {HloOpcode::kFusion, kCalled},
       {HloOpcode::kConditional, kCalled},
       {HloOpcode::kCopy, kForward},
-      {HloOpcode::kReshape, kForward},
       {HloOpcode::kOptimizationBarrier, kForward},
       {HloOpcode::kAddDependency, kForward},
       {HloOpcode::kBitcast,

@@ -98,15 +98,17 @@ class PointOps {
                                               int64_t leaf, const points::Frame* frame,
                                               absl::Span<const int64_t> indices);
 
- private:
   // Computes the elements `indices` of leaf `leaf` of `instr` in `frame`.
   using ComputeFn = absl::StatusOr<hlo::Literal> (*)(PointEvaluator& ev,
                                                      const hlo::HloInstruction& instr, int64_t leaf,
                                                      const points::Frame* frame,
                                                      absl::Span<const int64_t> indices);
-  // The point evaluator's opcode table (point_ops.cc); null for data movement, elementwise ops
-  // and anything unsupported.
+  // The point evaluator's opcode table (point_ops.cc): one handler for every opcode with a
+  // strided view (runtime::HasSourceView); null for the placements and dynamic-slice, elementwise
+  // ops and anything unsupported. Public so tests can see which opcodes share a handler.
   static ComputeFn HandlerOf(hlo::HloOpcode opcode);
+
+ private:
   using Mapper = std::function<absl::Status(int64_t* index, points::Source& source)>;
 
   // Elements of `sources`, an array of `type`.
@@ -136,8 +138,13 @@ class PointOps {
   };
   static absl::StatusOr<Placed> PlacedOperands(PointEvaluator& ev, const hlo::HloInstruction& instr,
                                                const points::Frame* frame);
-  // Data movement (runtime/common/strided_view.h's views and placements); `*handled` is false
-  // for other opcodes.
+  // An op with a strided view: each asked element reads operand 0 through SourceViewOf.
+  static absl::StatusOr<hlo::Literal> SourceView(PointEvaluator& ev,
+                                                 const hlo::HloInstruction& instr, int64_t leaf,
+                                                 const points::Frame* frame,
+                                                 absl::Span<const int64_t> indices);
+  // Data movement through runtime/common/strided_view.h's placements and dynamic-slice's
+  // window; `*handled` is false for other opcodes.
   static absl::StatusOr<hlo::Literal> DataMovement(PointEvaluator& ev,
                                                    const hlo::HloInstruction& instr, int64_t leaf,
                                                    const points::Frame* frame,

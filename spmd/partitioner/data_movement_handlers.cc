@@ -1,10 +1,10 @@
-// Data-movement ops (sort: sort_handler.cc). Broadcast and transpose map the result's tiling onto
-// the operand through their factor rule's dimension map (spmd/propagation/factor_rule.h, the
-// table propagation reads) and run locally. Reshape keeps the tiling when dimensions
-// split or merge compatibly, else keeps the tiles that do map (the others sliced locally
-// afterwards), else goes through replicated. Constants and iotas are built locally. (Slice, pad,
-// concatenate and reverse: window_handlers.cc; dynamic-slice: dynamic_slice_handler.cc;
-// dynamic-update-slice: dynamic_update_slice_handler.cc.)
+// Data-movement ops (sort: sort_handler.cc). Every op whose factor rule is a dimension map
+// (spmd/propagation/factor_rule.h's IsDimensionMapOp, the table propagation reads: broadcast,
+// transpose) maps the result's tiling onto the operand through it and runs locally. Reshape keeps
+// the tiling when dimensions split or merge compatibly, else keeps the tiles that do map (the
+// others sliced locally afterwards), else goes through replicated. Constants and iotas are built
+// locally. (Slice, pad, concatenate and reverse: window_handlers.cc; dynamic-slice:
+// dynamic_slice_handler.cc; dynamic-update-slice: dynamic_update_slice_handler.cc.)
 //
 //   %t = f32[8,4] transpose(f32[4,8] %x), dimensions={1,0}, sharding={devices=[2,1]<=[2]}
 //   -> %x in {devices=[1,2]<=[2]}, %t.spmd = f32[4,4] transpose(%x.shard), dimensions={1,0}
@@ -38,7 +38,7 @@ absl::Status EmitWithOperandSharding(const HloInstruction& original, const HloSh
   return absl::OkStatus();
 }
 
-// Broadcast and transpose: the operand in the result's tiling seen through the op's factor rule
+// Each dimension-map op: the operand in the result's tiling seen through the op's factor rule
 // (each operand dimension's result dimension, FactorDimMap), then the op run locally.
 absl::Status HandleDimensionMap(const HloInstruction& original, const HloSharding& sharding,
                                 PartitionContext& ctx) {
@@ -150,8 +150,7 @@ absl::Status HandleIota(const HloInstruction& original, const HloSharding& shard
 }  // namespace
 
 void RegisterDataMovementHandlers(HandlerTable& table) {
-  table[HloOpcode::kBroadcast] = &HandleDimensionMap;
-  table[HloOpcode::kTranspose] = &HandleDimensionMap;
+  for (HloOpcode opcode : DimensionMapOpcodes()) table[opcode] = &HandleDimensionMap;
   table[HloOpcode::kReshape] = &HandleReshape;
   table[HloOpcode::kConstant] = &HandleConstant;
   table[HloOpcode::kIota] = &HandleIota;

@@ -446,13 +446,22 @@ std::optional<FactorRule> Scatter(const HloInstruction& instr) {
   return std::move(b).Build();
 }
 
-using RuleTableArray = std::array<RuleFn, hlo::kNumHloOpcodes>;
+// An opcode's rule builder, and whether the rule is the op's whole sharding arithmetic
+// (IsDimensionMapOp).
+struct RuleEntry {
+  RuleFn fn = nullptr;
+  bool dimension_map = false;
+};
+
+using RuleTableArray = std::array<RuleEntry, hlo::kNumHloOpcodes>;
 
 const RuleTableArray& RuleTable() {
   static const RuleTableArray* table = [] {
     auto* t = new RuleTableArray();
-    t->fill(nullptr);
-    auto set = [t](HloOpcode op, RuleFn fn) { (*t)[static_cast<size_t>(op)] = fn; };
+    auto set = [t](HloOpcode op, RuleFn fn) { (*t)[static_cast<size_t>(op)].fn = fn; };
+    auto set_dimension_map = [t](HloOpcode op, RuleFn fn) {
+      (*t)[static_cast<size_t>(op)] = RuleEntry{fn, /*dimension_map=*/true};
+    };
     for (int op = 0; op < hlo::kNumHloOpcodes; ++op) {
       const HloOpcode opcode = static_cast<HloOpcode>(op);
       if (hlo::IsElementwiseUnary(opcode) || hlo::IsElementwiseBinary(opcode)) {
@@ -463,8 +472,8 @@ const RuleTableArray& RuleTable() {
                          HloOpcode::kConvert, HloOpcode::kReducePrecision, HloOpcode::kCopy}) {
       set(op, &Elementwise);
     }
-    set(HloOpcode::kBroadcast, &Broadcast);
-    set(HloOpcode::kTranspose, &Transpose);
+    set_dimension_map(HloOpcode::kBroadcast, &Broadcast);
+    set_dimension_map(HloOpcode::kTranspose, &Transpose);
     set(HloOpcode::kReshape, &Reshape);
     set(HloOpcode::kReduce, &Reduce);
     set(HloOpcode::kDot, &Dot);
@@ -499,9 +508,21 @@ FactorRuleBuilder& FactorRuleBuilder::Add(Factor::Kind kind, std::vector<int64_t
 }
 
 std::optional<FactorRule> FactorRuleFor(const HloInstruction& instr) {
-  const RuleFn fn = RuleTable()[static_cast<size_t>(instr.opcode())];
+  const RuleFn fn = RuleTable()[static_cast<size_t>(instr.opcode())].fn;
   if (fn == nullptr) return std::nullopt;
   return fn(instr);
+}
+
+bool IsDimensionMapOp(HloOpcode opcode) {
+  return RuleTable()[static_cast<size_t>(opcode)].dimension_map;
+}
+
+std::vector<HloOpcode> DimensionMapOpcodes() {
+  std::vector<HloOpcode> opcodes;
+  for (int op = 0; op < hlo::kNumHloOpcodes; ++op) {
+    if (IsDimensionMapOp(static_cast<HloOpcode>(op))) opcodes.push_back(static_cast<HloOpcode>(op));
+  }
+  return opcodes;
 }
 
 bool RebuiltInAnyTiling(const HloInstruction& value) {

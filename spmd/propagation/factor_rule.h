@@ -68,6 +68,15 @@ class FactorRuleBuilder {
 // instructions alias values (value_classes.h).
 std::optional<FactorRule> FactorRuleFor(const hlo::HloInstruction& instr);
 
+// Whether `opcode`'s factor rule is its whole sharding arithmetic: one operand whose dimensions
+// map to result dimensions (FactorDimMap), and attributes that do not depend on dimension sizes,
+// so each device runs the op as written on its shard of the operand in the result's tiling seen
+// through the map. The partitioner handles every such opcode with one handler
+// (HandleDimensionMap), so a new op of this kind registers only its rule here, with
+// set_dimension_map (broadcast, transpose).
+bool IsDimensionMapOp(hlo::HloOpcode opcode);
+std::vector<hlo::HloOpcode> DimensionMapOpcodes();
+
 // Whether the partitioner builds `value` in whatever tiling a user asks for instead of
 // resharding it (a broadcast of a scalar), so no proposal costs a reshard of it.
 bool RebuiltInAnyTiling(const hlo::HloInstruction& value);

@@ -11,7 +11,7 @@ namespace runtime {
 void RegisterCompareOps(OpTable& table);
 // convert, bitcast-convert, reduce-precision, stochastic-convert (convert_ops.cc).
 void RegisterConvertOps(OpTable& table);
-// slice, dynamic-slice, dynamic-update-slice, pad (slice_ops.cc).
+// dynamic-slice, dynamic-update-slice, pad (slice_ops.cc).
 void RegisterSliceOps(OpTable& table);
 
 }  // namespace runtime

@@ -1,20 +1,18 @@
-// Data-movement opcodes that keep every element: broadcast, reshape, bitcast, transpose,
-// reverse, concatenate, plus iota and get-dimension-size.
+// Data-movement opcodes that keep every element: every op with a strided view (transpose,
+// broadcast, slice, reverse, reshape: one generic handler), bitcast, concatenate, plus iota
+// and get-dimension-size.
 //
-// All of them except iota are byte moves, so they work for every element type. Each one is
-// expressed as a StridedCopy (strided_copy.h) over the result's dimensions:
-//   broadcast  source stride 0 along the new dimensions (and along operand dimensions of size 1);
-//   transpose  result dimension i steps through operand dimension perm[i];
-//   reverse    the source starts at the last index of each reversed dimension and steps back;
-//   reshape    copies the dense row-major bytes unchanged (so does bitcast between row-major
-//              layouts; under other layouts it reorders through the physical order);
-//   concatenate copies each operand into its band of the result (whole rows merge into memcpys).
-// The index maps are runtime/common/strided_view.h's, shared with the point evaluator and the
-// CUDA executor; this file checks the attributes against the operands and copies bytes.
-// The sub-families slice/dynamic-slice/dynamic-update-slice/pad live in slice_ops.cc.
+// All of them except iota are byte moves, so they work for every element type. Each one is a
+// StridedCopy (strided_copy.h) through the index map of runtime/common/strided_view.h (shared
+// with the point evaluator and the CUDA executor): the ops with a `SourceViewOf` view copy
+// through it (attributes checked by shape inference), bitcast between row-major layouts copies
+// the bytes unchanged (under other layouts it reorders through the physical order), and
+// concatenate copies each operand into its band of the result (whole rows merge into memcpys).
+// The sub-families dynamic-slice/dynamic-update-slice/pad live in slice_ops.cc.
 #include <cstring>
 #include <vector>
 
+#include "hlo/ir/shape_inference.h"
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
 #include "runtime/common/strided_index.h"
@@ -55,32 +53,7 @@ void PermutedCopy(const uint8_t* src, absl::Span<const int64_t> dims,
   CopyView(src, view, dst, StridedView{0, RowMajorStrides(view.sizes), view.sizes}, element_bytes);
 }
 
-absl::StatusOr<Literal> HandleBroadcast(const HloInstruction& instr,
-                                        absl::Span<const Literal* const> operands, Evaluator&) {
-  RETURN_IF_ERROR(CheckArrayOperands(instr, operands, 1));
-  const Literal& in = *operands[0];
-  RETURN_IF_ERROR(CheckSameElementType(instr, in));
-  const Shape& out_shape = instr.shape();
-  const std::vector<int64_t>& dims = instr.dimensions();
-  if (static_cast<int64_t>(dims.size()) != in.shape().rank()) {
-    return Invalid(hlo::StrCat("broadcast dimensions has ", dims.size(), " entries for operand ",
-                               in.shape().ToString()));
-  }
-  for (size_t i = 0; i < dims.size(); ++i) {
-    const int64_t d = dims[i];
-    const int64_t size = in.shape().dimensions(i);
-    if (d < 0 || d >= out_shape.rank() || (size != 1 && size != out_shape.dimensions(d))) {
-      return Invalid(hlo::StrCat("broadcast maps operand dimension ", i, " (size ", size,
-                                 ") to result dimension ", d, " of ", out_shape.ToString()));
-    }
-  }
-  Literal out(out_shape);
-  CopyView(in.data().data(), BroadcastView(in.shape(), out_shape, dims), out.mutable_data()->data(),
-           ReshapeView(out_shape), hlo::ByteWidth(out_shape.element_type()));
-  return out;
-}
-
-// reshape and bitcast: the same bytes under a new shape.
+// bitcast between row-major layouts: the same bytes under a new shape.
 absl::StatusOr<Literal> HandleReshape(const HloInstruction& instr,
                                       absl::Span<const Literal* const> operands, Evaluator&) {
   RETURN_IF_ERROR(CheckArrayOperands(instr, operands, 1));
@@ -153,51 +126,27 @@ absl::StatusOr<Literal> HandleBitcast(const HloInstruction& instr,
   return out;
 }
 
-absl::StatusOr<Literal> HandleTranspose(const HloInstruction& instr,
-                                        absl::Span<const Literal* const> operands, Evaluator&) {
+// Every op with a strided view (runtime/common/strided_view.h: transpose, broadcast, slice,
+// reverse, reshape): the attributes are checked against the shapes by shape inference, then the
+// result is one copy through the view. Registered for each opcode HasSourceView accepts.
+absl::StatusOr<Literal> HandleSourceView(const HloInstruction& instr,
+                                         absl::Span<const Literal* const> operands, Evaluator&) {
   RETURN_IF_ERROR(CheckArrayOperands(instr, operands, 1));
   const Literal& in = *operands[0];
   RETURN_IF_ERROR(CheckSameElementType(instr, in));
-  const Shape& out_shape = instr.shape();
-  const std::vector<int64_t>& perm = instr.dimensions();
-  const int64_t rank = in.shape().rank();
-  std::vector<bool> seen(rank, false);
-  bool valid = static_cast<int64_t>(perm.size()) == rank && out_shape.rank() == rank;
-  for (size_t i = 0; valid && i < perm.size(); ++i) {
-    valid = perm[i] >= 0 && perm[i] < rank && !seen[perm[i]] &&
-            out_shape.dimensions(i) == in.shape().dimensions(perm[i]);
-    if (valid) seen[perm[i]] = true;
+  if (!in.shape().Compatible(instr.operand(0)->shape())) {
+    return Invalid(hlo::StrCat("operand ", in.shape().ToString(), " is not the declared ",
+                               instr.operand(0)->shape().ToString()));
   }
-  if (!valid) {
-    return Invalid(hlo::StrCat("dimensions do not permute operand ", in.shape().ToString(),
-                               " into ", out_shape.ToString()));
-  }
-  Literal out(out_shape);
-  PermutedCopy(in.data().data(), in.shape().dimensions(), perm, out.mutable_data()->data(),
-               hlo::ByteWidth(out_shape.element_type()));
-  return out;
-}
-
-absl::StatusOr<Literal> HandleReverse(const HloInstruction& instr,
-                                      absl::Span<const Literal* const> operands, Evaluator&) {
-  RETURN_IF_ERROR(CheckArrayOperands(instr, operands, 1));
-  const Literal& in = *operands[0];
-  RETURN_IF_ERROR(CheckSameElementType(instr, in));
-  const Shape& shape = in.shape();
-  if (!instr.shape().Compatible(shape)) {
-    return Invalid(
-        hlo::StrCat("result ", instr.shape().ToString(), " must equal operand ", shape.ToString()));
-  }
-  for (int64_t d : instr.dimensions()) {
-    if (d < 0 || d >= shape.rank()) {
-      return Invalid(
-          hlo::StrCat("reverse dimension ", d, " is out of range for ", shape.ToString()));
-    }
+  ASSIGN_OR_RETURN(const Shape inferred, hlo::InferShape(instr));
+  if (!inferred.Compatible(instr.shape())) {
+    return Invalid(hlo::StrCat("result ", instr.shape().ToString(), " is not the inferred ",
+                               inferred.ToString()));
   }
   Literal out(instr.shape());
   if (out.data().empty()) return out;
-  CopyView(in.data().data(), ReverseView(shape, instr.dimensions()), out.mutable_data()->data(),
-           ReshapeView(shape), hlo::ByteWidth(shape.element_type()));
+  CopyView(in.data().data(), *SourceViewOf(instr), out.mutable_data()->data(),
+           ReshapeView(instr.shape()), hlo::ByteWidth(instr.shape().element_type()));
   return out;
 }
 
@@ -305,11 +254,8 @@ absl::StatusOr<Literal> HandleGetDimensionSize(const HloInstruction& instr,
 }  // namespace
 
 void RegisterShapeOps(OpTable& table) {
-  table[HloOpcode::kBroadcast] = &HandleBroadcast;
-  table[HloOpcode::kReshape] = &HandleReshape;
+  for (HloOpcode opcode : SourceViewOpcodes()) table[opcode] = &HandleSourceView;
   table[HloOpcode::kBitcast] = &HandleBitcast;
-  table[HloOpcode::kTranspose] = &HandleTranspose;
-  table[HloOpcode::kReverse] = &HandleReverse;
   table[HloOpcode::kConcatenate] = &HandleConcatenate;
   table[HloOpcode::kIota] = &HandleIota;
   table[HloOpcode::kGetDimensionSize] = &HandleGetDimensionSize;

@@ -1,7 +1,7 @@
-// Opcodes that move a window of an array: slice, dynamic-slice, dynamic-update-slice, pad.
+// Opcodes that move a window of an array: dynamic-slice, dynamic-update-slice, pad (slice has
+// a strided view and runs through shape_ops.cc's generic handler).
 //
 // Each is one StridedCopy (strided_copy.h) between the window and the full array:
-//   slice                 source starts at `start` and steps by `stride` per dimension;
 //   dynamic-slice         the start indices are runtime scalars, clamped as XLA does so the
 //                         window fits: start = clamp(index, 0, dim - size);
 //   dynamic-update-slice  the result is the operand with the update copied in at the clamped
@@ -43,35 +43,6 @@ absl::Status CheckResultType(const HloInstruction& instr, const Literal& operand
                                operand.shape().ToString()));
   }
   return absl::OkStatus();
-}
-
-absl::StatusOr<Literal> HandleSlice(const HloInstruction& instr,
-                                    absl::Span<const Literal* const> operands, Evaluator&) {
-  RETURN_IF_ERROR(CheckArrayOperands(instr, operands, 1));
-  const Literal& in = *operands[0];
-  RETURN_IF_ERROR(CheckResultType(instr, in));
-  const Shape& out_shape = instr.shape();
-  const auto& slices = instr.attrs().slice_dimensions;
-  if (static_cast<int64_t>(slices.size()) != in.shape().rank()) {
-    return Invalid(
-        hlo::StrCat("slice has ", slices.size(), " ranges for operand ", in.shape().ToString()));
-  }
-  for (size_t d = 0; d < slices.size(); ++d) {
-    const hlo::SliceDimension& s = slices[d];
-    const bool valid = s.start >= 0 && s.stride >= 1 && s.start <= s.limit &&
-                       s.limit <= in.shape().dimensions(d) &&
-                       out_shape.dimensions(d) == (s.limit - s.start + s.stride - 1) / s.stride;
-    if (!valid) {
-      return Invalid(hlo::StrCat("slice range [", s.start, ":", s.limit, ":", s.stride,
-                                 "] of dimension ", d, " does not give ", out_shape.ToString(),
-                                 " from ", in.shape().ToString()));
-    }
-  }
-  Literal out(out_shape);
-  if (out.data().empty()) return out;
-  CopyView(in.data().data(), SliceView(in.shape(), out_shape, slices), out.mutable_data()->data(),
-           ReshapeView(out_shape), hlo::ByteWidth(out_shape.element_type()));
-  return out;
 }
 
 // Value of an integer index element as int64 (unsigned values beyond INT64_MAX saturate).
@@ -204,7 +175,6 @@ absl::StatusOr<Literal> HandlePad(const HloInstruction& instr,
 }  // namespace
 
 void RegisterSliceOps(OpTable& table) {
-  table[HloOpcode::kSlice] = &HandleSlice;
   table[HloOpcode::kDynamicSlice] = &HandleDynamicSlice;
   table[HloOpcode::kDynamicUpdateSlice] = &HandleDynamicUpdateSlice;
   table[HloOpcode::kPad] = &HandlePad;

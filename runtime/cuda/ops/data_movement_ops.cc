@@ -22,8 +22,8 @@ CopySpec SpecOf(const StridedView& from, const StridedView& to) {
   return CopySpec{from.sizes, from.strides, to.strides, from.offset, to.offset};
 }
 
-// An op whose result reads operand 0 through its strided view (transpose, broadcast, slice,
-// reverse).
+// An op whose result reads operand 0 through its strided view (every opcode HasSourceView
+// accepts: transpose, broadcast, slice, reverse, ...).
 absl::Status HandleSourceView(OpContext& ctx) {
   const DeviceArray& in = ctx.operands[0];
   const DeviceArray& out = ctx.outputs[0];
@@ -96,10 +96,8 @@ absl::Status HandleConcatenate(OpContext& ctx) {
 }  // namespace
 
 void RegisterDataMovementOps(CudaOpTable& table) {
-  table[HloOpcode::kBroadcast] = HandleSourceView;
-  table[HloOpcode::kTranspose] = HandleSourceView;
-  table[HloOpcode::kReverse] = HandleSourceView;
-  table[HloOpcode::kSlice] = HandleSourceView;
+  // Every op with a strided view (reshape too, though the executor aliases it before lookup).
+  for (HloOpcode opcode : SourceViewOpcodes()) table[opcode] = HandleSourceView;
   table[HloOpcode::kDynamicSlice] = HandleDynamicSlice;
   table[HloOpcode::kDynamicUpdateSlice] = HandleDynamicUpdateSlice;
   table[HloOpcode::kPad] = HandlePad;
