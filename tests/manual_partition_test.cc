@@ -10,6 +10,7 @@
 #include "hlo/transforms/dead_code_elimination.h"
 #include "runtime/cpu/verify.h"
 #include "spmd/partitioner/spmd_partitioner.h"
+#include "spmd/propagation/sharding_propagation.h"
 
 namespace {
 
@@ -274,6 +275,45 @@ ENTRY main {
   x = f32[8,2] parameter(0), sharding={devices=[2,1,2]<=[4] last_tile_dims={manual}}
   ROOT n = f32[8,2] negate(x), sharding={replicated}
 })", "SPMDShardToFullShape");
+}
+
+// An unannotated conditional whose branch arguments are manual (its index is not) is in the
+// manual region in both passes (hlo/sharding/implied_sharding.h, XLA's rule: {manual} flows to
+// every user but SPMDShardToFullShape). Propagation used to look at the index only and, with
+// branches that return constants, left it open; the partitioner then made it manual and refused
+// the unannotated root it reaches ("cannot reshard {manual} to {replicated}").
+TEST(ManualPartitionTest, ConditionalWithManualBranchArgumentsIsManualInBothPasses) {
+  constexpr char kText[] = R"(
+HloModule cond, num_partitions=2
+b0 {
+  p = f32[4] parameter(0)
+  ROOT k = f32[4] constant({1, 2, 3, 4})
+}
+b1 {
+  p = f32[4] parameter(0)
+  ROOT k = f32[4] constant({5, 6, 7, 8})
+}
+ENTRY e {
+  x = f32[8] parameter(0), sharding={devices=[2]<=[2]}
+  m = f32[4] custom-call(x), custom_call_target="SPMDFullToShardShape", sharding={manual}
+  i = s32[] parameter(1), sharding={replicated}
+  c = f32[4] conditional(i, m, m), branch_computations={b0, b1}
+  ROOT t = (f32[4]) tuple(c)
+})";
+  std::unique_ptr<hlo::HloModule> m = Parse(kText);
+  ASSERT_NE(m, nullptr);
+  spmd::ShardingPropagation propagation;
+  ASSERT_TRUE(propagation.Run(m.get()).ok());
+  const hlo::HloInstruction* c = m->entry_computation()->root_instruction()->operand(0);
+  ASSERT_TRUE(c->has_sharding()) << m->ToString();
+  EXPECT_TRUE(c->sharding().IsManual()) << m->ToString();
+  // The region claims the unannotated root (which says so after propagation).
+  const std::string propagated = m->ToString();
+  absl::StatusOr<std::unique_ptr<hlo::HloModule>> spmd = Partition(propagated);
+  ASSERT_TRUE(spmd.ok()) << spmd.status();
+  absl::StatusOr<runtime::VerifyResult> result = Verify(propagated, **spmd, 2);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_TRUE(result->ok()) << result->ToString() << (*spmd)->ToString();
 }
 
 }  // namespace

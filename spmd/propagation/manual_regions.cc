@@ -5,6 +5,7 @@
 #include <string>
 
 #include "hlo/ir/hlo_computation.h"
+#include "hlo/sharding/implied_sharding.h"
 #include "hlo/strings.h"
 
 namespace spmd {
@@ -15,17 +16,16 @@ using hlo::HloOpcode;
 
 bool IsManual(const ClassState& state) { return state.sharding && state.sharding->IsManual(); }
 
-// How many leading operands of `instr` make its results manual: the branch index of a
-// conditional, none for parameters and the other ops whose results the value classes join to
-// their operands, and all the operands of any other op but SPMDShardToFullShape (which leaves
-// the region).
+// How many leading operands of `instr` make its results manual: those the manual region flows
+// through (hlo::ManualFlowsToResults, shared with the partitioner: all, but none for
+// SPMDShardToFullShape), except that the value classes already carry each leaf of the ops that
+// join their results to their operands (tuple, get-tuple-element, while, call, barriers). A
+// conditional's results join its branch roots, so any manual operand (index or branch argument)
+// claims them.
 int64_t ManualInputs(const HloInstruction& instr) {
-  if (instr.opcode() == HloOpcode::kConditional) return 1;
-  if (instr.opcode() == HloOpcode::kParameter || JoinsResultsToOperands(instr.opcode()) ||
-      (instr.opcode() == HloOpcode::kCustomCall &&
-       instr.attrs().custom_call_target == "SPMDShardToFullShape")) {
-    return 0;
-  }
+  if (!hlo::ManualFlowsToResults(instr)) return 0;
+  if (instr.opcode() == HloOpcode::kConditional) return instr.operand_count();
+  if (instr.opcode() == HloOpcode::kParameter || JoinsResultsToOperands(instr.opcode())) return 0;
   return instr.operand_count();
 }
 

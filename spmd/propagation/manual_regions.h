@@ -4,7 +4,8 @@
 // op: async calls and scan, custom-calls and shard barriers without a rule, tuple-shaped results
 // (variadic sort, TopK). Tuples, get-tuple-element, while, call and optimization barriers pass
 // values through (their classes are joined); a conditional joins its branch operands, and its
-// results are manual when its branch index is.
+// results are manual when any operand is, its index or a branch argument
+// (hlo/sharding/implied_sharding.h, the rule the partitioner applies too).
 //
 //   %p = f32[8] parameter(0), sharding={manual}
 //   %s = ((f32[8]), f32[8], u32[]) call-start(%p), to_apply=%c   -> every leaf {manual}

@@ -9,6 +9,7 @@
 #include <map>
 
 #include "hlo/ir/hlo_computation.h"
+#include "hlo/sharding/implied_sharding.h"
 
 namespace spmd {
 
@@ -16,14 +17,6 @@ using hlo::HloInstruction;
 using hlo::HloOpcode;
 
 bool JoinsResultsToOperands(HloOpcode opcode) { return ValueClasses::JoinerFor(opcode) != nullptr; }
-
-int64_t LeafOffset(const hlo::Shape& tuple_shape, int64_t index) {
-  int64_t offset = 0;
-  for (int64_t i = 0; i < index && i < tuple_shape.tuple_shapes_size(); ++i) {
-    offset += tuple_shape.tuple_shapes(i).leaf_count();
-  }
-  return offset;
-}
 
 ValueClasses::ValueClasses(const hlo::HloModule& module) {
   std::vector<std::pair<const HloInstruction*, int64_t>> node_owner;
@@ -118,14 +111,14 @@ void ValueClasses::JoinInstruction(const HloInstruction& instr) {
 
 void ValueClasses::JoinTuple(const HloInstruction& instr) {
   for (int64_t i = 0; i < instr.operand_count(); ++i) {
-    Join(instr.operand(i), 0, &instr, LeafOffset(instr.shape(), i),
+    Join(instr.operand(i), 0, &instr, hlo::ElementLeafOffset(instr.shape(), i),
          instr.operand(i)->shape().leaf_count());
   }
 }
 
 void ValueClasses::JoinGetTupleElement(const HloInstruction& instr) {
-  Join(instr.operand(0), LeafOffset(instr.operand(0)->shape(), instr.tuple_index()), &instr, 0,
-       instr.shape().leaf_count());
+  Join(instr.operand(0), hlo::ElementLeafOffset(instr.operand(0)->shape(), instr.tuple_index()),
+       &instr, 0, instr.shape().leaf_count());
 }
 
 void ValueClasses::JoinBarrier(const HloInstruction& instr) { JoinWhole(instr.operand(0), &instr); }

@@ -67,9 +67,6 @@ class ValueClasses {
   int64_t num_classes_ = 0;
 };
 
-// The flattened leaf offset of tuple element `index` in `tuple_shape`.
-int64_t LeafOffset(const hlo::Shape& tuple_shape, int64_t index);
-
 }  // namespace spmd
 
 #endif  // SPMD_PROPAGATION_VALUE_CLASSES_H_
