@@ -15,6 +15,7 @@
 #include <optional>
 #include <vector>
 
+#include "hlo/sharding/implied_sharding.h"
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
 #include "spmd/partitioner/handlers.h"
@@ -47,10 +48,11 @@ HloSharding ShardingOf(const HloInstruction& instr) {
 }
 
 // An instruction without a sharding that consumes a manual value is part of the manual region
-// (as sharding propagation would make it): manual, or whole inside the manual subgroups of a
-// value with manual subgroups, not replicated.
+// (hlo::ManualFlowsToResults, the rule sharding propagation applies too): manual, or whole
+// inside the manual subgroups of a value with manual subgroups, not replicated.
 // Tuples and get-tuple-element move no data: without a sharding they keep their operands'
-// (replicating them would gather every element, e.g. around a loop whose state is sharded).
+// (hlo::PassThroughSharding; replicating them would gather every element, e.g. around a loop
+// whose state is sharded).
 std::optional<HloSharding> PassThroughSharding(const HloInstruction& instr,
                                                const PartitionContext& ctx) {
   std::vector<HloSharding> leaves;
@@ -64,26 +66,7 @@ std::optional<HloSharding> PassThroughSharding(const HloInstruction& instr,
       leaves.push_back(s);
     }
   }
-  if (instr.opcode() == hlo::HloOpcode::kGetTupleElement) {
-    // The leaves of element `index` of the operand's tuple.
-    const hlo::Shape& tuple = instr.operand(0)->shape();
-    const int64_t index = instr.tuple_index();
-    if (!tuple.IsTuple() || index >= static_cast<int64_t>(tuple.tuple_shapes().size())) {
-      return std::nullopt;
-    }
-    size_t first = 0;
-    for (int64_t i = 0; i < index; ++i) first += tuple.tuple_shapes()[i].leaf_count();
-    const size_t count = tuple.tuple_shapes()[index].leaf_count();
-    if (first + count > leaves.size()) return std::nullopt;
-    leaves = std::vector<HloSharding>(leaves.begin() + first, leaves.begin() + first + count);
-    if (!instr.shape().IsTuple()) {
-      if (leaves.size() != 1) return std::nullopt;
-      return leaves.front();
-    }
-  }
-  absl::StatusOr<HloSharding> tuple = HloSharding::Tuple(instr.shape(), std::move(leaves));
-  if (!tuple.ok()) return std::nullopt;
-  return *std::move(tuple);
+  return hlo::PassThroughSharding(instr, std::move(leaves));
 }
 
 HloSharding InferredSharding(const HloInstruction& instr, const PartitionContext& ctx) {
@@ -92,14 +75,10 @@ HloSharding InferredSharding(const HloInstruction& instr, const PartitionContext
   for (const HloInstruction* operand : instr.operands()) {
     absl::StatusOr<const PartitionedValue*> value = ctx.Get(operand);
     if (!value.ok()) continue;
-    if ((*value)->sharding.IsManual()) {
-      return instr.shape().IsTuple() ? HloSharding::SingleTuple(instr.shape(),
-                                                                HloSharding::Manual())
-                                     : HloSharding::Manual();
+    if ((*value)->sharding.IsManual() && hlo::ManualFlowsToResults(instr)) {
+      return hlo::ManualOver(instr.shape());
     }
-    // Inside manual subgroups: whole within each group. (Asked only of a sharding that has
-    // them: the refusal's message is not free.)
-    if (ManualSubgroupLeaf((*value)->sharding) == nullptr) continue;
+    // Inside manual subgroups: whole within each group.
     if (absl::StatusOr<HloSharding> whole = WholeInManualGroups((*value)->sharding, instr.shape());
         whole.ok()) {
       return *std::move(whole);
@@ -293,7 +272,6 @@ absl::StatusOr<HloComputation*> PartitionCalledComputation(
 
 absl::StatusOr<bool> SpmdPartitioner::RunImpl(hlo::HloModule* module) {
   log_ = PartitionLog();
-  log_.keep_lines = options_.explain;
   const int64_t num_devices = module->config().num_partitions;
   HloComputation* entry = module->entry_computation();
   if (entry == nullptr) return absl::InvalidArgumentError("module has no entry computation");

@@ -14,6 +14,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "hlo/ir/hlo_computation.h"
+#include "hlo/sharding/implied_sharding.h"
 #include "hlo/sharding/sharding_transforms.h"
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
@@ -142,18 +143,9 @@ std::optional<HloSharding> InferredSharding(const HloInstruction& instr,
     informative |= usable && !s->IsReplicated();
   }
   if (!informative) return std::nullopt;
-  std::optional<HloSharding> result;
-  if (shape.IsTuple()) {
-    absl::StatusOr<HloSharding> tuple = HloSharding::Tuple(shape, std::move(leaf_shardings));
-    if (!tuple.ok()) return std::nullopt;
-    result = *std::move(tuple);
-  } else if (leaves == 1) {
-    result = std::move(leaf_shardings[0]);
-  } else {
-    return std::nullopt;
-  }
-  if (!result->Validate(shape, num_devices).ok()) return std::nullopt;
-  return result;
+  absl::StatusOr<HloSharding> result = hlo::FromLeaves(shape, std::move(leaf_shardings));
+  if (!result.ok() || !result->Validate(shape, num_devices).ok()) return std::nullopt;
+  return *std::move(result);
 }
 
 // A conditional whose branch index is in manual subgroups lets each group take its own branch,
@@ -231,7 +223,7 @@ absl::StatusOr<bool> ShardingPropagation::RunImpl(hlo::HloModule* module) {
           if (instr->shape().IsArray()) state = &states[classes.ClassOf(instr.get(), 0)];
         }
       }
-      if (keep_lines_ && instr->has_sharding()) {
+      if (instr->has_sharding()) {
         log_.lines.push_back(ProvenanceLine(*instr, keep ? nullptr : state));
       }
     }
