@@ -55,6 +55,11 @@ absl::Status VerifyWithLocations(const hlo::ParsedModule& parsed) {
 
 absl::StatusOr<spmd::PartitionerOptions> MakePartitionerOptions(const DriverOptions& options);
 
+// Whether the passes build their decision log: asked for by --explain or a dump directory.
+bool KeepsExplain(const DriverOptions& options) {
+  return options.explain || !options.dump_dir.empty();
+}
+
 }  // namespace
 
 absl::StatusOr<int64_t> ResolveNumPartitions(const hlo::HloModule& module,
@@ -99,6 +104,7 @@ absl::StatusOr<spmd::PartitionerOptions> MakePartitionerOptions(const DriverOpti
   out.dot.forced_family = options.dot_strategy;
   out.dot.enable_windowed_einsum = !options.disable_windowed_einsum;
   out.strict = options.strict;
+  out.explain = KeepsExplain(options);
   if (options.windowed_einsum_threshold_bytes >= 0) {
     out.dot.windowed_threshold_bytes = options.windowed_einsum_threshold_bytes;
   }
@@ -124,7 +130,7 @@ absl::StatusOr<PassResults> RunPasses(const DriverOptions& options, hlo::ParsedM
   spmd::ShardingPropagation* propagation = nullptr;
   for (const std::string& pass : options.passes) {
     if (pass == "propagate") {
-      propagation = &pipeline.AddPass<spmd::ShardingPropagation>();
+      propagation = &pipeline.AddPass<spmd::ShardingPropagation>(KeepsExplain(options));
     } else if (pass == "partition") {
       absl::StatusOr<spmd::PartitionerOptions> partitioner_options =
           MakePartitionerOptions(options);
@@ -167,7 +173,9 @@ absl::StatusOr<PassResults> RunPasses(const DriverOptions& options, hlo::ParsedM
     results.replicated_fallback_bytes = partitioner->log().replicated_fallback_bytes;
     for (const std::string& line : partitioner->log().lines) results.explain += line + "\n";
   }
-  if (results.explain.empty()) results.explain = "no partitioning decisions were made\n";
+  if (results.explain.empty() && KeepsExplain(options)) {
+    results.explain = "no partitioning decisions were made\n";
+  }
   return results;
 }
 

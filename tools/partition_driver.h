@@ -29,6 +29,9 @@ struct DriverOptions {
   int64_t windowed_einsum_threshold_bytes = -1;  // --windowed-einsum-threshold BYTES.
   // --strict: a split instruction computed whole (replicated fallback) fails the input.
   bool strict = false;
+  // --explain: collect the passes' decision log into DriverResult::explain (also collected when
+  // dump_dir is set, for explain.txt). Off, the passes do not build it.
+  bool explain = false;
   std::string key;  // The statistics' "key" (batch mode's stable key); empty: none.
 };
 
@@ -36,7 +39,7 @@ struct DriverResult {
   std::string output;      // The bytes to write.
   std::string stats_json;  // One-line statistics object (cli-contract schema).
   std::string stats_text;  // Human-readable statistics.
-  std::string explain;     // The partitioner's decision log (--explain, explain.txt).
+  std::string explain;     // The decision log, when DriverOptions::explain or dump_dir asked.
 };
 
 // The device count for `module`: `flag` (--num-partitions), else the module's num_partitions,

@@ -88,6 +88,7 @@ absl::StatusOr<tools::DriverOptions> MakeOptions(const Flags& f) {
   options.disable_windowed_einsum = f.no_windowed_einsum;
   options.windowed_einsum_threshold_bytes = f.windowed_einsum_threshold;
   options.strict = f.strict;
+  options.explain = f.explain;
   if (absl::Status s = tools::ValidateDriverOptions(options); !s.ok()) return s;
   return options;
 }

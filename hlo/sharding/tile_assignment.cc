@@ -65,9 +65,9 @@ absl::Status CheckPermutation(absl::Span<const int64_t> perm, int64_t n, const c
       absl::StrCat(what, " (", absl::StrJoin(perm, ","), ") is not a permutation of 0..", n - 1));
 }
 
-// Row-major strides of `dims`.
-std::vector<int64_t> Strides(absl::Span<const int64_t> dims) {
-  std::vector<int64_t> strides(dims.size(), 1);
+// Row-major strides of `dims` (inline storage: no allocation for usual ranks).
+absl::InlinedVector<int64_t, 6> Strides(absl::Span<const int64_t> dims) {
+  absl::InlinedVector<int64_t, 6> strides(dims.size(), 1);
   for (int64_t i = static_cast<int64_t>(dims.size()) - 2; i >= 0; --i) {
     strides[i] = strides[i + 1] * dims[i + 1];
   }
@@ -147,18 +147,19 @@ std::vector<StridedAxis> PeelStridedAxes(const std::vector<int64_t>& devices) {
 
 TileAssignment::TileAssignment() : dims_{1}, reshape_dims_{1}, transpose_perm_{0} {}
 
-TileAssignment::TileAssignment(std::vector<int64_t> dims, std::vector<int64_t> reshape_dims,
-                               std::vector<int64_t> transpose_perm)
-    : dims_(std::move(dims)),
-      reshape_dims_(std::move(reshape_dims)),
-      transpose_perm_(std::move(transpose_perm)) {
+TileAssignment::TileAssignment(absl::Span<const int64_t> dims,
+                               absl::Span<const int64_t> reshape_dims,
+                               absl::Span<const int64_t> transpose_perm)
+    : dims_(dims.begin(), dims.end()),
+      reshape_dims_(reshape_dims.begin(), reshape_dims.end()),
+      transpose_perm_(transpose_perm.begin(), transpose_perm.end()) {
   num_devices_ = 1;
   for (int64_t d : dims_) num_devices_ *= d;
 }
 
-TileAssignment::TileAssignment(std::vector<int64_t> dims,
+TileAssignment::TileAssignment(absl::Span<const int64_t> dims,
                                std::shared_ptr<const std::vector<int64_t>> devices)
-    : dims_(std::move(dims)), explicit_devices_(std::move(devices)) {
+    : dims_(dims.begin(), dims.end()), explicit_devices_(std::move(devices)) {
   num_devices_ = static_cast<int64_t>(explicit_devices_->size());
 }
 
@@ -246,22 +247,18 @@ int64_t TileAssignment::device(absl::Span<const int64_t> tile_index) const {
   return device_at(linear);
 }
 
-std::vector<int64_t> TileAssignment::Devices() const {
-  if (!is_iota()) return *explicit_devices_;
-  std::vector<int64_t> devices;
-  devices.reserve(num_devices_);
+void TileAssignment::ForEachIotaDevice(absl::FunctionRef<void(int64_t)> f) const {
   // Walk the transposed iota with a mixed-radix counter.
-  std::vector<int64_t> axes;
-  std::vector<int64_t> axis_strides;
-  const std::vector<int64_t> strides = Strides(reshape_dims_);
+  DimVector axes, axis_strides;
+  const auto strides = Strides(reshape_dims_);
   for (int64_t p : transpose_perm_) {
     axes.push_back(reshape_dims_[p]);
     axis_strides.push_back(strides[p]);
   }
-  std::vector<int64_t> index(axes.size(), 0);
+  DimVector index(axes.size(), 0);
   int64_t device = 0;
   for (int64_t n = 0; n < num_devices_; ++n) {
-    devices.push_back(device);
+    f(device);
     for (int64_t k = static_cast<int64_t>(axes.size()) - 1; k >= 0; --k) {
       if (++index[k] < axes[k]) {
         device += axis_strides[k];
@@ -271,6 +268,13 @@ std::vector<int64_t> TileAssignment::Devices() const {
       device -= (axes[k] - 1) * axis_strides[k];
     }
   }
+}
+
+std::vector<int64_t> TileAssignment::Devices() const {
+  if (!is_iota()) return *explicit_devices_;
+  std::vector<int64_t> devices;
+  devices.reserve(num_devices_);
+  ForEachIotaDevice([&devices](int64_t device) { devices.push_back(device); });
   return devices;
 }
 
@@ -279,7 +283,7 @@ std::optional<std::vector<int64_t>> TileAssignment::TileIndexOf(int64_t device) 
   if (is_iota()) {
     if (device < 0 || device >= num_devices_) return std::nullopt;
     // Digits of `device` over the reshape dims, re-read in transposed order.
-    const std::vector<int64_t> strides = Strides(reshape_dims_);
+    const auto strides = Strides(reshape_dims_);
     linear = 0;
     for (int64_t p : transpose_perm_) {
       linear = linear * reshape_dims_[p] + (device / strides[p]) % reshape_dims_[p];
@@ -380,7 +384,7 @@ absl::StatusOr<TileAssignment> TileAssignment::Transpose(absl::Span<const int64_
   if (is_iota()) return TransposeIota(perm);
   std::vector<int64_t> new_dims;
   for (int64_t p : perm) new_dims.push_back(dims_[p]);
-  const std::vector<int64_t> strides = Strides(dims_);
+  const auto strides = Strides(dims_);
   std::vector<int64_t> devices;
   devices.reserve(num_devices_);
   std::vector<int64_t> index(new_dims.size(), 0);
@@ -402,9 +406,8 @@ absl::StatusOr<TileAssignment> TileAssignment::Reshape(absl::Span<const int64_t>
         "cannot reshape tile assignment [", absl::StrJoin(dims_, ","), "] of ", num_devices_,
         " devices to [", absl::StrJoin(new_dims, ","), "] (", *n, " devices)"));
   }
-  std::vector<int64_t> dims(new_dims.begin(), new_dims.end());
-  if (is_iota()) return TileAssignment(std::move(dims), reshape_dims_, transpose_perm_);
-  return TileAssignment(std::move(dims), explicit_devices_);
+  if (is_iota()) return TileAssignment(new_dims, reshape_dims_, transpose_perm_);
+  return TileAssignment(new_dims, explicit_devices_);
 }
 
 std::optional<TileAssignment> TileAssignment::ToIota() const {

@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/functional/function_ref.h"
 #include "absl/hash/hash.h"
 #include "absl/status/statusor.h"
@@ -101,31 +102,40 @@ class TileAssignment {
   friend bool operator==(const TileAssignment& a, const TileAssignment& b);
   friend bool operator!=(const TileAssignment& a, const TileAssignment& b) { return !(a == b); }
 
+  // Hashes the devices one by one in row-major order, so that equal arrays in iota and explicit
+  // form hash alike, without materializing an iota's device list.
   template <typename H>
   friend H AbslHashValue(H h, const TileAssignment& t) {
     h = H::combine_contiguous(std::move(h), t.dims_.data(), t.dims_.size());
-    if (t.is_iota()) {
-      std::vector<int64_t> devices = t.Devices();
-      return H::combine_contiguous(std::move(h), devices.data(), devices.size());
+    if (!t.is_iota()) {
+      for (int64_t device : *t.explicit_devices_) h = H::combine(std::move(h), device);
+      return h;
     }
-    return H::combine_contiguous(std::move(h), t.explicit_devices_->data(),
-                                 t.explicit_devices_->size());
+    t.ForEachIotaDevice([&h](int64_t device) { h = H::combine(std::move(h), device); });
+    return h;
   }
 
  private:
-  TileAssignment(std::vector<int64_t> dims, std::vector<int64_t> reshape_dims,
-                 std::vector<int64_t> transpose_perm);
-  TileAssignment(std::vector<int64_t> dims, std::shared_ptr<const std::vector<int64_t>> devices);
+  // Dimension lists are short (rarely over 6 entries): kept inline, so copying a sharding does
+  // not allocate.
+  using DimVector = absl::InlinedVector<int64_t, 6>;
+
+  TileAssignment(absl::Span<const int64_t> dims, absl::Span<const int64_t> reshape_dims,
+                 absl::Span<const int64_t> transpose_perm);
+  TileAssignment(absl::Span<const int64_t> dims,
+                 std::shared_ptr<const std::vector<int64_t>> devices);
+  // Calls `f` with an iota assignment's devices in row-major order. REQUIRES: is_iota().
+  void ForEachIotaDevice(absl::FunctionRef<void(int64_t)> f) const;
 
   // For an iota form: the device at position `linear_index` of the transposed iota.
   int64_t IotaDeviceAt(int64_t linear_index) const;
   absl::StatusOr<TileAssignment> TransposeIota(absl::Span<const int64_t> perm) const;
 
-  std::vector<int64_t> dims_;
+  DimVector dims_;
   int64_t num_devices_ = 1;
   // Iota form (when explicit_devices_ is null).
-  std::vector<int64_t> reshape_dims_;
-  std::vector<int64_t> transpose_perm_;
+  DimVector reshape_dims_;
+  DimVector transpose_perm_;
   // Explicit form.
   std::shared_ptr<const std::vector<int64_t>> explicit_devices_;
 };

@@ -18,7 +18,7 @@ namespace spmd {
 
 struct CachedDotDecision {
   DotDecision decision;
-  std::string table;
+  std::string table;  // Its --explain table; empty when the log is not kept.
 };
 
 namespace {
@@ -149,11 +149,6 @@ absl::Status HandleDot(const HloInstruction& original, const HloSharding& shardi
   problem.lhs_available = ctx.ReshardedShardings(original.operand(0));
   problem.rhs_available = ctx.ReshardedShardings(original.operand(1));
   const PartitionerOptions& options = ctx.options();
-  const std::string title = hlo::StrCat(
-      "dot %", original.name(), " ", original.shape().ToString(false), ": lhs ",
-      problem.lhs_current.ToStringWithoutMetadata(), ", rhs ",
-      problem.rhs_current.ToStringWithoutMetadata(), ", wanted ",
-      sharding.ToStringWithoutMetadata(), " (device model ", options.device_model.name, ")");
   // The same problem (common in stacks of layers) is decided once per run.
   std::shared_ptr<const CachedDotDecision>& cached =
       ctx.dot_decisions()[ProblemKey(original, problem, options)];
@@ -167,13 +162,20 @@ absl::Status HandleDot(const HloInstruction& original, const HloSharding& shardi
                                             "); computed replicated"));
       return FallBackToReplicated(original, sharding, ctx, "no dot strategy applies");
     }
-    std::string table = decision->Table();
+    std::string table = ctx.log().keep_lines ? decision->Table() : std::string();
     cached = std::make_shared<const CachedDotDecision>(
         CachedDotDecision{*std::move(decision), std::move(table)});
   }
   const DotDecision* decision = &cached->decision;
   const DotCandidate& winner = decision->candidates[decision->winner];
-  ctx.log().lines.push_back(hlo::StrCat(title, "\n", cached->table));
+  if (ctx.log().keep_lines) {
+    ctx.log().lines.push_back(
+        hlo::StrCat("dot %", original.name(), " ", original.shape().ToString(false), ": lhs ",
+                    problem.lhs_current.ToStringWithoutMetadata(), ", rhs ",
+                    problem.rhs_current.ToStringWithoutMetadata(), ", wanted ",
+                    sharding.ToStringWithoutMetadata(), " (device model ",
+                    options.device_model.name, ")\n", cached->table));
+  }
   ASSIGN_OR_RETURN(HloInstruction * value, EmitCandidate(original, problem, winner, ctx));
   if (winner.full_rematerialization) ++ctx.log().full_rematerializations;
   ctx.Set(&original, {value, winner.produced, original.shape()});

@@ -65,7 +65,7 @@ absl::StatusOr<HloInstruction*> PartitionContext::Reshard(HloInstruction* value,
   ASSIGN_OR_RETURN(std::shared_ptr<const ReshardPlan> plan,
                    planner_->Plan(base_shape, from, to, num_devices_));
   if (plan->full_rematerialization) ++log_->full_rematerializations;
-  log_->lines.push_back(plan->Explain());
+  if (log_->keep_lines) log_->lines.push_back(plan->Explain());
   return emitter_.Emit(value, base_shape, *plan);
 }
 
@@ -101,7 +101,7 @@ absl::StatusOr<HloInstruction*> PartitionContext::ReshardManual(HloInstruction* 
     ASSIGN_OR_RETURN(HloSharding target, ManualSubgroupAsReplicated(to));
     ASSIGN_OR_RETURN(plan, planner_->Plan(base_shape, from, target, num_devices_));
     if (plan->full_rematerialization) ++log_->full_rematerializations;
-    log_->lines.push_back(plan->Explain());
+    if (log_->keep_lines) log_->lines.push_back(plan->Explain());
     return emitter_.Emit(value, base_shape, *plan);
   }
   ReshardPlan grouped;
@@ -109,7 +109,9 @@ absl::StatusOr<HloInstruction*> PartitionContext::ReshardManual(HloInstruction* 
                    EmitGroupedReshard(output_, value, base_shape, from, to, num_devices_,
                                       *planner_, *channel_ids_, &grouped));
   if (grouped.full_rematerialization) ++log_->full_rematerializations;
-  log_->lines.push_back(hlo::StrCat("within each manual group: ", grouped.Explain()));
+  if (log_->keep_lines) {
+    log_->lines.push_back(hlo::StrCat("within each manual group: ", grouped.Explain()));
+  }
   return result;
 }
 

@@ -39,6 +39,7 @@ struct PartitionLog {
   int64_t replicated_fallbacks = 0;
   int64_t replicated_fallback_bytes = 0;
   std::vector<std::string> lines;  // One line per reshard decision (--explain).
+  bool keep_lines = true;          // PartitionerOptions::explain: whether to build them.
 };
 
 // A dot strategy decision with its --explain table, shared by every dot that poses the same

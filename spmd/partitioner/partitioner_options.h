@@ -14,6 +14,9 @@ struct PartitionerOptions {
   DotStrategyOptions dot;
   // A split instruction computed whole (a replicated fallback) is an error, not a logged cost.
   bool strict = false;
+  // Keep the --explain decision log (PartitionLog::lines). Off, the hot paths (reshard plans,
+  // dot tables) do not build their lines: a run without --explain spends nothing on them.
+  bool explain = true;
 };
 
 }  // namespace spmd

@@ -78,7 +78,9 @@ HloSharding InferredSharding(const HloInstruction& instr, const PartitionContext
     if ((*value)->sharding.IsManual() && hlo::ManualFlowsToResults(instr)) {
       return hlo::ManualOver(instr.shape());
     }
-    // Inside manual subgroups: whole within each group.
+    // Inside manual subgroups: whole within each group. (Asked only of a sharding that has
+    // them: the refusal's message is not free.)
+    if (ManualSubgroupLeaf((*value)->sharding) == nullptr) continue;
     if (absl::StatusOr<HloSharding> whole = WholeInManualGroups((*value)->sharding, instr.shape());
         whole.ok()) {
       return *std::move(whole);
@@ -272,6 +274,7 @@ absl::StatusOr<HloComputation*> PartitionCalledComputation(
 
 absl::StatusOr<bool> SpmdPartitioner::RunImpl(hlo::HloModule* module) {
   log_ = PartitionLog();
+  log_.keep_lines = options_.explain;
   const int64_t num_devices = module->config().num_partitions;
   HloComputation* entry = module->entry_computation();
   if (entry == nullptr) return absl::InvalidArgumentError("module has no entry computation");

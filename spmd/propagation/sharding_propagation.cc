@@ -223,7 +223,7 @@ absl::StatusOr<bool> ShardingPropagation::RunImpl(hlo::HloModule* module) {
           if (instr->shape().IsArray()) state = &states[classes.ClassOf(instr.get(), 0)];
         }
       }
-      if (instr->has_sharding()) {
+      if (keep_lines_ && instr->has_sharding()) {
         log_.lines.push_back(ProvenanceLine(*instr, keep ? nullptr : state));
       }
     }

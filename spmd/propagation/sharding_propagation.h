@@ -41,6 +41,8 @@ struct PropagationLog {
 
 class ShardingPropagation : public hlo::HloModulePass {
  public:
+  // `keep_lines`: build PropagationLog::lines (--explain); the counts are kept either way.
+  explicit ShardingPropagation(bool keep_lines = true) : keep_lines_(keep_lines) {}
   std::string_view name() const override { return "propagate"; }
   // The log of the last Run.
   const PropagationLog& log() const { return log_; }
@@ -50,6 +52,7 @@ class ShardingPropagation : public hlo::HloModulePass {
 
  private:
   PropagationLog log_;
+  bool keep_lines_ = true;
 };
 
 }  // namespace spmd
