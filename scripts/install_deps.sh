@@ -3,8 +3,9 @@
 # everything is present. CUDA 13 is expected under /usr/local/cuda (preinstalled).
 set -euo pipefail
 # chromium: //tests:inspect_html_chromium_test loads spmd-inspect's HTML page headless.
+# libopenmpi-dev, openmpi-bin: spmd-run --mpi (runtime/mpi) and its mpirun tests.
 packages=(bazel-bootstrap libabsl-dev libprotobuf-dev protobuf-compiler libcli11-dev libgtest-dev
-          libeigen3-dev libbenchmark-dev chromium)
+          libeigen3-dev libbenchmark-dev chromium libopenmpi-dev openmpi-bin)
 # libgoogle-perftools-dev: TCMalloc, linked into spmd-partition and spmd-inspect (third_party/tcmalloc.BUILD).
 packages+=(libgoogle-perftools-dev)
 missing=()

@@ -41,6 +41,7 @@
 #include "runtime/cpu/verify.h"
 #include "runtime/cuda/cuda_runner.h"
 #include "tools/partition_driver.h"
+#include "tools/spmd_run_mpi.h"
 #include "tools/version.h"
 
 namespace {
@@ -65,6 +66,10 @@ struct Options {
   std::string outputs_dir;
   int repeat = 1;
   double collective_timeout = 60.0;
+  // A multi-process job (tools/spmd_run_mpi.h): --mpi or a launcher's environment.
+  bool mpi = false;
+  int64_t devices_per_process = 0;  // 0: the device count over the number of processes.
+  tools::MpiJob* job = nullptr;     // Set on rank 0 of such a job.
   // Refuse modules whose estimated work or live memory exceed these (0: no limit). 800 GFLOP
   // keeps a --verify run to about 40 s of CPU time on the 2-core machines we measured (AVX-512
   // GEMM): a bf16 dot on 64 devices spends most of it converting and generating operands
@@ -283,8 +288,11 @@ double MedianMillis(std::vector<double> times) {
 absl::StatusOr<std::vector<Literal>> RunOnBackend(const hlo::HloModule& module,
                                                   std::vector<std::vector<Literal>> args,
                                                   const runtime::MultiDeviceOptions& devices,
-                                                  const std::string& backend) {
-  if (backend != "cuda") return runtime::RunOnDevices(module, std::move(args), devices);
+                                                  const Options& options) {
+  if (options.job != nullptr) {
+    return options.job->Run(module, devices.num_partitions, devices.num_replicas, std::move(args));
+  }
+  if (options.backend != "cuda") return runtime::RunOnDevices(module, std::move(args), devices);
   runtime::cuda::CudaRunOptions cuda;
   cuda.num_partitions = devices.num_partitions;
   cuda.num_replicas = devices.num_replicas;
@@ -313,7 +321,8 @@ int64_t DistributedRank(const Options& options) {
 absl::StatusOr<std::vector<Literal>> RunRepeated(const hlo::HloModule& module,
                                                  std::vector<std::vector<Literal>> args,
                                                  const runtime::MultiDeviceOptions& devices,
-                                                 int repeat, const std::string& backend) {
+                                                 const Options& options) {
+  const int repeat = options.repeat;
   std::vector<double> times;
   absl::StatusOr<std::vector<Literal>> results = absl::UnknownError("not run");
   const size_t num_devices = args.size();
@@ -321,7 +330,7 @@ absl::StatusOr<std::vector<Literal>> RunRepeated(const hlo::HloModule& module,
     // The last run takes the arguments themselves (they can be GiBs): no copy without --repeat.
     std::vector<std::vector<Literal>> these = k + 1 < repeat ? args : std::move(args);
     const auto start = std::chrono::steady_clock::now();
-    results = RunOnBackend(module, std::move(these), devices, backend);
+    results = RunOnBackend(module, std::move(these), devices, options);
     times.push_back(
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
             .count());
@@ -400,7 +409,7 @@ int RunProgram(const Options& options, const std::vector<std::string>& passes) {
     args->push_back(std::move(mine));
   }
   absl::StatusOr<std::vector<Literal>> results =
-      RunRepeated(module, *std::move(args), devices, options.repeat, options.backend);
+      RunRepeated(module, *std::move(args), devices, options);
   if (!results.ok()) return Fail(Locate(*program, results.status()));
   for (int64_t k = 0; k < static_cast<int64_t>(results->size()); ++k) {
     const int64_t d = rank >= 0 ? rank : k;
@@ -522,7 +531,7 @@ int VerifyProgram(const Options& options, const std::vector<std::string>& passes
   devices.collective_timeout_seconds = options.collective_timeout;
   devices.num_partitions = n;
   absl::StatusOr<std::vector<Literal>> results =
-      RunRepeated(*spmd->module, *std::move(device_args), devices, options.repeat, options.backend);
+      RunRepeated(*spmd->module, *std::move(device_args), devices, options);
   if (!results.ok()) return Fail(locate_program(*spmd, results.status()));
   absl::StatusOr<runtime::VerifyResult> verdict =
       runtime::CompareResults(*full->module, *std::move(expected), *results, verify);
@@ -552,6 +561,13 @@ std::optional<std::string> Unavailable(const Options& options,
   if (options.backend == "cuda" && options.verify &&
       (std::getenv("RANK") != nullptr || std::getenv("WORLD_SIZE") != nullptr)) {
     return "--verify with --backend=cuda runs in one process (unset RANK and WORLD_SIZE)";
+  }
+  if (options.mpi && options.backend == "cuda") {
+    return "--mpi runs the CPU executor; the CUDA executor's processes are started with RANK, "
+           "WORLD_SIZE and SPMD_NCCL_ID_FILE (docs/cuda.md)";
+  }
+  if (options.mpi && (options.repeat > 1 || options.sampled == "always")) {
+    return "--mpi runs the program once in full: it cannot take --repeat or --sampled=always";
   }
   return std::nullopt;
 }
@@ -603,6 +619,13 @@ int Main(int argc, char** argv) {
   app.add_option("--collective-timeout", options.collective_timeout,
                  "seconds a device waits for its peers at a collective (default 60)")
       ->check(CLI::PositiveNumber);
+  app.add_flag("--mpi", options.mpi,
+               "run across the processes of an MPI job (mpirun, srun): each runs the threads of "
+               "its devices, collectives go over MPI; implied when a launcher started several "
+               "processes");
+  app.add_option("--devices-per-process", options.devices_per_process,
+                 "with --mpi: devices each process runs (default: devices / processes)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 16));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -613,17 +636,26 @@ int Main(int argc, char** argv) {
     std::cerr << "spmd-run: " << passes.status().message() << "\n";
     return 2;
   }
-  if (std::optional<std::string> refusal = Unavailable(options, *passes)) {
-    std::cerr << options.input << ": error: " << *refusal << "\n";
-    return 1;
-  }
+  absl::StatusOr<std::unique_ptr<tools::MpiJob>> job =
+      options.backend == "cpu" ? tools::MpiJob::Start(options.mpi, options.devices_per_process,
+                                                      options.collective_timeout)
+                               : nullptr;
+  if (!job.ok()) return Fail(hlo::StrCat("spmd-run: error: ", job.status().message()));
+  if (*job != nullptr && (*job)->rank() != 0) return (*job)->Serve();
+  options.job = job->get();
+  options.mpi = options.job != nullptr;
+  int code = 1;
   try {
-    return options.verify ? VerifyProgram(options, *passes) : RunProgram(options, *passes);
+    if (std::optional<std::string> refusal = Unavailable(options, *passes)) {
+      std::cerr << options.input << ": error: " << *refusal << "\n";
+    } else {
+      code = options.verify ? VerifyProgram(options, *passes) : RunProgram(options, *passes);
+    }
   } catch (const std::bad_alloc&) {
     std::cerr << options.input << ": error: out of memory: the module's values do not fit in "
               << "this machine's memory\n";
-    return 1;
   }
+  return options.job != nullptr ? options.job->Finish(code) : code;
 }
 
 // The work runs on a large stack: deeply nested modules recurse once per level. The executor's

@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "hlo/strings.h"
+#include "runtime/cpu/literal_bytes.h"
 
 namespace runtime {
 namespace {
@@ -20,6 +21,39 @@ std::vector<int64_t> SortedMembers(absl::Span<const int64_t> group, int64_t num_
   }
   std::sort(members.begin(), members.end());
   return members;
+}
+
+// Sends this process's members' inputs (`payload`, packed in device order) to the other
+// processes holding `members` and returns theirs: one literal of `shape` per remote member, in
+// device order.
+absl::StatusOr<std::vector<hlo::Literal>> ExchangeWithProcesses(
+    CollectiveTransport& transport, const CollectiveKey& key, std::string_view name,
+    const std::vector<int64_t>& members, const hlo::Shape& shape, std::vector<uint8_t> payload) {
+  std::map<int, size_t> counts;  // Remote members by process.
+  for (int64_t d : members) {
+    if (transport.ProcessOf(d) != transport.process()) ++counts[transport.ProcessOf(d)];
+  }
+  std::vector<int> peers;
+  std::vector<size_t> expected;
+  const size_t each = LiteralByteCount(shape);
+  for (const auto& [process, count] : counts) {
+    peers.push_back(process);
+    expected.push_back(count * each);
+  }
+  absl::StatusOr<std::vector<std::vector<uint8_t>>> received =
+      transport.Exchange(key, members.front(), name, peers, std::move(payload), expected);
+  if (!received.ok()) return received.status();
+  std::map<int, absl::Span<const uint8_t>> unread;
+  for (size_t i = 0; i < peers.size(); ++i) unread[peers[i]] = (*received)[i];
+  std::vector<hlo::Literal> remote;
+  for (int64_t d : members) {
+    const int process = transport.ProcessOf(d);
+    if (process == transport.process()) continue;
+    absl::StatusOr<hlo::Literal> value = TakeLiteral(shape, &unread[process]);
+    if (!value.ok()) return value.status();
+    remote.push_back(*std::move(value));
+  }
+  return remote;
 }
 
 }  // namespace
@@ -41,21 +75,23 @@ absl::Status CollectiveHub::Rendezvous(
   const std::vector<int64_t> members = SortedMembers(group, num_devices_);
   const bool member_ok = std::binary_search(members.begin(), members.end(), device) &&
                          members.front() >= 0 && members.back() < num_devices_ &&
-                         std::adjacent_find(members.begin(), members.end()) == members.end();
+                         std::adjacent_find(members.begin(), members.end()) == members.end() &&
+                         IsLocal(device);
+  const int64_t local_members =
+      std::count_if(members.begin(), members.end(), [&](int64_t d) { return IsLocal(d); });
   std::unique_lock<std::mutex> lock(mu_);
   if (!aborted_.ok()) return aborted_;
   const std::pair<CollectiveKey, int64_t> slot_key(key, members.front());
   Slot& slot = slots_[slot_key];
   if (slot.inputs.empty()) {
     slot.inputs.assign(num_devices_, nullptr);
-    slot.expected = static_cast<int64_t>(members.size());
+    slot.expected = local_members;
   }
-  if (!member_ok || slot.expected != static_cast<int64_t>(members.size()) ||
-      slot.inputs[device] != nullptr) {
+  if (!member_ok || slot.expected != local_members || slot.inputs[device] != nullptr) {
     return absl::InternalError(hlo::StrCat("collective ", name, ": bad device ", device));
   }
   slot.inputs[device] = input;
-  ++slot.arrived;
+  const bool completes_local_part = ++slot.arrived == slot.expected;
   cv_.notify_all();
   auto wait_for = [&](auto done, std::string_view phase) -> absl::Status {
     while (!done()) {
@@ -63,7 +99,8 @@ absl::Status CollectiveHub::Rendezvous(
       if (cv_.wait_until(lock, deadline) == std::cv_status::timeout && !done()) {
         std::string missing;
         for (int64_t d : members) {
-          if (slot.inputs[d] == nullptr) hlo::StrAppend(&missing, missing.empty() ? "" : ",", d);
+          if (IsLocal(d) && slot.inputs[d] == nullptr)
+            hlo::StrAppend(&missing, missing.empty() ? "" : ",", d);
         }
         absl::Status status = absl::DeadlineExceededError(hlo::StrCat(
             "collective ", name, ": device ", device, " timed out ", phase,
@@ -78,6 +115,12 @@ absl::Status CollectiveHub::Rendezvous(
   if (absl::Status s = wait_for([&] { return slot.arrived == slot.expected; }, "waiting for peers");
       !s.ok()) {
     return s;
+  }
+  if (local_members < static_cast<int64_t>(members.size())) {
+    if (absl::Status s = JoinExchange(key, name, members, completes_local_part, slot, lock);
+        !s.ok()) {
+      return s;
+    }
   }
   std::vector<const hlo::Literal*> inputs = slot.inputs;
   lock.unlock();
@@ -95,6 +138,40 @@ absl::Status CollectiveHub::Rendezvous(
   cv_.wait(lock, [&] { return slot.finished == slot.expected; });
   if (++slot.departed == slot.expected) slots_.erase(slot_key);
   if (!computed.ok()) return computed;
+  return aborted_;
+}
+
+absl::Status CollectiveHub::JoinExchange(const CollectiveKey& key, std::string_view name,
+                                         const std::vector<int64_t>& members, bool exchanger,
+                                         Slot& slot, std::unique_lock<std::mutex>& lock) {
+  if (exchanger) {
+    // Copied under the lock: a member that leaves on an abort frees its input.
+    std::vector<uint8_t> payload;
+    const hlo::Literal* first_local = nullptr;  // Every member's input has its shape.
+    for (int64_t d : members) {
+      if (!IsLocal(d)) continue;
+      AppendLiteralBytes(*slot.inputs[d], &payload);
+      if (first_local == nullptr) first_local = slot.inputs[d];
+    }
+    const hlo::Shape shape = first_local->shape();
+    lock.unlock();
+    absl::StatusOr<std::vector<hlo::Literal>> remote =
+        ExchangeWithProcesses(*transport_, key, name, members, shape, std::move(payload));
+    lock.lock();
+    if (remote.ok()) {
+      slot.remote = *std::move(remote);
+      size_t next = 0;
+      for (int64_t d : members) {
+        if (!IsLocal(d)) slot.inputs[d] = &slot.remote[next++];
+      }
+    } else if (aborted_.ok()) {
+      aborted_ = remote.status();
+    }
+    slot.exchanged = true;
+    cv_.notify_all();
+  }
+  // The exchanging member's transport has the deadline; the others wait for it.
+  cv_.wait(lock, [&] { return slot.exchanged || !aborted_.ok(); });
   return aborted_;
 }
 

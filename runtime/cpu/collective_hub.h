@@ -9,6 +9,11 @@
 // are done, so inputs stay alive while they are read. A member that does not arrive within
 // the timeout turns into an error naming the instruction and the missing devices, never a
 // hang.
+//
+// In a multi-process job (a `transport`, collective_transport.h) only this process's devices
+// arrive here; when a group has members in other processes, the member whose arrival completes
+// the local part trades the local inputs for the others' through the transport, and then
+// every local member computes on the whole group's inputs as above.
 #ifndef RUNTIME_CPU_COLLECTIVE_HUB_H_
 #define RUNTIME_CPU_COLLECTIVE_HUB_H_
 
@@ -24,22 +29,17 @@
 #include "absl/status/status.h"
 #include "absl/types/span.h"
 #include "hlo/ir/literal.h"
+#include "runtime/cpu/collective_transport.h"
 
 namespace runtime {
 
-struct CollectiveKey {
-  int64_t instruction_id = 0;
-  int64_t sequence = 0;
-  bool operator<(const CollectiveKey& o) const {
-    return instruction_id != o.instruction_id ? instruction_id < o.instruction_id
-                                              : sequence < o.sequence;
-  }
-};
-
 class CollectiveHub {
  public:
-  CollectiveHub(int64_t num_devices, double timeout_seconds)
-      : num_devices_(num_devices), timeout_seconds_(timeout_seconds) {}
+  // `num_devices` counts every device of the job; `transport` (not owned; null in one process)
+  // reaches the devices of other processes.
+  CollectiveHub(int64_t num_devices, double timeout_seconds,
+                CollectiveTransport* transport = nullptr)
+      : num_devices_(num_devices), timeout_seconds_(timeout_seconds), transport_(transport) {}
 
   int64_t num_devices() const { return num_devices_; }
 
@@ -58,14 +58,26 @@ class CollectiveHub {
  private:
   struct Slot {
     std::vector<const hlo::Literal*> inputs;
-    int64_t expected = 0;  // The group's size.
+    std::vector<hlo::Literal> remote;  // The inputs of other processes' members.
+    int64_t expected = 0;              // The group's size in this process.
+    bool exchanged = false;            // The remote inputs are in (or the exchange failed).
     int64_t arrived = 0;
     int64_t finished = 0;
     int64_t departed = 0;
   };
 
+  bool IsLocal(int64_t device) const {
+    return transport_ == nullptr || transport_->ProcessOf(device) == transport_->process();
+  }
+
+  // Waits until the remote members' inputs are in `slot`, fetching them when `exchanger`.
+  absl::Status JoinExchange(const CollectiveKey& key, std::string_view name,
+                            const std::vector<int64_t>& members, bool exchanger, Slot& slot,
+                            std::unique_lock<std::mutex>& lock);
+
   const int64_t num_devices_;
   const double timeout_seconds_;
+  CollectiveTransport* const transport_;
   std::mutex mu_;
   std::condition_variable cv_;
   // By key and the group's least device: each group of a collective meets in its own slot.

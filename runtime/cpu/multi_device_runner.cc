@@ -30,17 +30,24 @@ absl::StatusOr<std::vector<hlo::Literal>> RunOnDevices(
   if (options.num_partitions < 1 || options.num_replicas < 1) {
     return absl::InvalidArgumentError("device counts must be at least 1");
   }
-  const int64_t num_devices = options.num_partitions * options.num_replicas;
+  const int64_t total_devices = options.num_partitions * options.num_replicas;
+  const int64_t num_devices = options.local_devices > 0 ? options.local_devices : total_devices;
+  const int64_t first = options.first_device;
+  if (first < 0 || first + num_devices > total_devices) {
+    return absl::InvalidArgumentError(hlo::StrCat("devices ", first, "..", first + num_devices - 1,
+                                                  " are not all among ", total_devices));
+  }
   if (static_cast<int64_t>(arguments.size()) != num_devices) {
     return absl::InvalidArgumentError(
         hlo::StrCat("expected arguments for ", num_devices, " devices, got ", arguments.size()));
   }
   TuneMallocForExecutor();  // Reuse freed result buffers instead of re-faulting new ones.
-  CollectiveHub hub(num_devices, options.collective_timeout_seconds);
+  CollectiveHub hub(total_devices, options.collective_timeout_seconds, options.transport);
   std::vector<std::optional<hlo::Literal>> results(num_devices);
   std::mutex mu;
   absl::Status first_error;
-  auto run_device = [&](int64_t d) {
+  auto run_device = [&](int64_t k) {  // The k-th local device, global id d.
+    const int64_t d = first + k;
     DeviceContext context;
     context.partition_id = d % options.num_partitions;
     context.replica_id = d / options.num_partitions;
@@ -50,7 +57,7 @@ absl::StatusOr<std::vector<hlo::Literal>> RunOnDevices(
     absl::StatusOr<hlo::Literal> result = absl::InternalError("not run");
     try {
       Evaluator evaluator(module, context);
-      result = evaluator.RunEntry(std::move(arguments[d]));
+      result = evaluator.RunEntry(std::move(arguments[k]));
     } catch (const std::bad_alloc&) {
       // An allocation failure in a device thread would otherwise abort the whole process.
       result = absl::ResourceExhaustedError(hlo::StrCat(
@@ -58,7 +65,7 @@ absl::StatusOr<std::vector<hlo::Literal>> RunOnDevices(
           "problem size, or run fewer devices)"));
     }
     if (result.ok()) {
-      results[d] = *std::move(result);
+      results[k] = *std::move(result);
       return;
     }
     {
@@ -74,14 +81,14 @@ absl::StatusOr<std::vector<hlo::Literal>> RunOnDevices(
     // Large stacks (reserved, not committed): nested calls recurse once per level.
     std::vector<hlo::LargeStackThread> threads;
     threads.reserve(num_devices);
-    for (int64_t d = 0; d < num_devices; ++d) {
+    for (int64_t k = 0; k < num_devices; ++k) {
       try {
-        threads.emplace_back([&run_device, d] { run_device(d); }, kDeviceStackBytes);
+        threads.emplace_back([&run_device, k] { run_device(k); }, kDeviceStackBytes);
       } catch (const std::system_error& e) {
         // The devices already started wait for this one at their first collective: stop them.
         const absl::Status status = absl::ResourceExhaustedError(
-            hlo::StrCat("cannot start a thread for device ", d, " of ", num_devices, " (", e.what(),
-                        "); simulate fewer devices"));
+            hlo::StrCat("cannot start a thread for device ", first + k, " of ", total_devices, " (",
+                        e.what(), "); simulate fewer devices"));
         {
           std::lock_guard<std::mutex> lock(mu);
           if (first_error.ok()) first_error = status;

@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "hlo/ir/hlo_module.h"
 #include "hlo/ir/literal.h"
+#include "runtime/cpu/collective_transport.h"
 
 namespace runtime {
 
@@ -22,11 +23,17 @@ struct MultiDeviceOptions {
   int64_t num_replicas = 1;
   // How long a device waits at a collective for its peers before failing.
   double collective_timeout_seconds = 60.0;
+  // A multi-process job (runtime/mpi): this process runs devices [first_device,
+  // first_device + local_devices) and reaches the others through `transport` (not owned).
+  // local_devices 0: every device, in this process.
+  int64_t first_device = 0;
+  int64_t local_devices = 0;
+  CollectiveTransport* transport = nullptr;
 };
 
 // Runs the entry computation of `module` on num_replicas x num_partitions devices.
-// `arguments[d]` holds device d's entry arguments (one literal per parameter) and is consumed.
-// Returns one result per device, in device order.
+// `arguments[k]` holds the entry arguments (one literal per parameter) of the k-th device this
+// process runs and is consumed. Returns one result per device run here, in device order.
 // Fails when `arguments` does not have one entry per device, or with the first device error.
 absl::StatusOr<std::vector<hlo::Literal>> RunOnDevices(
     const hlo::HloModule& module, std::vector<std::vector<hlo::Literal>> arguments,

@@ -1,0 +1,44 @@
+// The CPU executor's CollectiveTransport over MPI: process p runs devices
+// [p * devices_per_process, (p + 1) * devices_per_process). A collective's processes send each
+// other their devices' inputs with nonblocking point-to-point messages (never MPI's reducing
+// collectives: the hub reduces in the in-process order, so results are the same bits), and a
+// process that does not answer within the collective timeout becomes an error naming it, its
+// devices and the instruction.
+#ifndef RUNTIME_MPI_MPI_TRANSPORT_H_
+#define RUNTIME_MPI_MPI_TRANSPORT_H_
+
+#include <cstdint>
+
+#include "runtime/cpu/collective_transport.h"
+#include "runtime/mpi/mpi_session.h"
+
+namespace runtime::mpi {
+
+class MpiTransport : public CollectiveTransport {
+ public:
+  MpiTransport(MpiSession& session, int64_t num_devices, int64_t devices_per_process,
+               double timeout_seconds)
+      : session_(session),
+        num_devices_(num_devices),
+        devices_per_process_(devices_per_process),
+        timeout_seconds_(timeout_seconds) {}
+
+  int process() const override { return session_.rank(); }
+  int ProcessOf(int64_t device) const override {
+    return static_cast<int>(device / devices_per_process_);
+  }
+
+  absl::StatusOr<std::vector<std::vector<uint8_t>>> Exchange(
+      const CollectiveKey& key, int64_t leader, std::string_view name, absl::Span<const int> peers,
+      std::vector<uint8_t> payload, absl::Span<const size_t> expected_bytes) override;
+
+ private:
+  MpiSession& session_;
+  const int64_t num_devices_;
+  const int64_t devices_per_process_;
+  const double timeout_seconds_;
+};
+
+}  // namespace runtime::mpi
+
+#endif  // RUNTIME_MPI_MPI_TRANSPORT_H_

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# spmd-run across MPI processes (mpirun, Open MPI) computes the in-process executor's bits:
+# the #4062 example, the Megatron MLPs, a windowed-einsum loop and a while loop with
+# collectives inside each run with -np 4 (one or two devices per process) and -np 8 with two
+# devices per process (16 devices), and every output .npy equals the in-process run's byte for
+# byte (cmp). One --verify under mpirun checks rank 0's reference path too.
+set -uo pipefail
+RUN=tools/spmd-run
+PARTITION=tools/spmd-partition
+T=tests/testdata
+# Open MPI's session directory holds Unix sockets: keep its path short (not under Bazel's).
+work=$(mktemp -d /tmp/spmd_mpi.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+export TMPDIR=$work OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_btl=self,vader OMPI_MCA_oob_tcp_if_include=lo OMPI_MCA_btl_vader_single_copy_mechanism=none
+fail() { echo "FAIL: $*"; exit 1; }
+cases=0
+
+# same NAME NP K ARGS...: the outputs of `spmd-run ARGS` in one process and under
+# `mpirun -np NP` with K devices per process are the same files with the same bytes.
+same() {
+  local name=$1 np=$2 k=$3
+  shift 3
+  "$RUN" "$@" --outputs "$work/$name.one" > "$work/$name.one.log" 2>&1 ||
+    { cat "$work/$name.one.log"; fail "$name: in-process run"; }
+  mpirun -np "$np" --oversubscribe "$RUN" --mpi --devices-per-process "$k" "$@" \
+    --outputs "$work/$name.mpi" > "$work/$name.mpi.log" 2>&1 ||
+    { cat "$work/$name.mpi.log"; fail "$name: mpirun -np $np"; }
+  local files
+  files=$(cd "$work/$name.one" && find . -name '*.npy' | sort)
+  [ -n "$files" ] || fail "$name: no outputs"
+  [ "$files" = "$(cd "$work/$name.mpi" && find . -name '*.npy' | sort)" ] ||
+    fail "$name: the MPI run wrote other files"
+  for f in $files; do
+    cmp -s "$work/$name.one/$f" "$work/$name.mpi/$f" || fail "$name: $f differs from the in-process result"
+  done
+  cases=$((cases + 1))
+}
+
+"$PARTITION" --dot-strategy windowed-ag-bidir "$T/mpi/windowed_dot_4.hlo" > "$work/windowed_4.hlo" ||
+  fail "partitioning windowed_dot_4"
+"$PARTITION" --dot-strategy windowed-ag-bidir "$T/mpi/windowed_dot_16.hlo" > "$work/windowed_16.hlo" ||
+  fail "partitioning windowed_dot_16"
+grep -q 'while(' "$work/windowed_4.hlo" && grep -q 'collective-permute(' "$work/windowed_4.hlo" ||
+  fail "windowed_dot_4 has no windowed-einsum loop"
+
+same 4062_np4 4 2 "$T/xla_4062_dot_small.hlo" --seed 3
+same megatron_np4 4 1 "$T/propagation/megatron_mlp_2x2.hlo" --seed 4
+same windowed_np4 4 1 --partitioned "$work/windowed_4.hlo" --seed 5
+same while_np4 4 1 --partitioned "$T/mpi/while_collectives_4.hlo" --seed 6
+same 4062_np8 8 2 "$T/mpi/xla_4062_dot_16.hlo" --seed 7
+same megatron_np8 8 2 "$T/mpi/megatron_mlp_4x4.hlo" --seed 8
+same windowed_np8 8 2 --partitioned "$work/windowed_16.hlo" --seed 9
+same while_np8 8 2 --partitioned "$T/mpi/while_collectives_16.hlo" --seed 10
+
+out=$(mpirun -np 4 --oversubscribe "$RUN" --mpi --verify "$T/propagation/megatron_mlp_2x2.hlo" 2>&1) ||
+  { echo "$out"; fail "--verify under mpirun"; }
+grep -q '^verification passed' <<< "$out" || { echo "$out"; fail "no verdict from rank 0"; }
+[ "$(grep -c '^verification passed' <<< "$out")" -eq 1 ] || { echo "$out"; fail "more than rank 0 reported"; }
+echo "PASS: $cases programs equal bit for bit across processes, and --verify passes"
