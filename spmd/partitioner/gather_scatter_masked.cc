@@ -225,12 +225,8 @@ absl::StatusOr<HloInstruction*> SumMaskedShards(HloInstruction* value, HloInstru
 
 HloInstruction* AllReduceInGroups(HloInstruction* value, const hlo::TileAssignment& groups,
                                   hlo::HloComputation* reducer, PartitionContext& ctx) {
-  HloInstruction* all_reduce = ctx.Add(HloOpcode::kAllReduce, value->shape(), {value});
-  all_reduce->mutable_attrs()->replica_groups = MakeReplicaGroups(hlo::GroupLists(groups));
-  all_reduce->mutable_attrs()->channel_id = ctx.channel_ids().Next();
-  all_reduce->mutable_attrs()->use_global_device_ids = true;
-  all_reduce->AppendCalledComputation(reducer);
-  return all_reduce;
+  return ctx.builder().ReducingCollective(HloOpcode::kAllReduce, value->shape(), value,
+                                          MakeReplicaGroups(hlo::GroupLists(groups)), reducer);
 }
 
 }  // namespace spmd

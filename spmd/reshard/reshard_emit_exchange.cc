@@ -52,10 +52,7 @@ absl::StatusOr<HloInstruction*> ReshardEmitter::EmitExchange(const StepContext& 
   auto round = [&](const ExchangeRound& r, bool permute) {
     HloInstruction* cell = slice(context.value, DeviceStarts(r.read_offset, rank));
     if (permute) {
-      HloInstruction* moved = builder_.Add(HloOpcode::kCollectivePermute, cell_shape, {cell});
-      moved->mutable_attrs()->source_target_pairs = r.pairs;
-      moved->mutable_attrs()->channel_id = builder_.channel_ids().Next();
-      cell = moved;
+      cell = builder_.CollectivePermute(cell, r.pairs);  // `cell` is cell_shape.
     }
     const std::vector<HloInstruction*> write = DeviceStarts(r.write_offset, rank);
     const bool everyone = std::all_of(r.writes.begin(), r.writes.end(), [](bool w) { return w; });

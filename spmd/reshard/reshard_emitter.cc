@@ -101,13 +101,8 @@ absl::StatusOr<HloInstruction*> ReshardEmitter::EmitStep(const StepContext& cont
       return EmitGatherSubset(context);
     case ReshardStepKind::kSliceSubset:
       return EmitSliceSubset(context);
-    case ReshardStepKind::kCollectivePermute: {
-      HloInstruction* permute =
-          builder_.Add(HloOpcode::kCollectivePermute, context.value->shape(), {context.value});
-      permute->mutable_attrs()->source_target_pairs = step.source_target_pairs;
-      permute->mutable_attrs()->channel_id = builder_.channel_ids().Next();
-      return permute;
-    }
+    case ReshardStepKind::kCollectivePermute:
+      return builder_.CollectivePermute(context.value, step.source_target_pairs);
   }
   return absl::InternalError("reshard: unknown step kind");
 }
