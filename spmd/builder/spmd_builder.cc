@@ -215,6 +215,22 @@ HloInstruction* SpmdBuilder::ReducingCollective(HloOpcode opcode, Shape shape,
   return collective;
 }
 
+HloInstruction* SpmdBuilder::AllGather(std::vector<HloInstruction*> operands, int64_t dim,
+                                       hlo::ReplicaGroups groups, int64_t group_size) {
+  std::vector<Shape> shapes;
+  for (const HloInstruction* operand : operands) {
+    shapes.push_back(operand->shape());
+    shapes.back().set_dimension(dim, operand->shape().dimensions(dim) * group_size);
+  }
+  Shape shape = shapes.size() == 1 ? shapes[0] : Shape::Tuple(shapes);
+  HloInstruction* gather = Add(HloOpcode::kAllGather, std::move(shape), std::move(operands));
+  gather->mutable_attrs()->dimensions = {dim};
+  gather->mutable_attrs()->replica_groups = std::move(groups);
+  gather->mutable_attrs()->channel_id = channel_ids_->Next();
+  gather->mutable_attrs()->use_global_device_ids = true;
+  return gather;
+}
+
 HloInstruction* SpmdBuilder::CollectivePermute(HloInstruction* value,
                                                std::vector<std::pair<int64_t, int64_t>> pairs) {
   HloInstruction* permute = Add(HloOpcode::kCollectivePermute, value->shape(), {value});

@@ -126,6 +126,11 @@ class SpmdBuilder {
   hlo::HloInstruction* ReducingCollective(hlo::HloOpcode opcode, hlo::Shape shape,
                                           hlo::HloInstruction* value, hlo::ReplicaGroups groups,
                                           hlo::HloComputation* reducer);
+  // An all-gather of `operands` along `dim` over `groups` of `group_size` devices each (one
+  // operand: its array; several: a tuple, one collective for all of them), on a new channel with
+  // global device ids.
+  hlo::HloInstruction* AllGather(std::vector<hlo::HloInstruction*> operands, int64_t dim,
+                                 hlo::ReplicaGroups groups, int64_t group_size);
   // A collective-permute of `value` (shaped like it) along `pairs` (source, target), on a new
   // channel.
   hlo::HloInstruction* CollectivePermute(hlo::HloInstruction* value,

@@ -40,6 +40,7 @@
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
 #include "spmd/cost/collective_cost.h"
+#include "spmd/partitioner/candidate_cost.h"
 #include "spmd/partitioner/combiners.h"
 #include "spmd/partitioner/gather_scatter_masked.h"
 #include "spmd/partitioner/handlers.h"
@@ -108,28 +109,6 @@ std::optional<HloSharding> CurrentSharding(const HloInstruction* operand, Partit
   if (s.IsReplicated() || s.kind() == HloSharding::Kind::kMaximal) return s;
   if (s.IsTiled() && s.subgroup_types().empty()) return s;
   return std::nullopt;
-}
-
-// The estimated time to bring `operand` from its current sharding to `to`.
-absl::StatusOr<double> ReshardCost(const HloInstruction* operand, const HloSharding& to,
-                                   PartitionContext& ctx) {
-  ASSIGN_OR_RETURN(const PartitionedValue* value, ctx.Get(operand));
-  if (value->sharding == to) return 0.0;
-  if (operand->opcode() == HloOpcode::kBroadcast && operand->operand(0)->shape().IsArray() &&
-      operand->operand(0)->shape().rank() == 0) {
-    return 0.0;  // GetInSharding rebuilds a scalar broadcast in place.
-  }
-  ASSIGN_OR_RETURN(std::shared_ptr<const ReshardPlan> plan,
-                   ctx.planner().Plan(operand->shape(), value->sharding, to, ctx.num_devices()));
-  return plan->cost_us;
-}
-
-absl::StatusOr<double> ResultCost(const Shape& shape, const HloSharding& from,
-                                  const HloSharding& to, PartitionContext& ctx) {
-  if (from == to) return 0.0;
-  ASSIGN_OR_RETURN(std::shared_ptr<const ReshardPlan> plan,
-                   ctx.planner().Plan(shape, from, to, ctx.num_devices()));
-  return plan->cost_us;
 }
 
 // One way to run the op locally: the sharding each operand is asked for, the result's.

@@ -19,6 +19,7 @@ PartitionHandler FindPartitionHandler(hlo::HloOpcode opcode) {
     RegisterDotHandlers(*t);
     RegisterStructuralHandlers(*t);
     RegisterSortHandler(*t);
+    RegisterTopKHandler(*t);
     RegisterConvolutionHandler(*t);
     RegisterWindowHandlers(*t);
     RegisterDynamicSliceHandler(*t);

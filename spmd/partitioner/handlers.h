@@ -23,6 +23,7 @@ void RegisterReduceHandlers(HandlerTable& table);
 void RegisterDotHandlers(HandlerTable& table);
 void RegisterStructuralHandlers(HandlerTable& table);
 void RegisterSortHandler(HandlerTable& table);
+void RegisterTopKHandler(HandlerTable& table);
 void RegisterConvolutionHandler(HandlerTable& table);
 void RegisterWindowHandlers(HandlerTable& table);
 void RegisterDynamicSliceHandler(HandlerTable& table);
@@ -92,6 +93,11 @@ absl::StatusOr<hlo::HloComputation*> PartitionCalledComputation(
 absl::Status HandleShardingRuleCustomCall(const hlo::HloInstruction& original,
                                           const hlo::HloSharding& sharding, PartitionContext& ctx,
                                           bool* handled);
+
+// The opcode topk and XLA's custom-call "TopK" (topk_handler.cc): batch dims locally, a split
+// top-k dim by a local top-k and a merge of the candidates, whichever is cheapest.
+absl::Status HandleTopK(const hlo::HloInstruction& original, const hlo::HloSharding& sharding,
+                        PartitionContext& ctx);
 
 // The custom-call __op$block_scaled_dot (special_dot_handlers.cc).
 absl::Status HandleBlockScaledDot(const hlo::HloInstruction& original,

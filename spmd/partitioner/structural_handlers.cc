@@ -104,6 +104,7 @@ absl::Status HandleCustomCall(const HloInstruction& original, const HloSharding&
   if (target == "SPMDShardToFullShape") return HandleShardToFullShape(original, sharding, ctx);
   if (sharding.IsManual()) return HandleManual(original, sharding, ctx);
   if (target == "__op$block_scaled_dot") return HandleBlockScaledDot(original, sharding, ctx);
+  if (target == "TopK") return HandleTopK(original, sharding, ctx);
   bool handled = false;
   RETURN_IF_ERROR(HandleShardingRuleCustomCall(original, sharding, ctx, &handled));
   if (handled) return absl::OkStatus();
