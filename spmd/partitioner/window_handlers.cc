@@ -1,5 +1,5 @@
 // Ops that read a window of their operand along split dimensions: reduce-window,
-// select-and-scatter (along trivial-window dims only), slice,
+// select-and-scatter (along dims whose windows stay inside shards), slice,
 // (edge) pad, concatenate (each operand a window placed at its offset) and reverse (shards
 // mirrored, then realigned by a halo when uneven). Each device computes a block of the result from
 // its window input (halo_exchange.h). A slice is a window of size 1 with the slice's stride and
@@ -118,9 +118,25 @@ absl::Status HandleReduceWindow(const HloInstruction& original, const HloShardin
   return absl::OkStatus();
 }
 
-// Select-and-scatter: when only dims with a trivial window are split, each device selects
-// and scatters within its own shard (operand, source and result split alike, the init value
-// replicated) and nothing moves; a split dim with a real window falls back.
+// Whether select-and-scatter's windows along `d` never cross a shard boundary when `d` is split
+// `tiles` ways: a trivial window, or (XLA's RetinaNet case) unpadded, undilated windows no
+// longer than their stride over even shards holding whole strides. Each shard then holds
+// exactly its source shard's windows (source size = operand size / stride, split alike).
+bool WindowsStayInShards(const HloInstruction& original, int64_t d, int64_t tiles) {
+  const hlo::WindowDimension& w = original.attrs().window->dimensions[d];
+  if (tiles == 1 || TrivialWindow(w)) return true;
+  const int64_t size = original.operand(0)->shape().dimensions(d);
+  const int64_t source = original.operand(1)->shape().dimensions(d);
+  const bool plain_window = w.padding_low == 0 && w.padding_high == 0 && w.window_dilation == 1 &&
+                            w.base_dilation == 1 && w.size <= w.stride;
+  return plain_window && size % tiles == 0 && (size / tiles) % w.stride == 0 &&
+         source * w.stride == size;
+}
+
+// Select-and-scatter: when every split dim's windows stay inside shards (WindowsStayInShards),
+// each device selects and scatters within its own shard (operand, source and result split
+// alike, the init value replicated) and nothing moves; a split dim whose windows cross shard
+// boundaries falls back.
 absl::Status HandleSelectAndScatter(const HloInstruction& original, const HloSharding& sharding,
                                     PartitionContext& ctx) {
   const int64_t rank = original.shape().rank();
@@ -133,11 +149,10 @@ absl::Status HandleSelectAndScatter(const HloInstruction& original, const HloSha
     return FallBackToReplicated(original, sharding, ctx,
                                 "a select-and-scatter with subgroups in its sharding");
   for (int64_t d = 0; d < rank; ++d) {
-    if (sharding.tile_assignment().dim(d) > 1 &&
-        !TrivialWindow(original.attrs().window->dimensions[d])) {
+    if (!WindowsStayInShards(original, d, sharding.tile_assignment().dim(d))) {
       return FallBackToReplicated(original, sharding, ctx,
                                   "a select-and-scatter split along a dimension with a real "
-                                  "window (only trivial-window dims run locally)");
+                                  "window whose windows cross shard boundaries");
     }
   }
   ASSIGN_OR_RETURN(HloInstruction * operand, ctx.GetInSharding(original.operand(0), sharding));
