@@ -2,6 +2,8 @@
 // holding this device's id in that mode, and map its ids to global device ids.
 #include "runtime/common/collective_groups.h"
 
+#include <numeric>
+
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
 #include "runtime/common/opcode_table.h"
@@ -136,6 +138,29 @@ absl::StatusOr<int64_t> PermuteSourceOf(const HloInstruction& instr, const Devic
   if (source < 0) return int64_t{-1};
   return cross_partition ? d.replica_id * d.num_partitions + source
                          : source * d.num_partitions + d.partition_id;
+}
+
+std::vector<int64_t> PermuteGroup(const hlo::HloInstruction& instr, const DeviceContext& device) {
+  const bool cross_partition = instr.attrs().channel_id.has_value();
+  const int64_t count = cross_partition ? device.num_partitions : device.num_replicas;
+  std::vector<int64_t> root(count);
+  std::iota(root.begin(), root.end(), 0);
+  auto find = [&](int64_t x) {
+    while (root[x] != x) x = root[x] = root[root[x]];
+    return x;
+  };
+  for (const auto& [from, to] : instr.attrs().source_target_pairs) {
+    const int64_t a = find(from);
+    root[a] = find(to);
+  }
+  const int64_t self = cross_partition ? device.partition_id : device.replica_id;
+  std::vector<int64_t> group;
+  for (int64_t id = 0; id < count; ++id) {
+    if (find(id) != find(self)) continue;
+    group.push_back(cross_partition ? device.replica_id * device.num_partitions + id
+                                    : id * device.num_partitions + device.partition_id);
+  }
+  return group;
 }
 
 }  // namespace runtime

@@ -61,6 +61,11 @@ absl::StatusOr<DeviceGroup> DeviceGroupOf(const hlo::HloInstruction& instr,
 absl::StatusOr<int64_t> PermuteSourceOf(const hlo::HloInstruction& instr,
                                         const DeviceContext& device);
 
+// The devices that meet at collective-permute `instr` with `device` (global ids, ascending):
+// those its pairs join to it, directly or through others. Pairs name partitions with a
+// channel_id, else replicas. REQUIRES: PermuteSourceOf has accepted the pairs' range.
+std::vector<int64_t> PermuteGroup(const hlo::HloInstruction& instr, const DeviceContext& device);
+
 }  // namespace runtime
 
 #endif  // RUNTIME_COMMON_COLLECTIVE_GROUPS_H_

@@ -33,6 +33,10 @@ struct CollectiveOp {
   ReduceKind reduce = ReduceKind::kSum;        // Reducing collectives only.
   int64_t sequence = 0;  // How many times this device ran `instr` before.
   int64_t device = 0;    // Global id of the issuing device.
+  // Global ids of the devices that meet at this collective, ascending or in group order: the
+  // device's group, or the devices a collective-permute's pairs join to it. Groups meet apart
+  // (as in XLA's runtimes), so groups that take different branches never wait for each other.
+  std::vector<int64_t> members;
 };
 
 class Collectives {

@@ -1,7 +1,7 @@
 // Logical devices sharing one device (copy collectives) against the CPU executor's collectives:
 // every collective kind, in leading and non-leading dimensions, with strided replica groups,
-// a hand-partitioned MLP step on 8 devices (testdata/mlp_spmd.hlo), and a peer that never
-// arrives turning into an error instead of a hang.
+// a hand-partitioned MLP step on 8 devices (testdata/mlp_spmd.hlo), groups that take different
+// branches meeting apart, and a peer that never arrives turning into an error instead of a hang.
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -91,6 +91,40 @@ TEST(CopyCollectivesExample, HandPartitionedMlpOnEightDevices) {
 
 TEST(CopyCollectivesExample, EveryCollectiveOnOneDevice) {
   ExpectFileMatches("runtime/cuda/testdata/allreduce_1dev.hlo", 1);
+}
+
+TEST(CopyCollectivesGroups, GroupsThatTakeDifferentBranchesMeetApart) {
+  // Partitions {0,1} take the branch with an all-reduce, {2,3} the one with an all-gather; each
+  // collective combines one group only, so each group must meet on its own (as the CPU
+  // executor's hub and XLA's runtimes do), not wait for devices that never come.
+  absl::StatusOr<std::unique_ptr<hlo::HloModule>> module =
+      ParseForTest(R"(HloModule m, num_partitions=4
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+reduce_branch {
+  a = f32[4] parameter(0)
+  ROOT r = f32[4] all-reduce(a), channel_id=1, replica_groups={{0,1},{2,3}}, use_global_device_ids=true, to_apply=add
+}
+gather_branch {
+  a = f32[4] parameter(0)
+  g = f32[8] all-gather(a), channel_id=2, replica_groups={{0,1},{2,3}}, dimensions={0}, use_global_device_ids=true
+  ROOT s = f32[4] slice(g), slice={[2:6]}
+}
+ENTRY e {
+  x = f32[4] parameter(0)
+  pid = u32[] partition-id()
+  two = u32[] constant(2)
+  low = pred[] compare(pid, two), direction=LT
+  ROOT r = f32[4] conditional(low, x, x), true_computation=reduce_branch, false_computation=gather_branch
+})");
+  ASSERT_TRUE(module.ok()) << module.status();
+  CudaRunOptions options = HostOptions(4);
+  options.collective_timeout_seconds = 2;
+  absl::Status s = CompareWithCpu(**module, options);
+  EXPECT_TRUE(s.ok()) << s;
 }
 
 TEST(CopyCollectivesErrors, MissingPeerTimesOutNamingTheInstruction) {

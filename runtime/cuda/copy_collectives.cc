@@ -1,7 +1,10 @@
-// CopyHub rounds keyed by (instruction id, sequence); CopyCollectives' algorithms over them.
+// CopyHub rounds keyed by (instruction id, sequence, group); CopyCollectives' algorithms over them.
 #include "runtime/cuda/copy_collectives.h"
 
+#include <algorithm>
 #include <chrono>
+#include <numeric>
+#include <tuple>
 
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
@@ -33,7 +36,14 @@ absl::Status CopyHub::Exchange(const CollectiveOp& op, Entry mine,
   using Clock = std::chrono::steady_clock;
   const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                            std::chrono::duration<double>(timeout_seconds_));
-  const std::pair<int64_t, int64_t> key{op.instr->unique_id(), op.sequence};
+  std::vector<int64_t> members = op.members;
+  if (members.empty()) {
+    members.resize(num_devices_);
+    std::iota(members.begin(), members.end(), 0);
+  }
+  const int64_t expected = static_cast<int64_t>(members.size());
+  const int64_t least = *std::min_element(members.begin(), members.end());
+  const std::tuple<int64_t, int64_t, int64_t> key{op.instr->unique_id(), op.sequence, least};
   std::unique_lock<std::mutex> lock(mu_);
   if (!aborted_.ok()) return aborted_;
   Round& round = rounds_[key];
@@ -45,11 +55,10 @@ absl::Status CopyHub::Exchange(const CollectiveOp& op, Entry mine,
   round.present[op.device] = true;
   ++round.arrived;
   cv_.notify_all();
-  while (round.arrived < num_devices_ && aborted_.ok()) {
-    if (cv_.wait_until(lock, deadline) == std::cv_status::timeout &&
-        round.arrived < num_devices_) {
+  while (round.arrived < expected && aborted_.ok()) {
+    if (cv_.wait_until(lock, deadline) == std::cv_status::timeout && round.arrived < expected) {
       std::string missing;
-      for (int64_t d = 0; d < num_devices_; ++d) {
+      for (int64_t d : members) {
         if (!round.present[d]) hlo::StrAppend(&missing, missing.empty() ? "" : ",", d);
       }
       aborted_ = absl::DeadlineExceededError(hlo::StrCat(
@@ -58,7 +67,7 @@ absl::Status CopyHub::Exchange(const CollectiveOp& op, Entry mine,
       cv_.notify_all();
     }
   }
-  if (!aborted_.ok() && round.arrived < num_devices_) {
+  if (!aborted_.ok() && round.arrived < expected) {
     if (++round.departed == round.arrived) rounds_.erase(key);
     return aborted_;
   }
@@ -71,8 +80,8 @@ absl::Status CopyHub::Exchange(const CollectiveOp& op, Entry mine,
   cv_.notify_all();
   // Everyone has arrived and work never blocks on peers: wait for all, even after errors, so
   // no input is freed while a peer reads it.
-  cv_.wait(lock, [&] { return round.finished == num_devices_; });
-  if (++round.departed == num_devices_) rounds_.erase(key);
+  cv_.wait(lock, [&] { return round.finished == expected; });
+  if (++round.departed == expected) rounds_.erase(key);
   return done.ok() ? aborted_ : done;
 }
 

@@ -3,11 +3,13 @@
 // NCCL.
 //
 // Every device that reaches a collective publishes its input and output pointers in a shared
-// CopyHub after finishing its pending work; when all devices have arrived, each device fills
-// its own output by reading its group's inputs (copies; reductions in group order with the
-// elementwise kernel), waits for its stream, and leaves only when every device is done, so no
-// input is overwritten while a peer reads it. A device that does not arrive within the timeout
-// becomes an error naming the instruction; an error on any device aborts the hub.
+// CopyHub after finishing its pending work; when its group has arrived (each group of a
+// collective meets on its own, as in XLA's runtimes, so groups that take different branches
+// never wait for each other), each device fills its own output by reading its group's inputs
+// (copies; reductions in group order with the elementwise kernel), waits for its stream, and
+// leaves only when every member is done, so no input is overwritten while a peer reads it. A device
+// that does not arrive within the timeout becomes an error naming the instruction; an error on any
+// device aborts the hub.
 #ifndef RUNTIME_CUDA_COPY_COLLECTIVES_H_
 #define RUNTIME_CUDA_COPY_COLLECTIVES_H_
 
@@ -15,6 +17,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -33,8 +36,9 @@ class CopyHub {
   CopyHub(int64_t num_devices, double timeout_seconds)
       : num_devices_(num_devices), timeout_seconds_(timeout_seconds) {}
 
-  // Publishes `mine` for (`op`'s instruction, sequence), waits for all devices, runs `work` on
-  // every device's entry (indexed by global id), and waits until all devices finished `work`.
+  // Publishes `mine` for (`op`'s instruction, sequence, group), waits for `op.members` (every
+  // device when empty), runs `work` on the entries (indexed by global id; only the members'
+  // are set), and waits until every member finished `work`. Each group meets in its own round.
   absl::Status Exchange(const CollectiveOp& op, Entry mine,
                         const std::function<absl::Status(const std::vector<Entry>&)>& work);
   void Abort(const absl::Status& status);
@@ -49,7 +53,8 @@ class CopyHub {
   const double timeout_seconds_;
   std::mutex mu_;
   std::condition_variable cv_;
-  std::map<std::pair<int64_t, int64_t>, Round> rounds_;
+  // By (instruction id, sequence, the group's least member).
+  std::map<std::tuple<int64_t, int64_t, int64_t>, Round> rounds_;
   absl::Status aborted_;
 };
 

@@ -479,32 +479,6 @@ absl::StatusOr<Literal> AllToAll(const HloInstruction& instr, Inputs operands,
   return result;
 }
 
-// The devices that meet at collective-permute `instr` with `device` (global ids): those its
-// pairs join to it, directly or through others. Pairs name partitions with a channel_id, else
-// replicas; PermuteSourceOf has checked their range.
-std::vector<int64_t> PermuteGroup(const HloInstruction& instr, const DeviceContext& device) {
-  const bool cross_partition = instr.attrs().channel_id.has_value();
-  const int64_t count = cross_partition ? device.num_partitions : device.num_replicas;
-  std::vector<int64_t> root(count);
-  std::iota(root.begin(), root.end(), 0);
-  auto find = [&](int64_t x) {
-    while (root[x] != x) x = root[x] = root[root[x]];
-    return x;
-  };
-  for (const auto& [from, to] : instr.attrs().source_target_pairs) {
-    const int64_t a = find(from);
-    root[a] = find(to);
-  }
-  const int64_t self = cross_partition ? device.partition_id : device.replica_id;
-  std::vector<int64_t> group;
-  for (int64_t id = 0; id < count; ++id) {
-    if (find(id) != find(self)) continue;
-    group.push_back(cross_partition ? device.replica_id * device.num_partitions + id
-                                    : id * device.num_partitions + device.partition_id);
-  }
-  return group;
-}
-
 absl::StatusOr<Literal> CollectivePermute(const HloInstruction& instr, Inputs operands,
                                           Evaluator& evaluator) {
   const Shape& shape = instr.shape();

@@ -29,6 +29,9 @@ absl::StatusOr<CollectiveOp> MakeOp(OpContext& ctx, const DeviceArray& array, bo
   ASSIGN_OR_RETURN(op.dtype, DTypeOf(array.shape.element_type()));
   if (grouped) {
     ASSIGN_OR_RETURN(op.grouping, GroupingOf(ctx.instr, ctx.executor.context()));
+    op.members = op.grouping.groups[op.grouping.group];
+  } else {
+    op.members = PermuteGroup(ctx.instr, ctx.executor.context());
   }
   op.sequence = ctx.executor.NextSequence(ctx.instr);
   op.device = GlobalDeviceId(ctx.executor.context());
@@ -169,8 +172,8 @@ absl::Status HandleCollectivePermute(OpContext& ctx) {
         "combined or in-place collective-permute is not supported by the CUDA executor");
   }
   const DeviceContext& me = ctx.executor.context();
+  ASSIGN_OR_RETURN(int64_t source, PermuteSourceOf(ctx.instr, me));  // Checks the pairs.
   ASSIGN_OR_RETURN(CollectiveOp op, MakeOp(ctx, ctx.operands[0], false));
-  ASSIGN_OR_RETURN(int64_t source, PermuteSourceOf(ctx.instr, me));
   std::vector<int64_t> targets;
   for (int64_t d = 0; d < me.num_partitions * me.num_replicas; ++d) {
     DeviceContext other = me;
