@@ -9,7 +9,8 @@
 // local convolution runs without padding on those dimensions. With feature_group_count > 1
 // the output features split only along whole groups (the input features then split alike and
 // each device convolves its fgc/t groups), else they stay whole; with batch_group_count > 1
-// the batch and feature dimensions both stay whole.
+// likewise, the input batch split alike (each device convolves its bgc/t batch groups, no
+// communication), and the output batch stays whole.
 //
 // Contracting split: when the output is replicated over some devices (a last-tile
 // replication dim, or wholly) and no output spatial dim is split, those devices can instead
@@ -17,9 +18,26 @@
 // each convolves its slice, padding of uneven slices masked to zero, and an all-reduce over
 // them sums the partial results. Weight gradients contract over the activations' batch, split
 // on the data axis, so this keeps them from gathering both operands. Plain convolutions only
-// (feature_group_count and batch_group_count 1). Both strategies are costed by the bytes each
-// device receives (operand reshards, plus the all-reduce) and the cheaper one is emitted
-// (--explain logs both). On 4 devices:
+// (feature_group_count and batch_group_count 1).
+//
+// Kernel-window split (XLA's for an input and kernel both split along a window dim, e.g. a
+// weight gradient whose kernel spans the activations): with the output replicated over t
+// devices and no output spatial dim split, those devices split window dim k's kernel positions
+// into blocks of Ks = ceil(K/t) (kernel padding zeroed); each convolves the input window its
+// block reads (halo_exchange.h KernelBlockGeometry: halo exchange from an input split alike,
+// or sliced from an input whole along k) with window size Ks and no padding, and an all-reduce
+// sums the partial results. Any group counts; no window reversal or base dilation on k.
+//
+// Aligned results (XLA's 'align with LHS/RHS'): every strategy is also costed for a result
+// sharding derived from each operand's current sharding (input batch/feature/spatial and
+// kernel output-feature tiles moved to the output), whose result is then resharded to the
+// requested one; a small result moved once can beat moving a large operand.
+//
+// Choice: each candidate's bytes per device (operand reshards, cached ones free; halos; the
+// all-reduce; the result's reshard to the requested sharding). The fewest bytes wins among
+// candidates that compute no more FLOPs per device than the requested output tiles, or take
+// less estimated time (device model: FLOPs plus transfer) than them; --explain lists every
+// candidate with its bytes. On 4 devices:
 //
 //   %c = f32[8,16,16,32] convolution(f32[8,16,16,3] %x, f32[3,3,3,32] %k), window={size=3x3
 //        pad=1_1x1_1}, dim_labels=b01f_01io->b01f, sharding={devices=[1,4,1,1]<=[4]}
@@ -27,6 +45,7 @@
 //   (collective-permute) to its f32[8,4,16,3] shard: %c.spmd = f32[8,4,16,32] convolution(
 //   f32[8,6,16,3] ..., %k), window={size=3x3 pad=0_0x1_1}
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <optional>
 
@@ -35,6 +54,7 @@
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
 #include "spmd/cost/collective_cost.h"
+#include "spmd/cost/device_model.h"
 #include "spmd/partitioner/halo_exchange.h"
 #include "spmd/partitioner/handlers.h"
 #include "spmd/partitioner/partition_context.h"
@@ -51,13 +71,16 @@ int64_t Tiles(const HloSharding& sharding, int64_t d) {
   return sharding.IsTiled() ? sharding.tile_assignment().dim(d) : 1;
 }
 
-// Whether the output features are split along whole feature groups: each device then holds
-// the input features of its own groups and runs a convolution of fgc/t groups.
-bool SplitsFeatureGroups(const HloInstruction& conv, const HloSharding& sharding) {
+// Whether the output features are split along whole groups: with feature_group_count > 1
+// each device holds the input features of its own groups, with batch_group_count > 1 the
+// input batch of its own groups, and runs a convolution of 1/t of the groups.
+bool SplitsGroups(const HloInstruction& conv, const HloSharding& sharding) {
   const hlo::ConvolutionDimensionNumbers& dn = *conv.attrs().convolution_dimension_numbers;
   const int64_t fgc = conv.attrs().feature_group_count;
+  const int64_t bgc = conv.attrs().batch_group_count;
   const int64_t t = Tiles(sharding, dn.output_feature_dimension);
-  return fgc > 1 && conv.attrs().batch_group_count == 1 && fgc % t == 0;
+  if (fgc > 1 && bgc == 1) return fgc % t == 0;
+  return bgc > 1 && fgc == 1 && bgc % t == 0;
 }
 
 // The output spatial dims `sharding` splits whose window can be split into blocks.
@@ -96,32 +119,63 @@ std::vector<int64_t> WholeOutputDims(const HloInstruction& conv, const HloShardi
     if (!split) whole.push_back(d);
   }
   const bool grouped = conv.attrs().feature_group_count != 1 || conv.attrs().batch_group_count != 1;
-  if (grouped && !SplitsFeatureGroups(conv, sharding)) {
+  if (grouped && !SplitsGroups(conv, sharding)) {
     whole.push_back(dn.output_feature_dimension);
   }
   if (conv.attrs().batch_group_count != 1) whole.push_back(dn.output_batch_dimension);
   return whole;
 }
 
-// Operand shardings of one strategy and the bytes each device receives for it.
+enum class ConvKind {
+  kOutputTiles,   // Each device computes its tile of the output (window inputs by halo).
+  kContracting,   // The input features split with the kernel's; partial sums all-reduced.
+  kKernelWindow,  // One spatial dim's kernel positions split; partial sums all-reduced.
+};
+
+// One way to compute the convolution: the result sharding it computes in, its operands'
+// shardings and the bytes each device receives for it (operand reshards, halos, the
+// all-reduce of partial sums and the reshard of its result to the requested sharding).
 struct ConvStrategy {
+  ConvKind kind = ConvKind::kOutputTiles;
+  HloSharding local = HloSharding::Replicate();
   HloSharding input = HloSharding::Replicate();
   HloSharding kernel = HloSharding::Replicate();
-  std::vector<std::vector<int64_t>> sum_groups;  // Contracting split: the all-reduce's groups.
+  std::vector<WindowSplit> splits;  // kOutputTiles: split output spatial dims.
+  int64_t group_tiles = 1;          // kOutputTiles: output features split along whole groups.
+  std::vector<std::vector<int64_t>> sum_groups;  // The all-reduce's groups.
+  WindowSplit kernel_split;  // kKernelWindow: the split window dim (output_dim: the
+                             // kernel's spatial dim).
   int64_t bytes = 0;
+  double flops = 0;  // Of the local convolution, per device.
 };
 
 constexpr int64_t kUnplannable = std::numeric_limits<int64_t>::max() / 4;
 
-// Bytes each device receives to bring `operand` into `target` (kUnplannable when the planner
-// cannot reshard it).
+// Bytes each device receives to bring a value of `shape` from `from` into `to`
+// (kUnplannable when the planner cannot reshard it).
+int64_t ReshardBytes(const Shape& shape, const HloSharding& from, const HloSharding& to,
+                     PartitionContext& ctx) {
+  if (from == to) return 0;
+  auto plan = ctx.planner().Plan(shape, from, to, ctx.num_devices());
+  return plan.ok() ? (*plan)->bytes_received_per_device : kUnplannable;
+}
+
 int64_t ReshardBytes(const HloInstruction* operand, const HloSharding& target,
                      PartitionContext& ctx) {
   absl::StatusOr<const PartitionedValue*> now = ctx.Get(operand);
   if (!now.ok()) return kUnplannable;
-  if ((*now)->sharding == target) return 0;
-  auto plan = ctx.planner().Plan(operand->shape(), (*now)->sharding, target, ctx.num_devices());
-  return plan.ok() ? (*plan)->bytes_received_per_device : kUnplannable;
+  const std::vector<HloSharding>& made = ctx.ReshardedShardings(operand);
+  if (std::find(made.begin(), made.end(), target) != made.end()) return 0;  // Cached.
+  return ReshardBytes(operand->shape(), (*now)->sharding, target, ctx);
+}
+
+// Bytes a device receives by halo exchange along `split` for an operand of `shape` in
+// `sharding` (zero when the window is sliced from a whole operand).
+int64_t HaloBytes(const Shape& shape, const HloSharding& sharding, const WindowSplit& split) {
+  if (!split.halo || split.geometry.shard == 0) return 0;
+  absl::StatusOr<Shape> local = LocalShape(sharding, shape);
+  if (!local.ok()) return kUnplannable;
+  return HaloElements(split.geometry) * (local->byte_size() / split.geometry.shard);
 }
 
 // The output's replication devices as one more tiled dim (index `rank`), or nullopt when
@@ -147,73 +201,368 @@ std::optional<HloSharding> WithReplicationAsTiles(const HloSharding& local, int6
   return *std::move(tiled);
 }
 
-// The contracting split (file comment) for a result in `local`, or nullopt when it does not
-// apply. `input_map` and `kernel_map` map operand dims to output dims as for the output tiles.
-absl::StatusOr<std::optional<ConvStrategy>> ContractingStrategy(const HloInstruction& conv,
-                                                                const HloSharding& local,
-                                                                std::vector<int64_t> input_map,
-                                                                std::vector<int64_t> kernel_map,
+// What the strategies of one result sharding share: the convolution, its local result
+// sharding, the operand dim -> output dim maps of the output tiles, and the requested sharding
+// (a strategy's result is resharded to it).
+struct ConvSetting {
+  const HloInstruction& conv;
+  const HloSharding& requested;
+  HloSharding local;
+  std::vector<int64_t> input_map;
+  std::vector<int64_t> kernel_map;
+  std::optional<HloSharding> tiled;  // WithReplicationAsTiles(local).
+  int64_t group_tiles = 1;           // As ConvStrategy::group_tiles.
+};
+
+// The result's bytes: the all-reduce of partial sums over groups of `group_size` devices and
+// the reshard to the requested sharding.
+int64_t ResultBytes(const ConvSetting& set, int64_t group_size, PartitionContext& ctx) {
+  int64_t bytes = ReshardBytes(set.conv.shape(), set.local, set.requested, ctx);
+  if (group_size > 1) {
+    absl::StatusOr<Shape> shape = LocalShape(set.local, set.conv.shape());
+    if (!shape.ok()) return kUnplannable;
+    bytes += CollectiveBytesReceived(CollectiveKind::kAllReduce, shape->byte_size(), group_size);
+  }
+  return bytes;
+}
+
+// A strategy that splits the operand dims `input_map` and `kernel_map` give the extra tiled
+// dim (the result's replication devices) and sums the partial results over them.
+absl::StatusOr<ConvStrategy> SummingStrategy(const ConvSetting& set, ConvKind kind,
+                                             const std::vector<int64_t>& input_map,
+                                             const std::vector<int64_t>& kernel_map) {
+  const int64_t rank = set.conv.shape().rank();
+  ConvStrategy s;
+  s.kind = kind;
+  s.local = set.local;
+  s.group_tiles = set.group_tiles;
+  ASSIGN_OR_RETURN(s.input, hlo::OperandShardingFromResult(*set.tiled, rank + 1, input_map));
+  ASSIGN_OR_RETURN(s.kernel, hlo::OperandShardingFromResult(*set.tiled, rank + 1, kernel_map));
+  ASSIGN_OR_RETURN(hlo::TileAssignment groups,
+                   hlo::DeviceGroupsAlongDims(set.tiled->tile_assignment(), {rank}));
+  s.sum_groups = hlo::GroupLists(groups);
+  return s;
+}
+
+// Whether partial results of this convolution may be summed (not pred).
+bool Summable(const HloInstruction& conv) {
+  return conv.shape().element_type() != hlo::PrimitiveType::kPred;
+}
+
+// The contracting split (file comment), or nullopt when it does not apply.
+absl::StatusOr<std::optional<ConvStrategy>> ContractingStrategy(const ConvSetting& set,
                                                                 PartitionContext& ctx) {
+  const HloInstruction& conv = set.conv;
   const hlo::ConvolutionDimensionNumbers& dn = *conv.attrs().convolution_dimension_numbers;
   const int64_t rank = conv.shape().rank();
-  const bool plain = conv.attrs().feature_group_count == 1 && conv.attrs().batch_group_count == 1 &&
-                     conv.shape().element_type() != hlo::PrimitiveType::kPred;
-  std::optional<HloSharding> tiled = WithReplicationAsTiles(local, rank, ctx.num_devices());
-  if (!plain || !tiled.has_value()) return std::optional<ConvStrategy>();
+  const bool plain = conv.attrs().feature_group_count == 1 && conv.attrs().batch_group_count == 1;
+  if (!plain || !Summable(conv) || !set.tiled.has_value()) return std::optional<ConvStrategy>();
+  std::vector<int64_t> input_map = set.input_map, kernel_map = set.kernel_map;
   input_map[dn.input_feature_dimension] = rank;
   kernel_map[dn.kernel_input_feature_dimension] = rank;
-  ConvStrategy s;
-  ASSIGN_OR_RETURN(s.input, hlo::OperandShardingFromResult(*tiled, rank + 1, input_map));
-  ASSIGN_OR_RETURN(s.kernel, hlo::OperandShardingFromResult(*tiled, rank + 1, kernel_map));
-  ASSIGN_OR_RETURN(hlo::TileAssignment groups,
-                   hlo::DeviceGroupsAlongDims(tiled->tile_assignment(), {rank}));
-  s.sum_groups = hlo::GroupLists(groups);
-  ASSIGN_OR_RETURN(Shape shape, LocalShape(local, conv.shape()));
+  ASSIGN_OR_RETURN(ConvStrategy s,
+                   SummingStrategy(set, ConvKind::kContracting, input_map, kernel_map));
   s.bytes = ReshardBytes(conv.operand(0), s.input, ctx) +
             ReshardBytes(conv.operand(1), s.kernel, ctx) +
-            CollectiveBytesReceived(CollectiveKind::kAllReduce, shape.byte_size(),
-                                    tiled->tile_assignment().dim(rank));
+            ResultBytes(set, s.sum_groups[0].size(), ctx);
   return std::optional<ConvStrategy>(std::move(s));
 }
 
-// Picks the cheaper of the output tiles (`tiles`) and the contracting split, logging both.
-absl::StatusOr<ConvStrategy> ChooseStrategy(const HloInstruction& conv, const HloSharding& local,
-                                            ConvStrategy tiles,
-                                            const std::vector<int64_t>& input_map,
-                                            const std::vector<int64_t>& kernel_map,
-                                            PartitionContext& ctx) {
-  ASSIGN_OR_RETURN(std::optional<ConvStrategy> contracting,
-                   ContractingStrategy(conv, local, input_map, kernel_map, ctx));
-  if (!contracting.has_value()) return tiles;
-  tiles.bytes = ReshardBytes(conv.operand(0), tiles.input, ctx) +
-                ReshardBytes(conv.operand(1), tiles.kernel, ctx);
-  const bool split = contracting->bytes < tiles.bytes;
-  ctx.log().lines.push_back(
-      hlo::StrCat("convolution %", conv.name(), ": the output tiles alone receive ", tiles.bytes,
-                  " bytes per device, splitting the contracted dims over ",
-                  contracting->sum_groups[0].size(), " devices and summing receives ",
-                  contracting->bytes, split ? ": contracting split" : ": output tiles"));
-  return split ? *std::move(contracting) : tiles;
+// The kernel-window split of spatial dim `k` (XLA's for an input and kernel both split along
+// a window dim): the kernel's positions along k split over the result's replication devices,
+// each convolving the input window its block reads (KernelBlockGeometry; halo exchange, or
+// sliced from an input whole along k) with its kernel block, the partial results summed.
+absl::StatusOr<std::optional<ConvStrategy>> KernelWindowStrategy(const ConvSetting& set, size_t k,
+                                                                 PartitionContext& ctx) {
+  const HloInstruction& conv = set.conv;
+  const hlo::ConvolutionDimensionNumbers& dn = *conv.attrs().convolution_dimension_numbers;
+  const hlo::WindowDimension& w = conv.attrs().window->dimensions[k];
+  const int64_t rank = conv.shape().rank();
+  if (!Summable(conv) || !set.tiled.has_value() || w.window_reversal || !SplittableWindow(w)) {
+    return std::optional<ConvStrategy>();
+  }
+  std::vector<int64_t> input_map = set.input_map, kernel_map = set.kernel_map;
+  input_map[dn.input_spatial_dimensions[k]] = rank;
+  kernel_map[dn.kernel_spatial_dimensions[k]] = rank;
+  ASSIGN_OR_RETURN(ConvStrategy s,
+                   SummingStrategy(set, ConvKind::kKernelWindow, input_map, kernel_map));
+  WindowSplit& split = s.kernel_split;
+  split.wd.dim = dn.input_spatial_dimensions[k];
+  split.wd.tiles = static_cast<int64_t>(s.sum_groups[0].size());
+  split.wd.input_size = conv.operand(0)->shape().dimensions(split.wd.dim);
+  split.wd.output_size = conv.shape().dimensions(dn.output_spatial_dimensions[k]);
+  split.wd.window = w;
+  split.output_dim = dn.kernel_spatial_dimensions[k];
+  split.window_index = static_cast<int64_t>(k);
+  split.geometry = KernelBlockGeometry(split.wd);
+  split.halo = true;
+  // The input split along k with halos, or whole along k with each window sliced locally.
+  ASSIGN_OR_RETURN(HloSharding whole,
+                   hlo::OperandShardingFromResult(*set.tiled, rank + 1, set.input_map));
+  const int64_t halo = ReshardBytes(conv.operand(0), s.input, ctx) +
+                       HaloBytes(conv.operand(0)->shape(), s.input, split);
+  const int64_t sliced = ReshardBytes(conv.operand(0), whole, ctx);
+  if (sliced <= halo) {
+    split.halo = false;
+    s.input = whole;
+  }
+  s.bytes = std::min(halo, sliced) + ReshardBytes(conv.operand(1), s.kernel, ctx) +
+            ResultBytes(set, split.wd.tiles, ctx);
+  return std::optional<ConvStrategy>(std::move(s));
 }
 
-// The contracting split: operands with uneven contracted slices masked to zero, the local
-// convolution, and the all-reduce of its partial sums.
-absl::Status EmitContracting(const HloInstruction& original, const HloSharding& local,
-                             const ConvStrategy& s, PartitionContext& ctx) {
-  std::vector<HloInstruction*> operands;
-  for (int64_t i = 0; i < 2; ++i) {
-    const HloInstruction* operand = original.operand(i);
-    const HloSharding& sharding = i == 0 ? s.input : s.kernel;
-    ASSIGN_OR_RETURN(HloInstruction * value, ctx.GetInSharding(operand, sharding));
-    HloInstruction* zero = ctx.ScalarConstant(operand->shape().element_type(), 0);
-    ASSIGN_OR_RETURN(value, ctx.MaskPadding(value, operand->shape(), sharding, zero));
-    operands.push_back(value);
+// The output-tile strategy for the result sharding `sharding`, and the setting the summing
+// strategies of that sharding build on.
+absl::StatusOr<std::pair<ConvStrategy, ConvSetting>> OutputTiles(const HloInstruction& conv,
+                                                                 const HloSharding& sharding,
+                                                                 const HloSharding& requested,
+                                                                 PartitionContext& ctx) {
+  const hlo::ConvolutionDimensionNumbers& dn = *conv.attrs().convolution_dimension_numbers;
+  ConvStrategy s;
+  s.splits = SpatialSplits(conv, sharding);
+  if (sharding.IsTiled()) {
+    ASSIGN_OR_RETURN(s.local,
+                     hlo::PartiallyReplicate(sharding, WholeOutputDims(conv, sharding, s.splits)));
   }
-  ASSIGN_OR_RETURN(Shape local_shape, LocalShape(local, original.shape()));
-  HloInstruction* partial = CloneWithOperands(original, local_shape, operands, ctx);
-  ASSIGN_OR_RETURN(HloInstruction * sum, ctx.AllReduceSum(partial, s.sum_groups));
-  ctx.Set(&original, {sum, local, original.shape()});
+  ASSIGN_OR_RETURN(const PartitionedValue* input_now, ctx.Get(conv.operand(0)));
+  ChooseWindowInputs(conv, input_now->sharding, s.splits, ctx);
+  const int64_t rank = conv.shape().rank();
+  const int64_t feature_tiles = Tiles(s.local, dn.output_feature_dimension);
+  if (feature_tiles > 1 && SplitsGroups(conv, s.local)) s.group_tiles = feature_tiles;
+  ConvSetting set{conv,
+                  requested,
+                  s.local,
+                  std::vector<int64_t>(conv.operand(0)->shape().rank(), -1),
+                  std::vector<int64_t>(conv.operand(1)->shape().rank(), -1),
+                  std::nullopt};
+  set.input_map[dn.input_batch_dimension] = dn.output_batch_dimension;
+  if (s.group_tiles > 1) {
+    const bool batch_groups = conv.attrs().batch_group_count > 1;
+    set.input_map[batch_groups ? dn.input_batch_dimension : dn.input_feature_dimension] =
+        dn.output_feature_dimension;
+  }
+  for (const WindowSplit& split : s.splits) {
+    if (split.halo) set.input_map[split.wd.dim] = split.output_dim;
+  }
+  set.kernel_map[dn.kernel_output_feature_dimension] = dn.output_feature_dimension;
+  ASSIGN_OR_RETURN(s.input, hlo::OperandShardingFromResult(s.local, rank, set.input_map));
+  ASSIGN_OR_RETURN(s.kernel, hlo::OperandShardingFromResult(s.local, rank, set.kernel_map));
+  set.tiled = WithReplicationAsTiles(s.local, rank, ctx.num_devices());
+  set.group_tiles = s.group_tiles;
+  s.bytes = ReshardBytes(conv.operand(0), s.input, ctx) +
+            ReshardBytes(conv.operand(1), s.kernel, ctx) + ResultBytes(set, 1, ctx);
+  for (const WindowSplit& split : s.splits) {
+    s.bytes += HaloBytes(conv.operand(0)->shape(), s.input, split);
+  }
+  return std::make_pair(std::move(s), std::move(set));
+}
+
+// Appends the strategies computing the result in `sharding` (output tiles first; with no
+// output spatial dim split, the summing ones).
+absl::Status AddStrategies(const HloInstruction& conv, const HloSharding& sharding,
+                           const HloSharding& requested, PartitionContext& ctx,
+                           std::vector<ConvStrategy>& out) {
+  ASSIGN_OR_RETURN(auto tiles_and_setting, OutputTiles(conv, sharding, requested, ctx));
+  auto& [tiles, set] = tiles_and_setting;
+  const bool whole = tiles.local.IsReplicated();
+  const bool spatial_split = !tiles.splits.empty();
+  if (!whole || &sharding == &requested) out.push_back(std::move(tiles));
+  if (spatial_split) return absl::OkStatus();
+  ASSIGN_OR_RETURN(std::optional<ConvStrategy> contracting, ContractingStrategy(set, ctx));
+  if (contracting.has_value()) out.push_back(*std::move(contracting));
+  if (!conv.attrs().window.has_value()) return absl::OkStatus();
+  for (size_t k = 0; k < conv.attrs().window->dimensions.size(); ++k) {
+    ASSIGN_OR_RETURN(std::optional<ConvStrategy> s, KernelWindowStrategy(set, k, ctx));
+    if (s.has_value()) out.push_back(*std::move(s));
+  }
   return absl::OkStatus();
+}
+
+// Result shardings aligned with an operand's current sharding (XLA's 'align with LHS/RHS'):
+// computing there and resharding the result can move less than resharding the operands.
+std::vector<HloSharding> AlignedShardings(const HloInstruction& conv, PartitionContext& ctx) {
+  const hlo::ConvolutionDimensionNumbers& dn = *conv.attrs().convolution_dimension_numbers;
+  std::vector<HloSharding> out;
+  for (int64_t i = 0; i < 2; ++i) {
+    absl::StatusOr<const PartitionedValue*> now = ctx.Get(conv.operand(i));
+    if (!now.ok() || !(*now)->sharding.IsTiled()) continue;
+    std::vector<int64_t> map(conv.shape().rank(), -1);  // Output dim -> operand dim.
+    if (i == 1) {
+      map[dn.output_feature_dimension] = dn.kernel_output_feature_dimension;
+    } else {
+      const bool batch_groups = conv.attrs().batch_group_count > 1;
+      map[batch_groups ? dn.output_feature_dimension : dn.output_batch_dimension] =
+          dn.input_batch_dimension;
+      if (conv.attrs().feature_group_count > 1) {
+        map[dn.output_feature_dimension] = dn.input_feature_dimension;
+      }
+      for (size_t k = 0; k < dn.input_spatial_dimensions.size(); ++k) {
+        map[dn.output_spatial_dimensions[k]] = dn.input_spatial_dimensions[k];
+      }
+    }
+    absl::StatusOr<HloSharding> aligned =
+        hlo::OperandShardingFromResult((*now)->sharding, conv.operand(i)->shape().rank(), map);
+    if (aligned.ok() && aligned->IsTiled() && aligned->subgroup_types().empty()) {
+      out.push_back(*std::move(aligned));
+    }
+  }
+  return out;
+}
+
+const char* KindName(ConvKind kind) {
+  switch (kind) {
+    case ConvKind::kOutputTiles:
+      return "output tiles";
+    case ConvKind::kContracting:
+      return "contracting split";
+    case ConvKind::kKernelWindow:
+      return "kernel window split";
+  }
+  return "";
+}
+
+std::string Describe(const ConvStrategy& s, const HloSharding& requested) {
+  std::string text = KindName(s.kind);
+  if (s.kind == ConvKind::kContracting) {
+    hlo::StrAppend(&text, " over ", s.sum_groups[0].size(), " devices");
+  } else if (s.kind == ConvKind::kKernelWindow) {
+    hlo::StrAppend(&text, " of dimension ", s.kernel_split.wd.dim, " over ", s.sum_groups[0].size(),
+                   " devices (", s.kernel_split.halo ? "halo exchange" : "windows sliced", ")");
+  }
+  if (s.local != requested && !s.local.IsReplicated()) {
+    hlo::StrAppend(&text, " computed in ", s.local.ToString(), " and resharded");
+  }
+  return text;
+}
+
+// The local convolution's FLOPs: 2 per multiply-add, each local output element reading its
+// window (a kernel block along a kernel-window split) times the kernel's input features (a
+// slice of them under a contracting split).
+double LocalFlops(const HloInstruction& conv, const ConvStrategy& s) {
+  const hlo::ConvolutionDimensionNumbers& dn = *conv.attrs().convolution_dimension_numbers;
+  absl::StatusOr<Shape> out = LocalShape(s.local, conv.shape());
+  if (!out.ok()) return 0;
+  double flops = 2.0 * static_cast<double>(out->num_elements());
+  if (conv.attrs().window.has_value()) {
+    const std::vector<hlo::WindowDimension>& dims = conv.attrs().window->dimensions;
+    for (size_t k = 0; k < dims.size(); ++k) {
+      const bool block = s.kind == ConvKind::kKernelWindow &&
+                         s.kernel_split.window_index == static_cast<int64_t>(k);
+      flops *= static_cast<double>(block ? s.kernel_split.geometry.out_shard : dims[k].size);
+    }
+  }
+  double in =
+      static_cast<double>(conv.operand(1)->shape().dimensions(dn.kernel_input_feature_dimension));
+  if (s.kind == ConvKind::kContracting) in = std::ceil(in / s.sum_groups[0].size());
+  return flops * in;
+}
+
+// The estimated time of `s`: its local convolution and the bytes it receives.
+double TimeUs(const HloInstruction& conv, const ConvStrategy& s, PartitionContext& ctx) {
+  const DeviceModel& model = ctx.options().device_model;
+  std::vector<int64_t> all(ctx.num_devices());
+  for (int64_t d = 0; d < ctx.num_devices(); ++d) all[d] = d;
+  return model.ComputeTimeUs(s.flops, conv.shape().element_type()) +
+         TransferTimeUs(s.bytes, model.LinkFor({all}));
+}
+
+// All strategies (for the requested sharding, then for result shardings aligned with the
+// operands), each logged with its bytes; chosen: the fewest bytes (the first on ties) among
+// those that compute no more per device than the first (the requested output tiles) or take
+// less estimated time than it.
+absl::StatusOr<ConvStrategy> ChooseStrategy(const HloInstruction& conv, const HloSharding& sharding,
+                                            PartitionContext& ctx) {
+  std::vector<ConvStrategy> all;
+  RETURN_IF_ERROR(AddStrategies(conv, sharding, sharding, ctx, all));
+  for (const HloSharding& aligned : AlignedShardings(conv, ctx)) {
+    if (aligned == sharding) continue;
+    RETURN_IF_ERROR(AddStrategies(conv, aligned, sharding, ctx, all));
+  }
+  for (ConvStrategy& s : all) s.flops = LocalFlops(conv, s);
+  const double base_us = TimeUs(conv, all[0], ctx);
+  auto eligible = [&](const ConvStrategy& s) {
+    return s.flops <= all[0].flops || TimeUs(conv, s, ctx) < base_us;
+  };
+  size_t best = 0;
+  for (size_t i = 1; i < all.size(); ++i) {
+    if (eligible(all[i]) && all[i].bytes < all[best].bytes) best = i;
+  }
+  if (all.size() > 1) {
+    std::string line = hlo::StrCat("convolution %", conv.name(), ": ");
+    for (size_t i = 0; i < all.size(); ++i) {
+      hlo::StrAppend(&line, i == 0 ? "" : "; ", Describe(all[i], sharding), " receives ",
+                     all[i].bytes, " bytes per device",
+                     eligible(all[i]) ? "" : " (more FLOPs and time than the output tiles)");
+    }
+    hlo::StrAppend(&line, ": ", Describe(all[best], sharding));
+    ctx.log().lines.push_back(std::move(line));
+  }
+  return std::move(all[best]);
+}
+
+// The operand `i` in `sharding` with the padding of uneven shards zeroed.
+absl::StatusOr<HloInstruction*> ZeroPadded(const HloInstruction& conv, int64_t i,
+                                           const HloSharding& sharding, PartitionContext& ctx) {
+  const HloInstruction* operand = conv.operand(i);
+  ASSIGN_OR_RETURN(HloInstruction * value, ctx.GetInSharding(operand, sharding));
+  HloInstruction* zero = ctx.ScalarConstant(operand->shape().element_type(), 0);
+  return ctx.MaskPadding(value, operand->shape(), sharding, zero);
+}
+
+// The local convolution of a strategy's operands, its partial results summed when it has
+// sum groups.
+absl::Status EmitLocal(const HloInstruction& original, const ConvStrategy& s, HloInstruction* input,
+                       HloInstruction* kernel, PartitionContext& ctx) {
+  ASSIGN_OR_RETURN(Shape local_shape, LocalShape(s.local, original.shape()));
+  HloInstruction* conv = CloneWithOperands(original, local_shape, {input, kernel}, ctx);
+  if (s.group_tiles > 1) {
+    int64_t& count = original.attrs().batch_group_count > 1
+                         ? conv->mutable_attrs()->batch_group_count
+                         : conv->mutable_attrs()->feature_group_count;
+    count /= s.group_tiles;
+  }
+  if (!s.splits.empty()) {
+    conv->mutable_attrs()->window = WithoutPadding(*original.attrs().window, s.splits);
+  }
+  if (s.kind == ConvKind::kKernelWindow) {
+    hlo::WindowDimension& w =
+        conv->mutable_attrs()->window->dimensions[s.kernel_split.window_index];
+    w.size = s.kernel_split.geometry.out_shard;
+    w.padding_low = 0;
+    w.padding_high = 0;
+  }
+  HloInstruction* result = conv;
+  if (!s.sum_groups.empty()) {
+    ASSIGN_OR_RETURN(result, ctx.AllReduceSum(conv, s.sum_groups));
+  }
+  ctx.Set(&original, {result, s.local, original.shape()});
+  return absl::OkStatus();
+}
+
+absl::Status Emit(const HloInstruction& original, const ConvStrategy& s, PartitionContext& ctx) {
+  auto zero = [&] { return ctx.ScalarConstant(original.operand(0)->shape().element_type(), 0); };
+  HloInstruction* input = nullptr;
+  HloInstruction* kernel = nullptr;
+  switch (s.kind) {
+    case ConvKind::kContracting: {
+      ASSIGN_OR_RETURN(input, ZeroPadded(original, 0, s.input, ctx));
+      ASSIGN_OR_RETURN(kernel, ZeroPadded(original, 1, s.kernel, ctx));
+      break;
+    }
+    case ConvKind::kKernelWindow: {
+      ASSIGN_OR_RETURN(input, BuildWindowInput(ctx, original.operand(0), s.input, s.kernel,
+                                               {s.kernel_split}, zero(), Outside::kZeroPad));
+      ASSIGN_OR_RETURN(kernel, ZeroPadded(original, 1, s.kernel, ctx));
+      break;
+    }
+    case ConvKind::kOutputTiles: {
+      ASSIGN_OR_RETURN(input, BuildWindowInput(ctx, original.operand(0), s.input, s.local, s.splits,
+                                               zero(), Outside::kZeroPad));
+      ASSIGN_OR_RETURN(kernel, ctx.GetInSharding(original.operand(1), s.kernel));
+      break;
+    }
+  }
+  return EmitLocal(original, s, input, kernel, ctx);
 }
 
 absl::Status HandleConvolution(const HloInstruction& original, const HloSharding& sharding,
@@ -226,50 +575,12 @@ absl::Status HandleConvolution(const HloInstruction& original, const HloSharding
     return FallBackToReplicated(original, sharding, ctx,
                                 "a sharding with subgroups, or a convolution other than two array "
                                 "operands with dimension numbers");
-  const hlo::ConvolutionDimensionNumbers& dn = *original.attrs().convolution_dimension_numbers;
-  std::vector<WindowSplit> splits = SpatialSplits(original, sharding);
-  HloSharding local = HloSharding::Replicate();
-  if (sharding.IsTiled()) {
-    ASSIGN_OR_RETURN(
-        local, hlo::PartiallyReplicate(sharding, WholeOutputDims(original, sharding, splits)));
-  }
-  ASSIGN_OR_RETURN(const PartitionedValue* input_now, ctx.Get(original.operand(0)));
-  ChooseWindowInputs(original, input_now->sharding, splits, ctx);
-  const int64_t rank = original.shape().rank();
-  const int64_t feature_tiles = Tiles(local, dn.output_feature_dimension);
-  const bool split_groups = feature_tiles > 1 && SplitsFeatureGroups(original, local);
-  std::vector<int64_t> input_map(original.operand(0)->shape().rank(), -1);
-  input_map[dn.input_batch_dimension] = dn.output_batch_dimension;
-  if (split_groups) input_map[dn.input_feature_dimension] = dn.output_feature_dimension;
-  for (const WindowSplit& split : splits) {
-    if (split.halo) input_map[split.wd.dim] = split.output_dim;
-  }
-  std::vector<int64_t> kernel_map(original.operand(1)->shape().rank(), -1);
-  kernel_map[dn.kernel_output_feature_dimension] = dn.output_feature_dimension;
-  ConvStrategy strategy;
-  ASSIGN_OR_RETURN(strategy.input, hlo::OperandShardingFromResult(local, rank, input_map));
-  ASSIGN_OR_RETURN(strategy.kernel, hlo::OperandShardingFromResult(local, rank, kernel_map));
-  if (splits.empty()) {
-    ASSIGN_OR_RETURN(strategy,
-                     ChooseStrategy(original, local, strategy, input_map, kernel_map, ctx));
-  }
-  if (!strategy.sum_groups.empty()) return EmitContracting(original, local, strategy, ctx);
-  if (local.IsReplicated())
+  ASSIGN_OR_RETURN(ConvStrategy strategy, ChooseStrategy(original, sharding, ctx));
+  if (strategy.kind == ConvKind::kOutputTiles && strategy.local.IsReplicated()) {
     return FallBackToReplicated(original, sharding, ctx,
                                 "no output dimension of this convolution can stay split");
-  HloInstruction* zero =
-      ctx.ScalarConstant(original.operand(0)->shape().element_type(), 0);
-  ASSIGN_OR_RETURN(HloInstruction * input,
-                   BuildWindowInput(ctx, original.operand(0), strategy.input, local, splits, zero,
-                                    Outside::kZeroPad));
-  ASSIGN_OR_RETURN(HloInstruction * kernel,
-                   ctx.GetInSharding(original.operand(1), strategy.kernel));
-  ASSIGN_OR_RETURN(Shape local_shape, LocalShape(local, original.shape()));
-  HloInstruction* conv = CloneWithOperands(original, local_shape, {input, kernel}, ctx);
-  if (split_groups) conv->mutable_attrs()->feature_group_count /= feature_tiles;
-  if (!splits.empty()) conv->mutable_attrs()->window = WithoutPadding(*original.attrs().window, splits);
-  ctx.Set(&original, {conv, local, original.shape()});
-  return absl::OkStatus();
+  }
+  return Emit(original, strategy, ctx);
 }
 
 }  // namespace

@@ -22,9 +22,7 @@ int64_t Extent(const hlo::WindowDimension& w) { return (w.size - 1) * w.window_d
 
 // Whether block `i` computes at least one output inside the result (the others only compute
 // padding, which no consumer reads; their window inputs may be anything).
-bool ValidBlock(const WindowedDim& wd, const HaloGeometry& g, int64_t i) {
-  return i * g.out_shard < wd.output_size;
-}
+bool ValidBlock(const HaloGeometry& g, int64_t i) { return i < g.valid_blocks; }
 
 // Each device's block index along `dim` of `sharding` (0 for devices it does not use).
 std::vector<int64_t> BlockOfDevice(const HloSharding& sharding, int64_t dim, int64_t devices) {
@@ -111,7 +109,7 @@ HloInstruction* MaskOutside(PartitionContext& ctx, HloInstruction* window, const
 // Whether some block that computes real outputs reads a position outside [0, N).
 bool ReadsOutside(const WindowedDim& wd, const HaloGeometry& g) {
   for (int64_t i = 0; i < wd.tiles; ++i) {
-    if (!ValidBlock(wd, g, i)) continue;
+    if (!ValidBlock(g, i)) continue;
     if (g.starts[i] < 0 || g.starts[i] + g.needed > wd.input_size) return true;
   }
   return false;
@@ -123,15 +121,10 @@ bool SplittableWindow(const hlo::WindowDimension& window) {
   return window.base_dilation == 1 && window.size >= 1 && window.stride >= 1;
 }
 
-HaloGeometry ComputeHaloGeometry(const WindowedDim& wd) {
-  HaloGeometry g;
-  const hlo::WindowDimension& w = wd.window;
-  g.shard = CeilDiv(wd.input_size, wd.tiles);
-  g.out_shard = CeilDiv(wd.output_size, wd.tiles);
-  g.needed = std::max<int64_t>(0, g.out_shard - 1) * w.stride + Extent(w);
+// Fills the halos and padding of `g` from its blocks' starts and window length.
+void FillHalos(const WindowedDim& wd, HaloGeometry& g) {
   for (int64_t i = 0; i < wd.tiles; ++i) {
-    g.starts.push_back(i * g.out_shard * w.stride - w.padding_low);
-    if (!ValidBlock(wd, g, i)) continue;
+    if (!ValidBlock(g, i)) continue;
     // Only positions inside [0, N) travel; the rest is padding added locally.
     const int64_t lo = std::max<int64_t>(g.starts[i], 0);
     const int64_t hi = std::min(g.starts[i] + g.needed, wd.input_size);
@@ -140,10 +133,38 @@ HaloGeometry ComputeHaloGeometry(const WindowedDim& wd) {
     g.right = std::max(g.right, hi - (i + 1) * g.shard);
   }
   for (int64_t i = 0; i < wd.tiles; ++i) {
-    if (!ValidBlock(wd, g, i)) continue;
+    if (!ValidBlock(g, i)) continue;
     g.pad_low = std::max(g.pad_low, i * g.shard - g.left - g.starts[i]);
     g.pad_high = std::max(g.pad_high, g.starts[i] + g.needed - (i + 1) * g.shard - g.right);
   }
+}
+
+HaloGeometry ComputeHaloGeometry(const WindowedDim& wd) {
+  HaloGeometry g;
+  const hlo::WindowDimension& w = wd.window;
+  g.shard = CeilDiv(wd.input_size, wd.tiles);
+  g.out_shard = CeilDiv(wd.output_size, wd.tiles);
+  g.valid_blocks = g.out_shard == 0 ? 0 : CeilDiv(wd.output_size, g.out_shard);
+  g.needed = std::max<int64_t>(0, g.out_shard - 1) * w.stride + Extent(w);
+  for (int64_t i = 0; i < wd.tiles; ++i) {
+    g.starts.push_back(i * g.out_shard * w.stride - w.padding_low);
+  }
+  FillHalos(wd, g);
+  return g;
+}
+
+HaloGeometry KernelBlockGeometry(const WindowedDim& wd) {
+  HaloGeometry g;
+  const hlo::WindowDimension& w = wd.window;
+  g.shard = CeilDiv(wd.input_size, wd.tiles);
+  g.out_shard = CeilDiv(w.size, wd.tiles);
+  g.valid_blocks = CeilDiv(w.size, g.out_shard);
+  g.needed = std::max<int64_t>(0, wd.output_size - 1) * w.stride +
+             (g.out_shard - 1) * w.window_dilation + 1;
+  for (int64_t i = 0; i < wd.tiles; ++i) {
+    g.starts.push_back(i * g.out_shard * w.window_dilation - w.padding_low);
+  }
+  FillHalos(wd, g);
   return g;
 }
 
@@ -225,7 +246,7 @@ absl::StatusOr<HloInstruction*> SliceWindow(PartitionContext& ctx, HloInstructio
   const int64_t low = std::max<int64_t>(0, wd.window.padding_low);
   int64_t high = 0;
   for (int64_t i = 0; i < wd.tiles; ++i) {
-    if (ValidBlock(wd, g, i)) high = std::max(high, g.starts[i] + g.needed - wd.input_size);
+    if (ValidBlock(g, i)) high = std::max(high, g.starts[i] + g.needed - wd.input_size);
   }
   HloInstruction* padded = value;
   if (low > 0 || high > 0) {

@@ -43,7 +43,8 @@ struct WindowedDim {
 // Where each block's window input lies along one dimension.
 struct HaloGeometry {
   int64_t shard = 0;      // Is = ceil(N/tiles): an input shard.
-  int64_t out_shard = 0;  // Os = ceil(M/tiles): an output block.
+  int64_t out_shard = 0;  // Os = ceil(M/tiles): an output block (KernelBlockGeometry: Ks).
+  int64_t valid_blocks = 0;  // Blocks holding real outputs (kernel positions); the rest pad.
   int64_t needed = 0;     // The window input length of one output block.
   int64_t left = 0;       // Elements of [0, N) before its shard the neediest block reads.
   int64_t right = 0;      // Elements of [0, N) after its shard the neediest block reads.
@@ -67,6 +68,15 @@ bool SplittableWindow(const hlo::WindowDimension& window);
 
 // The geometry of `wd` (see the file comment).
 HaloGeometry ComputeHaloGeometry(const WindowedDim& wd);
+
+// The geometry when the kernel (not the output) is split into `wd.tiles` blocks of
+// Ks = ceil(K/tiles) positions along the window dimension, K = wd.window.size: block i applies
+// kernel positions [i*Ks, (i+1)*Ks) to every one of the M outputs, so it reads input
+// positions from lo_i = i*Ks*dilation - padding_low, needed = (M-1)*stride + (Ks-1)*dilation + 1
+// of them. Summing the blocks' convolutions gives the whole one. No window reversal.
+// Example: N = 56 split 2, K = 28, dilation 2, M = 1: blocks read [0, 27) and [28, 55), inside
+// their own shards, so no halo moves.
+HaloGeometry KernelBlockGeometry(const WindowedDim& wd);
 
 // Elements along the dimension a device receives by halo exchange, and by gathering the
 // dimension instead ((tiles-1) shards).

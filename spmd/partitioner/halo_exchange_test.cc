@@ -65,5 +65,39 @@ TEST(HaloGeometryTest, BaseDilationIsNotSplittable) {
   EXPECT_FALSE(SplittableWindow(w));
 }
 
+// XLA's ConvolutionLhsTiledRhsTiledWindowDilateNegativeRhsPadding: a dilated kernel of 28
+// spanning the input of 56 (M = 1); each kernel block reads inside its own input shard.
+TEST(KernelBlockGeometryTest, KernelSpanningTheInputNeedsNoHalo) {
+  HaloGeometry g = KernelBlockGeometry(Dim(2, 56, 1, 28, 1, 0, -1, /*dilation=*/2));
+  EXPECT_EQ(g.out_shard, 14);
+  EXPECT_EQ(g.valid_blocks, 2);
+  EXPECT_EQ(g.needed, 27);
+  EXPECT_EQ(g.starts, (std::vector<int64_t>{0, 28}));
+  EXPECT_EQ(HaloElements(g), 0);
+}
+
+// ...WindowDilate: kernel 112 dilated 2 over an input of 224 padded 3/2, M = 7: block 0 reads
+// [-3, 114) (2 past its shard), block 1 [109, 226) (3 before its shard, 2 past the input).
+TEST(KernelBlockGeometryTest, PaddedDilatedKernelBlocksReadSmallHalos) {
+  HaloGeometry g = KernelBlockGeometry(Dim(2, 224, 7, 112, 1, 3, 2, /*dilation=*/2));
+  EXPECT_EQ(g.out_shard, 56);
+  EXPECT_EQ(g.needed, 117);
+  EXPECT_EQ(g.starts, (std::vector<int64_t>{-3, 109}));
+  EXPECT_EQ(g.left, 3);
+  EXPECT_EQ(g.right, 2);
+  // Block 0's positions before 0 fall in the left halo it receives nothing into (zeros), block
+  // 1's past the input in the right one: no extra padding.
+  EXPECT_EQ(g.pad_low, 0);
+  EXPECT_EQ(g.pad_high, 0);
+}
+
+// An uneven kernel of 9 in 4 blocks of 3: the last block holds padding only.
+TEST(KernelBlockGeometryTest, PaddingOnlyBlocksAreNotValid) {
+  HaloGeometry g = KernelBlockGeometry(Dim(4, 16, 8, 9, 1, 0, 0));
+  EXPECT_EQ(g.out_shard, 3);
+  EXPECT_EQ(g.valid_blocks, 3);
+  EXPECT_EQ(g.needed, 10);
+}
+
 }  // namespace
 }  // namespace spmd

@@ -1,0 +1,168 @@
+// Convolution strategies beside the output tiles (spmd/partitioner/convolution_handler.cc):
+// the kernel-window split (input and kernel split along a window dim, partial results summed),
+// output features split along whole batch groups, and results computed in a sharding aligned
+// with an operand and then resharded. Each case checks the strategy chosen (--explain) and the
+// bytes it moves, and verifies the SPMD program against the unpartitioned module on random
+// data, including uneven shards, dilation, negative padding and strides.
+#include <string>
+
+#include "gtest/gtest.h"
+#include "hlo/analysis/module_stats.h"
+#include "hlo/ir/hlo_opcode.h"
+#include "tests/partition_test_util.h"
+
+namespace {
+
+using hlo::HloOpcode;
+using testing_util::Counts;
+using testing_util::ExpectVerifies;
+using testing_util::Partition;
+using testing_util::Partitioned;
+
+std::string S(int64_t v) { return std::to_string(v); }
+
+// A weight-gradient convolution f32[16,N,6,3] x f32[16,K,3,5] -> f32[M,4,3,5]
+// (f01b_i01o->01bf, contracting 16 features) on `t` devices with window `window` along the first
+// spatial dim (size K) and size 3 along the second; `lhs` and `rhs` are the operands' shardings,
+// the result is replicated unless `out` says otherwise.
+std::string WeightGradient(int t, int n, int k, int m, const std::string& window,
+                           const std::string& lhs, const std::string& rhs,
+                           const std::string& out = "{replicated}") {
+  return "HloModule wgrad, num_partitions=" + S(t) + "\nENTRY main {\n  x = f32[16," + S(n) +
+         ",6,3] parameter(0), sharding=" + lhs + "\n  g = f32[16," + S(k) +
+         ",3,5] parameter(1), sharding=" + rhs + "\n  ROOT c = f32[" + S(m) +
+         ",4,3,5] convolution(x, g), window={size=" + S(k) + "x3 " + window +
+         "}, dim_labels=f01b_i01o->01bf, sharding=" + out + "\n}\n";
+}
+
+std::string SplitDim1(int t) { return "{devices=[1," + S(t) + ",1,1]<=[" + S(t) + "]}"; }
+
+bool Chose(const Partitioned& p, const std::string& strategy) {
+  return p.explain.find(": " + strategy) != std::string::npos;
+}
+
+// Both operands split along the window dim the kernel spans whole (XLA's
+// ConvolutionLhsTiledRhsTiled): each device convolves its input shard with its kernel shard
+// and one all-reduce of the f32[1,4,3,5] result sums them; nothing else moves (gathering or
+// all-to-all of the operands moved 128 MB per device on the corpus module).
+TEST(ConvolutionPartitionTest, KernelWindowSplitSumsPartialResults) {
+  Partitioned p = Partition(WeightGradient(2, 16, 16, 1, "", SplitDim1(2), SplitDim1(2)));
+  ASSERT_NE(p.spmd, nullptr);
+  EXPECT_TRUE(Chose(p, "kernel window split")) << p.explain;
+  auto counts = Counts(*p.spmd);
+  EXPECT_EQ(counts[HloOpcode::kAllReduce], 1) << p.spmd->ToString();
+  EXPECT_EQ(counts[HloOpcode::kAllToAll] + counts[HloOpcode::kAllGather], 0) << p.spmd->ToString();
+  EXPECT_EQ(hlo::ComputeModuleStats(*p.spmd).comm_bytes, 240) << p.spmd->ToString();
+  ExpectVerifies(p, 2);
+}
+
+// Dilated kernels, negative and positive padding, strides, uneven input and kernel shards, 2
+// to 4 devices: halos where a kernel block reads past its input shard, windows sliced when the
+// input is whole. Where the output is long (strided case) each block reads most of the input
+// and another strategy may win; the program must verify either way.
+TEST(ConvolutionPartitionTest, KernelWindowSplitVariantsVerify) {
+  struct Case {
+    int t, n, k, m;
+    std::string window;
+    bool lhs_whole;
+    bool kernel_split;  // Expected to win.
+  };
+  const Case cases[] = {
+      {2, 14, 7, 1, "pad=0_-1 rhs_dilate=2", false, true},  // NegativeRhsPadding
+      {2, 32, 16, 7, "pad=3_2 rhs_dilate=2", false, true},  // WindowDilate: halos both ways
+      {4, 14, 7, 1, "pad=0_-1 rhs_dilate=2", false, true},  // UnevenDilatedRHSPartitioned
+      {4, 35, 17, 8, "pad=3_2 rhs_dilate=2", false, true},  // uneven input and kernel
+      {4, 32, 15, 10, "stride=2 pad=1_1", false, false},    // strided
+      {3, 10, 10, 3, "pad=1_1", false, true},               // 3 blocks
+      {2, 16, 16, 1, "", true, true},                       // input whole: windows sliced
+      {4, 13, 6, 4, "pad=2_-1 rhs_dilate=2", true, true},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.window + " on " + S(c.t) + ", N=" + S(c.n) + " K=" + S(c.k));
+    Partitioned p =
+        Partition(WeightGradient(c.t, c.n, c.k, c.m, c.window,
+                                 c.lhs_whole ? "{replicated}" : SplitDim1(c.t), SplitDim1(c.t)));
+    ASSERT_NE(p.spmd, nullptr);
+    if (c.kernel_split) EXPECT_TRUE(Chose(p, "kernel window split")) << p.explain;
+    ExpectVerifies(p, c.t);
+  }
+}
+
+// The result split along its output features and replicated over the pairs that hold the
+// input and kernel blocks: the partial sums are reduced within each pair.
+TEST(ConvolutionPartitionTest, KernelWindowSplitUnderPartiallyReplicatedResult) {
+  Partitioned p = Partition(WeightGradient(
+      4, 16, 16, 1, "", "{devices=[1,2,1,1,2]<=[2,2]T(1,0) last_tile_dim_replicate}",
+      "{devices=[1,2,1,2]<=[2,2]T(1,0)}", "{devices=[1,1,1,2,2]<=[4] last_tile_dim_replicate}"));
+  ASSERT_NE(p.spmd, nullptr);
+  EXPECT_TRUE(Chose(p, "kernel window split")) << p.explain;
+  ExpectVerifies(p, 4);
+}
+
+// batch_group_count 4 on `t` devices: f32[8,6,3] (b0f) x f32[3,3,8] (0io) -> f32[2,4,8].
+std::string BatchGroups(int t, const std::string& lhs, const std::string& rhs,
+                        const std::string& out, int out_features = 8) {
+  return "HloModule bgc, num_partitions=" + S(t) +
+         "\nENTRY main {\n  x = f32[8,6,3] parameter(0), "
+         "sharding=" +
+         lhs + "\n  k = f32[3,3," + S(out_features) + "] parameter(1), sharding=" + rhs +
+         "\n  ROOT c = f32[2,4," + S(out_features) +
+         "] convolution(x, k), window={size=3}, dim_labels=b0f_0io->b0f, batch_group_count=4, "
+         "sharding=" +
+         out + "\n}\n";
+}
+
+// Output features split along whole batch groups, the input batch split alike: each device
+// convolves its own groups and nothing moves (we gathered both operands before).
+TEST(ConvolutionPartitionTest, BatchGroupsSplitAlongOutputFeatures) {
+  for (int t : {2, 4}) {
+    SCOPED_TRACE(t);
+    const std::string n = S(t);
+    Partitioned p = Partition(BatchGroups(t, "{devices=[" + n + ",1,1]<=[" + n + "]}",
+                                          "{devices=[1,1," + n + "]<=[" + n + "]}",
+                                          "{devices=[1,1," + n + "]<=[" + n + "]}"));
+    ASSERT_NE(p.spmd, nullptr);
+    EXPECT_EQ(hlo::ComputeModuleStats(*p.spmd).comm_bytes, 0) << p.spmd->ToString();
+    ExpectVerifies(p, t);
+  }
+  // Two output features per group.
+  Partitioned p = Partition(BatchGroups(2, "{devices=[2,1,1]<=[2]}", "{devices=[1,1,2]<=[2]}",
+                                        "{devices=[1,1,2]<=[2]}", 16));
+  ASSERT_NE(p.spmd, nullptr);
+  EXPECT_EQ(hlo::ComputeModuleStats(*p.spmd).comm_bytes, 0) << p.spmd->ToString();
+  ExpectVerifies(p, 2);
+}
+
+// The result wanted split along its spatial dim while the operands hold whole batch groups
+// (XLA's PartitionConvWithBathGroupCountOutputAlignWithLHS): computing in the operands' split
+// and resharding the small result moves less than gathering both operands.
+TEST(ConvolutionPartitionTest, ComputesAlignedWithOperandsAndReshardsTheResult) {
+  Partitioned p = Partition(
+      BatchGroups(2, "{devices=[2,1,1]<=[2]}", "{devices=[1,1,2]<=[2]}", "{devices=[1,2,1]<=[2]}"));
+  ASSERT_NE(p.spmd, nullptr);
+  EXPECT_NE(p.explain.find("and resharded"), std::string::npos) << p.explain;
+  // Only the result f32[2,4,8] moves: at most half of it per device.
+  EXPECT_LE(hlo::ComputeModuleStats(*p.spmd).comm_bytes, 128) << p.spmd->ToString();
+  ExpectVerifies(p, 2);
+}
+
+// feature_group_count 16 with the input split 4 ways along features and the result 2 ways
+// (XLA's PartitionConvWithFeatureGroupCountAlignWithLHSPartial): computing in the input's
+// split and resharding the result beats moving the input.
+TEST(ConvolutionPartitionTest, FeatureGroupsAlignWithPartiallyReplicatedInput) {
+  Partitioned p = Partition(R"(
+HloModule fgc, num_partitions=8
+ENTRY main {
+  x = f32[4,27,16] parameter(0), sharding={devices=[1,1,4,2]<=[8] last_tile_dim_replicate}
+  k = f32[1,27,16] parameter(1), sharding={devices=[1,1,2,4]<=[8] last_tile_dim_replicate}
+  ROOT c = f32[5,4,16] convolution(x, k), window={size=27 pad=2_2}, dim_labels=b0f_i0o->0bf,
+    feature_group_count=16, sharding={devices=[1,1,2,4]<=[2,4]T(1,0) last_tile_dim_replicate}
+})");
+  ASSERT_NE(p.spmd, nullptr);
+  EXPECT_NE(p.explain.find("and resharded"), std::string::npos) << p.explain;
+  // Less than the f32[5,4,16] result itself (gathering the input moved 61600 bytes).
+  EXPECT_LT(hlo::ComputeModuleStats(*p.spmd).comm_bytes, 1280) << p.spmd->ToString();
+  ExpectVerifies(p, 8);
+}
+
+}  // namespace
