@@ -99,6 +99,11 @@ absl::Status HandleShardingRuleCustomCall(const hlo::HloInstruction& original,
 absl::Status HandleTopK(const hlo::HloInstruction& original, const hlo::HloSharding& sharding,
                         PartitionContext& ctx);
 
+// XLA's custom-call _SPMDInternalOp_MultiSlice (window_handlers.cc): shifted slices of one
+// window input per device along the split slice dimension.
+absl::Status HandleMultiSliceCustomCall(const hlo::HloInstruction& original,
+                                        const hlo::HloSharding& sharding, PartitionContext& ctx);
+
 // The custom-call __op$block_scaled_dot (special_dot_handlers.cc).
 absl::Status HandleBlockScaledDot(const hlo::HloInstruction& original,
                                   const hlo::HloSharding& sharding, PartitionContext& ctx);

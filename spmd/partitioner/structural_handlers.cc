@@ -105,6 +105,9 @@ absl::Status HandleCustomCall(const HloInstruction& original, const HloSharding&
   if (sharding.IsManual()) return HandleManual(original, sharding, ctx);
   if (target == "__op$block_scaled_dot") return HandleBlockScaledDot(original, sharding, ctx);
   if (target == "TopK") return HandleTopK(original, sharding, ctx);
+  if (target == "_SPMDInternalOp_MultiSlice") {
+    return HandleMultiSliceCustomCall(original, sharding, ctx);
+  }
   bool handled = false;
   RETURN_IF_ERROR(HandleShardingRuleCustomCall(original, sharding, ctx, &handled));
   if (handled) return absl::OkStatus();

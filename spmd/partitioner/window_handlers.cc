@@ -27,6 +27,7 @@
 //   %r.spmd = f32[8] reduce-window(f32[10] ..., %init), window={size=3}
 #include <optional>
 
+#include "hlo/ir/custom_call_config.h"
 #include "hlo/sharding/shard_geometry.h"
 #include "hlo/sharding/sharding_transforms.h"
 #include "hlo/status_macros.h"
@@ -51,7 +52,7 @@ absl::StatusOr<HloSharding> ChooseSameRankOperand(const HloInstruction& original
                                                   PartitionContext& ctx) {
   ASSIGN_OR_RETURN(const PartitionedValue* operand_now, ctx.Get(original.operand(0)));
   ChooseWindowInputs(original, operand_now->sharding, splits, ctx);
-  const int64_t rank = original.shape().rank();
+  const int64_t rank = original.operand(0)->shape().rank();
   std::vector<int64_t> operand_map(rank);
   for (int64_t d = 0; d < rank; ++d) operand_map[d] = d;
   for (const WindowSplit& split : splits) {
@@ -161,6 +162,125 @@ absl::Status HandleSelectAndScatter(const HloInstruction& original, const HloSha
   ASSIGN_OR_RETURN(Shape local, LocalShape(sharding, original.shape()));
   ctx.Set(&original, {CloneWithOperands(original, local, {operand, source, init}, ctx), sharding,
                       original.shape()});
+  return absl::OkStatus();
+}
+
+// The backend_config of _SPMDInternalOp_MultiSlice.
+struct MultiSliceConfig {
+  int64_t dim = 0;
+  int64_t amount = 0;
+  std::vector<int64_t> start, strides;
+};
+
+absl::StatusOr<MultiSliceConfig> ReadMultiSlice(const HloInstruction& original) {
+  ASSIGN_OR_RETURN(
+      hlo::CustomCallConfig config,
+      hlo::CustomCallConfig::Parse(
+          original.attrs().custom_call_target, original.attrs().backend_config,
+          {"dimension", "amount", "start_indices", "limit_indices", "strides", "bufferize"}));
+  MultiSliceConfig c;
+  ASSIGN_OR_RETURN(c.dim, config.Int("dimension"));
+  ASSIGN_OR_RETURN(c.amount, config.Int("amount"));
+  ASSIGN_OR_RETURN(c.start, config.List("start_indices"));
+  ASSIGN_OR_RETURN(c.strides, config.List("strides"));
+  const int64_t rank = original.operand(0)->shape().rank();
+  RET_CHECK(c.dim >= 0 && c.dim < rank && c.amount >= 0 &&
+            static_cast<int64_t>(c.start.size()) == rank &&
+            static_cast<int64_t>(c.strides.size()) == rank);
+  return c;
+}
+
+// Whether every leaf of `sharding` is `leaf`, a plain tiling.
+bool OneTiling(const HloSharding& sharding, const HloSharding& leaf) {
+  if (!leaf.IsTiled() || !leaf.subgroup_types().empty()) return false;
+  if (!sharding.IsTuple()) return sharding == leaf;
+  for (const HloSharding& element : sharding.tuple_elements()) {
+    if (element != leaf) return false;
+  }
+  return true;
+}
+
+// Result i of a multi-slice cut from the local window input `window` (split dims start at the
+// device's block, others hold the whole operand).
+HloInstruction* CutSlice(const MultiSliceConfig& c, int64_t i, const HloSharding& local,
+                         const Shape& local_leaf, HloInstruction* window, PartitionContext& ctx) {
+  HloInstruction* slice = ctx.Add(hlo::HloOpcode::kSlice, local_leaf, {window});
+  std::vector<hlo::SliceDimension>& dims = slice->mutable_attrs()->slice_dimensions;
+  for (int64_t d = 0; d < local_leaf.rank(); ++d) {
+    const int64_t size = local_leaf.dimensions(d);
+    const int64_t shift = d == c.dim ? i : 0;
+    if (local.tile_assignment().dim(d) > 1) {
+      dims.push_back({shift, shift + size, 1});
+    } else {
+      const int64_t from = c.start[d] + shift;
+      dims.push_back({from, from + (size - 1) * c.strides[d] + 1, c.strides[d]});
+    }
+  }
+  return slice;
+}
+
+// XLA's _SPMDInternalOp_MultiSlice: A+1 results, result i the slice start..limit (strides)
+// shifted by i along `dimension`. Split along that dim (stride 1), output position j of every
+// result reads a window of A+1 elements from start + j, so each device builds one window input
+// for its block (halo exchange, or a slice of the operand whole there) and cuts each result at
+// offset i. Another split dim stays split only where it is sliced whole; unsplit dims are sliced
+// locally. On 2 devices, f64[1536] -> 4 x f64[1520] from 6: device 1 receives the 3 elements
+// before its shard instead of the shard.
+absl::Status HandleMultiSlice(const HloInstruction& original, const HloSharding& sharding,
+                              PartitionContext& ctx) {
+  const Shape& shape = original.operand(0)->shape();
+  const HloSharding& leaf = sharding.IsTuple() ? sharding.tuple_elements().front() : sharding;
+  absl::StatusOr<MultiSliceConfig> config =
+      shape.IsArray() ? ReadMultiSlice(original) : absl::InvalidArgumentError("not an array");
+  if (!config.ok() || !OneTiling(sharding, leaf)) {
+    return FallBackToReplicated(original, sharding, ctx,
+                                "a multi-slice with subgroups or differing leaves in its sharding");
+  }
+  const MultiSliceConfig& c = *config;
+  const Shape& result_leaf =
+      original.shape().IsTuple() ? original.shape().tuple_shapes(0) : original.shape();
+  std::vector<int64_t> whole;
+  std::vector<WindowSplit> splits;
+  for (int64_t d = 0; d < shape.rank(); ++d) {
+    const int64_t tiles = leaf.tile_assignment().dim(d);
+    const bool identity =
+        c.start[d] == 0 && c.strides[d] == 1 && result_leaf.dimensions(d) == shape.dimensions(d);
+    if (tiles == 1 || (d != c.dim && identity)) continue;
+    if (d != c.dim || c.strides[d] != 1) {
+      whole.push_back(d);
+      continue;
+    }
+    WindowSplit split;
+    split.wd = {d, tiles, shape.dimensions(d), result_leaf.dimensions(d), hlo::WindowDimension()};
+    split.wd.window.size = c.amount + 1;
+    split.wd.window.padding_low = -c.start[d];
+    split.wd.window.padding_high =
+        result_leaf.dimensions(d) + c.amount - shape.dimensions(d) + c.start[d];
+    split.output_dim = d;
+    split.window_index = d;
+    splits.push_back(split);
+  }
+  ASSIGN_OR_RETURN(HloSharding local, hlo::PartiallyReplicate(leaf, whole));
+  if (local.IsReplicated())
+    return FallBackToReplicated(original, sharding, ctx, "no sliced dimension can stay split");
+  ASSIGN_OR_RETURN(HloSharding operand_sharding,
+                   ChooseSameRankOperand(original, local, splits, ctx));
+  ASSIGN_OR_RETURN(HloInstruction * window,
+                   BuildWindowInput(ctx, original.operand(0), operand_sharding, local, splits,
+                                    ctx.ScalarConstant(shape.element_type(), 0), Outside::kPad));
+  ASSIGN_OR_RETURN(Shape local_leaf, LocalShape(local, result_leaf));
+  std::vector<HloInstruction*> results;
+  for (int64_t i = 0; i <= c.amount; ++i) {
+    results.push_back(CutSlice(c, i, local, local_leaf, window, ctx));
+  }
+  HloInstruction* result = results.front();
+  HloSharding result_sharding = local;
+  if (original.shape().IsTuple()) {
+    result = ctx.Add(hlo::HloOpcode::kTuple,
+                     Shape::Tuple(std::vector<Shape>(results.size(), local_leaf)), results);
+    result_sharding = HloSharding::SingleTuple(original.shape(), local);
+  }
+  ctx.Set(&original, {result, result_sharding, original.shape()});
   return absl::OkStatus();
 }
 
@@ -371,6 +491,11 @@ absl::Status HandleReverse(const HloInstruction& original, const HloSharding& sh
 }
 
 }  // namespace
+
+absl::Status HandleMultiSliceCustomCall(const HloInstruction& original, const HloSharding& sharding,
+                                        PartitionContext& ctx) {
+  return HandleMultiSlice(original, sharding, ctx);
+}
 
 void RegisterWindowHandlers(HandlerTable& table) {
   table[hlo::HloOpcode::kReduceWindow] = &HandleReduceWindow;
