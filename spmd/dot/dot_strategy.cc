@@ -334,6 +334,35 @@ std::string Us(double us) {
   return out.str();
 }
 
+// No candidate fits `model`'s memory. The least memory wins, rather than none (which the
+// partitioner would answer by computing the dot replicated, the most memory of all); among the
+// candidates within 10% of that least memory (they differ mostly in what they move), the least
+// estimated time. Candidates over memory are the ones Total marked ineligible for it.
+absl::StatusOr<DotDecision> LeastMemoryDecision(DotDecision decision, const DeviceModel& model) {
+  constexpr double kMemorySlack = 1.1;
+  auto over_memory = [&](const DotCandidate& c) { return c.memory_bytes > model.memory_bytes; };
+  int64_t least = -1;
+  for (const DotCandidate& c : decision.candidates) {
+    if (over_memory(c) && (least < 0 || c.memory_bytes < least)) least = c.memory_bytes;
+  }
+  if (least < 0) return absl::FailedPreconditionError("no dot strategy applies");
+  const DotCandidate* best = nullptr;
+  for (const DotCandidate& c : decision.candidates) {
+    if (!over_memory(c) || c.memory_bytes > kMemorySlack * static_cast<double>(least)) continue;
+    if (best == nullptr || c.total_us < best->total_us ||
+        (c.total_us == best->total_us && c.comm_bytes < best->comm_bytes)) {
+      best = &c;
+    }
+  }
+  decision.winner = best - decision.candidates.data();
+  decision.over_memory = true;
+  decision.reason = hlo::StrCat(
+      "no candidate fits the device model's ", static_cast<int64_t>(model.memory_bytes),
+      " B per device; least estimated time among those within 10% of the least memory (", least,
+      " B per device)");
+  return decision;
+}
+
 }  // namespace
 
 std::string DotCandidate::Name() const {
@@ -402,6 +431,9 @@ absl::StatusOr<DotDecision> ChooseDotStrategy(const DotProblem& problem,
     } else if (better(c, second)) {
       second = &c;
     }
+  }
+  if (best == nullptr && options.forced_family.empty()) {
+    return LeastMemoryDecision(std::move(decision), model);
   }
   if (best == nullptr) {
     return absl::FailedPreconditionError(

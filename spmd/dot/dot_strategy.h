@@ -108,6 +108,8 @@ struct DotDecision {
   std::vector<DotCandidate> candidates;
   int64_t winner = -1;
   std::string reason;
+  // No candidate fits the device model's memory: the winner is the one needing least memory.
+  bool over_memory = false;
   // The table for --explain, headed by `title`.
   std::string Explain(std::string_view title) const;
   // The table alone: one line per candidate and the choice.
@@ -117,8 +119,10 @@ struct DotDecision {
 // The family names a user may force.
 const std::vector<std::string>& DotStrategyFamilies();
 
-// Enumerates and costs the candidates and picks one. Fails when no candidate is eligible
-// (for example a forced family that does not apply), naming the reason.
+// Enumerates and costs the candidates and picks one: the least estimated time among those that
+// fit the device's memory, else (nothing fits and no family is forced) the one needing least
+// memory, with `over_memory` set. Fails when no candidate is eligible otherwise (for example a
+// forced family that does not apply), naming the reason.
 absl::StatusOr<DotDecision> ChooseDotStrategy(const DotProblem& problem,
                                               const DeviceModel& model,
                                               ReshardPlanner& planner,

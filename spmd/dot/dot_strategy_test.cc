@@ -207,5 +207,36 @@ TEST(DotStrategyTest, MemoryCapMakesCandidatesIneligible) {
   EXPECT_LE(d->candidates[d->winner].memory_bytes, small.memory_bytes);
 }
 
+// When no candidate fits the device's memory, the fastest of those needing least memory (within
+// 10%) is chosen and said so, not a failure the partitioner would answer by computing the dot
+// replicated, which needs the most (EinsumRHSWindowedInContractingOutNonContractingPartitioned:
+// 309 GB gathered per device).
+TEST(DotStrategyTest, NothingFitsChoosesTheLeastMemory) {
+  DotProblem p = Problem(8192, 8192, 8192, "{devices=[4,1]<=[4]}", "{devices=[1,4]<=[4]}",
+                         "{devices=[4,1]<=[4]}", 4);
+  DeviceModel tiny = DefaultDeviceModel();
+  tiny.memory_bytes = 1 << 20;  // 1 MiB: not even the operands' shards fit.
+  ReshardPlanner planner;
+  absl::StatusOr<DotDecision> d = ChooseDotStrategy(p, tiny, planner, DotStrategyOptions());
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_TRUE(d->over_memory);
+  const DotCandidate& winner = d->candidates[d->winner];
+  int64_t least = winner.memory_bytes;
+  for (const DotCandidate& c : d->candidates) {
+    EXPECT_FALSE(c.eligible) << c.Name();
+    least = std::min(least, c.memory_bytes);
+  }
+  EXPECT_LE(winner.memory_bytes, 1.1 * least) << d->Explain("tiny");
+  for (const DotCandidate& c : d->candidates) {
+    if (c.memory_bytes <= 1.1 * least) EXPECT_GE(c.total_us, winner.total_us) << c.Name();
+  }
+  EXPECT_NE(winner.family, "replicated");
+  EXPECT_NE(d->reason.find("least memory"), std::string::npos) << d->reason;
+  // A forced family still fails when it does not fit.
+  DotStrategyOptions forced;
+  forced.forced_family = "replicated";
+  EXPECT_FALSE(ChooseDotStrategy(p, tiny, planner, forced).ok());
+}
+
 }  // namespace
 }  // namespace spmd
