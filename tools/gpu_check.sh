@@ -7,7 +7,8 @@
 #      devices on one GPU (CUDA_VISIBLE_DEVICES=0: collectives by device-to-device copies);
 #   4. runs a program using every collective over NCCL at world size 1 (the multi-process
 #      launch path: RANK/WORLD_SIZE/LOCAL_RANK and an id file) and compares its outputs with
-#      the CPU executor's, bit for bit;
+#      the CPU executor's, bit for bit; then (with 2 GPUs) every collective between 2 processes
+#      started by mpirun (spmd-run --mpi: the ncclUniqueId sent over MPI), also bit for bit;
 #   5. benchmarks an 8192^3 bf16 dot against cuBLAS in the same run (target >= 90%) and the
 #      all-reduce bus bandwidth (NCCL over all GPUs; copies among 8 logical devices);
 # and prints a table last. Exit status 0 when every check passes.
@@ -100,6 +101,24 @@ if step 60 cpu_ws1 "$RUN" --backend=cpu --partitioned --seed 3 --outputs "$WORK/
   row "NCCL world size 1 (5 collectives)" PASS "outputs identical to the CPU executor's"
 else
   row "NCCL world size 1 (5 collectives)" FAIL "see $WORK/nccl_ws1.log"
+fi
+
+# ---- 4b. Two processes over NCCL, the ncclUniqueId sent over MPI (needs 2 GPUs and mpirun) -------
+gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
+if ! command -v mpirun >/dev/null; then
+  row "NCCL 2 processes over MPI" FAIL "no mpirun (scripts/install_deps.sh installs openmpi-bin)"
+elif [[ ${gpus:-0} -lt 2 ]]; then
+  row "NCCL 2 processes over MPI" INFO "skipped: ${gpus:-0} GPU(s); one GPU per process needs 2"
+elif step 60 cpu_np2 "$RUN" --backend=cpu --partitioned --seed 3 --outputs "$WORK/cpu_np2" \
+      runtime/cuda/testdata/collectives_2dev.hlo &&
+   OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 step 120 nccl_np2 \
+     mpirun -np 2 --oversubscribe "$RUN" --backend=cuda --mpi --partitioned --seed 3 \
+      --outputs "$WORK/nccl_np2" runtime/cuda/testdata/collectives_2dev.hlo &&
+   cmp -s "$WORK/cpu_np2/device_0/output.npy" "$WORK/nccl_np2/device_0/output.npy" &&
+   cmp -s "$WORK/cpu_np2/device_1/output.npy" "$WORK/nccl_np2/device_1/output.npy"; then
+  row "NCCL 2 processes over MPI (5 collectives)" PASS "outputs identical to the CPU executor's"
+else
+  row "NCCL 2 processes over MPI (5 collectives)" FAIL "see $WORK/nccl_np2.log"
 fi
 
 # ---- 5. Benchmarks --------------------------------------------------------------------------------

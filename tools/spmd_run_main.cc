@@ -20,6 +20,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <new>
@@ -69,7 +70,9 @@ struct Options {
   // A multi-process job (tools/spmd_run_mpi.h): --mpi or a launcher's environment.
   bool mpi = false;
   int64_t devices_per_process = 0;  // 0: the device count over the number of processes.
-  tools::MpiJob* job = nullptr;     // Set on rank 0 of such a job.
+  tools::MpiJob* job = nullptr;     // Set on rank 0 of such a job on the CPU executor.
+  // With --backend=cuda: this process's device of the job (the ncclUniqueId over MPI).
+  std::optional<runtime::cuda::DistributedEnv> cuda_env;
   // Refuse modules whose estimated work or live memory exceed these (0: no limit). 800 GFLOP
   // keeps a --verify run to about 40 s of CPU time on the 2-core machines we measured (AVX-512
   // GEMM): a bf16 dot on 64 devices spends most of it converting and generating operands
@@ -298,7 +301,7 @@ absl::StatusOr<std::vector<Literal>> RunOnBackend(const hlo::HloModule& module,
   cuda.num_replicas = devices.num_replicas;
   cuda.collective_timeout_seconds = devices.collective_timeout_seconds;
   absl::StatusOr<std::optional<runtime::cuda::DistributedEnv>> env =
-      runtime::cuda::DistributedEnvFromEnvironment();
+      options.cuda_env ? options.cuda_env : runtime::cuda::DistributedEnvFromEnvironment();
   if (!env.ok()) return env.status();
   if (!env->has_value()) return runtime::cuda::RunOnCudaDevices(module, args, cuda);
   absl::StatusOr<Literal> mine = runtime::cuda::RunDistributed(module, args[0], **env, cuda);
@@ -311,6 +314,7 @@ absl::StatusOr<std::vector<Literal>> RunOnBackend(const hlo::HloModule& module,
 // The device this process runs in a multi-process CUDA job (RANK), or -1.
 int64_t DistributedRank(const Options& options) {
   if (options.backend != "cuda") return -1;
+  if (options.cuda_env) return options.cuda_env->rank;
   absl::StatusOr<std::optional<runtime::cuda::DistributedEnv>> env =
       runtime::cuda::DistributedEnvFromEnvironment();
   return env.ok() && env->has_value() ? (*env)->rank : -1;
@@ -562,14 +566,37 @@ std::optional<std::string> Unavailable(const Options& options,
       (std::getenv("RANK") != nullptr || std::getenv("WORLD_SIZE") != nullptr)) {
     return "--verify with --backend=cuda runs in one process (unset RANK and WORLD_SIZE)";
   }
-  if (options.mpi && options.backend == "cuda") {
-    return "--mpi runs the CPU executor; the CUDA executor's processes are started with RANK, "
-           "WORLD_SIZE and SPMD_NCCL_ID_FILE (docs/cuda.md)";
+  if (options.mpi && options.backend == "cuda" && options.verify) {
+    return "--verify with --backend=cuda runs in one process (without --mpi)";
   }
-  if (options.mpi && (options.repeat > 1 || options.sampled == "always")) {
+  if (options.mpi && options.backend == "cpu" &&
+      (options.repeat > 1 || options.sampled == "always")) {
     return "--mpi runs the program once in full: it cannot take --repeat or --sampled=always";
   }
   return std::nullopt;
+}
+
+// This process's device of a CUDA job under MPI: rank, world size, the launcher's local rank
+// (its GPU), and rank 0's ncclUniqueId sent to the others over MPI.
+runtime::cuda::DistributedEnv CudaEnvOf(tools::MpiJob& job) {
+  runtime::cuda::DistributedEnv env;
+  env.rank = job.rank();
+  env.world_size = job.size();
+  env.local_rank = job.local_rank();
+  env.share_id = [&job](std::optional<runtime::cuda::NcclUniqueId> mine)
+      -> absl::StatusOr<runtime::cuda::NcclUniqueId> {
+    runtime::cuda::NcclUniqueId id;
+    std::vector<uint8_t> bytes(sizeof(id.bytes));
+    if (mine) std::memcpy(bytes.data(), mine->bytes, bytes.size());
+    absl::StatusOr<std::vector<uint8_t>> shared = job.ShareBytes(std::move(bytes));
+    if (!shared.ok()) return shared.status();
+    if (shared->size() != sizeof(id.bytes)) {
+      return absl::InternalError("the ncclUniqueId from rank 0 has the wrong size");
+    }
+    std::memcpy(id.bytes, shared->data(), sizeof(id.bytes));
+    return id;
+  };
+  return env;
 }
 
 }  // namespace
@@ -636,14 +663,21 @@ int Main(int argc, char** argv) {
     std::cerr << "spmd-run: " << passes.status().message() << "\n";
     return 2;
   }
+  // On the CPU executor rank 0 runs spmd-run and the others serve it; on CUDA (--mpi only)
+  // every rank runs spmd-run for its own device.
+  const bool cuda = options.backend == "cuda";
   absl::StatusOr<std::unique_ptr<tools::MpiJob>> job =
-      options.backend == "cpu" ? tools::MpiJob::Start(options.mpi, options.devices_per_process,
-                                                      options.collective_timeout)
-                               : nullptr;
+      !cuda || options.mpi ? tools::MpiJob::Start(options.mpi, options.devices_per_process,
+                                                  options.collective_timeout, /*serve=*/!cuda)
+                           : nullptr;
   if (!job.ok()) return Fail(hlo::StrCat("spmd-run: error: ", job.status().message()));
-  if (*job != nullptr && (*job)->rank() != 0) return (*job)->Serve();
-  options.job = job->get();
-  options.mpi = options.job != nullptr;
+  if (*job != nullptr && !cuda && (*job)->rank() != 0) return (*job)->Serve();
+  options.mpi = *job != nullptr;
+  if (options.mpi && cuda) {
+    options.cuda_env = CudaEnvOf(**job);
+  } else {
+    options.job = job->get();
+  }
   int code = 1;
   try {
     if (std::optional<std::string> refusal = Unavailable(options, *passes)) {
@@ -655,7 +689,7 @@ int Main(int argc, char** argv) {
     std::cerr << options.input << ": error: out of memory: the module's values do not fit in "
               << "this machine's memory\n";
   }
-  return options.job != nullptr ? options.job->Finish(code) : code;
+  return *job != nullptr ? (*job)->Finish(code) : code;
 }
 
 // The work runs on a large stack: deeply nested modules recurse once per level. The executor's

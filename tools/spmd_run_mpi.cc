@@ -1,7 +1,8 @@
 // Messages on MPI_COMM_WORLD (the collectives use their own communicator): kProgram from rank 0
 // to each rank ("P R K\n" -- partitions, replicas, devices per process -- then the HLO text;
 // empty: no program, stop), kArguments (the rank's devices' arguments, packed in device and
-// parameter order), kResults back to rank 0 (the rank's devices' results).
+// parameter order), kResults back to rank 0 (the rank's devices' results); kShared: bytes
+// rank 0 gives every rank (ShareBytes: NCCL's unique id).
 #include "tools/spmd_run_mpi.h"
 
 #include <cstdio>
@@ -20,7 +21,7 @@ namespace {
 
 using hlo::Literal;
 
-enum Tag : int { kProgram = 1, kArguments = 2, kResults = 3 };
+enum Tag : int { kProgram = 1, kArguments = 2, kResults = 3, kShared = 4 };
 
 std::vector<uint8_t> PackAll(const std::vector<std::vector<Literal>>& values) {
   std::vector<uint8_t> bytes;
@@ -63,14 +64,26 @@ std::string RankLabel(int rank, int size) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<MpiJob>> MpiJob::Start(bool requested, int64_t devices_per_process,
-                                                      double collective_timeout_seconds) {
+                                                      double collective_timeout_seconds,
+                                                      bool serve) {
   const std::optional<runtime::mpi::LauncherEnv> env = runtime::mpi::LauncherEnvFromEnvironment();
   if (!requested && (!env || env->size < 2)) return nullptr;
   absl::StatusOr<std::unique_ptr<runtime::mpi::MpiSession>> session =
       runtime::mpi::MpiSession::Init(nullptr, nullptr);
   if (!session.ok()) return session.status();
-  return std::unique_ptr<MpiJob>(
-      new MpiJob(*std::move(session), devices_per_process, collective_timeout_seconds));
+  const int local_rank = env ? env->local_rank : (*session)->rank();
+  return std::unique_ptr<MpiJob>(new MpiJob(*std::move(session), devices_per_process,
+                                            collective_timeout_seconds, serve, local_rank));
+}
+
+absl::StatusOr<std::vector<uint8_t>> MpiJob::ShareBytes(std::vector<uint8_t> bytes) {
+  if (rank() != 0) return session_->Receive(0, kShared, timeout_, "rank 0's shared bytes");
+  for (int r = 1; r < size(); ++r) {
+    if (absl::Status s = session_->Send(r, kShared, bytes, timeout_, "the shared bytes"); !s.ok()) {
+      return s;
+    }
+  }
+  return bytes;
 }
 
 absl::StatusOr<std::vector<Literal>> MpiJob::RunLocal(const hlo::HloModule& module,
@@ -183,7 +196,7 @@ int MpiJob::Finish(int code) {
         hlo::StrCat(RankLabel(rank(), size()), ": ending the job after the error above"),
         code == 0 ? 1 : code);
   }
-  if (!program_sent_) {
+  if (!program_sent_ && serve_ && rank() == 0) {
     for (int r = 1; r < size(); ++r) {
       if (absl::Status s = session_->Send(r, kProgram, {}, timeout_, "the stop"); !s.ok()) {
         session_->Abort(hlo::StrCat(RankLabel(rank(), size()), ": error: ", s.message()), 1);

@@ -24,8 +24,11 @@ class MpiJob {
   // Starts MPI when `requested` (--mpi) or a launcher's environment names more than one
   // process (runtime/mpi/launcher_env.h); nullptr when neither. `devices_per_process` 0: the
   // device count divided by the number of processes.
+  // `serve`: the other ranks serve rank 0's Run (the CPU executor); without it every rank runs
+  // spmd-run itself, for its own device (the CUDA executor, with ShareBytes for NCCL's id).
   static absl::StatusOr<std::unique_ptr<MpiJob>> Start(bool requested, int64_t devices_per_process,
-                                                       double collective_timeout_seconds);
+                                                       double collective_timeout_seconds,
+                                                       bool serve = true);
 
   int rank() const { return session_->rank(); }
   int size() const { return session_->size(); }
@@ -37,6 +40,12 @@ class MpiJob {
                                                 int64_t num_partitions, int64_t num_replicas,
                                                 std::vector<std::vector<hlo::Literal>> arguments);
 
+  // Rank 0's `bytes` on every rank (rank 0 passes them, the others anything).
+  absl::StatusOr<std::vector<uint8_t>> ShareBytes(std::vector<uint8_t> bytes);
+
+  // The local rank the launcher gave this process (its GPU), else the rank.
+  int local_rank() const { return local_rank_; }
+
   // The other ranks: runs what rank 0 sends; returns the exit code (a failure aborts the job).
   int Serve();
 
@@ -46,10 +55,12 @@ class MpiJob {
 
  private:
   MpiJob(std::unique_ptr<runtime::mpi::MpiSession> session, int64_t devices_per_process,
-         double timeout)
+         double timeout, bool serve, int local_rank)
       : session_(std::move(session)),
         devices_per_process_(devices_per_process),
-        timeout_(timeout) {}
+        timeout_(timeout),
+        serve_(serve),
+        local_rank_(local_rank) {}
 
   // Runs this rank's devices of `module`; `arguments` are theirs.
   absl::StatusOr<std::vector<hlo::Literal>> RunLocal(
@@ -59,6 +70,8 @@ class MpiJob {
   std::unique_ptr<runtime::mpi::MpiSession> session_;
   const int64_t devices_per_process_;
   const double timeout_;
+  const bool serve_;
+  const int local_rank_;
   bool program_sent_ = false;
   bool run_failed_ = false;
 };

@@ -202,7 +202,13 @@ absl::StatusOr<hlo::Literal> RunDistributed(const hlo::HloModule& module,
     nccl = real_nccl.get();
   }
   NcclUniqueId id;
-  if (env.rank == 0) {
+  if (env.share_id) {
+    std::optional<NcclUniqueId> mine;
+    if (env.rank == 0) {
+      ASSIGN_OR_RETURN(mine, nccl->GetUniqueId());
+    }
+    ASSIGN_OR_RETURN(id, env.share_id(mine));
+  } else if (env.rank == 0) {
     ASSIGN_OR_RETURN(id, nccl->GetUniqueId());
     RETURN_IF_ERROR(WriteNcclIdFile(env.id_file, id));
   } else {

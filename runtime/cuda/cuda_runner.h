@@ -11,7 +11,7 @@
 // Many processes (one per GPU, any machines): RunDistributed runs global device RANK on GPU
 // LOCAL_RANK of a WORLD_SIZE-device job (environment variables set by mpirun, torchrun-style
 // launchers or by hand); rank 0 publishes the ncclUniqueId in a file every rank can read
-// (nccl_id_file.h, docs/cuda.md).
+// (nccl_id_file.h, docs/cuda.md), or -- under spmd-run --mpi -- sends it over MPI (share_id).
 #ifndef RUNTIME_CUDA_CUDA_RUNNER_H_
 #define RUNTIME_CUDA_CUDA_RUNNER_H_
 
@@ -56,6 +56,9 @@ struct DistributedEnv {
   int64_t world_size = 1;
   int64_t local_rank = 0;
   std::string id_file;  // Where rank 0 publishes the ncclUniqueId.
+  // When set (an MPI job: spmd-run --mpi), the ncclUniqueId travels through it instead of
+  // id_file: rank 0 passes its id and gets it back, the others pass nullopt and get rank 0's.
+  std::function<absl::StatusOr<NcclUniqueId>(std::optional<NcclUniqueId>)> share_id;
 };
 
 // RANK, WORLD_SIZE, LOCAL_RANK (default: RANK) and SPMD_NCCL_ID_FILE from the environment;
