@@ -58,17 +58,23 @@ bool Largest(const HloInstruction& original) {
   return original.opcode() != HloOpcode::kTopK || original.attrs().largest;
 }
 
-// The scalar ordered after every value of `type` by topk's order, or null when it cannot be
-// written exactly: floats by totalOrder get the NaN of the far sign with every bit set (an
-// integer of their width bitcast), integers their type's min (max when !largest).
-HloInstruction* LastInOrder(PrimitiveType type, bool largest, PartitionContext& ctx) {
+// The scalar ordered after every value of `type` by topk's order, as the constant that writes
+// it: floats by totalOrder get the NaN of the far sign with every bit set (an integer of their
+// width, bitcast back), integers their type's min (max when !largest). Nullopt when it cannot be
+// written exactly (a double holds it).
+struct LastValue {
+  PrimitiveType constant_type;
+  double value;
+};
+
+std::optional<LastValue> LastInOrderValue(PrimitiveType type, bool largest) {
   const int bits = hlo::BitWidth(type);
   if (hlo::IsIntegralType(type)) {
-    if (bits > 32 && !(largest && hlo::IsSignedIntegralType(type))) return nullptr;
     const bool is_signed = hlo::IsSignedIntegralType(type);
+    if (bits > 32 && !(largest && is_signed)) return std::nullopt;
     const double low = is_signed ? -std::ldexp(1.0, bits - 1) : 0.0;
     const double high = is_signed ? std::ldexp(1.0, bits - 1) - 1 : std::ldexp(1.0, bits) - 1;
-    return ctx.ScalarConstant(type, largest ? low : high);
+    return LastValue{type, largest ? low : high};
   }
   static constexpr struct {
     PrimitiveType type, pattern;  // A float type and the integer type of its width.
@@ -78,23 +84,23 @@ HloInstruction* LastInOrder(PrimitiveType type, bool largest, PartitionContext& 
                {PrimitiveType::kF64, PrimitiveType::kS64}};
   for (const auto& entry : kBits) {
     if (entry.type != type || (!largest && bits > 32)) continue;
-    HloInstruction* pattern =
-        ctx.ScalarConstant(entry.pattern, largest ? -1.0 : std::ldexp(1.0, bits - 1) - 1);
-    return ctx.Add(HloOpcode::kBitcastConvert, Shape::Array(type, {}), {pattern});
+    return LastValue{entry.pattern, largest ? -1.0 : std::ldexp(1.0, bits - 1) - 1};
   }
-  return nullptr;
+  return std::nullopt;
+}
+
+// LastInOrderValue as a scalar of `type`. REQUIRES: it has one.
+HloInstruction* LastInOrder(PrimitiveType type, bool largest, PartitionContext& ctx) {
+  const LastValue last = *LastInOrderValue(type, largest);
+  HloInstruction* constant = ctx.ScalarConstant(last.constant_type, last.value);
+  if (last.constant_type == type) return constant;
+  return ctx.Add(HloOpcode::kBitcastConvert, Shape::Array(type, {}), {constant});
 }
 
 // Whether a merge along the top-k dim of `shape` split `tiles` ways can mask its padding.
 bool CanMerge(const Shape& shape, int64_t tiles, bool largest) {
-  const int64_t n = shape.dimensions(shape.rank() - 1);
-  if (n % tiles == 0) return true;
-  const PrimitiveType type = shape.element_type();
-  const int bits = hlo::BitWidth(type);
-  if (hlo::IsIntegralType(type)) return bits <= 32 || (largest && hlo::IsSignedIntegralType(type));
-  const bool known = type == PrimitiveType::kBF16 || type == PrimitiveType::kF16 ||
-                     type == PrimitiveType::kF32 || type == PrimitiveType::kF64;
-  return known && (largest || bits <= 32);
+  return shape.dimensions(shape.rank() - 1) % tiles == 0 ||
+         LastInOrderValue(shape.element_type(), largest).has_value();
 }
 
 // The per-device k of a local top-k whose operand shard holds `shard` elements of the row.
@@ -269,9 +275,9 @@ absl::StatusOr<HloInstruction*> EmitMerge(const HloInstruction& original, const 
   const int64_t last = shape.rank() - 1;
   const bool largest = Largest(original);
   if (shape.dimensions(last) % plan.merge_tiles != 0) {
-    HloInstruction* fill = LastInOrder(shape.element_type(), largest, ctx);
-    RET_CHECK(fill != nullptr);
-    ASSIGN_OR_RETURN(operand, ctx.MaskPadding(operand, shape, plan.operand, fill));
+    RET_CHECK(CanMerge(shape, plan.merge_tiles, largest));
+    ASSIGN_OR_RETURN(operand, ctx.MaskPadding(operand, shape, plan.operand,
+                                              LastInOrder(shape.element_type(), largest, ctx)));
   }
   const int64_t k = original.shape().tuple_shapes(0).dimensions(last);
   HloInstruction* topk =
