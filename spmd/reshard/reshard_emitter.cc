@@ -266,22 +266,34 @@ absl::StatusOr<HloInstruction*> ReshardEmitter::EmitScatter(const StepContext& c
     chunks[0] = context.num_devices;
     value = builder_.Add(HloOpcode::kReshape, WithDims(like, chunks), {value});
   }
-  HloInstruction* exchange = builder_.Add(HloOpcode::kAllToAll, value->shape(), {value});
-  exchange->mutable_attrs()->dimensions = {0};
-  exchange->mutable_attrs()->replica_groups = context.step.replica_groups;
-  exchange->mutable_attrs()->channel_id = builder_.channel_ids().Next();
-  // Received chunk q came from member q: keep the owner's.
+  // Chunk q of the owner's `value` is for member q: one collective-permute from the owner to each
+  // other member (a permute names a source once), and each device keeps the one it received.
   const std::vector<int64_t> members = context.step.replica_groups.Expanded().at(0);
-  const int64_t owner =
-      std::find(members.begin(), members.end(), context.before.maximal_device()) - members.begin();
-  RET_CHECK(owner < static_cast<int64_t>(members.size()));
-  std::vector<int64_t> one = chunks;
-  one[0] = 1;
-  HloInstruction* slice = builder_.Add(HloOpcode::kSlice, WithDims(like, one), {exchange});
-  slice->mutable_attrs()->slice_dimensions.push_back({owner, owner + 1, 1});
-  for (int64_t d = 0; d < rank; ++d)
-    slice->mutable_attrs()->slice_dimensions.push_back({0, shard[d], 1});
-  return builder_.Add(HloOpcode::kReshape, WithDims(like, shard), {slice});
+  const int64_t owner = context.before.maximal_device();
+  const int64_t owner_pos = std::find(members.begin(), members.end(), owner) - members.begin();
+  RET_CHECK(owner_pos < static_cast<int64_t>(members.size()));
+  auto chunk = [&](int64_t q) {
+    std::vector<int64_t> one = chunks;
+    one[0] = 1;
+    HloInstruction* slice = builder_.Add(HloOpcode::kSlice, WithDims(like, one), {value});
+    slice->mutable_attrs()->slice_dimensions.push_back({q, q + 1, 1});
+    for (int64_t d = 0; d < rank; ++d) {
+      slice->mutable_attrs()->slice_dimensions.push_back({0, shard[d], 1});
+    }
+    return builder_.Add(HloOpcode::kReshape, WithDims(like, shard), {slice});
+  };
+  HloInstruction* result = chunk(owner_pos);  // The owner's own shard.
+  const Shape mask_shape = Shape::Array(PrimitiveType::kPred, shard);
+  for (int64_t q = 0; q < static_cast<int64_t>(members.size()); ++q) {
+    if (q == owner_pos) continue;
+    HloInstruction* received = builder_.CollectivePermute(chunk(q), {{owner, members[q]}});
+    std::vector<int64_t> is_target(context.num_devices, 0);
+    is_target[members[q]] = 1;
+    HloInstruction* mask =
+        builder_.Add(HloOpcode::kBroadcast, mask_shape, {builder_.PerDeviceFlag(is_target)});
+    result = builder_.Add(HloOpcode::kSelect, received->shape(), {mask, received, result});
+  }
+  return result;
 }
 
 absl::StatusOr<HloInstruction*> EmitReshard(hlo::HloComputation* computation, HloInstruction* value,

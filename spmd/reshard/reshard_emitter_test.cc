@@ -147,11 +147,15 @@ TEST(ReshardEmitterTest, UnevenGatherSlicesOffThePadding) {
                     HasShape("f32[15,23]")));
 }
 
-TEST(ReshardEmitterTest, MaximalSourceScattersWithOneAllToAll) {
+// The owner sends each other device its shard (one collective-permute per target tile), so a
+// device receives one shard: an all-to-all over every device would deliver 7 (issue 18).
+TEST(ReshardEmitterTest, MaximalSourceScattersByPermutesFromTheOwner) {
   testing::ReshardModule built = Build("{maximal device=3}", "{devices=[2,4]<=[8]}");
   EXPECT_EQ(built.plan->steps.size(), 1u) << built.plan->Explain();
-  EXPECT_THAT(Entry(built), Contains(op::AllToAll()).Times(1));
-  EXPECT_THAT(Root(built), AllOf(op::Reshape(op::Slice(op::AllToAll())), HasShape("f32[8,6]")));
+  EXPECT_THAT(Entry(built), Contains(op::AllToAll()).Times(0));
+  EXPECT_THAT(Entry(built), Contains(op::CollectivePermute()).Times(7));
+  EXPECT_THAT(Root(built), AllOf(op::Select(), HasShape("f32[8,6]")));
+  EXPECT_EQ(built.plan->bytes_received_per_device, 8 * 6 * 4);
   EXPECT_FALSE(built.plan->full_rematerialization);
 }
 

@@ -32,8 +32,9 @@ enum class ReshardStepKind {
   kBroadcast,
   // Replicated -> maximal: no data moves; the copies off the owner become don't-care.
   kRelabel,
-  // Maximal -> tiled: one all-to-all over all devices (`replica_groups`, ordered as the
-  // target's device list) in which every device keeps only the chunk the owner sent it.
+  // Maximal -> tiled: the owner sends each other device its shard, one collective-permute each
+  // (`replica_groups[0]` is the target's device list, tile-major), and each device keeps the
+  // one addressed to it (the owner its own).
   kScatter,
   // Tiled -> tiled directly: each device receives exactly the cells of its new region it
   // lacks, by rounds of collective-permutes (reshard_exchange.h). `dimensions` is empty; the

@@ -450,11 +450,14 @@ SearchEdge StepCoster::Scatter(const TileState& y) const {
   SearchEdge edge;
   edge.kind = ReshardStepKind::kScatter;
   edge.groups = {y.devices};
-  // Every device sends one padded target shard to each device.
-  const CollectiveCost cost = EstimateCollective(CollectiveKind::kAllToAll,
-                                                 num_devices_ * ShardBytes(y), num_devices_, link_);
-  edge.bytes = cost.bytes_received;
-  edge.cost_us = cost.time_us;
+  // The owner sends each other device its padded target shard, one collective-permute each:
+  // every device receives one shard, and the owner's link carries one per other device. The
+  // permutes are independent, so their latencies overlap: costed as one push of all of it.
+  const int64_t shard = ShardBytes(y);
+  const CollectiveCost push =
+      EstimateCollective(CollectiveKind::kCollectivePermute, (num_devices_ - 1) * shard, 2, link_);
+  edge.bytes = shard;
+  edge.cost_us = push.time_us;
   return edge;
 }
 

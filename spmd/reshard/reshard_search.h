@@ -56,7 +56,7 @@ class StepCoster {
   SearchEdge MaximalPermute(int64_t from, int64_t to) const;
   // Maximal -> replicated (masked all-reduce over all devices).
   SearchEdge Broadcast() const;
-  // Maximal -> `y` by one all-to-all over all devices (ReshardStepKind::kScatter).
+  // Maximal -> `y`: the owner sends each device its shard (ReshardStepKind::kScatter).
   SearchEdge Scatter(const TileState& y) const;
 
  private:
