@@ -165,4 +165,44 @@ ENTRY main {
   ExpectVerifies(p, 8);
 }
 
+// A base-dilated convolution f32[4,N,6,8] x f32[3,3,8,8] -> f32[4,M,6,8] (b01f_01io->b01f) on
+// `t` devices, input and result split along the dilated dim.
+std::string BaseDilated(int t, int n, int m, const std::string& window) {
+  const std::string split = "{devices=[1," + S(t) + ",1,1]<=[" + S(t) + "]}";
+  return "HloModule dilated, num_partitions=" + S(t) + "\nENTRY main {\n  x = f32[4," + S(n) +
+         ",6,8] parameter(0), sharding=" + split +
+         "\n  k = f32[3,3,8,8] parameter(1), sharding={replicated}\n  ROOT c = f32[4," + S(m) +
+         ",6,8] convolution(x, k), window={" + window +
+         "}, dim_labels=b01f_01io->b01f, sharding=" + split + "\n}\n";
+}
+
+// XLA's ConvolutionBaseDilationSameStartPatternLhsTiledRhsReplicated: each output block's
+// windows start at the same offset within the block's input shard (Os*stride ==
+// Is*lhs_dilate) and read only holes outside it, so each device convolves its own shard
+// with adjusted high padding: nothing moves (we gathered the input, 7 MB on the corpus
+// module, and computed the whole result, twice XLA's FLOPs). Uneven shards, 2 and 3 devices,
+// a reversed kernel; a stride that breaks the pattern still verifies.
+TEST(ConvolutionPartitionTest, BaseDilationWithSameStartPatternConvolvesLocally) {
+  struct Case {
+    int t, n, m;
+    std::string window;
+    bool local;
+  };
+  const Case cases[] = {
+      {2, 7, 4, "size=3x3 stride=4x1 pad=1_1x1_1 lhs_dilate=2x1 rhs_reversal=1x0", true},
+      {2, 8, 4, "size=3x3 stride=4x1 pad=1_1x1_1 lhs_dilate=2x1", true},
+      {3, 11, 6, "size=3x3 stride=4x1 pad=1_1x1_1 lhs_dilate=2x1", true},
+      {2, 8, 5, "size=3x3 stride=3x1 pad=1_1x1_1 lhs_dilate=2x1", false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.window + " on " + S(c.t) + ", N=" + S(c.n));
+    Partitioned p = Partition(BaseDilated(c.t, c.n, c.m, c.window));
+    ASSERT_NE(p.spmd, nullptr);
+    if (c.local) {
+      EXPECT_EQ(hlo::ComputeModuleStats(*p.spmd).comm_bytes, 0) << p.spmd->ToString();
+    }
+    ExpectVerifies(p, c.t);
+  }
+}
+
 }  // namespace

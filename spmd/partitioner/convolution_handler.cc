@@ -6,7 +6,10 @@
 // computed from its window input (halo_exchange.h): the input split alike plus halos from its
 // neighbours by collective-permute, or, when the input is whole along it (or halos would move
 // more than gathering), a window sliced locally; the kernel's spatial dims stay whole and the
-// local convolution runs without padding on those dimensions. With feature_group_count > 1
+// local convolution runs without padding on those dimensions. A split base-dilated dim
+// (DilatedSplit) stays split only with XLA's 'same start pattern': every block's windows start
+// at the same offset within its input shard and read only holes outside it, so each device
+// convolves its own zero-padded shard with adjusted high padding. With feature_group_count > 1
 // the output features split only along whole groups (the input features then split alike and
 // each device convolves its fgc/t groups), else they stay whole; with batch_group_count > 1
 // likewise, the input batch split alike (each device convolves its bgc/t batch groups, no
@@ -108,6 +111,44 @@ std::vector<WindowSplit> SpatialSplits(const HloInstruction& conv, const HloShar
   return splits;
 }
 
+// A base-dilated window dim the output splits into t blocks whose windows start at the same
+// offset within their input shard ('same start pattern': Os*stride == Is*base_dilation) and
+// read no real element of another shard: each device convolves its own (zero-padded) shard
+// with the window's low padding and `high` as its high padding, no communication. Only when
+// no other output spatial dim is split.
+std::optional<WindowSplit> DilatedSplit(const HloInstruction& conv, const HloSharding& sharding,
+                                        int64_t& high) {
+  const hlo::ConvolutionDimensionNumbers& dn = *conv.attrs().convolution_dimension_numbers;
+  if (!conv.attrs().window.has_value()) return std::nullopt;
+  std::optional<WindowSplit> found;
+  for (size_t k = 0; k < dn.output_spatial_dimensions.size(); ++k) {
+    const int64_t out_dim = dn.output_spatial_dimensions[k];
+    const int64_t t = Tiles(sharding, out_dim);
+    if (t == 1) continue;
+    const hlo::WindowDimension& w = conv.attrs().window->dimensions[k];
+    const int64_t d = w.base_dilation;
+    const int64_t n = conv.operand(0)->shape().dimensions(dn.input_spatial_dimensions[k]);
+    const int64_t m = conv.shape().dimensions(out_dim);
+    const int64_t is = (n + t - 1) / t, os = (m + t - 1) / t;
+    const int64_t extent = (w.size - 1) * w.window_dilation + 1;
+    const int64_t last_read = (os - 1) * w.stride - w.padding_low + extent - 1;
+    if (found.has_value() || d <= 1 || w.stride < 1 || os * w.stride != is * d ||
+        w.padding_low < 0 || w.padding_low >= d || last_read >= is * d) {
+      return std::nullopt;
+    }
+    found.emplace();
+    found->wd.dim = dn.input_spatial_dimensions[k];
+    found->wd.tiles = t;
+    found->wd.input_size = n;
+    found->wd.output_size = m;
+    found->wd.window = w;
+    found->output_dim = out_dim;
+    found->window_index = static_cast<int64_t>(k);
+    high = last_read - (is - 1) * d;
+  }
+  return found;
+}
+
 // The output dims that must stay whole on every device.
 std::vector<int64_t> WholeOutputDims(const HloInstruction& conv, const HloSharding& sharding,
                                      const std::vector<WindowSplit>& splits) {
@@ -141,6 +182,8 @@ struct ConvStrategy {
   HloSharding input = HloSharding::Replicate();
   HloSharding kernel = HloSharding::Replicate();
   std::vector<WindowSplit> splits;  // kOutputTiles: split output spatial dims.
+  std::optional<WindowSplit> dilated;  // kOutputTiles: DilatedSplit, with its high padding.
+  int64_t dilated_high = 0;
   int64_t group_tiles = 1;          // kOutputTiles: output features split along whole groups.
   std::vector<std::vector<int64_t>> sum_groups;  // The all-reduce's groups.
   WindowSplit kernel_split;  // kKernelWindow: the split window dim (output_dim: the
@@ -320,9 +363,12 @@ absl::StatusOr<std::pair<ConvStrategy, ConvSetting>> OutputTiles(const HloInstru
   const hlo::ConvolutionDimensionNumbers& dn = *conv.attrs().convolution_dimension_numbers;
   ConvStrategy s;
   s.splits = SpatialSplits(conv, sharding);
+  if (s.splits.empty()) s.dilated = DilatedSplit(conv, sharding, s.dilated_high);
   if (sharding.IsTiled()) {
+    std::vector<WindowSplit> split = s.splits;
+    if (s.dilated.has_value()) split.push_back(*s.dilated);
     ASSIGN_OR_RETURN(s.local,
-                     hlo::PartiallyReplicate(sharding, WholeOutputDims(conv, sharding, s.splits)));
+                     hlo::PartiallyReplicate(sharding, WholeOutputDims(conv, sharding, split)));
   }
   ASSIGN_OR_RETURN(const PartitionedValue* input_now, ctx.Get(conv.operand(0)));
   ChooseWindowInputs(conv, input_now->sharding, s.splits, ctx);
@@ -344,6 +390,7 @@ absl::StatusOr<std::pair<ConvStrategy, ConvSetting>> OutputTiles(const HloInstru
   for (const WindowSplit& split : s.splits) {
     if (split.halo) set.input_map[split.wd.dim] = split.output_dim;
   }
+  if (s.dilated.has_value()) set.input_map[s.dilated->wd.dim] = s.dilated->output_dim;
   set.kernel_map[dn.kernel_output_feature_dimension] = dn.output_feature_dimension;
   ASSIGN_OR_RETURN(s.input, hlo::OperandShardingFromResult(s.local, rank, set.input_map));
   ASSIGN_OR_RETURN(s.kernel, hlo::OperandShardingFromResult(s.local, rank, set.kernel_map));
@@ -365,7 +412,7 @@ absl::Status AddStrategies(const HloInstruction& conv, const HloSharding& shardi
   ASSIGN_OR_RETURN(auto tiles_and_setting, OutputTiles(conv, sharding, requested, ctx));
   auto& [tiles, set] = tiles_and_setting;
   const bool whole = tiles.local.IsReplicated();
-  const bool spatial_split = !tiles.splits.empty();
+  const bool spatial_split = !tiles.splits.empty() || tiles.dilated.has_value();
   if (!whole || &sharding == &requested) out.push_back(std::move(tiles));
   if (spatial_split) return absl::OkStatus();
   ASSIGN_OR_RETURN(std::optional<ConvStrategy> contracting, ContractingStrategy(set, ctx));
@@ -524,6 +571,10 @@ absl::Status EmitLocal(const HloInstruction& original, const ConvStrategy& s, Hl
   if (!s.splits.empty()) {
     conv->mutable_attrs()->window = WithoutPadding(*original.attrs().window, s.splits);
   }
+  if (s.dilated.has_value()) {
+    conv->mutable_attrs()->window->dimensions[s.dilated->window_index].padding_high =
+        s.dilated_high;
+  }
   if (s.kind == ConvKind::kKernelWindow) {
     hlo::WindowDimension& w =
         conv->mutable_attrs()->window->dimensions[s.kernel_split.window_index];
@@ -556,6 +607,11 @@ absl::Status Emit(const HloInstruction& original, const ConvStrategy& s, Partiti
       break;
     }
     case ConvKind::kOutputTiles: {
+      if (s.dilated.has_value()) {
+        ASSIGN_OR_RETURN(input, ZeroPadded(original, 0, s.input, ctx));
+        ASSIGN_OR_RETURN(kernel, ctx.GetInSharding(original.operand(1), s.kernel));
+        break;
+      }
       ASSIGN_OR_RETURN(input, BuildWindowInput(ctx, original.operand(0), s.input, s.local, s.splits,
                                                zero(), Outside::kZeroPad));
       ASSIGN_OR_RETURN(kernel, ctx.GetInSharding(original.operand(1), s.kernel));
