@@ -82,19 +82,29 @@ absl::Status MpiSession::WaitAll(std::vector<MPI_Request>& requests, double time
   }
 }
 
+int MpiSession::PostPieces(bool send, MPI_Comm comm, int peer, int tag, uint8_t* data, size_t size,
+                           std::vector<MPI_Request>* requests) {
+  int code = MPI_SUCCESS;
+  for (size_t at = 0; code == MPI_SUCCESS && at < size; at += kPieceBytes) {
+    requests->push_back(MPI_REQUEST_NULL);
+    const int count = static_cast<int>(std::min(kPieceBytes, size - at));
+    code = Call([&] {
+      return send ? MPI_Isend(data + at, count, MPI_BYTE, peer, tag, comm, &requests->back())
+                  : MPI_Irecv(data + at, count, MPI_BYTE, peer, tag, comm, &requests->back());
+    });
+  }
+  return code;
+}
+
 absl::Status MpiSession::Send(int dest, int tag, const std::vector<uint8_t>& bytes,
                               double timeout_seconds, std::string_view what) {
-  const uint64_t length = bytes.size();
-  std::vector<MPI_Request> requests(1, MPI_REQUEST_NULL);
-  int code = Call(
-      [&] { return MPI_Isend(&length, 8, MPI_BYTE, dest, tag, MPI_COMM_WORLD, &requests[0]); });
-  for (size_t at = 0; code == MPI_SUCCESS && at < bytes.size(); at += kPieceBytes) {
-    requests.push_back(MPI_REQUEST_NULL);
-    const int count = static_cast<int>(std::min(kPieceBytes, bytes.size() - at));
-    code = Call([&] {
-      return MPI_Isend(bytes.data() + at, count, MPI_BYTE, dest, tag, MPI_COMM_WORLD,
-                       &requests.back());
-    });
+  uint64_t length = bytes.size();
+  std::vector<MPI_Request> requests;
+  int code = PostPieces(true, MPI_COMM_WORLD, dest, tag, reinterpret_cast<uint8_t*>(&length),
+                        sizeof(length), &requests);
+  if (code == MPI_SUCCESS) {
+    code = PostPieces(true, MPI_COMM_WORLD, dest, tag, const_cast<uint8_t*>(bytes.data()),
+                      bytes.size(), &requests);
   }
   if (code != MPI_SUCCESS) return MpiStatus(code, what);
   if (absl::Status s = WaitAll(requests, timeout_seconds); !s.ok()) {
@@ -107,26 +117,19 @@ absl::Status MpiSession::Send(int dest, int tag, const std::vector<uint8_t>& byt
 absl::StatusOr<std::vector<uint8_t>> MpiSession::Receive(int source, int tag,
                                                          double timeout_seconds,
                                                          std::string_view what) {
-  uint64_t length = 0;
-  std::vector<MPI_Request> requests(1, MPI_REQUEST_NULL);
   auto fail = [&](const absl::Status& s) {
     return absl::DeadlineExceededError(
         hlo::StrCat(what, ": nothing from rank ", source, " (", s.message(), ")"));
   };
-  int code = Call(
-      [&] { return MPI_Irecv(&length, 8, MPI_BYTE, source, tag, MPI_COMM_WORLD, &requests[0]); });
+  uint64_t length = 0;
+  std::vector<MPI_Request> requests;
+  int code = PostPieces(false, MPI_COMM_WORLD, source, tag, reinterpret_cast<uint8_t*>(&length),
+                        sizeof(length), &requests);
   if (code != MPI_SUCCESS) return MpiStatus(code, what);
   if (absl::Status s = WaitAll(requests, timeout_seconds); !s.ok()) return fail(s);
   std::vector<uint8_t> bytes(length);
   requests.clear();
-  for (size_t at = 0; code == MPI_SUCCESS && at < bytes.size(); at += kPieceBytes) {
-    requests.push_back(MPI_REQUEST_NULL);
-    const int count = static_cast<int>(std::min(kPieceBytes, bytes.size() - at));
-    code = Call([&] {
-      return MPI_Irecv(bytes.data() + at, count, MPI_BYTE, source, tag, MPI_COMM_WORLD,
-                       &requests.back());
-    });
-  }
+  code = PostPieces(false, MPI_COMM_WORLD, source, tag, bytes.data(), bytes.size(), &requests);
   if (code != MPI_SUCCESS) return MpiStatus(code, what);
   if (absl::Status s = WaitAll(requests, timeout_seconds); !s.ok()) return fail(s);
   return bytes;

@@ -23,7 +23,8 @@ namespace runtime::mpi {
 
 class MpiSession {
  public:
-  // MPI_Init_thread; fails when MPI cannot give MPI_THREAD_MULTIPLE. One session per process.
+  // MPI_Init_thread; fails when MPI cannot be called from several threads (at least
+  // MPI_THREAD_SERIALIZED: every call goes through Call). One session per process.
   static absl::StatusOr<std::unique_ptr<MpiSession>> Init(int* argc, char*** argv);
   ~MpiSession();  // MPI_Finalize.
   MpiSession(const MpiSession&) = delete;
@@ -43,6 +44,13 @@ class MpiSession {
                     std::string_view what);
   absl::StatusOr<std::vector<uint8_t>> Receive(int source, int tag, double timeout_seconds,
                                                std::string_view what);
+
+  // Posts a nonblocking send (`send`) or receive of `size` bytes at `data` with `peer` on
+  // `comm`, in pieces of at most 1 GiB (MPI counts are ints), appending their requests.
+  // Messages of one source, tag and communicator arrive in order, so the receiving side posts
+  // the same pieces. Returns MPI's code (MPI_SUCCESS, or the first failing post's).
+  int PostPieces(bool send, MPI_Comm comm, int peer, int tag, uint8_t* data, size_t size,
+                 std::vector<MPI_Request>* requests);
 
   // Waits for every request of `requests` (made on this session's communicators); a finished
   // request becomes MPI_REQUEST_NULL. Fails after `timeout_seconds` (<= 0: never), leaving the
