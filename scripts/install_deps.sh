@@ -4,10 +4,11 @@
 set -euo pipefail
 # chromium: //tests:inspect_html_chromium_test loads spmd-inspect's HTML page headless.
 # libopenmpi-dev, openmpi-bin: spmd-run --mpi (runtime/mpi) and its mpirun tests.
+# libgoogle-perftools-dev: TCMalloc, linked into spmd-partition and spmd-inspect
+#   (third_party/tcmalloc.BUILD).
 packages=(bazel-bootstrap libabsl-dev libprotobuf-dev protobuf-compiler libcli11-dev libgtest-dev
-          libeigen3-dev libbenchmark-dev chromium libopenmpi-dev openmpi-bin)
-# libgoogle-perftools-dev: TCMalloc, linked into spmd-partition and spmd-inspect (third_party/tcmalloc.BUILD).
-packages+=(libgoogle-perftools-dev)
+          libeigen3-dev libbenchmark-dev chromium libopenmpi-dev openmpi-bin
+          libgoogle-perftools-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -2,6 +2,7 @@
 // holding this device's id in that mode, and map its ids to global device ids.
 #include "runtime/common/collective_groups.h"
 
+#include <algorithm>
 #include <numeric>
 
 #include "hlo/status_macros.h"
@@ -161,6 +162,16 @@ std::vector<int64_t> PermuteGroup(const hlo::HloInstruction& instr, const Device
                                     : id * device.num_partitions + device.partition_id);
   }
   return group;
+}
+
+std::vector<int64_t> SortedMembers(absl::Span<const int64_t> group, int64_t num_devices) {
+  std::vector<int64_t> members(group.begin(), group.end());
+  if (members.empty()) {
+    members.resize(num_devices);
+    std::iota(members.begin(), members.end(), 0);
+  }
+  std::sort(members.begin(), members.end());
+  return members;
 }
 
 }  // namespace runtime

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "hlo/ir/hlo_instruction.h"
 #include "runtime/common/device_context.h"
 
@@ -60,6 +61,10 @@ absl::StatusOr<DeviceGroup> DeviceGroupOf(const hlo::HloInstruction& instr,
 // replicas without one. Fails for out-of-range ids or a device targeted twice.
 absl::StatusOr<int64_t> PermuteSourceOf(const hlo::HloInstruction& instr,
                                         const DeviceContext& device);
+
+// The devices of a meeting group in ascending order: `group`, or every device 0..num_devices-1
+// when it is empty (a collective that names no group combines every device).
+std::vector<int64_t> SortedMembers(absl::Span<const int64_t> group, int64_t num_devices);
 
 // The devices that meet at collective-permute `instr` with `device` (global ids, ascending):
 // those its pairs join to it, directly or through others. Pairs name partitions with a

@@ -7,22 +7,13 @@
 #include <numeric>
 
 #include "hlo/strings.h"
+#include "runtime/common/collective_groups.h"
 #include "runtime/cpu/literal_bytes.h"
 
 namespace runtime {
 namespace {
 
 // `group`'s devices in increasing order; every device when it is empty.
-std::vector<int64_t> SortedMembers(absl::Span<const int64_t> group, int64_t num_devices) {
-  std::vector<int64_t> members(group.begin(), group.end());
-  if (members.empty()) {
-    members.resize(num_devices);
-    std::iota(members.begin(), members.end(), 0);
-  }
-  std::sort(members.begin(), members.end());
-  return members;
-}
-
 // Sends this process's members' inputs (`payload`, packed in device order) to the other
 // processes holding `members` and returns theirs: one literal of `shape` per remote member, in
 // device order.
@@ -35,7 +26,7 @@ absl::StatusOr<std::vector<hlo::Literal>> ExchangeWithProcesses(
   }
   std::vector<int> peers;
   std::vector<size_t> expected;
-  const size_t each = LiteralByteCount(shape);
+  const size_t each = static_cast<size_t>(shape.byte_size());
   for (const auto& [process, count] : counts) {
     peers.push_back(process);
     expected.push_back(count * each);

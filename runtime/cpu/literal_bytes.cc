@@ -15,21 +15,12 @@ void AppendLiteralBytes(const hlo::Literal& value, std::vector<uint8_t>* out) {
   }
 }
 
-size_t LiteralByteCount(const hlo::Shape& shape) {
-  size_t total = 0;
-  for (const hlo::ShapeIndex& index : LeafIndices(shape)) {
-    const hlo::Shape& leaf = LeafShape(shape, index);
-    if (leaf.IsArray()) total += leaf.num_elements() * hlo::ByteWidth(leaf.element_type());
-  }
-  return total;
-}
-
 absl::StatusOr<hlo::Literal> TakeLiteral(const hlo::Shape& shape,
                                          absl::Span<const uint8_t>* bytes) {
-  if (bytes->size() < LiteralByteCount(shape)) {
-    return absl::InvalidArgumentError(hlo::StrCat("expected ", LiteralByteCount(shape),
-                                                  " bytes for ", shape.ToString(false), ", got ",
-                                                  bytes->size()));
+  const size_t needed = static_cast<size_t>(shape.byte_size());
+  if (bytes->size() < needed) {
+    return absl::InvalidArgumentError(hlo::StrCat("expected ", needed, " bytes for ",
+                                                  shape.ToString(false), ", got ", bytes->size()));
   }
   hlo::Literal value(shape);
   for (const hlo::ShapeIndex& index : LeafIndices(shape)) {

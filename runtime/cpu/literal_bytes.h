@@ -13,11 +13,8 @@
 
 namespace runtime {
 
-// Appends `value`'s leaves' bytes to `out`.
+// Appends `value`'s leaves' bytes to `out`: `value.shape().byte_size()` of them.
 void AppendLiteralBytes(const hlo::Literal& value, std::vector<uint8_t>* out);
-
-// The number of bytes AppendLiteralBytes writes for a literal of `shape`.
-size_t LiteralByteCount(const hlo::Shape& shape);
 
 // A literal of `shape` read from the front of `*bytes`, which then starts after it. Fails when
 // `*bytes` is shorter than the shape needs.

@@ -260,17 +260,12 @@ absl::StatusOr<Literal> PointOps::DataMovement(PointEvaluator& ev, const HloInst
                                                int64_t leaf, const Frame* frame,
                                                absl::Span<const int64_t> indices, bool* handled) {
   *handled = true;
-  const HloInstruction* op0 = instr.operand_count() > 0 ? instr.operand(0) : nullptr;
-  auto read_view = [&](const StridedView& view) {
-    return Move(ev, instr, leaf, indices, [&](int64_t* o, Source& s) {
-      s = Source{op0, 0, frame, view.At(o)};
-      return absl::OkStatus();
-    });
-  };
   if (instr.opcode() == HloOpcode::kDynamicSlice) {
+    const Shape& from = instr.operand(0)->shape();
     ASSIGN_OR_RETURN(std::vector<int64_t> start,
-                     Offsets(ev, instr, 1, frame, op0->shape(), instr.shape().dimensions()));
-    return read_view(WindowView(op0->shape(), start, instr.shape().dimensions()));
+                     Offsets(ev, instr, 1, frame, from, instr.shape().dimensions()));
+    return ReadView(ev, instr, leaf, frame, indices,
+                    WindowView(from, start, instr.shape().dimensions()));
   }
   ASSIGN_OR_RETURN(const Placed placed, PlacedOperands(ev, instr, frame));
   if (placed.parts.empty()) {
@@ -293,14 +288,20 @@ absl::StatusOr<Literal> PointOps::DataMovement(PointEvaluator& ev, const HloInst
   });
 }
 
-absl::StatusOr<Literal> PointOps::SourceView(PointEvaluator& ev, const HloInstruction& instr,
-                                             int64_t leaf, const Frame* frame,
-                                             absl::Span<const int64_t> indices) {
-  const StridedView view = *SourceViewOf(instr);
+absl::StatusOr<Literal> PointOps::ReadView(PointEvaluator& ev, const HloInstruction& instr,
+                                           int64_t leaf, const Frame* frame,
+                                           absl::Span<const int64_t> indices,
+                                           const StridedView& view) {
   return Move(ev, instr, leaf, indices, [&](int64_t* o, Source& s) {
     s = Source{instr.operand(0), 0, frame, view.At(o)};
     return absl::OkStatus();
   });
+}
+
+absl::StatusOr<Literal> PointOps::SourceView(PointEvaluator& ev, const HloInstruction& instr,
+                                             int64_t leaf, const Frame* frame,
+                                             absl::Span<const int64_t> indices) {
+  return ReadView(ev, instr, leaf, frame, indices, *SourceViewOf(instr));
 }
 
 absl::StatusOr<Literal> PointOps::Elementwise(PointEvaluator& ev, const HloInstruction& instr,

@@ -138,6 +138,11 @@ class PointOps {
   };
   static absl::StatusOr<Placed> PlacedOperands(PointEvaluator& ev, const hlo::HloInstruction& instr,
                                                const points::Frame* frame);
+  // Each asked element read from operand 0 through `view`.
+  static absl::StatusOr<hlo::Literal> ReadView(PointEvaluator& ev, const hlo::HloInstruction& instr,
+                                               int64_t leaf, const points::Frame* frame,
+                                               absl::Span<const int64_t> indices,
+                                               const runtime::StridedView& view);
   // An op with a strided view: each asked element reads operand 0 through SourceViewOf.
   static absl::StatusOr<hlo::Literal> SourceView(PointEvaluator& ev,
                                                  const hlo::HloInstruction& instr, int64_t leaf,

@@ -97,13 +97,7 @@ TEST(CopyCollectivesGroups, GroupsThatTakeDifferentBranchesMeetApart) {
   // Partitions {0,1} take the branch with an all-reduce, {2,3} the one with an all-gather; each
   // collective combines one group only, so each group must meet on its own (as the CPU
   // executor's hub and XLA's runtimes do), not wait for devices that never come.
-  absl::StatusOr<std::unique_ptr<hlo::HloModule>> module =
-      ParseForTest(R"(HloModule m, num_partitions=4
-add {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
-}
+  absl::StatusOr<std::unique_ptr<hlo::HloModule>> module = ParseForTest(std::string(kHeader) + R"(
 reduce_branch {
   a = f32[4] parameter(0)
   ROOT r = f32[4] all-reduce(a), channel_id=1, replica_groups={{0,1},{2,3}}, use_global_device_ids=true, to_apply=add

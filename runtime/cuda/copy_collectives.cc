@@ -8,6 +8,7 @@
 
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
+#include "runtime/common/collective_groups.h"
 #include "runtime/cuda/kernels/element_math.h"
 
 namespace runtime {
@@ -36,13 +37,9 @@ absl::Status CopyHub::Exchange(const CollectiveOp& op, Entry mine,
   using Clock = std::chrono::steady_clock;
   const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                            std::chrono::duration<double>(timeout_seconds_));
-  std::vector<int64_t> members = op.members;
-  if (members.empty()) {
-    members.resize(num_devices_);
-    std::iota(members.begin(), members.end(), 0);
-  }
+  const std::vector<int64_t> members = SortedMembers(op.members, num_devices_);
   const int64_t expected = static_cast<int64_t>(members.size());
-  const int64_t least = *std::min_element(members.begin(), members.end());
+  const int64_t least = members.front();
   const std::tuple<int64_t, int64_t, int64_t> key{op.instr->unique_id(), op.sequence, least};
   std::unique_lock<std::mutex> lock(mu_);
   if (!aborted_.ok()) return aborted_;

@@ -334,32 +334,32 @@ std::string Us(double us) {
   return out.str();
 }
 
-// No candidate fits `model`'s memory. The least memory wins, rather than none (which the
+// Whether `a` beats `b` (null: nothing yet): less estimated time, then fewer bytes moved.
+bool Better(const DotCandidate& a, const DotCandidate* b) {
+  if (b == nullptr) return true;
+  if (a.total_us != b->total_us) return a.total_us < b->total_us;
+  return a.comm_bytes < b->comm_bytes;
+}
+
+// No candidate fits `model`'s memory (with no forced family, Total's memory cap is the only
+// thing that makes a candidate ineligible). The least memory wins, rather than none (which the
 // partitioner would answer by computing the dot replicated, the most memory of all); among the
-// candidates within 10% of that least memory (they differ mostly in what they move), the least
-// estimated time. Candidates over memory are the ones Total marked ineligible for it.
-absl::StatusOr<DotDecision> LeastMemoryDecision(DotDecision decision, const DeviceModel& model) {
+// candidates within kMemorySlack of that least memory (they differ mostly in what they move),
+// the Better one. REQUIRES: at least one candidate.
+DotDecision LeastMemoryDecision(DotDecision decision, const DeviceModel& model) {
   constexpr double kMemorySlack = 1.1;
-  auto over_memory = [&](const DotCandidate& c) { return c.memory_bytes > model.memory_bytes; };
-  int64_t least = -1;
-  for (const DotCandidate& c : decision.candidates) {
-    if (over_memory(c) && (least < 0 || c.memory_bytes < least)) least = c.memory_bytes;
-  }
-  if (least < 0) return absl::FailedPreconditionError("no dot strategy applies");
+  int64_t least = decision.candidates.front().memory_bytes;
+  for (const DotCandidate& c : decision.candidates) least = std::min(least, c.memory_bytes);
   const DotCandidate* best = nullptr;
   for (const DotCandidate& c : decision.candidates) {
-    if (!over_memory(c) || c.memory_bytes > kMemorySlack * static_cast<double>(least)) continue;
-    if (best == nullptr || c.total_us < best->total_us ||
-        (c.total_us == best->total_us && c.comm_bytes < best->comm_bytes)) {
-      best = &c;
-    }
+    if (c.memory_bytes <= kMemorySlack * static_cast<double>(least) && Better(c, best)) best = &c;
   }
   decision.winner = best - decision.candidates.data();
   decision.over_memory = true;
   decision.reason = hlo::StrCat(
       "no candidate fits the device model's ", static_cast<int64_t>(model.memory_bytes),
-      " B per device; least estimated time among those within 10% of the least memory (", least,
-      " B per device)");
+      " B per device; least estimated time among those within ",
+      std::llround((kMemorySlack - 1) * 100), "% of the least memory (", least, " B per device)");
   return decision;
 }
 
@@ -420,15 +420,10 @@ absl::StatusOr<DotDecision> ChooseDotStrategy(const DotProblem& problem,
   const DotCandidate* second = nullptr;
   for (const DotCandidate& c : decision.candidates) {
     if (!c.eligible) continue;
-    auto better = [](const DotCandidate& a, const DotCandidate* b) {
-      if (b == nullptr) return true;
-      if (a.total_us != b->total_us) return a.total_us < b->total_us;
-      return a.comm_bytes < b->comm_bytes;
-    };
-    if (better(c, best)) {
+    if (Better(c, best)) {
       second = best;
       best = &c;
-    } else if (better(c, second)) {
+    } else if (Better(c, second)) {
       second = &c;
     }
   }
@@ -437,10 +432,8 @@ absl::StatusOr<DotDecision> ChooseDotStrategy(const DotProblem& problem,
   }
   if (best == nullptr) {
     return absl::FailedPreconditionError(
-        options.forced_family.empty()
-            ? "no dot strategy fits in the device's memory"
-            : hlo::StrCat("dot strategy \"", options.forced_family,
-                          "\" does not apply to this dot (or exceeds memory)"));
+        hlo::StrCat("dot strategy \"", options.forced_family,
+                    "\" does not apply to this dot (or exceeds memory)"));
   }
   decision.winner = best - decision.candidates.data();
   if (!options.forced_family.empty()) {

@@ -194,6 +194,10 @@ struct ConvStrategy {
 
 constexpr int64_t kUnplannable = std::numeric_limits<int64_t>::max() / 4;
 
+// A candidate's byte terms added, saturating at kUnplannable (no term exceeds it, so no sum of
+// two overflows, and a candidate with an unplannable part never looks cheap).
+int64_t AddBytes(int64_t a, int64_t b) { return std::min(kUnplannable, a + b); }
+
 // Bytes each device receives to bring a value of `shape` from `from` into `to`
 // (kUnplannable when the planner cannot reshard it).
 int64_t ReshardBytes(const Shape& shape, const HloSharding& from, const HloSharding& to,
@@ -264,7 +268,8 @@ int64_t ResultBytes(const ConvSetting& set, int64_t group_size, PartitionContext
   if (group_size > 1) {
     absl::StatusOr<Shape> shape = LocalShape(set.local, set.conv.shape());
     if (!shape.ok()) return kUnplannable;
-    bytes += CollectiveBytesReceived(CollectiveKind::kAllReduce, shape->byte_size(), group_size);
+    bytes = AddBytes(
+        bytes, CollectiveBytesReceived(CollectiveKind::kAllReduce, shape->byte_size(), group_size));
   }
   return bytes;
 }
@@ -305,9 +310,9 @@ absl::StatusOr<std::optional<ConvStrategy>> ContractingStrategy(const ConvSettin
   kernel_map[dn.kernel_input_feature_dimension] = rank;
   ASSIGN_OR_RETURN(ConvStrategy s,
                    SummingStrategy(set, ConvKind::kContracting, input_map, kernel_map));
-  s.bytes = ReshardBytes(conv.operand(0), s.input, ctx) +
-            ReshardBytes(conv.operand(1), s.kernel, ctx) +
-            ResultBytes(set, s.sum_groups[0].size(), ctx);
+  s.bytes = AddBytes(AddBytes(ReshardBytes(conv.operand(0), s.input, ctx),
+                              ReshardBytes(conv.operand(1), s.kernel, ctx)),
+                     ResultBytes(set, s.sum_groups[0].size(), ctx));
   return std::optional<ConvStrategy>(std::move(s));
 }
 
@@ -342,15 +347,15 @@ absl::StatusOr<std::optional<ConvStrategy>> KernelWindowStrategy(const ConvSetti
   // The input split along k with halos, or whole along k with each window sliced locally.
   ASSIGN_OR_RETURN(HloSharding whole,
                    hlo::OperandShardingFromResult(*set.tiled, rank + 1, set.input_map));
-  const int64_t halo = ReshardBytes(conv.operand(0), s.input, ctx) +
-                       HaloBytes(conv.operand(0)->shape(), s.input, split);
+  const int64_t halo = AddBytes(ReshardBytes(conv.operand(0), s.input, ctx),
+                                HaloBytes(conv.operand(0)->shape(), s.input, split));
   const int64_t sliced = ReshardBytes(conv.operand(0), whole, ctx);
   if (sliced <= halo) {
     split.halo = false;
     s.input = whole;
   }
-  s.bytes = std::min(halo, sliced) + ReshardBytes(conv.operand(1), s.kernel, ctx) +
-            ResultBytes(set, split.wd.tiles, ctx);
+  s.bytes = AddBytes(AddBytes(std::min(halo, sliced), ReshardBytes(conv.operand(1), s.kernel, ctx)),
+                     ResultBytes(set, split.wd.tiles, ctx));
   return std::optional<ConvStrategy>(std::move(s));
 }
 
@@ -396,10 +401,11 @@ absl::StatusOr<std::pair<ConvStrategy, ConvSetting>> OutputTiles(const HloInstru
   ASSIGN_OR_RETURN(s.kernel, hlo::OperandShardingFromResult(s.local, rank, set.kernel_map));
   set.tiled = WithReplicationAsTiles(s.local, rank, ctx.num_devices());
   set.group_tiles = s.group_tiles;
-  s.bytes = ReshardBytes(conv.operand(0), s.input, ctx) +
-            ReshardBytes(conv.operand(1), s.kernel, ctx) + ResultBytes(set, 1, ctx);
+  s.bytes = AddBytes(AddBytes(ReshardBytes(conv.operand(0), s.input, ctx),
+                              ReshardBytes(conv.operand(1), s.kernel, ctx)),
+                     ResultBytes(set, 1, ctx));
   for (const WindowSplit& split : s.splits) {
-    s.bytes += HaloBytes(conv.operand(0)->shape(), s.input, split);
+    s.bytes = AddBytes(s.bytes, HaloBytes(conv.operand(0)->shape(), s.input, split));
   }
   return std::make_pair(std::move(s), std::move(set));
 }

@@ -64,16 +64,11 @@ bool CoversAllDevices(const HloSharding& sharding, const PartitionContext& ctx) 
   return !sharding.IsTiled() || sharding.tile_assignment().num_devices() == ctx.num_devices();
 }
 
-// Whether `sharding` can be seen through a dimension map (OperandShardingFromResult).
-bool Projectable(const HloSharding& sharding) {
-  return sharding.IsReplicated() || (sharding.IsTiled() && sharding.subgroup_types().empty());
-}
-
 // A sharding for an array whose dimension t takes the tiling of `source`'s dimension
 // `source_dim[t]` (-1: whole); tiles of source dimensions nothing takes become replication.
 absl::StatusOr<HloSharding> Project(const HloSharding& source,
                                     const std::vector<int64_t>& source_dim) {
-  if (!Projectable(source)) {
+  if (!IsPlainTiling(source)) {
     return absl::UnimplementedError(hlo::StrCat("cannot project ", source.ToString()));
   }
   const int64_t rank = source.IsTiled() ? source.TiledDataRank() : 0;

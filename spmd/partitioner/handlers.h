@@ -59,6 +59,13 @@ absl::Status HandleFullToShardShape(const hlo::HloInstruction& original,
 absl::Status HandleShardToFullShape(const hlo::HloInstruction& original,
                                     const hlo::HloSharding& sharding, PartitionContext& ctx);
 
+// Replicated, or a tiling without subgroup dims (no partial replication, manual or unreduced
+// dims): what a handler can see through a dimension map (OperandShardingFromResult) and cost
+// candidates in.
+inline bool IsPlainTiling(const hlo::HloSharding& sharding) {
+  return sharding.IsReplicated() || (sharding.IsTiled() && sharding.subgroup_types().empty());
+}
+
 // The first leaf of `sharding` (itself when not a tuple) with a manual subgroup dim, or null.
 const hlo::HloSharding* ManualSubgroupLeaf(const hlo::HloSharding& sharding);
 

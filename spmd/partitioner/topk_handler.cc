@@ -180,9 +180,7 @@ absl::StatusOr<std::vector<TopKPlan>> Candidates(const HloInstruction& original,
     return absl::OkStatus();
   };
   for (const auto& [source, sharding] : sources) {
-    const bool plain =
-        sharding.IsReplicated() || (sharding.IsTiled() && sharding.subgroup_types().empty());
-    if (!plain) continue;
+    if (!IsPlainTiling(sharding)) continue;
     ASSIGN_OR_RETURN(HloSharding whole, hlo::PartiallyReplicate(sharding, {last}));
     RETURN_IF_ERROR(add(source + " tiling, top-k dim whole", whole));
     RETURN_IF_ERROR(add(source + " tiling, local top-k and merge", sharding));
@@ -329,10 +327,7 @@ absl::Status HandleTopK(const HloInstruction& original, const HloSharding& shard
   } else {
     wanted = {sharding, sharding};
   }
-  const auto simple = [](const HloSharding& s) {
-    return s.IsReplicated() || (s.IsTiled() && s.subgroup_types().empty());
-  };
-  if (!plain || wanted.size() != 2 || !simple(wanted[0]) || !simple(wanted[1])) {
+  if (!plain || wanted.size() != 2 || !IsPlainTiling(wanted[0]) || !IsPlainTiling(wanted[1])) {
     return FallBackToReplicated(original, sharding, ctx,
                                 "a top-k with subgroups in its sharding, or not one array operand");
   }

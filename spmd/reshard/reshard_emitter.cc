@@ -241,56 +241,32 @@ absl::StatusOr<HloInstruction*> ReshardEmitter::EmitScatter(const StepContext& c
   const Shape& like = context.value->shape();
   const std::vector<int64_t>& shard = context.after_dims;
   const int64_t rank = static_cast<int64_t>(shard.size());
-  // [t0*L0, t1*L1, ...] -> [t0, L0, t1, L1, ...] -> [t0, t1, ..., L0, L1, ...] -> [T, L...].
-  std::vector<int64_t> whole(rank), interleaved, perm(2 * rank), tiles_first;
-  for (int64_t d = 0; d < rank; ++d) {
-    whole[d] = after.dims[d] * shard[d];
-    interleaved.insert(interleaved.end(), {after.dims[d], shard[d]});
-    perm[d] = 2 * d;
-    perm[rank + d] = 2 * d + 1;
-  }
-  for (int64_t p : perm) tiles_first.push_back(interleaved[p]);
+  std::vector<int64_t> whole(rank);
+  for (int64_t d = 0; d < rank; ++d) whole[d] = after.dims[d] * shard[d];
   HloInstruction* value = builder_.PadHigh(context.value, whole);
-  value = builder_.Add(HloOpcode::kReshape, WithDims(like, interleaved), {value});
-  value = builder_.Add(HloOpcode::kTranspose, WithDims(like, tiles_first), {value});
-  value->mutable_attrs()->dimensions = perm;
-  std::vector<int64_t> chunks{after.num_tiles()};
-  chunks.insert(chunks.end(), shard.begin(), shard.end());
-  value = builder_.Add(HloOpcode::kReshape, WithDims(like, chunks), {value});
-  if (after.replication() > 1) {  // Chunk j of the device list is tile j / replication.
-    std::vector<int64_t> repeated = chunks, mapping{0};
-    repeated.insert(repeated.begin() + 1, after.replication());
-    for (int64_t d = 0; d < rank; ++d) mapping.push_back(d + 2);
-    value = builder_.Add(HloOpcode::kBroadcast, WithDims(like, repeated), {value});
-    value->mutable_attrs()->dimensions = mapping;
-    chunks[0] = context.num_devices;
-    value = builder_.Add(HloOpcode::kReshape, WithDims(like, chunks), {value});
-  }
-  // Chunk q of the owner's `value` is for member q: one collective-permute from the owner to each
-  // other member (a permute names a source once), and each device keeps the one it received.
-  const std::vector<int64_t> members = context.step.replica_groups.Expanded().at(0);
-  const int64_t owner = context.before.maximal_device();
-  const int64_t owner_pos = std::find(members.begin(), members.end(), owner) - members.begin();
-  RET_CHECK(owner_pos < static_cast<int64_t>(members.size()));
-  auto chunk = [&](int64_t q) {
-    std::vector<int64_t> one = chunks;
-    one[0] = 1;
-    HloInstruction* slice = builder_.Add(HloOpcode::kSlice, WithDims(like, one), {value});
-    slice->mutable_attrs()->slice_dimensions.push_back({q, q + 1, 1});
+  // The owner slices each device's shard out of its value and sends it by a collective-permute
+  // of its own (a permute names a source once); each device keeps the one it received.
+  const std::vector<std::vector<int64_t>> tile_index = after.TileIndexByDevice();
+  auto shard_of = [&](int64_t device) {
+    HloInstruction* slice = builder_.Add(HloOpcode::kSlice, WithDims(like, shard), {value});
     for (int64_t d = 0; d < rank; ++d) {
-      slice->mutable_attrs()->slice_dimensions.push_back({0, shard[d], 1});
+      const int64_t start = tile_index[device][d] * shard[d];
+      slice->mutable_attrs()->slice_dimensions.push_back({start, start + shard[d], 1});
     }
-    return builder_.Add(HloOpcode::kReshape, WithDims(like, shard), {slice});
+    return slice;
   };
-  HloInstruction* result = chunk(owner_pos);  // The owner's own shard.
+  const int64_t owner = context.before.maximal_device();
+  HloInstruction* result = shard_of(owner);
   const Shape mask_shape = Shape::Array(PrimitiveType::kPred, shard);
-  for (int64_t q = 0; q < static_cast<int64_t>(members.size()); ++q) {
-    if (q == owner_pos) continue;
-    HloInstruction* received = builder_.CollectivePermute(chunk(q), {{owner, members[q]}});
-    std::vector<int64_t> is_target(context.num_devices, 0);
-    is_target[members[q]] = 1;
-    HloInstruction* mask =
-        builder_.Add(HloOpcode::kBroadcast, mask_shape, {builder_.PerDeviceFlag(is_target)});
+  const std::vector<int64_t> members = context.step.replica_groups.Expanded().at(0);
+  for (int64_t device : members) {
+    if (device == owner) continue;
+    HloInstruction* received = builder_.CollectivePermute(shard_of(device), {{owner, device}});
+    HloInstruction* is_target = builder_.Add(
+        HloOpcode::kCompare, Shape::Array(PrimitiveType::kPred, {}),
+        {builder_.PartitionId(), builder_.ScalarConstant(PrimitiveType::kU32, device)});
+    is_target->mutable_attrs()->comparison_direction = hlo::ComparisonDirection::kEq;
+    HloInstruction* mask = builder_.Add(HloOpcode::kBroadcast, mask_shape, {is_target});
     result = builder_.Add(HloOpcode::kSelect, received->shape(), {mask, received, result});
   }
   return result;
