@@ -22,6 +22,7 @@ Partitioned Partition(const std::string& text, spmd::PartitionerOptions options)
   hlo::DeadCodeElimination cleanup;
   EXPECT_TRUE(cleanup.Run(out.spmd.get()).ok());
   for (const std::string& line : partitioner.log().lines) out.explain += line + "\n";
+  out.origins = partitioner.log().origins;
   return out;
 }
 

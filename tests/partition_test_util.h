@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "hlo/ir/hlo_module.h"
 #include "spmd/partitioner/spmd_partitioner.h"
@@ -18,6 +19,8 @@ struct Partitioned {
   std::unique_ptr<hlo::HloModule> original;
   std::unique_ptr<hlo::HloModule> spmd;  // Null when partitioning failed (a test failure).
   std::string explain;                   // The partitioner's log, one decision per line.
+  // The partitioner's records (with PartitionerOptions::record_origins).
+  std::vector<hlo::SpmdOrigin> origins;
 };
 
 // Parses `text` twice and partitions one copy; failures are gtest failures.

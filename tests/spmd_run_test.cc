@@ -140,6 +140,26 @@ TEST(SpmdRunTest, VerifiesModulesBeyondTheWorkLimitOnASample) {
   EXPECT_THAT(outputs.output, HasSubstr("cannot take --inputs, --outputs"));
 }
 
+// A loss over a 1.1 TFLOP dot: its one output element depends on the whole dot, so sampling the
+// outputs would run the program; each instruction is checked on its own instead.
+TEST(SpmdRunTest, ChecksInstructionByInstructionWhenOutputsDependOnEverything) {
+  Outcome r = SpmdRun("--verify --passes partition,cleanup tests/testdata/huge_dot_loss.hlo");
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("checking instruction by instruction instead"));
+  EXPECT_THAT(r.output, HasSubstr("3 instructions and 0 boundaries checked"));
+  EXPECT_THAT(r.output, HasSubstr("0 mismatches, 0 not verified"));
+  EXPECT_THAT(r.output, HasSubstr("instruction by instruction (each checked on sampled"));
+  Outcome forced = SpmdRun(std::string("--verify --sampled=modular --passes partition,cleanup ") +
+                           kFull);
+  EXPECT_EQ(forced.code, 0) << forced.output;
+  EXPECT_THAT(forced.output, HasSubstr("modular verification: "));
+  // A program we did not partition comes without the records.
+  Outcome against =
+      SpmdRun(std::string("--verify --sampled=modular --against ") + kWrong + " " + kFull);
+  EXPECT_EQ(against.code, 1) << against.output;
+  EXPECT_THAT(against.output, HasSubstr("needs our partitioner's records; --against has none"));
+}
+
 TEST(SpmdRunTest, UsageErrorsExitTwo) {
   EXPECT_EQ(SpmdRun(std::string("--against ") + kSpmd + " " + kFull).code, 2);
   EXPECT_EQ(SpmdRun(std::string("--verify --partitioned ") + kFull).code, 2);

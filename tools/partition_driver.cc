@@ -105,6 +105,7 @@ absl::StatusOr<spmd::PartitionerOptions> MakePartitionerOptions(const DriverOpti
   out.dot.enable_windowed_einsum = !options.disable_windowed_einsum;
   out.strict = options.strict;
   out.explain = KeepsExplain(options);
+  out.record_origins = options.record_origins;
   if (options.windowed_einsum_threshold_bytes >= 0) {
     out.dot.windowed_threshold_bytes = options.windowed_einsum_threshold_bytes;
   }
@@ -118,6 +119,7 @@ struct PassResults {
   double propagation_ms = 0;  // The propagate pass; the other passes count as partition time.
   double partition_ms = 0;
   std::string explain;
+  std::vector<hlo::SpmdOrigin> origins;
   std::optional<spmd::DeviceModel> device_model;  // The partition pass's, when it ran.
 };
 
@@ -172,6 +174,7 @@ absl::StatusOr<PassResults> RunPasses(const DriverOptions& options, hlo::ParsedM
     results.replicated_fallbacks = partitioner->log().replicated_fallbacks;
     results.replicated_fallback_bytes = partitioner->log().replicated_fallback_bytes;
     for (const std::string& line : partitioner->log().lines) results.explain += line + "\n";
+    results.origins = partitioner->log().origins;
   }
   if (results.explain.empty() && KeepsExplain(options)) {
     results.explain = "no partitioning decisions were made\n";
@@ -300,6 +303,7 @@ absl::StatusOr<DriverResult> ProcessInput(const std::string& path, const DriverO
   stats.instructions_before = instructions_before;
   stats.time_ms_parse = parse_ms;
   result.explain = passes->explain;
+  result.origins = std::move(passes->origins);
   stats.time_ms_total = Millis(start);
   result.stats_json = hlo::StatsToJson(stats);
   result.stats_text = hlo::StatsToText(stats);

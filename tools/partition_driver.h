@@ -12,6 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "hlo/ir/hlo_module.h"
+#include "hlo/sharding/spmd_origin.h"
 
 namespace tools {
 
@@ -32,6 +33,8 @@ struct DriverOptions {
   // --explain: collect the passes' decision log into DriverResult::explain (also collected when
   // dump_dir is set, for explain.txt). Off, the passes do not build it.
   bool explain = false;
+  // Record where each value of the SPMD program comes from (DriverResult::origins).
+  bool record_origins = false;
   std::string key;  // The statistics' "key" (batch mode's stable key); empty: none.
 };
 
@@ -40,6 +43,8 @@ struct DriverResult {
   std::string stats_json;  // One-line statistics object (cli-contract schema).
   std::string stats_text;  // Human-readable statistics.
   std::string explain;     // The decision log, when DriverOptions::explain or dump_dir asked.
+  // With DriverOptions::record_origins: the partitioner's records (hlo/sharding/spmd_origin.h).
+  std::vector<hlo::SpmdOrigin> origins;
 };
 
 // The device count for `module`: `flag` (--num-partitions), else the module's num_partitions,

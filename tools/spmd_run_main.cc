@@ -38,6 +38,7 @@
 #include "runtime/cpu/host_malloc.h"
 #include "runtime/cpu/multi_device_runner.h"
 #include "runtime/cpu/npy.h"
+#include "runtime/cpu/modular_verify.h"
 #include "runtime/cpu/sampled_verify.h"
 #include "runtime/cpu/verify.h"
 #include "runtime/cuda/cuda_runner.h"
@@ -80,8 +81,10 @@ struct Options {
   // 1100 GFLOP: 19 s).
   double max_gflop = 800;
   double max_memory_gib = 8;
-  // --verify over the limits above: auto compares sampled elements (sampled_verify.h), never
-  // refuses, always samples even when the full run fits.
+  // --verify over the limits above: auto compares sampled output elements (sampled_verify.h),
+  // and checks instruction by instruction (modular_verify.h) when the outputs depend on more
+  // than a sample can evaluate; never refuses; always samples even when the full run fits;
+  // modular checks instruction by instruction.
   std::string sampled = "auto";
 };
 
@@ -176,9 +179,10 @@ std::optional<ParsedModule> Load(const std::string& path, std::string* error,
 
 // INPUT partitioned by our own passes (as spmd-partition would), parsed back for running.
 std::optional<ParsedModule> Partition(const Options& options,
-                                      const std::vector<std::string>& passes,
-                                      std::string* error) {
+                                      const std::vector<std::string>& passes, std::string* error,
+                                      std::vector<hlo::SpmdOrigin>* origins = nullptr) {
   tools::DriverOptions driver;
+  driver.record_origins = origins != nullptr;
   driver.passes = passes;
   if (options.num_partitions > 0) driver.num_partitions = options.num_partitions;
   driver.strict = options.strict;
@@ -187,6 +191,7 @@ std::optional<ParsedModule> Partition(const Options& options,
     *error = std::string(hlo::ToStd(result.status().message()));
     return std::nullopt;
   }
+  if (origins != nullptr) *origins = std::move(result->origins);
   absl::StatusOr<ParsedModule> parsed = hlo::ParseHloModuleWithLocations(
       result->output, hlo::StrCat(options.input, " (partitioned)"));
   if (!parsed.ok()) {
@@ -453,14 +458,62 @@ std::optional<runtime::Tolerance> GivenTolerance(const Options& options) {
 }
 
 // The sampled oracle (runtime/cpu/sampled_verify.h) for a pair too large to run in full.
+// The modular oracle (runtime/cpu/modular_verify.h): each instruction checked on its own.
+int VerifyModularProgram(const Options& options, const ParsedModule& full,
+                         const ParsedModule& spmd, absl::Span<const hlo::SpmdOrigin> origins,
+                         const std::string& program_name, int64_t n) {
+  if (origins.empty()) {
+    return Fail(hlo::StrCat(program_name, ": error: instruction-by-instruction verification "
+                                          "needs our partitioner's records; --against has none"));
+  }
+  runtime::ModularVerifyOptions modular;
+  modular.seed = options.seed;
+  modular.tolerance = GivenTolerance(options);
+  modular.num_partitions = n;
+  absl::StatusOr<runtime::ModularResult> verdict =
+      runtime::VerifyModular(*full.module, *spmd.module, origins, modular);
+  if (!verdict.ok()) return Fail(Locate(spmd, verdict.status()));
+  std::cout << verdict->ToString();
+  if (!verdict->ok()) {
+    std::cerr << program_name << ": error: " << verdict->mismatches.size()
+              << " instructions of the SPMD program do not compute what " << options.input
+              << " computes on " << n << " devices (seed " << options.seed << ")\n";
+    return 1;
+  }
+  std::cout << "verification passed: " << program_name << " matches " << options.input << " on "
+            << n << " devices (seed " << options.seed
+            << ") instruction by instruction (each checked on sampled elements of random "
+               "operands)";
+  if (!verdict->unverified.empty()) {
+    std::cout << "; " << verdict->unverified.size() << " not verified themselves (listed above)";
+  }
+  std::cout << "\n";
+  return 0;
+}
+
+// The sampled oracle (runtime/cpu/sampled_verify.h) for a pair too large to run in full; with
+// --sampled=auto, outputs that depend on more than a sample can evaluate are checked
+// instruction by instruction instead.
 int VerifySampledProgram(const Options& options, const ParsedModule& full,
-                         const ParsedModule& spmd, const std::string& program_name, int64_t n) {
+                         const ParsedModule& spmd, absl::Span<const hlo::SpmdOrigin> origins,
+                         const std::string& program_name, int64_t n) {
+  if (options.sampled == "modular") {
+    return VerifyModularProgram(options, full, spmd, origins, program_name, n);
+  }
   runtime::SampledVerifyOptions sampled;
   sampled.seed = options.seed;
   sampled.tolerance = GivenTolerance(options);
   sampled.num_partitions = n;
   absl::StatusOr<runtime::VerifyResult> verdict =
       runtime::VerifySampled(*full.module, *spmd.module, sampled);
+  const bool too_much = !verdict.ok() &&
+                        (verdict.status().code() == absl::StatusCode::kResourceExhausted ||
+                         verdict.status().code() == absl::StatusCode::kUnimplemented);
+  if (too_much && options.sampled == "auto" && !origins.empty()) {
+    std::cout << "sampling the outputs cannot go ahead (" << verdict.status().message()
+              << "); checking instruction by instruction instead\n";
+    return VerifyModularProgram(options, full, spmd, origins, program_name, n);
+  }
   if (!verdict.ok()) return Fail(Locate(spmd, verdict.status()));
   return ReportVerdict(options, *verdict, program_name, n,
                        " on sampled elements (the point evaluator)");
@@ -480,8 +533,10 @@ int VerifyProgram(const Options& options, const std::vector<std::string>& passes
   // Why the full run cannot go ahead, and which program it names.
   std::optional<std::string> refusal = ExceedsLimits(options, *full->module);
   std::string refused = options.input;
-  std::optional<ParsedModule> spmd = options.against.empty() ? Partition(options, passes, &error)
-                                                              : Load(options.against, &error);
+  std::vector<hlo::SpmdOrigin> origins;
+  std::optional<ParsedModule> spmd = options.against.empty()
+                                         ? Partition(options, passes, &error, &origins)
+                                         : Load(options.against, &error);
   if (!spmd) return Fail(error);
   if (options.against.empty() &&
       std::find(passes.begin(), passes.end(), "propagate") != passes.end()) {
@@ -501,9 +556,11 @@ int VerifyProgram(const Options& options, const std::vector<std::string>& passes
   }
   const bool can_sample = options.inputs_dir.empty() && options.outputs_dir.empty() &&
                           options.backend == "cpu" && options.repeat == 1;
-  if (options.sampled == "always" || (refusal && options.sampled == "auto" && can_sample)) {
+  const bool forced = options.sampled == "always" || options.sampled == "modular";
+  if (forced || (refusal && options.sampled == "auto" && can_sample)) {
     if (!can_sample) {
-      return Fail(hlo::StrCat(options.input, ": error: --sampled=always compares computed "
+      return Fail(hlo::StrCat(options.input, ": error: --sampled=", options.sampled,
+                              " compares computed "
                               "elements only: it cannot take --inputs, --outputs, --repeat or "
                               "--backend=cuda"));
     }
@@ -512,7 +569,7 @@ int VerifyProgram(const Options& options, const std::vector<std::string>& passes
                 << *refusal
                 << "); comparing sampled output elements instead (--sampled=never refuses)\n";
     }
-    return VerifySampledProgram(options, *full, *spmd, program_name, n);
+    return VerifySampledProgram(options, *full, *spmd, origins, program_name, n);
   }
   if (refusal) return Fail(hlo::StrCat(refused, ": error: ", *refusal));
   // The full arguments: drawn from the seed or read from --inputs (again for the exact rerun).
@@ -570,8 +627,9 @@ std::optional<std::string> Unavailable(const Options& options,
     return "--verify with --backend=cuda runs in one process (without --mpi)";
   }
   if (options.mpi && options.backend == "cpu" &&
-      (options.repeat > 1 || options.sampled == "always")) {
-    return "--mpi runs the program once in full: it cannot take --repeat or --sampled=always";
+      (options.repeat > 1 || options.sampled == "always" || options.sampled == "modular")) {
+    return "--mpi runs the program once in full: it cannot take --repeat or --sampled=always "
+           "or modular";
   }
   return std::nullopt;
 }
@@ -637,9 +695,10 @@ int Main(int argc, char** argv) {
                  "default 8)");
   app.add_option("--sampled", options.sampled,
                  "with --verify: auto (default) compares sampled output elements when the full "
-                 "run is over --max-gflop or --max-memory-gib; never refuses instead; always "
-                 "samples")
-      ->check(CLI::IsMember({"auto", "never", "always"}));
+                 "run is over --max-gflop or --max-memory-gib, instruction by instruction when "
+                 "they depend on too much to sample; never refuses instead; always samples; "
+                 "modular checks each instruction on its own")
+      ->check(CLI::IsMember({"auto", "never", "always", "modular"}));
   app.add_flag("--strict", options.strict,
                "refuse a partitioning that computes a split instruction whole (a replicated "
                "fallback)");

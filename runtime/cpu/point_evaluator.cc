@@ -86,6 +86,42 @@ absl::StatusOr<Literal> PointEvaluator::EntryRootElements(int64_t device, int64_
   return Get(*root, leaf, RootFrame(device), indices);
 }
 
+absl::StatusOr<const PointEvaluator::Frame*> PointEvaluator::FrameOf(
+    const hlo::HloComputation* computation, int64_t device) {
+  if (computation == module_.entry_computation()) return RootFrame(device);
+  if (callers_.empty()) {
+    for (const auto& c : module_.computations()) {
+      for (const auto& instr : c->instructions()) {
+        for (const hlo::HloComputation* called : instr->called_computations()) {
+          callers_.try_emplace(called, instr.get());
+        }
+      }
+    }
+  }
+  const auto found = callers_.find(computation);
+  if (found == callers_.end()) {
+    return absl::InvalidArgumentError(
+        hlo::StrCat("computation %", computation->name(), " is called from nowhere"));
+  }
+  const HloInstruction* caller = found->second;
+  ASSIGN_OR_RETURN(const Frame* parent, FrameOf(caller->parent(), device));
+  return Child(parent, caller, 0);
+}
+
+absl::StatusOr<Literal> PointEvaluator::Elements(const HloInstruction& instr, int64_t leaf,
+                                                 int64_t device,
+                                                 absl::Span<const int64_t> indices, bool compute) {
+  if (device >= num_devices_) {
+    return absl::InvalidArgumentError(
+        hlo::StrCat("device ", device, " is out of range for ", num_devices_, " devices"));
+  }
+  ASSIGN_OR_RETURN(const Frame* frame, FrameOf(instr.parent(), device));
+  computed_ = compute ? &instr : nullptr;
+  absl::StatusOr<Literal> values = Get(instr, leaf, frame, indices);
+  computed_ = nullptr;
+  return values;
+}
+
 absl::Status PointEvaluator::Reserve(int64_t count, const HloInstruction& instr) const {
   if (count > element_budget_ - memoized_elements_) {
     return absl::ResourceExhaustedError(hlo::StrCat(
@@ -112,6 +148,13 @@ absl::StatusOr<Literal> PointEvaluator::Get(const HloInstruction& instr, int64_t
                                             const Frame* frame,
                                             absl::Span<const int64_t> indices) {
   ASSIGN_OR_RETURN(const hlo::Shape* shape, points::FlatLeafShape(instr, leaf));
+  if (cuts_ != nullptr && &instr != computed_ && cuts_->IsCut(instr)) {
+    RETURN_IF_ERROR(Reserve(static_cast<int64_t>(indices.size()), instr));
+    memoized_elements_ += static_cast<int64_t>(indices.size());
+    Literal out(hlo::Shape::Array(shape->element_type(), {static_cast<int64_t>(indices.size())}));
+    RETURN_IF_ERROR(cuts_->Fill(instr, leaf, frame->device, indices, out));
+    return out;
+  }
   // Values that are another instruction's elements are not memoized a second time.
   if (PassesThrough(instr, frame)) return ComputeNested(instr, leaf, frame, indices);
   const hlo::PrimitiveType type = shape->element_type();

@@ -50,6 +50,18 @@ class ArgumentSource {
                             absl::Span<const int64_t> indices, hlo::Literal& out) const = 0;
 };
 
+// Values that stand in for instructions' own (modular verification, modular_verify.h): a cut
+// instruction is not computed; its elements come from Fill.
+class CutSource {
+ public:
+  virtual ~CutSource() = default;
+  virtual bool IsCut(const hlo::HloInstruction& instr) const = 0;
+  // Elements `indices` of leaf `leaf` of cut `instr` on `device` (-1: the reference), written to
+  // `out`, an array of the leaf's element type with indices.size() elements.
+  virtual absl::Status Fill(const hlo::HloInstruction& instr, int64_t leaf, int64_t device,
+                            absl::Span<const int64_t> indices, hlo::Literal& out) const = 0;
+};
+
 class PointEvaluator {
  public:
   // `num_devices`: the devices of an SPMD program (1 for a reference run).
@@ -63,11 +75,25 @@ class PointEvaluator {
   absl::StatusOr<hlo::Literal> EntryRootElements(int64_t device, int64_t leaf,
                                                  absl::Span<const int64_t> indices);
 
+  // Elements `indices` of leaf `leaf` of any instruction `instr` of the module on `device`, in
+  // its computation's first call path (iteration 0 of a loop, branch 0's frame). With
+  // `compute`, `instr` is computed even when the cuts cut it.
+  absl::StatusOr<hlo::Literal> Elements(const hlo::HloInstruction& instr, int64_t leaf,
+                                        int64_t device, absl::Span<const int64_t> indices,
+                                        bool compute);
+  // Instructions whose values `cuts` gives (not owned; null: none).
+  void set_cuts(const CutSource* cuts) { cuts_ = cuts; }
+
   // Elements memoized so far (a measure of the work done).
   int64_t memoized_elements() const { return memoized_elements_; }
   // Asking for more than this many elements in all is an error (the sample would cost about as
   // much as running the program).
   void set_element_budget(int64_t budget) { element_budget_ = budget; }
+  // Operand elements a reduce gathers at once. A larger demand is met in pieces: groups of
+  // output elements, and a slice longer than this in blocks, each block's result the next one's
+  // initial value -- the executor's order of operations, so the result is the same to the bit.
+  void set_reduce_block(int64_t elements) { reduce_block_ = elements; }
+  int64_t reduce_block() const { return reduce_block_; }
 
   struct Frame;
 
@@ -106,6 +132,9 @@ class PointEvaluator {
   const Frame* Child(const Frame* parent, const hlo::HloInstruction* caller, int64_t iteration);
   // `frame` with its root on `device` (the same call path on another device).
   const Frame* OnDevice(const Frame* frame, int64_t device);
+  // A frame of `computation` on `device`: the entry's root frame, or a child of its first
+  // caller's frame.
+  absl::StatusOr<const Frame*> FrameOf(const hlo::HloComputation* computation, int64_t device);
 
   const hlo::HloModule& module_;
   const ArgumentSource& arguments_;
@@ -117,8 +146,12 @@ class PointEvaluator {
   absl::flat_hash_map<MemoKey, points::ElementMemo> memo_;
   absl::flat_hash_map<MemoKey, std::unique_ptr<hlo::Literal>> whole_;
   absl::flat_hash_map<std::pair<const hlo::HloInstruction*, const Frame*>, int64_t> trips_;
+  absl::flat_hash_map<const hlo::HloComputation*, const hlo::HloInstruction*> callers_;
+  const CutSource* cuts_ = nullptr;
+  const hlo::HloInstruction* computed_ = nullptr;  // Elements(compute=true)'s instruction.
   int64_t memoized_elements_ = 0;
   int64_t element_budget_ = 200'000'000;
+  int64_t reduce_block_ = int64_t{1} << 22;
   int depth_ = 0;
 };
 

@@ -71,7 +71,8 @@ void ExpectSameElements(PointEvaluator& evaluator, int64_t device, const Literal
 }
 
 // One device: the point evaluator against Evaluator::RunEntry.
-void CheckOneDevice(const std::string& text, Tolerance tolerance = {}) {
+// `reduce_block`: PointEvaluator::set_reduce_block's value (0: the default).
+void CheckOneDevice(const std::string& text, Tolerance tolerance = {}, int64_t reduce_block = 0) {
   SCOPED_TRACE(text);
   auto module = hlo::ParseHloModule(text);
   ASSERT_TRUE(module.ok()) << module.status();
@@ -80,6 +81,7 @@ void CheckOneDevice(const std::string& text, Tolerance tolerance = {}) {
   ASSERT_TRUE(expected.ok()) << expected.status();
   LiteralArguments source(args);
   PointEvaluator evaluator(**module, source, 1);
+  if (reduce_block > 0) evaluator.set_reduce_block(reduce_block);
   ExpectSameElements(evaluator, -1, expected->front(), tolerance);
 }
 
@@ -163,6 +165,38 @@ ENTRY e {
   st = (f32[2,3,4], s32[2,3,4]) sort(d, io), dimensions={2}, to_apply=less
   ROOT out = (bf16[2,3,4], f32[3], (f32[2,3], s32[2,3]), (f32[2,3,4], s32[2,3,4])) tuple(cv, sum, am, st)
 })", {1e-5, 1e-5});
+}
+
+// Reductions over more than the reduce block (here 1000 operand elements) run in pieces: a sum
+// of a whole array (blocks, each one's result the next one's initial value: an initial value
+// that is not the identity is added once, as the executor adds it), column sums and a
+// variadic argmax (groups of columns). The executor's order of operations, so exactly its
+// results.
+TEST(PointEvaluatorTest, LargeReductionsRunBlockByBlock) {
+  CheckOneDevice(R"(
+HloModule m
+add { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT s = f32[] add(a, b) }
+argmax {
+  a = f32[] parameter(0)  i = s32[] parameter(1)  b = f32[] parameter(2)  j = s32[] parameter(3)
+  gt = pred[] compare(a, b), direction=GT
+  eq = pred[] compare(a, b), direction=EQ
+  lt = pred[] compare(i, j), direction=LT
+  tie = pred[] and(eq, lt)
+  pick = pred[] or(gt, tie)
+  ROOT r = (f32[], s32[]) tuple(f32[] select(pick, a, b), s32[] select(pick, i, j))
+}
+ENTRY e {
+  x = f32[48,70] parameter(0)
+  zero = f32[] constant(0)
+  offset = f32[] constant(1.5)
+  all = f32[] reduce(x, offset), dimensions={0,1}, to_apply=add
+  cols = f32[70] reduce(x, zero), dimensions={0}, to_apply=add
+  io = s32[48,70] iota(), iota_dimension=0
+  ninf = f32[] constant(-inf)
+  izero = s32[] constant(0)
+  am = (f32[70], s32[70]) reduce(x, io, ninf, izero), dimensions={0}, to_apply=argmax
+  ROOT out = (f32[], f32[70], (f32[70], s32[70])) tuple(all, cols, am)
+})", {}, /*reduce_block=*/1000);
 }
 
 // topk needs the whole last-dim row of each asked element, like sort.

@@ -389,41 +389,88 @@ absl::StatusOr<Literal> PointOps::Dot(PointEvaluator& ev, const HloInstruction& 
   return RunHandler(ev, *made, operands);
 }
 
-absl::StatusOr<Literal> PointOps::Reduce(PointEvaluator& ev, const HloInstruction& instr,
-                                         int64_t leaf, const Frame* frame,
-                                         absl::Span<const int64_t> indices) {
+namespace {
+
+// How a reduce's output elements map to its operand's elements.
+struct ReduceGeometry {
+  std::vector<int64_t> kept, reduced, r_dims;
+  int64_t r_size = 1;
+};
+
+ReduceGeometry GeometryOf(const HloInstruction& instr) {
+  ReduceGeometry g;
+  const Shape& in_shape = instr.operand(0)->shape();
+  g.reduced = instr.dimensions();
+  for (int64_t d = 0; d < in_shape.rank(); ++d) {
+    if (std::find(g.reduced.begin(), g.reduced.end(), d) == g.reduced.end()) g.kept.push_back(d);
+  }
+  for (int64_t d : g.reduced) g.r_dims.push_back(in_shape.dimensions(d));
+  for (int64_t s : g.r_dims) g.r_size *= s;
+  return g;
+}
+
+// The results of a reduce of `inputs` operands as a list (one array per input).
+std::vector<Literal> Results(Literal value, int64_t inputs) {
+  std::vector<Literal> out;
+  if (inputs == 1) {
+    out.push_back(std::move(value));
+  } else {
+    for (Literal& leaf : *value.mutable_tuple_elements()) out.push_back(std::move(leaf));
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<Literal>> PointOps::ReduceRange(PointEvaluator& ev,
+                                                           const HloInstruction& instr,
+                                                           const Frame* frame,
+                                                           absl::Span<const int64_t> indices,
+                                                           int64_t begin, int64_t end,
+                                                           std::vector<Literal> inits) {
   const int64_t inputs = instr.operand_count() / 2;
   const Shape& in_shape = instr.operand(0)->shape();
-  const std::vector<int64_t>& reduced = instr.dimensions();
-  std::vector<int64_t> kept, r_dims;
-  for (int64_t d = 0; d < in_shape.rank(); ++d) {
-    if (std::find(reduced.begin(), reduced.end(), d) == reduced.end()) kept.push_back(d);
-  }
-  for (int64_t d : reduced) r_dims.push_back(in_shape.dimensions(d));
-  int64_t r_size = 1;
-  for (int64_t s : r_dims) r_size *= s;
+  const ReduceGeometry g = GeometryOf(instr);
   const int64_t n = static_cast<int64_t>(indices.size());
-  RETURN_IF_ERROR(ev.Reserve(inputs * n * r_size, instr));
-  ASSIGN_OR_RETURN(const Shape* out_shape, points::FlatLeafShape(instr, leaf));
-  std::vector<int64_t> in_indices(n * r_size);
-  std::vector<int64_t> o(out_shape->rank()), i(in_shape.rank()), r(r_dims.size());
+  const int64_t width = end - begin;
+  RETURN_IF_ERROR(ev.Reserve(inputs * n * width, instr));
+  const Shape& out_shape = *points::LeafAt(instr.shape(), 0);
+  std::vector<int64_t> stride(in_shape.rank(), 1);
+  for (int64_t d = in_shape.rank() - 2; d >= 0; --d) {
+    stride[d] = stride[d + 1] * in_shape.dimensions(d + 1);
+  }
+  std::vector<int64_t> in_indices(n * width);
+  std::vector<int64_t> o(out_shape.rank()), r(g.r_dims.size());
   for (int64_t e = 0; e < n; ++e) {
-    points::Unravel(indices[e], out_shape->dimensions(), o.data());
-    for (size_t k = 0; k < kept.size(); ++k) i[kept[k]] = o[k];
-    for (int64_t c = 0; c < r_size; ++c) {
-      points::Unravel(c, r_dims, r.data());
-      for (size_t k = 0; k < reduced.size(); ++k) i[reduced[k]] = r[k];
-      in_indices[e * r_size + c] = points::Ravel(i.data(), in_shape.dimensions());
+    points::Unravel(indices[e], out_shape.dimensions(), o.data());
+    int64_t base = 0;
+    for (size_t k = 0; k < g.kept.size(); ++k) base += o[k] * stride[g.kept[k]];
+    // An odometer over the reduced coordinates, the last fastest.
+    points::Unravel(begin, g.r_dims, r.data());
+    int64_t offset = 0;
+    for (size_t k = 0; k < g.reduced.size(); ++k) offset += r[k] * stride[g.reduced[k]];
+    for (int64_t c = 0; c < width; ++c) {
+      in_indices[e * width + c] = base + offset;
+      for (int64_t k = static_cast<int64_t>(r.size()) - 1; k >= 0; --k) {
+        offset += stride[g.reduced[k]];
+        if (++r[k] < g.r_dims[k] || k == 0) break;
+        offset -= r[k] * stride[g.reduced[k]];
+        r[k] = 0;
+      }
     }
   }
   std::vector<Literal> operands;
   for (int64_t j = 0; j < inputs; ++j) {
     ASSIGN_OR_RETURN(Literal values, ev.Get(*instr.operand(j), 0, frame, in_indices));
-    operands.push_back(AsMatrix(std::move(values), n, r_size));
+    operands.push_back(AsMatrix(std::move(values), n, width));
   }
   for (int64_t j = 0; j < inputs; ++j) {
-    ASSIGN_OR_RETURN(Literal init, ev.Get(*instr.operand(inputs + j), 0, frame, {0}));
-    operands.push_back(AsScalar(init));
+    if (inits.empty()) {
+      ASSIGN_OR_RETURN(Literal init, ev.Get(*instr.operand(inputs + j), 0, frame, {0}));
+      operands.push_back(AsScalar(init));
+    } else {
+      operands.push_back(AsScalar(inits[j]));
+    }
   }
   std::vector<const Literal*> pointers;
   for (const Literal& l : operands) pointers.push_back(&l);
@@ -436,8 +483,49 @@ absl::StatusOr<Literal> PointOps::Reduce(PointEvaluator& ev, const HloInstructio
       synthetic.Like(instr, inputs == 1 ? results[0] : Shape::Tuple(results), pointers);
   made->mutable_attrs()->dimensions = {1};
   ASSIGN_OR_RETURN(Literal value, RunHandler(ev, *made, pointers));
-  if (inputs == 1) return value;
-  return std::move((*value.mutable_tuple_elements())[leaf]);
+  return Results(std::move(value), inputs);
+}
+
+absl::StatusOr<Literal> PointOps::Reduce(PointEvaluator& ev, const HloInstruction& instr,
+                                         int64_t leaf, const Frame* frame,
+                                         absl::Span<const int64_t> indices) {
+  const int64_t r_size = GeometryOf(instr).r_size;
+  const int64_t n = static_cast<int64_t>(indices.size());
+  const int64_t block = ev.reduce_block();
+  if (r_size <= block) {  // Groups of whole slices.
+    const int64_t group = std::max<int64_t>(1, block / std::max<int64_t>(1, r_size));
+    if (n <= group) {
+      ASSIGN_OR_RETURN(std::vector<Literal> values,
+                       ReduceRange(ev, instr, frame, indices, 0, r_size, {}));
+      return std::move(values[leaf]);
+    }
+    ASSIGN_OR_RETURN(const Shape* out_shape, points::FlatLeafShape(instr, leaf));
+    Literal out(Shape::Array(out_shape->element_type(), {n}));
+    const int width = hlo::ByteWidth(out_shape->element_type());
+    for (int64_t e0 = 0; e0 < n; e0 += group) {
+      const int64_t g = std::min(group, n - e0);
+      ASSIGN_OR_RETURN(std::vector<Literal> values,
+                       ReduceRange(ev, instr, frame, indices.subspan(e0, g), 0, r_size, {}));
+      for (int64_t e = 0; e < g; ++e) {
+        points::SetBits(out, e0 + e, width, points::BitsAt(values[leaf], e, width));
+      }
+    }
+    return out;
+  }
+  // Each element's slice block by block, the running result carried as the initial value.
+  ASSIGN_OR_RETURN(const Shape* out_shape, points::FlatLeafShape(instr, leaf));
+  Literal out(Shape::Array(out_shape->element_type(), {n}));
+  const int width = hlo::ByteWidth(out_shape->element_type());
+  for (int64_t e = 0; e < n; ++e) {
+    std::vector<Literal> running;
+    for (int64_t begin = 0; begin < r_size; begin += block) {
+      ASSIGN_OR_RETURN(running,
+                       ReduceRange(ev, instr, frame, indices.subspan(e, 1), begin,
+                                   std::min(r_size, begin + block), std::move(running)));
+    }
+    points::SetBits(out, e, width, points::BitsAt(running[leaf], 0, width));
+  }
+  return out;
 }
 
 absl::StatusOr<Literal> PointOps::Sort(PointEvaluator& ev, const HloInstruction& instr,

@@ -165,6 +165,13 @@ class PointOps {
   static absl::StatusOr<hlo::Literal> Reduce(PointEvaluator& ev, const hlo::HloInstruction& instr,
                                              int64_t leaf, const points::Frame* frame,
                                              absl::Span<const int64_t> indices);
+  // A reduce's results (one [n] array per input) for output elements `indices` over the
+  // reduced coordinates [begin, end) (row-major over the reduced dimensions), starting from
+  // `inits` (one scalar per input; empty: the reduce's own initial values).
+  static absl::StatusOr<std::vector<hlo::Literal>> ReduceRange(
+      PointEvaluator& ev, const hlo::HloInstruction& instr, const points::Frame* frame,
+      absl::Span<const int64_t> indices, int64_t begin, int64_t end,
+      std::vector<hlo::Literal> inits);
   static absl::StatusOr<hlo::Literal> Sort(PointEvaluator& ev, const hlo::HloInstruction& instr,
                                            int64_t leaf, const points::Frame* frame,
                                            absl::Span<const int64_t> indices);

@@ -155,6 +155,28 @@ bool Holds(const hlo::ShardRegion& r, const std::vector<int64_t>& index) {
   return inside;
 }
 
+// The devices whose regions the sample picks elements for: all, or with
+// options.replicas_per_region, that many of the devices holding each distinct region (which
+// ones rotates with `salt`).
+std::vector<bool> PickingDevices(const std::vector<hlo::ShardRegion>& regions,
+                                 const SampledVerifyOptions& options, uint64_t salt) {
+  const int64_t n = static_cast<int64_t>(regions.size());
+  std::vector<bool> picking(n, options.replicas_per_region <= 0);
+  if (options.replicas_per_region <= 0) return picking;
+  std::map<std::pair<std::vector<int64_t>, std::vector<int64_t>>, std::vector<int64_t>> holders;
+  for (int64_t d = 0; d < n; ++d) {
+    if (HoldsData(regions[d])) holders[{regions[d].offsets, regions[d].limits}].push_back(d);
+  }
+  for (const auto& [region, devices] : holders) {
+    const size_t h = devices.size();
+    const size_t first = Mix(salt ^ static_cast<uint64_t>(devices.front())) % h;
+    for (size_t k = 0; k < h && k < static_cast<size_t>(options.replicas_per_region); ++k) {
+      picking[devices[(first + k) % h]] = true;
+    }
+  }
+  return picking;
+}
+
 // The sample of a root leaf of `shape` whose devices hold `regions`: global element -> the
 // devices that must compute it (those it was picked for as a region's first, last or random
 // element; none for the uniformly random ones).
@@ -175,9 +197,10 @@ std::map<int64_t, std::vector<int64_t>> Sample(const std::vector<hlo::ShardRegio
     if (devices.empty() || devices.back() != device) devices.push_back(device);
   };
   std::vector<int64_t> index(shape.rank());
+  const std::vector<bool> picking = PickingDevices(regions, options, salt);
   for (int64_t d = 0; d < static_cast<int64_t>(regions.size()); ++d) {
     const hlo::ShardRegion& region = regions[d];
-    if (!HoldsData(region)) continue;
+    if (!HoldsData(region) || !picking[d]) continue;
     std::vector<int64_t> last(region.limits);
     for (int64_t& x : last) --x;
     pick(region.offsets.data(), d);
@@ -232,58 +255,87 @@ absl::StatusOr<LeafVerdict> VerifySampledLeaf(const hlo::HloModule& unpartitione
   LeafVerdict verdict;
   verdict.shape = shape;
   verdict.tolerance = options.tolerance.value_or(DefaultTolerance(shape.element_type()));
-  ASSIGN_OR_RETURN(std::vector<hlo::ShardRegion> regions,
-                   Regions(sharding, shape, options.num_partitions));
-  const std::map<int64_t, std::vector<int64_t>> picked =
-      Sample(regions, shape, options, static_cast<uint64_t>(leaf));
-  std::vector<int64_t> sample;
-  for (const auto& [global, devices] : picked) sample.push_back(global);
-  ASSIGN_OR_RETURN(Literal expected_all, reference.EntryRootElements(-1, leaf, sample));
-  const std::vector<std::vector<int64_t>> checkers = Checkers(picked, regions, shape, options);
-  std::vector<int64_t> index(shape.rank());
-  // Every (device, sampled element) pair, in device order.
-  const int width = hlo::ByteWidth(shape.element_type());
-  std::vector<uint64_t> expected_bits, actual_bits;
-  std::vector<std::pair<int64_t, int64_t>> pairs;  // (device, position in `sample`).
-  for (int64_t d = 0; d < options.num_partitions; ++d) {
-    const hlo::ShardRegion& region = regions[d];
-    std::vector<int64_t> local, positions;
-    for (size_t s = 0; s < sample.size(); ++s) {
-      if (!std::binary_search(checkers[s].begin(), checkers[s].end(), d)) continue;
-      points::Unravel(sample[s], shape.dimensions(), index.data());
-      for (size_t j = 0; j < index.size(); ++j) index[j] -= region.offsets[j];
-      local.push_back(points::Ravel(index.data(), device_shape->dimensions()));
-      positions.push_back(static_cast<int64_t>(s));
-    }
-    if (local.empty()) continue;
-    ASSIGN_OR_RETURN(Literal actual, devices.EntryRootElements(d, leaf, local));
-    for (size_t k = 0; k < local.size(); ++k) {
-      pairs.emplace_back(d, positions[k]);
-      expected_bits.push_back(points::BitsAt(expected_all, positions[k], width));
-      actual_bits.push_back(points::BitsAt(actual, static_cast<int64_t>(k), width));
-    }
-  }
-  const int64_t m = static_cast<int64_t>(pairs.size());
-  Literal expected(Shape::Array(shape.element_type(), {m})), actual(expected.shape());
-  for (int64_t k = 0; k < m; ++k) {
-    points::SetBits(expected, k, width, expected_bits[k]);
-    points::SetBits(actual, k, width, actual_bits[k]);
-  }
-  verdict.comparison = CompareArrays(expected, actual, verdict.tolerance);
+  ASSIGN_OR_RETURN(
+      SampledComparison compared,
+      CompareSampledLeaf(
+          shape, *device_shape, sharding, options, static_cast<uint64_t>(leaf),
+          verdict.tolerance,
+          [&](absl::Span<const int64_t> global) {
+            return reference.EntryRootElements(-1, leaf, global);
+          },
+          [&](int64_t device, absl::Span<const int64_t> local) {
+            return devices.EntryRootElements(device, leaf, local);
+          }));
+  verdict.comparison = std::move(compared.comparison);
   verdict.name = hlo::StrCat(LeafName("output", LeafIndices(root.shape()).at(leaf)), " (sampled: ",
-                             sample.size(), " of ", shape.num_elements(), " elements, ", m,
-                             " device values)");
-  if (!verdict.comparison.first_mismatch.empty()) {
-    const auto [device, position] = pairs[verdict.comparison.first_mismatch[0]];
-    verdict.comparison.first_mismatch.assign(shape.rank(), 0);
-    points::Unravel(sample[position], shape.dimensions(), verdict.comparison.first_mismatch.data());
-    hlo::StrAppend(&verdict.name, " [first mismatch on device ", device, "]");
+                             compared.sample.size(), " of ", shape.num_elements(), " elements, ",
+                             compared.pairs.size(), " device values)");
+  if (compared.mismatch_device >= 0) {
+    hlo::StrAppend(&verdict.name, " [first mismatch on device ", compared.mismatch_device, "]");
   }
-  verdict.comparison.elements = m;
   return verdict;
 }
 
 }  // namespace
+
+absl::StatusOr<SampledComparison> CompareSampledLeaf(
+    const Shape& shape, const Shape& device_shape, const HloSharding& sharding,
+    const SampledVerifyOptions& options, uint64_t salt, const Tolerance& tolerance,
+    const std::function<absl::StatusOr<Literal>(absl::Span<const int64_t>)>& reference,
+    const std::function<absl::StatusOr<Literal>(int64_t, absl::Span<const int64_t>)>& device) {
+  ASSIGN_OR_RETURN(std::vector<hlo::ShardRegion> regions,
+                   Regions(sharding, shape, options.num_partitions));
+  const std::map<int64_t, std::vector<int64_t>> picked = Sample(regions, shape, options, salt);
+  SampledComparison out;
+  for (const auto& [global, devices] : picked) out.sample.push_back(global);
+  ASSIGN_OR_RETURN(out.expected_sample, reference(out.sample));
+  const std::vector<std::vector<int64_t>> checkers = Checkers(picked, regions, shape, options);
+  std::vector<int64_t> index(shape.rank());
+  // Every (device, sampled element) pair, in device order.
+  const int width = hlo::ByteWidth(shape.element_type());
+  std::vector<uint64_t> actual_bits;
+  for (int64_t d = 0; d < options.num_partitions; ++d) {
+    const hlo::ShardRegion& region = regions[d];
+    std::vector<int64_t> local, positions;
+    for (size_t s = 0; s < out.sample.size(); ++s) {
+      if (!std::binary_search(checkers[s].begin(), checkers[s].end(), d)) continue;
+      points::Unravel(out.sample[s], shape.dimensions(), index.data());
+      for (size_t j = 0; j < index.size(); ++j) index[j] -= region.offsets[j];
+      local.push_back(points::Ravel(index.data(), device_shape.dimensions()));
+      positions.push_back(static_cast<int64_t>(s));
+    }
+    if (local.empty()) continue;
+    ASSIGN_OR_RETURN(Literal actual, device(d, local));
+    for (size_t k = 0; k < local.size(); ++k) {
+      out.pairs.emplace_back(d, positions[k]);
+      actual_bits.push_back(points::BitsAt(actual, static_cast<int64_t>(k), width));
+    }
+  }
+  const int64_t m = static_cast<int64_t>(out.pairs.size());
+  out.expected = Literal(Shape::Array(shape.element_type(), {m}));
+  out.actual = Literal(out.expected.shape());
+  for (int64_t k = 0; k < m; ++k) {
+    points::SetBits(out.expected, k, width,
+                    points::BitsAt(out.expected_sample, out.pairs[k].second, width));
+    points::SetBits(out.actual, k, width, actual_bits[k]);
+  }
+  out.comparison = CompareArrays(out.expected, out.actual, tolerance);
+  if (!out.comparison.first_mismatch.empty()) {
+    const auto [d, position] = out.pairs[out.comparison.first_mismatch[0]];
+    out.mismatch_device = d;
+    out.comparison.first_mismatch.assign(shape.rank(), 0);
+    points::Unravel(out.sample[position], shape.dimensions(),
+                    out.comparison.first_mismatch.data());
+  }
+  out.comparison.elements = m;
+  return out;
+}
+
+uint64_t SampleHash(uint64_t x) { return Mix(x); }
+
+absl::Status RunOnLargeStack(const std::function<absl::Status()>& work) {
+  return OnLargeStack(work);
+}
 
 absl::StatusOr<VerifyResult> VerifySampled(const hlo::HloModule& unpartitioned,
                                            const hlo::HloModule& spmd,

@@ -21,10 +21,14 @@
 #define RUNTIME_CPU_SAMPLED_VERIFY_H_
 
 #include <cstdint>
+#include <functional>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "hlo/ir/hlo_module.h"
+#include "hlo/sharding/hlo_sharding.h"
 #include "runtime/cpu/compare.h"
 #include "runtime/cpu/verify.h"
 
@@ -41,10 +45,42 @@ struct SampledVerifyOptions {
   // was picked for (a replicated leaf is held by all; every device still computes its region's
   // first and last element, so replicas that disagree there are seen).
   int64_t holders_per_element = 2;
+  // Devices per distinct region whose first, last and random elements are picked (0: every
+  // device; each of the others may still check elements as one of holders_per_element).
+  int64_t replicas_per_region = 0;
   // Element evaluations allowed per program (point_evaluator.h).
   int64_t element_budget = 60'000'000;
   std::optional<Tolerance> tolerance;
 };
+
+// One array leaf of `shape`, which each of options.num_partitions devices holds as its region
+// under `sharding` in an array of `device_shape`, compared on a sample (step 2 of the file
+// comment; `salt` varies it between leaves): `reference` gives the reference's elements at
+// global row-major indices, `device` a device's at indices into `device_shape`.
+struct SampledComparison {
+  std::vector<int64_t> sample;          // The sampled global indices, ascending.
+  hlo::Literal expected_sample;         // The reference's values at `sample`.
+  // Each device value compared: (device, position in `sample`), in device order, and the
+  // expected and actual values of the pairs.
+  std::vector<std::pair<int64_t, int64_t>> pairs;
+  hlo::Literal expected, actual;
+  ArrayComparison comparison;  // first_mismatch: a global index.
+  int64_t mismatch_device = -1;
+};
+absl::StatusOr<SampledComparison> CompareSampledLeaf(
+    const hlo::Shape& shape, const hlo::Shape& device_shape, const hlo::HloSharding& sharding,
+    const SampledVerifyOptions& options, uint64_t salt, const Tolerance& tolerance,
+    const std::function<absl::StatusOr<hlo::Literal>(absl::Span<const int64_t>)>& reference,
+    const std::function<absl::StatusOr<hlo::Literal>(int64_t, absl::Span<const int64_t>)>&
+        device);
+
+// The mixing function behind every hashed random value of sampled verification: a value is
+// SetRandomElement's draw from the state SampleHash(stream + index).
+uint64_t SampleHash(uint64_t x);
+
+// Runs `work` on a thread with a 1 GiB stack (the point evaluator recurses along operand chains
+// and loop iterations); out of memory there is an error.
+absl::Status RunOnLargeStack(const std::function<absl::Status()>& work);
 
 // See the file comment. The result's `expected` and `assembled` are empty.
 absl::StatusOr<VerifyResult> VerifySampled(const hlo::HloModule& unpartitioned,

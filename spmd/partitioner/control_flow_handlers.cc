@@ -106,6 +106,7 @@ absl::Status HandleWhile(const HloInstruction& original, const HloSharding& shar
     HloSharding own = HloSharding::Replicate();
     // The probe's decisions are not the program's: its log lines and counts are dropped.
     const size_t lines = ctx.log().lines.size();
+    const size_t origins = ctx.log().origins.size();
     const PartitionLog counts = {ctx.log().full_rematerializations,
                                  ctx.log().replicated_fallbacks,
                                  ctx.log().replicated_fallback_bytes,
@@ -113,6 +114,7 @@ absl::Status HandleWhile(const HloInstruction& original, const HloSharding& shar
     ASSIGN_OR_RETURN(HloComputation * probe,
                      PartitionCalledComputation(condition, {sharding}, nullptr, ctx, &own));
     ctx.log().lines.resize(lines);
+    ctx.log().origins.erase(ctx.log().origins.begin() + origins, ctx.log().origins.end());
     ctx.log().full_rematerializations = counts.full_rematerializations;
     ctx.log().replicated_fallbacks = counts.replicated_fallbacks;
     ctx.log().replicated_fallback_bytes = counts.replicated_fallback_bytes;

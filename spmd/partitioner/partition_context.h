@@ -18,6 +18,7 @@
 #include "absl/status/statusor.h"
 #include "hlo/ir/hlo_computation.h"
 #include "hlo/ir/hlo_module.h"
+#include "hlo/sharding/spmd_origin.h"
 #include "spmd/builder/spmd_builder.h"
 #include "spmd/partitioner/partitioner_options.h"
 #include "spmd/reshard/reshard_emitter.h"
@@ -39,6 +40,9 @@ struct PartitionLog {
   int64_t replicated_fallbacks = 0;
   int64_t replicated_fallback_bytes = 0;
   std::vector<std::string> lines;  // One line per reshard decision (--explain).
+  // With PartitionerOptions::record_origins: each partitioned computation's value records, its
+  // instructions in post order, then its return record (hlo/sharding/spmd_origin.h).
+  std::vector<hlo::SpmdOrigin> origins;
   bool keep_lines = true;          // PartitionerOptions::explain: whether to build them.
 };
 

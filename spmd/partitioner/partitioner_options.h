@@ -17,6 +17,9 @@ struct PartitionerOptions {
   // Keep the --explain decision log (PartitionLog::lines). Off, the hot paths (reshard plans,
   // dot tables) do not build their lines: a run without --explain spends nothing on them.
   bool explain = true;
+  // Record where each value of the SPMD program comes from (PartitionLog::origins, for modular
+  // verification). Off, nothing is recorded.
+  bool record_origins = false;
 };
 
 }  // namespace spmd

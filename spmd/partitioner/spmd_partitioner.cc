@@ -224,6 +224,24 @@ absl::Status PartitionInstructions(const HloComputation& original,
   return absl::OkStatus();
 }
 
+// Records where `output`'s values come from (PartitionerOptions::record_origins): each
+// instruction of `original` that was partitioned, in post order (a value two instructions
+// share belongs to the first), then `returned`, the root laid out as `returned_sharding`.
+void RecordOrigins(const HloComputation& original, const HloInstruction& returned,
+                   const HloSharding& returned_sharding, PartitionContext& ctx) {
+  if (!ctx.options().record_origins) return;
+  std::vector<hlo::SpmdOrigin>& origins = ctx.log().origins;
+  const std::string& output = ctx.output()->name();
+  for (const HloInstruction* instr : original.MakeInstructionPostOrder()) {
+    absl::StatusOr<const PartitionedValue*> value = ctx.Get(instr);
+    if (!value.ok()) continue;
+    origins.push_back({hlo::SpmdOrigin::Kind::kValue, output, (*value)->value->name(),
+                       original.name(), instr->name(), (*value)->sharding});
+  }
+  origins.push_back({hlo::SpmdOrigin::Kind::kReturn, output, returned.name(), original.name(),
+                     original.root_instruction()->name(), returned_sharding});
+}
+
 // `base`, or `base.N` for the first N that no computation of `module` is named.
 std::string UniqueComputationName(const hlo::HloModule& module, const std::string& base) {
   std::string name = base;
@@ -262,6 +280,7 @@ absl::StatusOr<HloComputation*> PartitionCalledComputation(
         result = kept;
       }
       if (root_sharding != nullptr) *root_sharding = wanted;
+      if (result.ok()) RecordOrigins(original, **result, wanted, ctx);
     }
   }
   ctx.ReturnNamesTo(caller);
@@ -288,6 +307,7 @@ absl::StatusOr<bool> SpmdPartitioner::RunImpl(hlo::HloModule* module) {
   RETURN_IF_ERROR(NameInstruction(UnannotatedRootHint(root.status(), *entry->root_instruction()),
                                   *entry->root_instruction()));
   output->set_root_instruction(*root);
+  RecordOrigins(*entry, **root, ShardingOf(*entry->root_instruction()), ctx);
   // Swap the new entry in: callees stay; the old entry's instructions go away with it.
   HloComputation* new_entry = output;
   module->set_entry_computation(new_entry);

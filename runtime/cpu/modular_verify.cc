@@ -1,0 +1,518 @@
+// Modular verification (modular_verify.h): the records resolved against both modules, the cut
+// values, and the checks of instructions, call-site boundaries and returns.
+#include "runtime/cpu/modular_verify.h"
+
+#include <memory>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/node_hash_map.h"
+#include "hlo/ir/primitive_type.h"
+#include "hlo/sharding/shard_geometry.h"
+#include "hlo/sharding/unreduced.h"
+#include "hlo/status_macros.h"
+#include "hlo/strings.h"
+#include "runtime/common/opcode_table.h"
+#include "runtime/cpu/point_elements.h"
+#include "runtime/cpu/point_evaluator.h"
+#include "runtime/cpu/sampled_verify.h"
+#include "runtime/cpu/verify.h"
+#include "runtime/cpu/verify_exact.h"
+
+namespace runtime {
+namespace {
+
+using hlo::HloComputation;
+using hlo::HloInstruction;
+using hlo::HloOpcode;
+using hlo::HloSharding;
+using hlo::Literal;
+using hlo::Shape;
+using hlo::SpmdOrigin;
+
+using NameKey = std::pair<std::string, std::string>;  // (computation, instruction)
+
+NameKey KeyOf(const HloInstruction& instr) { return {instr.parent()->name(), instr.name()}; }
+
+using NameIndex = absl::flat_hash_map<NameKey, const HloInstruction*>;
+
+NameIndex IndexByName(const hlo::HloModule& module) {
+  NameIndex index;
+  for (const auto& computation : module.computations()) {
+    for (const auto& instr : computation->instructions()) index.try_emplace(KeyOf(*instr), instr.get());
+  }
+  return index;
+}
+
+const HloInstruction* Find(const NameIndex& index, const std::string& computation,
+                           const std::string& instruction) {
+  const auto found = index.find(NameKey{computation, instruction});
+  return found == index.end() ? nullptr : found->second;
+}
+
+uint64_t HashName(const std::string& computation, const std::string& instruction) {
+  uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a: the same stream on every run.
+  for (const std::string* part : {&computation, &instruction}) {
+    for (unsigned char c : *part) h = (h ^ c) * 0x100000001b3ULL;
+    h = (h ^ '/') * 0x100000001b3ULL;
+  }
+  return h;
+}
+
+// The random value standing in for one original instruction's value.
+struct CutValue {
+  const HloInstruction* original;  // In the unpartitioned module.
+  HloSharding sharding;            // Its layout on the devices.
+  uint64_t stream;
+};
+
+uint64_t ElementState(const CutValue& cut, int64_t leaf, int64_t index) {
+  return SampleHash(cut.stream + static_cast<uint64_t>(leaf) * 0x9e3779b97f4a7c15ULL +
+                    SampleHash(static_cast<uint64_t>(index)));
+}
+
+// Device `device`'s elements `indices` of its padded shard (shaped `local`) of leaf `leaf`.
+absl::Status FillShard(const CutValue& cut, const Shape& local, int64_t leaf, int64_t device,
+                       absl::Span<const int64_t> indices, Literal& out) {
+  const Shape& full = *points::LeafAt(cut.original->shape(), leaf);
+  ASSIGN_OR_RETURN(HloSharding sharding,
+                   LeafSharding(&cut.sharding, cut.original->shape(), leaf));
+  ASSIGN_OR_RETURN(hlo::ShardRegion region, hlo::ShardRegionForDevice(sharding, full, device));
+  if (local.rank() != full.rank()) {
+    return absl::InvalidArgumentError(hlo::StrCat("a value of %", cut.original->name(),
+                                                  " has rank ", local.rank(), ", not ",
+                                                  full.rank()));
+  }
+  const std::vector<int64_t> sizes = region.sizes();
+  const int64_t rank = full.rank();
+  // The element's local coordinates and, when inside the region, its global index; a run of
+  // consecutive indices along the last dimension steps both by one.
+  std::vector<int64_t> at(rank);
+  int64_t previous = -2, global = 0;
+  bool rows_inside = false;  // Every coordinate but the last is inside the region.
+  for (size_t i = 0; i < indices.size(); ++i) {
+    const int64_t l = indices[i];
+    if (rank > 0 && l == previous + 1 && at[rank - 1] + 1 < local.dimensions(rank - 1)) {
+      ++at[rank - 1];
+      ++global;
+    } else {
+      points::Unravel(l, local.dimensions(), at.data());
+      rows_inside = region.holds_data;
+      global = 0;
+      for (int64_t d = 0; d < rank; ++d) {
+        if (d + 1 < rank) rows_inside = rows_inside && at[d] < sizes[d];
+        global = global * full.dimensions(d) + at[d] + region.offsets[d];
+      }
+    }
+    previous = l;
+    const bool inside = rows_inside && (rank == 0 || at[rank - 1] < sizes[rank - 1]);
+    uint64_t state =
+        inside ? ElementState(cut, leaf, global)
+               : SampleHash(cut.stream ^ SampleHash(static_cast<uint64_t>(device) << 40 ^
+                                                    static_cast<uint64_t>(l)));
+    SetRandomElement(out, static_cast<int64_t>(i), state);
+  }
+  return absl::OkStatus();
+}
+
+// The full value's elements `indices`, drawn in the original's type (then widened when `out`
+// is the f64 reference's).
+void FillFull(const CutValue& cut, int64_t leaf, absl::Span<const int64_t> indices,
+              Literal& out) {
+  const Shape& full = *points::LeafAt(cut.original->shape(), leaf);
+  Literal narrow(Shape::Array(full.element_type(), {static_cast<int64_t>(indices.size())}));
+  for (size_t i = 0; i < indices.size(); ++i) {
+    uint64_t state = ElementState(cut, leaf, indices[i]);
+    SetRandomElement(narrow, static_cast<int64_t>(i), state);
+  }
+  out = narrow.shape().element_type() == out.shape().element_type() ? std::move(narrow)
+                                                                     : WidenLiteral(narrow);
+}
+
+// The records resolved against both modules.
+struct Resolved {
+  struct Value {
+    const SpmdOrigin* origin;
+    const HloInstruction* device;    // In the SPMD program.
+    const HloInstruction* original;  // In the unpartitioned module.
+  };
+  std::vector<Value> values, returns;
+  // The cut value each recorded SPMD instruction holds: its first record's.
+  absl::node_hash_map<const HloInstruction*, CutValue> device_cuts;
+  // Per SPMD computation, the cut value of each original instruction it holds (by name, so the
+  // f64 copy of the unpartitioned module finds them too).
+  absl::flat_hash_map<const HloComputation*, absl::flat_hash_map<NameKey, const CutValue*>>
+      reference_cuts;
+  absl::flat_hash_map<const HloComputation*, HloSharding> return_shardings;
+};
+
+absl::Status CheckLayouts(const SpmdOrigin& origin, const Shape& shape) {
+  for (int64_t leaf = 0; leaf < shape.leaf_count(); ++leaf) {
+    ASSIGN_OR_RETURN(HloSharding s, LeafSharding(&origin.sharding, shape, leaf));
+    if (s.IsManual() || s.HasManualSubgroup() || hlo::HasUnreduced(s)) {
+      return absl::UnimplementedError(hlo::StrCat(
+          "modular verification does not support manual or unreduced values (%",
+          origin.original_instruction, " is ", s.ToString(), ")"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Resolved> Resolve(const hlo::HloModule& unpartitioned, const hlo::HloModule& spmd,
+                                 absl::Span<const SpmdOrigin> origins, uint64_t seed) {
+  Resolved r;
+  const NameIndex devices = IndexByName(spmd);
+  const NameIndex originals = IndexByName(unpartitioned);
+  for (const SpmdOrigin& origin : origins) {
+    const HloInstruction* device = Find(devices, origin.computation, origin.instruction);
+    if (device == nullptr) continue;  // Removed as dead code: nothing reads it.
+    const HloComputation* computation = device->parent();
+    const HloInstruction* original =
+        Find(originals, origin.original_computation, origin.original_instruction);
+    if (original == nullptr) {
+      return absl::InvalidArgumentError(hlo::StrCat(
+          "the partitioner's records name %", origin.original_instruction, " in %",
+          origin.original_computation, ", which the unpartitioned module does not have"));
+    }
+    RETURN_IF_ERROR(CheckLayouts(origin, original->shape()));
+    if (origin.kind == SpmdOrigin::Kind::kReturn) {
+      r.returns.push_back({&origin, device, original});
+      r.return_shardings.insert_or_assign(computation, origin.sharding);
+      continue;
+    }
+    r.values.push_back({&origin, device, original});
+    const uint64_t stream =
+        SampleHash(seed ^ HashName(origin.original_computation, origin.original_instruction));
+    const CutValue& cut =
+        r.device_cuts.try_emplace(device, CutValue{original, origin.sharding, stream})
+            .first->second;
+    r.reference_cuts[computation].insert_or_assign(KeyOf(*original), &cut);
+  }
+  return r;
+}
+
+class DeviceCuts : public CutSource {
+ public:
+  explicit DeviceCuts(const Resolved& resolved) : resolved_(resolved) {}
+  bool IsCut(const HloInstruction& instr) const override {
+    return resolved_.device_cuts.contains(&instr);
+  }
+  absl::Status Fill(const HloInstruction& instr, int64_t leaf, int64_t device,
+                    absl::Span<const int64_t> indices, Literal& out) const override {
+    return FillShard(resolved_.device_cuts.at(&instr), *points::LeafAt(instr.shape(), leaf), leaf,
+                     device, indices, out);
+  }
+
+ private:
+  const Resolved& resolved_;
+};
+
+class ReferenceCuts : public CutSource {
+ public:
+  explicit ReferenceCuts(const absl::flat_hash_map<NameKey, const CutValue*>& cuts)
+      : cuts_(cuts) {}
+  bool IsCut(const HloInstruction& instr) const override { return cuts_.contains(KeyOf(instr)); }
+  absl::Status Fill(const HloInstruction& instr, int64_t leaf, int64_t,
+                    absl::Span<const int64_t> indices, Literal& out) const override {
+    FillFull(*cuts_.at(KeyOf(instr)), leaf, indices, out);
+    return absl::OkStatus();
+  }
+
+ private:
+  const absl::flat_hash_map<NameKey, const CutValue*>& cuts_;
+};
+
+// Every entry parameter is cut: reaching one uncut is a bug of the records.
+class NoArguments : public ArgumentSource {
+ public:
+  absl::Status Fill(int64_t parameter, int64_t, int64_t, absl::Span<const int64_t>,
+                    Literal&) const override {
+    return absl::InternalError(
+        hlo::StrCat("entry parameter ", parameter, " has no record (modular verification)"));
+  }
+};
+
+// One check: the reference's value of `reference` against the devices' value of `device`,
+// laid out as `sharding`. `compute_*`: compute the instruction from its operands rather than
+// read its cut value.
+struct Check {
+  std::string what;
+  const HloInstruction* reference;
+  bool compute_reference;
+  const HloInstruction* device;
+  bool compute_device;
+  const HloComputation* site;  // The SPMD computation whose reference cuts apply.
+  HloSharding sharding;
+};
+
+class Checker {
+ public:
+  Checker(const hlo::HloModule& unpartitioned, const hlo::HloModule& spmd,
+          const Resolved& resolved, const ModularVerifyOptions& options)
+      : unpartitioned_(unpartitioned), spmd_(spmd), resolved_(resolved), options_(options) {
+    sampling_.seed = options.seed;
+    sampling_.num_partitions = options.num_partitions;
+    sampling_.random_samples = options.random_samples;
+    sampling_.per_device_random = options.per_device_random;
+    sampling_.holders_per_element = 1;
+    // Replicas of a region compute it the same way unless the program tells devices apart
+    // (their collectives, partition-id): one picked per region, another as a random holder
+    // of each element, the choice rotating between checks.
+    sampling_.replicas_per_region = 1;
+  }
+
+  void Run(const Check& check, ModularResult& result) {
+    const Shape& shape = check.reference->shape();
+    for (int64_t leaf = 0; leaf < shape.leaf_count(); ++leaf) {
+      absl::StatusOr<std::string> mismatch = RunLeaf(check, leaf, result);
+      if (!mismatch.ok()) {
+        const absl::StatusCode code = mismatch.status().code();
+        const std::string line = hlo::StrCat(check.what, ": ", mismatch.status().message());
+        const bool cannot = code == absl::StatusCode::kUnimplemented ||
+                            code == absl::StatusCode::kResourceExhausted;
+        (cannot ? result.unverified : result.mismatches).push_back(line);
+        return;
+      }
+      if (!mismatch->empty()) {
+        result.mismatches.push_back(*mismatch);
+        return;
+      }
+    }
+  }
+
+ private:
+  // Empty when the leaf matches; else the mismatch's line.
+  absl::StatusOr<std::string> RunLeaf(const Check& check, int64_t leaf, ModularResult& result) {
+    const Shape& full = *points::LeafAt(check.reference->shape(), leaf);
+    const Shape* local = points::LeafAt(check.device->shape(), leaf);
+    if (local == nullptr || local->rank() != full.rank() ||
+        local->element_type() != full.element_type()) {
+      return hlo::StrCat(check.what, ": the SPMD value %", check.device->name(), " is ",
+                         check.device->shape().ToString(), ", not a shard of ",
+                         check.reference->shape().ToString());
+    }
+    ASSIGN_OR_RETURN(HloSharding sharding,
+                     LeafSharding(&check.sharding, check.reference->shape(), leaf));
+    const Tolerance tolerance =
+        options_.tolerance.value_or(DefaultTolerance(full.element_type()));
+    const auto site = resolved_.reference_cuts.find(check.site);
+    static const absl::flat_hash_map<NameKey, const CutValue*> kNone;
+    ReferenceCuts reference_cuts(site == resolved_.reference_cuts.end() ? kNone : site->second);
+    DeviceCuts device_cuts(resolved_);
+    NoArguments no_arguments;
+    PointEvaluator devices(spmd_, no_arguments, options_.num_partitions);
+    devices.set_cuts(&device_cuts);
+    devices.set_element_budget(options_.element_budget);
+    auto reference_in = [&](const hlo::HloModule& module, const HloInstruction& instr,
+                            absl::Span<const int64_t> global) -> absl::StatusOr<Literal> {
+      PointEvaluator reference(module, no_arguments, 1);
+      reference.set_cuts(&reference_cuts);
+      reference.set_element_budget(options_.element_budget);
+      return reference.Elements(instr, leaf, -1, global, check.compute_reference);
+    };
+    ASSIGN_OR_RETURN(
+        SampledComparison compared,
+        CompareSampledLeaf(
+            full, *local, sharding, sampling_, HashName(check.what, std::to_string(leaf)),
+            tolerance,
+            [&](absl::Span<const int64_t> global) {
+              return reference_in(unpartitioned_, *check.reference, global);
+            },
+            [&](int64_t d, absl::Span<const int64_t> indices) {
+              return devices.Elements(*check.device, leaf, d, indices, check.compute_device);
+            }));
+    result.compared += static_cast<int64_t>(compared.pairs.size());
+    if (compared.comparison.ok()) return std::string();
+    std::string line = hlo::StrCat(
+        check.what, " (%", check.device->name(), " in %", check.device->parent()->name(),
+        "): device ", compared.mismatch_device, ", element ",
+        FormatIndex(compared.comparison.first_mismatch), " of ", full.ToString(), ": expected ",
+        compared.comparison.expected_value, ", got ", compared.comparison.actual_value, " (",
+        compared.comparison.mismatches, " of ", compared.pairs.size(), " values differ; rtol ",
+        tolerance.rtol, ", atol ", tolerance.atol, ")");
+    if (options_.tolerance.has_value()) return line;
+    const hlo::HloModule* wide = Wide();
+    const HloInstruction* wide_instr =
+        wide == nullptr ? nullptr
+                        : Find(wide_index_, check.reference->parent()->name(),
+                               check.reference->name());
+    if (wide_instr == nullptr) return line;
+    ASSIGN_OR_RETURN(Literal exact_sample, reference_in(*wide, *wide_instr, compared.sample));
+    Literal exact(Shape::Array(exact_sample.shape().element_type(),
+                               {static_cast<int64_t>(compared.pairs.size())}));
+    const int width = hlo::ByteWidth(exact.shape().element_type());
+    for (size_t k = 0; k < compared.pairs.size(); ++k) {
+      points::SetBits(exact, static_cast<int64_t>(k), width,
+                      points::BitsAt(exact_sample, compared.pairs[k].second, width));
+    }
+    std::optional<ExactCheck> against =
+        CheckAgainstExact(compared.expected, compared.actual, exact, tolerance);
+    if (against.has_value() && against->ok()) return std::string();
+    if (against.has_value()) {
+      hlo::StrAppend(&line, "; against the exact (f64) result: error ", against->spmd_error,
+                     ", the reference's own ", against->reference_error, ", held to ",
+                     against->bound);
+    }
+    return line;
+  }
+
+  // The unpartitioned module computing in f64, made on first use (null when it cannot be).
+  const hlo::HloModule* Wide() {
+    if (!wide_tried_) {
+      wide_tried_ = true;
+      absl::StatusOr<std::unique_ptr<hlo::HloModule>> made = WidenToF64(unpartitioned_);
+      if (made.ok()) {
+        wide_ = *std::move(made);
+        wide_index_ = IndexByName(*wide_);
+      }
+    }
+    return wide_.get();
+  }
+
+  const hlo::HloModule& unpartitioned_;
+  const hlo::HloModule& spmd_;
+  const Resolved& resolved_;
+  const ModularVerifyOptions& options_;
+  SampledVerifyOptions sampling_;
+  bool wide_tried_ = false;
+  std::unique_ptr<hlo::HloModule> wide_;
+  NameIndex wide_index_;
+};
+
+// The sharding `callee`'s parameter `k` is recorded with; null when it has no record (unused).
+const HloSharding* ParameterSharding(const Resolved& resolved, const HloComputation& callee,
+                                     int64_t k) {
+  if (k >= callee.num_parameters()) return nullptr;
+  const auto found = resolved.device_cuts.find(callee.parameter_instruction(k));
+  return found == resolved.device_cuts.end() ? nullptr : &found->second.sharding;
+}
+
+std::string Named(const HloInstruction& instr) { return hlo::StrCat("%", instr.name()); }
+
+// The checks at a control-flow instruction's boundaries: each operand against the layout its
+// callee's parameter takes, and the layouts the callee and the caller agree on.
+void BoundaryChecks(const Resolved::Value& value, const Resolved& resolved,
+                    std::vector<Check>& checks, ModularResult& result) {
+  const HloInstruction& original = *value.original;
+  const HloInstruction& device = *value.device;
+  const HloSharding& sharding = value.origin->sharding;
+  auto agree = [&](const HloComputation& callee, const HloSharding* returned) {
+    if (returned != nullptr && *returned != sharding) {
+      result.mismatches.push_back(hlo::StrCat(
+          Named(original), ": %", callee.name(), " returns ", returned->ToString(),
+          " but the caller's value is laid out as ", sharding.ToString()));
+    }
+  };
+  auto returned = [&](const HloComputation& callee) -> const HloSharding* {
+    const auto found = resolved.return_shardings.find(&callee);
+    return found == resolved.return_shardings.end() ? nullptr : &found->second;
+  };
+  auto operand = [&](int64_t k, const HloSharding* expected) {
+    if (expected == nullptr) return;
+    checks.push_back({hlo::StrCat("operand ", k, " of ", Named(original)), original.operand(k),
+                      false, device.operand(k), false, device.parent(), *expected});
+  };
+  if (device.opcode() != original.opcode()) {
+    result.mismatches.push_back(hlo::StrCat(Named(original), " is held by ", Named(device),
+                                            ", a ", hlo::HloOpcodeString(device.opcode())));
+    return;
+  }
+  if (original.opcode() == HloOpcode::kWhile) {
+    const HloComputation& body = *device.while_body();
+    const HloComputation& condition = *device.while_condition();
+    for (const HloSharding* state :
+         {ParameterSharding(resolved, body, 0), ParameterSharding(resolved, condition, 0)}) {
+      if (state != nullptr && *state != sharding) {
+        result.mismatches.push_back(hlo::StrCat(Named(original), ": its loop state is laid out as ",
+                                                sharding.ToString(), " but a callee takes ",
+                                                state->ToString()));
+      }
+    }
+    agree(body, returned(body));
+    operand(0, &sharding);
+    return;
+  }
+  static const HloSharding kReplicated = HloSharding::Replicate();
+  const bool branches = original.opcode() == HloOpcode::kConditional;
+  if (branches) operand(0, &kReplicated);
+  for (size_t c = 0; c < device.called_computations().size(); ++c) {
+    const HloComputation& callee = *device.called_computations()[c];
+    agree(callee, returned(callee));
+    if (branches) {
+      operand(static_cast<int64_t>(c) + 1, ParameterSharding(resolved, callee, 0));
+    } else {
+      for (int64_t k = 0; k < device.operand_count(); ++k) {
+        operand(k, ParameterSharding(resolved, callee, k));
+      }
+    }
+  }
+}
+
+// Every check the records call for.
+std::vector<Check> Checks(const Resolved& resolved, ModularResult& result) {
+  std::vector<Check> checks;
+  for (const Resolved::Value& value : resolved.values) {
+    const HloInstruction& original = *value.original;
+    const HloOpcode opcode = original.opcode();
+    if (opcode == HloOpcode::kParameter) continue;  // Inputs, or checked at the call site.
+    if (IsOneOf(opcode, {HloOpcode::kWhile, HloOpcode::kConditional, HloOpcode::kCall})) {
+      BoundaryChecks(value, resolved, checks, result);
+      continue;
+    }
+    const bool owner = resolved.device_cuts.at(value.device).original == &original;
+    checks.push_back({Named(original), &original, true, value.device, owner,
+                      value.device->parent(), value.origin->sharding});
+    ++result.instructions;
+  }
+  for (const Resolved::Value& value : resolved.returns) {
+    const auto held = resolved.device_cuts.find(value.device);
+    if (held != resolved.device_cuts.end() && held->second.original == value.original &&
+        held->second.sharding == value.origin->sharding) {
+      continue;  // Returned as it is.
+    }
+    checks.push_back({hlo::StrCat("the return of %", value.device->parent()->name()),
+                      value.original, false, value.device, false, value.device->parent(),
+                      value.origin->sharding});
+  }
+  return checks;
+}
+
+}  // namespace
+
+std::string ModularResult::ToString() const {
+  std::string out;
+  for (const std::string& line : mismatches) hlo::StrAppend(&out, "MISMATCH: ", line, "\n");
+  for (const std::string& line : unverified) hlo::StrAppend(&out, "not verified: ", line, "\n");
+  hlo::StrAppend(&out, "modular verification: ", instructions, " instructions and ", boundaries,
+                 " boundaries checked on ", compared, " device values; ", mismatches.size(),
+                 " mismatch", mismatches.size() == 1 ? "" : "es", ", ", unverified.size(),
+                 " not verified\n");
+  return out;
+}
+
+absl::StatusOr<ModularResult> VerifyModular(const hlo::HloModule& unpartitioned,
+                                            const hlo::HloModule& spmd,
+                                            absl::Span<const hlo::SpmdOrigin> origins,
+                                            const ModularVerifyOptions& options) {
+  if (origins.empty()) {
+    return absl::InvalidArgumentError(
+        "modular verification needs the partitioner's records of where each value comes from");
+  }
+  if (NeedsPerDeviceReference(unpartitioned)) {
+    return absl::UnimplementedError(
+        "modular verification does not support modules that are in part SPMD programs already "
+        "(collectives, partition-id or manual shardings in the input)");
+  }
+  ASSIGN_OR_RETURN(Resolved resolved, Resolve(unpartitioned, spmd, origins, options.seed));
+  ModularResult result;
+  const std::vector<Check> checks = Checks(resolved, result);
+  result.boundaries = static_cast<int64_t>(checks.size()) - result.instructions;
+  Checker checker(unpartitioned, spmd, resolved, options);
+  RETURN_IF_ERROR(RunOnLargeStack([&]() -> absl::Status {
+    for (const Check& check : checks) checker.Run(check, result);
+    return absl::OkStatus();
+  }));
+  return result;
+}
+
+}  // namespace runtime

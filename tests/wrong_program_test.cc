@@ -1,0 +1,191 @@
+// Modular verification (runtime/cpu/modular_verify.h) must catch wrong programs on modules far
+// too large to run here (each over 1e12 unpartitioned FLOPs): our partitioner's output with one
+// mistake put in by hand -- a wrong replica group, an offset off by one, a missing all-reduce, a
+// collective-permute with a wrong pair, a windowed loop one trip short -- fails, and the
+// unchanged output passes. Also: an opaque custom-call is named as not verified while the
+// program around it is still checked, and manual shardings are refused.
+#include <cstdlib>
+#include <functional>
+#include <iostream>
+#include <regex>
+#include <sstream>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "hlo/analysis/module_stats.h"
+#include "hlo/parser/hlo_parser.h"
+#include "runtime/cpu/modular_verify.h"
+#include "tests/partition_test_util.h"
+
+namespace {
+
+// 2 * 16384 * 8192 * 8192 = 2.2e12 FLOPs: the contraction is split, the result wanted by rows.
+constexpr char kBigDot[] = R"(
+HloModule big_dot, num_partitions=8
+
+ENTRY e {
+  a = f32[16384,8192] parameter(0), sharding={devices=[1,8]<=[8]}
+  b = f32[8192,8192] parameter(1), sharding={devices=[8,1]<=[8]}
+  d = f32[16384,8192] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}, sharding={replicated}
+  ROOT n = f32[16384,8192] negate(d), sharding={devices=[8,1]<=[8]}
+}
+)";
+
+using Mutation = std::function<std::string(const std::string&)>;
+
+// Replaces `from` by `to` on every line that contains `where` (at least one must change).
+Mutation OnLines(std::string where, std::string from, std::string to) {
+  return [=](const std::string& text) {
+    std::istringstream in(text);
+    std::string line, out;
+    int changed = 0;
+    while (std::getline(in, line)) {
+      const size_t at = line.find(from);
+      if (line.find(where) != std::string::npos && at != std::string::npos) {
+        line.replace(at, from.size(), to);
+        ++changed;
+      }
+      out += line + "\n";
+    }
+    EXPECT_GT(changed, 0) << "nothing to mutate: no line has '" << where << "' and '" << from
+                          << "'\n" << text;
+    return out;
+  };
+}
+
+// Every all-reduce becomes a copy of its operand: the partial sums are never added up.
+std::string DropAllReduce(const std::string& text) {
+  static const std::regex kAllReduce(R"(all-reduce\((%[^)]+)\),[^\n]*)");
+  std::string out = std::regex_replace(text, kAllReduce, "copy($1)");
+  EXPECT_NE(out, text) << "no all-reduce to drop\n" << text;
+  return out;
+}
+
+struct Verdict {
+  bool ok = false;
+  std::string report;
+};
+
+// Partitions `text` (records kept), applies `mutation` to the printed program, parses it back
+// and verifies it instruction by instruction.
+Verdict VerifyMutated(const std::string& text, spmd::PartitionerOptions options,
+                      const Mutation& mutation) {
+  options.record_origins = true;
+  testing_util::Partitioned p = testing_util::Partition(text, std::move(options));
+  if (p.spmd == nullptr) return {};
+  EXPECT_GE(hlo::ComputeModuleStats(*p.original).flops, 1e12);
+  const std::string program = mutation ? mutation(p.spmd->ToString()) : p.spmd->ToString();
+  absl::StatusOr<std::unique_ptr<hlo::HloModule>> spmd = hlo::ParseHloModule(program);
+  EXPECT_TRUE(spmd.ok()) << spmd.status() << "\n" << program;
+  if (!spmd.ok()) return {};
+  runtime::ModularVerifyOptions verify;
+  verify.num_partitions = 8;
+  absl::StatusOr<runtime::ModularResult> result =
+      runtime::VerifyModular(*p.original, **spmd, p.origins, verify);
+  EXPECT_TRUE(result.ok()) << result.status();
+  if (!result.ok()) return {};
+  EXPECT_TRUE(result->unverified.empty()) << result->ToString();
+  if (getenv("SHOW_REPORT")) std::cout << result->ToString();
+  return {result->ok(), result->ToString() + program};
+}
+
+// `text` partitioned with its records, verified instruction by instruction on `devices`.
+absl::StatusOr<runtime::ModularResult> VerifyOwnPartitioning(const std::string& text,
+                                                             int64_t devices) {
+  spmd::PartitionerOptions options;
+  options.record_origins = true;
+  testing_util::Partitioned p = testing_util::Partition(text, options);
+  if (p.spmd == nullptr) return absl::InternalError("partitioning failed");
+  runtime::ModularVerifyOptions verify;
+  verify.num_partitions = devices;
+  return runtime::VerifyModular(*p.original, *p.spmd, p.origins, verify);
+}
+
+spmd::PartitionerOptions AllReduceStrategy() {
+  spmd::PartitionerOptions options;
+  options.dot.enable_windowed_einsum = false;
+  return options;
+}
+
+TEST(WrongProgramTest, AllReduceProgramVerifies) {
+  Verdict v = VerifyMutated(kBigDot, AllReduceStrategy(), nullptr);
+  EXPECT_TRUE(v.ok) << v.report;
+  EXPECT_NE(v.report.find("all-reduce("), std::string::npos) << v.report;
+}
+
+TEST(WrongProgramTest, WrongReplicaGroupIsCaught) {
+  Verdict v = VerifyMutated(kBigDot, AllReduceStrategy(),
+                            OnLines("all-reduce(", "replica_groups=[1,8]<=[8]",
+                                    "replica_groups=[2,4]<=[8]"));
+  EXPECT_FALSE(v.ok) << v.report;
+}
+
+TEST(WrongProgramTest, OffsetOffByOneIsCaught) {
+  Verdict v = VerifyMutated(kBigDot, AllReduceStrategy(),
+                            OnLines("constant({0, 2048, 4096", "2048", "2049"));
+  EXPECT_FALSE(v.ok) << v.report;
+}
+
+TEST(WrongProgramTest, MissingAllReduceIsCaught) {
+  Verdict v = VerifyMutated(kBigDot, AllReduceStrategy(), DropAllReduce);
+  EXPECT_FALSE(v.ok) << v.report;
+}
+
+// Without the all-reduce option the partitioner reduce-scatters in a windowed loop: each step
+// adds a block and passes the partial sum on with a collective-permute.
+TEST(WrongProgramTest, WindowedProgramVerifies) {
+  Verdict v = VerifyMutated(kBigDot, {}, nullptr);
+  EXPECT_TRUE(v.ok) << v.report;
+  EXPECT_NE(v.report.find("collective-permute("), std::string::npos) << v.report;
+}
+
+TEST(WrongProgramTest, CollectivePermuteWithAWrongPairIsCaught) {
+  Verdict v = VerifyMutated(kBigDot, {},
+                            OnLines("collective-permute(", "{0,1},{1,2}", "{0,2},{1,1}"));
+  EXPECT_FALSE(v.ok) << v.report;
+}
+
+TEST(WrongProgramTest, WindowedLoopOneTripShortIsCaught) {
+  Verdict v = VerifyMutated(kBigDot, {}, OnLines(".cond.", "s32[] constant(7)", "s32[] constant(6)"));
+  EXPECT_FALSE(v.ok) << v.report;
+}
+
+// An opaque custom-call has no element semantics: it is named, and its consumer (whose
+// reshard is real work) is still checked, with the call's value cut like any other.
+TEST(WrongProgramTest, OpaqueCallIsNamedAndTheProgramAroundItChecked) {
+  constexpr char kOpaque[] = R"(
+HloModule opaque, num_partitions=4
+
+ENTRY e {
+  a = f32[64,32] parameter(0), sharding={devices=[4,1]<=[4]}
+  c = f32[64,32] custom-call(a), custom_call_target="MyOpaqueKernel", sharding={devices=[4,1]<=[4]}
+  ROOT t = f32[32,64] transpose(c), dimensions={1,0}, sharding={devices=[4,1]<=[4]}
+}
+)";
+  absl::StatusOr<runtime::ModularResult> result = VerifyOwnPartitioning(kOpaque, 4);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_TRUE(result->ok()) << result->ToString();
+  ASSERT_EQ(result->unverified.size(), 1u) << result->ToString();
+  EXPECT_NE(result->unverified[0].find("%c"), std::string::npos) << result->ToString();
+  EXPECT_NE(result->unverified[0].find("MyOpaqueKernel"), std::string::npos)
+      << result->ToString();
+  EXPECT_EQ(result->instructions, 2) << result->ToString();  // c and t.
+}
+
+TEST(WrongProgramTest, ManualShardingsAreRefused) {
+  constexpr char kManual[] = R"(
+HloModule manual, num_partitions=2
+
+ENTRY e {
+  p = f32[2,8] parameter(0), sharding={manual}
+  ROOT n = f32[2,8] negate(p), sharding={manual}
+}
+)";
+  absl::StatusOr<runtime::ModularResult> result = VerifyOwnPartitioning(kManual, 2);
+  ASSERT_FALSE(result.ok());
+  EXPECT_NE(std::string(result.status().message()).find("SPMD programs already"),
+            std::string::npos)
+      << result.status();
+}
+
+}  // namespace
