@@ -68,12 +68,15 @@ TEST(SpmdRunTest, WrongReplicaGroupIsAMismatch) {
 }
 
 // --rtol / --atol replace the tolerance of every output: a loose one lets the wrong replica
-// group through (the user asked for it), and the line says which tolerance held.
+// group through (the user asked for it), and the line says which tolerance held, at which
+// element and how close it came.
 TEST(SpmdRunTest, GivenToleranceReplacesTheDefault) {
   Outcome loose =
       SpmdRun(std::string("--verify --rtol 100 --atol 100 --against ") + kWrong + " " + kFull);
   EXPECT_EQ(loose.code, 0) << loose.output;
-  EXPECT_THAT(loose.output, HasSubstr("(rtol 100, atol 100): ok"));
+  EXPECT_THAT(loose.output, HasSubstr("; worst element ["));
+  EXPECT_THAT(loose.output, HasSubstr(" allowed (atol 100 x "));
+  EXPECT_THAT(loose.output, HasSubstr("the largest |expected|, + rtol 100 x |expected|): ok"));
   Outcome strict = SpmdRun(std::string("--verify --rtol 0 --against ") + kSpmd + " " + kFull);
   EXPECT_THAT(strict.output, HasSubstr("(exact)"));
   Outcome bad = SpmdRun(std::string("--verify --rtol -1 --against ") + kSpmd + " " + kFull);

@@ -144,12 +144,14 @@ ArrayComparison CompareArrays(const hlo::Literal& expected, const hlo::Literal& 
   const int64_t n = expected.element_count();
   result.elements = n;
   double scale = 1.0;
+  double worst_ratio = 0;
   if (floating) {
     for (int64_t i = 0; i < n; ++i) {
       const double m = real ? std::abs(read_expected(i)) : std::abs(expected.GetComplex(i));
       if (std::isfinite(m)) scale = std::max(scale, m);
     }
   }
+  result.scale = scale;
   for (int64_t i = 0; i < n; ++i) {
     double err = 0;
     double magnitude = 0;
@@ -177,8 +179,19 @@ ArrayComparison CompareArrays(const hlo::Literal& expected, const hlo::Literal& 
     }
     // An infinite error (one side non-finite, or infinities of opposite sign) never passes,
     // even where |expected| is infinite and so is the relative allowance.
-    const bool pass = err == 0 || (!tolerance.exact() && std::isfinite(err) &&
-                                   err <= tolerance.atol * scale + tolerance.rtol * magnitude);
+    const double allowed =
+        tolerance.exact() ? 0.0 : tolerance.atol * scale + tolerance.rtol * magnitude;
+    const double ratio = err == 0 ? 0.0 : (allowed > 0 && std::isfinite(err) ? err / allowed
+                                                                              : INFINITY);
+    if (ratio > worst_ratio || (result.worst.empty() && err > 0)) {
+      worst_ratio = ratio;
+      result.worst = Unravel(i, expected.shape().dimensions());
+      result.worst_expected = ElementText(expected, i);
+      result.worst_actual = ElementText(actual, i);
+      result.worst_error = err;
+      result.worst_allowed = allowed;
+    }
+    const bool pass = err == 0 || (!tolerance.exact() && std::isfinite(err) && err <= allowed);
     if (pass) continue;
     if (result.mismatches++ == 0) {
       result.first_mismatch = Unravel(i, expected.shape().dimensions());

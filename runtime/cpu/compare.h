@@ -34,6 +34,12 @@ struct ArrayComparison {
   double max_abs_error = 0;
   double max_rel_error = 0;             // Over elements whose expected value is not 0.
   std::vector<int64_t> first_mismatch;  // Index of the first failing element; empty if none.
+  // The element closest to (or furthest beyond) its allowance: the largest error / allowed.
+  std::vector<int64_t> worst;  // Empty when every element is exact.
+  std::string worst_expected, worst_actual;
+  double worst_error = 0;
+  double worst_allowed = 0;  // atol * scale + rtol * |expected| there.
+  double scale = 1;          // max(1, the largest finite |expected|) for floating arrays.
   std::string expected_value;           // The values at first_mismatch, as HLO text.
   std::string actual_value;
   std::string problem;  // A structural problem (shape mismatch); empty if none.

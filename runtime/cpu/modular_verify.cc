@@ -2,6 +2,7 @@
 // values, and the checks of instructions, call-site boundaries and returns.
 #include "runtime/cpu/modular_verify.h"
 
+#include <algorithm>
 #include <memory>
 #include <utility>
 
@@ -284,6 +285,7 @@ class Checker {
   // Empty when the leaf matches; else the mismatch's line.
   absl::StatusOr<std::string> RunLeaf(const Check& check, int64_t leaf, ModularResult& result) {
     const Shape& full = *points::LeafAt(check.reference->shape(), leaf);
+    if (!full.IsArray()) return std::string();  // A token: no data to compare.
     const Shape* local = points::LeafAt(check.device->shape(), leaf);
     if (local == nullptr || local->rank() != full.rank() ||
         local->element_type() != full.element_type()) {
@@ -389,6 +391,14 @@ const HloSharding* ParameterSharding(const Resolved& resolved, const HloComputat
 
 std::string Named(const HloInstruction& instr) { return hlo::StrCat("%", instr.name()); }
 
+// Whether a value of `shape` holds an array (not only tokens).
+bool HasData(const Shape& shape) {
+  for (int64_t leaf = 0; leaf < shape.leaf_count(); ++leaf) {
+    if (points::LeafAt(shape, leaf)->IsArray()) return true;
+  }
+  return false;
+}
+
 // The checks at a control-flow instruction's boundaries: each operand against the layout its
 // callee's parameter takes, and the layouts the callee and the caller agree on.
 void BoundaryChecks(const Resolved::Value& value, const Resolved& resolved,
@@ -457,6 +467,15 @@ std::vector<Check> Checks(const Resolved& resolved, ModularResult& result) {
     if (opcode == HloOpcode::kParameter) continue;  // Inputs, or checked at the call site.
     if (IsOneOf(opcode, {HloOpcode::kWhile, HloOpcode::kConditional, HloOpcode::kCall})) {
       BoundaryChecks(value, resolved, checks, result);
+      continue;
+    }
+    if (!HasData(original.shape())) {  // A token: what an outfeed or send sends is not seen.
+      if (std::any_of(original.operands().begin(), original.operands().end(),
+                      [](const HloInstruction* o) { return HasData(o->shape()); })) {
+        result.unverified.push_back(hlo::StrCat(Named(original), ": ",
+                                                hlo::HloOpcodeString(opcode),
+                                                " sends data that is not compared"));
+      }
       continue;
     }
     const bool owner = resolved.device_cuts.at(value.device).original == &original;

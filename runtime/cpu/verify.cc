@@ -552,11 +552,17 @@ std::string VerifyResult::ToString() const {
       hlo::StrAppend(&out, "MISMATCH: ", c.problem, "\n");
       continue;
     }
-    hlo::StrAppend(&out, "max abs error ", c.max_abs_error, ", max rel error ", c.max_rel_error);
+    hlo::StrAppend(&out, "max abs error ", c.max_abs_error);
     if (leaf.tolerance.exact()) {
       out += " (exact)";
-    } else {
+    } else if (c.worst.empty()) {
       hlo::StrAppend(&out, " (rtol ", leaf.tolerance.rtol, ", atol ", leaf.tolerance.atol, ")");
+    } else {
+      hlo::StrAppend(&out, "; worst element ", FormatIndex(c.worst), ": expected ",
+                     c.worst_expected, ", got ", c.worst_actual, ", error ", c.worst_error,
+                     c.worst_error <= c.worst_allowed ? " within " : " beyond ", c.worst_allowed,
+                     " allowed (atol ", leaf.tolerance.atol, " x ", c.scale,
+                     ", the largest |expected|, + rtol ", leaf.tolerance.rtol, " x |expected|)");
     }
     if (c.mismatches > 0 && leaf.exact.has_value()) {
       const ExactCheck& e = *leaf.exact;
