@@ -10,7 +10,8 @@
 // fifth as the true branch of a conditional on a random pred (the false branch gives zeros),
 // so called computations are partitioned with random parameter and state shardings. The test checks that the
 // partitioned program is valid HLO and computes what the unpartitioned module computes on
-// random inputs (runtime::VerifyAgainst, two input seeds). About 40% of the cases leave most
+// random inputs (runtime::VerifyAgainst, two input seeds), and that the sampled and modular
+// oracles agree (no false alarm). About 40% of the cases leave most
 // intermediates unannotated and run sharding propagation first, as `spmd-partition` does; half
 // of the cases with a dot force one dot strategy family on it (where the family applies).
 //
@@ -34,6 +35,7 @@
 #include "hlo/parser/hlo_parser.h"
 #include "hlo/transforms/dead_code_elimination.h"
 #include "hlo/verifier/hlo_verifier.h"
+#include "runtime/cpu/modular_verify.h"
 #include "runtime/cpu/sampled_verify.h"
 #include "runtime/cpu/verify.h"
 #include "spmd/partitioner/spmd_partitioner.h"
@@ -74,6 +76,7 @@ std::vector<uint64_t> Seeds() {
 struct PartitionedModule {
   std::unique_ptr<hlo::HloModule> spmd;
   std::string explain;
+  std::vector<hlo::SpmdOrigin> origins;  // For modular verification.
 };
 
 // The partition pass and dead-code cleanup on a fresh parse of `text`.
@@ -81,13 +84,15 @@ absl::StatusOr<PartitionedModule> PartitionText(const std::string& text,
                                                 const spmd::PartitionerOptions& options) {
   absl::StatusOr<std::unique_ptr<hlo::HloModule>> module = hlo::ParseHloModule(text);
   if (!module.ok()) return module.status();
-  spmd::SpmdPartitioner partitioner(options);
+  spmd::PartitionerOptions recording = options;
+  recording.record_origins = true;
+  spmd::SpmdPartitioner partitioner(recording);
   absl::StatusOr<bool> ran = partitioner.Run(module->get());
   if (!ran.ok()) return ran.status();
   hlo::DeadCodeElimination cleanup;
   ran = cleanup.Run(module->get());
   if (!ran.ok()) return ran.status();
-  PartitionedModule out{*std::move(module), ""};
+  PartitionedModule out{*std::move(module), "", partitioner.log().origins};
   for (const std::string& line : partitioner.log().lines) out.explain += line + "\n";
   return out;
 }
@@ -115,15 +120,20 @@ absl::StatusOr<std::unique_ptr<hlo::HloModule>> ParseValid(const std::string& te
   return module;
 }
 
-// How many seeds the sampled oracle checked (the others use ops it refuses), printed at the end.
+// How many seeds the sampled and modular oracles checked (the others use ops they refuse),
+// printed at the end.
 int sampled_checks = 0;
 int sampled_refusals = 0;
+int modular_checks = 0;
+int modular_refusals = 0;
 
 class SampledCount : public ::testing::Environment {
  public:
   void TearDown() override {
     std::printf("sampled verification checked %d modules and refused %d\n", sampled_checks,
                 sampled_refusals);
+    std::printf("modular verification checked %d modules and refused %d\n", modular_checks,
+                modular_refusals);
   }
 };
 const auto* const kSampledCount = ::testing::AddGlobalTestEnvironment(new SampledCount);
@@ -177,6 +187,20 @@ TEST_P(RandomPartitionTest, PartitionedProgramMatchesTheOriginal) {
                              << p->spmd->ToString();
   } else {
     EXPECT_EQ(point.status().code(), absl::StatusCode::kUnimplemented) << point.status();
+  }
+  // So must modular verification (each instruction on random operands): no false alarm.
+  runtime::ModularVerifyOptions modular;
+  modular.seed = 4;
+  modular.num_partitions = generated.devices;
+  modular.tolerance = kTolerance;
+  absl::StatusOr<runtime::ModularResult> checked =
+      runtime::VerifyModular(**original, *p->spmd, p->origins, modular);
+  ++(checked.ok() ? modular_checks : modular_refusals);
+  if (checked.ok()) {
+    EXPECT_TRUE(checked->ok()) << "modular verification: " << checked->ToString() << "\n"
+                               << p->spmd->ToString();
+  } else {
+    EXPECT_EQ(checked.status().code(), absl::StatusCode::kUnimplemented) << checked.status();
   }
 }
 

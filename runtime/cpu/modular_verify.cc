@@ -65,7 +65,38 @@ struct CutValue {
   const HloInstruction* original;  // In the unpartitioned module.
   HloSharding sharding;            // Its layout on the devices.
   uint64_t stream;
+  // False for a value the partitioner may rebuild wherever it is used instead of resharding
+  // it: one fixed by the program (constants and what is computed from them alone) and a
+  // broadcast (made again from its operand in a consumer's shape). Such a value keeps its
+  // true value on both sides, computed from its operands' (Rebuildable).
+  bool cut = true;
 };
+
+// Whether `instr`'s value is fixed by the program text: computed from constants alone, with no
+// parameter, state, randomness or communication in between (`fixed` memoizes).
+bool IsFixed(const HloInstruction& instr,
+             absl::flat_hash_map<const HloInstruction*, bool>& fixed) {
+  const auto found = fixed.find(&instr);
+  if (found != fixed.end()) return found->second;
+  bool is = !IsOneOf(instr.opcode(),
+                     {HloOpcode::kParameter, HloOpcode::kRng, HloOpcode::kRngBitGenerator,
+                      HloOpcode::kRngGetAndUpdateState, HloOpcode::kInfeed, HloOpcode::kRecv,
+                      HloOpcode::kRecvDone, HloOpcode::kCustomCall, HloOpcode::kWhile,
+                      HloOpcode::kConditional, HloOpcode::kCall, HloOpcode::kPartitionId,
+                      HloOpcode::kReplicaId}) &&
+            hlo::GetHloOpcodeFamily(instr.opcode()) != hlo::HloOpcodeFamily::kCollective;
+  for (const HloInstruction* operand : instr.operands()) {
+    if (!is) break;
+    is = IsFixed(*operand, fixed);
+  }
+  fixed[&instr] = is;
+  return is;
+}
+
+bool Rebuildable(const HloInstruction& instr,
+                 absl::flat_hash_map<const HloInstruction*, bool>& fixed) {
+  return instr.opcode() == HloOpcode::kBroadcast || IsFixed(instr, fixed);
+}
 
 uint64_t ElementState(const CutValue& cut, int64_t leaf, int64_t index) {
   return SampleHash(cut.stream + static_cast<uint64_t>(leaf) * 0x9e3779b97f4a7c15ULL +
@@ -139,6 +170,7 @@ struct Resolved {
   };
   std::vector<Value> values, returns;
   // The cut value each recorded SPMD instruction holds: its first record's.
+  // (Values fixed by the program keep CutValue::cut false.)
   absl::node_hash_map<const HloInstruction*, CutValue> device_cuts;
   // Per SPMD computation, the cut value of each original instruction it holds (by name, so the
   // f64 copy of the unpartitioned module finds them too).
@@ -164,6 +196,7 @@ absl::StatusOr<Resolved> Resolve(const hlo::HloModule& unpartitioned, const hlo:
   Resolved r;
   const NameIndex devices = IndexByName(spmd);
   const NameIndex originals = IndexByName(unpartitioned);
+  absl::flat_hash_map<const HloInstruction*, bool> fixed;
   for (const SpmdOrigin& origin : origins) {
     const HloInstruction* device = Find(devices, origin.computation, origin.instruction);
     if (device == nullptr) continue;  // Removed as dead code: nothing reads it.
@@ -185,9 +218,12 @@ absl::StatusOr<Resolved> Resolve(const hlo::HloModule& unpartitioned, const hlo:
     const uint64_t stream =
         SampleHash(seed ^ HashName(origin.original_computation, origin.original_instruction));
     const CutValue& cut =
-        r.device_cuts.try_emplace(device, CutValue{original, origin.sharding, stream})
+        r.device_cuts
+            .try_emplace(device,
+                         CutValue{original, origin.sharding, stream,
+                                  !Rebuildable(*original, fixed)})
             .first->second;
-    r.reference_cuts[computation].insert_or_assign(KeyOf(*original), &cut);
+    if (cut.cut) r.reference_cuts[computation].insert_or_assign(KeyOf(*original), &cut);
   }
   return r;
 }
@@ -196,7 +232,8 @@ class DeviceCuts : public CutSource {
  public:
   explicit DeviceCuts(const Resolved& resolved) : resolved_(resolved) {}
   bool IsCut(const HloInstruction& instr) const override {
-    return resolved_.device_cuts.contains(&instr);
+    const auto found = resolved_.device_cuts.find(&instr);
+    return found != resolved_.device_cuts.end() && found->second.cut;
   }
   absl::Status Fill(const HloInstruction& instr, int64_t leaf, int64_t device,
                     absl::Span<const int64_t> indices, Literal& out) const override {
