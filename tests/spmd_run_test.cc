@@ -163,6 +163,31 @@ TEST(SpmdRunTest, ChecksInstructionByInstructionWhenOutputsDependOnEverything) {
   EXPECT_THAT(against.output, HasSubstr("needs our partitioner's records; --against has none"));
 }
 
+// The unpartitioned module cannot run here (a custom-call without a kernel): our partitioning of
+// the rest is still checked, the call named as not verified.
+TEST(SpmdRunTest, ModulesTheExecutorCannotRunAreCheckedInstructionByInstruction) {
+  const std::string path = WriteFile("opaque_kernel.hlo", R"(
+HloModule opaque_kernel, num_partitions=2
+
+ENTRY e {
+  a = f32[8,4] parameter(0), sharding={devices=[2,1]<=[2]}
+  c = f32[8,4] custom-call(a), custom_call_target="NoSuchKernel", sharding={devices=[2,1]<=[2]}
+  ROOT t = f32[4,8] transpose(c), dimensions={1,0}, sharding={devices=[2,1]<=[2]}
+}
+)");
+  Outcome r = SpmdRun("--verify " + path);
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("the unpartitioned module cannot run here ("));
+  EXPECT_THAT(r.output, HasSubstr("not supported by the CPU executor); checking instruction by "
+                                  "instruction instead"));
+  EXPECT_THAT(r.output, HasSubstr("not verified: %c: sampled evaluation does not support "
+                                  "custom-call \"NoSuchKernel\""));
+  EXPECT_THAT(r.output, HasSubstr("2 instructions and 0 boundaries checked"));
+  EXPECT_THAT(r.output, HasSubstr("1 not verified themselves (listed above)"));
+  // --sampled=never keeps the full run's verdict: an error.
+  EXPECT_EQ(SpmdRun("--verify --sampled=never " + path).code, 1);
+}
+
 TEST(SpmdRunTest, UsageErrorsExitTwo) {
   EXPECT_EQ(SpmdRun(std::string("--against ") + kSpmd + " " + kFull).code, 2);
   EXPECT_EQ(SpmdRun(std::string("--verify --partitioned ") + kFull).code, 2);

@@ -587,6 +587,14 @@ int VerifyProgram(const Options& options, const std::vector<std::string>& passes
   verify.tolerance = GivenTolerance(options);
   absl::StatusOr<std::vector<Literal>> expected =
       runtime::RunReference(*full->module, std::move(arguments), n, options.collective_timeout);
+  if (!expected.ok() && !origins.empty() && options.sampled == "auto" && can_sample) {
+    // The unpartitioned module itself cannot run here (a loop that never ends, an op the
+    // executor has no kernel for): our partitioning can still be checked op by op.
+    std::cout << "the unpartitioned module cannot run here ("
+              << Locate(*full, expected.status())
+              << "); checking instruction by instruction instead\n";
+    return VerifyModularProgram(options, *full, *spmd, origins, program_name, n);
+  }
   if (!expected.ok()) return Fail(Locate(*full, expected.status()));
   runtime::MultiDeviceOptions devices;
   devices.collective_timeout_seconds = options.collective_timeout;
