@@ -46,6 +46,7 @@
 #include "hlo/strings.h"
 #include "hlo/verifier/hlo_verifier.h"
 #include "runtime/cpu/multi_device_runner.h"
+#include "runtime/cpu/modular_verify.h"
 #include "runtime/cpu/verify.h"
 #include "tests/partition_fuzz.h"
 #include "tools/partition_driver.h"
@@ -262,14 +263,18 @@ absl::StatusOr<hlo::ParsedModule> LoadVerified(const std::string& path, const st
 }
 
 // The driver's passes `passes` on `path`, parsed back.
+// With `origins`, the partitioner's records are kept there (for modular verification).
 absl::StatusOr<hlo::ParsedModule> RunDriver(const std::string& path,
                                             const std::vector<std::string>& passes,
-                                            const std::string& dot_strategy = "") {
+                                            const std::string& dot_strategy = "",
+                                            std::vector<hlo::SpmdOrigin>* origins = nullptr) {
   tools::DriverOptions driver;
   driver.passes = passes;
   driver.dot_strategy = dot_strategy;
+  driver.record_origins = origins != nullptr;
   absl::StatusOr<tools::DriverResult> result = tools::ProcessInput(path, driver);
   if (!result.ok()) return result.status();
+  if (origins != nullptr) *origins = std::move(result->origins);
   absl::StatusOr<hlo::ParsedModule> parsed =
       hlo::ParseHloModuleWithLocations(result->output, path + " (partitioned)");
   if (!parsed.ok()) {
@@ -468,6 +473,29 @@ CheckResult Execute(const HloModule& full, const HloModule& spmd, int64_t device
   return Compare(full, *expected, *results);
 }
 
+// Modular verification (runtime/cpu/modular_verify.h) of the same pair, as spmd-run --verify
+// uses it for what it cannot run: it must pass what the full run passed, and is the oracle where
+// the full run could not go ahead for a reason other than nondeterminism. A mismatch is a
+// failure; what it refuses (manual and unreduced values, collectives in the input) keeps
+// `result`.
+CheckResult CheckModular(const HloModule& full, const HloModule& spmd, int64_t devices,
+                         uint64_t seed, const std::vector<hlo::SpmdOrigin>& origins,
+                         CheckResult result, const Progress& progress) {
+  const bool ran = result.outcome == Outcome::kVerified || result.outcome == Outcome::kNearMiss;
+  const bool could_not_run =
+      result.outcome == Outcome::kPartitioned && result.kind != "nondeterministic";
+  if (origins.empty() || !(ran || could_not_run)) return result;
+  progress("modular");
+  runtime::ModularVerifyOptions modular;
+  modular.seed = seed;
+  modular.num_partitions = devices;
+  modular.element_budget = 20'000'000;  // A mutant's check stays within its time limit.
+  absl::StatusOr<runtime::ModularResult> checked =
+      runtime::VerifyModular(full, spmd, origins, modular);
+  if (!checked.ok() || checked->ok()) return result;
+  return Fail("modular-mismatch", "full run: " + result.kind + "\n" + checked->ToString());
+}
+
 // ---- The child process ------------------------------------------------------------------------
 
 void WriteAll(int fd, const std::string& bytes) {
@@ -580,7 +608,9 @@ CheckResult CheckMutant(const Mutant& mutant, const CheckOptions& options,
     return Result(Outcome::kRejected, verifier ? "verifier" : "parse", Message(full.status()));
   }
   progress("partition");
-  absl::StatusOr<hlo::ParsedModule> spmd = RunDriver(path, mutant.passes, mutant.dot_strategy);
+  std::vector<hlo::SpmdOrigin> origins;
+  absl::StatusOr<hlo::ParsedModule> spmd =
+      RunDriver(path, mutant.passes, mutant.dot_strategy, &origins);
   if (!spmd.ok()) {
     if (spmd.status().code() == absl::StatusCode::kDataLoss) {
       return Fail("unparsable-output", Message(spmd.status()));
@@ -597,7 +627,10 @@ CheckResult CheckMutant(const Mutant& mutant, const CheckOptions& options,
   }
   std::remove(path.c_str());
   const int64_t devices = Devices(*spmd->module, *full->module);
-  return Execute(*full->module, *spmd->module, devices, mutant.index, options, progress);
+  CheckResult result =
+      Execute(*full->module, *spmd->module, devices, mutant.index, options, progress);
+  return CheckModular(*full->module, *spmd->module, devices, mutant.index, origins,
+                      std::move(result), progress);
 }
 
 IsolatedRun RunIsolated(const std::function<std::string(const Progress&)>& work,

@@ -150,6 +150,14 @@ TEST(WrongProgramTest, WindowedLoopOneTripShortIsCaught) {
   EXPECT_FALSE(v.ok) << v.report;
 }
 
+// A loop that does not stop on the devices is a mismatch, not an op "not verified".
+TEST(WrongProgramTest, WindowedLoopThatDoesNotStopIsCaught) {
+  Verdict v = VerifyMutated(kBigDot, {},
+                            OnLines(".cond.", "s32[] constant(7)", "s32[] constant(1000000)"));
+  EXPECT_FALSE(v.ok) << v.report;
+  EXPECT_NE(v.report.find("the SPMD program cannot compute it ("), std::string::npos) << v.report;
+}
+
 // An opaque custom-call has no element semantics: it is named, and its consumer (whose
 // reshard is real work) is still checked, with the call's value cut like any other.
 TEST(WrongProgramTest, OpaqueCallIsNamedAndTheProgramAroundItChecked) {
@@ -169,7 +177,7 @@ ENTRY e {
   EXPECT_NE(result->unverified[0].find("%c"), std::string::npos) << result->ToString();
   EXPECT_NE(result->unverified[0].find("MyOpaqueKernel"), std::string::npos)
       << result->ToString();
-  EXPECT_EQ(result->instructions, 2) << result->ToString();  // c and t.
+  EXPECT_EQ(result->instructions, 1) << result->ToString();  // t (c is not verified).
 }
 
 TEST(WrongProgramTest, ManualShardingsAreRefused) {

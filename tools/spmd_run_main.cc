@@ -464,7 +464,9 @@ int VerifyModularProgram(const Options& options, const ParsedModule& full,
                          const std::string& program_name, int64_t n) {
   if (origins.empty()) {
     return Fail(hlo::StrCat(program_name, ": error: instruction-by-instruction verification "
-                                          "needs our partitioner's records; --against has none"));
+                                          "needs our partitioner's records of where each value "
+                                          "comes from (not available with --against, or "
+                                          "without the partition pass)"));
   }
   runtime::ModularVerifyOptions modular;
   modular.seed = options.seed;

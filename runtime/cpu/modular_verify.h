@@ -25,8 +25,9 @@
 // An instruction the point evaluator has no element semantics for (rng, an opaque
 // custom-call) cannot be checked itself: the result names it as not verified, and the program
 // around it is still checked (its value is cut like any other). A check over the element
-// budget is named the same way. Manual and unreduced shardings are refused: such values are
-// not shards of one array.
+// budget is named the same way, unless one replica of each region can afford it (a sum over a
+// whole replicated weight on each of 8 devices): then that is checked and the report says so.
+// Manual and unreduced shardings are refused: such values are not shards of one array.
 #ifndef RUNTIME_CPU_MODULAR_VERIFY_H_
 #define RUNTIME_CPU_MODULAR_VERIFY_H_
 
@@ -51,7 +52,8 @@ struct ModularVerifyOptions {
   int64_t per_device_random = 2;
   int64_t random_samples = 4;
   // Element evaluations allowed per check and side (a sum over a whole weight of 2^28 elements
-  // is about 10 s; reductions run block by block, so memory stays small).
+  // is about 10 s; reductions run block by block and cut values are not memoized, so a reduce
+  // over a cut operand stays small in memory -- an uncut operand's elements are memoized).
   int64_t element_budget = 600'000'000;
   std::optional<Tolerance> tolerance;
 };
@@ -62,6 +64,9 @@ struct ModularResult {
   int64_t compared = 0;      // Device values compared.
   std::vector<std::string> mismatches;  // One line per failing check.
   std::vector<std::string> unverified;  // One line per check that could not run, with why.
+  // Checks that every replica of a region could not afford, computed on one replica of each
+  // region instead.
+  std::vector<std::string> thinned;
   bool ok() const { return mismatches.empty(); }
   // The mismatches and unverified checks, then a summary line.
   std::string ToString() const;

@@ -250,7 +250,7 @@ absl::StatusOr<int64_t> PointEvaluator::TripCount(const HloInstruction& loop, co
     ASSIGN_OR_RETURN(int64_t go, ScalarInt(condition, Child(frame, &loop, t)));
     if (go == 0) break;
     if (t >= kMaxTrips) {
-      return absl::ResourceExhaustedError(hlo::StrCat(
+      return absl::OutOfRangeError(hlo::StrCat(
           "sampled evaluation: while loop %", loop.name(), " runs over ", kMaxTrips, " trips"));
     }
   }

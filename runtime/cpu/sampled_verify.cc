@@ -139,7 +139,7 @@ absl::StatusOr<std::vector<hlo::ShardRegion>> Regions(const HloSharding& shardin
                                                       const Shape& shape, int64_t num_devices) {
   std::vector<hlo::ShardRegion> regions;
   for (int64_t d = 0; d < num_devices; ++d) {
-    ASSIGN_OR_RETURN(regions.emplace_back(), hlo::ShardRegionForDevice(sharding, shape, d));
+    ASSIGN_OR_RETURN(regions.emplace_back(), DeviceRegion(sharding, shape, d));
   }
   return regions;
 }
@@ -155,9 +155,9 @@ bool Holds(const hlo::ShardRegion& r, const std::vector<int64_t>& index) {
   return inside;
 }
 
-// The devices whose regions the sample picks elements for: all, or with
-// options.replicas_per_region, that many of the devices holding each distinct region (which
-// ones rotates with `salt`).
+// The devices whose regions the sample picks random elements for (every device computes its
+// region's first and last element): all, or with options.replicas_per_region, that many of the
+// devices holding each distinct region (which ones rotates with the seed and `salt`).
 std::vector<bool> PickingDevices(const std::vector<hlo::ShardRegion>& regions,
                                  const SampledVerifyOptions& options, uint64_t salt) {
   const int64_t n = static_cast<int64_t>(regions.size());
@@ -169,7 +169,8 @@ std::vector<bool> PickingDevices(const std::vector<hlo::ShardRegion>& regions,
   }
   for (const auto& [region, devices] : holders) {
     const size_t h = devices.size();
-    const size_t first = Mix(salt ^ static_cast<uint64_t>(devices.front())) % h;
+    const size_t first =
+        Mix(options.seed ^ Mix(salt ^ static_cast<uint64_t>(devices.front()))) % h;
     for (size_t k = 0; k < h && k < static_cast<size_t>(options.replicas_per_region); ++k) {
       picking[devices[(first + k) % h]] = true;
     }
@@ -200,12 +201,12 @@ std::map<int64_t, std::vector<int64_t>> Sample(const std::vector<hlo::ShardRegio
   const std::vector<bool> picking = PickingDevices(regions, options, salt);
   for (int64_t d = 0; d < static_cast<int64_t>(regions.size()); ++d) {
     const hlo::ShardRegion& region = regions[d];
-    if (!HoldsData(region) || !picking[d]) continue;
+    if (!HoldsData(region) || (!picking[d] && !options.first_last_on_every_device)) continue;
     std::vector<int64_t> last(region.limits);
     for (int64_t& x : last) --x;
     pick(region.offsets.data(), d);
     pick(last.data(), d);
-    for (int64_t k = 0; k < options.per_device_random; ++k) {
+    for (int64_t k = 0; k < options.per_device_random && picking[d]; ++k) {
       for (size_t j = 0; j < index.size(); ++j) {
         index[j] = region.offsets[j] + next(region.limits[j] - region.offsets[j]);
       }
@@ -332,6 +333,15 @@ absl::StatusOr<SampledComparison> CompareSampledLeaf(
 }
 
 uint64_t SampleHash(uint64_t x) { return Mix(x); }
+
+absl::StatusOr<hlo::ShardRegion> DeviceRegion(const HloSharding& sharding, const Shape& shape,
+                                              int64_t device) {
+  if (sharding.IsTiled() && !sharding.UsesDevice(device)) {
+    return hlo::ShardRegion{std::vector<int64_t>(shape.rank(), 0),
+                            std::vector<int64_t>(shape.rank(), 0), /*holds_data=*/false};
+  }
+  return hlo::ShardRegionForDevice(sharding, shape, device);
+}
 
 absl::Status RunOnLargeStack(const std::function<absl::Status()>& work) {
   return OnLargeStack(work);

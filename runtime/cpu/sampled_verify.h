@@ -29,6 +29,7 @@
 #include "absl/status/statusor.h"
 #include "hlo/ir/hlo_module.h"
 #include "hlo/sharding/hlo_sharding.h"
+#include "hlo/sharding/shard_geometry.h"
 #include "runtime/cpu/compare.h"
 #include "runtime/cpu/verify.h"
 
@@ -45,9 +46,11 @@ struct SampledVerifyOptions {
   // was picked for (a replicated leaf is held by all; every device still computes its region's
   // first and last element, so replicas that disagree there are seen).
   int64_t holders_per_element = 2;
-  // Devices per distinct region whose first, last and random elements are picked (0: every
-  // device; each of the others may still check elements as one of holders_per_element).
+  // Devices per distinct region whose random elements are picked (0: every device); every
+  // device still computes its region's first and last element unless
+  // `first_last_on_every_device` is false (then only the picked replicas do).
   int64_t replicas_per_region = 0;
+  bool first_last_on_every_device = true;
   // Element evaluations allowed per program (point_evaluator.h).
   int64_t element_budget = 60'000'000;
   std::optional<Tolerance> tolerance;
@@ -73,6 +76,11 @@ absl::StatusOr<SampledComparison> CompareSampledLeaf(
     const std::function<absl::StatusOr<hlo::Literal>(absl::Span<const int64_t>)>& reference,
     const std::function<absl::StatusOr<hlo::Literal>(int64_t, absl::Span<const int64_t>)>&
         device);
+
+// Device `device`'s region of a leaf of `shape` held as `sharding`: ShardRegionForDevice's,
+// and no data on a device a tiled sharding does not use (it holds nothing that is read).
+absl::StatusOr<hlo::ShardRegion> DeviceRegion(const hlo::HloSharding& sharding,
+                                              const hlo::Shape& shape, int64_t device);
 
 // The mixing function behind every hashed random value of sampled verification: a value is
 // SetRandomElement's draw from the state SampleHash(stream + index).

@@ -562,7 +562,8 @@ std::string VerifyResult::ToString() const {
                      c.worst_expected, ", got ", c.worst_actual, ", error ", c.worst_error,
                      c.worst_error <= c.worst_allowed ? " within " : " beyond ", c.worst_allowed,
                      " allowed (atol ", leaf.tolerance.atol, " x ", c.scale,
-                     ", the largest |expected|, + rtol ", leaf.tolerance.rtol, " x |expected|)");
+                     ", max(1, largest |expected|), + rtol ", leaf.tolerance.rtol,
+                     " x |expected|)");
     }
     if (c.mismatches > 0 && leaf.exact.has_value()) {
       const ExactCheck& e = *leaf.exact;
