@@ -182,20 +182,23 @@ ENTRY e {
 
 // One SPMD value held for several originals: two sharding custom-calls of one parameter share
 // its reshard (computed alike from one operand), a copy shares its operand's value (the same
-// value). Neither is a mismatch.
+// value), a sharding custom-call already in its operand's sharding is the entry parameter
+// itself. None is a mismatch.
 TEST(WrongProgramTest, OriginalsSharingOneValueVerify) {
   constexpr char kShared[] = R"(
 HloModule shared, num_partitions=4
 
 ENTRY e {
   a = f32[8] parameter(0)
+  p = f32[8] parameter(1), sharding={devices=[4]<=[4]}
+  c3 = f32[8] custom-call(p), custom_call_target="Sharding", sharding={devices=[4]<=[4]}
   c1 = f32[8] custom-call(a), custom_call_target="Sharding", sharding={devices=[4]<=[4]}
   c2 = f32[8] custom-call(a), custom_call_target="Sharding", sharding={devices=[4]<=[4]}
   k = f32[8] copy(c2), sharding={devices=[4]<=[4]}
   two = f32[] constant(2)
   b = f32[8] broadcast(two), dimensions={}
   m = f32[8] multiply(k, b), sharding={devices=[4]<=[4]}
-  ROOT t = (f32[8], f32[8]) tuple(c1, m), sharding={{devices=[4]<=[4]}, {devices=[4]<=[4]}}
+  ROOT t = (f32[8], f32[8], f32[8]) tuple(c1, m, c3), sharding={{devices=[4]<=[4]}, {devices=[4]<=[4]}, {devices=[4]<=[4]}}
 }
 )";
   absl::StatusOr<runtime::ModularResult> result = VerifyOwnPartitioning(kShared, 4);

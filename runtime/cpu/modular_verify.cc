@@ -315,6 +315,21 @@ class Checker {
       device_failed_ = false;
       sampling_.first_last_on_every_device = true;
       absl::StatusOr<std::string> mismatch = RunLeaf(check, leaf, result);
+      if (check.or_read && !(mismatch.ok() && mismatch->empty())) {
+        // A shared value that is not computed like this one (or cannot be computed here, an
+        // entry parameter) may still be this one's value: read it.
+        Check read = check;
+        read.compute_device = false;
+        read.or_read = false;
+        const bool failed = device_failed_;
+        device_failed_ = false;
+        absl::StatusOr<std::string> again = RunLeaf(read, leaf, result);
+        if (again.ok() && again->empty()) {
+          mismatch = std::move(again);
+        } else {
+          device_failed_ = failed;
+        }
+      }
       if (!mismatch.ok() && device_failed_ &&
           mismatch.status().code() == absl::StatusCode::kResourceExhausted) {
         // Every replica of a region computing it is over the budget (a sum over a whole
@@ -337,13 +352,6 @@ class Checker {
           result.unverified.push_back(hlo::StrCat(check.what, ": ", mismatch.status().message()));
         }
         return;
-      }
-      if (!mismatch->empty() && check.or_read) {
-        Check read = check;
-        read.compute_device = false;
-        read.or_read = false;
-        absl::StatusOr<std::string> again = RunLeaf(read, leaf, result);
-        if (again.ok() && again->empty()) mismatch = std::move(again);
       }
       if (!mismatch->empty()) {
         result.mismatches.push_back(*mismatch);
