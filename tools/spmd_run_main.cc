@@ -438,6 +438,13 @@ int RunProgram(const Options& options, const std::vector<std::string>& passes) {
 // ---- Verifying ------------------------------------------------------------------------------
 
 // Prints `verdict`; exit code 0 when it passed, 1 (with an error line) when not.
+// "verification passed: PROGRAM matches INPUT on N devices (seed S)", the start of every
+// oracle's passing line.
+std::string PassedLine(const Options& options, const std::string& program_name, int64_t n) {
+  return hlo::StrCat("verification passed: ", program_name, " matches ", options.input, " on ",
+                     n, " devices (seed ", options.seed, ")");
+}
+
 int ReportVerdict(const Options& options, const runtime::VerifyResult& verdict,
                   const std::string& program_name, int64_t n, std::string_view how) {
   std::cout << verdict.ToString();
@@ -446,8 +453,7 @@ int ReportVerdict(const Options& options, const runtime::VerifyResult& verdict,
               << options.input << " on " << n << " devices (seed " << options.seed << ")\n";
     return 1;
   }
-  std::cout << "verification passed: " << program_name << " matches " << options.input << " on "
-            << n << " devices (seed " << options.seed << ")" << how << "\n";
+  std::cout << PassedLine(options, program_name, n) << how << "\n";
   return 0;
 }
 
@@ -459,9 +465,12 @@ std::optional<runtime::Tolerance> GivenTolerance(const Options& options) {
 
 // The sampled oracle (runtime/cpu/sampled_verify.h) for a pair too large to run in full.
 // The modular oracle (runtime/cpu/modular_verify.h): each instruction checked on its own.
+// `why`, when not empty, says why the run switched to it.
 int VerifyModularProgram(const Options& options, const ParsedModule& full,
                          const ParsedModule& spmd, absl::Span<const hlo::SpmdOrigin> origins,
-                         const std::string& program_name, int64_t n) {
+                         const std::string& program_name, int64_t n,
+                         const std::string& why = "") {
+  if (!why.empty()) std::cout << why << "; checking instruction by instruction instead\n";
   if (origins.empty()) {
     return Fail(hlo::StrCat(program_name, ": error: instruction-by-instruction verification "
                                           "needs our partitioner's records of where each value "
@@ -482,9 +491,8 @@ int VerifyModularProgram(const Options& options, const ParsedModule& full,
               << " computes on " << n << " devices (seed " << options.seed << ")\n";
     return 1;
   }
-  std::cout << "verification passed: " << program_name << " matches " << options.input << " on "
-            << n << " devices (seed " << options.seed
-            << ") instruction by instruction (each checked on sampled elements of random "
+  std::cout << PassedLine(options, program_name, n)
+            << " instruction by instruction (each checked on sampled elements of random "
                "operands)";
   if (!verdict->unverified.empty()) {
     std::cout << "; " << verdict->unverified.size() << " not verified themselves (listed above)";
@@ -512,9 +520,9 @@ int VerifySampledProgram(const Options& options, const ParsedModule& full,
                         (verdict.status().code() == absl::StatusCode::kResourceExhausted ||
                          verdict.status().code() == absl::StatusCode::kUnimplemented);
   if (too_much && options.sampled == "auto" && !origins.empty()) {
-    std::cout << "sampling the outputs cannot go ahead (" << verdict.status().message()
-              << "); checking instruction by instruction instead\n";
-    return VerifyModularProgram(options, full, spmd, origins, program_name, n);
+    return VerifyModularProgram(
+        options, full, spmd, origins, program_name, n,
+        hlo::StrCat("sampling the outputs cannot go ahead (", verdict.status().message(), ")"));
   }
   if (!verdict.ok()) return Fail(Locate(spmd, verdict.status()));
   return ReportVerdict(options, *verdict, program_name, n,
@@ -592,10 +600,10 @@ int VerifyProgram(const Options& options, const std::vector<std::string>& passes
   if (!expected.ok() && !origins.empty() && options.sampled == "auto" && can_sample) {
     // The unpartitioned module itself cannot run here (a loop that never ends, an op the
     // executor has no kernel for): our partitioning can still be checked op by op.
-    std::cout << "the unpartitioned module cannot run here ("
-              << Locate(*full, expected.status())
-              << "); checking instruction by instruction instead\n";
-    return VerifyModularProgram(options, *full, *spmd, origins, program_name, n);
+    return VerifyModularProgram(
+        options, *full, *spmd, origins, program_name, n,
+        hlo::StrCat("the unpartitioned module cannot run here (",
+                    Locate(*full, expected.status()), ")"));
   }
   if (!expected.ok()) return Fail(Locate(*full, expected.status()));
   runtime::MultiDeviceOptions devices;

@@ -72,19 +72,17 @@ struct CutValue {
   bool cut = true;
 };
 
-// Whether `instr`'s value is fixed by the program text: computed from constants alone, with no
-// parameter, state, randomness or communication in between (`fixed` memoizes).
+// Whether `instr`'s value is fixed by the program text: computed from constants and iotas
+// alone, with no parameter, state, randomness, I/O or opaque call in between (`fixed`
+// memoizes). partition-id and the like have no operands and are not constants: not fixed.
 bool IsFixed(const HloInstruction& instr,
              absl::flat_hash_map<const HloInstruction*, bool>& fixed) {
   const auto found = fixed.find(&instr);
   if (found != fixed.end()) return found->second;
-  bool is = !IsOneOf(instr.opcode(),
-                     {HloOpcode::kParameter, HloOpcode::kRng, HloOpcode::kRngBitGenerator,
-                      HloOpcode::kRngGetAndUpdateState, HloOpcode::kInfeed, HloOpcode::kRecv,
-                      HloOpcode::kRecvDone, HloOpcode::kCustomCall, HloOpcode::kWhile,
-                      HloOpcode::kConditional, HloOpcode::kCall, HloOpcode::kPartitionId,
-                      HloOpcode::kReplicaId}) &&
-            hlo::GetHloOpcodeFamily(instr.opcode()) != hlo::HloOpcodeFamily::kCollective;
+  const HloOpcode op = instr.opcode();
+  bool is = !hlo::HasOpcodeFlag(op, hlo::op_traits::kSideEffect) &&
+            !hlo::HasOpcodeFlag(op, hlo::op_traits::kRunsCallees) && op != HloOpcode::kCustomCall &&
+            (instr.operand_count() > 0 || IsOneOf(op, {HloOpcode::kConstant, HloOpcode::kIota}));
   for (const HloInstruction* operand : instr.operands()) {
     if (!is) break;
     is = IsFixed(*operand, fixed);
@@ -115,35 +113,14 @@ absl::Status FillShard(const CutValue& cut, const Shape& local, int64_t leaf, in
                                                   " has rank ", local.rank(), ", not ",
                                                   full.rank()));
   }
-  const std::vector<int64_t> sizes = region.sizes();
-  const int64_t rank = full.rank();
-  // The element's local coordinates and, when inside the region, its global index; a run of
-  // consecutive indices along the last dimension steps both by one.
-  std::vector<int64_t> at(rank);
-  int64_t previous = -2, global = 0;
-  bool rows_inside = false;  // Every coordinate but the last is inside the region.
-  for (size_t i = 0; i < indices.size(); ++i) {
-    const int64_t l = indices[i];
-    if (rank > 0 && l == previous + 1 && at[rank - 1] + 1 < local.dimensions(rank - 1)) {
-      ++at[rank - 1];
-      ++global;
-    } else {
-      points::Unravel(l, local.dimensions(), at.data());
-      rows_inside = region.holds_data;
-      global = 0;
-      for (int64_t d = 0; d < rank; ++d) {
-        if (d + 1 < rank) rows_inside = rows_inside && at[d] < sizes[d];
-        global = global * full.dimensions(d) + at[d] + region.offsets[d];
-      }
-    }
-    previous = l;
-    const bool inside = rows_inside && (rank == 0 || at[rank - 1] < sizes[rank - 1]);
-    uint64_t state =
-        inside ? ElementState(cut, leaf, global)
-               : SampleHash(cut.stream ^ SampleHash(static_cast<uint64_t>(device) << 40 ^
-                                                    static_cast<uint64_t>(l)));
-    SetRandomElement(out, static_cast<int64_t>(i), state);
-  }
+  points::ForEachShardElement(
+      local.dimensions(), full.dimensions(), region, indices, [&](size_t i, int64_t global) {
+        uint64_t state =
+            global >= 0 ? ElementState(cut, leaf, global)
+                        : SampleHash(cut.stream ^ SampleHash(static_cast<uint64_t>(device) << 40 ^
+                                                             static_cast<uint64_t>(indices[i])));
+        SetRandomElement(out, static_cast<int64_t>(i), state);
+      });
   return absl::OkStatus();
 }
 
@@ -312,59 +289,72 @@ class Checker {
   void Run(const Check& check, ModularResult& result) {
     const Shape& shape = check.reference->shape();
     for (int64_t leaf = 0; leaf < shape.leaf_count(); ++leaf) {
-      device_failed_ = false;
-      sampling_.first_last_on_every_device = true;
-      absl::StatusOr<std::string> mismatch = RunLeaf(check, leaf, result);
-      if (check.or_read && !(mismatch.ok() && mismatch->empty())) {
+      LeafOutcome outcome = Attempt(check, leaf, /*one_replica=*/false, result);
+      if (!outcome.matches() && check.or_read) {
         // A shared value that is not computed like this one (or cannot be computed here, an
         // entry parameter) may still be this one's value: read it.
         Check read = check;
         read.compute_device = false;
         read.or_read = false;
-        const bool failed = device_failed_;
-        device_failed_ = false;
-        absl::StatusOr<std::string> again = RunLeaf(read, leaf, result);
-        if (again.ok() && again->empty()) {
-          mismatch = std::move(again);
-        } else {
-          device_failed_ = failed;
-        }
+        LeafOutcome again = Attempt(read, leaf, /*one_replica=*/false, result);
+        if (again.matches()) outcome = std::move(again);
       }
-      if (!mismatch.ok() && device_failed_ &&
-          mismatch.status().code() == absl::StatusCode::kResourceExhausted) {
+      if (outcome.spmd_error && outcome.error.code() == absl::StatusCode::kResourceExhausted) {
         // Every replica of a region computing it is over the budget (a sum over a whole
         // replicated weight on each device): one replica per region computes it instead.
-        device_failed_ = false;
-        sampling_.first_last_on_every_device = false;
-        mismatch = RunLeaf(check, leaf, result);
-        if (mismatch.ok()) {
+        outcome = Attempt(check, leaf, /*one_replica=*/true, result);
+        if (outcome.error.ok()) {
           result.thinned.push_back(hlo::StrCat(check.what, " (output leaf ", leaf, ")"));
         }
       }
-      if (!mismatch.ok()) {
-        const absl::StatusCode code = mismatch.status().code();
+      if (!outcome.error.ok()) {
+        const absl::StatusCode code = outcome.error.code();
         const bool cannot = code == absl::StatusCode::kUnimplemented ||
                             code == absl::StatusCode::kResourceExhausted;
-        if (device_failed_ && !cannot) {
-          result.mismatches.push_back(hlo::StrCat(check.what, ": the SPMD program cannot compute it (",
-                                                  mismatch.status().message(), ")"));
+        if (outcome.spmd_error && !cannot) {
+          result.mismatches.push_back(hlo::StrCat(check.what,
+                                                  ": the SPMD program cannot compute it (",
+                                                  outcome.error.message(), ")"));
         } else {
-          result.unverified.push_back(hlo::StrCat(check.what, ": ", mismatch.status().message()));
+          result.unverified.push_back(hlo::StrCat(check.what, ": ", outcome.error.message()));
         }
         return;
       }
-      if (!mismatch->empty()) {
-        result.mismatches.push_back(*mismatch);
-        if (check.instruction) ++result.instructions;
-        return;
+      if (!outcome.mismatch.empty()) {
+        result.mismatches.push_back(outcome.mismatch);
+        break;
       }
     }
     if (check.instruction) ++result.instructions;
   }
 
  private:
-  // Empty when the leaf matches; else the mismatch's line.
-  absl::StatusOr<std::string> RunLeaf(const Check& check, int64_t leaf, ModularResult& result) {
+  // One leaf's comparison.
+  struct LeafOutcome {
+    absl::Status error;       // The leaf could not be compared.
+    bool spmd_error = false;  // `error` came from the SPMD side, the reference having values.
+    std::string mismatch;     // The mismatch's line; empty when the leaf matches.
+    bool matches() const { return error.ok() && mismatch.empty(); }
+  };
+
+  // Compares leaf `leaf` of `check`, with `one_replica`: on one replica of each region only.
+  LeafOutcome Attempt(const Check& check, int64_t leaf, bool one_replica,
+                      ModularResult& result) {
+    LeafOutcome outcome;
+    absl::StatusOr<std::string> line =
+        RunLeaf(check, leaf, one_replica, result, &outcome.spmd_error);
+    if (line.ok()) {
+      outcome.mismatch = *std::move(line);
+    } else {
+      outcome.error = line.status();
+    }
+    return outcome;
+  }
+
+  // Empty when the leaf matches; else the mismatch's line. `spmd_error`: whether a failure
+  // came from the SPMD side.
+  absl::StatusOr<std::string> RunLeaf(const Check& check, int64_t leaf, bool one_replica,
+                                      ModularResult& result, bool* spmd_error) {
     const Shape& full = *points::LeafAt(check.reference->shape(), leaf);
     if (!full.IsArray()) return std::string();  // A token: no data to compare.
     const Shape* local = points::LeafAt(check.device->shape(), leaf);
@@ -400,10 +390,12 @@ class Checker {
       reference.set_element_budget(options_.element_budget);
       return reference.Elements(instr, leaf, -1, global, check.compute_reference);
     };
+    SampledVerifyOptions sampling = sampling_;
+    sampling.first_last_on_every_device = !one_replica;
     ASSIGN_OR_RETURN(
         SampledComparison compared,
         CompareSampledLeaf(
-            full, *local, sharding, sampling_, HashName(check.what, std::to_string(leaf)),
+            full, *local, sharding, sampling, HashName(check.what, std::to_string(leaf)),
             tolerance,
             [&](absl::Span<const int64_t> global) {
               return reference_in(unpartitioned_, *check.reference, global);
@@ -411,7 +403,7 @@ class Checker {
             [&](int64_t d, absl::Span<const int64_t> indices) {
               absl::StatusOr<Literal> values =
                   devices.Elements(*check.device, leaf, d, indices, check.compute_device);
-              device_failed_ = !values.ok();
+              *spmd_error = !values.ok();
               return values;
             }));
     result.compared += static_cast<int64_t>(compared.pairs.size());
@@ -467,7 +459,6 @@ class Checker {
   const Resolved& resolved_;
   const ModularVerifyOptions& options_;
   SampledVerifyOptions sampling_;
-  bool device_failed_ = false;  // The current leaf's error came from the SPMD side.
   bool wide_tried_ = false;
   std::unique_ptr<hlo::HloModule> wide_;
   NameIndex wide_index_;

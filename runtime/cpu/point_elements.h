@@ -12,6 +12,7 @@
 #include "hlo/ir/hlo_instruction.h"
 #include "hlo/ir/literal.h"
 #include "hlo/ir/shape.h"
+#include "hlo/sharding/shard_geometry.h"
 
 namespace runtime {
 namespace points {
@@ -39,6 +40,39 @@ inline int64_t Ravel(const int64_t* index, const std::vector<int64_t>& dims) {
   int64_t linear = 0;
   for (size_t d = 0; d < dims.size(); ++d) linear = linear * dims[d] + index[d];
   return linear;
+}
+
+// Calls `fn(i, global)` for each position i of `indices`, row-major indices into a device's
+// padded shard (dimensions `local`) whose data is `region` of an array of dimensions `full`:
+// `global` is the element's row-major index in the full array, or -1 in the padding. A run of
+// consecutive indices steps along the last dimension without unravelling each index.
+template <typename Fn>
+void ForEachShardElement(const std::vector<int64_t>& local, const std::vector<int64_t>& full,
+                         const hlo::ShardRegion& region, absl::Span<const int64_t> indices,
+                         Fn fn) {
+  const std::vector<int64_t> sizes = region.sizes();
+  const int64_t rank = static_cast<int64_t>(full.size());
+  std::vector<int64_t> at(rank);
+  int64_t previous = -2, global = 0;
+  bool rows_inside = false;  // Every coordinate but the last is inside the region.
+  for (size_t i = 0; i < indices.size(); ++i) {
+    const int64_t l = indices[i];
+    if (rank > 0 && l == previous + 1 && at[rank - 1] + 1 < local[rank - 1]) {
+      ++at[rank - 1];
+      ++global;
+    } else {
+      Unravel(l, local, at.data());
+      rows_inside = region.holds_data;
+      global = 0;
+      for (int64_t d = 0; d < rank; ++d) {
+        if (d + 1 < rank) rows_inside = rows_inside && at[d] < sizes[d];
+        global = global * full[d] + at[d] + region.offsets[d];
+      }
+    }
+    previous = l;
+    const bool inside = rows_inside && (rank == 0 || at[rank - 1] < sizes[rank - 1]);
+    fn(i, inside ? global : int64_t{-1});
+  }
 }
 
 // The memoized elements of one value, as raw bits: a hash map while few are known, a dense

@@ -60,20 +60,14 @@ class HashedArguments : public ArgumentSource {
       return absl::InvalidArgumentError(hlo::StrCat(
           "parameter ", parameter, " leaf ", leaf, " does not fit the SPMD program's parameter"));
     }
-    const std::vector<int64_t> sizes = region.sizes();
-    std::vector<int64_t> index(full_shape->rank());
-    for (size_t i = 0; i < indices.size(); ++i) {
-      points::Unravel(indices[i], local_shape->dimensions(), index.data());
-      bool inside = region.holds_data;
-      for (size_t d = 0; d < index.size() && inside; ++d) {
-        inside = index[d] < sizes[d];
-        index[d] += region.offsets[d];
-      }
-      if (!inside) continue;  // Padding: zero, as ShardForDevice leaves it.
-      uint64_t state =
-          Mix(stream + static_cast<uint64_t>(points::Ravel(index.data(), full_shape->dimensions())));
-      SetRandomElement(out, static_cast<int64_t>(i), state);
-    }
+    // Padding stays zero, as ShardForDevice leaves it.
+    points::ForEachShardElement(
+        local_shape->dimensions(), full_shape->dimensions(), region, indices,
+        [&](size_t i, int64_t global) {
+          if (global < 0) return;
+          uint64_t state = Mix(stream + static_cast<uint64_t>(global));
+          SetRandomElement(out, static_cast<int64_t>(i), state);
+        });
     return absl::OkStatus();
   }
 
