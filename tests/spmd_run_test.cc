@@ -210,6 +210,24 @@ ENTRY e {
                                           "device 5 but there are only 2"));
 }
 
+// A module whose manual code leaves devices with different values under a replicated sharding
+// (XLA's partitioner accepts the assertion unchecked) has no single result: --verify names the
+// input's root line and says why, instead of calling the partitioning wrong.
+TEST(SpmdRunTest, ModuleThatMakesReplicatedValuesDifferIsNamed) {
+  const std::string path = WriteFile("differs.hlo", R"(HloModule differs, num_partitions=2
+ENTRY e {
+  p = f32[4,3] parameter(0), sharding={devices=[2,1]0,1}
+  m = f32[2,3] custom-call(p), custom_call_target="SPMDFullToShardShape", sharding={manual}
+  ROOT r = f32[2,3] custom-call(m), custom_call_target="SPMDShardToFullShape", sharding={replicated}
+}
+)");
+  Outcome r = SpmdRun("--verify " + path);
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.output, StartsWith(path + ":5:8: error: %r output: the unpartitioned module "
+                                          "itself gives devices 0 and 1 different values"));
+  EXPECT_THAT(r.output, HasSubstr("so its result is not defined"));
+}
+
 TEST(SpmdRunTest, NpyInputsAndOutputsPerDevice) {
   const std::string dir = ::testing::TempDir() + "/npy";
   std::filesystem::remove_all(dir);

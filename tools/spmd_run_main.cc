@@ -614,6 +614,9 @@ int VerifyProgram(const Options& options, const std::vector<std::string>& passes
   if (!results.ok()) return Fail(locate_program(*spmd, results.status()));
   absl::StatusOr<runtime::VerifyResult> verdict =
       runtime::CompareResults(*full->module, *std::move(expected), *results, verify);
+  if (runtime::IsDeviceDependentInput(verdict.status())) {
+    return Fail(source_positions.Locate(hlo::ToStd(verdict.status().message())));
+  }
   if (!verdict.ok()) return Fail(locate_program(*spmd, verdict.status()));
   if (runtime::NeedsExactRecheck(*full->module, verify, *verdict)) {
     absl::StatusOr<std::vector<Literal>> again = full_arguments();

@@ -226,6 +226,31 @@ absl::StatusOr<LeafVerdict> VerifyManualGroupsLeaf(LeafVerdict verdict, const Sh
   return *std::move(worst);
 }
 
+constexpr char kDeviceDependentUrl[] = "spmd/verify/device-dependent-input";
+
+// Fails (IsDeviceDependentInput) when the per-device reference runs give `leaf` different
+// values; OK otherwise.
+absl::Status ReferenceAgrees(const HloInstruction& root, const LeafVerdict& leaf,
+                             const HloSharding& sharding, const ShapeIndex& index,
+                             const std::vector<Literal>& expected) {
+  for (size_t d = 1; d < expected.size(); ++d) {
+    ArrayComparison c =
+        CompareArrays(LeafOf(expected.front(), index), LeafOf(expected[d], index), leaf.tolerance);
+    if (c.ok()) continue;
+    absl::Status status = absl::InvalidArgumentError(hlo::StrCat(
+        "%", root.name(), " ", leaf.name, ": the unpartitioned module itself gives devices 0 and ", d,
+        " different values (", c.mismatches, " of ", c.elements, " elements; first at ",
+        FormatIndex(c.first_mismatch), ": ", c.expected_value, " and ", c.actual_value,
+        ") though its sharding ", sharding.ToString(),
+        " makes it one value: the module's manual code does not make the devices agree where "
+        "its shardings say they do (e.g. SPMDShardToFullShape to a replicated sharding of "
+        "values that differ), so its result is not defined"));
+    status.SetPayload(kDeviceDependentUrl, absl::Cord("1"));
+    return status;
+  }
+  return absl::OkStatus();
+}
+
 // Assembles and compares root leaf `index` (flattened position `k`).
 absl::StatusOr<LeafVerdict> VerifyLeaf(const HloInstruction& root, const ShapeIndex& index,
                                        int64_t k, const std::vector<Literal>& device_results,
@@ -255,6 +280,7 @@ absl::StatusOr<LeafVerdict> VerifyLeaf(const HloInstruction& root, const ShapeIn
   verdict.disagreement = std::move(parts->disagreement);
   verdict.comparison = CompareArrays(LeafOf(expected, index), parts->value, verdict.tolerance);
   MutableLeafOf(assembled, index) = std::move(parts->value);
+  if (!verdict.ok()) RETURN_IF_ERROR(ReferenceAgrees(root, verdict, sharding, index, expected_per_device));
   return verdict;
 }
 
@@ -602,6 +628,10 @@ absl::StatusOr<std::vector<std::vector<Literal>>> ShardArguments(
   }
   RETURN_IF_ERROR(CheckArguments(*full_entry, arguments));
   return ShardEntryArguments(*full_entry, *spmd_entry, arguments, num_devices);
+}
+
+bool IsDeviceDependentInput(const absl::Status& status) {
+  return status.GetPayload(kDeviceDependentUrl).has_value();
 }
 
 absl::StatusOr<VerifyResult> CompareResults(const hlo::HloModule& unpartitioned,

@@ -143,6 +143,13 @@ absl::StatusOr<VerifyResult> CompareResults(const hlo::HloModule& unpartitioned,
                                             const std::vector<hlo::Literal>& device_results,
                                             const VerifyOptions& options);
 
+// CompareResults fails with this kind of error when a root leaf fails its comparison and the
+// unpartitioned module's own per-device runs already disagree on it though its sharding is not
+// manual: the module has no single meaning there (its manual code leaves devices different
+// where a sharding says they agree, e.g. SPMDShardToFullShape to {replicated} of per-device
+// shards; or it reads partition-id outside manual code), so no partitioning of it is wrong.
+bool IsDeviceDependentInput(const absl::Status& status);
+
 // Step 5's second look (verify_exact.h): whether `result` needs the exact rerun (a floating
 // leaf failed, no tolerance was given, the reference runs on one device), and the rerun
 // itself on the full `arguments` for every floating leaf that failed, setting its `exact`.

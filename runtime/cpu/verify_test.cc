@@ -308,6 +308,31 @@ ENTRY e {
   EXPECT_THAT(result->leaves[0].disagreement, HasSubstr("devices 0 and 2"));
 }
 
+// A module whose manual code gives devices different values where its shardings say there is
+// one value (SPMDShardToFullShape to {replicated} of per-device shards) has no single meaning:
+// the oracle names the input's fault instead of reporting the partitioned program wrong.
+TEST(VerifyTest, ReplicatedValueThatTheModuleItselfMakesDiffer) {
+  const std::string full = R"(
+HloModule full, num_partitions=2
+ENTRY e {
+  p = f32[4,3] parameter(0), sharding={devices=[2,1]0,1}
+  m = f32[2,3] custom-call(p), custom_call_target="SPMDFullToShardShape", sharding={manual}
+  ROOT r = f32[2,3] custom-call(m), custom_call_target="SPMDShardToFullShape", sharding={replicated}
+})";
+  const std::string spmd = R"(
+HloModule spmd, num_partitions=2
+ENTRY e {
+  p = f32[2,3] parameter(0)
+  ROOT r = f32[2,3] copy(p)
+})";
+  absl::StatusOr<VerifyResult> result = Verify(full, spmd, 2);
+  ASSERT_FALSE(result.ok()) << result->ToString();
+  EXPECT_TRUE(IsDeviceDependentInput(result.status())) << result.status();
+  EXPECT_THAT(std::string(result.status().message()),
+              HasSubstr("%r output: the unpartitioned module itself gives devices 0 and 1 "
+                                "different values"));
+}
+
 TEST(VerifyTest, ProgramsThatDoNotFitAreErrors) {
   const std::string spmd = R"(
 HloModule spmd, num_partitions=4
