@@ -3,7 +3,9 @@
 // mistake put in by hand -- a wrong replica group, an offset off by one, a missing all-reduce, a
 // collective-permute with a wrong pair, a windowed loop one trip short -- fails, and the
 // unchanged output passes. Also: an opaque custom-call is named as not verified while the
-// program around it is still checked, and manual shardings are refused.
+// program around it is still checked, and manual shardings are refused; checks past the
+// deadline are named as not verified.
+#include <chrono>
 #include <cstdlib>
 #include <functional>
 #include <iostream>
@@ -205,6 +207,54 @@ ENTRY e {
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_TRUE(result->ok()) << result->ToString();
   EXPECT_TRUE(result->unverified.empty()) << result->ToString();
+}
+
+// A sharding custom-call's value is its operand's: the partitioner may read the one for the
+// other (here the replicated reshard made for `r` also feeds the reduce of `x`, which asks for
+// `x` replicated: `x` is tiled over 4 of the 8 devices). Both are cut with the same random
+// values, laid out by their own shardings, so that is no mismatch (a false alarm the fuzzer
+// found).
+TEST(WrongProgramTest, ShardingCustomCallSharesItsOperandsValues) {
+  constexpr char kIdentity[] = R"(
+HloModule identity, num_partitions=8
+
+%add {
+  %a = s32[] parameter(0)
+  %b = s32[] parameter(1)
+  ROOT %s = s32[] add(%a, %b)
+}
+
+ENTRY e {
+  p = s32[8,8] parameter(0), sharding={devices=[2,2]0,1,2,3}
+  x = s32[8,8] add(p, p), sharding={devices=[2,2]0,1,2,3}
+  r = s32[8,8] custom-call(x), custom_call_target="Sharding", sharding={replicated}
+  zero = s32[] constant(0)
+  ROOT sum = s32[] reduce(x, zero), dimensions={0,1}, to_apply=%add
+}
+)";
+  absl::StatusOr<runtime::ModularResult> result = VerifyOwnPartitioning(kIdentity, 8);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_TRUE(result->ok()) << result->ToString();
+}
+
+// Past its deadline nothing more is evaluated: every check left is named as not verified,
+// none is a mismatch (the fuzzer bounds a mutant's time this way).
+TEST(WrongProgramTest, ChecksPastTheDeadlineAreNotVerified) {
+  spmd::PartitionerOptions options;
+  options.record_origins = true;
+  testing_util::Partitioned p = testing_util::Partition(kBigDot, options);
+  ASSERT_NE(p.spmd, nullptr);
+  runtime::ModularVerifyOptions verify;
+  verify.num_partitions = 8;
+  verify.deadline = std::chrono::steady_clock::now();
+  absl::StatusOr<runtime::ModularResult> result =
+      runtime::VerifyModular(*p.original, *p.spmd, p.origins, verify);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_TRUE(result->ok()) << result->ToString();
+  EXPECT_EQ(result->instructions, 0);
+  ASSERT_FALSE(result->unverified.empty());
+  EXPECT_NE(result->unverified.front().find("out of time"), std::string::npos)
+      << result->ToString();
 }
 
 TEST(WrongProgramTest, ManualShardingsAreRefused) {

@@ -381,6 +381,9 @@ absl::StatusOr<TileAssignment> TileAssignment::TransposeIota(absl::Span<const in
 absl::StatusOr<TileAssignment> TileAssignment::Transpose(absl::Span<const int64_t> perm) const {
   absl::Status status = CheckPermutation(perm, rank(), "tile assignment transpose permutation");
   if (!status.ok()) return status;
+  bool identity = true;
+  for (size_t i = 0; i < perm.size() && identity; ++i) identity = perm[i] == static_cast<int64_t>(i);
+  if (identity) return *this;
   if (is_iota()) return TransposeIota(perm);
   std::vector<int64_t> new_dims;
   for (int64_t p : perm) new_dims.push_back(dims_[p]);

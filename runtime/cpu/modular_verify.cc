@@ -170,6 +170,19 @@ absl::Status CheckLayouts(const SpmdOrigin& origin, const Shape& shape) {
   return absl::OkStatus();
 }
 
+// The original whose random values `original`'s cut takes: through ops whose value is their
+// operand's (copies, sharding custom-calls), the operand's, so that the partitioner may read
+// the one where the program reads the other (the reshard made for a sharding custom-call also
+// serves its operand's uses) without a false mismatch.
+const HloInstruction& ValueSource(const HloInstruction& original) {
+  const HloInstruction* at = &original;
+  while (hlo::ForwardsOperand(*at) && at->operand_count() == 1 &&
+         at->operand(0)->shape().Compatible(at->shape())) {
+    at = at->operand(0);
+  }
+  return *at;
+}
+
 absl::StatusOr<Resolved> Resolve(const hlo::HloModule& unpartitioned, const hlo::HloModule& spmd,
                                  absl::Span<const SpmdOrigin> origins, uint64_t seed) {
   Resolved r;
@@ -195,8 +208,9 @@ absl::StatusOr<Resolved> Resolve(const hlo::HloModule& unpartitioned, const hlo:
       continue;
     }
     r.values.push_back({&origin, device, original});
+    const HloInstruction& source = ValueSource(*original);
     const uint64_t stream =
-        SampleHash(seed ^ HashName(origin.original_computation, origin.original_instruction));
+        SampleHash(seed ^ HashName(source.parent()->name(), source.name()));
     const CutValue& cut =
         r.device_cuts
             .try_emplace(device,
@@ -383,12 +397,23 @@ class Checker {
     PointEvaluator devices(spmd_, no_arguments, options_.num_partitions);
     devices.set_cuts(&device_cuts);
     devices.set_element_budget(options_.element_budget);
+    devices.set_deadline(options_.deadline);
+    // The work, counted however the leaf ends.
+    struct Count {
+      const PointEvaluator& devices;
+      int64_t& total;
+      ~Count() { total += devices.memoized_elements(); }
+    } count{devices, result.elements};
     auto reference_in = [&](const hlo::HloModule& module, const HloInstruction& instr,
                             absl::Span<const int64_t> global) -> absl::StatusOr<Literal> {
       PointEvaluator reference(module, no_arguments, 1);
       reference.set_cuts(&reference_cuts);
       reference.set_element_budget(options_.element_budget);
-      return reference.Elements(instr, leaf, -1, global, check.compute_reference);
+      reference.set_deadline(options_.deadline);
+      absl::StatusOr<Literal> values =
+          reference.Elements(instr, leaf, -1, global, check.compute_reference);
+      result.elements += reference.memoized_elements();
+      return values;
     };
     SampledVerifyOptions sampling = sampling_;
     sampling.first_last_on_every_device = !one_replica;
@@ -610,7 +635,8 @@ std::string ModularResult::ToString() const {
                    thinned.size(), " checks, the first ", thinned.front(), "\n");
   }
   hlo::StrAppend(&out, "modular verification: ", instructions, " instructions and ", boundaries,
-                 " boundaries checked on ", compared, " device values; ", mismatches.size(),
+                 " boundaries checked on ", compared, " device values (", elements,
+                 " elements evaluated); ", mismatches.size(),
                  " mismatch", mismatches.size() == 1 ? "" : "es", ", ", unverified.size(),
                  " not verified\n");
   return out;
@@ -636,7 +662,18 @@ absl::StatusOr<ModularResult> VerifyModular(const hlo::HloModule& unpartitioned,
                                     [](const Check& c) { return !c.instruction; });
   Checker checker(unpartitioned, spmd, resolved, options);
   RETURN_IF_ERROR(RunOnLargeStack([&]() -> absl::Status {
-    for (const Check& check : checks) checker.Run(check, result);
+    for (const Check& check : checks) {
+      if (options.total_element_budget > 0 && result.elements >= options.total_element_budget) {
+        result.unverified.push_back(hlo::StrCat(check.what, ": the total element budget (",
+                                                options.total_element_budget, ") is spent"));
+        continue;
+      }
+      if (std::chrono::steady_clock::now() > options.deadline) {
+        result.unverified.push_back(check.what + ": out of time");
+        continue;
+      }
+      checker.Run(check, result);
+    }
     return absl::OkStatus();
   }));
   return result;

@@ -31,6 +31,7 @@
 #ifndef RUNTIME_CPU_MODULAR_VERIFY_H_
 #define RUNTIME_CPU_MODULAR_VERIFY_H_
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -55,6 +56,11 @@ struct ModularVerifyOptions {
   // is about 10 s; reductions run block by block and cut values are not memoized, so a reduce
   // over a cut operand stays small in memory -- an uncut operand's elements are memoized).
   int64_t element_budget = 600'000'000;
+  // Elements evaluated over all checks (ModularResult::elements), 0: no limit. Once spent, the
+  // remaining checks are not verified (named so); the fuzzer bounds a mutant's time with it.
+  int64_t total_element_budget = 0;
+  // Evaluation stops at this time: a check cut short, and those not started, are not verified.
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
   std::optional<Tolerance> tolerance;
 };
 
@@ -62,6 +68,7 @@ struct ModularResult {
   int64_t instructions = 0;  // Original instructions checked.
   int64_t boundaries = 0;    // Call-site operands and computation returns checked.
   int64_t compared = 0;      // Device values compared.
+  int64_t elements = 0;      // Elements evaluated (memoized), both sides: the work done.
   std::vector<std::string> mismatches;  // One line per failing check.
   std::vector<std::string> unverified;  // One line per check that could not run, with why.
   // Checks that every replica of a region could not afford, computed on one replica of each

@@ -128,6 +128,11 @@ absl::Status PointEvaluator::Reserve(int64_t count, const HloInstruction& instr)
         "sampled evaluation needs more than ", element_budget_, " elements (at %", instr.name(),
         ", which asks for ", count, " more)"));
   }
+  if (deadline_ != std::chrono::steady_clock::time_point::max() &&
+      std::chrono::steady_clock::now() > deadline_) {
+    return absl::ResourceExhaustedError(
+        hlo::StrCat("sampled evaluation ran out of its time (at %", instr.name(), ")"));
+  }
   return absl::OkStatus();
 }
 

@@ -25,6 +25,7 @@
 #ifndef RUNTIME_CPU_POINT_EVALUATOR_H_
 #define RUNTIME_CPU_POINT_EVALUATOR_H_
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <tuple>
@@ -93,6 +94,8 @@ class PointEvaluator {
   // output elements, and a slice longer than this in blocks, each block's result the next one's
   // initial value -- the executor's order of operations, so the result is the same to the bit.
   void set_reduce_block(int64_t elements) { reduce_block_ = elements; }
+  // Evaluation past `deadline` fails (ResourceExhausted), like a demand over the budget.
+  void set_deadline(std::chrono::steady_clock::time_point deadline) { deadline_ = deadline; }
   int64_t reduce_block() const { return reduce_block_; }
 
   struct Frame;
@@ -152,6 +155,7 @@ class PointEvaluator {
   int64_t memoized_elements_ = 0;
   int64_t element_budget_ = 200'000'000;
   int64_t reduce_block_ = int64_t{1} << 22;
+  std::chrono::steady_clock::time_point deadline_ = std::chrono::steady_clock::time_point::max();
   int depth_ = 0;
 };
 

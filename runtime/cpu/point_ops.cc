@@ -672,6 +672,11 @@ absl::StatusOr<Literal> PointOps::Collective(PointEvaluator& ev, const HloInstru
   // Stays a switch: each case reads this group's members differently (one function's locals).
   switch (instr.opcode()) {
     case HloOpcode::kAllReduce:
+      // Every member holds the same combination: computed once, by the group's first member
+      // (a group of N devices costs N operand reads, not N per member).
+      if (group.rank != 0) {
+        return ev.Get(instr, leaf, ev.OnDevice(frame, group.devices.front()), indices);
+      }
       return CombineOverGroup(ev, instr, operand, operand_leaf, frame, group, indices);
     case HloOpcode::kReduceScatter: {
       ASSIGN_OR_RETURN(const Shape* shape, points::FlatLeafShape(instr, leaf));

@@ -403,9 +403,17 @@ absl::StatusOr<DotDecision> ChooseDotStrategy(const DotProblem& problem,
   }
   DotDecision decision;
   CandidateBuilder builder(problem, model, planner, options);
-  for (const SpaceTiling& tiling : SpaceTilings(problem)) {
-    absl::Status s = builder.AddFor(tiling, decision.candidates);
-    if (!s.ok() && tiling.family == "replicated") return s;  // Always plannable otherwise.
+  const std::vector<SpaceTiling> tilings = SpaceTilings(problem);
+  std::vector<absl::Status> statuses;
+  for (size_t t = 0; t < tilings.size(); ++t) {
+    // A tiling equal to an earlier one would add the same candidates under a later name, which
+    // Dedupe drops: costed once.
+    size_t same = 0;
+    while (same < t && !(tilings[same].space == tilings[t].space)) ++same;
+    absl::Status s =
+        same < t ? statuses[same] : builder.AddFor(tilings[t], decision.candidates);
+    if (!s.ok() && tilings[t].family == "replicated") return s;  // Always plannable otherwise.
+    statuses.push_back(std::move(s));
   }
   Dedupe(decision.candidates);
   for (DotCandidate& c : decision.candidates) {

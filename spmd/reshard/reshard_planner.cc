@@ -366,11 +366,10 @@ absl::StatusOr<std::shared_ptr<const ReshardPlan>> ReshardPlanner::Plan(const hl
                                                                         const HloSharding& source,
                                                                         const HloSharding& target,
                                                                         int64_t num_devices) {
-  Key key{source.WithoutMetadata(), target.WithoutMetadata(), shape.dimensions(),
-          shape.element_type(), num_devices};
   {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = cache_.find(key);
+    auto it = cache_.find(
+        KeyRef(source, target, shape.dimensions(), shape.element_type(), num_devices));
     if (it != cache_.end()) {
       ++hits_;
       return it->second;
@@ -378,6 +377,8 @@ absl::StatusOr<std::shared_ptr<const ReshardPlan>> ReshardPlanner::Plan(const hl
   }
   ASSIGN_OR_RETURN(ReshardPlan plan, PlanReshard(shape, source, target, num_devices, link_));
   auto shared = std::make_shared<const ReshardPlan>(std::move(plan));
+  Key key{source.WithoutMetadata(), target.WithoutMetadata(), shape.dimensions(),
+          shape.element_type(), num_devices};
   std::lock_guard<std::mutex> lock(mu_);
   return cache_.emplace(std::move(key), std::move(shared)).first->second;
 }

@@ -17,6 +17,8 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/hash/hash.h"
+#include "absl/types/span.h"
 #include "absl/status/statusor.h"
 #include "hlo/ir/shape.h"
 #include "hlo/sharding/hlo_sharding.h"
@@ -60,26 +62,46 @@ class ReshardPlanner {
   int64_t cache_hits() const;
 
  private:
+  // A cached plan's key; lookups go through KeyRef, which copies nothing.
   struct Key {
     hlo::HloSharding source;
     hlo::HloSharding target;
     std::vector<int64_t> dims;
     hlo::PrimitiveType element_type;
     int64_t num_devices;
-    friend bool operator==(const Key& a, const Key& b) {
+  };
+  struct KeyRef {
+    KeyRef(const Key& k)  // NOLINT: every Key is a KeyRef.
+        : source(k.source), target(k.target), dims(k.dims), element_type(k.element_type),
+          num_devices(k.num_devices) {}
+    KeyRef(const hlo::HloSharding& source, const hlo::HloSharding& target,
+           absl::Span<const int64_t> dims, hlo::PrimitiveType element_type, int64_t num_devices)
+        : source(source), target(target), dims(dims), element_type(element_type),
+          num_devices(num_devices) {}
+    const hlo::HloSharding& source;  // Hashed and compared by meaning (metadata ignored).
+    const hlo::HloSharding& target;
+    absl::Span<const int64_t> dims;
+    hlo::PrimitiveType element_type;
+    int64_t num_devices;
+  };
+  struct KeyHash {
+    using is_transparent = void;
+    size_t operator()(const KeyRef& k) const {
+      return absl::HashOf(k.source, k.target, k.dims, static_cast<int>(k.element_type),
+                          k.num_devices);
+    }
+  };
+  struct KeyEq {
+    using is_transparent = void;
+    bool operator()(const KeyRef& a, const KeyRef& b) const {
       return a.source == b.source && a.target == b.target && a.dims == b.dims &&
              a.element_type == b.element_type && a.num_devices == b.num_devices;
-    }
-    template <typename H>
-    friend H AbslHashValue(H h, const Key& k) {
-      return H::combine(std::move(h), k.source, k.target, k.dims, static_cast<int>(k.element_type),
-                        k.num_devices);
     }
   };
 
   const LinkModel link_;
   mutable std::mutex mu_;
-  absl::flat_hash_map<Key, std::shared_ptr<const ReshardPlan>> cache_;
+  absl::flat_hash_map<Key, std::shared_ptr<const ReshardPlan>, KeyHash, KeyEq> cache_;
   int64_t hits_ = 0;
 };
 
