@@ -3,8 +3,9 @@
 // mistake put in by hand -- a wrong replica group, an offset off by one, a missing all-reduce, a
 // collective-permute with a wrong pair, a windowed loop one trip short -- fails, and the
 // unchanged output passes. Also: an opaque custom-call is named as not verified while the
-// program around it is still checked, and manual shardings are refused; checks past the
-// deadline are named as not verified.
+// program around it is still checked; manual values are checked on each device (reading
+// another device's is caught) and partially manual ones refused; checks past the deadline
+// are named as not verified.
 #include <chrono>
 #include <cstdlib>
 #include <functional>
@@ -257,19 +258,101 @@ TEST(WrongProgramTest, ChecksPastTheDeadlineAreNotVerified) {
       << result->ToString();
 }
 
-TEST(WrongProgramTest, ManualShardingsAreRefused) {
-  constexpr char kManual[] = R"(
-HloModule manual, num_partitions=2
+// Manual values are a different array on each device: each is cut per device, and the
+// reference computes as each device. A program that reads another device's manual value
+// (here through a collective-permute put in by hand) computes every element from the wrong
+// values and is caught; the unchanged program passes, loop and tiled values included.
+constexpr char kManual[] = R"(
+HloModule manual, num_partitions=4
+
+%cond {
+  %s = (s32[], f32[8,16]) parameter(0)
+  %i = s32[] get-tuple-element(%s), index=0
+  %three = s32[] constant(3)
+  ROOT %lt = pred[] compare(%i, %three), direction=LT
+}
+
+%body {
+  %s = (s32[], f32[8,16]) parameter(0)
+  %i = s32[] get-tuple-element(%s), index=0
+  %one = s32[] constant(1)
+  %next = s32[] add(%i, %one)
+  %x = f32[8,16] get-tuple-element(%s), index=1
+  %y = f32[8,16] multiply(%x, %x)
+  ROOT %t = (s32[], f32[8,16]) tuple(%next, %y)
+}
 
 ENTRY e {
-  p = f32[2,8] parameter(0), sharding={manual}
-  ROOT n = f32[2,8] negate(p), sharding={manual}
+  p = f32[8,16] parameter(0), sharding={manual}
+  n = f32[8,16] negate(p), sharding={manual}
+  zero = s32[] constant(0)
+  init = (s32[], f32[8,16]) tuple(zero, n), sharding={{manual}, {manual}}
+  w = (s32[], f32[8,16]) while(init), condition=%cond, body=%body, sharding={{manual}, {manual}}
+  r = f32[8,16] get-tuple-element(w), index=1, sharding={manual}
+  q = f32[64,16] parameter(1), sharding={devices=[4,1]<=[4]}
+  t = f32[16,64] transpose(q), dimensions={1,0}, sharding={devices=[1,4]<=[4]}
+  ROOT out = (f32[8,16], f32[16,64]) tuple(r, t), sharding={{manual}, {devices=[1,4]<=[4]}}
 }
 )";
-  absl::StatusOr<runtime::ModularResult> result = VerifyOwnPartitioning(kManual, 2);
+
+runtime::ModularResult VerifyManual(const Mutation& mutation) {
+  spmd::PartitionerOptions options;
+  options.record_origins = true;
+  testing_util::Partitioned p = testing_util::Partition(kManual, options);
+  EXPECT_NE(p.spmd, nullptr);
+  if (p.spmd == nullptr) return {};
+  const std::string program = mutation ? mutation(p.spmd->ToString()) : p.spmd->ToString();
+  absl::StatusOr<std::unique_ptr<hlo::HloModule>> spmd = hlo::ParseHloModule(program);
+  EXPECT_TRUE(spmd.ok()) << spmd.status() << "\n" << program;
+  if (!spmd.ok()) return {};
+  runtime::ModularVerifyOptions verify;
+  verify.num_partitions = 4;
+  absl::StatusOr<runtime::ModularResult> result =
+      runtime::VerifyModular(*p.original, **spmd, p.origins, verify);
+  EXPECT_TRUE(result.ok()) << result.status() << "\n" << program;
+  if (!result.ok()) return {};
+  EXPECT_TRUE(result->unverified.empty()) << result->ToString();
+  return *std::move(result);
+}
+
+TEST(WrongProgramTest, ManualValuesVerifyPerDevice) {
+  const runtime::ModularResult result = VerifyManual(nullptr);
+  EXPECT_TRUE(result.ok()) << result.ToString();
+  EXPECT_GE(result.instructions, 4) << result.ToString();
+}
+
+TEST(WrongProgramTest, ReadingAnotherDevicesManualValueIsCaught) {
+  const runtime::ModularResult result = VerifyManual([](const std::string& text) {
+    const std::string swapped = OnLines(
+        "negate(", "negate(%p)", "negate(%swap)")(text);
+    const size_t negate = swapped.find("negate(%swap)");
+    EXPECT_NE(negate, std::string::npos) << swapped;
+    if (negate == std::string::npos) return swapped;
+    const size_t at = swapped.rfind('\n', negate) + 1;  // The negate's line.
+    std::string out = swapped;
+    out.insert(at,
+               "  %swap = f32[8,16] collective-permute(%p), channel_id=77, "
+               "source_target_pairs={{0,1},{1,0},{2,3},{3,2}}\n");
+    return out;
+  });
+  EXPECT_FALSE(result.ok()) << result.ToString();
+  ASSERT_FALSE(result.mismatches.empty());
+  EXPECT_NE(result.mismatches.front().find("manual value"), std::string::npos)
+      << result.ToString();
+}
+
+TEST(WrongProgramTest, PartiallyManualShardingsAreRefused) {
+  constexpr char kPartial[] = R"(
+HloModule partial, num_partitions=4
+
+ENTRY e {
+  p = f32[2,8] parameter(0), sharding={devices=[1,2,2]<=[4] last_tile_dims={manual}}
+  ROOT n = f32[2,8] negate(p), sharding={devices=[1,2,2]<=[4] last_tile_dims={manual}}
+}
+)";
+  absl::StatusOr<runtime::ModularResult> result = VerifyOwnPartitioning(kPartial, 4);
   ASSERT_FALSE(result.ok());
-  EXPECT_NE(std::string(result.status().message()).find("SPMD programs already"),
-            std::string::npos)
+  EXPECT_NE(std::string(result.status().message()).find("partially manual"), std::string::npos)
       << result.status();
 }
 

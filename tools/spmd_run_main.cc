@@ -228,6 +228,27 @@ std::optional<std::string> ExceedsLimits(const Options& options, const hlo::HloM
   return std::nullopt;
 }
 
+// A --verify run keeps the reference's outputs while every device of the SPMD program runs:
+// refused when the two together exceed --max-memory-gib, though each fits on its own.
+std::optional<std::string> VerifyExceedsMemory(const Options& options,
+                                               const hlo::HloModule& unpartitioned,
+                                               const hlo::HloModule& spmd, int64_t devices) {
+  if (options.max_memory_gib <= 0) return std::nullopt;
+  constexpr double kGiB = 1024.0 * 1024 * 1024;
+  const double outputs =
+      static_cast<double>(unpartitioned.entry_computation()->root_instruction()->shape().byte_size()) /
+      kGiB;
+  const double running = static_cast<double>(hlo::ComputeModuleStats(spmd).peak_memory_bytes) *
+                         static_cast<double>(devices) / kGiB;
+  if (outputs + running <= options.max_memory_gib) return std::nullopt;
+  char buf[320];
+  std::snprintf(buf, sizeof(buf),
+                "verifying holds the reference's outputs (%.1f GiB) while the %lld devices run "
+                "(%.1f GiB): above --max-memory-gib=%.1f; raise the limit to run it anyway",
+                outputs, static_cast<long long>(devices), running, options.max_memory_gib);
+  return std::string(buf);
+}
+
 // --num-partitions, else the first module's num_partitions, else (for an unpartitioned
 // module) 1 + the largest device id in its shardings.
 int64_t ResolveDevices(const Options& options, const hlo::HloModule& program,
@@ -564,6 +585,7 @@ int VerifyProgram(const Options& options, const std::vector<std::string>& passes
     refusal = ExceedsLimits(options, *spmd->module, n);
     refused = program_name;
   }
+  if (!refusal) refusal = VerifyExceedsMemory(options, *full->module, *spmd->module, n);
   const bool can_sample = options.inputs_dir.empty() && options.outputs_dir.empty() &&
                           options.backend == "cpu" && options.repeat == 1;
   const bool forced = options.sampled == "always" || options.sampled == "modular";

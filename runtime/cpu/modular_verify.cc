@@ -3,6 +3,7 @@
 #include "runtime/cpu/modular_verify.h"
 
 #include <algorithm>
+#include <limits>
 #include <memory>
 #include <utility>
 
@@ -101,6 +102,36 @@ uint64_t ElementState(const CutValue& cut, int64_t leaf, int64_t index) {
                     SampleHash(static_cast<uint64_t>(index)));
 }
 
+// A manual value is a different array on each device: its elements' states mix the device in.
+uint64_t ManualElementState(const CutValue& cut, int64_t leaf, int64_t index, int64_t device) {
+  return SampleHash(ElementState(cut, leaf, index) ^
+                    SampleHash(0x6d616e75616cULL + static_cast<uint64_t>(device)));
+}
+
+// Device `device`'s elements `indices` of manual leaf `leaf` of `cut` (the same on both sides).
+absl::Status FillManual(const CutValue& cut, int64_t leaf, int64_t device,
+                        absl::Span<const int64_t> indices, Literal& out) {
+  if (device < 0) {
+    return absl::UnimplementedError(hlo::StrCat(
+        "%", cut.original->name(), " is manual (a different value on each device) but is read "
+        "where the program has one value for all devices"));
+  }
+  const Shape& full = *points::LeafAt(cut.original->shape(), leaf);
+  Literal narrow(Shape::Array(full.element_type(), {static_cast<int64_t>(indices.size())}));
+  for (size_t i = 0; i < indices.size(); ++i) {
+    uint64_t state = ManualElementState(cut, leaf, indices[i], device);
+    SetRandomElement(narrow, static_cast<int64_t>(i), state);
+  }
+  out = narrow.shape().element_type() == out.shape().element_type() ? std::move(narrow)
+                                                                     : WidenLiteral(narrow);
+  return absl::OkStatus();
+}
+
+bool IsManualLeaf(const CutValue& cut, int64_t leaf) {
+  absl::StatusOr<HloSharding> s = LeafSharding(&cut.sharding, cut.original->shape(), leaf);
+  return s.ok() && s->IsManual();
+}
+
 // Device `device`'s elements `indices` of its padded shard (shaped `local`) of leaf `leaf`.
 absl::Status FillShard(const CutValue& cut, const Shape& local, int64_t leaf, int64_t device,
                        absl::Span<const int64_t> indices, Literal& out) {
@@ -161,9 +192,9 @@ struct Resolved {
 absl::Status CheckLayouts(const SpmdOrigin& origin, const Shape& shape) {
   for (int64_t leaf = 0; leaf < shape.leaf_count(); ++leaf) {
     ASSIGN_OR_RETURN(HloSharding s, LeafSharding(&origin.sharding, shape, leaf));
-    if (s.IsManual() || s.HasManualSubgroup() || hlo::HasUnreduced(s)) {
+    if (s.HasManualSubgroup() || hlo::HasUnreduced(s)) {
       return absl::UnimplementedError(hlo::StrCat(
-          "modular verification does not support manual or unreduced values (%",
+          "modular verification does not support partially manual or unreduced values (%",
           origin.original_instruction, " is ", s.ToString(), ")"));
     }
   }
@@ -231,8 +262,9 @@ class DeviceCuts : public CutSource {
   }
   absl::Status Fill(const HloInstruction& instr, int64_t leaf, int64_t device,
                     absl::Span<const int64_t> indices, Literal& out) const override {
-    return FillShard(resolved_.device_cuts.at(&instr), *points::LeafAt(instr.shape(), leaf), leaf,
-                     device, indices, out);
+    const CutValue& cut = resolved_.device_cuts.at(&instr);
+    if (IsManualLeaf(cut, leaf)) return FillManual(cut, leaf, device, indices, out);
+    return FillShard(cut, *points::LeafAt(instr.shape(), leaf), leaf, device, indices, out);
   }
 
  private:
@@ -244,9 +276,11 @@ class ReferenceCuts : public CutSource {
   explicit ReferenceCuts(const absl::flat_hash_map<NameKey, const CutValue*>& cuts)
       : cuts_(cuts) {}
   bool IsCut(const HloInstruction& instr) const override { return cuts_.contains(KeyOf(instr)); }
-  absl::Status Fill(const HloInstruction& instr, int64_t leaf, int64_t,
+  absl::Status Fill(const HloInstruction& instr, int64_t leaf, int64_t device,
                     absl::Span<const int64_t> indices, Literal& out) const override {
-    FillFull(*cuts_.at(KeyOf(instr)), leaf, indices, out);
+    const CutValue& cut = *cuts_.at(KeyOf(instr));
+    if (IsManualLeaf(cut, leaf)) return FillManual(cut, leaf, device, indices, out);
+    FillFull(cut, leaf, indices, out);
     return absl::OkStatus();
   }
 
@@ -262,6 +296,46 @@ class NoArguments : public ArgumentSource {
     return absl::InternalError(
         hlo::StrCat("entry parameter ", parameter, " has no record (modular verification)"));
   }
+};
+
+// The regions a value of sharding `sharding` is split into (one replica of each computes a
+// thinned check).
+int64_t RegionCount(const HloSharding& sharding) {
+  if (!sharding.IsTiled()) return 1;
+  int64_t regions = 1;
+  for (int64_t d = 0; d < sharding.TiledDataRank(); ++d) {
+    regions *= sharding.tile_assignment().dim(d);
+  }
+  return regions;
+}
+
+// Whether a check that `devices` devices compute in turn will stay within the element budget,
+// judged as they go: once two have run, the remaining ones are forecast to cost what
+// the cheapest so far did (optimistic: a device that evaluates a collective also memoizes its
+// peers' values for them). A check forecast over the budget fails now (ResourceExhausted)
+// instead of spending the budget first (a scatter reading its whole index shard on each of
+// 1536 devices); the caller then checks one replica per region.
+class WorkForecast {
+ public:
+  explicit WorkForecast(int64_t devices) : devices_(devices) {}
+
+  absl::Status After(int64_t work, const HloInstruction& instr, int64_t budget) {
+    spent_ += work;
+    cheapest_ = std::min(cheapest_, work);
+    if (++called_ < 2 || called_ >= devices_) return absl::OkStatus();
+    const double forecast = static_cast<double>(spent_) +
+                            static_cast<double>(cheapest_) * static_cast<double>(devices_ - called_);
+    if (forecast <= static_cast<double>(budget)) return absl::OkStatus();
+    return absl::ResourceExhaustedError(hlo::StrCat(
+        "sampled evaluation is forecast to need more than ", budget, " elements on the ",
+        devices_, " devices computing it (at %", instr.name(), ")"));
+  }
+
+ private:
+  int64_t devices_;
+  int64_t called_ = 0;
+  int64_t spent_ = 0;
+  int64_t cheapest_ = std::numeric_limits<int64_t>::max();
 };
 
 // One check: the reference's value of `reference` against the devices' value of `device`,
@@ -394,6 +468,10 @@ class Checker {
     ReferenceCuts reference_cuts(site == resolved_.reference_cuts.end() ? kNone : site->second);
     DeviceCuts device_cuts(resolved_);
     NoArguments no_arguments;
+    if (sharding.IsManual()) {
+      return CompareManual(check, leaf, full, tolerance, reference_cuts, device_cuts, result,
+                           spmd_error);
+    }
     PointEvaluator devices(spmd_, no_arguments, options_.num_partitions);
     devices.set_cuts(&device_cuts);
     devices.set_element_budget(options_.element_budget);
@@ -417,6 +495,7 @@ class Checker {
     };
     SampledVerifyOptions sampling = sampling_;
     sampling.first_last_on_every_device = !one_replica;
+    WorkForecast forecast(one_replica ? RegionCount(sharding) : options_.num_partitions);
     ASSIGN_OR_RETURN(
         SampledComparison compared,
         CompareSampledLeaf(
@@ -425,10 +504,18 @@ class Checker {
             [&](absl::Span<const int64_t> global) {
               return reference_in(unpartitioned_, *check.reference, global);
             },
-            [&](int64_t d, absl::Span<const int64_t> indices) {
+            [&](int64_t d, absl::Span<const int64_t> indices) -> absl::StatusOr<Literal> {
+              const int64_t before = devices.memoized_elements();
               absl::StatusOr<Literal> values =
                   devices.Elements(*check.device, leaf, d, indices, check.compute_device);
               *spmd_error = !values.ok();
+              if (!values.ok()) return values;
+              absl::Status affordable = forecast.After(devices.memoized_elements() - before,
+                                                       *check.device, options_.element_budget);
+              if (!affordable.ok()) {
+                *spmd_error = true;
+                return affordable;
+              }
               return values;
             }));
     result.compared += static_cast<int64_t>(compared.pairs.size());
@@ -464,6 +551,64 @@ class Checker {
                      against->bound);
     }
     return line;
+  }
+
+  // A manual leaf: a different value on each device, so each device's elements are held to
+  // the reference computed as that device (its manual operands' cut values are that device's).
+  // The same sample on every device: the first and last elements and random ones.
+  absl::StatusOr<std::string> CompareManual(const Check& check, int64_t leaf, const Shape& full,
+                                            const Tolerance& tolerance,
+                                            const ReferenceCuts& reference_cuts,
+                                            const DeviceCuts& device_cuts, ModularResult& result,
+                                            bool* spmd_error) {
+    const int64_t count = full.num_elements();
+    if (count == 0) return std::string();
+    std::vector<int64_t> sample = {0, count - 1};
+    const uint64_t salt = SampleHash(options_.seed ^ HashName(check.what, std::to_string(leaf)));
+    for (int64_t k = 0; k < options_.random_samples + options_.per_device_random; ++k) {
+      sample.push_back(static_cast<int64_t>(SampleHash(salt + static_cast<uint64_t>(k)) %
+                                            static_cast<uint64_t>(count)));
+    }
+    std::sort(sample.begin(), sample.end());
+    sample.erase(std::unique(sample.begin(), sample.end()), sample.end());
+    NoArguments no_arguments;
+    const int64_t n = options_.num_partitions;
+    PointEvaluator reference(unpartitioned_, no_arguments, n);
+    PointEvaluator devices(spmd_, no_arguments, n);
+    reference.set_cuts(&reference_cuts);
+    devices.set_cuts(&device_cuts);
+    for (PointEvaluator* ev : {&reference, &devices}) {
+      ev->set_element_budget(options_.element_budget);
+      ev->set_deadline(options_.deadline);
+    }
+    struct Count {
+      const PointEvaluator& a;
+      const PointEvaluator& b;
+      int64_t& total;
+      ~Count() { total += a.memoized_elements() + b.memoized_elements(); }
+    } count_work{reference, devices, result.elements};
+    for (int64_t d = 0; d < n; ++d) {
+      ASSIGN_OR_RETURN(Literal expected, reference.Elements(*check.reference, leaf, d, sample,
+                                                            check.compute_reference));
+      absl::StatusOr<Literal> actual =
+          devices.Elements(*check.device, leaf, d, sample, check.compute_device);
+      if (!actual.ok()) {
+        *spmd_error = true;
+        return actual.status();
+      }
+      result.compared += static_cast<int64_t>(sample.size());
+      const ArrayComparison compared = CompareArrays(expected, *actual, tolerance);
+      if (compared.first_mismatch.empty()) continue;
+      std::vector<int64_t> index(full.rank());
+      points::Unravel(sample[compared.first_mismatch[0]], full.dimensions(), index.data());
+      return hlo::StrCat(check.what, " (%", check.device->name(), " in %",
+                         check.device->parent()->name(), "): device ", d, ", element ",
+                         FormatIndex(index), " of its manual value ", full.ToString(),
+                         ": expected ", compared.expected_value, ", got ", compared.actual_value,
+                         " (", compared.mismatches, " of ", sample.size(),
+                         " values differ; rtol ", tolerance.rtol, ", atol ", tolerance.atol, ")");
+    }
+    return std::string();
   }
 
   // The unpartitioned module computing in f64, made on first use (null when it cannot be).
@@ -650,10 +795,13 @@ absl::StatusOr<ModularResult> VerifyModular(const hlo::HloModule& unpartitioned,
     return absl::InvalidArgumentError(
         "modular verification needs the partitioner's records of where each value comes from");
   }
-  if (NeedsPerDeviceReference(unpartitioned)) {
-    return absl::UnimplementedError(
-        "modular verification does not support modules that are in part SPMD programs already "
-        "(collectives, partition-id or manual shardings in the input)");
+  // Fully manual values are modelled: each device's value is cut on its own, and the
+  // reference computes as each device (CompareManual).
+  if (std::optional<std::string> why =
+          PerDeviceReferenceReason(unpartitioned, /*fully_manual_ok=*/true)) {
+    return absl::UnimplementedError(hlo::StrCat(
+        "modular verification does not support modules that are in part SPMD programs already (",
+        *why, ")"));
   }
   ASSIGN_OR_RETURN(Resolved resolved, Resolve(unpartitioned, spmd, origins, options.seed));
   ModularResult result;

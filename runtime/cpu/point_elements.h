@@ -5,9 +5,11 @@
 
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "hlo/ir/hlo_instruction.h"
 #include "hlo/ir/literal.h"
@@ -75,39 +77,116 @@ void ForEachShardElement(const std::vector<int64_t>& local, const std::vector<in
   }
 }
 
-// The memoized elements of one value, as raw bits: a hash map while few are known, a dense
-// array once a quarter of a value of at most 2^26 elements is (a value read whole, such as
-// scatter indices, then costs no hashing per element).
-class ElementMemo {
- public:
-  bool Has(int64_t i) const { return dense_.empty() ? sparse_.contains(i) : known_[i]; }
-  uint64_t At(int64_t i) const { return dense_.empty() ? sparse_.at(i) : dense_[i]; }
-  void Set(int64_t i, uint64_t bits) {
-    if (dense_.empty()) {
-      sparse_[i] = bits;
-    } else {
-      dense_[i] = bits;
-      known_[i] = true;
+// Every element of the rows along `dim` that `indices` (row-major over `dims`) lie in, except
+// those `known` says are known already; each row once.
+template <typename Known>
+std::vector<int64_t> WholeRows(absl::Span<const int64_t> indices, const std::vector<int64_t>& dims,
+                               int64_t dim, Known known) {
+  int64_t stride = 1;
+  for (size_t d = dim + 1; d < dims.size(); ++d) stride *= dims[d];
+  const int64_t length = dims[dim];
+  absl::flat_hash_set<int64_t> starts;
+  std::vector<int64_t> out;
+  for (int64_t i : indices) {
+    const int64_t start = i - (i / stride % length) * stride;
+    if (!starts.insert(start).second) continue;
+    for (int64_t p = 0; p < length; ++p) {
+      if (!known(start + p * stride)) out.push_back(start + p * stride);
     }
   }
-  // Called before `adding` elements of a value of `count` elements are Set.
-  void Grow(int64_t adding, int64_t count) {
-    if (!dense_.empty() || count > kDenseLimit ||
-        (static_cast<int64_t>(sparse_.size()) + adding) * 4 < count) {
+  return out;
+}
+
+// The memoized elements of one value, as raw bits: a dense array once a quarter of a value of
+// at most 2^26 elements is known (a value read whole, such as scatter indices); before that,
+// runs of elements (at least kRun of a 64-element block set at once: the rows of a sort, a
+// shard's range) in blocks with a bit mask, and scattered elements (samples) in a hash map,
+// so neither a row nor a sample pays much hashing or memory per element.
+class ElementMemo {
+ public:
+  bool Has(int64_t i) const {
+    if (!dense_.empty()) return known_[i];
+    if (!blocks_.empty()) {
+      const auto found = blocks_.find(i >> kShift);
+      if (found != blocks_.end() && (found->second->mask >> (i & kMask) & 1)) return true;
+    }
+    return !sparse_.empty() && sparse_.contains(i);
+  }
+  uint64_t At(int64_t i) const {
+    if (!dense_.empty()) return dense_[i];
+    if (!blocks_.empty()) {
+      const auto found = blocks_.find(i >> kShift);
+      if (found != blocks_.end() && (found->second->mask >> (i & kMask) & 1)) {
+        return found->second->bits[i & kMask];
+      }
+    }
+    return sparse_.at(i);
+  }
+  // Sets elements `sorted` (ascending, none known yet) of a value of `count` elements to the
+  // elements of `values` (`width`-byte elements, in the same order).
+  void SetSorted(absl::Span<const int64_t> sorted, const hlo::Literal& values, int width,
+                 int64_t count) {
+    const int64_t n = static_cast<int64_t>(sorted.size());
+    if (dense_.empty() && count <= kDenseLimit && (known_count_ + n) * 4 >= count) GoDense(count);
+    known_count_ += n;
+    if (!dense_.empty()) {
+      for (int64_t k = 0; k < n; ++k) {
+        dense_[sorted[k]] = BitsAt(values, k, width);
+        known_[sorted[k]] = true;
+      }
       return;
     }
+    for (int64_t k = 0; k < n;) {
+      const int64_t block = sorted[k] >> kShift;
+      int64_t end = k + 1;
+      while (end < n && (sorted[end] >> kShift) == block) ++end;
+      auto found = blocks_.find(block);
+      if (found == blocks_.end() && end - k >= kRun) {
+        found = blocks_.emplace(block, std::make_unique<Block>()).first;
+      }
+      for (; k < end; ++k) {
+        const uint64_t bits = BitsAt(values, k, width);
+        if (found == blocks_.end()) {
+          sparse_[sorted[k]] = bits;
+        } else {
+          found->second->bits[sorted[k] & kMask] = bits;
+          found->second->mask |= uint64_t{1} << (sorted[k] & kMask);
+        }
+      }
+    }
+  }
+
+ private:
+  static constexpr int64_t kDenseLimit = int64_t{1} << 26;
+  static constexpr int kShift = 6;
+  static constexpr int64_t kMask = (int64_t{1} << kShift) - 1;
+  static constexpr int64_t kRun = 8;
+  struct Block {
+    uint64_t mask = 0;
+    uint64_t bits[int64_t{1} << kShift];
+  };
+
+  void GoDense(int64_t count) {
     dense_.assign(count, 0);
     known_.assign(count, false);
     for (const auto& [i, bits] : sparse_) {
       dense_[i] = bits;
       known_[i] = true;
     }
+    for (const auto& [block, data] : blocks_) {
+      for (int64_t j = 0; j <= kMask; ++j) {
+        if (!(data->mask >> j & 1)) continue;
+        dense_[(block << kShift) + j] = data->bits[j];
+        known_[(block << kShift) + j] = true;
+      }
+    }
     sparse_.clear();
+    blocks_.clear();
   }
 
- private:
-  static constexpr int64_t kDenseLimit = int64_t{1} << 26;
+  int64_t known_count_ = 0;
   absl::flat_hash_map<int64_t, uint64_t> sparse_;
+  absl::flat_hash_map<int64_t, std::unique_ptr<Block>> blocks_;
   std::vector<uint64_t> dense_;
   std::vector<bool> known_;
 };

@@ -9,8 +9,10 @@
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
 #include "runtime/common/opcode_table.h"
+#include "runtime/common/strided_view.h"
 #include "runtime/cpu/evaluator.h"
 #include "runtime/cpu/point_elements.h"
+#include "runtime/cpu/point_ops.h"
 
 namespace runtime {
 
@@ -27,13 +29,17 @@ constexpr int kMaxDepth = 40'000;
 constexpr int64_t kMaxTrips = 100'000;
 
 // Whether `instr`'s elements are its operand's (or its called computation's) elements.
+// Pure data movement (a strided view, or a collective that only moves elements between
+// devices) passes through too: its elements are memoized where they are computed, and a chain
+// of reshards (reshape, all-to-all, transpose, reshape) costs no hashing per element and step.
 bool PassesThrough(const HloInstruction& instr, const PointEvaluator::Frame* frame) {
-  if (hlo::ForwardsOperand(instr)) return true;
+  if (hlo::ForwardsOperand(instr) || HasSourceView(instr.opcode())) return true;
   if (instr.opcode() == HloOpcode::kParameter) return frame->parent != nullptr;
   return IsOneOf(instr.opcode(),
-                 {HloOpcode::kReshape, HloOpcode::kAddDependency, HloOpcode::kGetTupleElement,
-                  HloOpcode::kTuple, HloOpcode::kCall, HloOpcode::kFusion, HloOpcode::kWhile,
-                  HloOpcode::kConditional});
+                 {HloOpcode::kAddDependency, HloOpcode::kGetTupleElement, HloOpcode::kTuple,
+                  HloOpcode::kCall, HloOpcode::kFusion, HloOpcode::kWhile,
+                  HloOpcode::kConditional, HloOpcode::kAllToAll, HloOpcode::kAllGather,
+                  HloOpcode::kCollectivePermute});
 }
 
 }  // namespace
@@ -171,6 +177,13 @@ absl::StatusOr<Literal> PointEvaluator::Get(const HloInstruction& instr, int64_t
     for (int64_t i : indices) {
       if (found == memo_.end() || !found->second.Has(i)) missing.push_back(i);
     }
+    if (!missing.empty()) {
+      if (const std::optional<int64_t> dim = PointOps::WholeRowDimension(instr, leaf)) {
+        missing = points::WholeRows(missing, shape->dimensions(), *dim, [&](int64_t i) {
+          return found != memo_.end() && found->second.Has(i);
+        });
+      }
+    }
     std::sort(missing.begin(), missing.end());
     missing.erase(std::unique(missing.begin(), missing.end()), missing.end());
   }
@@ -180,11 +193,7 @@ absl::StatusOr<Literal> PointEvaluator::Get(const HloInstruction& instr, int64_t
     absl::StatusOr<Literal> values = ComputeNested(instr, leaf, frame, missing);
     if (!values.ok()) return values.status();
     // Compute may have grown memo_: look the entry up again.
-    points::ElementMemo& memo = memo_[key];
-    memo.Grow(static_cast<int64_t>(missing.size()), shape->num_elements());
-    for (size_t i = 0; i < missing.size(); ++i) {
-      memo.Set(missing[i], points::BitsAt(*values, static_cast<int64_t>(i), width));
-    }
+    memo_[key].SetSorted(missing, *values, width, shape->num_elements());
   }
   const points::ElementMemo& memo = memo_[key];
   Literal out(hlo::Shape::Array(type, {static_cast<int64_t>(indices.size())}));

@@ -144,12 +144,19 @@ absl::StatusOr<Literal> PointOps::Fetch(PointEvaluator& ev, hlo::PrimitiveType t
   Literal out(Shape::Array(type, {static_cast<int64_t>(sources.size())}));
   absl::flat_hash_map<PointEvaluator::MemoKey, std::vector<int64_t>> groups;
   std::vector<PointEvaluator::MemoKey> order;
+  const Source* previous = nullptr;  // Runs of sources share a value: hashed once per run.
+  std::vector<int64_t>* group = nullptr;
   for (size_t i = 0; i < sources.size(); ++i) {
     const Source& s = sources[i];
     if (s.instr == nullptr) continue;
-    auto [it, inserted] = groups.try_emplace({s.instr, s.leaf, s.frame});
-    if (inserted) order.push_back(it->first);
-    it->second.push_back(static_cast<int64_t>(i));
+    if (previous == nullptr || s.instr != previous->instr || s.leaf != previous->leaf ||
+        s.frame != previous->frame) {
+      auto [it, inserted] = groups.try_emplace({s.instr, s.leaf, s.frame});
+      if (inserted) order.push_back(it->first);
+      group = &it->second;
+      previous = &s;
+    }
+    group->push_back(static_cast<int64_t>(i));
   }
   for (const PointEvaluator::MemoKey& key : order) {
     const std::vector<int64_t>& positions = groups[key];
@@ -874,6 +881,17 @@ PointOps::ComputeFn PointOps::HandlerOf(HloOpcode opcode) {
   };
   const ComputeFn* handler = FindInTable<ComputeFn>(kTable, opcode);
   return handler == nullptr ? nullptr : *handler;
+}
+
+std::optional<int64_t> PointOps::WholeRowDimension(const HloInstruction& instr, int64_t leaf) {
+  switch (instr.opcode()) {
+    case HloOpcode::kSort:
+      return instr.dimensions().at(0);
+    case HloOpcode::kTopK:
+      return instr.shape().tuple_shapes(leaf).rank() - 1;
+    default:
+      return std::nullopt;
+  }
 }
 
 absl::StatusOr<Literal> PointOps::Compute(PointEvaluator& ev, const HloInstruction& instr,

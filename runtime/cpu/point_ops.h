@@ -7,6 +7,7 @@
 #define RUNTIME_CPU_POINT_OPS_H_
 
 #include <functional>
+#include <optional>
 #include <memory>
 #include <string_view>
 #include <vector>
@@ -107,6 +108,11 @@ class PointOps {
   // strided view (runtime::HasSourceView); null for the placements and dynamic-slice, elementwise
   // ops and anything unsupported. Public so tests can see which opcodes share a handler.
   static ComputeFn HandlerOf(hlo::HloOpcode opcode);
+  // The dimension along which computing one element of leaf `leaf` of `instr` computes its
+  // whole row (sort, top-k), so the evaluator memoizes the rows whole: a row asked by 64
+  // devices element range by element range is sorted once. Null for other ops.
+  static std::optional<int64_t> WholeRowDimension(const hlo::HloInstruction& instr,
+                                                  int64_t leaf);
 
  private:
   using Mapper = std::function<absl::Status(int64_t* index, points::Source& source)>;

@@ -306,30 +306,37 @@ void SetRandomElement(Literal& literal, int64_t i, uint64_t& state) {
   }
 }
 
-bool NeedsPerDeviceReference(const hlo::HloModule& module) {
+std::optional<std::string> PerDeviceReferenceReason(const hlo::HloModule& module,
+                                                    bool fully_manual_ok) {
   for (const auto& computation : module.computations()) {
     for (const auto& instr : computation->instructions()) {
       const hlo::HloOpcode op = instr->opcode();
       if (hlo::GetHloOpcodeFamily(op) == hlo::HloOpcodeFamily::kCollective ||
           op == hlo::HloOpcode::kPartitionId || op == hlo::HloOpcode::kReplicaId) {
-        return true;
+        return hlo::StrCat("%", instr->name(), " is a ", hlo::HloOpcodeString(op));
       }
       if (op == hlo::HloOpcode::kCustomCall &&
           (instr->attrs().custom_call_target == "SPMDFullToShardShape" ||
            instr->attrs().custom_call_target == "SPMDShardToFullShape")) {
-        return true;
+        return hlo::StrCat("%", instr->name(), " converts between manual and global values");
       }
-      if (instr->has_sharding()) {
-        const HloSharding& s = instr->sharding();
-        auto manual = [](const HloSharding& e) { return e.IsManual() || e.HasManualSubgroup(); };
-        if (s.IsTuple() ? std::any_of(s.tuple_elements().begin(), s.tuple_elements().end(), manual)
-                        : manual(s)) {
-          return true;
-        }
+      if (!instr->has_sharding()) continue;
+      const HloSharding& s = instr->sharding();
+      auto manual = [&](const HloSharding& e) {
+        return (e.IsManual() && !fully_manual_ok) || e.HasManualSubgroup();
+      };
+      if (s.IsTuple() ? std::any_of(s.tuple_elements().begin(), s.tuple_elements().end(), manual)
+                      : manual(s)) {
+        return hlo::StrCat("%", instr->name(), " is ", fully_manual_ok ? "partially " : "",
+                           "manual");
       }
     }
   }
-  return false;
+  return std::nullopt;
+}
+
+bool NeedsPerDeviceReference(const hlo::HloModule& module) {
+  return PerDeviceReferenceReason(module, /*fully_manual_ok=*/false).has_value();
 }
 
 Literal ManualLeafForDevice(const Literal& full, int64_t device, int64_t parameter,

@@ -125,6 +125,11 @@ absl::StatusOr<std::vector<std::vector<hlo::Literal>>> ShardArguments(
 
 // See the file comment.
 bool NeedsPerDeviceReference(const hlo::HloModule& module);
+// Why `module` is in part an SPMD program already (its first such instruction, named), or
+// nullopt; with `fully_manual_ok`, values manual on every device do not count (modular
+// verification models them: modular_verify.h).
+std::optional<std::string> PerDeviceReferenceReason(const hlo::HloModule& module,
+                                                    bool fully_manual_ok);
 // Device `device`'s value of a manual parameter leaf whose full argument is `full`.
 hlo::Literal ManualLeafForDevice(const hlo::Literal& full, int64_t device, int64_t parameter,
                                  int64_t leaf);
