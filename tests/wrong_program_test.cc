@@ -13,6 +13,8 @@
 #include <regex>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <optional>
 
 #include "gtest/gtest.h"
 #include "hlo/analysis/module_stats.h"
@@ -69,27 +71,38 @@ struct Verdict {
   std::string report;
 };
 
-// Partitions `text` (records kept), applies `mutation` to the printed program, parses it back
-// and verifies it instruction by instruction.
-Verdict VerifyMutated(const std::string& text, spmd::PartitionerOptions options,
-                      const Mutation& mutation) {
+// Partitions `text` (records kept) for `devices`, applies `mutation` to the printed program,
+// parses it back and verifies it instruction by instruction: the result and the program, or
+// nullopt after a failed expectation.
+std::optional<std::pair<runtime::ModularResult, std::string>> PartitionMutateVerify(
+    const std::string& text, spmd::PartitionerOptions options, const Mutation& mutation,
+    int64_t devices, double min_flops) {
   options.record_origins = true;
   testing_util::Partitioned p = testing_util::Partition(text, std::move(options));
-  if (p.spmd == nullptr) return {};
-  EXPECT_GE(hlo::ComputeModuleStats(*p.original).flops, 1e12);
+  EXPECT_NE(p.spmd, nullptr);
+  if (p.spmd == nullptr) return std::nullopt;
+  EXPECT_GE(hlo::ComputeModuleStats(*p.original).flops, min_flops);
   const std::string program = mutation ? mutation(p.spmd->ToString()) : p.spmd->ToString();
   absl::StatusOr<std::unique_ptr<hlo::HloModule>> spmd = hlo::ParseHloModule(program);
   EXPECT_TRUE(spmd.ok()) << spmd.status() << "\n" << program;
-  if (!spmd.ok()) return {};
+  if (!spmd.ok()) return std::nullopt;
   runtime::ModularVerifyOptions verify;
-  verify.num_partitions = 8;
+  verify.num_partitions = devices;
   absl::StatusOr<runtime::ModularResult> result =
       runtime::VerifyModular(*p.original, **spmd, p.origins, verify);
-  EXPECT_TRUE(result.ok()) << result.status();
-  if (!result.ok()) return {};
+  EXPECT_TRUE(result.ok()) << result.status() << "\n" << program;
+  if (!result.ok()) return std::nullopt;
   EXPECT_TRUE(result->unverified.empty()) << result->ToString();
   if (getenv("SHOW_REPORT")) std::cout << result->ToString();
-  return {result->ok(), result->ToString() + program};
+  return std::make_pair(*std::move(result), program);
+}
+
+// The big dot's partitioning (over 1e12 FLOPs) with `mutation`, on 8 devices.
+Verdict VerifyMutated(const std::string& text, spmd::PartitionerOptions options,
+                      const Mutation& mutation) {
+  auto verified = PartitionMutateVerify(text, std::move(options), mutation, 8, 1e12);
+  if (!verified) return {};
+  return {verified->first.ok(), verified->first.ToString() + verified->second};
 }
 
 // `text` partitioned with its records, verified instruction by instruction on `devices`.
@@ -296,23 +309,8 @@ ENTRY e {
 )";
 
 runtime::ModularResult VerifyManual(const Mutation& mutation) {
-  spmd::PartitionerOptions options;
-  options.record_origins = true;
-  testing_util::Partitioned p = testing_util::Partition(kManual, options);
-  EXPECT_NE(p.spmd, nullptr);
-  if (p.spmd == nullptr) return {};
-  const std::string program = mutation ? mutation(p.spmd->ToString()) : p.spmd->ToString();
-  absl::StatusOr<std::unique_ptr<hlo::HloModule>> spmd = hlo::ParseHloModule(program);
-  EXPECT_TRUE(spmd.ok()) << spmd.status() << "\n" << program;
-  if (!spmd.ok()) return {};
-  runtime::ModularVerifyOptions verify;
-  verify.num_partitions = 4;
-  absl::StatusOr<runtime::ModularResult> result =
-      runtime::VerifyModular(*p.original, **spmd, p.origins, verify);
-  EXPECT_TRUE(result.ok()) << result.status() << "\n" << program;
-  if (!result.ok()) return {};
-  EXPECT_TRUE(result->unverified.empty()) << result->ToString();
-  return *std::move(result);
+  auto verified = PartitionMutateVerify(kManual, {}, mutation, 4, 0);
+  return verified ? verified->first : runtime::ModularResult{};
 }
 
 TEST(WrongProgramTest, ManualValuesVerifyPerDevice) {
