@@ -204,9 +204,8 @@ std::optional<ParsedModule> Partition(const Options& options,
 // A clear refusal instead of hours of simulation or an out-of-memory abort: the module's
 // estimated FLOPs and peak live bytes (hlo/analysis/module_stats), times the `devices` that
 // run it in this one process, against the limits.
-std::optional<std::string> ExceedsLimits(const Options& options, const hlo::HloModule& module,
+std::optional<std::string> ExceedsLimits(const Options& options, const hlo::ModuleStats& stats,
                                          int64_t devices = 1) {
-  const hlo::ModuleStats stats = hlo::ComputeModuleStats(module);
   const double gflop = static_cast<double>(stats.flops) * static_cast<double>(devices) / 1e9;
   const double gib = static_cast<double>(stats.peak_memory_bytes) * static_cast<double>(devices) /
                      (1024.0 * 1024 * 1024);
@@ -232,13 +231,12 @@ std::optional<std::string> ExceedsLimits(const Options& options, const hlo::HloM
 // refused when the two together exceed --max-memory-gib, though each fits on its own.
 std::optional<std::string> VerifyExceedsMemory(const Options& options,
                                                const hlo::HloModule& unpartitioned,
-                                               const hlo::HloModule& spmd, int64_t devices) {
+                                               const hlo::ModuleStats& spmd, int64_t devices) {
   if (options.max_memory_gib <= 0) return std::nullopt;
   constexpr double kGiB = 1024.0 * 1024 * 1024;
-  const double outputs =
-      static_cast<double>(unpartitioned.entry_computation()->root_instruction()->shape().byte_size()) /
-      kGiB;
-  const double running = static_cast<double>(hlo::ComputeModuleStats(spmd).peak_memory_bytes) *
+  const hlo::Shape& returned = unpartitioned.entry_computation()->root_instruction()->shape();
+  const double outputs = static_cast<double>(returned.byte_size()) / kGiB;
+  const double running = static_cast<double>(spmd.peak_memory_bytes) *
                          static_cast<double>(devices) / kGiB;
   if (outputs + running <= options.max_memory_gib) return std::nullopt;
   char buf[320];
@@ -416,7 +414,7 @@ int RunProgram(const Options& options, const std::vector<std::string>& passes) {
   if (!program) return Fail(error);
   std::optional<std::string> refusal;
   if (options.backend == "cpu") {
-    refusal = ExceedsLimits(options, *program->module,
+    refusal = ExceedsLimits(options, hlo::ComputeModuleStats(*program->module),
                             ResolveDevices(options, *program->module, nullptr));
   }
   if (refusal) {
@@ -562,7 +560,8 @@ int VerifyProgram(const Options& options, const std::vector<std::string>& passes
                                    : Locate(program, status);
   };
   // Why the full run cannot go ahead, and which program it names.
-  std::optional<std::string> refusal = ExceedsLimits(options, *full->module);
+  std::optional<std::string> refusal =
+      ExceedsLimits(options, hlo::ComputeModuleStats(*full->module));
   std::string refused = options.input;
   std::vector<hlo::SpmdOrigin> origins;
   std::optional<ParsedModule> spmd = options.against.empty()
@@ -582,10 +581,11 @@ int VerifyProgram(const Options& options, const std::vector<std::string>& passes
   const int64_t n = ResolveDevices(options, *spmd->module, full->module.get());
   // Every device of the SPMD program runs in this process.
   if (!refusal) {
-    refusal = ExceedsLimits(options, *spmd->module, n);
+    const hlo::ModuleStats spmd_stats = hlo::ComputeModuleStats(*spmd->module);
+    refusal = ExceedsLimits(options, spmd_stats, n);
     refused = program_name;
+    if (!refusal) refusal = VerifyExceedsMemory(options, *full->module, spmd_stats, n);
   }
-  if (!refusal) refusal = VerifyExceedsMemory(options, *full->module, *spmd->module, n);
   const bool can_sample = options.inputs_dir.empty() && options.outputs_dir.empty() &&
                           options.backend == "cpu" && options.repeat == 1;
   const bool forced = options.sampled == "always" || options.sampled == "modular";

@@ -43,6 +43,15 @@ Shape WithDims(const Shape& shape, absl::Span<const int64_t> dims) {
 
 }  // namespace
 
+int64_t DataTiles(const HloSharding& sharding) {
+  if (!sharding.IsTiled()) return 1;
+  int64_t tiles = 1;
+  for (int64_t d = 0; d < sharding.TiledDataRank(); ++d) {
+    tiles *= sharding.tile_assignment().dim(d);
+  }
+  return tiles;
+}
+
 std::vector<int64_t> ShardRegion::sizes() const {
   std::vector<int64_t> result(offsets.size());
   for (size_t i = 0; i < offsets.size(); ++i) result[i] = limits[i] - offsets[i];

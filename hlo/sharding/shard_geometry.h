@@ -34,6 +34,9 @@ struct ShardRegion {
   }
 };
 
+// The number of tiles a sharding splits its data into (1 for non-tiled shardings).
+int64_t DataTiles(const HloSharding& sharding);
+
 // The data tile index of `device`: the first TiledDataRank() coordinates of its position in
 // the tile assignment. Fails unless `sharding` is tiled and uses `device`.
 absl::StatusOr<std::vector<int64_t>> TileIndexForDevice(const HloSharding& sharding,

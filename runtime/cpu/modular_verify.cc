@@ -102,6 +102,21 @@ uint64_t ElementState(const CutValue& cut, int64_t leaf, int64_t index) {
                     SampleHash(static_cast<uint64_t>(index)));
 }
 
+// Elements `indices` of leaf `leaf` of `cut`, each drawn from `state(index)` in the
+// original's type (then widened when `out` is the f64 reference's).
+template <typename State>
+void FillStates(const CutValue& cut, int64_t leaf, absl::Span<const int64_t> indices,
+                Literal& out, State state) {
+  const Shape& full = *points::LeafAt(cut.original->shape(), leaf);
+  Literal narrow(Shape::Array(full.element_type(), {static_cast<int64_t>(indices.size())}));
+  for (size_t i = 0; i < indices.size(); ++i) {
+    uint64_t s = state(indices[i]);
+    SetRandomElement(narrow, static_cast<int64_t>(i), s);
+  }
+  out = narrow.shape().element_type() == out.shape().element_type() ? std::move(narrow)
+                                                                     : WidenLiteral(narrow);
+}
+
 // A manual value is a different array on each device: its elements' states mix the device in.
 uint64_t ManualElementState(const CutValue& cut, int64_t leaf, int64_t index, int64_t device) {
   return SampleHash(ElementState(cut, leaf, index) ^
@@ -116,14 +131,9 @@ absl::Status FillManual(const CutValue& cut, int64_t leaf, int64_t device,
         "%", cut.original->name(), " is manual (a different value on each device) but is read "
         "where the program has one value for all devices"));
   }
-  const Shape& full = *points::LeafAt(cut.original->shape(), leaf);
-  Literal narrow(Shape::Array(full.element_type(), {static_cast<int64_t>(indices.size())}));
-  for (size_t i = 0; i < indices.size(); ++i) {
-    uint64_t state = ManualElementState(cut, leaf, indices[i], device);
-    SetRandomElement(narrow, static_cast<int64_t>(i), state);
-  }
-  out = narrow.shape().element_type() == out.shape().element_type() ? std::move(narrow)
-                                                                     : WidenLiteral(narrow);
+  FillStates(cut, leaf, indices, out, [&](int64_t index) {
+    return ManualElementState(cut, leaf, index, device);
+  });
   return absl::OkStatus();
 }
 
@@ -159,14 +169,8 @@ absl::Status FillShard(const CutValue& cut, const Shape& local, int64_t leaf, in
 // is the f64 reference's).
 void FillFull(const CutValue& cut, int64_t leaf, absl::Span<const int64_t> indices,
               Literal& out) {
-  const Shape& full = *points::LeafAt(cut.original->shape(), leaf);
-  Literal narrow(Shape::Array(full.element_type(), {static_cast<int64_t>(indices.size())}));
-  for (size_t i = 0; i < indices.size(); ++i) {
-    uint64_t state = ElementState(cut, leaf, indices[i]);
-    SetRandomElement(narrow, static_cast<int64_t>(i), state);
-  }
-  out = narrow.shape().element_type() == out.shape().element_type() ? std::move(narrow)
-                                                                     : WidenLiteral(narrow);
+  FillStates(cut, leaf, indices, out,
+             [&](int64_t index) { return ElementState(cut, leaf, index); });
 }
 
 // The records resolved against both modules.
@@ -298,17 +302,6 @@ class NoArguments : public ArgumentSource {
   }
 };
 
-// The regions a value of sharding `sharding` is split into (one replica of each computes a
-// thinned check).
-int64_t RegionCount(const HloSharding& sharding) {
-  if (!sharding.IsTiled()) return 1;
-  int64_t regions = 1;
-  for (int64_t d = 0; d < sharding.TiledDataRank(); ++d) {
-    regions *= sharding.tile_assignment().dim(d);
-  }
-  return regions;
-}
-
 // Whether a check that `devices` devices compute in turn will stay within the element budget,
 // judged as they go: once two have run, the remaining ones are forecast to cost what
 // the cheapest so far did (optimistic: a device that evaluates a collective also memoizes its
@@ -323,8 +316,9 @@ class WorkForecast {
     spent_ += work;
     cheapest_ = std::min(cheapest_, work);
     if (++called_ < 2 || called_ >= devices_) return absl::OkStatus();
-    const double forecast = static_cast<double>(spent_) +
-                            static_cast<double>(cheapest_) * static_cast<double>(devices_ - called_);
+    const double remaining = static_cast<double>(devices_ - called_);
+    const double forecast =
+        static_cast<double>(spent_) + static_cast<double>(cheapest_) * remaining;
     if (forecast <= static_cast<double>(budget)) return absl::OkStatus();
     return absl::ResourceExhaustedError(hlo::StrCat(
         "sampled evaluation is forecast to need more than ", budget, " elements on the ",
@@ -495,7 +489,7 @@ class Checker {
     };
     SampledVerifyOptions sampling = sampling_;
     sampling.first_last_on_every_device = !one_replica;
-    WorkForecast forecast(one_replica ? RegionCount(sharding) : options_.num_partitions);
+    WorkForecast forecast(one_replica ? hlo::DataTiles(sharding) : options_.num_partitions);
     ASSIGN_OR_RETURN(
         SampledComparison compared,
         CompareSampledLeaf(

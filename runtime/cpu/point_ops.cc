@@ -884,14 +884,17 @@ PointOps::ComputeFn PointOps::HandlerOf(HloOpcode opcode) {
 }
 
 std::optional<int64_t> PointOps::WholeRowDimension(const HloInstruction& instr, int64_t leaf) {
-  switch (instr.opcode()) {
-    case HloOpcode::kSort:
-      return instr.dimensions().at(0);
-    case HloOpcode::kTopK:
-      return instr.shape().tuple_shapes(leaf).rank() - 1;
-    default:
-      return std::nullopt;
-  }
+  using RowDimension = int64_t (*)(const HloInstruction& instr, int64_t leaf);
+  static constexpr std::pair<HloOpcode, RowDimension> kTable[] = {
+      {HloOpcode::kSort, [](const HloInstruction& i, int64_t) { return i.dimensions().at(0); }},
+      {HloOpcode::kTopK,
+       [](const HloInstruction& i, int64_t leaf) {
+         return i.shape().tuple_shapes(leaf).rank() - 1;
+       }},
+  };
+  const RowDimension* dimension = FindInTable<RowDimension>(kTable, instr.opcode());
+  if (dimension == nullptr) return std::nullopt;
+  return (*dimension)(instr, leaf);
 }
 
 absl::StatusOr<Literal> PointOps::Compute(PointEvaluator& ev, const HloInstruction& instr,

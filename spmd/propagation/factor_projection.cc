@@ -42,15 +42,6 @@ std::vector<int64_t> FactorDimMap(const FactorRule& rule, int64_t from, int64_t 
   return dim_map;
 }
 
-int64_t DataTiles(const HloSharding& sharding) {
-  if (!sharding.IsTiled()) return 1;
-  int64_t tiles = 1;
-  for (int64_t d = 0; d < sharding.TiledDataRank(); ++d) {
-    tiles *= sharding.tile_assignment().dim(d);
-  }
-  return tiles;
-}
-
 absl::StatusOr<HloSharding> ProjectSharding(const FactorRule& rule, int64_t from, int64_t to,
                                             const HloSharding& sharding,
                                             const hlo::Shape& from_shape,

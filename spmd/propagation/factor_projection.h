@@ -19,6 +19,7 @@
 #include "absl/status/statusor.h"
 #include "hlo/ir/shape.h"
 #include "hlo/sharding/hlo_sharding.h"
+#include "hlo/sharding/shard_geometry.h"
 #include "spmd/propagation/factor_rule.h"
 
 namespace spmd {
@@ -43,8 +44,7 @@ absl::StatusOr<hlo::HloSharding> ProjectSharding(const FactorRule& rule, int64_t
 std::vector<int64_t> FactorDimMap(const FactorRule& rule, int64_t from, int64_t to,
                                   int64_t to_rank);
 
-// The number of tiles a sharding splits its data into (1 for non-tiled shardings).
-int64_t DataTiles(const hlo::HloSharding& sharding);
+using hlo::DataTiles;  // hlo/sharding/shard_geometry.h
 
 }  // namespace spmd
 
