@@ -21,7 +21,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <iostream>
 #include <new>
 #include <optional>
@@ -34,15 +33,14 @@
 #include "hlo/large_stack.h"
 #include "hlo/strings.h"
 #include "hlo/verifier/hlo_verifier.h"
-#include "runtime/common/tuple_leaves.h"
 #include "runtime/cpu/host_malloc.h"
 #include "runtime/cpu/multi_device_runner.h"
-#include "runtime/cpu/npy.h"
 #include "runtime/cpu/modular_verify.h"
 #include "runtime/cpu/sampled_verify.h"
 #include "runtime/cpu/verify.h"
 #include "runtime/cuda/cuda_runner.h"
 #include "tools/partition_driver.h"
+#include "tools/spmd_run_io.h"
 #include "tools/spmd_run_mpi.h"
 #include "tools/version.h"
 
@@ -71,6 +69,8 @@ struct Options {
   // A multi-process job (tools/spmd_run_mpi.h): --mpi or a launcher's environment.
   bool mpi = false;
   int64_t devices_per_process = 0;  // 0: the device count over the number of processes.
+  // Every process reads its own devices' arguments and writes its own devices' results.
+  bool per_process_io = false;
   tools::MpiJob* job = nullptr;     // Set on rank 0 of such a job on the CPU executor.
   // With --backend=cuda: this process's device of the job (the ncclUniqueId over MPI).
   std::optional<runtime::cuda::DistributedEnv> cuda_env;
@@ -258,49 +258,6 @@ int64_t ResolveDevices(const Options& options, const hlo::HloModule& program,
   return std::max<int64_t>(1, hlo::MaxDeviceIdInShardings(*unpartitioned) + 1);
 }
 
-// ---- .npy files -----------------------------------------------------------------------------
-
-// Parameter `p` of shape `shape` from `dir` (leaf by leaf), or nullopt-with-error.
-absl::StatusOr<Literal> ReadParameter(const std::string& dir, int64_t p, const hlo::Shape& shape) {
-  Literal value(shape);
-  for (const hlo::ShapeIndex& index : runtime::LeafIndices(shape)) {
-    const std::string path = (std::filesystem::path(dir) /
-                              (runtime::LeafFileStem(hlo::StrCat("param_", p), index) + ".npy"))
-                                 .string();
-    absl::StatusOr<Literal> leaf = runtime::ReadNpyAs(path, runtime::LeafShape(shape, index));
-    if (!leaf.ok()) return leaf.status();
-    runtime::MutableLeafOf(value, index) = *std::move(leaf);
-  }
-  return value;
-}
-
-absl::StatusOr<std::vector<Literal>> ReadParameters(const std::string& dir,
-                                                    const hlo::HloComputation& entry) {
-  std::vector<Literal> args;
-  for (int64_t p = 0; p < entry.num_parameters(); ++p) {
-    absl::StatusOr<Literal> arg = ReadParameter(dir, p, entry.parameter_instruction(p)->shape());
-    if (!arg.ok()) return arg.status();
-    args.push_back(*std::move(arg));
-  }
-  return args;
-}
-
-absl::Status WriteOutputs(const std::string& dir, std::string_view stem, const Literal& value) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) return absl::PermissionDeniedError(hlo::StrCat(dir, ": error: cannot create directory"));
-  for (const hlo::ShapeIndex& index : runtime::LeafIndices(value.shape())) {
-    const std::string path =
-        (std::filesystem::path(dir) / (runtime::LeafFileStem(stem, index) + ".npy")).string();
-    if (absl::Status s = runtime::WriteNpy(path, runtime::LeafOf(value, index)); !s.ok()) return s;
-  }
-  return absl::OkStatus();
-}
-
-std::string DeviceDir(const std::string& dir, int64_t d) {
-  return (std::filesystem::path(dir) / hlo::StrCat("device_", d)).string();
-}
-
 // ---- Running --------------------------------------------------------------------------------
 
 double MedianMillis(std::vector<double> times) {
@@ -371,39 +328,9 @@ absl::StatusOr<std::vector<Literal>> RunRepeated(const hlo::HloModule& module,
   return results;
 }
 
-void PrintValue(const std::string& label, const Literal& value) {
-  for (const hlo::ShapeIndex& index : runtime::LeafIndices(value.shape())) {
-    const Literal& leaf = runtime::LeafOf(value, index);
-    std::cout << runtime::LeafName(label, index) << ": " << leaf.shape().ToString(false);
-    if (leaf.element_count() <= 256) {
-      std::cout << " " << leaf.ToString() << "\n";
-    } else {
-      std::cout << " (" << leaf.element_count() << " elements; use --outputs DIR to save them)\n";
-    }
-  }
-}
-
-// Per-device arguments for a run: --inputs (device_<d>/ first, then the shared files) or
-// seeded random values, different on every device.
-absl::StatusOr<std::vector<std::vector<Literal>>> RunArguments(const Options& options,
-                                                               const hlo::HloComputation& entry,
-                                                               int64_t num_devices) {
-  std::vector<std::vector<Literal>> args(num_devices);
-  for (int64_t d = 0; d < num_devices; ++d) {
-    if (options.inputs_dir.empty()) {
-      for (int64_t p = 0; p < entry.num_parameters(); ++p) {
-        args[d].push_back(runtime::RandomLiteral(entry.parameter_instruction(p)->shape(),
-                                                 options.seed, (d << 20) + p));
-      }
-      continue;
-    }
-    const std::string own = DeviceDir(options.inputs_dir, d);
-    const std::string& dir = std::filesystem::is_directory(own) ? own : options.inputs_dir;
-    absl::StatusOr<std::vector<Literal>> read = ReadParameters(dir, entry);
-    if (!read.ok()) return read.status();
-    args[d] = *std::move(read);
-  }
-  return args;
+// The files of a run (--inputs, --outputs, --seed).
+tools::RunFiles FilesOf(const Options& options) {
+  return tools::RunFiles{options.inputs_dir, options.outputs_dir, options.seed};
 }
 
 int RunProgram(const Options& options, const std::vector<std::string>& passes) {
@@ -412,45 +339,45 @@ int RunProgram(const Options& options, const std::vector<std::string>& passes) {
                                             ? Load(options.input, &error)
                                             : Partition(options, passes, &error);
   if (!program) return Fail(error);
-  std::optional<std::string> refusal;
-  if (options.backend == "cpu") {
-    refusal = ExceedsLimits(options, hlo::ComputeModuleStats(*program->module),
-                            ResolveDevices(options, *program->module, nullptr));
-  }
-  if (refusal) {
-    return Fail(hlo::StrCat(options.input, ": error: ", *refusal));
-  }
   const hlo::HloModule& module = *program->module;
   runtime::MultiDeviceOptions devices;
   devices.num_partitions = ResolveDevices(options, module, nullptr);
   devices.num_replicas = std::max<int64_t>(1, module.config().replica_count);
   devices.collective_timeout_seconds = options.collective_timeout;
   const int64_t n = devices.num_partitions * devices.num_replicas;
-  absl::StatusOr<std::vector<std::vector<Literal>>> args =
-      RunArguments(options, *module.entry_computation(), n);
-  if (!args.ok()) return Fail(Locate(*program, args.status()));
-  const int64_t rank = DistributedRank(options);
-  if (rank >= 0) {  // A multi-process job: this process runs device `rank` only.
-    if (rank >= n) return Fail(hlo::StrCat("RANK=", rank, " but the program has ", n, " devices"));
-    std::vector<Literal> mine = std::move((*args)[rank]);
-    args->clear();
-    args->push_back(std::move(mine));
+  // The devices whose values this process holds: its own with --per-process-io.
+  int64_t held = n;
+  if (options.per_process_io) {
+    absl::StatusOr<int64_t> k = options.job->DevicesPerProcess(n);
+    if (!k.ok()) return Fail(hlo::StrCat(options.input, ": error: ", k.status().message()));
+    held = *k;
   }
+  if (options.backend == "cpu") {
+    if (std::optional<std::string> refusal =
+            ExceedsLimits(options, hlo::ComputeModuleStats(module), held)) {
+      return Fail(hlo::StrCat(options.input, ": error: ", *refusal));
+    }
+  }
+  if (options.per_process_io) {
+    absl::Status s = options.job->RunPerProcess(module, devices.num_partitions,
+                                                devices.num_replicas, FilesOf(options));
+    return s.ok() ? 0 : Fail(Locate(*program, s));
+  }
+  // A multi-process CUDA job: this process runs device `rank` only.
+  const int64_t rank = DistributedRank(options);
+  if (rank >= n) return Fail(hlo::StrCat("RANK=", rank, " but the program has ", n, " devices"));
+  const int64_t first = std::max<int64_t>(rank, 0);
+  absl::StatusOr<std::vector<std::vector<Literal>>> args = tools::DeviceArguments(
+      FilesOf(options), *module.entry_computation(), first, rank >= 0 ? 1 : n);
+  if (!args.ok()) return Fail(Locate(*program, args.status()));
   absl::StatusOr<std::vector<Literal>> results =
       RunRepeated(module, *std::move(args), devices, options);
   if (!results.ok()) return Fail(Locate(*program, results.status()));
-  for (int64_t k = 0; k < static_cast<int64_t>(results->size()); ++k) {
-    const int64_t d = rank >= 0 ? rank : k;
-    const Literal& result = (*results)[k];
-    if (!options.outputs_dir.empty()) {
-      const std::string dir = n == 1 ? options.outputs_dir : DeviceDir(options.outputs_dir, d);
-      if (absl::Status s = WriteOutputs(dir, "output", result); !s.ok()) {
-        return Fail(s);
-      }
-    } else {
-      PrintValue(n == 1 ? "output" : hlo::StrCat("device ", d, " output"), result);
-    }
+  if (!options.outputs_dir.empty()) {
+    absl::Status s = tools::WriteDeviceResults(options.outputs_dir, n, first, *results);
+    return s.ok() ? 0 : Fail(s);
   }
+  std::cout << tools::DeviceResultsText(n, first, *results);
   return 0;
 }
 
@@ -607,7 +534,7 @@ int VerifyProgram(const Options& options, const std::vector<std::string>& passes
   // The full arguments: drawn from the seed or read from --inputs (again for the exact rerun).
   auto full_arguments = [&]() -> absl::StatusOr<std::vector<Literal>> {
     if (options.inputs_dir.empty()) return runtime::RandomArguments(*full->module, options.seed);
-    return ReadParameters(options.inputs_dir, *full->module->entry_computation());
+    return tools::ReadParameters(options.inputs_dir, *full->module->entry_computation());
   };
   absl::StatusOr<std::vector<Literal>> read = full_arguments();
   if (!read.ok()) return Fail(read.status());
@@ -649,7 +576,7 @@ int VerifyProgram(const Options& options, const std::vector<std::string>& passes
     for (auto [stem, value] :
          {std::pair<const char*, const Literal*>{"output", &verdict->assembled},
           {"reference_output", &verdict->expected}}) {
-      if (absl::Status s = WriteOutputs(options.outputs_dir, stem, *value); !s.ok()) {
+      if (absl::Status s = tools::WriteOutputs(options.outputs_dir, stem, *value); !s.ok()) {
         return Fail(s);
       }
     }
@@ -673,6 +600,21 @@ std::optional<std::string> Unavailable(const Options& options,
       (options.repeat > 1 || options.sampled == "always" || options.sampled == "modular")) {
     return "--mpi runs the program once in full: it cannot take --repeat or --sampled=always "
            "or modular";
+  }
+  return std::nullopt;
+}
+
+// Why --per-process-io cannot go with the other options (a usage error), or nullopt.
+std::optional<std::string> PerProcessConflict(const Options& options) {
+  if (!options.per_process_io) return std::nullopt;
+  if (options.verify) {
+    return "--per-process-io cannot take --verify: verification compares on rank 0, which then "
+           "holds every argument and result (without --per-process-io rank 0 scatters the "
+           "arguments and gathers the results)";
+  }
+  if (options.backend != "cpu" || !options.mpi) {
+    return "--per-process-io runs the processes of an MPI job on the CPU executor: it needs "
+           "--mpi (or mpirun / srun starting several processes) and --backend=cpu";
   }
   return std::nullopt;
 }
@@ -755,6 +697,12 @@ int Main(int argc, char** argv) {
   app.add_option("--devices-per-process", options.devices_per_process,
                  "with --mpi: devices each process runs (default: devices / processes)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 16));
+  app.add_flag("--per-process-io", options.per_process_io,
+               "with --mpi: each process reads its own devices' arguments (--inputs DIR: "
+               "device_<d>/param_<i>.npy, else the shared param_<i>.npy; or draws them from "
+               "--seed) and writes its own devices' results (--outputs DIR: "
+               "device_<d>/output*.npy, renamed into place once every process has written); "
+               "rank 0 holds no other process's values. Not with --verify");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -782,7 +730,10 @@ int Main(int argc, char** argv) {
   }
   int code = 1;
   try {
-    if (std::optional<std::string> refusal = Unavailable(options, *passes)) {
+    if (std::optional<std::string> conflict = PerProcessConflict(options)) {
+      std::cerr << "spmd-run: error: " << *conflict << "\n";
+      code = 2;
+    } else if (std::optional<std::string> refusal = Unavailable(options, *passes)) {
       std::cerr << options.input << ": error: " << *refusal << "\n";
     } else {
       code = options.verify ? VerifyProgram(options, *passes) : RunProgram(options, *passes);

@@ -1,8 +1,10 @@
 // Messages on MPI_COMM_WORLD (the collectives use their own communicator): kProgram from rank 0
-// to each rank ("P R K\n" -- partitions, replicas, devices per process -- then the HLO text;
-// empty: no program, stop), kArguments (the rank's devices' arguments, packed in device and
-// parameter order), kResults back to rank 0 (the rank's devices' results); kShared: bytes
-// rank 0 gives every rank (ShareBytes: NCCL's unique id).
+// to each rank (ProgramHeader's line "P R K F SEED I O\n" -- partitions, replicas, devices per
+// process, 1 with --per-process-io, the seed and the byte lengths of the inputs and outputs
+// directories --, the two directories, then the HLO text; empty: no program, stop),
+// kArguments (the rank's devices' arguments, packed in device and parameter order), kResults
+// back to rank 0 (the rank's devices' results); kShared: bytes rank 0 gives every rank
+// (ShareBytes: NCCL's unique id); kVote / kVerdict: Agree's rounds (empty: ok, else an error).
 #include "tools/spmd_run_mpi.h"
 
 #include <cstdio>
@@ -21,7 +23,44 @@ namespace {
 
 using hlo::Literal;
 
-enum Tag : int { kProgram = 1, kArguments = 2, kResults = 3, kShared = 4 };
+enum Tag : int { kProgram = 1, kArguments = 2, kResults = 3, kShared = 4, kVote = 5, kVerdict = 6 };
+
+// What a program message says besides the HLO text.
+struct ProgramHeader {
+  int64_t partitions = 0, replicas = 0, per_process = 0;
+  bool own_files = false;  // --per-process-io: `files` say where each rank's values are.
+  RunFiles files;
+};
+
+std::string EncodeProgram(const ProgramHeader& h, const std::string& hlo_text) {
+  return hlo::StrCat(h.partitions, " ", h.replicas, " ", h.per_process, " ", h.own_files ? 1 : 0,
+                     " ", h.files.seed, " ", h.files.inputs_dir.size(), " ",
+                     h.files.outputs_dir.size(), "\n", h.files.inputs_dir, h.files.outputs_dir,
+                     hlo_text);
+}
+
+// The header and the HLO text of a program message.
+absl::StatusOr<std::pair<ProgramHeader, std::string>> DecodeProgram(const std::string& message) {
+  const size_t eol = message.find('\n');
+  ProgramHeader h;
+  int own_files = 0;
+  size_t in = 0, out = 0;
+  std::istringstream line(message.substr(0, eol));
+  if (eol == std::string::npos ||
+      !(line >> h.partitions >> h.replicas >> h.per_process >> own_files >> h.files.seed >> in >>
+        out) ||
+      eol + 1 + in + out > message.size()) {
+    return absl::InternalError("a malformed program message from rank 0");
+  }
+  h.own_files = own_files != 0;
+  h.files.inputs_dir = message.substr(eol + 1, in);
+  h.files.outputs_dir = message.substr(eol + 1 + in, out);
+  return std::make_pair(h, message.substr(eol + 1 + in + out));
+}
+
+std::vector<uint8_t> BytesOf(std::string_view text) {
+  return std::vector<uint8_t>(text.begin(), text.end());
+}
 
 std::vector<uint8_t> PackAll(const std::vector<std::vector<Literal>>& values) {
   std::vector<uint8_t> bytes;
@@ -102,10 +141,7 @@ absl::StatusOr<std::vector<Literal>> MpiJob::RunLocal(const hlo::HloModule& modu
   return runtime::RunOnDevices(module, std::move(arguments), devices);
 }
 
-absl::StatusOr<std::vector<Literal>> MpiJob::Run(const hlo::HloModule& module,
-                                                 int64_t num_partitions, int64_t num_replicas,
-                                                 std::vector<std::vector<Literal>> arguments) {
-  const int64_t n = num_partitions * num_replicas;
+absl::StatusOr<int64_t> MpiJob::DevicesPerProcess(int64_t n) const {
   const int64_t k = devices_per_process_ > 0 ? devices_per_process_ : n / size();
   if (k < 1 || k * size() != n) {
     return absl::InvalidArgumentError(hlo::StrCat(
@@ -114,19 +150,32 @@ absl::StatusOr<std::vector<Literal>> MpiJob::Run(const hlo::HloModule& module,
                                  : std::string(),
         " do not cover: start devices / K processes with --devices-per-process K"));
   }
-  const std::string text =
-      hlo::StrCat(num_partitions, " ", num_replicas, " ", k, "\n", module.ToString());
-  const std::vector<uint8_t> program(text.begin(), text.end());
+  return k;
+}
+
+absl::StatusOr<hlo::ParsedModule> MpiJob::SendProgram(const std::string& text) {
+  const std::vector<uint8_t> program = BytesOf(text);
   for (int r = 1; r < size(); ++r) {
     if (absl::Status s = session_->Send(r, kProgram, program, timeout_, "the program"); !s.ok()) {
       return s;
     }
   }
   program_sent_ = true;
-  run_failed_ = true;  // Until every result is in.
+  run_failed_ = true;  // Until the run's outcome is known on every rank.
   // Rank 0 runs the text the others run: the same instruction ids, so the same collective keys.
-  absl::StatusOr<hlo::ParsedModule> parsed =
-      hlo::ParseHloModuleWithLocations(text.substr(text.find('\n') + 1), "program");
+  absl::StatusOr<std::pair<ProgramHeader, std::string>> decoded = DecodeProgram(text);
+  if (!decoded.ok()) return decoded.status();
+  return hlo::ParseHloModuleWithLocations(decoded->second, "program");
+}
+
+absl::StatusOr<std::vector<Literal>> MpiJob::Run(const hlo::HloModule& module,
+                                                 int64_t num_partitions, int64_t num_replicas,
+                                                 std::vector<std::vector<Literal>> arguments) {
+  absl::StatusOr<int64_t> per_process = DevicesPerProcess(num_partitions * num_replicas);
+  if (!per_process.ok()) return per_process.status();
+  const int64_t k = *per_process;
+  absl::StatusOr<hlo::ParsedModule> parsed = SendProgram(
+      EncodeProgram(ProgramHeader{num_partitions, num_replicas, k}, module.ToString()));
   if (!parsed.ok()) return parsed.status();
   for (int r = 1; r < size(); ++r) {
     std::vector<std::vector<Literal>> theirs(
@@ -157,37 +206,138 @@ absl::StatusOr<std::vector<Literal>> MpiJob::Run(const hlo::HloModule& module,
   return results;
 }
 
+absl::Status MpiJob::RunPerProcess(const hlo::HloModule& module, int64_t num_partitions,
+                                   int64_t num_replicas, const RunFiles& files) {
+  absl::StatusOr<int64_t> k = DevicesPerProcess(num_partitions * num_replicas);
+  if (!k.ok()) return k.status();
+  absl::StatusOr<hlo::ParsedModule> parsed = SendProgram(EncodeProgram(
+      ProgramHeader{num_partitions, num_replicas, *k, true, files}, module.ToString()));
+  if (!parsed.ok()) return parsed.status();
+  return RunOwnFiles(*parsed->module, num_partitions, num_replicas, *k, files);
+}
+
+absl::Status MpiJob::RunOwnFiles(const hlo::HloModule& module, int64_t num_partitions,
+                                 int64_t num_replicas, int64_t per_process,
+                                 const RunFiles& files) {
+  const int64_t n = num_partitions * num_replicas;
+  const int64_t first = rank() * per_process;
+  run_failed_ = true;
+  absl::StatusOr<std::vector<std::vector<Literal>>> arguments =
+      DeviceArguments(files, *module.entry_computation(), first, per_process);
+  if (absl::Status s = Agree(arguments.status(), "reading the arguments"); !s.ok()) {
+    run_failed_ = false;
+    return s;
+  }
+  absl::StatusOr<std::vector<Literal>> results =
+      RunLocal(module, num_partitions, num_replicas, per_process, *std::move(arguments));
+  if (!results.ok()) return results.status();  // Finish (or Serve) ends the job.
+  std::vector<std::pair<std::string, std::string>> staged;
+  absl::Status written = absl::OkStatus();
+  if (files.outputs_dir.empty()) {
+    const std::string text = DeviceResultsText(n, first, *results);
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+  } else {
+    written = WriteDeviceResults(files.outputs_dir, n, first, *results, &staged);
+  }
+  results->clear();
+  absl::Status agreed = Agree(written, "writing the results");
+  run_failed_ = false;
+  if (!agreed.ok()) {
+    DiscardStaged(staged);
+    return agreed;
+  }
+  absl::Status committed = CommitStaged(staged);
+  if (!committed.ok() && rank() != 0) {
+    std::fprintf(stderr, "%s: %s\n", RankLabel(rank(), size()).c_str(),
+                 std::string(committed.message()).c_str());
+  }
+  return committed;
+}
+
+absl::Status MpiJob::Agree(const absl::Status& mine, std::string_view step) {
+  auto broken = [&](const absl::Status& s) {
+    session_->Abort(hlo::StrCat(RankLabel(rank(), size()), ": error: ", step, ": ", s.message()),
+                    1);
+  };
+  // No deadline: a process reads and writes its files as slowly as its file system does; one
+  // that dies meanwhile ends the job through the launcher.
+  if (rank() != 0) {
+    if (absl::Status s = session_->Send(0, kVote, BytesOf(hlo::ToStd(mine.message())), 0, "the vote");
+        !s.ok()) {
+      broken(s);
+    }
+    absl::StatusOr<std::vector<uint8_t>> verdict = session_->Receive(0, kVerdict, 0, "the verdict");
+    if (!verdict.ok()) broken(verdict.status());
+    if (verdict->empty()) return absl::OkStatus();
+    return absl::InvalidArgumentError(std::string(verdict->begin(), verdict->end()));
+  }
+  std::string verdict;
+  if (!mine.ok()) verdict = hlo::StrCat(mine.message(), " (rank 0 of ", size(), ")");
+  for (int r = 1; r < size(); ++r) {
+    absl::StatusOr<std::vector<uint8_t>> vote =
+        session_->Receive(r, kVote, 0, hlo::StrCat("the vote of rank ", r));
+    if (!vote.ok()) broken(vote.status());
+    if (verdict.empty() && !vote->empty()) {
+      verdict = hlo::StrCat(std::string(vote->begin(), vote->end()), " (rank ", r, " of ", size(),
+                            ")");
+    }
+  }
+  for (int r = 1; r < size(); ++r) {
+    if (absl::Status s = session_->Send(r, kVerdict, BytesOf(verdict), 0, "the verdict");
+        !s.ok()) {
+      broken(s);
+    }
+  }
+  if (verdict.empty()) return absl::OkStatus();
+  return absl::InvalidArgumentError(verdict);
+}
+
 int MpiJob::Serve() {
   const std::string label = RankLabel(rank(), size());
   auto fail = [&](const absl::Status& s) {
     session_->Abort(hlo::StrCat(label, ": error: ", s.message()), 1);
   };
+  int code = 0;
   absl::StatusOr<std::vector<uint8_t>> program = session_->Receive(0, kProgram, 0, "the program");
   if (!program.ok()) fail(program.status());
   if (!program->empty()) {
-    const std::string text(program->begin(), program->end());
-    int64_t partitions = 0, replicas = 0, k = 0;
-    std::istringstream(text.substr(0, text.find('\n'))) >> partitions >> replicas >> k;
+    absl::StatusOr<std::pair<ProgramHeader, std::string>> decoded =
+        DecodeProgram(std::string(program->begin(), program->end()));
+    if (!decoded.ok()) fail(decoded.status());
+    const ProgramHeader& h = decoded->first;
     absl::StatusOr<hlo::ParsedModule> parsed =
-        hlo::ParseHloModuleWithLocations(text.substr(text.find('\n') + 1), "program");
+        hlo::ParseHloModuleWithLocations(decoded->second, "program");
     if (!parsed.ok()) fail(parsed.status());
-    absl::StatusOr<std::vector<uint8_t>> bytes =
-        session_->Receive(0, kArguments, timeout_, "the arguments");
-    if (!bytes.ok()) fail(bytes.status());
-    absl::StatusOr<std::vector<std::vector<Literal>>> arguments =
-        UnpackAll(*bytes, k, ParameterShapes(*parsed->module));
-    if (!arguments.ok()) fail(arguments.status());
-    absl::StatusOr<std::vector<Literal>> results =
-        RunLocal(*parsed->module, partitions, replicas, k, *std::move(arguments));
-    if (!results.ok()) fail(results.status());
-    std::vector<uint8_t> packed;
-    for (const Literal& result : *results) runtime::AppendLiteralBytes(result, &packed);
-    if (absl::Status s = session_->Send(0, kResults, packed, timeout_, "the results"); !s.ok()) {
-      fail(s);
+    if (h.own_files) {
+      // Rank 0 prints an agreed error; a failed run ends the job.
+      absl::Status s =
+          RunOwnFiles(*parsed->module, h.partitions, h.replicas, h.per_process, h.files);
+      if (run_failed_) fail(s);
+      code = s.ok() ? 0 : 1;
+    } else {
+      absl::Status s = ServeArguments(*parsed->module, h.partitions, h.replicas, h.per_process);
+      if (!s.ok()) fail(s);
     }
   }
   if (absl::Status s = session_->Barrier(); !s.ok()) fail(s);
-  return 0;
+  return code;
+}
+
+absl::Status MpiJob::ServeArguments(const hlo::HloModule& module, int64_t num_partitions,
+                                    int64_t num_replicas, int64_t per_process) {
+  absl::StatusOr<std::vector<uint8_t>> bytes =
+      session_->Receive(0, kArguments, timeout_, "the arguments");
+  if (!bytes.ok()) return bytes.status();
+  absl::StatusOr<std::vector<std::vector<Literal>>> arguments =
+      UnpackAll(*bytes, per_process, ParameterShapes(module));
+  if (!arguments.ok()) return arguments.status();
+  absl::StatusOr<std::vector<Literal>> results =
+      RunLocal(module, num_partitions, num_replicas, per_process, *std::move(arguments));
+  if (!results.ok()) return results.status();
+  std::vector<uint8_t> packed;
+  for (const Literal& result : *results) runtime::AppendLiteralBytes(result, &packed);
+  return session_->Send(0, kResults, packed, timeout_, "the results");
 }
 
 int MpiJob::Finish(int code) {

@@ -5,17 +5,24 @@
 // same way, so instruction ids and collective keys agree) and its devices' arguments, runs its
 // own devices, and gathers the others' results. The other ranks need no files; they serve
 // that one request (Serve). Collectives go through runtime/mpi's transport.
+// With --per-process-io (RunPerProcess) rank 0 sends only the program and where the files are:
+// every rank reads its own devices' arguments and writes its own devices' results
+// (tools/spmd_run_io.h), so no process holds more than its devices' values.
 #ifndef TOOLS_SPMD_RUN_MPI_H_
 #define TOOLS_SPMD_RUN_MPI_H_
 
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "hlo/ir/hlo_module.h"
 #include "hlo/ir/literal.h"
+#include "hlo/parser/hlo_parser.h"
 #include "runtime/mpi/mpi_session.h"
+#include "tools/spmd_run_io.h"
 
 namespace tools {
 
@@ -39,6 +46,19 @@ class MpiJob {
   absl::StatusOr<std::vector<hlo::Literal>> Run(const hlo::HloModule& module,
                                                 int64_t num_partitions, int64_t num_replicas,
                                                 std::vector<std::vector<hlo::Literal>> arguments);
+
+  // Rank 0, --per-process-io: runs `module` on its num_partitions x num_replicas devices
+  // across the job, every rank reading its devices' arguments and writing (or printing) its
+  // devices' results as `files` says. The ranks agree twice: every one read its arguments
+  // before any runs, and every one staged its results before any is renamed into place, so an
+  // input or output error (named with its rank) leaves no outputs and ends no process
+  // abnormally. A failed run is returned; Finish then ends the job.
+  absl::Status RunPerProcess(const hlo::HloModule& module, int64_t num_partitions,
+                             int64_t num_replicas, const RunFiles& files);
+
+  // Devices per process for a program on `num_devices`: --devices-per-process, else
+  // `num_devices` over the number of processes; an error when they do not cover the devices.
+  absl::StatusOr<int64_t> DevicesPerProcess(int64_t num_devices) const;
 
   // Rank 0's `bytes` on every rank (rank 0 passes them, the others anything).
   absl::StatusOr<std::vector<uint8_t>> ShareBytes(std::vector<uint8_t> bytes);
@@ -66,6 +86,23 @@ class MpiJob {
   absl::StatusOr<std::vector<hlo::Literal>> RunLocal(
       const hlo::HloModule& module, int64_t num_partitions, int64_t num_replicas,
       int64_t per_process, std::vector<std::vector<hlo::Literal>> arguments);
+
+  // Sends every other rank the program message `text`; returns the module every rank parses.
+  absl::StatusOr<hlo::ParsedModule> SendProgram(const std::string& text);
+
+  // A rank other than 0 without --per-process-io: receives its devices' arguments, runs them
+  // and sends rank 0 their results.
+  absl::Status ServeArguments(const hlo::HloModule& module, int64_t num_partitions,
+                              int64_t num_replicas, int64_t per_process);
+
+  // --per-process-io on every rank: reads this rank's devices' arguments, runs them, and
+  // writes their results (RunPerProcess). A failed run is returned with `run_failed_` set.
+  absl::Status RunOwnFiles(const hlo::HloModule& module, int64_t num_partitions,
+                           int64_t num_replicas, int64_t per_process, const RunFiles& files);
+
+  // Every rank's `mine` at `step`: rank 0 collects them and sends every rank the first
+  // failure in rank order (its message followed by the rank), or OK; all return that.
+  absl::Status Agree(const absl::Status& mine, std::string_view step);
 
   std::unique_ptr<runtime::mpi::MpiSession> session_;
   const int64_t devices_per_process_;
