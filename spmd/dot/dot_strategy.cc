@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iomanip>
+#include <limits>
 #include <sstream>
 
 #include "hlo/sharding/shard_geometry.h"
@@ -119,7 +120,10 @@ class CandidateBuilder {
                    const DotStrategyOptions& options)
       : p_(p), model_(model), planner_(planner), options_(options) {}
 
-  absl::Status AddFor(const SpaceTiling& tiling, std::vector<DotCandidate>& out) {
+  // Adds the candidates of `tiling`. Those whose compute time alone exceeds `prune_above` are
+  // counted in `pruned` instead, unplanned (no candidate costs less than its compute time).
+  absl::Status AddFor(const SpaceTiling& tiling, double prune_above,
+                      std::vector<DotCandidate>& out, int64_t& pruned) {
     DotCandidate base;
     base.family = tiling.family;
     base.space = tiling.space;
@@ -135,9 +139,13 @@ class CandidateBuilder {
     if (!base.pending_groups.empty() && grouped != p_.num_devices) {
       return absl::InvalidArgumentError("partial sums over some of the devices only");
     }
-    RETURN_IF_ERROR(CostOperands(base));
     base.flops = LocalFlops(base.space);
     base.compute_us = model_.ComputeTimeUs(base.flops, p_.result_shape.element_type());
+    if (base.compute_us > prune_above) {
+      ++pruned;
+      return absl::OkStatus();
+    }
+    RETURN_IF_ERROR(CostOperands(base));
     std::vector<DotCandidate> finished;
     if (base.pending_groups.empty()) {
       base.produced = base.local;
@@ -405,13 +413,20 @@ absl::StatusOr<DotDecision> ChooseDotStrategy(const DotProblem& problem,
   CandidateBuilder builder(problem, model, planner, options);
   const std::vector<SpaceTiling> tilings = SpaceTilings(problem);
   std::vector<absl::Status> statuses;
+  // The best eligible total so far, above which a candidate cannot win (when pruning).
+  const bool prune = !options.cost_every_candidate && options.forced_family.empty();
+  double prune_above = std::numeric_limits<double>::infinity();
   for (size_t t = 0; t < tilings.size(); ++t) {
     // A tiling equal to an earlier one would add the same candidates under a later name, which
     // Dedupe drops: costed once.
     size_t same = 0;
     while (same < t && !(tilings[same].space == tilings[t].space)) ++same;
-    absl::Status s =
-        same < t ? statuses[same] : builder.AddFor(tilings[t], decision.candidates);
+    absl::Status s = same < t ? statuses[same]
+                              : builder.AddFor(tilings[t], prune_above, decision.candidates,
+                                               decision.pruned);
+    for (const DotCandidate& c : decision.candidates) {
+      if (prune && c.eligible) prune_above = std::min(prune_above, c.total_us);
+    }
     if (!s.ok() && tilings[t].family == "replicated") return s;  // Always plannable otherwise.
     statuses.push_back(std::move(s));
   }
@@ -451,6 +466,10 @@ absl::StatusOr<DotDecision> ChooseDotStrategy(const DotProblem& problem,
   } else {
     decision.reason = hlo::StrCat("least estimated time: ", Us(best->total_us), " us against ",
                                   Us(second->total_us), " us for ", second->Name());
+  }
+  if (decision.pruned > 0) {
+    hlo::StrAppend(&decision.reason, " (", decision.pruned,
+                   " tilings not costed: their compute time alone is more)");
   }
   return decision;
 }

@@ -102,6 +102,11 @@ struct DotStrategyOptions {
   // Windowed loops are considered only when the circulated operand (all-gather loop) or the
   // result (reduce-scatter loop) has at least this many bytes in full.
   int64_t windowed_threshold_bytes = 0;
+  // Cost every candidate (the --explain table lists them all). Off, a tiling or finish whose
+  // compute time alone exceeds the best eligible total found so far is dropped before its
+  // reshards are planned: every candidate's total is at least its compute time (a windowed
+  // loop's too), so the winner is the same, and only the table and the runner-up differ.
+  bool cost_every_candidate = true;
 };
 
 struct DotDecision {
@@ -110,6 +115,9 @@ struct DotDecision {
   std::string reason;
   // No candidate fits the device model's memory: the winner is the one needing least memory.
   bool over_memory = false;
+  // Candidates dropped unplanned because their compute time alone exceeds the winner's total
+  // (DotStrategyOptions::cost_every_candidate off).
+  int64_t pruned = 0;
   // The table for --explain, headed by `title`.
   std::string Explain(std::string_view title) const;
   // The table alone: one line per candidate and the choice.

@@ -83,6 +83,48 @@ TEST(DotStrategyTest, Issue4062ReshardsTheResult) {
   EXPECT_NE(explain.find("chose operands"), std::string::npos) << explain;
 }
 
+// Without the --explain table, tilings whose compute time alone exceeds the best total so far
+// are not costed: the winner must be the one costing every candidate picks, over every
+// combination of operand and result shardings here, while fewer reshards are planned.
+TEST(DotStrategyTest, PruningKeepsTheWinnerAndPlansLess) {
+  const char* shardings[] = {"{replicated}",
+                             "{devices=[8,1]<=[8]}",
+                             "{devices=[1,8]<=[8]}",
+                             "{devices=[2,4]<=[8]}",
+                             "{devices=[4,1,2]<=[8] last_tile_dim_replicate}",
+                             "{devices=[1,2,4]<=[4,2]T(1,0) last_tile_dim_replicate}"};
+  int64_t pruned = 0, planned_all = 0, planned_pruned = 0;
+  for (const char* lhs : shardings) {
+    for (const char* rhs : shardings) {
+      for (const char* wanted : shardings) {
+        DotProblem p = Problem(4096, 2048, 1024, lhs, rhs, wanted, 8);
+        ReshardPlanner all_planner, pruned_planner;
+        DotStrategyOptions every, prune;
+        prune.cost_every_candidate = false;
+        absl::StatusOr<DotDecision> full = ChooseDotStrategy(p, DefaultDeviceModel(), all_planner,
+                                                             every);
+        absl::StatusOr<DotDecision> fast = ChooseDotStrategy(p, DefaultDeviceModel(),
+                                                             pruned_planner, prune);
+        ASSERT_EQ(full.ok(), fast.ok()) << lhs << " " << rhs << " " << wanted;
+        if (!full.ok()) continue;
+        const DotCandidate& a = full->candidates[full->winner];
+        const DotCandidate& b = fast->candidates[fast->winner];
+        EXPECT_EQ(a.Name(), b.Name()) << lhs << " x " << rhs << " -> " << wanted << "\n"
+                                      << full->Explain("all") << fast->Explain("pruned");
+        EXPECT_EQ(a.space, b.space);
+        EXPECT_EQ(a.total_us, b.total_us);
+        EXPECT_EQ(a.comm_bytes, b.comm_bytes);
+        EXPECT_EQ(full->pruned, 0);
+        pruned += fast->pruned;
+        planned_all += all_planner.cache_size();
+        planned_pruned += pruned_planner.cache_size();
+      }
+    }
+  }
+  EXPECT_GT(pruned, 0);
+  EXPECT_LT(planned_pruned, planned_all);
+}
+
 // An operand already gathered for an earlier user (a weight gathered for the forward dot, used
 // again by the backward one) costs nothing in that sharding: the candidate using the gathered
 // weight moves no operand bytes and wins.

@@ -294,6 +294,9 @@ absl::StatusOr<HloComputation*> PartitionCalledComputation(
 absl::StatusOr<bool> SpmdPartitioner::RunImpl(hlo::HloModule* module) {
   log_ = PartitionLog();
   log_.keep_lines = options_.explain;
+  // Without --explain nobody reads the losing dot candidates' costs: those that cannot win are
+  // not planned (the winner is the same).
+  options_.dot.cost_every_candidate = options_.explain;
   const int64_t num_devices = module->config().num_partitions;
   HloComputation* entry = module->entry_computation();
   if (entry == nullptr) return absl::InvalidArgumentError("module has no entry computation");
