@@ -70,27 +70,42 @@ std::string_view SubgroupTypeName(OpShardingType type) {
   }
 }
 
+const std::vector<HloSharding>& HloSharding::NoElements() {
+  static const auto* none = new std::vector<HloSharding>();
+  return *none;
+}
+
+const HloSharding::Metadata& HloSharding::NoMetadata() {
+  static const auto* none = new Metadata();
+  return *none;
+}
+
+std::shared_ptr<const HloSharding::Metadata> HloSharding::Share(Metadata metadata) {
+  if (metadata.empty()) return nullptr;
+  return std::make_shared<const Metadata>(std::move(metadata));
+}
+
 HloSharding HloSharding::Replicate(Metadata metadata) {
   HloSharding s(Kind::kReplicated);
-  s.metadata_ = std::move(metadata);
+  s.metadata_ = Share(std::move(metadata));
   return s;
 }
 
 HloSharding HloSharding::Manual(Metadata metadata) {
   HloSharding s(Kind::kManual);
-  s.metadata_ = std::move(metadata);
+  s.metadata_ = Share(std::move(metadata));
   return s;
 }
 
 HloSharding HloSharding::Unknown(Metadata metadata) {
   HloSharding s(Kind::kUnknown);
-  s.metadata_ = std::move(metadata);
+  s.metadata_ = Share(std::move(metadata));
   return s;
 }
 
 HloSharding HloSharding::Unreduced(Metadata metadata) {
   HloSharding s(Kind::kUnreduced);
-  s.metadata_ = std::move(metadata);
+  s.metadata_ = Share(std::move(metadata));
   return s;
 }
 
@@ -101,7 +116,7 @@ absl::StatusOr<HloSharding> HloSharding::Maximal(int64_t device, Metadata metada
   }
   HloSharding s(Kind::kMaximal);
   s.maximal_device_ = device;
-  s.metadata_ = std::move(metadata);
+  s.metadata_ = Share(std::move(metadata));
   return s;
 }
 
@@ -113,7 +128,7 @@ absl::StatusOr<HloSharding> HloSharding::Tile(TileAssignment tile_assignment, Me
   }
   HloSharding s(Kind::kTiled);
   s.tile_assignment_ = std::move(tile_assignment);
-  s.metadata_ = std::move(metadata);
+  s.metadata_ = Share(std::move(metadata));
   return s;
 }
 
@@ -132,7 +147,7 @@ absl::StatusOr<HloSharding> HloSharding::PartialTile(TileAssignment tile_assignm
   HloSharding s(Kind::kTiled);
   s.tile_assignment_ = SortLastDimGroups(tile_assignment);
   s.replicate_on_last_tile_dim_ = true;
-  s.metadata_ = std::move(metadata);
+  s.metadata_ = Share(std::move(metadata));
   return s;
 }
 
@@ -210,7 +225,7 @@ absl::StatusOr<HloSharding> HloSharding::Subgroup(TileAssignment tile_assignment
                            ? SortLastDimGroups(*reshaped)
                            : *std::move(reshaped);
   s.subgroup_types_ = std::move(merged_types);
-  s.metadata_ = std::move(metadata);
+  s.metadata_ = Share(std::move(metadata));
   return s;
 }
 
@@ -222,7 +237,9 @@ absl::StatusOr<HloSharding> HloSharding::Tuple(std::vector<HloSharding> elements
     }
   }
   HloSharding s(Kind::kTuple);
-  s.tuple_elements_ = std::move(elements);
+  if (!elements.empty()) {
+    s.tuple_elements_ = std::make_shared<const std::vector<HloSharding>>(std::move(elements));
+  }
   return s;
 }
 
@@ -244,7 +261,8 @@ absl::StatusOr<HloSharding> HloSharding::Tuple(const Shape& tuple_shape,
 
 HloSharding HloSharding::SingleTuple(const Shape& tuple_shape, const HloSharding& leaf) {
   HloSharding s(Kind::kTuple);
-  s.tuple_elements_.assign(std::max<int64_t>(1, tuple_shape.leaf_count()), leaf);
+  s.tuple_elements_ = std::make_shared<const std::vector<HloSharding>>(
+      std::max<int64_t>(1, tuple_shape.leaf_count()), leaf);
   return s;
 }
 
@@ -270,26 +288,26 @@ OpShardingType HloSharding::proto_type() const {
 
 bool HloSharding::IsReplicated() const {
   if (kind_ != Kind::kTuple) return kind_ == Kind::kReplicated;
-  return std::all_of(tuple_elements_.begin(), tuple_elements_.end(),
+  return std::all_of(tuple_elements().begin(), tuple_elements().end(),
                      [](const HloSharding& e) { return e.IsReplicated(); });
 }
 
 bool HloSharding::IsManual() const {
   if (kind_ != Kind::kTuple) return kind_ == Kind::kManual;
   // An empty tuple holds nothing, so nothing of it is manual (it would make its users manual).
-  return !tuple_elements_.empty() && std::all_of(tuple_elements_.begin(), tuple_elements_.end(),
+  return !tuple_elements().empty() && std::all_of(tuple_elements().begin(), tuple_elements().end(),
                      [](const HloSharding& e) { return e.IsManual(); });
 }
 
 bool HloSharding::IsUnknown() const {
   if (kind_ != Kind::kTuple) return kind_ == Kind::kUnknown;
-  return std::all_of(tuple_elements_.begin(), tuple_elements_.end(),
+  return std::all_of(tuple_elements().begin(), tuple_elements().end(),
                      [](const HloSharding& e) { return e.IsUnknown(); });
 }
 
 bool HloSharding::IsTileMaximal() const {
   if (kind_ != Kind::kTuple) return kind_ != Kind::kTiled;
-  return std::all_of(tuple_elements_.begin(), tuple_elements_.end(),
+  return std::all_of(tuple_elements().begin(), tuple_elements().end(),
                      [](const HloSharding& e) { return e.IsTileMaximal(); });
 }
 
@@ -327,7 +345,7 @@ bool HloSharding::UsesDevice(int64_t device) const {
     case Kind::kTiled:
       return tile_assignment_.TileIndexOf(device).has_value();
     case Kind::kTuple:
-      return std::any_of(tuple_elements_.begin(), tuple_elements_.end(),
+      return std::any_of(tuple_elements().begin(), tuple_elements().end(),
                          [&](const HloSharding& e) { return e.UsesDevice(device); });
     default:
       return true;
@@ -336,9 +354,9 @@ bool HloSharding::UsesDevice(int64_t device) const {
 
 std::optional<int64_t> HloSharding::UniqueDevice() const {
   if (kind_ == Kind::kMaximal) return maximal_device_;
-  if (kind_ != Kind::kTuple || tuple_elements_.empty()) return std::nullopt;
-  std::optional<int64_t> device = tuple_elements_[0].UniqueDevice();
-  for (const HloSharding& e : tuple_elements_) {
+  if (kind_ != Kind::kTuple || tuple_elements().empty()) return std::nullopt;
+  std::optional<int64_t> device = tuple_elements()[0].UniqueDevice();
+  for (const HloSharding& e : tuple_elements()) {
     if (!device.has_value() || e.UniqueDevice() != device) return std::nullopt;
   }
   return device;
@@ -346,11 +364,20 @@ std::optional<int64_t> HloSharding::UniqueDevice() const {
 
 HloSharding HloSharding::WithMetadata(Metadata metadata) const {
   HloSharding s = *this;
-  if (s.kind_ == Kind::kTuple) {
-    for (HloSharding& e : s.tuple_elements_) e.metadata_ = metadata;
-  } else {
-    s.metadata_ = std::move(metadata);
+  std::shared_ptr<const Metadata> shared = Share(std::move(metadata));
+  if (s.kind_ != Kind::kTuple) {
+    s.metadata_ = std::move(shared);
+    return s;
   }
+  const std::vector<HloSharding>& elements = tuple_elements();
+  if (shared == nullptr && std::all_of(elements.begin(), elements.end(), [](const HloSharding& e) {
+        return e.metadata_ == nullptr;
+      })) {
+    return s;
+  }
+  std::vector<HloSharding> with(elements);
+  for (HloSharding& e : with) e.metadata_ = shared;
+  s.tuple_elements_ = std::make_shared<const std::vector<HloSharding>>(std::move(with));
   return s;
 }
 
@@ -404,14 +431,14 @@ void HloSharding::AppendLeaf(std::string* out, bool include_metadata) const {
     absl::StrAppend(out, shard_group_.kind == ShardGroup::Kind::kAs ? " shard_as " : " shard_like ",
                     shard_group_.id);
   }
-  if (include_metadata && !metadata_.empty()) {
+  if (include_metadata && !metadata().empty()) {
     out->append(" metadata={");
-    if (metadata_.size() == 1) {
-      out->append(metadata_[0]);
+    if (metadata().size() == 1) {
+      out->append(metadata()[0]);
     } else {
-      for (size_t i = 0; i < metadata_.size(); ++i) {
+      for (size_t i = 0; i < metadata().size(); ++i) {
         if (i > 0) out->append(", ");
-        absl::StrAppend(out, "{", metadata_[i], "}");
+        absl::StrAppend(out, "{", metadata()[i], "}");
       }
     }
     out->push_back('}');
@@ -425,10 +452,10 @@ void HloSharding::AppendImpl(std::string* out, bool include_metadata) const {
     return;
   }
   out->push_back('{');
-  for (size_t i = 0; i < tuple_elements_.size(); ++i) {
+  for (size_t i = 0; i < tuple_elements().size(); ++i) {
     if (i > 0) out->append(", ");
     if (i > 0 && i % 5 == 0) absl::StrAppend(out, "/*index=", i, "*/");
-    tuple_elements_[i].AppendImpl(out, include_metadata);
+    tuple_elements()[i].AppendImpl(out, include_metadata);
   }
   out->push_back('}');
 }
@@ -483,7 +510,7 @@ absl::Status HloSharding::Validate(const Shape& shape, int64_t num_devices) cons
   if (shape.IsTuple()) {
     const std::vector<const Shape*> leaves = shape.leaves();
     if (kind_ == Kind::kTuple) {
-      const size_t count = tuple_elements_.size();
+      const size_t count = tuple_elements().size();
       if (count != leaves.size() && !(leaves.empty() && count <= 1)) {
         return absl::InvalidArgumentError(
             absl::StrCat("tuple sharding has ", count, " elements but shape ",
@@ -491,7 +518,7 @@ absl::Status HloSharding::Validate(const Shape& shape, int64_t num_devices) cons
       }
     }
     for (size_t i = 0; i < leaves.size(); ++i) {
-      const HloSharding& leaf = kind_ == Kind::kTuple ? tuple_elements_[i] : *this;
+      const HloSharding& leaf = kind_ == Kind::kTuple ? tuple_elements()[i] : *this;
       if (leaves[i]->IsToken()) continue;
       absl::Status status = leaf.ValidateLeaf(*leaves[i], num_devices);
       if (!status.ok()) {
@@ -520,7 +547,7 @@ bool operator==(const HloSharding& a, const HloSharding& b) {
       return a.replicate_on_last_tile_dim_ == b.replicate_on_last_tile_dim_ &&
              a.subgroup_types_ == b.subgroup_types_ && a.tile_assignment_ == b.tile_assignment_;
     case Kind::kTuple:
-      return a.tuple_elements_ == b.tuple_elements_;
+      return a.tuple_elements_ == b.tuple_elements_ || a.tuple_elements() == b.tuple_elements();
     default:
       return true;
   }

@@ -33,6 +33,7 @@
 #define HLO_SHARDING_HLO_SHARDING_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -149,9 +150,11 @@ class HloSharding {
   // Types of the trailing subgroup dims (`last_tile_dims`); empty unless IsTiled().
   const std::vector<OpShardingType>& subgroup_types() const { return subgroup_types_; }
   // The flattened leaf shardings. Empty unless IsTuple().
-  const std::vector<HloSharding>& tuple_elements() const { return tuple_elements_; }
+  const std::vector<HloSharding>& tuple_elements() const {
+    return tuple_elements_ != nullptr ? *tuple_elements_ : NoElements();
+  }
   // Metadata entries (see Metadata); always empty on a tuple (elements carry their own).
-  const Metadata& metadata() const { return metadata_; }
+  const Metadata& metadata() const { return metadata_ != nullptr ? *metadata_ : NoMetadata(); }
   // The shard group; text prints it for leaves only.
   const ShardGroup& shard_group() const { return shard_group_; }
   // The device of a maximal sharding. REQUIRES: kind() == Kind::kMaximal.
@@ -205,8 +208,8 @@ class HloSharding {
           h = H::combine(std::move(h), static_cast<int>(t));
         return h;
       case Kind::kTuple:
-        for (const HloSharding& e : s.tuple_elements_) h = H::combine(std::move(h), e);
-        return H::combine(std::move(h), s.tuple_elements_.size());
+        for (const HloSharding& e : s.tuple_elements()) h = H::combine(std::move(h), e);
+        return H::combine(std::move(h), s.tuple_elements().size());
       default:
         return h;
     }
@@ -217,13 +220,19 @@ class HloSharding {
   void AppendLeaf(std::string* out, bool include_metadata) const;
   void AppendImpl(std::string* out, bool include_metadata) const;
   absl::Status ValidateLeaf(const Shape& shape, int64_t num_devices) const;
+  static const std::vector<HloSharding>& NoElements();
+  static const Metadata& NoMetadata();
+  // Null when empty; shared between copies, never changed once shared.
+  static std::shared_ptr<const Metadata> Share(Metadata metadata);
 
   Kind kind_ = Kind::kReplicated;
   TileAssignment tile_assignment_;
   bool replicate_on_last_tile_dim_ = false;
   std::vector<OpShardingType> subgroup_types_;
-  std::vector<HloSharding> tuple_elements_;
-  Metadata metadata_;
+  // Immutable once built and shared between copies (null when empty): copying a sharding,
+  // which the passes do for nearly every instruction, copies no leaves and no strings.
+  std::shared_ptr<const std::vector<HloSharding>> tuple_elements_;
+  std::shared_ptr<const Metadata> metadata_;
   ShardGroup shard_group_;
   int64_t maximal_device_ = -1;
 };
