@@ -2,6 +2,9 @@
 # A rank of an `spmd-run --mpi` job that dies (SIGKILL) or hangs (SIGSTOP) mid-run ends the
 # whole job with a non-zero exit code and an error naming that rank -- for a hang also the
 # collective instruction -- in under twice --collective-timeout, and leaves no process behind.
+# For a hang, spmd-run itself ends the job: exit code 1 and one line from rank 0 naming the rank
+# that failed first and the collective it did not answer (the other ranks' own lines may blame
+# whoever they waited for). A killed rank is mpirun's to report: exit code 137 (128 + SIGKILL).
 # The program is tests/testdata/mpi/while_collectives_4.hlo with a loop that never ends.
 set -uo pipefail
 RUN=tools/spmd-run
@@ -48,9 +51,15 @@ fault() {
   [ "$rc" -ne 0 ] || { cat "$log"; fail "$signal: exit code 0"; }
   [ "$ms" -lt $((2000 * TIMEOUT)) ] || { cat "$log"; fail "$signal: took $ms ms (timeout ${TIMEOUT} s)"; }
   case $signal in
-    KILL) grep -q 'process rank 2 .*exited on signal 9' "$log" || { cat "$log"; fail "KILL: rank 2 not named"; } ;;
+    KILL) grep -q 'process rank 2 .*exited on signal 9' "$log" || { cat "$log"; fail "KILL: rank 2 not named"; }
+          [ "$rc" -eq 137 ] || { cat "$log"; fail "KILL: exit code $rc, not 137"; } ;;
     STOP) grep -q 'collective %[a-z]* (execution [0-9]*): rank [0-9] timed out .* waiting for rank 2' "$log" ||
-            { cat "$log"; fail "STOP: no error naming rank 2 and the collective"; } ;;
+            { cat "$log"; fail "STOP: no error naming rank 2 and the collective"; }
+          [ "$rc" -eq 1 ] || { cat "$log"; fail "STOP: exit code $rc, not 1"; }
+          [ "$(grep -c 'failed first' "$log")" -eq 1 ] ||
+            { cat "$log"; fail "STOP: not one line naming the rank that failed first"; }
+          grep -q '^spmd-run: error: rank 2 (device 2) failed first: it did not answer at collective %[a-z]* (execution [0-9]*)' "$log" ||
+            { cat "$log"; fail "STOP: the job's outcome does not name rank 2 and the collective"; } ;;
   esac
   sleep 0.5
   for pid in $ranks; do

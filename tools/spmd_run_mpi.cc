@@ -4,9 +4,11 @@
 // directories --, the two directories, then the HLO text; empty: no program, stop),
 // kArguments (the rank's devices' arguments, packed in device and parameter order), kResults
 // back to rank 0 (the rank's devices' results); kShared: bytes rank 0 gives every rank
-// (ShareBytes: NCCL's unique id); kVote / kVerdict: Agree's rounds (empty: ok, else an error).
+// (ShareBytes: NCCL's unique id); kVote / kVerdict: Agree's rounds (empty: ok, else an error);
+// kFailure: a failed rank's FailureReport to rank 0.
 #include "tools/spmd_run_mpi.h"
 
+#include <chrono>
 #include <cstdio>
 #include <sstream>
 #include <string>
@@ -23,7 +25,18 @@ namespace {
 
 using hlo::Literal;
 
-enum Tag : int { kProgram = 1, kArguments = 2, kResults = 3, kShared = 4, kVote = 5, kVerdict = 6 };
+enum Tag : int {
+  kProgram = 1,
+  kArguments = 2,
+  kResults = 3,
+  kShared = 4,
+  kVote = 5,
+  kVerdict = 6,
+  kFailure = 7,
+};
+
+using Clock = std::chrono::steady_clock;
+constexpr auto kReportWindow = std::chrono::milliseconds(200);
 
 // What a program message says besides the HLO text.
 struct ProgramHeader {
@@ -138,7 +151,13 @@ absl::StatusOr<std::vector<Literal>> MpiJob::RunLocal(const hlo::HloModule& modu
   devices.first_device = rank() * per_process;
   devices.local_devices = per_process;
   devices.transport = &transport;
-  return runtime::RunOnDevices(module, std::move(arguments), devices);
+  absl::StatusOr<std::vector<Literal>> results =
+      runtime::RunOnDevices(module, std::move(arguments), devices);
+  if (!results.ok()) {
+    run_error_ = results.status();
+    timeout_seen_ = transport.first_timeout();
+  }
+  return results;
 }
 
 absl::StatusOr<int64_t> MpiJob::DevicesPerProcess(int64_t n) const {
@@ -162,6 +181,7 @@ absl::StatusOr<hlo::ParsedModule> MpiJob::SendProgram(const std::string& text) {
   }
   program_sent_ = true;
   run_failed_ = true;  // Until the run's outcome is known on every rank.
+  StartWatch();
   // Rank 0 runs the text the others run: the same instruction ids, so the same collective keys.
   absl::StatusOr<std::pair<ProgramHeader, std::string>> decoded = DecodeProgram(text);
   if (!decoded.ok()) return decoded.status();
@@ -173,7 +193,7 @@ absl::StatusOr<std::vector<Literal>> MpiJob::Run(const hlo::HloModule& module,
                                                  std::vector<std::vector<Literal>> arguments) {
   absl::StatusOr<int64_t> per_process = DevicesPerProcess(num_partitions * num_replicas);
   if (!per_process.ok()) return per_process.status();
-  const int64_t k = *per_process;
+  const int64_t k = per_process_ = *per_process;
   absl::StatusOr<hlo::ParsedModule> parsed = SendProgram(
       EncodeProgram(ProgramHeader{num_partitions, num_replicas, k}, module.ToString()));
   if (!parsed.ok()) return parsed.status();
@@ -210,6 +230,7 @@ absl::Status MpiJob::RunPerProcess(const hlo::HloModule& module, int64_t num_par
                                    int64_t num_replicas, const RunFiles& files) {
   absl::StatusOr<int64_t> k = DevicesPerProcess(num_partitions * num_replicas);
   if (!k.ok()) return k.status();
+  per_process_ = *k;
   absl::StatusOr<hlo::ParsedModule> parsed = SendProgram(EncodeProgram(
       ProgramHeader{num_partitions, num_replicas, *k, true, files}, module.ToString()));
   if (!parsed.ok()) return parsed.status();
@@ -294,33 +315,30 @@ absl::Status MpiJob::Agree(const absl::Status& mine, std::string_view step) {
 }
 
 int MpiJob::Serve() {
-  const std::string label = RankLabel(rank(), size());
-  auto fail = [&](const absl::Status& s) {
-    session_->Abort(hlo::StrCat(label, ": error: ", s.message()), 1);
-  };
   int code = 0;
   absl::StatusOr<std::vector<uint8_t>> program = session_->Receive(0, kProgram, 0, "the program");
-  if (!program.ok()) fail(program.status());
+  if (!program.ok()) FailRun(program.status());
   if (!program->empty()) {
     absl::StatusOr<std::pair<ProgramHeader, std::string>> decoded =
         DecodeProgram(std::string(program->begin(), program->end()));
-    if (!decoded.ok()) fail(decoded.status());
+    if (!decoded.ok()) FailRun(decoded.status());
     const ProgramHeader& h = decoded->first;
+    per_process_ = h.per_process;
     absl::StatusOr<hlo::ParsedModule> parsed =
         hlo::ParseHloModuleWithLocations(decoded->second, "program");
-    if (!parsed.ok()) fail(parsed.status());
+    if (!parsed.ok()) FailRun(parsed.status());
     if (h.own_files) {
       // Rank 0 prints an agreed error; a failed run ends the job.
       absl::Status s =
           RunOwnFiles(*parsed->module, h.partitions, h.replicas, h.per_process, h.files);
-      if (run_failed_) fail(s);
+      if (run_failed_) FailRun(s);
       code = s.ok() ? 0 : 1;
     } else {
       absl::Status s = ServeArguments(*parsed->module, h.partitions, h.replicas, h.per_process);
-      if (!s.ok()) fail(s);
+      if (!s.ok()) FailRun(s);
     }
   }
-  if (absl::Status s = session_->Barrier(); !s.ok()) fail(s);
+  if (absl::Status s = session_->Barrier(); !s.ok()) FailRun(s);
   return code;
 }
 
@@ -342,10 +360,18 @@ absl::Status MpiJob::ServeArguments(const hlo::HloModule& module, int64_t num_pa
 
 int MpiJob::Finish(int code) {
   if (run_failed_) {
-    session_->Abort(
-        hlo::StrCat(RankLabel(rank(), size()), ": ending the job after the error above"),
-        code == 0 ? 1 : code);
+    if (rank() != 0) {
+      session_->Abort(
+          hlo::StrCat(RankLabel(rank(), size()), ": ending the job after the error above"), 1);
+    }
+    {
+      std::lock_guard<std::mutex> lock(reports_mu_);
+      reports_.push_back(ReportOf(run_error_));
+    }
+    std::this_thread::sleep_for(kReportWindow);  // The others' reports of the same fault.
+    EndJob();
   }
+  StopWatch();
   if (!program_sent_ && serve_ && rank() == 0) {
     for (int r = 1; r < size(); ++r) {
       if (absl::Status s = session_->Send(r, kProgram, {}, timeout_, "the stop"); !s.ok()) {
@@ -357,6 +383,87 @@ int MpiJob::Finish(int code) {
     session_->Abort(hlo::StrCat(RankLabel(rank(), size()), ": error: ", s.message()), 1);
   }
   return code;
+}
+
+runtime::mpi::FailureReport MpiJob::ReportOf(const absl::Status& error) const {
+  runtime::mpi::FailureReport report;
+  report.rank = rank();
+  report.timeout_seconds = timeout_;
+  report.message = error.ok() ? std::string("its error above") : std::string(error.message());
+  if (absl::IsDeadlineExceeded(error) && timeout_seen_) {
+    report.blamed = timeout_seen_->ranks;
+    report.collective = timeout_seen_->collective;
+    report.execution = timeout_seen_->execution;
+  }
+  return report;
+}
+
+void MpiJob::FailRun(const absl::Status& error) {
+  const std::string line = hlo::StrCat(RankLabel(rank(), size()), ": error: ", error.message());
+  std::fprintf(stderr, "%s\n", line.c_str());
+  std::fflush(stderr);
+  const double grace = std::min(2.0, timeout_ / 2);
+  const runtime::mpi::FailureReport report = ReportOf(error);
+  if (session_->Send(0, kFailure, BytesOf(runtime::mpi::EncodeFailureReport(report)), grace,
+                     "the failure report")
+          .ok()) {
+    std::this_thread::sleep_for(std::chrono::duration<double>(grace));
+  }
+  // Rank 0 did not end the job (it may be the rank that failed): this rank's own view.
+  session_->Abort(hlo::StrCat(RankLabel(rank(), size()), ": error: ",
+                              runtime::mpi::FirstFailureLine({report}, per_process_)),
+                  1);
+}
+
+void MpiJob::StartWatch() {
+  if (rank() != 0 || watcher_.joinable()) return;
+  stop_watch_ = false;
+  watcher_ = std::thread([this] { Watch(); });
+}
+
+void MpiJob::StopWatch() {
+  if (!watcher_.joinable()) return;
+  stop_watch_ = true;
+  watcher_.join();
+}
+
+void MpiJob::Watch() {
+  std::optional<Clock::time_point> first_report;
+  while (!stop_watch_) {
+    int found = 0;
+    MPI_Status status;
+    session_->Call(
+        [&] { return MPI_Iprobe(MPI_ANY_SOURCE, kFailure, MPI_COMM_WORLD, &found, &status); });
+    if (found) {
+      absl::StatusOr<std::vector<uint8_t>> bytes =
+          session_->Receive(status.MPI_SOURCE, kFailure, 1.0, "a failure report");
+      absl::StatusOr<runtime::mpi::FailureReport> report =
+          bytes.ok() ? runtime::mpi::DecodeFailureReport(
+                           std::string_view(reinterpret_cast<const char*>(bytes->data()),
+                                            bytes->size()))
+                     : absl::StatusOr<runtime::mpi::FailureReport>(bytes.status());
+      if (report.ok()) {
+        std::lock_guard<std::mutex> lock(reports_mu_);
+        reports_.push_back(*std::move(report));
+      }
+      if (!first_report) first_report = Clock::now();
+      continue;
+    }
+    if (first_report && Clock::now() - *first_report > kReportWindow) EndJob();
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+void MpiJob::EndJob() {
+  if (ending_.exchange(true)) {
+    while (true) std::this_thread::sleep_for(std::chrono::seconds(1));  // The other ends it.
+  }
+  std::string line;
+  {
+    std::lock_guard<std::mutex> lock(reports_mu_);
+    line = runtime::mpi::FirstFailureLine(reports_, per_process_);
+  }
+  session_->Abort(hlo::StrCat("spmd-run: error: ", line), 1);
 }
 
 }  // namespace tools

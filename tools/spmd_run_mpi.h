@@ -11,17 +11,23 @@
 #ifndef TOOLS_SPMD_RUN_MPI_H_
 #define TOOLS_SPMD_RUN_MPI_H_
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "hlo/ir/hlo_module.h"
 #include "hlo/ir/literal.h"
 #include "hlo/parser/hlo_parser.h"
+#include "runtime/mpi/job_failure.h"
 #include "runtime/mpi/mpi_session.h"
+#include "runtime/mpi/mpi_transport.h"
 #include "tools/spmd_run_io.h"
 
 namespace tools {
@@ -36,6 +42,8 @@ class MpiJob {
   static absl::StatusOr<std::unique_ptr<MpiJob>> Start(bool requested, int64_t devices_per_process,
                                                        double collective_timeout_seconds,
                                                        bool serve = true);
+
+  ~MpiJob() { StopWatch(); }
 
   int rank() const { return session_->rank(); }
   int size() const { return session_->size(); }
@@ -69,8 +77,9 @@ class MpiJob {
   // The other ranks: runs what rank 0 sends; returns the exit code (a failure aborts the job).
   int Serve();
 
-  // Rank 0 at the end: releases ranks still waiting for a program, or aborts the job after a
-  // failed run (its error already printed), and waits for every rank. Returns `code`.
+  // Rank 0 at the end: releases ranks still waiting for a program, or ends the job after a
+  // failed run (its error already printed) with one line naming the rank that failed first
+  // (runtime/mpi/job_failure.h) and exit code 1, and waits for every rank. Returns `code`.
   int Finish(int code);
 
  private:
@@ -104,6 +113,20 @@ class MpiJob {
   // failure in rank order (its message followed by the rank), or OK; all return that.
   absl::Status Agree(const absl::Status& mine, std::string_view step);
 
+  // The failure report of this rank's failed run, whose error is `error`.
+  runtime::mpi::FailureReport ReportOf(const absl::Status& error) const;
+  // A rank other than 0 whose run failed: prints `error`, reports it to rank 0, which ends the
+  // job naming the rank that failed first, and ends the job itself if rank 0 has not within a
+  // grace period (rank 0 may be the one that died or hangs).
+  [[noreturn]] void FailRun(const absl::Status& error);
+  // Rank 0: from the program's start to Finish, a thread (Watch) receives the other ranks'
+  // failure reports and ends the job 200 ms after the first (EndJob: the first failure's line,
+  // MPI_Abort with code 1).
+  void StartWatch();
+  void StopWatch();
+  void Watch();
+  [[noreturn]] void EndJob();
+
   std::unique_ptr<runtime::mpi::MpiSession> session_;
   const int64_t devices_per_process_;
   const double timeout_;
@@ -111,6 +134,14 @@ class MpiJob {
   const int local_rank_;
   bool program_sent_ = false;
   bool run_failed_ = false;
+  int64_t per_process_ = 1;  // Devices per process of the program being run.
+  absl::Status run_error_;   // The error of this rank's failed run.
+  std::optional<runtime::mpi::PeerTimeout> timeout_seen_;  // Its first collective timeout.
+  std::mutex reports_mu_;
+  std::vector<runtime::mpi::FailureReport> reports_;  // Rank 0: in the order they came.
+  std::thread watcher_;
+  std::atomic<bool> stop_watch_{false};
+  std::atomic<bool> ending_{false};
 };
 
 }  // namespace tools

@@ -87,9 +87,11 @@ absl::StatusOr<std::vector<std::vector<uint8_t>>> MpiTransport::Exchange(
     buffers.release();
     if (!absl::IsDeadlineExceeded(s)) return s;
     std::string missing;
+    PeerTimeout timeout{{}, std::string(name), key.sequence};
     for (size_t i = 0; i < peers.size(); ++i) {
       const bool sent_nothing = AnyOpen(requests, by_peer[i].begin, by_peer[i].sends);
       if (!sent_nothing && !AnyOpen(requests, by_peer[i].sends, by_peer[i].end)) continue;
+      timeout.ranks.push_back(peers[i]);
       const int64_t first = peers[i] * devices_per_process_;
       hlo::StrAppend(&missing, missing.empty() ? "" : ", ", "rank ", peers[i],
                      devices_per_process_ == 1 ? hlo::StrCat(" (device ", first, ")")
@@ -97,6 +99,7 @@ absl::StatusOr<std::vector<std::vector<uint8_t>>> MpiTransport::Exchange(
                                                              first + devices_per_process_ - 1, ")"),
                      sent_nothing ? "" : " (took nothing)");
     }
+    RecordTimeout(std::move(timeout));
     return absl::DeadlineExceededError(
         hlo::StrCat("collective ", name, " (execution ", key.sequence, "): rank ", process(),
                     " timed out after ", timeout_seconds_, " s (--collective-timeout) waiting for ",
@@ -117,6 +120,16 @@ absl::StatusOr<std::vector<std::vector<uint8_t>>> MpiTransport::Exchange(
     }
   }
   return std::move(buffers->payloads);
+}
+
+std::optional<PeerTimeout> MpiTransport::first_timeout() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return first_timeout_;
+}
+
+void MpiTransport::RecordTimeout(PeerTimeout timeout) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!first_timeout_) first_timeout_ = std::move(timeout);
 }
 
 }  // namespace runtime::mpi

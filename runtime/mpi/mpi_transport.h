@@ -8,11 +8,22 @@
 #define RUNTIME_MPI_MPI_TRANSPORT_H_
 
 #include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "runtime/cpu/collective_transport.h"
 #include "runtime/mpi/mpi_session.h"
 
 namespace runtime::mpi {
+
+// A collective that timed out waiting for other processes.
+struct PeerTimeout {
+  std::vector<int> ranks;  // The processes that sent or took nothing.
+  std::string collective;  // The instruction, e.g. "%ar".
+  int64_t execution = 0;   // Its execution count (a loop's collective runs once per trip).
+};
 
 class MpiTransport : public CollectiveTransport {
  public:
@@ -32,7 +43,14 @@ class MpiTransport : public CollectiveTransport {
       const CollectiveKey& key, int64_t leader, std::string_view name, absl::Span<const int> peers,
       std::vector<uint8_t> payload, absl::Span<const size_t> expected_bytes) override;
 
+  // The first of this transport's collectives that timed out waiting for peers, if any.
+  std::optional<PeerTimeout> first_timeout() const;
+
  private:
+  void RecordTimeout(PeerTimeout timeout);
+
+  mutable std::mutex mu_;
+  std::optional<PeerTimeout> first_timeout_;
   MpiSession& session_;
   const int64_t num_devices_;
   const int64_t devices_per_process_;
