@@ -189,9 +189,7 @@ namespace proto_internal {
 
 std::string EncodeShardingMarker(const HloSharding& sharding) {
   std::vector<std::string> fields = {sharding.ToStringWithoutMetadata()};
-  const std::vector<HloSharding> leaves =
-      sharding.IsTuple() ? sharding.tuple_elements() : std::vector<HloSharding>{sharding};
-  for (const HloSharding& leaf : leaves) {
+  for (const HloSharding& leaf : sharding.Leaves()) {
     fields.push_back(hlo::StrCat(leaf.metadata().size()));
     fields.insert(fields.end(), leaf.metadata().begin(), leaf.metadata().end());
   }

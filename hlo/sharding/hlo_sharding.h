@@ -153,6 +153,11 @@ class HloSharding {
   const std::vector<HloSharding>& tuple_elements() const {
     return tuple_elements_ != nullptr ? *tuple_elements_ : NoElements();
   }
+  // The tuple elements of a tuple, else this sharding alone.
+  absl::Span<const HloSharding> Leaves() const {
+    return kind_ == Kind::kTuple ? absl::Span<const HloSharding>(tuple_elements())
+                                 : absl::Span<const HloSharding>(this, 1);
+  }
   // Metadata entries (see Metadata); always empty on a tuple (elements carry their own).
   const Metadata& metadata() const { return metadata_ != nullptr ? *metadata_ : NoMetadata(); }
   // The shard group; text prints it for leaves only.

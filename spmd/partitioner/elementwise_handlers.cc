@@ -4,6 +4,8 @@
 //
 //   %r = f32[16] add(%a, %b), sharding={devices=[4]<=[4]}
 //   -> %r.spmd = f32[4] add(%a.shard, %b.shard)
+#include <optional>
+
 #include "absl/container/flat_hash_set.h"
 #include "hlo/sharding/unreduced.h"
 #include "hlo/status_macros.h"
@@ -40,17 +42,19 @@ absl::Status HandleElementwise(const HloInstruction& original, const HloSharding
   }
   // A non-linear op (exp, multiply, ...) needs whole values: it runs on the summed operands,
   // and the result is made partial again only where a user asks for that.
-  HloSharding sharding = wanted;
+  std::optional<HloSharding> reduced;
   if (hlo::HasUnreduced(wanted) && !KeepsPartialSums(original)) {
-    ASSIGN_OR_RETURN(sharding, hlo::UnreducedAsReplicated(wanted));
+    ASSIGN_OR_RETURN(reduced, hlo::UnreducedAsReplicated(wanted));
   }
+  const HloSharding& sharding = reduced ? *reduced : wanted;
+  static const HloSharding* const kReplicated = new HloSharding(HloSharding::Replicate());
   std::vector<HloInstruction*> operands;
+  operands.reserve(original.operand_count());
   for (const HloInstruction* operand : original.operands()) {
     const bool scalar_operand = operand->shape().IsArray() && operand->shape().rank() == 0 &&
                                 original.shape().rank() > 0;
     ASSIGN_OR_RETURN(HloInstruction * value,
-                     ctx.GetInSharding(operand, scalar_operand ? HloSharding::Replicate()
-                                                               : sharding));
+                     ctx.GetInSharding(operand, scalar_operand ? *kReplicated : sharding));
     operands.push_back(value);
   }
   ASSIGN_OR_RETURN(Shape local, LocalShape(sharding, original.shape()));

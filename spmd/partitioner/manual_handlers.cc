@@ -204,8 +204,7 @@ absl::StatusOr<HloSharding> WholeInManualGroups(const HloSharding& like, const S
 
 bool RunsAsWritten(const HloInstruction& instr, const HloSharding& sharding) {
   if (sharding.IsManual()) return true;
-  const std::vector<HloSharding> leaves =
-      sharding.IsTuple() ? sharding.tuple_elements() : std::vector<HloSharding>{sharding};
+  const absl::Span<const HloSharding> leaves = sharding.Leaves();
   bool any_subgroup = false;
   bool all_whole = !leaves.empty();
   for (const HloSharding& leaf : leaves) {
