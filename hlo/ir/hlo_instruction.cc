@@ -11,6 +11,20 @@ HloInstruction::HloInstruction(HloOpcode opcode, Shape shape)
 
 HloInstruction::~HloInstruction() = default;
 
+const InstructionAttributes& HloInstruction::NoAttributes() {
+  static const auto* none = new InstructionAttributes();
+  return *none;
+}
+
+InstructionAttributes* HloInstruction::mutable_attrs() {
+  if (attrs_ == nullptr) {
+    attrs_ = std::make_shared<InstructionAttributes>();
+  } else if (attrs_.use_count() > 1) {
+    attrs_ = std::make_shared<InstructionAttributes>(*attrs_);
+  }
+  return attrs_.get();
+}
+
 std::unique_ptr<HloInstruction> HloInstruction::Create(
     HloOpcode opcode, Shape shape, absl::Span<HloInstruction* const> operands) {
   std::unique_ptr<HloInstruction> instr(new HloInstruction(opcode, std::move(shape)));

@@ -162,13 +162,19 @@ class HloInstruction {
   void set_sharding(HloSharding sharding);
   void clear_sharding() { sharding_.reset(); }
 
-  const InstructionAttributes& attrs() const { return attrs_; }
-  InstructionAttributes* mutable_attrs() { return &attrs_; }
+  const InstructionAttributes& attrs() const {
+    return attrs_ != nullptr ? *attrs_ : NoAttributes();
+  }
+  // The attributes to change; copied first when shared with another instruction.
+  InstructionAttributes* mutable_attrs();
+  // Takes `other`'s attributes without copying them: the two share one copy until either
+  // asks for mutable_attrs().
+  void ShareAttributes(const HloInstruction& other) { attrs_ = other.attrs_; }
 
   // Shorthands for frequently read attributes.
-  const std::vector<int64_t>& dimensions() const { return attrs_.dimensions; }
-  int64_t parameter_number() const { return attrs_.parameter_number; }
-  int64_t tuple_index() const { return attrs_.tuple_index; }
+  const std::vector<int64_t>& dimensions() const { return attrs().dimensions; }
+  int64_t parameter_number() const { return attrs().parameter_number; }
+  int64_t tuple_index() const { return attrs().tuple_index; }
 
   // The instruction in HLO text form (one line, no trailing newline).
   std::string ToString() const;
@@ -188,7 +194,11 @@ class HloInstruction {
   std::vector<HloComputation*> called_;
   HloComputation* parent_ = nullptr;
   std::unique_ptr<HloSharding> sharding_;
-  InstructionAttributes attrs_;
+  // Null while every attribute has its default; shared (copy on write) between an instruction
+  // and its clones, which the partitioner makes of nearly every instruction.
+  std::shared_ptr<InstructionAttributes> attrs_;
+
+  static const InstructionAttributes& NoAttributes();
 };
 
 // Custom-calls that only say where a value lives (XLA's host-offloading annotations MoveToHost,

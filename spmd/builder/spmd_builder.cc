@@ -55,7 +55,7 @@ HloInstruction* SpmdBuilder::Add(HloOpcode opcode, Shape shape,
 HloInstruction* SpmdBuilder::AddClone(const HloInstruction& original, Shape shape,
                                       std::vector<HloInstruction*> operands) {
   auto instr = HloInstruction::Create(original.opcode(), std::move(shape), operands);
-  *instr->mutable_attrs() = original.attrs();
+  instr->ShareAttributes(original);
   for (hlo::HloComputation* called : original.called_computations()) {
     instr->AppendCalledComputation(called);
   }

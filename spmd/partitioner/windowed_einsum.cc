@@ -32,7 +32,7 @@ SpmdBuilder LoopBuilder(HloComputation* computation, const std::string& prefix, 
 HloInstruction* AddDot(SpmdBuilder& b, const HloInstruction& original, HloInstruction* lhs,
                        HloInstruction* rhs, Shape shape) {
   HloInstruction* dot = b.Add(HloOpcode::kDot, std::move(shape), {lhs, rhs});
-  *dot->mutable_attrs() = original.attrs();
+  dot->ShareAttributes(original);
   return dot;
 }
 
