@@ -1,8 +1,10 @@
 // Marks live instructions backwards from each computation's root and side-effecting
-// instructions (operands and control predecessors of live ones are live), removes the rest in
-// reverse order, then removes computations unreachable from the entry.
+// instructions (operands and control predecessors of live ones are live), starting at the
+// entry and following the calls of live instructions only; removes the dead instructions of the
+// computations so reached, users first, and every other computation whole.
 #include "hlo/transforms/dead_code_elimination.h"
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "hlo/ir/hlo_module.h"
 #include "hlo/status_macros.h"
@@ -15,14 +17,15 @@ bool HasSideEffect(const HloInstruction& instr) {
          (instr.opcode() == HloOpcode::kCustomCall && instr.attrs().custom_call_has_side_effect);
 }
 
-absl::StatusOr<bool> RemoveDeadInstructions(HloComputation* computation) {
+// The instructions of `computation` that its root or a side effect needs.
+absl::flat_hash_set<const HloInstruction*> LiveInstructions(const HloComputation& computation) {
   absl::flat_hash_set<const HloInstruction*> live;
   std::vector<const HloInstruction*> stack;
   auto mark = [&](const HloInstruction* instr) {
     if (live.insert(instr).second) stack.push_back(instr);
   };
-  mark(computation->root_instruction());
-  for (const auto& instr : computation->instructions()) {
+  mark(computation.root_instruction());
+  for (const auto& instr : computation.instructions()) {
     if (HasSideEffect(*instr)) mark(instr.get());
   }
   while (!stack.empty()) {
@@ -31,6 +34,11 @@ absl::StatusOr<bool> RemoveDeadInstructions(HloComputation* computation) {
     for (const HloInstruction* operand : instr->operands()) mark(operand);
     for (const HloInstruction* pred : instr->control_predecessors()) mark(pred);
   }
+  return live;
+}
+
+absl::StatusOr<bool> RemoveDeadInstructions(HloComputation* computation,
+                                            const absl::flat_hash_set<const HloInstruction*>& live) {
   std::vector<HloInstruction*> dead;
   for (const auto& instr : computation->instructions()) {
     if (!live.contains(instr.get())) dead.push_back(instr.get());
@@ -46,34 +54,36 @@ absl::StatusOr<bool> RemoveDeadInstructions(HloComputation* computation) {
 }  // namespace
 
 absl::StatusOr<bool> DeadCodeElimination::RunImpl(HloModule* module) {
-  bool changed = false;
-  for (const auto& computation : module->computations()) {
-    ASSIGN_OR_RETURN(bool removed, RemoveDeadInstructions(computation.get()));
-    changed |= removed;
-  }
-  // Computations reachable from the entry (MakeComputationPostOrder lists all; walk calls).
-  absl::flat_hash_set<const HloComputation*> reachable;
-  std::vector<const HloComputation*> stack = {module->entry_computation()};
-  reachable.insert(module->entry_computation());
+  // Computations reachable from the entry through live instructions, each with its live set;
+  // the others are removed whole, without marking their instructions first.
+  absl::flat_hash_map<HloComputation*, absl::flat_hash_set<const HloInstruction*>> reachable;
+  std::vector<HloComputation*> stack = {module->entry_computation()};
+  reachable[module->entry_computation()] = LiveInstructions(*module->entry_computation());
   while (!stack.empty()) {
-    const HloComputation* c = stack.back();
+    HloComputation* c = stack.back();
     stack.pop_back();
     for (const auto& instr : c->instructions()) {
-      for (const HloComputation* callee : instr->called_computations()) {
-        if (reachable.insert(callee).second) stack.push_back(callee);
+      if (!reachable.at(c).contains(instr.get())) continue;
+      for (HloComputation* callee : instr->called_computations()) {
+        if (reachable.contains(callee)) continue;
+        reachable[callee] = LiveInstructions(*callee);
+        stack.push_back(callee);
       }
     }
   }
-  std::vector<HloComputation*> unreachable;
-  for (const auto& c : module->computations()) {
-    if (!reachable.contains(c.get())) unreachable.push_back(c.get());
+  bool changed = false;
+  for (const auto& [computation, live] : reachable) {
+    ASSIGN_OR_RETURN(bool removed, RemoveDeadInstructions(computation, live));
+    changed |= removed;
   }
   // Callers before callees: removing in reverse post order keeps RemoveComputation's check happy.
   std::vector<HloComputation*> order = module->MakeComputationPostOrder();
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
-    if (!reachable.contains(*it)) RETURN_IF_ERROR(module->RemoveComputation(*it));
+    if (reachable.contains(*it)) continue;
+    RETURN_IF_ERROR(module->RemoveComputation(*it));
+    changed = true;
   }
-  return changed || !unreachable.empty();
+  return changed;
 }
 
 }  // namespace hlo

@@ -48,9 +48,10 @@ bool MayMoveSideways(const ClassState& state) {
 
 // Counts `choice` against `state`'s sideways moves when it has no more tiles than the sharding
 // it replaces, and says in its reason what it replaced.
-void NoteSidewaysMove(ClassState& state, Choice& choice) {
+void NoteSidewaysMove(ClassState& state, Choice& choice, bool describe) {
   if (!state.sharding || DataTiles(choice.sharding) != DataTiles(*state.sharding)) return;
   ++state.sideways_moves;
+  if (!describe) return;
   choice.reason = hlo::StrCat(choice.reason, "; moved sideways from ", state.sharding->ToString(),
                               " (", state.how, ")");
 }
@@ -198,7 +199,7 @@ bool PropagationEngine::UpdateSide(const RuleEdge& edge, int64_t side,
       [&](const HloSharding& candidate) { return Cost(edge, side, candidate); },
       MayMoveSideways(target));
   if (!choice) return false;
-  NoteSidewaysMove(target, *choice);
+  NoteSidewaysMove(target, *choice, keep_provenance_);
   Record(edge, side, *choice);
   return true;
 }
@@ -249,9 +250,11 @@ void PropagationEngine::Record(const RuleEdge& edge, int64_t side, const Choice&
     for (const hlo::HloInstruction* a : states_[edge.classes[source]].annotations) {
       AddUnique(target.annotations, a);
     }
+    if (!keep_provenance_) continue;
     if (!directions.empty()) directions += ", ";
     directions += source == result ? "result" : "operand " + std::to_string(source);
   }
+  if (!keep_provenance_) return;
   directions += " -> ";
   directions += side == result ? "result" : "operand " + std::to_string(side);
   target.how = edge.rule.name + " " + directions + "; " + choice.reason;

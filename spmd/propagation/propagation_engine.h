@@ -57,9 +57,14 @@ class PropagationEngine {
   PropagationEngine(std::vector<ClassState> states, std::vector<RuleEdge> edges,
                     int64_t num_devices, ReshardPlanner* planner);
 
+  // Whether ClassState::how is written (for the --explain provenance lines); off, the
+  // engine builds no description strings.
+  void set_keep_provenance(bool keep) { keep_provenance_ = keep; }
   // Iterates to the fixed point.
   void Run();
   const std::vector<ClassState>& states() const { return states_; }
+  // The states, moved out (the engine is spent).
+  std::vector<ClassState> TakeStates() { return std::move(states_); }
   const std::vector<RuleEdge>& edges() const { return edges_; }
   int64_t visits() const { return visits_; }
 
@@ -87,6 +92,7 @@ class PropagationEngine {
   int64_t num_devices_;
   ReshardPlanner* planner_;
   int64_t visits_ = 0;
+  bool keep_provenance_ = true;
 };
 
 // The shape of side `side` of `edge`'s instruction (an operand's, or the result's).

@@ -19,9 +19,12 @@ std::optional<Choice> ChooseSharding(const std::optional<HloSharding>& current,
                                      std::vector<Proposal> proposals,
                                      absl::FunctionRef<double(const HloSharding&)> cost,
                                      bool may_move_sideways) {
-  std::stable_sort(proposals.begin(), proposals.end(), [](const Proposal& a, const Proposal& b) {
-    return DataTiles(a.sharding) > DataTiles(b.sharding);
-  });
+  if (proposals.size() > 1) {
+    std::stable_sort(proposals.begin(), proposals.end(),
+                     [](const Proposal& a, const Proposal& b) {
+                       return DataTiles(a.sharding) > DataTiles(b.sharding);
+                     });
+  }
   const int64_t current_tiles = current ? DataTiles(*current) : 0;
   std::optional<Choice> best;
   if (current) best = Choice{*current, {}, ""};

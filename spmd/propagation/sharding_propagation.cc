@@ -203,11 +203,12 @@ absl::StatusOr<bool> ShardingPropagation::RunImpl(hlo::HloModule* module) {
       ClaimManualRegions(*module, classes, initial);
   ReshardPlanner planner;
   PropagationEngine engine(std::move(initial), BuildEdges(*module, classes), num_devices, &planner);
+  engine.set_keep_provenance(keep_lines_);
   engine.Run();
   log_.visits = engine.visits();
   absl::flat_hash_set<const HloInstruction*> with_rule;
   for (const RuleEdge& edge : engine.edges()) with_rule.insert(edge.instr);
-  std::vector<ClassState> states = engine.states();
+  std::vector<ClassState> states = engine.TakeStates();
   MakeBranchResultsPerGroup(*module, classes, states);
   for (hlo::HloComputation* comp : module->MakeComputationPostOrder()) {
     for (const auto& instr : comp->instructions()) {
