@@ -145,13 +145,17 @@ absl::StatusOr<Shape> PaddedShardShape(const HloSharding& sharding, const Shape&
     for (const Shape& element : shape.tuple_shapes()) {
       const int64_t count = element.leaf_count();
       if (next + count > normalized.tuple_elements().size()) break;
-      std::vector<HloSharding> sub(normalized.tuple_elements().begin() + next,
-                                   normalized.tuple_elements().begin() + next + count);
+      const auto first = normalized.tuple_elements().begin() + next;
       next += count;
-      absl::StatusOr<HloSharding> sub_sharding = sub.empty() ? HloSharding::Replicate() : sub[0];
-      if (element.IsTuple()) sub_sharding = HloSharding::Tuple(std::move(sub));
-      if (!sub_sharding.ok()) return sub_sharding.status();
-      absl::StatusOr<Shape> padded = PaddedShardShape(*sub_sharding, element);
+      absl::StatusOr<Shape> padded;
+      if (element.IsTuple()) {
+        absl::StatusOr<HloSharding> sub =
+            HloSharding::Tuple(std::vector<HloSharding>(first, first + count));
+        if (!sub.ok()) return sub.status();
+        padded = PaddedShardShape(*sub, element);
+      } else {
+        padded = PaddedShardShape(count == 0 ? HloSharding::Replicate() : *first, element);
+      }
       if (!padded.ok()) return padded.status();
       elements.push_back(*std::move(padded));
     }

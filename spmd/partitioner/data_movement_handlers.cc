@@ -33,7 +33,7 @@ absl::Status EmitWithOperandSharding(const HloInstruction& original, const HloSh
   ASSIGN_OR_RETURN(HloInstruction * operand,
                    ctx.GetInSharding(original.operand(0), operand_sharding));
   ASSIGN_OR_RETURN(Shape local, LocalShape(sharding, original.shape()));
-  ctx.Set(&original, {CloneWithOperands(original, local, {operand}, ctx), sharding,
+  ctx.Set(&original, {CloneWithOperands(original, std::move(local), {operand}, ctx), sharding,
                       original.shape()});
   return absl::OkStatus();
 }
@@ -48,16 +48,17 @@ absl::Status HandleDimensionMap(const HloInstruction& original, const HloShardin
                                             " is not a plain tiled array"));
   }
   const std::optional<FactorRule> rule = FactorRuleFor(original);
-  absl::StatusOr<HloSharding> operand_sharding = absl::InvalidArgumentError("no factor rule");
   if (rule.has_value()) {
     const std::vector<int64_t> dim_map =
         FactorDimMap(*rule, rule->result_side(), /*to=*/0, original.operand(0)->shape().rank());
-    operand_sharding = hlo::OperandShardingFromResult(sharding, original.shape().rank(), dim_map);
+    absl::StatusOr<HloSharding> operand_sharding =
+        hlo::OperandShardingFromResult(sharding, original.shape().rank(), dim_map);
+    if (operand_sharding.ok()) {
+      return EmitWithOperandSharding(original, sharding, *operand_sharding, ctx);
+    }
   }
-  if (!operand_sharding.ok())
-    return FallBackToReplicated(original, sharding, ctx,
-                                "the result's split does not map onto the operand's dimensions");
-  return EmitWithOperandSharding(original, sharding, *operand_sharding, ctx);
+  return FallBackToReplicated(original, sharding, ctx,
+                              "the result's split does not map onto the operand's dimensions");
 }
 
 // Whether every tiled dimension of `sharding` divides its size (no padding).
@@ -77,7 +78,7 @@ absl::Status ReshapeThen(const HloInstruction& original, const HloSharding& oper
   ASSIGN_OR_RETURN(HloInstruction * operand,
                    ctx.GetInSharding(original.operand(0), operand_sharding));
   ASSIGN_OR_RETURN(Shape local, LocalShape(local_sharding, original.shape()));
-  HloInstruction* reshaped = CloneWithOperands(original, local, {operand}, ctx);
+  HloInstruction* reshaped = CloneWithOperands(original, std::move(local), {operand}, ctx);
   ASSIGN_OR_RETURN(HloInstruction * result,
                    ctx.Reshard(reshaped, original.shape(), local_sharding, sharding));
   ctx.Set(&original, {result, sharding, original.shape()});

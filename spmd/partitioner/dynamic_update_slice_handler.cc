@@ -121,7 +121,7 @@ absl::Status HandleDynamicUpdateSlice(const HloInstruction& original, const HloS
   }
   std::vector<HloInstruction*> operands = {operand, update};
   operands.insert(operands.end(), indices.begin(), indices.end());
-  HloInstruction* result = CloneWithOperands(original, local, operands, ctx);
+  HloInstruction* result = CloneWithOperands(original, std::move(local), std::move(operands), ctx);
   ctx.Set(&original, {result, sharding, shape});
   return absl::OkStatus();
 }

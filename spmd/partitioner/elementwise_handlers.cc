@@ -58,7 +58,7 @@ absl::Status HandleElementwise(const HloInstruction& original, const HloSharding
     operands.push_back(value);
   }
   ASSIGN_OR_RETURN(Shape local, LocalShape(sharding, original.shape()));
-  HloInstruction* result = CloneWithOperands(original, local, operands, ctx);
+  HloInstruction* result = CloneWithOperands(original, std::move(local), std::move(operands), ctx);
   ctx.Set(&original, {result, sharding, original.shape()});
   return absl::OkStatus();
 }

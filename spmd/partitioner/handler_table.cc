@@ -62,10 +62,13 @@ absl::Status HandleReplicated(const HloInstruction& original, const HloSharding&
 
 absl::Status FallBackToReplicated(const HloInstruction& original, const HloSharding& sharding,
                                   PartitionContext& ctx, std::string_view reason) {
-  if (absl::StatusOr<HloSharding> whole = WholeInManualGroups(sharding, original.shape());
-      whole.ok()) {
-    // Inside manual subgroups "replicated" means whole within each group.
-    return HandleManual(original, *whole, ctx);
+  // Inside manual subgroups "replicated" means whole within each group. (Asked only of a
+  // sharding that has them: the refusal's message is not free.)
+  if (ManualSubgroupLeaf(sharding) != nullptr) {
+    if (absl::StatusOr<HloSharding> whole = WholeInManualGroups(sharding, original.shape());
+        whole.ok()) {
+      return HandleManual(original, *whole, ctx);
+    }
   }
   // A split sharding computed whole is a fallback: counted, explained, an error under --strict.
   if (!sharding.IsTileMaximal()) {
@@ -76,12 +79,11 @@ absl::Status FallBackToReplicated(const HloInstruction& original, const HloShard
     ASSIGN_OR_RETURN(HloInstruction * replicated, GetReplicated(operand, ctx));
     operands.push_back(replicated);
   }
-  Shape shape = original.shape();
-  HloInstruction* clone = CloneWithOperands(original, shape, operands, ctx);
+  HloInstruction* clone = CloneWithOperands(original, original.shape(), std::move(operands), ctx);
   HloSharding result = original.shape().IsTuple()
                            ? HloSharding::SingleTuple(original.shape(), HloSharding::Replicate())
                            : HloSharding::Replicate();
-  ctx.Set(&original, {clone, result, original.shape()});
+  ctx.Set(&original, {clone, std::move(result), original.shape()});
   return absl::OkStatus();
 }
 

@@ -229,7 +229,7 @@ absl::Status HandleManual(const HloInstruction& original, const HloSharding& sha
     operands.push_back(value);
   }
   ASSIGN_OR_RETURN(Shape local, LocalShape(sharding, original.shape()));
-  HloInstruction* clone = CloneWithOperands(original, local, operands, ctx);
+  HloInstruction* clone = CloneWithOperands(original, std::move(local), std::move(operands), ctx);
   ctx.Set(&original, {clone, sharding, original.shape()});
   return absl::OkStatus();
 }

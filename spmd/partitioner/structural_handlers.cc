@@ -19,7 +19,7 @@ using hlo::Shape;
 absl::Status HandleParameter(const HloInstruction& original, const HloSharding& sharding,
                              PartitionContext& ctx) {
   ASSIGN_OR_RETURN(Shape local, LocalShape(sharding, original.shape()));
-  HloInstruction* param = CloneWithOperands(original, local, {}, ctx);
+  HloInstruction* param = CloneWithOperands(original, std::move(local), {}, ctx);
   param->set_name(original.name());
   ctx.Set(&original, {param, sharding, original.shape()});
   return absl::OkStatus();
@@ -96,7 +96,7 @@ absl::Status HandleCustomCall(const HloInstruction& original, const HloSharding&
     // Placement annotations keep the value: they run on the shard, in the result's sharding.
     ASSIGN_OR_RETURN(HloInstruction * value, ctx.GetInSharding(original.operand(0), sharding));
     ASSIGN_OR_RETURN(Shape local, LocalShape(sharding, original.shape()));
-    ctx.Set(&original, {CloneWithOperands(original, local, {value}, ctx), sharding,
+    ctx.Set(&original, {CloneWithOperands(original, std::move(local), {value}, ctx), sharding,
                         original.shape()});
     return absl::OkStatus();
   }

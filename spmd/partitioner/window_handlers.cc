@@ -160,8 +160,8 @@ absl::Status HandleSelectAndScatter(const HloInstruction& original, const HloSha
   ASSIGN_OR_RETURN(HloInstruction * source, ctx.GetInSharding(original.operand(1), sharding));
   ASSIGN_OR_RETURN(HloInstruction * init, GetReplicated(original.operand(2), ctx));
   ASSIGN_OR_RETURN(Shape local, LocalShape(sharding, original.shape()));
-  ctx.Set(&original, {CloneWithOperands(original, local, {operand, source, init}, ctx), sharding,
-                      original.shape()});
+  ctx.Set(&original, {CloneWithOperands(original, std::move(local), {operand, source, init}, ctx),
+                      sharding, original.shape()});
   return absl::OkStatus();
 }
 
@@ -417,8 +417,8 @@ absl::Status HandleConcatenate(const HloInstruction& original, const HloSharding
       ASSIGN_OR_RETURN(HloInstruction * value, ctx.GetInSharding(operand, sharding));
       operands.push_back(value);
     }
-    ctx.Set(&original, {CloneWithOperands(original, local, operands, ctx), sharding,
-                        original.shape()});
+    ctx.Set(&original, {CloneWithOperands(original, std::move(local), std::move(operands), ctx),
+                        sharding, original.shape()});
     return absl::OkStatus();
   }
   std::vector<int64_t> whole_d_map(rank);
