@@ -384,9 +384,19 @@ absl::StatusOr<TileAssignment> TileAssignment::Transpose(absl::Span<const int64_
   bool identity = true;
   for (size_t i = 0; i < perm.size() && identity; ++i) identity = perm[i] == static_cast<int64_t>(i);
   if (identity) return *this;
-  if (is_iota()) return TransposeIota(perm);
   std::vector<int64_t> new_dims;
   for (int64_t p : perm) new_dims.push_back(dims_[p]);
+  // Dims of size 1 may move anywhere: when the others keep their order, the devices keep
+  // their row-major order and the transpose is a reshape.
+  int64_t last = -1;
+  bool order_kept = true;
+  for (size_t i = 0; i < perm.size() && order_kept; ++i) {
+    if (dims_[perm[i]] == 1) continue;
+    order_kept = perm[i] > last;
+    last = perm[i];
+  }
+  if (order_kept) return Reshape(new_dims);
+  if (is_iota()) return TransposeIota(perm);
   const auto strides = Strides(dims_);
   std::vector<int64_t> devices;
   devices.reserve(num_devices_);

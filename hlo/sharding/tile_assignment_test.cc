@@ -160,6 +160,29 @@ TEST(TileAssignmentTest, TileIndexOfIota) {
   EXPECT_FALSE(ta.TileIndexOf(12).has_value());
 }
 
+// Moving size-1 dims (while the others keep their order) is a reshape: every device stays at
+// its transposed index, checked element by element against the definition, for iota and
+// explicit assignments, and the iota form prints as the canonical one.
+TEST(TileAssignmentTest, TransposeMovingUnitDimsKeepsEveryDevice) {
+  const TileAssignment iota = Iota({2, 1, 3, 1}, {3, 2}, {1, 0});
+  const TileAssignment explicit_ta = Explicit({2, 1, 3, 1}, {5, 0, 4, 2, 3, 1});
+  for (const TileAssignment& ta : {iota, explicit_ta}) {
+    for (const std::vector<int64_t>& perm : std::vector<std::vector<int64_t>>{
+             {1, 0, 2, 3}, {0, 3, 2, 1}, {3, 1, 0, 2}, {1, 3, 0, 2}, {2, 1, 0, 3}}) {
+      const TileAssignment t = ta.Transpose(perm).value();
+      for (int64_t i = 0; i < 2; ++i) {
+        for (int64_t j = 0; j < 3; ++j) {
+          const std::vector<int64_t> old_index = {i, 0, j, 0};
+          std::vector<int64_t> new_index(4);
+          for (int64_t k = 0; k < 4; ++k) new_index[k] = old_index[perm[k]];
+          EXPECT_EQ(t.device(new_index), ta.device(old_index)) << ta.ToString();
+        }
+      }
+    }
+  }
+  EXPECT_EQ(iota.Transpose({1, 3, 0, 2}).value().ToString(), "[1,1,2,3]<=[3,2]T(1,0)");
+}
+
 // Random iota forms: transposes and reshapes agree with the materialized explicit array, and
 // the explicit array's recovered iota form equals the original.
 TEST(TileAssignmentTest, RandomIotaAgreesWithExplicit) {
