@@ -474,9 +474,10 @@ absl::StatusOr<HloSharding> OperandShardingFromResult(const HloSharding& result,
                                                       const std::vector<int64_t>& dim_map) {
   if (result.IsReplicated() || result.kind() == HloSharding::Kind::kMaximal) return result;
   bool supported = result.IsTiled();
-  for (OpShardingType t :
-       result.IsTiled() ? result.subgroup_types() : std::vector<OpShardingType>{}) {
-    supported = supported && t != OpShardingType::kUnreduced;
+  if (supported) {
+    for (OpShardingType t : result.subgroup_types()) {
+      supported = supported && t != OpShardingType::kUnreduced;
+    }
   }
   if (!supported) {
     return absl::UnimplementedError(
@@ -489,8 +490,10 @@ absl::StatusOr<HloSharding> OperandShardingFromResult(const HloSharding& result,
   // is), then the unmapped data dims and the existing replication dim (together they become
   // the replication subgroup).
   std::vector<int64_t> perm;
+  perm.reserve(ta.rank());
   std::vector<bool> used(ta.rank(), false);
   std::vector<int64_t> new_dims;
+  new_dims.reserve(dim_map.size() + 2);
   for (int64_t r : dim_map) {
     if (r >= 0) {
       if (r >= result_rank || r >= data_rank || used[r]) {

@@ -6,6 +6,7 @@
 #include "spmd/propagation/factor_projection.h"
 
 #include <algorithm>
+#include <optional>
 #include <vector>
 
 #include "hlo/sharding/sharding_transforms.h"
@@ -42,10 +43,15 @@ std::vector<int64_t> FactorDimMap(const FactorRule& rule, int64_t from, int64_t 
   return dim_map;
 }
 
-absl::StatusOr<HloSharding> ProjectSharding(const FactorRule& rule, int64_t from, int64_t to,
-                                            const HloSharding& sharding,
-                                            const hlo::Shape& from_shape,
-                                            const hlo::Shape& to_shape) {
+namespace {
+
+// What ProjectSharding decides without rebuilding tiles: replicated, manual, refusals, and the
+// identity map (elementwise ops). Otherwise nullopt, with `dim_map` set (empty for a reshape).
+std::optional<absl::StatusOr<HloSharding>> Shortcut(const FactorRule& rule, int64_t from,
+                                                    int64_t to, const HloSharding& sharding,
+                                                    const hlo::Shape& from_shape,
+                                                    const hlo::Shape& to_shape,
+                                                    std::vector<int64_t>& dim_map) {
   if (sharding.IsReplicated()) return HloSharding::Replicate();
   // A value computed in a manual region keeps every side of its op in that region.
   if (sharding.kind() == HloSharding::Kind::kManual) return HloSharding::Manual();
@@ -57,23 +63,62 @@ absl::StatusOr<HloSharding> ProjectSharding(const FactorRule& rule, int64_t from
     return absl::UnimplementedError(
         hlo::StrCat("sharding ", sharding.ToString(), " is not propagated"));
   }
+  if (rule.reshape) return std::nullopt;
+  dim_map = FactorDimMap(rule, from, to, to_shape.rank());
+  bool identity = from_shape.rank() == to_shape.rank();
+  for (int64_t d = 0; d < to_shape.rank() && identity; ++d) identity = dim_map[d] == d;
+  // The common case (elementwise ops): the same layout, without rebuilding the tiles.
+  if (identity && from_shape.dimensions() == to_shape.dimensions()) {
+    if (absl::Status fit = CheckTilesFit(sharding, to_shape); !fit.ok()) return fit;
+    return sharding.WithoutMetadata();
+  }
+  return std::nullopt;
+}
+
+// The tiles of `sharding` rebuilt for the other side: by hlo::ReshapeSharding for a reshape,
+// else by `dim_map`.
+absl::StatusOr<HloSharding> Rebuild(const HloSharding& sharding, const hlo::Shape& from_shape,
+                                    const hlo::Shape& to_shape, bool reshape,
+                                    const std::vector<int64_t>& dim_map) {
   HloSharding result = HloSharding::Replicate();
-  if (rule.reshape) {
+  if (reshape) {
     ASSIGN_OR_RETURN(result,
                      hlo::ReshapeShardingReplicatingUnmapped(sharding, from_shape, to_shape));
   } else {
-    const std::vector<int64_t> dim_map = FactorDimMap(rule, from, to, to_shape.rank());
-    bool identity = from_shape.rank() == to_shape.rank();
-    for (int64_t d = 0; d < to_shape.rank() && identity; ++d) identity = dim_map[d] == d;
-    // The common case (elementwise ops): the same layout, without rebuilding the tiles.
-    if (identity && from_shape.dimensions() == to_shape.dimensions()) {
-      RETURN_IF_ERROR(CheckTilesFit(sharding, to_shape));
-      return sharding.WithoutMetadata();
-    }
     ASSIGN_OR_RETURN(result, hlo::OperandShardingFromResult(sharding, from_shape.rank(), dim_map));
   }
   RETURN_IF_ERROR(CheckTilesFit(result, to_shape));
   return result.WithoutMetadata();
+}
+
+}  // namespace
+
+absl::StatusOr<HloSharding> ProjectSharding(const FactorRule& rule, int64_t from, int64_t to,
+                                            const HloSharding& sharding,
+                                            const hlo::Shape& from_shape,
+                                            const hlo::Shape& to_shape) {
+  std::vector<int64_t> dim_map;
+  if (auto decided = Shortcut(rule, from, to, sharding, from_shape, to_shape, dim_map)) {
+    return *std::move(decided);
+  }
+  return Rebuild(sharding, from_shape, to_shape, rule.reshape, dim_map);
+}
+
+absl::StatusOr<HloSharding> ProjectionCache::Project(const FactorRule& rule, int64_t from,
+                                                     int64_t to, const HloSharding& sharding,
+                                                     const hlo::Shape& from_shape,
+                                                     const hlo::Shape& to_shape) {
+  std::vector<int64_t> dim_map;
+  if (auto decided = Shortcut(rule, from, to, sharding, from_shape, to_shape, dim_map)) {
+    return *std::move(decided);
+  }
+  Key key{rule.reshape, from_shape.dimensions(), to_shape.dimensions(), std::move(dim_map),
+          sharding};
+  if (auto it = results_.find(key); it != results_.end()) return it->second;
+  absl::StatusOr<HloSharding> result =
+      Rebuild(sharding, from_shape, to_shape, key.reshape, key.dim_map);
+  results_.emplace(std::move(key), result);
+  return result;
 }
 
 }  // namespace spmd

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "hlo/ir/shape.h"
 #include "hlo/sharding/hlo_sharding.h"
@@ -34,6 +35,42 @@ absl::StatusOr<hlo::HloSharding> ProjectSharding(const FactorRule& rule, int64_t
                                                  const hlo::HloSharding& sharding,
                                                  const hlo::Shape& from_shape,
                                                  const hlo::Shape& to_shape);
+
+// ProjectSharding's results for one module's propagation: projections that rebuild the tiles
+// (a dimension map other than the identity, or a reshape) depend only on the shapes' dimensions,
+// the dimension map and the sharding, which many instructions share (a stack of layers), so
+// each is computed once. Same results as ProjectSharding.
+class ProjectionCache {
+ public:
+  absl::StatusOr<hlo::HloSharding> Project(const FactorRule& rule, int64_t from, int64_t to,
+                                           const hlo::HloSharding& sharding,
+                                           const hlo::Shape& from_shape,
+                                           const hlo::Shape& to_shape);
+
+ private:
+  struct Key {
+    bool reshape;
+    std::vector<int64_t> from_dims;
+    std::vector<int64_t> to_dims;
+    std::vector<int64_t> dim_map;  // Empty for a reshape.
+    hlo::HloSharding sharding;
+    friend bool operator==(const Key& a, const Key& b) {
+      return a.reshape == b.reshape && a.from_dims == b.from_dims && a.to_dims == b.to_dims &&
+             a.dim_map == b.dim_map && a.sharding == b.sharding;
+    }
+    // The sharding enters by its tile dims only: HloSharding's own hash walks the devices,
+    // and keys that differ only there are told apart by operator==.
+    template <typename H>
+    friend H AbslHashValue(H h, const Key& k) {
+      h = H::combine(std::move(h), k.reshape, k.from_dims, k.to_dims, k.dim_map,
+                     static_cast<int>(k.sharding.kind()));
+      if (!k.sharding.IsTiled()) return h;
+      return H::combine(std::move(h), k.sharding.tile_assignment().dims(),
+                        k.sharding.subgroup_types().size());
+    }
+  };
+  absl::flat_hash_map<Key, absl::StatusOr<hlo::HloSharding>> results_;
+};
 
 // For each dimension of side `to` of `rule`, the dimension of side `from` that carries the same
 // factor, or -1 (`to_rank` entries; factors that must stay whole map nowhere). Not for reshapes

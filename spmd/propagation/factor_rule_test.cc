@@ -27,8 +27,9 @@ class RuleTest : public ::testing::Test {
   }
 
   // Projects `sharding` (text) from side `from` to side `to` of `instr`; "error" on failure.
-  static std::string Project(const HloInstruction& instr, int64_t from, int64_t to,
-                             const std::string& sharding) {
+  // Also through the test's ProjectionCache (shared by its calls), twice: same answers.
+  std::string Project(const HloInstruction& instr, int64_t from, int64_t to,
+                      const std::string& sharding) {
     std::optional<FactorRule> rule = FactorRuleFor(instr);
     if (!rule) return "no rule";
     auto side_shape = [&](int64_t side) -> const hlo::Shape& {
@@ -38,10 +39,17 @@ class RuleTest : public ::testing::Test {
     EXPECT_TRUE(s.ok());
     absl::StatusOr<HloSharding> p =
         ProjectSharding(*rule, from, to, *s, side_shape(from), side_shape(to));
-    return p.ok() ? p->ToString() : "error";
+    const std::string direct = p.ok() ? p->ToString() : "error";
+    for (int pass = 0; pass < 2; ++pass) {
+      absl::StatusOr<HloSharding> c =
+          cache_.Project(*rule, from, to, *s, side_shape(from), side_shape(to));
+      EXPECT_EQ(c.ok() ? c->ToString() : "error", direct) << "cached, pass " << pass;
+    }
+    return direct;
   }
 
   std::unique_ptr<hlo::HloModule> module_;
+  ProjectionCache cache_;
 };
 
 TEST_F(RuleTest, ConvolutionPassesBatchSpatialAndOutputFeatures) {
@@ -324,6 +332,35 @@ ENTRY e {
   ROOT c = f32[8] custom-call(p), custom_call_target="ShardBarrierFrom"
 })");
   EXPECT_FALSE(FactorRuleFor(*cc).has_value());
+}
+
+// The projection cache tells apart what a projection depends on: the target's shape (two
+// reshapes of one operand) and the dimension map (two transposes of one shape).
+TEST_F(RuleTest, ProjectionCacheKeysOnShapesAndDimensionMaps) {
+  const HloInstruction* flat = Root(R"(HloModule m
+ENTRY e {
+  x = f32[8,4] parameter(0)
+  ROOT r = f32[32] reshape(x)
+})");
+  EXPECT_EQ(Project(*flat, 0, 1, "{devices=[2,1]<=[2]}"), "{devices=[2]<=[2]}");
+  const HloInstruction* split = Root(R"(HloModule m
+ENTRY e {
+  x = f32[8,4] parameter(0)
+  ROOT r = f32[2,4,4] reshape(x)
+})");
+  EXPECT_EQ(Project(*split, 0, 1, "{devices=[2,1]<=[2]}"), "{devices=[2,1,1]<=[2]}");
+  const HloInstruction* swap01 = Root(R"(HloModule m
+ENTRY e {
+  x = f32[4,4,4] parameter(0)
+  ROOT t = f32[4,4,4] transpose(x), dimensions={1,0,2}
+})");
+  EXPECT_EQ(Project(*swap01, 0, 1, "{devices=[2,1,1]<=[2]}"), "{devices=[1,2,1]<=[2]}");
+  const HloInstruction* swap12 = Root(R"(HloModule m
+ENTRY e {
+  x = f32[4,4,4] parameter(0)
+  ROOT t = f32[4,4,4] transpose(x), dimensions={0,2,1}
+})");
+  EXPECT_EQ(Project(*swap12, 0, 1, "{devices=[2,1,1]<=[2]}"), "{devices=[2,1,1]<=[2]}");
 }
 
 }  // namespace

@@ -148,7 +148,8 @@ std::vector<Proposal> PropagationEngine::Proposals(const RuleEdge& edge, int64_t
     const std::optional<HloSharding>& s = states_[edge.classes[from]].sharding;
     if (!s || !(s->IsTiled() || IsManual(*s))) continue;
     absl::StatusOr<HloSharding> p =
-        ProjectSharding(edge.rule, from, side, *s, SideShape(edge, from), SideShape(edge, side));
+        projections_.Project(edge.rule, from, side, *s, SideShape(edge, from),
+                             SideShape(edge, side));
     if (!p.ok()) continue;
     if (IsManual(*p)) return {Proposal{*std::move(p), from}};
     if (!p->IsTiled()) continue;
@@ -214,7 +215,7 @@ double PropagationEngine::Cost(const RuleEdge& edge, int64_t side, const HloShar
     const hlo::Shape& other_shape = SideShape(edge, other);
     if (!held || !other_shape.IsArray()) continue;
     absl::StatusOr<HloSharding> wanted =
-        ProjectSharding(edge.rule, side, other, candidate, shape, other_shape);
+        projections_.Project(edge.rule, side, other, candidate, shape, other_shape);
     if (!wanted.ok()) {
       total += BytesCostUs(other_shape);
       continue;

@@ -18,6 +18,7 @@
 
 #include "hlo/ir/hlo_instruction.h"
 #include "hlo/sharding/hlo_sharding.h"
+#include "spmd/propagation/factor_projection.h"
 #include "spmd/propagation/factor_rule.h"
 #include "spmd/propagation/sharding_choice.h"
 #include "spmd/propagation/user_shardings.h"
@@ -93,6 +94,8 @@ class PropagationEngine {
   ReshardPlanner* planner_;
   int64_t visits_ = 0;
   bool keep_provenance_ = true;
+  // Proposals and costs project the same shardings through equal maps many times.
+  mutable ProjectionCache projections_;
 };
 
 // The shape of side `side` of `edge`'s instruction (an operand's, or the result's).
