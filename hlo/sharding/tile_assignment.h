@@ -102,16 +102,18 @@ class TileAssignment {
   friend bool operator==(const TileAssignment& a, const TileAssignment& b);
   friend bool operator!=(const TileAssignment& a, const TileAssignment& b) { return !(a == b); }
 
-  // Hashes the devices one by one in row-major order, so that equal arrays in iota and explicit
-  // form hash alike, without materializing an iota's device list.
+  // Hashes the dims and the first kHashedDevices devices in row-major order, so that equal
+  // arrays in iota and explicit form hash alike, without walking a large mesh (arrays that
+  // differ only further on are told apart by operator==).
+  static constexpr int64_t kHashedDevices = 16;
   template <typename H>
   friend H AbslHashValue(H h, const TileAssignment& t) {
     h = H::combine_contiguous(std::move(h), t.dims_.data(), t.dims_.size());
-    if (!t.is_iota()) {
-      for (int64_t device : *t.explicit_devices_) h = H::combine(std::move(h), device);
-      return h;
+    const int64_t n = t.num_devices_ < kHashedDevices ? t.num_devices_ : kHashedDevices;
+    for (int64_t i = 0; i < n; ++i) {
+      h = H::combine(std::move(h),
+                     t.is_iota() ? t.IotaDeviceAt(i) : (*t.explicit_devices_)[i]);
     }
-    t.ForEachIotaDevice([&h](int64_t device) { h = H::combine(std::move(h), device); });
     return h;
   }
 
