@@ -337,30 +337,24 @@ ENTRY e {
 // The projection cache tells apart what a projection depends on: the target's shape (two
 // reshapes of one operand) and the dimension map (two transposes of one shape).
 TEST_F(RuleTest, ProjectionCacheKeysOnShapesAndDimensionMaps) {
-  const HloInstruction* flat = Root(R"(HloModule m
-ENTRY e {
-  x = f32[8,4] parameter(0)
-  ROOT r = f32[32] reshape(x)
-})");
-  EXPECT_EQ(Project(*flat, 0, 1, "{devices=[2,1]<=[2]}"), "{devices=[2]<=[2]}");
-  const HloInstruction* split = Root(R"(HloModule m
-ENTRY e {
-  x = f32[8,4] parameter(0)
-  ROOT r = f32[2,4,4] reshape(x)
-})");
-  EXPECT_EQ(Project(*split, 0, 1, "{devices=[2,1]<=[2]}"), "{devices=[2,1,1]<=[2]}");
-  const HloInstruction* swap01 = Root(R"(HloModule m
-ENTRY e {
-  x = f32[4,4,4] parameter(0)
-  ROOT t = f32[4,4,4] transpose(x), dimensions={1,0,2}
-})");
-  EXPECT_EQ(Project(*swap01, 0, 1, "{devices=[2,1,1]<=[2]}"), "{devices=[1,2,1]<=[2]}");
-  const HloInstruction* swap12 = Root(R"(HloModule m
-ENTRY e {
-  x = f32[4,4,4] parameter(0)
-  ROOT t = f32[4,4,4] transpose(x), dimensions={0,2,1}
-})");
-  EXPECT_EQ(Project(*swap12, 0, 1, "{devices=[2,1,1]<=[2]}"), "{devices=[2,1,1]<=[2]}");
+  struct Case {
+    const char* root;  // The entry's root, of parameter x.
+    const char* operand;
+    const char* projected;  // {devices=[2,1...]<=[2]} on x, projected to the root.
+  };
+  const Case cases[] = {
+      {"f32[32] reshape(x)", "f32[8,4]", "{devices=[2]<=[2]}"},
+      {"f32[2,4,4] reshape(x)", "f32[8,4]", "{devices=[2,1,1]<=[2]}"},
+      {"f32[4,4,4] transpose(x), dimensions={1,0,2}", "f32[4,4,4]", "{devices=[1,2,1]<=[2]}"},
+      {"f32[4,4,4] transpose(x), dimensions={0,2,1}", "f32[4,4,4]", "{devices=[2,1,1]<=[2]}"},
+  };
+  for (const Case& c : cases) {
+    const HloInstruction* root = Root(std::string("HloModule m\nENTRY e {\n  x = ") + c.operand +
+                                      " parameter(0)\n  ROOT r = " + c.root + "\n}");
+    const std::string tiled = root->operand(0)->shape().rank() == 2 ? "{devices=[2,1]<=[2]}"
+                                                                    : "{devices=[2,1,1]<=[2]}";
+    EXPECT_EQ(Project(*root, 0, 1, tiled), c.projected) << c.root;
+  }
 }
 
 }  // namespace
