@@ -205,4 +205,41 @@ TEST(ConvolutionPartitionTest, BaseDilationWithSameStartPatternConvolvesLocally)
   }
 }
 
+// A convolution used as an einsum whose spatial dim pairs input and kernel position by
+// position (XLA's dot-as-convolution batch dim: size = lhs_dilate = the input's and kernel's
+// length L, stride L-1 or window dilation L-1, no padding): split along the output's spatial
+// dim, each device convolves its slice of both operands with the window of its L/t positions.
+// XLA's EinsumOutputBatchPartitioned computed whole on every device (4x XLA's FLOPs); both
+// window forms, 2 and 4 devices, a second ordinary spatial dim.
+std::string ParallelSpatial(int t, int l, const std::string& window, const std::string& out) {
+  return "HloModule parallel, num_partitions=" + S(t) + "\nENTRY main {\n  x = f32[" + S(l) +
+         ",6,5,8] parameter(0)\n  k = f32[" + S(l) + ",3,8,4] parameter(1)\n  ROOT c = f32[" +
+         S(l) + ",6,3,4] convolution(x, k), window={" + window +
+         "}, dim_labels=0b1f_01io->0b1f, sharding=" + out + "\n}\n";
+}
+
+TEST(ConvolutionPartitionTest, SpatialDimPairingInputAndKernelSplitsLikeABatch) {
+  struct Case {
+    int t;
+    std::string window;
+  };
+  const Case cases[] = {
+      {2, "size=8x3 stride=7x1 lhs_dilate=8x1"},
+      {4, "size=8x3 stride=7x1 lhs_dilate=8x1"},
+      {2, "size=8x3 rhs_dilate=7x1 lhs_dilate=8x1"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.window + " on " + S(c.t));
+    const std::string split = "{devices=[" + S(c.t) + ",1,1,1]<=[" + S(c.t) + "]}";
+    Partitioned p = Partition(ParallelSpatial(c.t, 8, c.window, split));
+    ASSERT_NE(p.spmd, nullptr);
+    const hlo::ModuleStats stats = hlo::ComputeModuleStats(*p.spmd);
+    EXPECT_EQ(stats.comm_bytes, 0) << p.spmd->ToString();
+    // Each device: 8/t output positions x 6 x 3 x 4, a window of 8/t x 3, 8 input features.
+    EXPECT_DOUBLE_EQ(stats.flops, 2.0 * (8 / c.t) * 6 * 3 * 4 * (8 / c.t) * 3 * 8)
+        << p.spmd->ToString();
+    ExpectVerifies(p, c.t);
+  }
+}
+
 }  // namespace

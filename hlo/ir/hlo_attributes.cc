@@ -87,4 +87,12 @@ std::vector<std::vector<int64_t>> ReplicaGroups::Expanded() const {
   return out;
 }
 
+bool PairsInputAndKernelPositions(const WindowDimension& w, int64_t n) {
+  const int64_t step = n > 1 ? n - 1 : 1;
+  return w.size == n && w.base_dilation == n && w.padding_low == 0 && w.padding_high == 0 &&
+         !w.window_reversal &&
+         ((w.stride == step && w.window_dilation == 1) ||
+          (w.window_dilation == step && w.stride == 1));
+}
+
 }  // namespace hlo

@@ -53,6 +53,12 @@ struct Window {
   std::vector<WindowDimension> dimensions;
 };
 
+// Whether convolution window dim `w`, over an input and a kernel both `n` long, pairs input
+// position o with kernel position o for output o, as an einsum's batch dim (XLA's
+// dot-as-convolution batch dim): size = base dilation = n, stride or window dilation
+// max(1, n-1), no padding or reversal. Such a dim splits like a batch.
+bool PairsInputAndKernelPositions(const WindowDimension& w, int64_t n);
+
 struct GatherDimensionNumbers {
   std::vector<int64_t> offset_dims;
   std::vector<int64_t> collapsed_slice_dims;

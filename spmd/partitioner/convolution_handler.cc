@@ -149,6 +149,47 @@ std::optional<WindowSplit> DilatedSplit(const HloInstruction& conv, const HloSha
   return found;
 }
 
+// The output spatial dims `sharding` splits evenly whose window pairs input and kernel
+// positions (hlo::PairsInputAndKernelPositions): split like a batch dim, the input and the kernel alike, each
+// device convolving its own positions with a window of its n/t of them.
+std::vector<WindowSplit> ParallelSplits(const HloInstruction& conv, const HloSharding& sharding) {
+  const hlo::ConvolutionDimensionNumbers& dn = *conv.attrs().convolution_dimension_numbers;
+  std::vector<WindowSplit> splits;
+  if (!conv.attrs().window.has_value()) return splits;
+  const hlo::Window& window = *conv.attrs().window;
+  for (size_t k = 0; k < dn.output_spatial_dimensions.size() && k < window.dimensions.size(); ++k) {
+    const int64_t out_dim = dn.output_spatial_dimensions[k];
+    const int64_t t = Tiles(sharding, out_dim);
+    const int64_t n = conv.operand(0)->shape().dimensions(dn.input_spatial_dimensions[k]);
+    if (t == 1 || n % t != 0 || !hlo::PairsInputAndKernelPositions(window.dimensions[k], n) ||
+        conv.operand(1)->shape().dimensions(dn.kernel_spatial_dimensions[k]) != n) {
+      continue;
+    }
+    WindowSplit split;
+    split.wd.dim = dn.input_spatial_dimensions[k];
+    split.wd.tiles = t;
+    split.wd.input_size = n;
+    split.wd.output_size = conv.shape().dimensions(out_dim);
+    split.wd.window = window.dimensions[k];
+    split.output_dim = out_dim;
+    split.window_index = static_cast<int64_t>(k);
+    splits.push_back(split);
+  }
+  return splits;
+}
+
+// The window dim of a ParallelSplits split for its n/t positions per device.
+hlo::WindowDimension LocalPairing(const WindowSplit& split) {
+  const int64_t local = split.wd.input_size / split.wd.tiles;
+  hlo::WindowDimension w = split.wd.window;
+  const bool strided = w.window_dilation == 1;
+  w.size = local;
+  w.base_dilation = local;
+  w.stride = strided ? std::max<int64_t>(1, local - 1) : 1;
+  w.window_dilation = strided ? 1 : std::max<int64_t>(1, local - 1);
+  return w;
+}
+
 // The output dims that must stay whole on every device.
 std::vector<int64_t> WholeOutputDims(const HloInstruction& conv, const HloSharding& sharding,
                                      const std::vector<WindowSplit>& splits) {
@@ -181,10 +222,11 @@ struct ConvStrategy {
   HloSharding local = HloSharding::Replicate();
   HloSharding input = HloSharding::Replicate();
   HloSharding kernel = HloSharding::Replicate();
-  std::vector<WindowSplit> splits;  // kOutputTiles: split output spatial dims.
+  std::vector<WindowSplit> splits;     // kOutputTiles: split output spatial dims.
+  std::vector<WindowSplit> parallel;   // kOutputTiles: ParallelSplits (input and kernel split).
   std::optional<WindowSplit> dilated;  // kOutputTiles: DilatedSplit, with its high padding.
   int64_t dilated_high = 0;
-  int64_t group_tiles = 1;          // kOutputTiles: output features split along whole groups.
+  int64_t group_tiles = 1;  // kOutputTiles: output features split along whole groups.
   std::vector<std::vector<int64_t>> sum_groups;  // The all-reduce's groups.
   WindowSplit kernel_split;  // kKernelWindow: the split window dim (output_dim: the
                              // kernel's spatial dim).
@@ -368,9 +410,13 @@ absl::StatusOr<std::pair<ConvStrategy, ConvSetting>> OutputTiles(const HloInstru
   const hlo::ConvolutionDimensionNumbers& dn = *conv.attrs().convolution_dimension_numbers;
   ConvStrategy s;
   s.splits = SpatialSplits(conv, sharding);
-  if (s.splits.empty()) s.dilated = DilatedSplit(conv, sharding, s.dilated_high);
+  s.parallel = ParallelSplits(conv, sharding);
+  if (s.splits.empty() && s.parallel.empty()) {
+    s.dilated = DilatedSplit(conv, sharding, s.dilated_high);
+  }
   if (sharding.IsTiled()) {
     std::vector<WindowSplit> split = s.splits;
+    split.insert(split.end(), s.parallel.begin(), s.parallel.end());
     if (s.dilated.has_value()) split.push_back(*s.dilated);
     ASSIGN_OR_RETURN(s.local,
                      hlo::PartiallyReplicate(sharding, WholeOutputDims(conv, sharding, split)));
@@ -397,6 +443,10 @@ absl::StatusOr<std::pair<ConvStrategy, ConvSetting>> OutputTiles(const HloInstru
   }
   if (s.dilated.has_value()) set.input_map[s.dilated->wd.dim] = s.dilated->output_dim;
   set.kernel_map[dn.kernel_output_feature_dimension] = dn.output_feature_dimension;
+  for (const WindowSplit& split : s.parallel) {
+    set.input_map[split.wd.dim] = split.output_dim;
+    set.kernel_map[dn.kernel_spatial_dimensions[split.window_index]] = split.output_dim;
+  }
   ASSIGN_OR_RETURN(s.input, hlo::OperandShardingFromResult(s.local, rank, set.input_map));
   ASSIGN_OR_RETURN(s.kernel, hlo::OperandShardingFromResult(s.local, rank, set.kernel_map));
   set.tiled = WithReplicationAsTiles(s.local, rank, ctx.num_devices());
@@ -418,7 +468,8 @@ absl::Status AddStrategies(const HloInstruction& conv, const HloSharding& shardi
   ASSIGN_OR_RETURN(auto tiles_and_setting, OutputTiles(conv, sharding, requested, ctx));
   auto& [tiles, set] = tiles_and_setting;
   const bool whole = tiles.local.IsReplicated();
-  const bool spatial_split = !tiles.splits.empty() || tiles.dilated.has_value();
+  const bool spatial_split =
+      !tiles.splits.empty() || !tiles.parallel.empty() || tiles.dilated.has_value();
   if (!whole || &sharding == &requested) out.push_back(std::move(tiles));
   if (spatial_split) return absl::OkStatus();
   ASSIGN_OR_RETURN(std::optional<ConvStrategy> contracting, ContractingStrategy(set, ctx));
@@ -482,6 +533,10 @@ std::string Describe(const ConvStrategy& s, const HloSharding& requested) {
     hlo::StrAppend(&text, " of dimension ", s.kernel_split.wd.dim, " over ", s.sum_groups[0].size(),
                    " devices (", s.kernel_split.halo ? "halo exchange" : "windows sliced", ")");
   }
+  for (const WindowSplit& split : s.parallel) {
+    hlo::StrAppend(&text, ", spatial dimension ", split.output_dim,
+                   " pairing input and kernel positions split like a batch");
+  }
   if (s.local != requested && !s.local.IsReplicated()) {
     hlo::StrAppend(&text, " computed in ", s.local.ToString(), " and resharded");
   }
@@ -501,7 +556,12 @@ double LocalFlops(const HloInstruction& conv, const ConvStrategy& s) {
     for (size_t k = 0; k < dims.size(); ++k) {
       const bool block = s.kind == ConvKind::kKernelWindow &&
                          s.kernel_split.window_index == static_cast<int64_t>(k);
-      flops *= static_cast<double>(block ? s.kernel_split.geometry.out_shard : dims[k].size);
+      const auto pairing = std::find_if(
+          s.parallel.begin(), s.parallel.end(),
+          [&](const WindowSplit& p) { return p.window_index == static_cast<int64_t>(k); });
+      int64_t size = block ? s.kernel_split.geometry.out_shard : dims[k].size;
+      if (pairing != s.parallel.end()) size = LocalPairing(*pairing).size;
+      flops *= static_cast<double>(size);
     }
   }
   double in =
@@ -580,6 +640,9 @@ absl::Status EmitLocal(const HloInstruction& original, const ConvStrategy& s, Hl
   if (s.dilated.has_value()) {
     conv->mutable_attrs()->window->dimensions[s.dilated->window_index].padding_high =
         s.dilated_high;
+  }
+  for (const WindowSplit& split : s.parallel) {
+    conv->mutable_attrs()->window->dimensions[split.window_index] = LocalPairing(split);
   }
   if (s.kind == ConvKind::kKernelWindow) {
     hlo::WindowDimension& w =

@@ -138,7 +138,8 @@ std::optional<FactorRule> Dot(const HloInstruction& instr) {
 // keeps it whole), output features from the kernel to the result, input features contract.
 // With feature_group_count G > 1 the output features also pass to the input features (a tile
 // of whole groups sees only its own groups' inputs); with batch_group_count > 1 batch and
-// features stay whole. Kernel spatial dims stay whole.
+// features stay whole. Kernel spatial dims stay whole, except a spatial dim pairing input and
+// kernel positions one to one (hlo::PairsInputAndKernelPositions), a batch of all three.
 std::optional<FactorRule> Convolution(const HloInstruction& instr) {
   if (!AllArrays(instr) || instr.operand_count() != 2 ||
       !instr.attrs().convolution_dimension_numbers.has_value()) {
@@ -171,9 +172,18 @@ std::optional<FactorRule> Convolution(const HloInstruction& instr) {
                                -1});
   }
   for (size_t k = 0; k < spatial; ++k) {
-    const bool splittable = instr.attrs().window.has_value() &&
-                            k < instr.attrs().window->dimensions.size() &&
-                            instr.attrs().window->dimensions[k].base_dilation == 1;
+    const bool windowed =
+        instr.attrs().window.has_value() && k < instr.attrs().window->dimensions.size();
+    const int64_t n = instr.operand(0)->shape().dimensions(dn.input_spatial_dimensions[k]);
+    if (windowed &&
+        instr.operand(1)->shape().dimensions(dn.kernel_spatial_dimensions[k]) == n &&
+        hlo::PairsInputAndKernelPositions(instr.attrs().window->dimensions[k], n)) {
+      // Input and kernel positions paired one to one: a batch dim of all three.
+      b.Add(Kind::kPassThrough, {dn.input_spatial_dimensions[k], dn.kernel_spatial_dimensions[k],
+                                 dn.output_spatial_dimensions[k]});
+      continue;
+    }
+    const bool splittable = windowed && instr.attrs().window->dimensions[k].base_dilation == 1;
     b.Add(splittable ? Kind::kPassThrough : Kind::kNeedReplication,
           {dn.input_spatial_dimensions[k], -1, dn.output_spatial_dimensions[k]});
     b.Add(Kind::kNeedReplication, {-1, dn.kernel_spatial_dimensions[k], -1});

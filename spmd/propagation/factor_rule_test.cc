@@ -357,5 +357,29 @@ TEST_F(RuleTest, ProjectionCacheKeysOnShapesAndDimensionMaps) {
   }
 }
 
+// A convolution used as an einsum: spatial dim 0 pairs input and kernel positions one to one
+// (size = lhs_dilate = 32, stride 31), so it is a batch of input, kernel and result.
+TEST_F(RuleTest, ConvolutionSpatialDimPairingPositionsIsABatch) {
+  const HloInstruction* conv = Root(R"(HloModule m
+ENTRY e {
+  x = f32[32,24,64] parameter(0)
+  k = f32[32,96,64] parameter(1)
+  ROOT c = f32[32,24,96] convolution(x, k), dim_labels=0bf_0oi->0bf,
+    window={size=32 stride=31 lhs_dilate=32}
+})");
+  EXPECT_EQ(Project(*conv, 0, 2, "{devices=[2,1,1]<=[2]}"), "{devices=[2,1,1]<=[2]}");
+  EXPECT_EQ(Project(*conv, 0, 1, "{devices=[2,1,1]<=[2]}"), "{devices=[2,1,1]<=[2]}");
+  EXPECT_EQ(Project(*conv, 2, 1, "{devices=[2,1,1]<=[2]}"), "{devices=[2,1,1]<=[2]}");
+  // An ordinary base-dilated spatial dim stays whole.
+  const HloInstruction* dilated = Root(R"(HloModule m
+ENTRY e {
+  x = f32[32,24,64] parameter(0)
+  k = f32[3,96,64] parameter(1)
+  ROOT c = f32[94,24,96] convolution(x, k), dim_labels=0bf_0oi->0bf,
+    window={size=3 pad=1_1 lhs_dilate=3}
+})");
+  EXPECT_EQ(Project(*dilated, 0, 2, "{devices=[2,1,1]<=[2]}"), "{replicated}");
+}
+
 }  // namespace
 }  // namespace spmd
