@@ -86,6 +86,20 @@ bool SplitsGroups(const HloInstruction& conv, const HloSharding& sharding) {
   return bgc > 1 && fgc == 1 && bgc % t == 0;
 }
 
+// Window dim k of `conv` split `tiles` ways along its output spatial dim.
+WindowSplit SplitOf(const HloInstruction& conv, size_t k, int64_t tiles) {
+  const hlo::ConvolutionDimensionNumbers& dn = *conv.attrs().convolution_dimension_numbers;
+  WindowSplit split;
+  split.wd.dim = dn.input_spatial_dimensions[k];
+  split.wd.tiles = tiles;
+  split.wd.input_size = conv.operand(0)->shape().dimensions(split.wd.dim);
+  split.wd.output_size = conv.shape().dimensions(dn.output_spatial_dimensions[k]);
+  split.wd.window = conv.attrs().window->dimensions[k];
+  split.output_dim = dn.output_spatial_dimensions[k];
+  split.window_index = static_cast<int64_t>(k);
+  return split;
+}
+
 // The output spatial dims `sharding` splits whose window can be split into blocks.
 std::vector<WindowSplit> SpatialSplits(const HloInstruction& conv, const HloSharding& sharding) {
   const hlo::ConvolutionDimensionNumbers& dn = *conv.attrs().convolution_dimension_numbers;
@@ -98,15 +112,7 @@ std::vector<WindowSplit> SpatialSplits(const HloInstruction& conv, const HloShar
     if (tiles == 1 || k >= window.dimensions.size() || !SplittableWindow(window.dimensions[k])) {
       continue;
     }
-    WindowSplit split;
-    split.wd.dim = dn.input_spatial_dimensions[k];
-    split.wd.tiles = tiles;
-    split.wd.input_size = conv.operand(0)->shape().dimensions(split.wd.dim);
-    split.wd.output_size = conv.shape().dimensions(out_dim);
-    split.wd.window = window.dimensions[k];
-    split.output_dim = out_dim;
-    split.window_index = static_cast<int64_t>(k);
-    splits.push_back(split);
+    splits.push_back(SplitOf(conv, k, tiles));
   }
   return splits;
 }
@@ -136,22 +142,15 @@ std::optional<WindowSplit> DilatedSplit(const HloInstruction& conv, const HloSha
         w.padding_low < 0 || w.padding_low >= d || last_read >= is * d) {
       return std::nullopt;
     }
-    found.emplace();
-    found->wd.dim = dn.input_spatial_dimensions[k];
-    found->wd.tiles = t;
-    found->wd.input_size = n;
-    found->wd.output_size = m;
-    found->wd.window = w;
-    found->output_dim = out_dim;
-    found->window_index = static_cast<int64_t>(k);
+    found = SplitOf(conv, k, t);
     high = last_read - (is - 1) * d;
   }
   return found;
 }
 
 // The output spatial dims `sharding` splits evenly whose window pairs input and kernel
-// positions (hlo::PairsInputAndKernelPositions): split like a batch dim, the input and the kernel alike, each
-// device convolving its own positions with a window of its n/t of them.
+// positions (hlo::PairsInputAndKernelPositions): split like a batch dim, the input and the
+// kernel alike, each device convolving its own positions with a window of its n/t of them.
 std::vector<WindowSplit> ParallelSplits(const HloInstruction& conv, const HloSharding& sharding) {
   const hlo::ConvolutionDimensionNumbers& dn = *conv.attrs().convolution_dimension_numbers;
   std::vector<WindowSplit> splits;
@@ -165,15 +164,7 @@ std::vector<WindowSplit> ParallelSplits(const HloInstruction& conv, const HloSha
         conv.operand(1)->shape().dimensions(dn.kernel_spatial_dimensions[k]) != n) {
       continue;
     }
-    WindowSplit split;
-    split.wd.dim = dn.input_spatial_dimensions[k];
-    split.wd.tiles = t;
-    split.wd.input_size = n;
-    split.wd.output_size = conv.shape().dimensions(out_dim);
-    split.wd.window = window.dimensions[k];
-    split.output_dim = out_dim;
-    split.window_index = static_cast<int64_t>(k);
-    splits.push_back(split);
+    splits.push_back(SplitOf(conv, k, t));
   }
   return splits;
 }
