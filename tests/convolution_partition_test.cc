@@ -242,4 +242,33 @@ TEST(ConvolutionPartitionTest, SpatialDimPairingInputAndKernelSplitsLikeABatch) 
   }
 }
 
+// The kernel's free dim in disguise (XLA's dot-as-convolution rhs non-contracting dim: a
+// one-element input padded by N-1 on both sides, a reversed kernel of N): split along the
+// output, each device convolves its slice of the kernel with a window of N/t positions; the
+// input stays whole. XLA's EinsumOutputRHSNonContractingPartitioned computed whole (2x XLA's
+// FLOPs). Uneven (N = 6 on 4 devices) keeps the window split with the whole kernel.
+std::string KernelFree(int t, int n, const std::string& out) {
+  return "HloModule kernel_free, num_partitions=" + S(t) +
+         "\nENTRY main {\n  x = f32[6,1,8] parameter(0)\n  k = f32[" + S(n) +
+         ",8,4] parameter(1)\n  ROOT c = f32[6," + S(n) + ",4] convolution(x, k), window={size=" +
+         S(n) + " pad=" + S(n - 1) + "_" + S(n - 1) +
+         " rhs_reversal=1}, dim_labels=b0f_0io->b0f, sharding=" + out + "\n}\n";
+}
+
+TEST(ConvolutionPartitionTest, KernelFreeDimSplitsTheKernel) {
+  for (int t : {2, 4}) {
+    SCOPED_TRACE("on " + S(t));
+    const std::string split = "{devices=[1," + S(t) + ",1]<=[" + S(t) + "]}";
+    Partitioned p = Partition(KernelFree(t, 8, split));
+    ASSERT_NE(p.spmd, nullptr);
+    const hlo::ModuleStats stats = hlo::ComputeModuleStats(*p.spmd);
+    EXPECT_EQ(stats.comm_bytes, 0) << p.spmd->ToString();
+    EXPECT_DOUBLE_EQ(stats.flops, 2.0 * 6 * (8 / t) * 4 * (8 / t) * 8) << p.spmd->ToString();
+    ExpectVerifies(p, t);
+  }
+  Partitioned uneven = Partition(KernelFree(4, 6, "{devices=[1,4,1]<=[4]}"));
+  ASSERT_NE(uneven.spmd, nullptr);
+  ExpectVerifies(uneven, 4);
+}
+
 }  // namespace

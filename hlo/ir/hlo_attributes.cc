@@ -87,12 +87,39 @@ std::vector<std::vector<int64_t>> ReplicaGroups::Expanded() const {
   return out;
 }
 
-bool PairsInputAndKernelPositions(const WindowDimension& w, int64_t n) {
+ConvolutionEinsumDim ConvolutionEinsumDimOf(const WindowDimension& w, int64_t input_size,
+                                            int64_t kernel_size) {
+  const int64_t n = kernel_size;
   const int64_t step = n > 1 ? n - 1 : 1;
-  return w.size == n && w.base_dilation == n && w.padding_low == 0 && w.padding_high == 0 &&
-         !w.window_reversal &&
-         ((w.stride == step && w.window_dilation == 1) ||
-          (w.window_dilation == step && w.stride == 1));
+  if (input_size == n && w.size == n && w.base_dilation == n && w.padding_low == 0 &&
+      w.padding_high == 0 && !w.window_reversal &&
+      ((w.stride == step && w.window_dilation == 1) ||
+       (w.window_dilation == step && w.stride == 1))) {
+    return ConvolutionEinsumDim::kBatch;
+  }
+  if (input_size == 1 && n > 1 && w.size == n && w.padding_low == n - 1 &&
+      w.padding_high == n - 1 && w.window_reversal && w.stride == 1 && w.window_dilation == 1 &&
+      w.base_dilation == 1) {
+    return ConvolutionEinsumDim::kKernelFree;
+  }
+  return ConvolutionEinsumDim::kWindow;
+}
+
+WindowDimension ConvolutionEinsumWindow(const WindowDimension& w, ConvolutionEinsumDim kind,
+                                        int64_t n) {
+  WindowDimension local = w;
+  const int64_t step = n > 1 ? n - 1 : 1;
+  local.size = n;
+  if (kind == ConvolutionEinsumDim::kBatch) {
+    const bool strided = w.window_dilation == 1;
+    local.base_dilation = n;
+    local.stride = strided ? step : 1;
+    local.window_dilation = strided ? 1 : step;
+  } else if (kind == ConvolutionEinsumDim::kKernelFree) {
+    local.padding_low = n - 1;
+    local.padding_high = n - 1;
+  }
+  return local;
 }
 
 }  // namespace hlo

@@ -53,11 +53,21 @@ struct Window {
   std::vector<WindowDimension> dimensions;
 };
 
-// Whether convolution window dim `w`, over an input and a kernel both `n` long, pairs input
-// position o with kernel position o for output o, as an einsum's batch dim (XLA's
-// dot-as-convolution batch dim): size = base dilation = n, stride or window dilation
-// max(1, n-1), no padding or reversal. Such a dim splits like a batch.
-bool PairsInputAndKernelPositions(const WindowDimension& w, int64_t n);
+// What a convolution's window dim is when the convolution is an einsum in disguise (XLA's
+// dot-as-convolution), given the input's and the kernel's length along it:
+//   kBatch:      input and kernel position o meet at output o (lengths n: size = base
+//                dilation = n, stride or window dilation max(1, n-1), no padding);
+//   kKernelFree: kernel position o reaches output o from a one-element input (kernel length n:
+//                size n, padding n-1 on both sides, reversed, stride 1, no dilation);
+//   kWindow:     anything else (a real window).
+// Either kind splits like a batch dim (the input too for kBatch), each device's window rebuilt
+// for its positions (ConvolutionEinsumWindow).
+enum class ConvolutionEinsumDim { kWindow, kBatch, kKernelFree };
+ConvolutionEinsumDim ConvolutionEinsumDimOf(const WindowDimension& w, int64_t input_size,
+                                            int64_t kernel_size);
+// The window dim of that kind over `n` positions (each device's n/t of them).
+WindowDimension ConvolutionEinsumWindow(const WindowDimension& w, ConvolutionEinsumDim kind,
+                                        int64_t n);
 
 struct GatherDimensionNumbers {
   std::vector<int64_t> offset_dims;

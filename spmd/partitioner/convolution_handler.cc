@@ -100,6 +100,22 @@ WindowSplit SplitOf(const HloInstruction& conv, size_t k, int64_t tiles) {
   return split;
 }
 
+// What window dim k of `conv` is as an einsum dim (hlo::ConvolutionEinsumDimOf).
+hlo::ConvolutionEinsumDim EinsumDim(const HloInstruction& conv, size_t k) {
+  const hlo::ConvolutionDimensionNumbers& dn = *conv.attrs().convolution_dimension_numbers;
+  return hlo::ConvolutionEinsumDimOf(
+      conv.attrs().window->dimensions[k],
+      conv.operand(0)->shape().dimensions(dn.input_spatial_dimensions[k]),
+      conv.operand(1)->shape().dimensions(dn.kernel_spatial_dimensions[k]));
+}
+
+// Whether window dim k, split t ways, splits as an einsum dim (ParallelSplits): evenly.
+bool SplitsAsEinsum(const HloInstruction& conv, size_t k, int64_t t) {
+  const hlo::ConvolutionDimensionNumbers& dn = *conv.attrs().convolution_dimension_numbers;
+  const int64_t n = conv.operand(1)->shape().dimensions(dn.kernel_spatial_dimensions[k]);
+  return t > 1 && n % t == 0 && EinsumDim(conv, k) != hlo::ConvolutionEinsumDim::kWindow;
+}
+
 // The output spatial dims `sharding` splits whose window can be split into blocks.
 std::vector<WindowSplit> SpatialSplits(const HloInstruction& conv, const HloSharding& sharding) {
   const hlo::ConvolutionDimensionNumbers& dn = *conv.attrs().convolution_dimension_numbers;
@@ -109,7 +125,8 @@ std::vector<WindowSplit> SpatialSplits(const HloInstruction& conv, const HloShar
   for (size_t k = 0; k < dn.output_spatial_dimensions.size(); ++k) {
     const int64_t out_dim = dn.output_spatial_dimensions[k];
     const int64_t tiles = Tiles(sharding, out_dim);
-    if (tiles == 1 || k >= window.dimensions.size() || !SplittableWindow(window.dimensions[k])) {
+    if (tiles == 1 || k >= window.dimensions.size() || !SplittableWindow(window.dimensions[k]) ||
+        SplitsAsEinsum(conv, k, tiles)) {
       continue;
     }
     splits.push_back(SplitOf(conv, k, tiles));
@@ -148,37 +165,28 @@ std::optional<WindowSplit> DilatedSplit(const HloInstruction& conv, const HloSha
   return found;
 }
 
-// The output spatial dims `sharding` splits evenly whose window pairs input and kernel
-// positions (hlo::PairsInputAndKernelPositions): split like a batch dim, the input and the
-// kernel alike, each device convolving its own positions with a window of its n/t of them.
+// The output spatial dims `sharding` splits evenly that are an einsum's dims in disguise
+// (hlo::ConvolutionEinsumDimOf): split like a batch dim, the kernel (and for kBatch the input)
+// alike, each device convolving its own positions with the window rebuilt for its n/t of them.
 std::vector<WindowSplit> ParallelSplits(const HloInstruction& conv, const HloSharding& sharding) {
   const hlo::ConvolutionDimensionNumbers& dn = *conv.attrs().convolution_dimension_numbers;
   std::vector<WindowSplit> splits;
   if (!conv.attrs().window.has_value()) return splits;
   const hlo::Window& window = *conv.attrs().window;
   for (size_t k = 0; k < dn.output_spatial_dimensions.size() && k < window.dimensions.size(); ++k) {
-    const int64_t out_dim = dn.output_spatial_dimensions[k];
-    const int64_t t = Tiles(sharding, out_dim);
-    const int64_t n = conv.operand(0)->shape().dimensions(dn.input_spatial_dimensions[k]);
-    if (t == 1 || n % t != 0 || !hlo::PairsInputAndKernelPositions(window.dimensions[k], n) ||
-        conv.operand(1)->shape().dimensions(dn.kernel_spatial_dimensions[k]) != n) {
-      continue;
-    }
-    splits.push_back(SplitOf(conv, k, t));
+    const int64_t t = Tiles(sharding, dn.output_spatial_dimensions[k]);
+    if (SplitsAsEinsum(conv, k, t)) splits.push_back(SplitOf(conv, k, t));
   }
   return splits;
 }
 
 // The window dim of a ParallelSplits split for its n/t positions per device.
-hlo::WindowDimension LocalPairing(const WindowSplit& split) {
-  const int64_t local = split.wd.input_size / split.wd.tiles;
-  hlo::WindowDimension w = split.wd.window;
-  const bool strided = w.window_dilation == 1;
-  w.size = local;
-  w.base_dilation = local;
-  w.stride = strided ? std::max<int64_t>(1, local - 1) : 1;
-  w.window_dilation = strided ? 1 : std::max<int64_t>(1, local - 1);
-  return w;
+hlo::WindowDimension LocalPairing(const HloInstruction& conv, const WindowSplit& split) {
+  const hlo::ConvolutionDimensionNumbers& dn = *conv.attrs().convolution_dimension_numbers;
+  const int64_t n = conv.operand(1)->shape().dimensions(
+      dn.kernel_spatial_dimensions[split.window_index]);
+  return hlo::ConvolutionEinsumWindow(split.wd.window, EinsumDim(conv, split.window_index),
+                                      n / split.wd.tiles);
 }
 
 // The output dims that must stay whole on every device.
@@ -435,7 +443,9 @@ absl::StatusOr<std::pair<ConvStrategy, ConvSetting>> OutputTiles(const HloInstru
   if (s.dilated.has_value()) set.input_map[s.dilated->wd.dim] = s.dilated->output_dim;
   set.kernel_map[dn.kernel_output_feature_dimension] = dn.output_feature_dimension;
   for (const WindowSplit& split : s.parallel) {
-    set.input_map[split.wd.dim] = split.output_dim;
+    if (EinsumDim(conv, split.window_index) == hlo::ConvolutionEinsumDim::kBatch) {
+      set.input_map[split.wd.dim] = split.output_dim;
+    }
     set.kernel_map[dn.kernel_spatial_dimensions[split.window_index]] = split.output_dim;
   }
   ASSIGN_OR_RETURN(s.input, hlo::OperandShardingFromResult(s.local, rank, set.input_map));
@@ -526,7 +536,7 @@ std::string Describe(const ConvStrategy& s, const HloSharding& requested) {
   }
   for (const WindowSplit& split : s.parallel) {
     hlo::StrAppend(&text, ", spatial dimension ", split.output_dim,
-                   " pairing input and kernel positions split like a batch");
+                   " (an einsum dim in disguise) split like a batch");
   }
   if (s.local != requested && !s.local.IsReplicated()) {
     hlo::StrAppend(&text, " computed in ", s.local.ToString(), " and resharded");
@@ -551,7 +561,7 @@ double LocalFlops(const HloInstruction& conv, const ConvStrategy& s) {
           s.parallel.begin(), s.parallel.end(),
           [&](const WindowSplit& p) { return p.window_index == static_cast<int64_t>(k); });
       int64_t size = block ? s.kernel_split.geometry.out_shard : dims[k].size;
-      if (pairing != s.parallel.end()) size = LocalPairing(*pairing).size;
+      if (pairing != s.parallel.end()) size = LocalPairing(conv, *pairing).size;
       flops *= static_cast<double>(size);
     }
   }
@@ -633,7 +643,7 @@ absl::Status EmitLocal(const HloInstruction& original, const ConvStrategy& s, Hl
         s.dilated_high;
   }
   for (const WindowSplit& split : s.parallel) {
-    conv->mutable_attrs()->window->dimensions[split.window_index] = LocalPairing(split);
+    conv->mutable_attrs()->window->dimensions[split.window_index] = LocalPairing(original, split);
   }
   if (s.kind == ConvKind::kKernelWindow) {
     hlo::WindowDimension& w =

@@ -138,8 +138,8 @@ std::optional<FactorRule> Dot(const HloInstruction& instr) {
 // keeps it whole), output features from the kernel to the result, input features contract.
 // With feature_group_count G > 1 the output features also pass to the input features (a tile
 // of whole groups sees only its own groups' inputs); with batch_group_count > 1 batch and
-// features stay whole. Kernel spatial dims stay whole, except a spatial dim pairing input and
-// kernel positions one to one (hlo::PairsInputAndKernelPositions), a batch of all three.
+// features stay whole. Kernel spatial dims stay whole, except an einsum dim in disguise
+// (hlo::ConvolutionEinsumDimOf): a batch of all three, or the kernel's free dim.
 std::optional<FactorRule> Convolution(const HloInstruction& instr) {
   if (!AllArrays(instr) || instr.operand_count() != 2 ||
       !instr.attrs().convolution_dimension_numbers.has_value()) {
@@ -174,13 +174,19 @@ std::optional<FactorRule> Convolution(const HloInstruction& instr) {
   for (size_t k = 0; k < spatial; ++k) {
     const bool windowed =
         instr.attrs().window.has_value() && k < instr.attrs().window->dimensions.size();
-    const int64_t n = instr.operand(0)->shape().dimensions(dn.input_spatial_dimensions[k]);
-    if (windowed &&
-        instr.operand(1)->shape().dimensions(dn.kernel_spatial_dimensions[k]) == n &&
-        hlo::PairsInputAndKernelPositions(instr.attrs().window->dimensions[k], n)) {
-      // Input and kernel positions paired one to one: a batch dim of all three.
-      b.Add(Kind::kPassThrough, {dn.input_spatial_dimensions[k], dn.kernel_spatial_dimensions[k],
-                                 dn.output_spatial_dimensions[k]});
+    const hlo::ConvolutionEinsumDim einsum =
+        windowed ? hlo::ConvolutionEinsumDimOf(
+                       instr.attrs().window->dimensions[k],
+                       instr.operand(0)->shape().dimensions(dn.input_spatial_dimensions[k]),
+                       instr.operand(1)->shape().dimensions(dn.kernel_spatial_dimensions[k]))
+                 : hlo::ConvolutionEinsumDim::kWindow;
+    if (einsum != hlo::ConvolutionEinsumDim::kWindow) {
+      // An einsum dim in disguise: a batch of input, kernel and result, or the kernel's free
+      // dim (the input is one element long along it).
+      const bool batch = einsum == hlo::ConvolutionEinsumDim::kBatch;
+      b.Add(Kind::kPassThrough, {batch ? dn.input_spatial_dimensions[k] : -1,
+                                 dn.kernel_spatial_dimensions[k], dn.output_spatial_dimensions[k]});
+      if (!batch) b.Add(Kind::kNeedReplication, {dn.input_spatial_dimensions[k], -1, -1});
       continue;
     }
     const bool splittable = windowed && instr.attrs().window->dimensions[k].base_dilation == 1;

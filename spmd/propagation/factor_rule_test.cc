@@ -381,5 +381,20 @@ ENTRY e {
   EXPECT_EQ(Project(*dilated, 0, 2, "{devices=[2,1,1]<=[2]}"), "{replicated}");
 }
 
+// The kernel's free dim in disguise: a one-element input padded by N-1 on both sides and a
+// reversed kernel of N: the kernel's tiles reach the result and back; the input stays whole.
+TEST_F(RuleTest, ConvolutionKernelFreeDimPassesBetweenKernelAndResult) {
+  const HloInstruction* conv = Root(R"(HloModule m
+ENTRY e {
+  x = f32[6,1,8] parameter(0)
+  k = f32[8,8,4] parameter(1)
+  ROOT c = f32[6,8,4] convolution(x, k), window={size=8 pad=7_7 rhs_reversal=1},
+    dim_labels=b0f_0io->b0f
+})");
+  EXPECT_EQ(Project(*conv, 1, 2, "{devices=[2,1,1]<=[2]}"), "{devices=[1,2,1]<=[2]}");
+  EXPECT_EQ(Project(*conv, 2, 1, "{devices=[1,2,1]<=[2]}"), "{devices=[2,1,1]<=[2]}");
+  EXPECT_EQ(Project(*conv, 2, 0, "{devices=[1,2,1]<=[2]}"), "{replicated}");
+}
+
 }  // namespace
 }  // namespace spmd
