@@ -250,8 +250,8 @@ TEST(ConvolutionPartitionTest, SpatialDimPairingInputAndKernelSplitsLikeABatch) 
 std::string KernelFree(int t, int n, const std::string& out) {
   return "HloModule kernel_free, num_partitions=" + S(t) +
          "\nENTRY main {\n  x = f32[6,1,8] parameter(0)\n  k = f32[" + S(n) +
-         ",8,4] parameter(1)\n  ROOT c = f32[6," + S(n) + ",4] convolution(x, k), window={size=" +
-         S(n) + " pad=" + S(n - 1) + "_" + S(n - 1) +
+         ",8,4] parameter(1)\n  ROOT c = f32[6," + S(n) +
+         ",4] convolution(x, k), window={size=" + S(n) + " pad=" + S(n - 1) + "_" + S(n - 1) +
          " rhs_reversal=1}, dim_labels=b0f_0io->b0f, sharding=" + out + "\n}\n";
 }
 

@@ -183,8 +183,8 @@ std::vector<WindowSplit> ParallelSplits(const HloInstruction& conv, const HloSha
 // The window dim of a ParallelSplits split for its n/t positions per device.
 hlo::WindowDimension LocalPairing(const HloInstruction& conv, const WindowSplit& split) {
   const hlo::ConvolutionDimensionNumbers& dn = *conv.attrs().convolution_dimension_numbers;
-  const int64_t n = conv.operand(1)->shape().dimensions(
-      dn.kernel_spatial_dimensions[split.window_index]);
+  const int64_t n =
+      conv.operand(1)->shape().dimensions(dn.kernel_spatial_dimensions[split.window_index]);
   return hlo::ConvolutionEinsumWindow(split.wd.window, EinsumDim(conv, split.window_index),
                                       n / split.wd.tiles);
 }

@@ -351,8 +351,8 @@ TEST_F(RuleTest, ProjectionCacheKeysOnShapesAndDimensionMaps) {
   for (const Case& c : cases) {
     const HloInstruction* root = Root(std::string("HloModule m\nENTRY e {\n  x = ") + c.operand +
                                       " parameter(0)\n  ROOT r = " + c.root + "\n}");
-    const std::string tiled = root->operand(0)->shape().rank() == 2 ? "{devices=[2,1]<=[2]}"
-                                                                    : "{devices=[2,1,1]<=[2]}";
+    const std::string tiled =
+        root->operand(0)->shape().rank() == 2 ? "{devices=[2,1]<=[2]}" : "{devices=[2,1,1]<=[2]}";
     EXPECT_EQ(Project(*root, 0, 1, tiled), c.projected) << c.root;
   }
 }
