@@ -89,6 +89,58 @@ ENTRY main {
   ExpectVerifies(p, 4);
 }
 
+// A value constant along some dims (a broadcast's new dims, and what elementwise ops,
+// transposes and reshapes keep of them) is resharded without moving its copies along them: one
+// element along those dims is resharded and broadcast again.
+TEST(BroadcastPartitionTest, ReshardsAlongBroadcastDimsMoveNothing) {
+  Partitioned p = Partition(R"(
+HloModule bcast_dims, num_partitions=4
+ENTRY main {
+  p0 = f32[2,3] parameter(0), sharding={replicated}
+  p1 = f32[2,3,8] parameter(1), sharding={replicated}
+  b0 = f32[6,2,6,3] broadcast(p0), dimensions={1,3}, sharding={devices=[2,1,2,1]<=[4]}
+  b1 = f32[6,2,6,3,8] broadcast(p1), dimensions={1,3,4}, sharding={devices=[2,1,1,1,2]<=[4]}
+  b2 = f32[6,2,6,3,8] broadcast(p0), dimensions={1,3}, sharding={devices=[2,1,1,1,2]<=[4]}
+  a = f32[6,2,6,3,8] add(b1, b2), sharding={devices=[2,1,1,1,2]<=[4]}
+  r = f32[3,4,6,3] reshape(b0), sharding={devices=[2,1,2,1]<=[4]}
+  t = f32[2,3,6,6] transpose(b0), dimensions={1,3,0,2}, sharding={devices=[1,1,2,2]<=[4]}
+  c0 = f32[6,2,6,3] copy(b0), sharding={devices=[2,1,2,1]3,2,1,0}
+  c1 = f32[6,2,6,3,8] copy(a), sharding={devices=[1,1,2,1,2]<=[4]}
+  c2 = f32[3,4,6,3] copy(r), sharding={replicated}
+  c3 = f32[2,3,6,6] copy(t), sharding={devices=[1,1,4,1]<=[4]}
+  ROOT out = (f32[6,2,6,3], f32[6,2,6,3,8], f32[3,4,6,3], f32[2,3,6,6]) tuple(c0, c1, c2, c3),
+    sharding={{devices=[2,1,2,1]3,2,1,0}, {devices=[1,1,2,1,2]<=[4]}, {replicated},
+              {devices=[1,1,4,1]<=[4]}}
+})");
+  ASSERT_NE(p.spmd, nullptr);
+  // c0, c2 and c3 only move dims along which their values are constant; c1 moves dim 0 (a
+  // broadcast dim of both operands) only, while dim 4 keeps its tiles.
+  auto counts = Counts(*p.spmd);
+  EXPECT_EQ(counts[HloOpcode::kAllGather] + counts[HloOpcode::kAllToAll] +
+                counts[HloOpcode::kCollectivePermute] + counts[HloOpcode::kAllReduce],
+            0)
+      << p.spmd->ToString();
+  ExpectVerifies(p, 4);
+}
+
+// Uneven splits along the constant dims: every source tile holds data (7 split 2 ways), so one
+// element of each device's tile stands for all; the target splits 7 four ways, padded.
+TEST(BroadcastPartitionTest, UnevenSplitsAlongBroadcastDimsAreRebuiltLocally) {
+  Partitioned p = Partition(R"(
+HloModule bcast_uneven, num_partitions=4
+ENTRY main {
+  p0 = f32[5] parameter(0), sharding={replicated}
+  b = f32[7,5] broadcast(p0), dimensions={1}, sharding={devices=[2,2]<=[4]}
+  e = f32[7,5] exponential(b), sharding={devices=[2,2]<=[4]}
+  ROOT c = f32[7,5] copy(e), sharding={devices=[4,1]<=[4]}
+})");
+  ASSERT_NE(p.spmd, nullptr);
+  // Dim 1's halves are gathered on a one-row slice; dim 0's copies never move.
+  EXPECT_THAT(Instructions(*p.spmd), Contains(AllOf(op::AllGather(), HasShape("f32[1,6]"))))
+      << p.spmd->ToString();
+  ExpectVerifies(p, 4);
+}
+
 TEST(ReshapePartitionTest, TilesThatMapSurviveAndTheRestAreSlicedLocally) {
   // The result's dim 1 split has no equivalent on the operand; its dim 2 split does, and the
   // operand already holds it: reshape locally, then slice dim 1. Nothing moves.

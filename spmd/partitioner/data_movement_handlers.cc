@@ -129,21 +129,8 @@ absl::Status HandleConstant(const HloInstruction& original, const HloSharding& s
 // Iota: a local iota plus this device's offset along the iota dimension.
 absl::Status HandleIota(const HloInstruction& original, const HloSharding& sharding,
                         PartitionContext& ctx) {
-  const int64_t dim = original.attrs().iota_dimension;
-  const hlo::PrimitiveType type = original.shape().element_type();
-  if (!IsTiledArray(original, sharding) || sharding.tile_assignment().dim(dim) == 1 ||
-      !(hlo::IsIntegralType(type) || hlo::IsFloatingPointType(type))) {
-    return HandleConstant(original, sharding, ctx);
-  }
-  ASSIGN_OR_RETURN(Shape local, LocalShape(sharding, original.shape()));
-  const std::vector<int64_t> offsets = ctx.ShardBounds(sharding, original.shape(), dim);
-  const Shape s32_shape = Shape::Array(hlo::PrimitiveType::kS32, local.dimensions());
-  HloInstruction* iota = ctx.Add(HloOpcode::kIota, s32_shape, {});
-  iota->mutable_attrs()->iota_dimension = dim;
-  HloInstruction* offset = ctx.Add(HloOpcode::kBroadcast, s32_shape, {ctx.PerDeviceScalar(offsets)});
-  HloInstruction* sum = ctx.Add(HloOpcode::kAdd, s32_shape, {iota, offset});
-  HloInstruction* result =
-      type == hlo::PrimitiveType::kS32 ? sum : ctx.Add(HloOpcode::kConvert, local, {sum});
+  ASSIGN_OR_RETURN(HloInstruction * result, ctx.LocalIota(original, sharding));
+  if (result == nullptr) return HandleConstant(original, sharding, ctx);
   ctx.Set(&original, {result, sharding, original.shape()});
   return absl::OkStatus();
 }

@@ -5,7 +5,10 @@
 #include <functional>
 #include <numeric>
 
+#include "absl/strings/str_join.h"
+#include "hlo/analysis/constant_dims.h"
 #include "hlo/sharding/shard_geometry.h"
+#include "hlo/sharding/sharding_transforms.h"
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
 #include "spmd/reshard/reshard_grouped.h"
@@ -175,11 +178,109 @@ absl::StatusOr<HloInstruction*> PartitionContext::GetInSharding(const HloInstruc
     local.clear_layout();
     result = AddClone(*original, local, {scalar});
   } else {
-    ASSIGN_OR_RETURN(result, Reshard(pv->value, pv->base_shape, pv->sharding, sharding));
+    if (original->opcode() == HloOpcode::kIota) {
+      ASSIGN_OR_RETURN(result, LocalIota(*original, sharding));  // Rebuilt, never moved.
+    }
+    if (result == nullptr) {
+      ASSIGN_OR_RETURN(result, ReshardAlongConstantDims(*original, *pv, sharding));
+    }
+    if (result == nullptr) {
+      ASSIGN_OR_RETURN(result, Reshard(pv->value, pv->base_shape, pv->sharding, sharding));
+    }
   }
   resharded_[key] = result;
   resharded_to_[original].push_back(sharding);
   return result;
+}
+
+namespace {
+
+// Tile counts per data dim (1 for every dim of a replicated sharding); nullopt for shardings
+// other than replicated and tiled with replicated subgroups only.
+std::optional<std::vector<int64_t>> PlainTileCounts(const HloSharding& sharding, int64_t rank) {
+  if (sharding.IsReplicated()) return std::vector<int64_t>(rank, 1);
+  if (!sharding.IsTiled() || sharding.TiledDataRank() != rank) return std::nullopt;
+  for (hlo::OpShardingType type : sharding.subgroup_types()) {
+    if (type != hlo::OpShardingType::kReplicated) return std::nullopt;
+  }
+  std::vector<int64_t> counts(rank);
+  for (int64_t d = 0; d < rank; ++d) counts[d] = sharding.tile_assignment().dim(d);
+  return counts;
+}
+
+}  // namespace
+
+absl::StatusOr<HloInstruction*> PartitionContext::ReshardAlongConstantDims(
+    const HloInstruction& original, const PartitionedValue& pv, const HloSharding& to) {
+  const Shape& base = pv.base_shape;
+  if (!base.IsArray() || base.rank() == 0) return nullptr;
+  const int64_t rank = base.rank();
+  std::optional<std::vector<int64_t>> from_tiles = PlainTileCounts(pv.sharding, rank);
+  std::optional<std::vector<int64_t>> to_tiles = PlainTileCounts(to, rank);
+  if (!from_tiles || !to_tiles) return nullptr;
+  // The dims along which the value is constant and one of the shardings splits, where every
+  // source tile holds at least one element (a device's first element along them is data).
+  std::vector<int64_t> dims;
+  for (int64_t d : hlo::ConstantAlongDims(original)) {
+    const int64_t n = base.dimensions(d), t = (*from_tiles)[d];
+    if (std::max(t, (*to_tiles)[d]) > 1 && (t - 1) * ((n + t - 1) / t) < n) dims.push_back(d);
+  }
+  if (dims.empty()) return nullptr;
+  ASSIGN_OR_RETURN(HloSharding from_rest, hlo::PartiallyReplicate(pv.sharding, dims));
+  ASSIGN_OR_RETURN(HloSharding to_rest, hlo::PartiallyReplicate(to, dims));
+  // One element along `dims` is the whole value: reshard that, then broadcast it again.
+  Shape one = base;
+  std::vector<int64_t> local_one = pv.value->shape().dimensions();
+  for (int64_t d : dims) {
+    one.set_dimension(d, 1);
+    local_one[d] = 1;
+  }
+  HloInstruction* value = builder_.SliceTo(pv.value, local_one);
+  if (from_rest != to_rest) {
+    ASSIGN_OR_RETURN(value, Reshard(value, one, from_rest, to_rest));
+  }
+  ASSIGN_OR_RETURN(Shape local, hlo::PaddedShardShape(to, base));
+  local.clear_layout();
+  std::vector<int64_t> kept, kept_sizes;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (std::find(dims.begin(), dims.end(), d) != dims.end()) continue;
+    kept.push_back(d);
+    kept_sizes.push_back(local.dimensions(d));
+  }
+  HloInstruction* squeezed =
+      Add(HloOpcode::kReshape, Shape::Array(base.element_type(), kept_sizes), {value});
+  HloInstruction* result = Add(HloOpcode::kBroadcast, local, {squeezed});
+  result->mutable_attrs()->dimensions = kept;
+  if (log_->keep_lines) {
+    log_->lines.push_back(hlo::StrCat(
+        "reshard %", original.name(), " ", pv.sharding.ToStringWithoutMetadata(), " -> ",
+        to.ToStringWithoutMetadata(), ": constant along dims {", absl::StrJoin(dims, ","),
+        "}; one element along them is resharded (", from_rest.ToStringWithoutMetadata(), " -> ",
+        to_rest.ToStringWithoutMetadata(), ") and broadcast again"));
+  }
+  return result;
+}
+
+absl::StatusOr<HloInstruction*> PartitionContext::LocalIota(const HloInstruction& original,
+                                                            const HloSharding& sharding) {
+  const Shape& shape = original.shape();
+  const hlo::PrimitiveType type = shape.element_type();
+  if (!shape.IsArray() || !PlainTileCounts(sharding, shape.rank()) ||
+      !(hlo::IsIntegralType(type) || hlo::IsFloatingPointType(type))) {
+    return nullptr;
+  }
+  const int64_t dim = original.attrs().iota_dimension;
+  ASSIGN_OR_RETURN(Shape local, hlo::PaddedShardShape(sharding, shape));
+  local.clear_layout();
+  const Shape s32_shape = Shape::Array(PrimitiveType::kS32, local.dimensions());
+  HloInstruction* iota = Add(HloOpcode::kIota, s32_shape, {});
+  iota->mutable_attrs()->iota_dimension = dim;
+  const std::vector<int64_t> offsets = ShardBounds(sharding, shape, dim);
+  if (!IsUniform(offsets) || offsets[0] != 0) {
+    HloInstruction* offset = Add(HloOpcode::kBroadcast, s32_shape, {PerDeviceScalar(offsets)});
+    iota = Add(HloOpcode::kAdd, s32_shape, {iota, offset});
+  }
+  return type == PrimitiveType::kS32 ? iota : Add(HloOpcode::kConvert, local, {iota});
 }
 
 const std::vector<HloSharding>& PartitionContext::ReshardedShardings(

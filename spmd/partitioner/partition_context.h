@@ -141,6 +141,19 @@ class PartitionContext {
                                                const hlo::HloSharding& from,
                                                const hlo::HloSharding& to);
 
+  // The iota `original` laid out as `sharding` (replicated, or tiled with replicated subgroups
+  // only): a local iota plus each device's offset along the iota dim. nullptr for other
+  // shardings and for element types other than integral and floating-point.
+  absl::StatusOr<hlo::HloInstruction*> LocalIota(const hlo::HloInstruction& original,
+                                                 const hlo::HloSharding& sharding);
+  // `pv` (the value of `original`) resharded to `to` when `original` is constant along dims
+  // that either sharding splits (hlo::ConstantAlongDims: a broadcast's new dims): one element
+  // along them is resharded with them replicated, then broadcast to `to`'s shard; the copies
+  // along those dims never move. nullptr when that does not apply.
+  absl::StatusOr<hlo::HloInstruction*> ReshardAlongConstantDims(const hlo::HloInstruction& original,
+                                                                const PartitionedValue& pv,
+                                                                const hlo::HloSharding& to);
+
   // The builder of the SPMD computation, for the idioms PartitionContext does not forward.
   SpmdBuilder& builder() { return builder_; }
   // Adds an instruction to the SPMD computation (SpmdBuilder::Add; names `<opcode>.spmdN`).
