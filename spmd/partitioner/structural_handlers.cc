@@ -92,8 +92,10 @@ absl::Status HandleCustomCall(const HloInstruction& original, const HloSharding&
     ctx.Set(&original, {value, sharding, original.shape()});
     return absl::OkStatus();
   }
-  if (hlo::IsPlacementCustomCall(original) && !sharding.IsTuple()) {
-    // Placement annotations keep the value: they run on the shard, in the result's sharding.
+  if ((hlo::IsPlacementCustomCall(original) || target == "LayoutConstraint") &&
+      !sharding.IsTuple()) {
+    // Placement and layout annotations keep the value: they run on the shard, in the result's
+    // sharding (partial sums stay partial: the value is not changed, only where it lives).
     ASSIGN_OR_RETURN(HloInstruction * value, ctx.GetInSharding(original.operand(0), sharding));
     ASSIGN_OR_RETURN(Shape local, LocalShape(sharding, original.shape()));
     ctx.Set(&original, {CloneWithOperands(original, std::move(local), {value}, ctx), sharding,
