@@ -7,6 +7,7 @@
 
 #include "gtest/gtest.h"
 #include "hlo/ir/hlo_module.h"
+#include "hlo/testing/hlo_matchers.h"
 #include "runtime/cpu/verify.h"
 #include "spmd/partitioner/spmd_partitioner.h"
 #include "tests/partition_test_util.h"
@@ -14,6 +15,12 @@
 namespace {
 
 using hlo::HloOpcode;
+using hlo::testing::HasShape;
+using hlo::testing::Instructions;
+using ::testing::AllOf;
+using ::testing::Contains;
+using ::testing::Not;
+namespace op = hlo::testing::op;
 
 using testing_util::Counts;
 using testing_util::ExpectVerifies;
@@ -313,6 +320,92 @@ ENTRY main {
   ROOT s = s32[] reduce(x, init), dimensions={0}, to_apply=r
 })";
   ExpectVerifies(Partition(kIntMax), 2);
+}
+
+constexpr char kArgmax[] = R"(
+argmax {
+  a = f32[] parameter(0)
+  i = s32[] parameter(1)
+  b = f32[] parameter(2)
+  j = s32[] parameter(3)
+  gt = pred[] compare(a, b), direction=GT
+  v = f32[] select(gt, a, b)
+  k = s32[] select(gt, i, j)
+  ROOT t = (f32[], s32[]) tuple(v, k)
+}
+sum_pair {
+  a = f32[] parameter(0)
+  i = s32[] parameter(1)
+  b = f32[] parameter(2)
+  j = s32[] parameter(3)
+  s = f32[] add(a, b)
+  n = s32[] add(i, j)
+  ROOT t = (f32[], s32[]) tuple(s, n)
+}
+)";
+
+// A variadic reduce (argmax) over a split, uneven dim with random inits: each device reduces its
+// block, the partial (value, index) pairs are gathered (not the operands) and reduced again.
+TEST(ReducePartitionTest, ArgmaxOverASplitDimGathersPartialResults) {
+  Partitioned p = Partition(std::string("HloModule argmax, num_partitions=4\n") + kArgmax + R"(
+ENTRY main {
+  x = f32[6,7] parameter(0), sharding={devices=[2,2]<=[4]}
+  i = s32[6,7] iota(), iota_dimension=1, sharding={devices=[2,2]<=[4]}
+  v0 = f32[] parameter(1)
+  i0 = s32[] parameter(2)
+  ROOT r = (f32[6], s32[6]) reduce(x, i, v0, i0), dimensions={1}, to_apply=argmax,
+    sharding={{devices=[2,2]<=[4] last_tile_dim_replicate},
+              {devices=[2,2]<=[4] last_tile_dim_replicate}}
+})");
+  ASSERT_NE(p.spmd, nullptr);
+  EXPECT_THAT(Instructions(*p.spmd),
+              Contains(AllOf(op::AllGather(), HasShape("(f32[2,3], s32[2,3])"))))
+      << p.spmd->ToString();
+  EXPECT_THAT(Instructions(*p.spmd), Not(Contains(AllOf(op::AllGather(), HasShape("f32[3,8]")))));
+  ExpectVerifies(p, 4);
+}
+
+// Variadic reduces that need no partial results run where the data is: kept dims split (the
+// reduced dim whole), or all on one device. A tuple reducer that is not selecting (a sum pair,
+// whose init would count once per block) gathers the split reduced dim instead.
+TEST(ReducePartitionTest, VariadicReducesRunWhereTheDataIs) {
+  Partitioned local = Partition(std::string("HloModule local, num_partitions=2\n") + kArgmax + R"(
+ENTRY main {
+  x = f32[6,7] parameter(0), sharding={devices=[2,1]<=[2]}
+  i = s32[6,7] parameter(1), sharding={devices=[2,1]<=[2]}
+  v0 = f32[] parameter(2)
+  i0 = s32[] parameter(3)
+  ROOT r = (f32[6], s32[6]) reduce(x, i, v0, i0), dimensions={1}, to_apply=argmax,
+    sharding={{devices=[2]<=[2]}, {devices=[2]<=[2]}}
+})");
+  Partitioned one = Partition(std::string("HloModule one, num_partitions=2\n") + kArgmax + R"(
+ENTRY main {
+  x = f32[6,7] parameter(0), sharding={maximal device=1}
+  i = s32[6,7] parameter(1), sharding={maximal device=1}
+  v0 = f32[] parameter(2), sharding={maximal device=1}
+  i0 = s32[] parameter(3), sharding={maximal device=1}
+  ROOT r = (f32[6], s32[6]) reduce(x, i, v0, i0), dimensions={1}, to_apply=argmax,
+    sharding={{maximal device=1}, {maximal device=1}}
+})");
+  for (const Partitioned* p : {&local, &one}) {
+    ASSERT_NE(p->spmd, nullptr);
+    auto counts = Counts(*p->spmd);
+    EXPECT_EQ(counts[HloOpcode::kAllGather] + counts[HloOpcode::kAllReduce] +
+                  counts[HloOpcode::kCollectivePermute],
+              0)
+        << p->spmd->ToString();
+    ExpectVerifies(*p, 2);
+  }
+  Partitioned sums = Partition(std::string("HloModule sums, num_partitions=2\n") + kArgmax + R"(
+ENTRY main {
+  x = f32[6,7] parameter(0), sharding={devices=[1,2]<=[2]}
+  i = s32[6,7] parameter(1), sharding={devices=[1,2]<=[2]}
+  v0 = f32[] parameter(2)
+  i0 = s32[] parameter(3)
+  ROOT r = (f32[6], s32[6]) reduce(x, i, v0, i0), dimensions={1}, to_apply=sum_pair
+})");
+  ASSERT_NE(sums.spmd, nullptr);
+  ExpectVerifies(sums, 2);
 }
 
 }  // namespace

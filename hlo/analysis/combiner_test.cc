@@ -45,6 +45,51 @@ three {
   ROOT s = f32[] add(a, b)
 }
 
+argmax {
+  a = f32[] parameter(0)
+  i = s32[] parameter(1)
+  b = f32[] parameter(2)
+  j = s32[] parameter(3)
+  gt = pred[] compare(a, b), direction=GT
+  v = f32[] select(gt, a, b)
+  k = s32[] select(gt, i, j)
+  ROOT t = (f32[], s32[]) tuple(v, k)
+}
+
+mixed_orientation {
+  a = f32[] parameter(0)
+  i = s32[] parameter(1)
+  b = f32[] parameter(2)
+  j = s32[] parameter(3)
+  gt = pred[] compare(a, b), direction=GT
+  v = f32[] select(gt, a, b)
+  k = s32[] select(gt, j, i)
+  ROOT t = (f32[], s32[]) tuple(v, k)
+}
+
+two_predicates {
+  a = f32[] parameter(0)
+  i = s32[] parameter(1)
+  b = f32[] parameter(2)
+  j = s32[] parameter(3)
+  gt = pred[] compare(a, b), direction=GT
+  lt = pred[] compare(i, j), direction=LT
+  v = f32[] select(gt, a, b)
+  k = s32[] select(lt, i, j)
+  ROOT t = (f32[], s32[]) tuple(v, k)
+}
+
+sum_pair {
+  a = f32[] parameter(0)
+  i = s32[] parameter(1)
+  b = f32[] parameter(2)
+  j = s32[] parameter(3)
+  s = f32[] add(a, b)
+  gt = pred[] compare(a, b), direction=GT
+  k = s32[] select(gt, i, j)
+  ROOT t = (f32[], s32[]) tuple(s, k)
+}
+
 ENTRY e {
   ROOT x = f32[] parameter(0)
 }
@@ -62,6 +107,25 @@ TEST(MatchCombinerTest, RecognisesReducersOverBothParameters) {
   EXPECT_EQ(match("doubled"), std::nullopt);   // One parameter twice.
   EXPECT_EQ(match("assign"), std::nullopt);    // No combining op.
   EXPECT_EQ(match("three"), std::nullopt);     // Not a two-parameter combiner.
+}
+
+// Selecting combiners return one input whole, so an init applied twice changes nothing;
+// anything that combines the inputs (a sum) or mixes them (orientations or predicates that
+// differ per element) is not one.
+TEST(MatchCombinerTest, SelectingCombinersReturnOneInputWhole) {
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(kCombiners);
+  ASSERT_TRUE(module.ok()) << module.status();
+  auto selecting = [&](std::string_view name) {
+    return IsSelectingCombiner(*(*module)->GetComputation(name));
+  };
+  EXPECT_TRUE(selecting("max_swapped"));
+  EXPECT_TRUE(selecting("or_pred"));
+  EXPECT_TRUE(selecting("argmax"));
+  EXPECT_FALSE(selecting("mixed_orientation"));
+  EXPECT_FALSE(selecting("two_predicates"));
+  EXPECT_FALSE(selecting("sum_pair"));
+  EXPECT_FALSE(selecting("subtract"));
+  EXPECT_FALSE(selecting("three"));
 }
 
 }  // namespace
