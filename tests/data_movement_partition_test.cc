@@ -141,6 +141,23 @@ ENTRY main {
   ExpectVerifies(p, 4);
 }
 
+// A reshape whose result tiles straddle the operand's rows (6 rows of [24,2] per tile over
+// rows of 4 = [6,4,2]'s minor dims): the operand's dim-0 tiles survive it, so only dim 1 is
+// gathered, and each device slices its result tile from its half.
+TEST(ReshapePartitionTest, OperandTilesThatMapSurviveAndTheRestAreGathered) {
+  Partitioned p = Partition(R"(
+HloModule reshape_operand_tiles, num_partitions=4
+ENTRY main {
+  x = f32[6,4,2] parameter(0), sharding={devices=[2,2,1]<=[4]}
+  ROOT r = f32[24,2] reshape(x), sharding={devices=[4,1]<=[4]}
+})");
+  ASSERT_NE(p.spmd, nullptr);
+  EXPECT_THAT(Instructions(*p.spmd), Contains(AllOf(op::AllGather(), HasShape("f32[3,4,2]"))))
+      << p.spmd->ToString();
+  EXPECT_EQ(Counts(*p.spmd)[HloOpcode::kAllGather], 1) << p.spmd->ToString();
+  ExpectVerifies(p, 4);
+}
+
 TEST(ReshapePartitionTest, TilesThatMapSurviveAndTheRestAreSlicedLocally) {
   // The result's dim 1 split has no equivalent on the operand; its dim 2 split does, and the
   // operand already holds it: reshape locally, then slice dim 1. Nothing moves.

@@ -1,9 +1,9 @@
 // Data-movement ops (sort: sort_handler.cc). Every op whose factor rule is a dimension map
 // (spmd/propagation/factor_rule.h's IsDimensionMapOp, the table propagation reads: broadcast,
-// transpose) maps the result's tiling onto the operand through it and runs locally. Reshape keeps
-// the tiling when dimensions split or merge compatibly, else keeps the tiles that do map (the
-// others sliced locally afterwards), else goes through replicated. Constants and iotas are built
-// locally. (Slice, pad, concatenate and reverse: window_handlers.cc; dynamic-slice:
+// transpose) maps the result's tiling onto the operand through it and runs locally. Reshape takes
+// the cheapest of: the tiling when dimensions split or merge compatibly; the result's tiles that
+// do map (the others sliced locally afterwards); the operand's current tiles that do map (the
+// others gathered first); the reshape in full. Constants and iotas are built locally. (Slice, pad, concatenate and reverse: window_handlers.cc; dynamic-slice:
 // dynamic_slice_handler.cc; dynamic-update-slice: dynamic_update_slice_handler.cc.)
 //
 //   %t = f32[8,4] transpose(f32[4,8] %x), dimensions={1,0}, sharding={devices=[2,1]<=[2]}
@@ -12,6 +12,7 @@
 #include "hlo/sharding/sharding_transforms.h"
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
+#include "spmd/partitioner/candidate_cost.h"
 #include "spmd/partitioner/handlers.h"
 #include "spmd/propagation/factor_projection.h"
 #include "spmd/propagation/factor_rule.h"
@@ -85,31 +86,84 @@ absl::Status ReshapeThen(const HloInstruction& original, const HloSharding& oper
   return absl::OkStatus();
 }
 
+// One way to run a reshape: the operand brought to `operand`, reshaped locally into `local`
+// (its exact image), then resharded to the wanted sharding.
+struct ReshapeCandidate {
+  HloSharding operand;
+  HloSharding local;
+};
+
+// The candidate whose local reshape takes the operand in `operand` (when it is a tiling the
+// reshape maps exactly, evenly), or nullopt.
+std::optional<ReshapeCandidate> CandidateFromOperand(const HloInstruction& original,
+                                                     const HloSharding& operand) {
+  const Shape& operand_shape = original.operand(0)->shape();
+  if (!operand.IsTiled() || !Even(operand, operand_shape)) return std::nullopt;
+  absl::StatusOr<HloSharding> local =
+      hlo::ReshapeSharding(operand, operand_shape, original.shape());
+  if (!local.ok() || !Even(*local, original.shape())) return std::nullopt;
+  return ReshapeCandidate{operand, *std::move(local)};
+}
+
+// The candidates, in order of preference on equal cost: the result's tiling seen on the
+// operand; the result's tiles that map onto the operand (the rest sliced locally after, e.g.
+// [2,64,8] {devices=[1,2,4]} from [128,8]: the 4 tiles of dim 2 survive); the operand's
+// current tiles that map onto the result (the rest gathered first, e.g. [80,64,32]
+// {devices=[16,8,1]} to [5120,4,8]: dim 0's 16 tiles survive, dim 1's are gathered); and the
+// reshape in full.
+std::vector<ReshapeCandidate> ReshapeCandidates(const HloInstruction& original,
+                                                const HloSharding& sharding,
+                                                const HloSharding& current) {
+  const Shape& operand_shape = original.operand(0)->shape();
+  std::vector<ReshapeCandidate> candidates;
+  absl::StatusOr<HloSharding> direct =
+      hlo::ReshapeSharding(sharding, original.shape(), operand_shape);
+  if (direct.ok() && Even(sharding, original.shape()) && Even(*direct, operand_shape)) {
+    candidates.push_back({*direct, sharding});
+  }
+  absl::StatusOr<HloSharding> kept =
+      hlo::ReshapeShardingReplicatingUnmapped(sharding, original.shape(), operand_shape);
+  if (kept.ok()) {
+    if (std::optional<ReshapeCandidate> c = CandidateFromOperand(original, *kept)) {
+      candidates.push_back(*std::move(c));
+    }
+  }
+  if (IsTiledArray(*original.operand(0), current)) {
+    absl::StatusOr<HloSharding> image =
+        hlo::ReshapeShardingReplicatingUnmapped(current, operand_shape, original.shape());
+    absl::StatusOr<HloSharding> preimage =
+        image.ok() ? hlo::ReshapeSharding(*image, original.shape(), operand_shape) : image;
+    if (preimage.ok()) {
+      if (std::optional<ReshapeCandidate> c = CandidateFromOperand(original, *preimage)) {
+        candidates.push_back(*std::move(c));
+      }
+    }
+  }
+  candidates.push_back({HloSharding::Replicate(), HloSharding::Replicate()});
+  return candidates;
+}
+
 absl::Status HandleReshape(const HloInstruction& original, const HloSharding& sharding,
                            PartitionContext& ctx) {
   if (!IsTiledArray(original, sharding))
     return FallBackToReplicated(original, sharding, ctx, "the reshape is not a plain tiled array");
-  const Shape& operand_shape = original.operand(0)->shape();
-  absl::StatusOr<HloSharding> operand_sharding =
-      hlo::ReshapeSharding(sharding, original.shape(), operand_shape);
-  if (operand_sharding.ok() && Even(sharding, original.shape()) &&
-      Even(*operand_sharding, operand_shape)) {
-    return EmitWithOperandSharding(original, sharding, *operand_sharding, ctx);
-  }
-  // Keep the result's tiles that map onto the operand: reshape with those, then slice the rest
-  // locally (e.g. [2,64,8] {devices=[1,2,4]} from [128,8]: the 4 tiles of dim 2 survive).
-  operand_sharding =
-      hlo::ReshapeShardingReplicatingUnmapped(sharding, original.shape(), operand_shape);
-  if (operand_sharding.ok() && operand_sharding->IsTiled()) {
-    absl::StatusOr<HloSharding> local_sharding =
-        hlo::ReshapeSharding(*operand_sharding, operand_shape, original.shape());
-    if (local_sharding.ok() && Even(*local_sharding, original.shape()) &&
-        Even(*operand_sharding, operand_shape)) {
-      return ReshapeThen(original, *operand_sharding, *local_sharding, sharding, ctx);
+  ASSIGN_OR_RETURN(const PartitionedValue* input, ctx.Get(original.operand(0)));
+  const std::vector<ReshapeCandidate> candidates =
+      ReshapeCandidates(original, sharding, input->sharding);
+  const ReshapeCandidate* best = nullptr;
+  double best_cost = 0;
+  for (const ReshapeCandidate& c : candidates) {
+    ASSIGN_OR_RETURN(double in, ReshardCost(original.operand(0), c.operand, ctx));
+    ASSIGN_OR_RETURN(double out, ResultCost(original.shape(), c.local, sharding, ctx));
+    if (best == nullptr || in + out < best_cost) {
+      best = &c;
+      best_cost = in + out;
     }
   }
-  // No tiling survives this reshape: reshape in full, then slice to the requested sharding.
-  return ReshapeThen(original, HloSharding::Replicate(), HloSharding::Replicate(), sharding, ctx);
+  if (best->local == sharding) {
+    return EmitWithOperandSharding(original, sharding, best->operand, ctx);
+  }
+  return ReshapeThen(original, best->operand, best->local, sharding, ctx);
 }
 
 // Constants: the full value on every device, sliced to the sharding (a local dynamic-slice).
