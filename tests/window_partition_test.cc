@@ -238,6 +238,38 @@ ENTRY main {
   ExpectVerifies(p, 4);
 }
 
+// Slices whose windows lie wholly beyond the devices' own shards (XLA's
+// Large{Left,Right}PadOnSliceHaloExchange): the shards between are skipped; only the span of
+// positions the windows read, relative to each shard, travels. Rows of f32[*,3] (12 bytes).
+TEST(WindowPartitionTest, FarWindowsSkipTheShardsBetween) {
+  struct Case {
+    std::string body;
+    int64_t max_bytes;  // The halo from the shard's end would receive 46, 46 and 44 rows.
+  };
+  for (const Case& c : {
+           Case{"x = f32[64,3] parameter(0), sharding={devices=[4,1]<=[4]}\n"
+                "ROOT s = f32[1,3] slice(x), slice={[61:62], [0:3]}, "
+                "sharding={devices=[4,1]<=[4]}",
+                1 * 12},
+           Case{"x = f32[64,3] parameter(0), sharding={devices=[4,1]<=[4]}\n"
+                "ROOT s = f32[2,3] slice(x), slice={[61:63], [0:3]}, "
+                "sharding={devices=[4,1]<=[4]}",
+                16 * 12},
+           Case{"x = f32[62,3] parameter(0), sharding={devices=[4,1]<=[4]}\n"
+                "ROOT s = f32[3,3] slice(x), slice={[59:62], [0:3]}, "
+                "sharding={devices=[4,1]<=[4]}",
+                31 * 12}}) {
+    SCOPED_TRACE(c.body);
+    Partitioned p = Partition("HloModule m, num_partitions=4\nENTRY main {\n" + c.body + "\n}\n");
+    ASSERT_NE(p.spmd, nullptr);
+    auto counts = Counts(*p.spmd);
+    EXPECT_EQ(counts[HloOpcode::kAllGather] + counts[HloOpcode::kAllReduce], 0)
+        << p.spmd->ToString();
+    EXPECT_LE(hlo::ComputeModuleStats(*p.spmd).comm_bytes, c.max_bytes) << p.spmd->ToString();
+    ExpectVerifies(p, 4);
+  }
+}
+
 TEST(WindowPartitionTest, StridedSlicesAndEdgePadsVerify) {
   for (const std::string& body : {
            std::string("x = f32[17,6] parameter(0), sharding={devices=[4,1]<=[4]}\n"

@@ -1,6 +1,7 @@
 #include "spmd/partitioner/halo_exchange.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "hlo/sharding/shard_geometry.h"
 #include "hlo/status_macros.h"
@@ -16,6 +17,8 @@ using hlo::PrimitiveType;
 using hlo::Shape;
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+// a / b rounded down, for negative a too (b > 0).
+int64_t FloorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
 // The effective extent of one window: its first to its last element read.
 int64_t Extent(const hlo::WindowDimension& w) { return (w.size - 1) * w.window_dilation + 1; }
@@ -121,16 +124,25 @@ bool SplittableWindow(const hlo::WindowDimension& window) {
   return window.base_dilation == 1 && window.size >= 1 && window.stride >= 1;
 }
 
-// Fills the halos and padding of `g` from its blocks' starts and window length.
+// Fills the halos and padding of `g` from its blocks' starts and window length. The range a
+// device assembles, relative to its shard's start, is [-left, shard + right): its own shard and
+// the halos around it, or, when every block reads only beyond its own shard (or only before
+// it), just the windows' span there (left or right negative: the shards between are skipped).
 void FillHalos(const WindowedDim& wd, HaloGeometry& g) {
+  int64_t first = std::numeric_limits<int64_t>::max();
+  int64_t last = std::numeric_limits<int64_t>::min();
   for (int64_t i = 0; i < wd.tiles; ++i) {
     if (!ValidBlock(g, i)) continue;
     // Only positions inside [0, N) travel; the rest is padding added locally.
     const int64_t lo = std::max<int64_t>(g.starts[i], 0);
     const int64_t hi = std::min(g.starts[i] + g.needed, wd.input_size);
     if (lo >= hi) continue;
-    g.left = std::max(g.left, i * g.shard - lo);
-    g.right = std::max(g.right, hi - (i + 1) * g.shard);
+    first = std::min(first, lo - i * g.shard);
+    last = std::max(last, hi - i * g.shard);
+  }
+  if (first <= last) {
+    g.left = first < g.shard ? std::max<int64_t>(0, -first) : -first;
+    g.right = last > 0 ? std::max<int64_t>(0, last - g.shard) : last - g.shard;
   }
   for (int64_t i = 0; i < wd.tiles; ++i) {
     if (!ValidBlock(g, i)) continue;
@@ -168,7 +180,11 @@ HaloGeometry KernelBlockGeometry(const WindowedDim& wd) {
   return g;
 }
 
-int64_t HaloElements(const HaloGeometry& g) { return g.left + g.right; }
+int64_t HaloElements(const HaloGeometry& g) {
+  const int64_t from = -g.left, to = g.shard + g.right;
+  const int64_t own = std::max<int64_t>(0, std::min(to, g.shard) - std::max<int64_t>(from, 0));
+  return (to - from) - own;
+}
 
 int64_t GatherElements(const HaloGeometry& g, int64_t tiles) { return (tiles - 1) * g.shard; }
 
@@ -183,25 +199,20 @@ absl::StatusOr<HloInstruction*> ExchangeHalo(PartitionContext& ctx, HloInstructi
                                            " is not split into ", wd.tiles,
                                            " shards of ", g.shard, " along dimension ", d));
   }
+  // [-left, shard + right) relative to each device's shard: the part of it in the shard `h`
+  // blocks away comes from that neighbour (h = 0: the device's own).
   std::vector<HloInstruction*> parts;
-  // Left halo: the last elements of the shards 1..hops blocks below, farthest first.
-  const int64_t left_hops = CeilDiv(g.left, g.shard);
-  for (int64_t h = left_hops; h >= 1; --h) {
-    const int64_t len = h == left_hops ? g.left - (h - 1) * g.shard : g.shard;
-    HloInstruction* piece = SliceDim(ctx, value, d, g.shard - len, g.shard);
-    parts.push_back(FromNeighbour(ctx, piece, sharding, d, -h));
+  const int64_t from = -g.left, to = g.shard + g.right;
+  for (int64_t h = FloorDiv(from, g.shard); h * g.shard < to; ++h) {
+    const int64_t lo = std::max<int64_t>(from - h * g.shard, 0);
+    const int64_t hi = std::min(to - h * g.shard, g.shard);
+    HloInstruction* piece = lo == 0 && hi == g.shard ? value : SliceDim(ctx, value, d, lo, hi);
+    parts.push_back(h == 0 ? piece : FromNeighbour(ctx, piece, sharding, d, h));
   }
-  parts.push_back(value);
-  const int64_t right_hops = CeilDiv(g.right, g.shard);
-  for (int64_t h = 1; h <= right_hops; ++h) {
-    const int64_t len = h == right_hops ? g.right - (h - 1) * g.shard : g.shard;
-    HloInstruction* piece = SliceDim(ctx, value, d, 0, len);
-    parts.push_back(FromNeighbour(ctx, piece, sharding, d, h));
-  }
-  HloInstruction* extended = value;
+  HloInstruction* extended = parts.front();
   std::vector<int64_t> dims = value->shape().dimensions();
+  dims[d] = g.left + g.shard + g.right;
   if (parts.size() > 1) {
-    dims[d] = g.left + g.shard + g.right;
     extended = ctx.Add(HloOpcode::kConcatenate,
                        Shape::Array(value->shape().element_type(), dims), parts);
     extended->mutable_attrs()->dimensions = {d};
@@ -296,9 +307,17 @@ void ChooseWindowInputs(const HloInstruction& op, const HloSharding& operand_cur
     const std::string shared =
         sharing > 1 ? hlo::StrCat(", shared by ", sharing, " slices of the operand") : "";
     if (split.halo) {
-      hlo::StrAppend(&line, "halo exchange (", split.geometry.left, " before + ",
-                     split.geometry.right, " after each shard by collective-permute; gathering ",
-                     "the dimension would receive ", gather, shared, ")");
+      const HaloGeometry& g = split.geometry;
+      if (g.left >= 0 && g.right >= 0) {
+        hlo::StrAppend(&line, "halo exchange (", g.left, " before + ", g.right,
+                       " after each shard by collective-permute; gathering ",
+                       "the dimension would receive ", gather, shared, ")");
+      } else {
+        hlo::StrAppend(&line, "window fetch (positions [", -g.left, ", ", g.shard + g.right,
+                       ") from each shard's start, outside it: ", halo,
+                       " elements by collective-permute; gathering the dimension would receive ",
+                       gather, shared, ")");
+      }
     } else {
       hlo::StrAppend(&line, "each device slices its window from the operand whole along it (",
                      split_alike ? hlo::StrCat("halos of ", halo, " are not fewer than the ",

@@ -57,6 +57,20 @@ TEST(HaloGeometryTest, BlocksBeyondTheOutputAreIgnored) {
   EXPECT_EQ(g.right, 3);
 }
 
+// XLA's LargeLeftPadOnSliceHaloExchange: slice [12271:12272] of 12272 split 2 ways. Block 0's
+// window is the last element of block 1's shard: only that element travels, not the 6136
+// between (left < 0: the range starts past the device's own shard).
+TEST(HaloGeometryTest, WindowsBeyondTheOwnShardSkipTheShardsBetween) {
+  HaloGeometry g = ComputeHaloGeometry(Dim(2, 12272, 1, 1, 1, -12271, 0));
+  EXPECT_EQ(g.valid_blocks, 1);
+  EXPECT_EQ(g.starts[0], 12271);
+  EXPECT_EQ(g.left, -12271);
+  EXPECT_EQ(g.right, 6136);
+  EXPECT_EQ(HaloElements(g), 1);
+  EXPECT_EQ(g.pad_low, 0);
+  EXPECT_EQ(g.pad_high, 0);
+}
+
 TEST(HaloGeometryTest, BaseDilationIsNotSplittable) {
   hlo::WindowDimension w;
   w.size = 3;
