@@ -54,6 +54,41 @@ ENTRY main {
   ExpectVerifies(p, 4);
 }
 
+// Top-k as a sort of (values, iota) and slices, the batch split and the result replicated
+// (XLA's NoPartitionSortInTopKWhenNoPartitionInSortDim, with the shardings propagation gives
+// it): the sort runs on each device's rows, the first k columns are sliced there, and only
+// they are gathered.
+TEST(SortPartitionTest, TopKBySortSlicesBeforeGathering) {
+  Partitioned p = Partition(R"(
+HloModule topk, num_partitions=2
+gt {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  i = s32[] parameter(2)
+  j = s32[] parameter(3)
+  ROOT c = pred[] compare(a, b), direction=GT
+}
+ENTRY main {
+  p = f32[4,256] parameter(0)
+  x = f32[4,256] copy(p), sharding={devices=[2,1]<=[2]}
+  i = s32[4,256] iota(), iota_dimension=1, sharding={devices=[2,1]<=[2]}
+  s = (f32[4,256], s32[4,256]) sort(x, i), dimensions={1}, is_stable=true, to_apply=gt,
+    sharding={{devices=[2,1]<=[2]}, {devices=[2,1]<=[2]}}
+  v = f32[4,256] get-tuple-element(s), index=0, sharding={devices=[2,1]<=[2]}
+  k = s32[4,256] get-tuple-element(s), index=1, sharding={devices=[2,1]<=[2]}
+  vs = f32[4,8] slice(v), slice={[0:4], [0:8]}, sharding={replicated}
+  ks = s32[4,8] slice(k), slice={[0:4], [0:8]}, sharding={replicated}
+  ROOT t = (f32[4,8], s32[4,8]) tuple(vs, ks), sharding={{replicated}, {replicated}}
+})");
+  ASSERT_NE(p.spmd, nullptr);
+  EXPECT_THAT(Instructions(*p.spmd),
+              Contains(AllOf(op::Sort(), HasShape("(f32[2,256], s32[2,256])"))))
+      << p.spmd->ToString();
+  EXPECT_THAT(Instructions(*p.spmd), Contains(AllOf(op::AllGather(), HasShape("f32[4,8]"))));
+  EXPECT_THAT(Instructions(*p.spmd), Not(Contains(AllOf(op::AllGather(), HasShape("f32[4,256]")))));
+  ExpectVerifies(p, 2);
+}
+
 TEST(SortPartitionTest, SortDimensionIsGatheredWhenNoOtherDimensionCanTakeIt) {
   Partitioned p = Partition(R"(
 HloModule sort, num_partitions=4

@@ -529,6 +529,30 @@ std::optional<FactorRule> FactorRuleFor(const HloInstruction& instr) {
   return fn(instr);
 }
 
+std::optional<FactorRule> VariadicSortLeafRule(const HloInstruction& instr) {
+  const hlo::Shape& shape = instr.shape();
+  if (instr.opcode() != HloOpcode::kSort || !shape.IsTuple() ||
+      shape.tuple_shapes_size() != instr.operand_count() || instr.operand_count() < 2) {
+    return std::nullopt;
+  }
+  const hlo::Shape& leaf = shape.tuple_shapes(0);
+  if (!leaf.IsArray()) return std::nullopt;
+  for (int64_t i = 0; i < instr.operand_count(); ++i) {
+    if (!shape.tuple_shapes(i).IsArray() || !instr.operand(i)->shape().IsArray() ||
+        shape.tuple_shapes(i).dimensions() != leaf.dimensions() ||
+        instr.operand(i)->shape().dimensions() != leaf.dimensions()) {
+      return std::nullopt;
+    }
+  }
+  const int64_t n = instr.operand_count();
+  FactorRuleBuilder b("sort", n);
+  for (int64_t d = 0; d < leaf.rank(); ++d) {
+    const bool sorted = Contains(instr.dimensions(), d);
+    b.Add(sorted ? Kind::kNeedReplication : Kind::kPassThrough, std::vector<int64_t>(n + 1, d));
+  }
+  return std::move(b).Build();
+}
+
 bool IsDimensionMapOp(HloOpcode opcode) {
   return RuleTable()[static_cast<size_t>(opcode)].dimension_map;
 }

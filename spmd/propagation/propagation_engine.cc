@@ -74,7 +74,8 @@ std::vector<bool> RebuiltSides(const RuleEdge& edge) {
 }  // namespace
 
 const hlo::Shape& SideShape(const RuleEdge& edge, int64_t side) {
-  return side == edge.rule.result_side() ? edge.instr->shape() : edge.instr->operand(side)->shape();
+  if (side != edge.rule.result_side()) return edge.instr->operand(side)->shape();
+  return edge.result_leaf < 0 ? edge.instr->shape() : edge.instr->shape().tuple_shapes(edge.result_leaf);
 }
 
 PropagationEngine::PropagationEngine(std::vector<ClassState> states, std::vector<RuleEdge> edges,

@@ -46,6 +46,9 @@ struct RuleEdge {
   const hlo::HloInstruction* instr = nullptr;
   FactorRule rule;
   std::vector<int64_t> classes;  // Per side (operands, then the result).
+  // For an instruction with a tuple result whose leaves each relate to the operands by `rule`
+  // (a variadic sort): the leaf the result side is; -1 when the result is an array.
+  int64_t result_leaf = -1;
   // Per side: built in any tiling a user asks for (RebuiltInAnyTiling), so costs no reshard.
   // Set by PropagationEngine.
   std::vector<bool> rebuilt;

@@ -51,15 +51,21 @@ std::vector<RuleEdge> BuildEdges(const hlo::HloModule& module, const ValueClasse
   for (const hlo::HloComputation* comp : module.MakeComputationPostOrder()) {
     for (const auto& instr : comp->instructions()) {
       std::optional<FactorRule> rule = FactorRuleFor(*instr);
-      if (!rule) continue;
-      RuleEdge edge{instr.get(), *std::move(rule), {}};
-      for (const HloInstruction* op : instr->operands()) {
-        edge.classes.push_back(classes.ClassOf(op, 0));
+      // A variadic sort: one edge per result leaf, each with every operand.
+      std::optional<FactorRule> per_leaf = rule ? std::nullopt : VariadicSortLeafRule(*instr);
+      if (!rule && !per_leaf) continue;
+      const int64_t leaves = rule ? 1 : instr->shape().tuple_shapes_size();
+      for (int64_t leaf = 0; leaf < leaves; ++leaf) {
+        RuleEdge edge{instr.get(), rule ? *rule : *per_leaf, {}};
+        edge.result_leaf = rule ? -1 : leaf;
+        for (const HloInstruction* op : instr->operands()) {
+          edge.classes.push_back(classes.ClassOf(op, 0));
+        }
+        edge.classes.push_back(classes.ClassOf(instr.get(), rule ? 0 : leaf));
+        bool complete = true;
+        for (int64_t c : edge.classes) complete &= c >= 0;
+        if (complete) edges.push_back(std::move(edge));
       }
-      edge.classes.push_back(classes.ClassOf(instr.get(), 0));
-      bool complete = true;
-      for (int64_t c : edge.classes) complete &= c >= 0;
-      if (complete) edges.push_back(std::move(edge));
     }
   }
   return edges;
@@ -221,7 +227,9 @@ absl::StatusOr<bool> ShardingPropagation::RunImpl(hlo::HloModule* module) {
         if (s && (!instr->has_sharding() || *s != instr->sharding())) {
           instr->set_sharding(*std::move(s));
           ++log_.assigned;
-          if (instr->shape().IsArray()) state = &states[classes.ClassOf(instr.get(), 0)];
+          // A tuple's line tells how its first leaf got its sharding.
+          const int64_t first = classes.ClassOf(instr.get(), 0);
+          if (first >= 0) state = &states[first];
         }
       }
       if (keep_lines_ && instr->has_sharding()) {

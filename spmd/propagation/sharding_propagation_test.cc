@@ -76,6 +76,34 @@ TEST_F(PropagationTest, ForwardThroughDotAndElementwise) {
   EXPECT_EQ(S("x"), "{replicated}");
 }
 
+// A sort of (values, iota) -- top-k as JAX emits it: the batch split of the values reaches the
+// iota and both result leaves (and through them the get-tuple-elements), the sorted dim stays
+// whole.
+TEST_F(PropagationTest, VariadicSortSharesTheBatchSplitAcrossOperandsAndLeaves) {
+  Propagate(R"(HloModule m, num_partitions=2
+gt {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  i = s32[] parameter(2)
+  j = s32[] parameter(3)
+  ROOT c = pred[] compare(a, b), direction=GT
+}
+ENTRY e {
+  p = f32[4,64] parameter(0), sharding={devices=[2,1]<=[2]}
+  iota = s32[4,64] iota(), iota_dimension=1
+  s = (f32[4,64], s32[4,64]) sort(p, iota), dimensions={1}, is_stable=true, to_apply=gt
+  v = f32[4,64] get-tuple-element(s), index=0
+  k = s32[4,64] get-tuple-element(s), index=1
+  vs = f32[4,8] slice(v), slice={[0:4], [0:8]}
+  ks = s32[4,8] slice(k), slice={[0:4], [0:8]}
+  ROOT t = (f32[4,8], s32[4,8]) tuple(vs, ks)
+})");
+  EXPECT_EQ(S("iota"), "{devices=[2,1]<=[2]}");
+  EXPECT_EQ(S("s"), "{{devices=[2,1]<=[2]}, {devices=[2,1]<=[2]}}");
+  EXPECT_EQ(S("k"), "{devices=[2,1]<=[2]}");
+  EXPECT_THAT(LogLine("k"), HasSubstr("via %s (sort"));
+}
+
 TEST_F(PropagationTest, PlacementCustomCallsPassShardingsThroughOthersDoNot) {
   Propagate(R"(HloModule m, num_partitions=4
 ENTRY e {
