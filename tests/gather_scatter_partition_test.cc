@@ -212,6 +212,34 @@ ENTRY main {
   ExpectVerifies(p, 4);
 }
 
+// A window as wide as its operand dim is in bounds only at start 0, even when that dim is
+// indexed (XLA's CombiningScatterPartitioning: starts (i, 0, 0, ...)): split alike, every shard
+// applies or skips the update just as the whole would. Starts of 0 or 1 (1: skipped) along the
+// split dim 6 (uneven over 4 devices), random rows along dim 0 (some out of bounds).
+TEST(ScatterPartitionTest, FullWidthIndexedWindowDimStaysSplit) {
+  Partitioned p = Partition(std::string("HloModule scatter, num_partitions=4\n") + kAdd + R"(
+ENTRY main {
+  x = f32[8,6] parameter(0), sharding={devices=[1,4]<=[4]}
+  r = s32[64,1] parameter(1), sharding={replicated}
+  c = s32[64,1] parameter(2), sharding={replicated}
+  one = s32[] constant(1)
+  ones = s32[64,1] broadcast(one), dimensions={}, sharding={replicated}
+  c01 = s32[64,1] and(c, ones), sharding={replicated}
+  i = s32[64,2] concatenate(r, c01), dimensions={1}, sharding={replicated}
+  u = f32[64,6] parameter(3), sharding={devices=[1,4]<=[4]}
+  ROOT s = f32[8,6] scatter(x, i, u), to_apply=add, update_window_dims={1},
+    inserted_window_dims={0}, scatter_dims_to_operand_dims={0,1}, index_vector_dim=1,
+    sharding={devices=[1,4]<=[4]}
+})");
+  ASSERT_NE(p.spmd, nullptr);
+  auto counts = Counts(*p.spmd);
+  EXPECT_EQ(counts[HloOpcode::kAllGather] + counts[HloOpcode::kAllReduce] +
+                counts[HloOpcode::kAllToAll] + counts[HloOpcode::kCollectivePermute],
+            0)
+      << p.spmd->ToString();
+  ExpectVerifies(p, 4);
+}
+
 TEST(ScatterPartitionTest, IndexParallelAddCombinesPartialsByAllReduce) {
   // Updates split along their scatter dim: each device scatters its half into zeros, the halves
   // are summed, and the replicated operand is added once. Duplicate indices across devices

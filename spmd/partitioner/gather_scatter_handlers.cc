@@ -14,7 +14,8 @@
 // the table). Padding of uneven shards only ever reaches padding of the result.
 //
 // Scatter mirrors this over the updates' dimensions: update window dimensions that cover a
-// whole operand dimension (not inserted, not indexed) split the operand alike; update scatter
+// whole operand dimension (not inserted; indexed or not, as such a window is in bounds only at
+// start 0, on the whole operand and on every shard alike) split the operand alike; update scatter
 // dimensions of explicit batching dimensions split the operand's batching dimension alike. An
 // update scatter dimension without a batching partner can be split only when the combiner is a
 // single commutative op with an identity (add, multiply, maximum, minimum, and, or) and there is
@@ -420,11 +421,10 @@ ScatterMaps AnalyzeScatter(const HloInstruction& scatter, int64_t n) {
   for (size_t k = 0; k < window.size() && k < dn.update_window_dims.size(); ++k) {
     const int64_t d = window[k];
     const int64_t u = dn.update_window_dims[k];
-    // An indexed dim is excluded: a nonzero start would move the whole window out of bounds.
-    if (updates.dimensions(u) == operand.dimensions(d) &&
-        !Contains(dn.scatter_dims_to_operand_dims, d)) {
-      m.operand_to_updates[d] = u;
-    }
+    // A window as wide as the operand dim is in bounds only at start 0; split alike, each
+    // device's window is as wide as its shard and in bounds only at start 0 too, so an indexed
+    // dim passes through as well (the update is applied, or skipped, on every shard alike).
+    if (updates.dimensions(u) == operand.dimensions(d)) m.operand_to_updates[d] = u;
     if (updates.dimensions(u) != 1) one_wide[d] = false;
   }
   for (size_t j = 0; j < dn.scatter_dims_to_operand_dims.size(); ++j) {
