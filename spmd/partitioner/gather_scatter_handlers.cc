@@ -21,8 +21,8 @@
 // single commutative op with an identity (add, multiply, maximum, minimum, and, or) and there is
 // one operand: devices then scatter their updates (padding masked to the identity) into an
 // identity-filled copy, the partials are all-reduced over the devices that split those
-// dimensions, and the operand is combined once. Anything else runs replicated
-// (HandleReplicated).
+// dimensions, and the operand is combined once (a bf16 or f16 sum in f32, rounded once; a
+// narrow product is not split). Anything else runs replicated (HandleReplicated).
 //
 // Masked plans (gather_scatter_masked.h) keep the operand split along the dims the indices
 // pick from (start index dims with slice or window size 1): each candidate above is merged
@@ -450,6 +450,11 @@ struct ScatterProblem {
   ScatterMaps maps;
   std::optional<HloOpcode> combiner;  // Set when split scatter dims can be combined.
   std::optional<hlo::Literal> identity;
+  // A narrow float sum (bf16, f16, f8) combines its partials in f32: the local scatters and the
+  // all-reduce happen in f32, and the sum is rounded once before it is added to the operand,
+  // so the result is about as close to the exact sum as the sequential one. kInvalid: the
+  // scatter's own type.
+  hlo::PrimitiveType accumulate = hlo::PrimitiveType::kInvalid;
 };
 
 // Costs the local scatter of `updates`; with `masked`, the operand keeps its tiles along
@@ -502,8 +507,11 @@ absl::StatusOr<LocalPlan> CostScatterPlan(std::string source, HloSharding update
   if (!p.combine_dims.empty()) {
     ASSIGN_OR_RETURN(hlo::TileAssignment groups,
                      hlo::DeviceGroupsAlongDims(updates.tile_assignment(), p.combine_dims));
-    cost += EstimateCollective(CollectiveKind::kAllReduce, local.byte_size(), groups.dim(1),
-                               ctx.planner().link())
+    const int64_t widen = sp.accumulate == hlo::PrimitiveType::kInvalid
+                              ? 1
+                              : hlo::BitWidth(sp.accumulate) / hlo::BitWidth(local.element_type());
+    cost += EstimateCollective(CollectiveKind::kAllReduce, local.byte_size() * widen,
+                               groups.dim(1), ctx.planner().link())
                 .time_us;
   }
   p.cost_us = cost;
@@ -559,16 +567,28 @@ absl::StatusOr<HloInstruction*> EmitCombinedScatter(const ScatterProblem& sp, co
                                                     HloInstruction* updates,
                                                     PartitionContext& ctx) {
   const HloInstruction& original = *sp.scatter;
-  HloInstruction* identity =
-      ctx.Add(HloOpcode::kConstant, Shape::Array(local.element_type(), {}), {});
+  const bool widen = sp.accumulate != hlo::PrimitiveType::kInvalid;
+  const hlo::PrimitiveType type = widen ? sp.accumulate : local.element_type();
+  const Shape wide = Shape::Array(type, local.dimensions());
+  HloInstruction* identity = ctx.Add(HloOpcode::kConstant, Shape::Array(type, {}), {});
   identity->mutable_attrs()->literal = *sp.identity;
+  if (widen) {
+    updates = ctx.Add(HloOpcode::kConvert, Shape::Array(type, updates->shape().dimensions()),
+                      {updates});
+  }
   ASSIGN_OR_RETURN(updates,
                    ctx.MaskPadding(updates, original.operand(2)->shape(), plan.updates, identity));
-  HloInstruction* base = ctx.Add(HloOpcode::kBroadcast, local, {identity});
-  HloInstruction* partial = CloneWithOperands(original, local, {base, indices, updates}, ctx);
+  HloInstruction* base = ctx.Add(HloOpcode::kBroadcast, wide, {identity});
+  HloInstruction* partial = CloneWithOperands(original, wide, {base, indices, updates}, ctx);
+  hlo::HloComputation* reducer = original.to_apply();
+  if (widen) {
+    ASSIGN_OR_RETURN(reducer, ctx.AddReducer(type));
+    partial->set_called_computation(0, reducer);
+  }
   ASSIGN_OR_RETURN(hlo::TileAssignment groups,
                    hlo::DeviceGroupsAlongDims(plan.updates.tile_assignment(), plan.combine_dims));
-  HloInstruction* all_reduce = AllReduceInGroups(partial, groups, original.to_apply(), ctx);
+  HloInstruction* all_reduce = AllReduceInGroups(partial, groups, reducer, ctx);
+  if (widen) all_reduce = ctx.Add(HloOpcode::kConvert, local, {all_reduce});
   return ctx.Add(*sp.combiner, local, {operand, all_reduce});
 }
 
@@ -595,10 +615,14 @@ absl::Status HandleScatter(const HloInstruction& original, const HloSharding& sh
       original.operand(0)->shape().element_type() == original.operand(2)->shape().element_type()) {
     std::optional<HloOpcode> op = hlo::MatchCombiner(*original.to_apply());
     const hlo::PrimitiveType type = original.shape().element_type();
-    // A narrow float sum or product in another order can round far from the sequential one.
-    const bool reorder_rounds = hlo::IsFloatingPointType(type) && hlo::BitWidth(type) < 32 &&
-                                (op == HloOpcode::kAdd || op == HloOpcode::kMultiply);
-    if (op && !reorder_rounds) sp.identity = CombinerIdentity(*op, type);
+    // A narrow float sum or product in another order can round far from the sequential one:
+    // a sum is accumulated in f32 instead (ScatterProblem::accumulate); a product is not split.
+    const bool narrow = hlo::IsFloatingPointType(type) && hlo::BitWidth(type) < 32;
+    if (narrow && op == HloOpcode::kAdd) sp.accumulate = hlo::PrimitiveType::kF32;
+    if (op && !(narrow && op == HloOpcode::kMultiply)) {
+      const bool widened = sp.accumulate != hlo::PrimitiveType::kInvalid;
+      sp.identity = CombinerIdentity(*op, widened ? sp.accumulate : type);
+    }
     if (sp.identity) sp.combiner = op;
   }
   std::vector<LocalPlan> plans;
