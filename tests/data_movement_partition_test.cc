@@ -179,6 +179,28 @@ ENTRY main {
 // A reshape whose result tiles straddle the operand's rows (6 rows of [24,2] per tile over
 // rows of 4 = [6,4,2]'s minor dims): the operand's dim-0 tiles survive it, so only dim 1 is
 // gathered, and each device slices its result tile from its half.
+// A size-1 dim split 4 ways holds data in its first tile only (XLA's
+// DynamicUpdateSliceAlongPartitionedDimension2): replicating it sums the first tile's data into
+// every device of its group (masked all-reduce) instead of all-gathering three tiles of
+// padding; the other dim keeps its split.
+TEST(ReshardPartitionTest, SingleDataTileIsSummedNotGathered) {
+  for (const char* type : {"f32", "s32"}) {
+    SCOPED_TRACE(type);
+    const std::string t(type);
+    Partitioned p = Partition(R"(
+HloModule single_tile, num_partitions=8
+ENTRY main {
+  x = )" + t + R"([1,6] parameter(0), sharding={devices=[4,2]<=[8]}
+  ROOT c = )" + t + R"([1,6] copy(x), sharding={devices=[1,2,4]<=[4,2]T(1,0) last_tile_dim_replicate}
+})");
+    ASSERT_NE(p.spmd, nullptr);
+    auto counts = Counts(*p.spmd);
+    EXPECT_EQ(counts[HloOpcode::kAllGather], 0) << p.spmd->ToString();
+    EXPECT_EQ(counts[HloOpcode::kAllReduce], 1) << p.spmd->ToString();
+    ExpectVerifies(p, 8);
+  }
+}
+
 TEST(ReshapePartitionTest, OperandTilesThatMapSurviveAndTheRestAreGathered) {
   Partitioned p = Partition(R"(
 HloModule reshape_operand_tiles, num_partitions=4

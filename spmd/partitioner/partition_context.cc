@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_join.h"
 #include "hlo/analysis/constant_dims.h"
+#include "hlo/sharding/device_groups.h"
 #include "hlo/sharding/shard_geometry.h"
 #include "hlo/sharding/sharding_transforms.h"
 #include "hlo/status_macros.h"
@@ -51,6 +52,23 @@ void PartitionContext::Set(const HloInstruction* original, PartitionedValue valu
   values_.insert_or_assign(original, std::move(value));
 }
 
+namespace {
+
+// Tile counts per data dim (1 for every dim of a replicated sharding); nullopt for shardings
+// other than replicated and tiled with replicated subgroups only.
+std::optional<std::vector<int64_t>> PlainTileCounts(const HloSharding& sharding, int64_t rank) {
+  if (sharding.IsReplicated()) return std::vector<int64_t>(rank, 1);
+  if (!sharding.IsTiled() || sharding.TiledDataRank() != rank) return std::nullopt;
+  for (hlo::OpShardingType type : sharding.subgroup_types()) {
+    if (type != hlo::OpShardingType::kReplicated) return std::nullopt;
+  }
+  std::vector<int64_t> counts(rank);
+  for (int64_t d = 0; d < rank; ++d) counts[d] = sharding.tile_assignment().dim(d);
+  return counts;
+}
+
+}  // namespace
+
 absl::StatusOr<HloInstruction*> PartitionContext::Reshard(HloInstruction* value,
                                                           const Shape& base_shape,
                                                           const HloSharding& from,
@@ -65,11 +83,65 @@ absl::StatusOr<HloInstruction*> PartitionContext::Reshard(HloInstruction* value,
   if (from.IsManual() || to.IsManual() || from.HasManualSubgroup() || to.HasManualSubgroup()) {
     return ReshardManual(value, base_shape, from, to);
   }
+  ASSIGN_OR_RETURN(HloSharding gathered, GatherSingleTileDims(value, base_shape, from, to));
+  if (gathered != from) return Reshard(value, base_shape, gathered, to);
   ASSIGN_OR_RETURN(std::shared_ptr<const ReshardPlan> plan,
                    planner_->Plan(base_shape, from, to, num_devices_));
   if (plan->full_rematerialization) ++log_->full_rematerializations;
   if (log_->keep_lines) log_->lines.push_back(plan->Explain());
   return emitter_.Emit(value, base_shape, *plan);
+}
+
+absl::StatusOr<HloSharding> PartitionContext::GatherSingleTileDims(HloInstruction*& value,
+                                                                   const Shape& base_shape,
+                                                                   const HloSharding& from,
+                                                                   const HloSharding& to) {
+  const int64_t rank = base_shape.rank();
+  std::optional<std::vector<int64_t>> from_tiles = PlainTileCounts(from, rank);
+  std::optional<std::vector<int64_t>> to_tiles = PlainTileCounts(to, rank);
+  const hlo::PrimitiveType type = base_shape.element_type();
+  if (!from_tiles || !to_tiles || !from.IsTiled() || type == PrimitiveType::kPred ||
+      from.tile_assignment().num_devices() != num_devices_) {
+    return from;
+  }
+  // Dims split t > 2 ways (2: an all-gather moves as much) whose data all lies in the first
+  // tile (n <= ceil(n / t)), and that the target takes whole.
+  std::vector<int64_t> dims;
+  for (int64_t d = 0; d < rank; ++d) {
+    const int64_t n = base_shape.dimensions(d), t = (*from_tiles)[d];
+    if (t > 2 && (*to_tiles)[d] == 1 && n <= (n + t - 1) / t) dims.push_back(d);
+  }
+  if (dims.empty()) return from;
+  // The first tile's holders keep their data, the others zeros; a sum over each group along
+  // those dims gives everyone the data (XLA's idiom), then the padding is cut off.
+  std::vector<int64_t> first(num_devices_, 0);
+  for (int64_t device = 0; device < num_devices_; ++device) {
+    ASSIGN_OR_RETURN(std::vector<int64_t> tile, hlo::TileIndexForDevice(from, device));
+    bool is_first = true;
+    for (int64_t d : dims) is_first = is_first && tile[d] == 0;
+    first[device] = is_first ? 1 : 0;
+  }
+  const Shape& local = value->shape();
+  HloInstruction* keep = Add(HloOpcode::kBroadcast, Shape::Array(PrimitiveType::kPred,
+                                                                 local.dimensions()),
+                             {builder_.PerDeviceFlag(first)});
+  HloInstruction* zeros = builder_.Zeros(local);
+  HloInstruction* masked = Add(HloOpcode::kSelect, local, {keep, value, zeros});
+  ASSIGN_OR_RETURN(hlo::TileAssignment groups,
+                   hlo::DeviceGroupsAlongDims(from.tile_assignment(), dims));
+  ASSIGN_OR_RETURN(HloInstruction * summed, AllReduceSum(masked, hlo::GroupLists(groups)));
+  std::vector<int64_t> whole = local.dimensions();
+  for (int64_t d : dims) whole[d] = base_shape.dimensions(d);
+  value = builder_.SliceTo(summed, whole);
+  ASSIGN_OR_RETURN(HloSharding gathered, hlo::PartiallyReplicate(from, dims));
+  if (log_->keep_lines) {
+    log_->lines.push_back(hlo::StrCat(
+        "reshard ", base_shape.ToString(), " ", from.ToStringWithoutMetadata(), " -> ",
+        to.ToStringWithoutMetadata(), ": dims {", absl::StrJoin(dims, ","),
+        "} hold data in their first tile only; it is summed into every device of its group "
+        "(masked all-reduce), giving ", gathered.ToStringWithoutMetadata()));
+  }
+  return gathered;
 }
 
 absl::StatusOr<HloInstruction*> PartitionContext::ReshardManual(HloInstruction* value,
@@ -193,22 +265,6 @@ absl::StatusOr<HloInstruction*> PartitionContext::GetInSharding(const HloInstruc
   return result;
 }
 
-namespace {
-
-// Tile counts per data dim (1 for every dim of a replicated sharding); nullopt for shardings
-// other than replicated and tiled with replicated subgroups only.
-std::optional<std::vector<int64_t>> PlainTileCounts(const HloSharding& sharding, int64_t rank) {
-  if (sharding.IsReplicated()) return std::vector<int64_t>(rank, 1);
-  if (!sharding.IsTiled() || sharding.TiledDataRank() != rank) return std::nullopt;
-  for (hlo::OpShardingType type : sharding.subgroup_types()) {
-    if (type != hlo::OpShardingType::kReplicated) return std::nullopt;
-  }
-  std::vector<int64_t> counts(rank);
-  for (int64_t d = 0; d < rank; ++d) counts[d] = sharding.tile_assignment().dim(d);
-  return counts;
-}
-
-}  // namespace
 
 absl::StatusOr<HloInstruction*> PartitionContext::ReshardAlongConstantDims(
     const HloInstruction& original, const PartitionedValue& pv, const HloSharding& to) {

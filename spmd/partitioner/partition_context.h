@@ -201,6 +201,15 @@ class PartitionContext {
                                                      const hlo::Shape& base_shape,
                                                      const hlo::HloSharding& from,
                                                      const hlo::HloSharding& to);
+  // Before a reshard from `from` to `to`: the dims `from` splits more than two ways whose data
+  // all lies in their first tile (a size-1 dim split 8 ways), and that `to` takes whole, are
+  // replicated by a masked all-reduce (the first tile's holders keep their data, the others
+  // zeros) instead of an all-gather of mostly padding. Replaces `value` and returns its new
+  // sharding (`from` when nothing applies).
+  absl::StatusOr<hlo::HloSharding> GatherSingleTileDims(hlo::HloInstruction*& value,
+                                                        const hlo::Shape& base_shape,
+                                                        const hlo::HloSharding& from,
+                                                        const hlo::HloSharding& to);
   // Reshards a tuple value leaf by leaf (get-tuple-element, reshard, tuple).
   absl::StatusOr<hlo::HloInstruction*> ReshardTuple(hlo::HloInstruction* value,
                                                     const hlo::Shape& base_shape,
