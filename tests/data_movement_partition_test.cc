@@ -89,6 +89,34 @@ ENTRY main {
   ExpectVerifies(p, 2);
 }
 
+// XLA's SortTopKNonSortDimension: the sort moves its split from the sorted dim to dim 1, and
+// the first 2 columns are wanted split along the sorted dim again: they are sliced in the
+// sort's tiling and only they are resharded, instead of gathering the sorted rows first.
+TEST(SortPartitionTest, TopKColumnsAreSlicedInTheSortsTiling) {
+  Partitioned p = Partition(R"(
+HloModule topk_split, num_partitions=8
+gt {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  i = s32[] parameter(2)
+  j = s32[] parameter(3)
+  ROOT c = pred[] compare(a, b), direction=GT
+}
+ENTRY main {
+  x = f32[2,8,64] parameter(0), sharding={devices=[2,1,4]<=[8]}
+  iota = s32[2,8,64] iota(), iota_dimension=2, sharding={devices=[2,1,4]<=[8]}
+  s = (f32[2,8,64], s32[2,8,64]) sort(x, iota), dimensions={2}, is_stable=true, to_apply=gt,
+    sharding={{devices=[2,1,4]<=[8]}, {devices=[2,1,4]<=[8]}}
+  v = f32[2,8,64] get-tuple-element(s), index=0, sharding={devices=[2,1,4]<=[8]}
+  ROOT top = f32[2,8,2] slice(v), slice={[0:2], [0:8], [0:2]}, sharding={devices=[2,1,4]<=[8]}
+})");
+  ASSERT_NE(p.spmd, nullptr);
+  EXPECT_THAT(Instructions(*p.spmd), Not(Contains(AllOf(op::AllGather(), HasShape("f32[1,8,64]")))))
+      << p.spmd->ToString();
+  EXPECT_THAT(Instructions(*p.spmd), Contains(AllOf(op::Slice(), HasShape("f32[1,2,2]"))));
+  ExpectVerifies(p, 8);
+}
+
 TEST(SortPartitionTest, SortDimensionIsGatheredWhenNoOtherDimensionCanTakeIt) {
   Partitioned p = Partition(R"(
 HloModule sort, num_partitions=4

@@ -319,21 +319,22 @@ bool MovesData(const HloInstruction& original, int64_t d) {
   return pad.edge_padding_low != 0 || pad.edge_padding_high != 0 || pad.interior_padding != 0;
 }
 
-// When the wanted `sharding` splits no dim the slice or pad moves data along, computing it in
-// the operand's current tiling (those dims whole) and resharding the result may move less than
-// bringing the operand to `sharding` first: a slice shrinks what travels (a top-k's first rows
-// of a sorted, batch-split array gathered after the slice, not before). Returns that tiling
-// when it is cheaper by the planner's estimate.
+// Computing a slice or pad in the operand's current tiling (the dims it moves data along
+// whole) and resharding the result may move less than bringing the operand to the wanted
+// `sharding` first: a slice shrinks what travels (a top-k's first columns of a sorted array
+// resharded after the slice, not before). Returns that tiling when it is cheaper by the
+// planner's estimate than the cheaper of the direct way's operand reshards.
 absl::StatusOr<std::optional<HloSharding>> CheaperInOperandTiling(const HloInstruction& original,
                                                                   const HloSharding& sharding,
                                                                   PartitionContext& ctx) {
   const int64_t rank = original.shape().IsArray() ? original.shape().rank() : 0;
   if (rank == 0 || !(sharding.IsReplicated() || sharding.IsTiled())) return std::nullopt;
-  std::vector<int64_t> moving;
+  if (sharding.IsTiled() && !sharding.subgroup_types().empty()) return std::nullopt;
+  std::vector<int64_t> moving, split_moving;
   for (int64_t d = 0; d < rank; ++d) {
     if (!MovesData(original, d)) continue;
-    if (sharding.IsTiled() && sharding.tile_assignment().dim(d) > 1) return std::nullopt;
     moving.push_back(d);
+    if (sharding.IsTiled() && sharding.tile_assignment().dim(d) > 1) split_moving.push_back(d);
   }
   ASSIGN_OR_RETURN(const PartitionedValue* operand, ctx.Get(original.operand(0)));
   const HloSharding& current = operand->sharding;
@@ -343,7 +344,14 @@ absl::StatusOr<std::optional<HloSharding>> CheaperInOperandTiling(const HloInstr
   }
   ASSIGN_OR_RETURN(HloSharding alt, hlo::PartiallyReplicate(current, moving));
   if (!alt.IsTiled() || alt == sharding || !alt.subgroup_types().empty()) return std::nullopt;
+  // The direct way brings the operand to the result's tiling, or (a split dim it moves data
+  // along) to that tiling whole there; its cheaper reshard is a lower bound of its cost.
   ASSIGN_OR_RETURN(double direct, ReshardCost(original.operand(0), sharding, ctx));
+  if (!split_moving.empty()) {
+    ASSIGN_OR_RETURN(HloSharding whole, hlo::PartiallyReplicate(sharding, split_moving));
+    ASSIGN_OR_RETURN(double whole_cost, ReshardCost(original.operand(0), whole, ctx));
+    direct = std::min(direct, whole_cost);
+  }
   ASSIGN_OR_RETURN(double in, ReshardCost(original.operand(0), alt, ctx));
   ASSIGN_OR_RETURN(double out, ResultCost(original.shape(), alt, sharding, ctx));
   if (in + out >= direct) return std::nullopt;
