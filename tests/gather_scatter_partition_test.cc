@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "gtest/gtest.h"
+#include "hlo/analysis/module_stats.h"
 #include "hlo/ir/hlo_module.h"
 #include "hlo/testing/hlo_matchers.h"
 #include "tests/partition_test_util.h"
@@ -277,9 +278,10 @@ ENTRY main {
 }
 
 TEST(ScatterPartitionTest, IndexParallelAddCombinesPartialsByAllReduce) {
-  // Updates split along their scatter dim: each device scatters its half into zeros, the halves
-  // are summed, and the replicated operand is added once. Duplicate indices across devices
-  // are what the all-reduce is for.
+  // Updates split along their scatter dim: the first device scatters its half into the
+  // operand, the other into zeros, and the all-reduce sums them, so the operand counts once and
+  // nothing is added after it (XLA's idiom; no FLOPs). Duplicate indices across devices are
+  // what the all-reduce is for.
   Partitioned p = Partition(std::string("HloModule scatter, num_partitions=2\n") + kAdd + R"(
 ENTRY main {
   x = f32[8,4] parameter(0), sharding={replicated}
@@ -293,6 +295,7 @@ ENTRY main {
   auto counts = Counts(*p.spmd);
   EXPECT_EQ(counts[HloOpcode::kAllGather], 0) << p.spmd->ToString();
   EXPECT_EQ(counts[HloOpcode::kAllReduce], 1) << p.spmd->ToString();
+  EXPECT_EQ(hlo::ComputeModuleStats(*p.spmd).flops, 0) << p.spmd->ToString();
   ExpectVerifies(p, 2);
 }
 

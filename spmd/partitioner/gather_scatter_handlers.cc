@@ -20,9 +20,10 @@
 // update scatter dimension without a batching partner can be split only when the combiner is a
 // single commutative op with an identity (add, multiply, maximum, minimum, and, or) and there is
 // one operand: devices then scatter their updates (padding masked to the identity) into an
-// identity-filled copy, the partials are all-reduced over the devices that split those
-// dimensions, and the operand is combined once (a bf16 or f16 sum in f32, rounded once; a
-// narrow product is not split). Anything else runs replicated (HandleReplicated).
+// identity-filled copy (the operand on the first device of each group), the partials are
+// all-reduced over the devices that split those dimensions, so the operand is combined once (a
+// bf16 or f16 sum in f32, rounded once; a narrow product is not split). Anything else runs
+// replicated (HandleReplicated).
 //
 // Masked plans (gather_scatter_masked.h) keep the operand split along the dims the indices
 // pick from (start index dims with slice or window size 1): each candidate above is merged
@@ -37,6 +38,7 @@
 #include <optional>
 
 #include "hlo/sharding/device_groups.h"
+#include "hlo/sharding/shard_geometry.h"
 #include "hlo/sharding/sharding_transforms.h"
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
@@ -450,10 +452,10 @@ struct ScatterProblem {
   ScatterMaps maps;
   std::optional<HloOpcode> combiner;  // Set when split scatter dims can be combined.
   std::optional<hlo::Literal> identity;
-  // A narrow float sum (bf16, f16, f8) combines its partials in f32: the local scatters and the
-  // all-reduce happen in f32, and the sum is rounded once before it is added to the operand,
-  // so the result is about as close to the exact sum as the sequential one. kInvalid: the
-  // scatter's own type.
+  // A narrow float sum (bf16, f16, f8) combines its partials in f32: the local scatters (the
+  // operand converted) and the all-reduce happen in f32, and the result is rounded once, so it
+  // is at least as close to the exact sum as the sequential one. kInvalid: the scatter's own
+  // type.
   hlo::PrimitiveType accumulate = hlo::PrimitiveType::kInvalid;
 };
 
@@ -559,8 +561,9 @@ Candidates ScatterCandidates(const ScatterProblem& sp, const HloSharding& wanted
   return out;
 }
 
-// Scatters the local updates into an identity-filled copy, all-reduces the partials over the
-// devices that split the combined dims, and combines the operand once.
+// Scatters the local updates into the operand on the first device of each combining group and
+// into an identity-filled copy on the others, then all-reduces over the groups (the devices
+// that split the combined dims): the operand is combined once, and nothing is added after.
 absl::StatusOr<HloInstruction*> EmitCombinedScatter(const ScatterProblem& sp, const LocalPlan& plan,
                                                     const Shape& local, HloInstruction* operand,
                                                     HloInstruction* indices,
@@ -575,10 +578,21 @@ absl::StatusOr<HloInstruction*> EmitCombinedScatter(const ScatterProblem& sp, co
   if (widen) {
     updates = ctx.Add(HloOpcode::kConvert, Shape::Array(type, updates->shape().dimensions()),
                       {updates});
+    operand = ctx.Add(HloOpcode::kConvert, wide, {operand});
   }
   ASSIGN_OR_RETURN(updates,
                    ctx.MaskPadding(updates, original.operand(2)->shape(), plan.updates, identity));
-  HloInstruction* base = ctx.Add(HloOpcode::kBroadcast, wide, {identity});
+  std::vector<int64_t> first(ctx.num_devices(), 0);
+  for (int64_t device = 0; device < ctx.num_devices(); ++device) {
+    ASSIGN_OR_RETURN(std::vector<int64_t> tile, hlo::TileIndexForDevice(plan.updates, device));
+    first[device] = std::all_of(plan.combine_dims.begin(), plan.combine_dims.end(),
+                                [&](int64_t u) { return tile[u] == 0; });
+  }
+  HloInstruction* keep = ctx.Add(HloOpcode::kBroadcast,
+                                 Shape::Array(hlo::PrimitiveType::kPred, local.dimensions()),
+                                 {ctx.builder().PerDeviceFlag(first)});
+  HloInstruction* base = ctx.Add(HloOpcode::kSelect, wide,
+                                 {keep, operand, ctx.Add(HloOpcode::kBroadcast, wide, {identity})});
   HloInstruction* partial = CloneWithOperands(original, wide, {base, indices, updates}, ctx);
   hlo::HloComputation* reducer = original.to_apply();
   if (widen) {
@@ -588,8 +602,7 @@ absl::StatusOr<HloInstruction*> EmitCombinedScatter(const ScatterProblem& sp, co
   ASSIGN_OR_RETURN(hlo::TileAssignment groups,
                    hlo::DeviceGroupsAlongDims(plan.updates.tile_assignment(), plan.combine_dims));
   HloInstruction* all_reduce = AllReduceInGroups(partial, groups, reducer, ctx);
-  if (widen) all_reduce = ctx.Add(HloOpcode::kConvert, local, {all_reduce});
-  return ctx.Add(*sp.combiner, local, {operand, all_reduce});
+  return widen ? ctx.Add(HloOpcode::kConvert, local, {all_reduce}) : all_reduce;
 }
 
 absl::Status HandleScatter(const HloInstruction& original, const HloSharding& sharding,
