@@ -322,6 +322,28 @@ ENTRY main {
   ExpectVerifies(Partition(kIntMax), 2);
 }
 
+// Padding along a kept dim only reaches the result's padding: a reduce over whole dims of an
+// operand split unevenly along the others masks nothing (XLA's ShardedReduceForwardPass).
+TEST(ReducePartitionTest, KeptDimsPaddingIsNotMasked) {
+  Partitioned p = Partition(R"(
+HloModule reduce_kept, num_partitions=2
+r {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] add(a, b)
+}
+ENTRY main {
+  x = f32[4,7] parameter(0), sharding={devices=[1,2]<=[2]}
+  init = f32[] parameter(1)
+  ROOT s = f32[7] reduce(x, init), dimensions={0}, to_apply=r, sharding={devices=[2]<=[2]}
+})");
+  ASSERT_NE(p.spmd, nullptr);
+  auto counts = Counts(*p.spmd);
+  EXPECT_EQ(counts[HloOpcode::kSelect], 0) << p.spmd->ToString();
+  EXPECT_EQ(counts[HloOpcode::kAllReduce] + counts[HloOpcode::kAllGather], 0) << p.spmd->ToString();
+  ExpectVerifies(p, 2);
+}
+
 constexpr char kArgmax[] = R"(
 argmax {
   a = f32[] parameter(0)

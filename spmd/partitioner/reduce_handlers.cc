@@ -153,9 +153,16 @@ absl::Status HandleReduce(const HloInstruction& original, const HloSharding& sha
     operands[1] = ctx.Add(HloOpcode::kConstant, init->shape(), {});
     operands[1]->mutable_attrs()->literal = *std::move(identity);
   }
+  // Only the reduced dims' padding reaches a real result; a kept dim's padding lands in the
+  // result's padding, so the kept dims are not masked.
+  std::vector<int64_t> kept;
+  for (int64_t d = 0; d < in_sharding.TiledDataRank(); ++d) {
+    if (std::find(reduced.begin(), reduced.end(), d) == reduced.end()) kept.push_back(d);
+  }
+  ASSIGN_OR_RETURN(HloSharding reduced_tiles, hlo::PartiallyReplicate(in_sharding, kept));
   for (int64_t i = 0; i < n; ++i) {
     ASSIGN_OR_RETURN(operands[i], ctx.MaskPadding(operands[i], original.operand(i)->shape(),
-                                                  in_sharding, operands[n + i]));
+                                                  reduced_tiles, operands[n + i]));
   }
   // Sharding of the partial result: reduced dims drop out; their tiles become replication.
   ASSIGN_OR_RETURN(HloSharding replicated_reduced,
