@@ -210,7 +210,7 @@ ENTRY main {
 // A size-1 dim split 4 ways holds data in its first tile only (XLA's
 // DynamicUpdateSliceAlongPartitionedDimension2): replicating it sums the first tile's data into
 // every device of its group (masked all-reduce) instead of all-gathering three tiles of
-// padding; the other dim keeps its split.
+// padding; the other dim keeps its split. Likewise for data in the first 3 of 8 tiles.
 TEST(ReshardPartitionTest, SingleDataTileIsSummedNotGathered) {
   for (const char* type : {"f32", "s32"}) {
     SCOPED_TRACE(type);
@@ -227,6 +227,18 @@ ENTRY main {
     EXPECT_EQ(counts[HloOpcode::kAllReduce], 1) << p.spmd->ToString();
     ExpectVerifies(p, 8);
   }
+  // 3 rows split 8 ways: shards of 1, data in the first 3 tiles, each placed at its row.
+  Partitioned rows = Partition(R"(
+HloModule data_tiles, num_partitions=8
+ENTRY main {
+  x = f32[3,5] parameter(0), sharding={devices=[8,1]<=[8]}
+  ROOT c = f32[3,5] copy(x), sharding={replicated}
+})");
+  ASSERT_NE(rows.spmd, nullptr);
+  auto counts = Counts(*rows.spmd);
+  EXPECT_EQ(counts[HloOpcode::kAllGather], 0) << rows.spmd->ToString();
+  EXPECT_EQ(counts[HloOpcode::kAllReduce], 1) << rows.spmd->ToString();
+  ExpectVerifies(rows, 8);
 }
 
 TEST(ReshapePartitionTest, OperandTilesThatMapSurviveAndTheRestAreGathered) {

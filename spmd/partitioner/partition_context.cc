@@ -104,44 +104,56 @@ absl::StatusOr<HloSharding> PartitionContext::GatherSingleTileDims(HloInstructio
       from.tile_assignment().num_devices() != num_devices_) {
     return from;
   }
-  // Dims split t > 2 ways (2: an all-gather moves as much) whose data all lies in the first
-  // tile (n <= ceil(n / t)), and that the target takes whole.
-  std::vector<int64_t> dims;
+  // Dims whose data lies in their first k tiles (the others only padding) with 2k < t (else
+  // an all-gather moves as little), and that the target takes whole: e.g. a size-1 dim split
+  // 8 ways (k = 1), or 2 rows split 8 ways (k = 2).
+  HloSharding current = from;
   for (int64_t d = 0; d < rank; ++d) {
     const int64_t n = base_shape.dimensions(d), t = (*from_tiles)[d];
-    if (t > 2 && (*to_tiles)[d] == 1 && n <= (n + t - 1) / t) dims.push_back(d);
+    const int64_t c = (n + t - 1) / t;
+    const int64_t k = c == 0 ? 0 : (n + c - 1) / c;
+    if ((*to_tiles)[d] != 1 || k == 0 || 2 * k >= t) continue;
+    ASSIGN_OR_RETURN(value, SumDataTiles(value, current, d, c, k, n));
+    ASSIGN_OR_RETURN(HloSharding gathered, hlo::PartiallyReplicate(current, {d}));
+    if (log_->keep_lines) {
+      log_->lines.push_back(hlo::StrCat(
+          "reshard ", base_shape.ToString(), " ", current.ToStringWithoutMetadata(), " -> ",
+          to.ToStringWithoutMetadata(), ": dim ", d, " holds data in its first ", k, " of ", t,
+          " tiles; they are placed in zeros and summed over each group (masked all-reduce), "
+          "giving ",
+          gathered.ToStringWithoutMetadata()));
+    }
+    current = std::move(gathered);
   }
-  if (dims.empty()) return from;
-  // The first tile's holders keep their data, the others zeros; a sum over each group along
-  // those dims gives everyone the data (XLA's idiom), then the padding is cut off.
-  std::vector<int64_t> first(num_devices_, 0);
+  return current;
+}
+
+absl::StatusOr<HloInstruction*> PartitionContext::SumDataTiles(HloInstruction* value,
+                                                              const HloSharding& sharding,
+                                                              int64_t d, int64_t shard,
+                                                              int64_t data_tiles, int64_t size) {
+  std::vector<int64_t> holds(num_devices_, 0), offset(num_devices_, 0);
   for (int64_t device = 0; device < num_devices_; ++device) {
-    ASSIGN_OR_RETURN(std::vector<int64_t> tile, hlo::TileIndexForDevice(from, device));
-    bool is_first = true;
-    for (int64_t d : dims) is_first = is_first && tile[d] == 0;
-    first[device] = is_first ? 1 : 0;
+    ASSIGN_OR_RETURN(std::vector<int64_t> tile, hlo::TileIndexForDevice(sharding, device));
+    holds[device] = tile[d] < data_tiles ? 1 : 0;
+    offset[device] = std::min(tile[d], data_tiles - 1) * shard;
   }
   const Shape& local = value->shape();
-  HloInstruction* keep = Add(HloOpcode::kBroadcast, Shape::Array(PrimitiveType::kPred,
-                                                                 local.dimensions()),
-                             {builder_.PerDeviceFlag(first)});
-  HloInstruction* zeros = builder_.Zeros(local);
-  HloInstruction* masked = Add(HloOpcode::kSelect, local, {keep, value, zeros});
-  ASSIGN_OR_RETURN(hlo::TileAssignment groups,
-                   hlo::DeviceGroupsAlongDims(from.tile_assignment(), dims));
-  ASSIGN_OR_RETURN(HloInstruction * summed, AllReduceSum(masked, hlo::GroupLists(groups)));
-  std::vector<int64_t> whole = local.dimensions();
-  for (int64_t d : dims) whole[d] = base_shape.dimensions(d);
-  value = builder_.SliceTo(summed, whole);
-  ASSIGN_OR_RETURN(HloSharding gathered, hlo::PartiallyReplicate(from, dims));
-  if (log_->keep_lines) {
-    log_->lines.push_back(hlo::StrCat(
-        "reshard ", base_shape.ToString(), " ", from.ToStringWithoutMetadata(), " -> ",
-        to.ToStringWithoutMetadata(), ": dims {", absl::StrJoin(dims, ","),
-        "} hold data in their first tile only; it is summed into every device of its group "
-        "(masked all-reduce), giving ", gathered.ToStringWithoutMetadata()));
+  std::vector<int64_t> dims = local.dimensions();
+  dims[d] = data_tiles * shard;
+  const Shape buffer = Shape::Array(local.element_type(), dims);
+  HloInstruction* placed = value;
+  if (data_tiles > 1) {
+    placed = builder_.UpdateDim(builder_.Zeros(buffer), value, d, PerDeviceScalar(offset));
   }
-  return gathered;
+  HloInstruction* keep = Add(HloOpcode::kBroadcast, Shape::Array(PrimitiveType::kPred, dims),
+                             {builder_.PerDeviceFlag(holds)});
+  HloInstruction* masked = Add(HloOpcode::kSelect, buffer, {keep, placed, builder_.Zeros(buffer)});
+  ASSIGN_OR_RETURN(hlo::TileAssignment groups,
+                   hlo::DeviceGroupsAlongDims(sharding.tile_assignment(), {d}));
+  ASSIGN_OR_RETURN(HloInstruction * summed, AllReduceSum(masked, hlo::GroupLists(groups)));
+  dims[d] = size;
+  return builder_.SliceTo(summed, dims);
 }
 
 absl::StatusOr<HloInstruction*> PartitionContext::ReshardManual(HloInstruction* value,
