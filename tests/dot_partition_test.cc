@@ -512,4 +512,25 @@ ENTRY main {
   ExpectVerifies(p, 8);
 }
 
+// Operands split along the batch, the result wanted split along M (XLA's
+// MXCustomCall_BatchAndBatch): the dot runs on the batch tiles where the operands are and the
+// small result is resharded, instead of gathering the larger rhs to every device.
+TEST(BlockScaledDotPartitionTest, ComputesWhereTheOperandsAreWhenTheResultMovesLess) {
+  Partitioned p = Partition(R"(
+HloModule mx_batch, num_partitions=4
+ENTRY main {
+  lhs = f8e4m3fn[4,8,64] parameter(0), sharding={devices=[4,1,1]<=[4]}
+  lhs_scale = f8e8m0fnu[4,8,2] parameter(1), sharding={devices=[4,1,1]<=[4]}
+  rhs = f8e4m3fn[4,64,64] parameter(2), sharding={devices=[4,1,1]<=[4]}
+  rhs_scale = f8e8m0fnu[4,64,2] parameter(3), sharding={devices=[4,1,1]<=[4]}
+  ROOT d = f32[4,8,64] custom-call(lhs, rhs, lhs_scale, rhs_scale),
+    custom_call_target="__op$block_scaled_dot", sharding={devices=[1,4,1]<=[4]}
+})");
+  ASSERT_NE(p.spmd, nullptr);
+  const std::string text = p.spmd->ToString();
+  EXPECT_NE(text.find("f32[1,8,64] custom-call("), std::string::npos) << text;
+  EXPECT_EQ(Counts(*p.spmd)[HloOpcode::kAllGather], 0) << text;
+  ExpectVerifies(p, 4);
+}
+
 }  // namespace

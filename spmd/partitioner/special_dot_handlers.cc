@@ -19,9 +19,11 @@
 //   -> %a in {devices=[2,1,1,2]<=[4] last_tile_dim_replicate}, %b in {devices=[1,2,1,2]<=[4]},
 //      %c in {devices=[2,1,2]<=[4] last_tile_dim_replicate}: %d.spmd = f32[8,32,4] ragged-dot
 #include <algorithm>
+#include <optional>
 
 #include "hlo/sharding/sharding_transforms.h"
 #include "hlo/status_macros.h"
+#include "spmd/partitioner/candidate_cost.h"
 #include "spmd/partitioner/handlers.h"
 #include "spmd/partitioner/partition_context.h"
 
@@ -150,11 +152,77 @@ void UnalignedScaleDims(const Shape& x, const Shape& scale, const HloSharding& s
   }
 }
 
+// A way to run a block-scaled dot: its result tiled `local`, its operands (each with its scale)
+// tiled alike along B and their free dim, K whole; costed with the result's reshard to the
+// wanted sharding.
+struct BlockScaledPlan {
+  HloSharding local = HloSharding::Replicate();
+  HloSharding lhs = HloSharding::Replicate();
+  HloSharding rhs = HloSharding::Replicate();
+  double cost_us = 0;
+};
+
+absl::StatusOr<BlockScaledPlan> PlanBlockScaled(const HloInstruction& original,
+                                                const HloSharding& result,
+                                                const HloSharding& wanted,
+                                                PartitionContext& ctx) {
+  const int64_t rank = original.shape().rank();
+  std::vector<int64_t> whole;
+  UnalignedScaleDims(original.operand(0)->shape(), original.operand(2)->shape(), result,
+                     rank - 2, whole);
+  UnalignedScaleDims(original.operand(1)->shape(), original.operand(3)->shape(), result,
+                     rank - 1, whole);
+  BlockScaledPlan plan;
+  ASSIGN_OR_RETURN(plan.local, hlo::PartiallyReplicate(result, whole));
+  if (plan.local.IsReplicated()) return absl::UnimplementedError("no dimension stays split");
+  std::vector<int64_t> lhs_map(rank), rhs_map(rank);
+  for (int64_t d = 0; d < rank; ++d) lhs_map[d] = rhs_map[d] = d;
+  lhs_map[rank - 1] = rhs_map[rank - 1] = -1;  // K.
+  rhs_map[rank - 2] = rank - 1;                // N.
+  ASSIGN_OR_RETURN(plan.lhs, hlo::OperandShardingFromResult(plan.local, rank, lhs_map));
+  ASSIGN_OR_RETURN(plan.rhs, hlo::OperandShardingFromResult(plan.local, rank, rhs_map));
+  for (int64_t i = 0; i < 4; ++i) {
+    ASSIGN_OR_RETURN(double cost,
+                     ReshardCost(original.operand(i), i % 2 == 0 ? plan.lhs : plan.rhs, ctx));
+    plan.cost_us += cost;
+  }
+  ASSIGN_OR_RETURN(double out, ResultCost(original.shape(), plan.local, wanted, ctx));
+  plan.cost_us += out;
+  return plan;
+}
+
+// Result tilings worth costing: the wanted one, and each operand's current tiling seen on the
+// result (lhs [B.., M, K] -> [B.., M, -]; rhs [B.., N, K] -> [B.., -, N]; K's tiles replicated):
+// computing where the operands are and moving the result may beat moving the operands.
+std::vector<HloSharding> BlockScaledCandidates(const HloInstruction& original,
+                                               const HloSharding& wanted,
+                                               PartitionContext& ctx) {
+  const int64_t rank = original.shape().rank();
+  std::vector<HloSharding> out = {wanted};
+  for (int64_t side = 0; side < 2; ++side) {
+    absl::StatusOr<const PartitionedValue*> v = ctx.Get(original.operand(side));
+    if (!v.ok() || !(*v)->sharding.IsTiled() || !(*v)->sharding.subgroup_types().empty() ||
+        (*v)->sharding.TiledDataRank() != rank) {
+      continue;
+    }
+    absl::StatusOr<HloSharding> s = hlo::PartiallyReplicate((*v)->sharding, {rank - 1});
+    if (s.ok() && side == 1 && s->IsTiled()) {
+      std::vector<int64_t> perm(rank);
+      for (int64_t d = 0; d < rank; ++d) perm[d] = d;
+      std::swap(perm[rank - 2], perm[rank - 1]);
+      s = hlo::TransposeSharding(*s, perm);
+    }
+    if (s.ok() && s->IsTiled() && *s != wanted) out.push_back(*std::move(s));
+  }
+  return out;
+}
+
 }  // namespace
 
 // __op$block_scaled_dot(lhs [B.., M, K], rhs [B.., N, K], lhs_scale, rhs_scale) -> [B.., M, N]:
 // each operand and its scale tiled like the result along B and its free dim (when the scale's
-// blocks align with the tiles), K whole.
+// blocks align with the tiles), K whole. The result is computed in the cheapest of the wanted
+// tiling and the operands' current ones (BlockScaledCandidates), then resharded.
 absl::Status HandleBlockScaledDot(const HloInstruction& original, const HloSharding& sharding,
                                   PartitionContext& ctx) {
   const Shape& out = original.shape();
@@ -167,31 +235,24 @@ absl::Status HandleBlockScaledDot(const HloInstruction& original, const HloShard
   if (!plain)
     return FallBackToReplicated(original, sharding, ctx,
                                 "a block-scaled dot with subgroups, or operands of another rank");
-  const int64_t rank = out.rank();
-  std::vector<int64_t> whole;
-  UnalignedScaleDims(original.operand(0)->shape(), original.operand(2)->shape(), sharding,
-                     rank - 2, whole);
-  UnalignedScaleDims(original.operand(1)->shape(), original.operand(3)->shape(), sharding,
-                     rank - 1, whole);
-  ASSIGN_OR_RETURN(HloSharding local, hlo::PartiallyReplicate(sharding, whole));
-  if (local.IsReplicated())
+  std::optional<BlockScaledPlan> best;
+  for (const HloSharding& candidate : BlockScaledCandidates(original, sharding, ctx)) {
+    absl::StatusOr<BlockScaledPlan> plan = PlanBlockScaled(original, candidate, sharding, ctx);
+    if (plan.ok() && (!best || plan->cost_us < best->cost_us)) best = *std::move(plan);
+  }
+  if (!best)
     return FallBackToReplicated(original, sharding, ctx,
                                 "no block-scaled-dot dimension can stay split");
-  std::vector<int64_t> lhs_map(rank), rhs_map(rank);
-  for (int64_t d = 0; d < rank; ++d) lhs_map[d] = rhs_map[d] = d;
-  lhs_map[rank - 1] = rhs_map[rank - 1] = -1;  // K.
-  rhs_map[rank - 2] = rank - 1;                // N.
-  ASSIGN_OR_RETURN(HloSharding lhs_sharding, hlo::OperandShardingFromResult(local, rank, lhs_map));
-  ASSIGN_OR_RETURN(HloSharding rhs_sharding, hlo::OperandShardingFromResult(local, rank, rhs_map));
   std::vector<HloInstruction*> operands;
   for (int64_t i = 0; i < 4; ++i) {
     ASSIGN_OR_RETURN(HloInstruction * value,
-                     ctx.GetInSharding(original.operand(i), i % 2 == 0 ? lhs_sharding
-                                                                       : rhs_sharding));
+                     ctx.GetInSharding(original.operand(i), i % 2 == 0 ? best->lhs : best->rhs));
     operands.push_back(value);
   }
-  ASSIGN_OR_RETURN(Shape local_shape, LocalShape(local, out));
-  ctx.Set(&original, {CloneWithOperands(original, local_shape, operands, ctx), local, out});
+  ASSIGN_OR_RETURN(Shape local_shape, LocalShape(best->local, out));
+  HloInstruction* result = CloneWithOperands(original, local_shape, operands, ctx);
+  ASSIGN_OR_RETURN(result, ctx.Reshard(result, out, best->local, sharding));
+  ctx.Set(&original, {result, sharding, out});
   return absl::OkStatus();
 }
 
