@@ -28,9 +28,8 @@ using testing_util::ExpectVerifies;
 using testing_util::Partition;
 using testing_util::Partitioned;
 
-TEST(SortPartitionTest, SplitSortDimensionMovesToAnotherDimension) {
-  Partitioned p = Partition(R"(
-HloModule sort, num_partitions=4
+// A sort comparator over (f32 value, s32 index) pairs: descending by value.
+constexpr char kGreaterWithIndex[] = R"(
 gt {
   a = f32[] parameter(0)
   b = f32[] parameter(1)
@@ -38,6 +37,10 @@ gt {
   j = s32[] parameter(3)
   ROOT c = pred[] compare(a, b), direction=GT
 }
+)";
+
+TEST(SortPartitionTest, SplitSortDimensionMovesToAnotherDimension) {
+  Partitioned p = Partition(std::string("HloModule sort, num_partitions=4\n") + kGreaterWithIndex + R"(
 ENTRY main {
   x = f32[2,16,8] parameter(0), sharding={devices=[1,1,4]<=[4]}
   i = s32[2,16,8] iota(), iota_dimension=2, sharding={devices=[1,1,4]<=[4]}
@@ -59,15 +62,7 @@ ENTRY main {
 // it): the sort runs on each device's rows, the first k columns are sliced there, and only
 // they are gathered.
 TEST(SortPartitionTest, TopKBySortSlicesBeforeGathering) {
-  Partitioned p = Partition(R"(
-HloModule topk, num_partitions=2
-gt {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  i = s32[] parameter(2)
-  j = s32[] parameter(3)
-  ROOT c = pred[] compare(a, b), direction=GT
-}
+  Partitioned p = Partition(std::string("HloModule topk, num_partitions=2\n") + kGreaterWithIndex + R"(
 ENTRY main {
   p = f32[4,256] parameter(0)
   x = f32[4,256] copy(p), sharding={devices=[2,1]<=[2]}
@@ -93,15 +88,7 @@ ENTRY main {
 // the first 2 columns are wanted split along the sorted dim again: they are sliced in the
 // sort's tiling and only they are resharded, instead of gathering the sorted rows first.
 TEST(SortPartitionTest, TopKColumnsAreSlicedInTheSortsTiling) {
-  Partitioned p = Partition(R"(
-HloModule topk_split, num_partitions=8
-gt {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  i = s32[] parameter(2)
-  j = s32[] parameter(3)
-  ROOT c = pred[] compare(a, b), direction=GT
-}
+  Partitioned p = Partition(std::string("HloModule topk_split, num_partitions=8\n") + kGreaterWithIndex + R"(
 ENTRY main {
   x = f32[2,8,64] parameter(0), sharding={devices=[2,1,4]<=[8]}
   iota = s32[2,8,64] iota(), iota_dimension=2, sharding={devices=[2,1,4]<=[8]}
