@@ -40,7 +40,8 @@ gt {
 )";
 
 TEST(SortPartitionTest, SplitSortDimensionMovesToAnotherDimension) {
-  Partitioned p = Partition(std::string("HloModule sort, num_partitions=4\n") + kGreaterWithIndex + R"(
+  Partitioned p =
+      Partition(std::string("HloModule sort, num_partitions=4\n") + kGreaterWithIndex + R"(
 ENTRY main {
   x = f32[2,16,8] parameter(0), sharding={devices=[1,1,4]<=[4]}
   i = s32[2,16,8] iota(), iota_dimension=2, sharding={devices=[1,1,4]<=[4]}
@@ -62,7 +63,8 @@ ENTRY main {
 // it): the sort runs on each device's rows, the first k columns are sliced there, and only
 // they are gathered.
 TEST(SortPartitionTest, TopKBySortSlicesBeforeGathering) {
-  Partitioned p = Partition(std::string("HloModule topk, num_partitions=2\n") + kGreaterWithIndex + R"(
+  Partitioned p =
+      Partition(std::string("HloModule topk, num_partitions=2\n") + kGreaterWithIndex + R"(
 ENTRY main {
   p = f32[4,256] parameter(0)
   x = f32[4,256] copy(p), sharding={devices=[2,1]<=[2]}
@@ -88,7 +90,8 @@ ENTRY main {
 // the first 2 columns are wanted split along the sorted dim again: they are sliced in the
 // sort's tiling and only they are resharded, instead of gathering the sorted rows first.
 TEST(SortPartitionTest, TopKColumnsAreSlicedInTheSortsTiling) {
-  Partitioned p = Partition(std::string("HloModule topk_split, num_partitions=8\n") + kGreaterWithIndex + R"(
+  Partitioned p =
+      Partition(std::string("HloModule topk_split, num_partitions=8\n") + kGreaterWithIndex + R"(
 ENTRY main {
   x = f32[2,8,64] parameter(0), sharding={devices=[2,1,4]<=[8]}
   iota = s32[2,8,64] iota(), iota_dimension=2, sharding={devices=[2,1,4]<=[8]}
@@ -202,11 +205,13 @@ TEST(ReshardPartitionTest, SingleDataTileIsSummedNotGathered) {
   for (const char* type : {"f32", "s32"}) {
     SCOPED_TRACE(type);
     const std::string t(type);
-    Partitioned p = Partition(R"(
+    Partitioned p =
+        Partition(R"(
 HloModule single_tile, num_partitions=8
 ENTRY main {
   x = )" + t + R"([1,6] parameter(0), sharding={devices=[4,2]<=[8]}
-  ROOT c = )" + t + R"([1,6] copy(x), sharding={devices=[1,2,4]<=[4,2]T(1,0) last_tile_dim_replicate}
+  ROOT c = )" + t +
+                  R"([1,6] copy(x), sharding={devices=[1,2,4]<=[4,2]T(1,0) last_tile_dim_replicate}
 })");
     ASSERT_NE(p.spmd, nullptr);
     auto counts = Counts(*p.spmd);

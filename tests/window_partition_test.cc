@@ -246,19 +246,18 @@ TEST(WindowPartitionTest, FarWindowsSkipTheShardsBetween) {
     std::string body;
     int64_t max_bytes;  // The halo from the shard's end would receive 46, 46 and 44 rows.
   };
-  for (const Case& c : {
-           Case{"x = f32[64,3] parameter(0), sharding={devices=[4,1]<=[4]}\n"
-                "ROOT s = f32[1,3] slice(x), slice={[61:62], [0:3]}, "
-                "sharding={devices=[4,1]<=[4]}",
-                1 * 12},
-           Case{"x = f32[64,3] parameter(0), sharding={devices=[4,1]<=[4]}\n"
-                "ROOT s = f32[2,3] slice(x), slice={[61:63], [0:3]}, "
-                "sharding={devices=[4,1]<=[4]}",
-                16 * 12},
-           Case{"x = f32[62,3] parameter(0), sharding={devices=[4,1]<=[4]}\n"
-                "ROOT s = f32[3,3] slice(x), slice={[59:62], [0:3]}, "
-                "sharding={devices=[4,1]<=[4]}",
-                31 * 12}}) {
+  for (const Case& c : {Case{"x = f32[64,3] parameter(0), sharding={devices=[4,1]<=[4]}\n"
+                             "ROOT s = f32[1,3] slice(x), slice={[61:62], [0:3]}, "
+                             "sharding={devices=[4,1]<=[4]}",
+                             1 * 12},
+                        Case{"x = f32[64,3] parameter(0), sharding={devices=[4,1]<=[4]}\n"
+                             "ROOT s = f32[2,3] slice(x), slice={[61:63], [0:3]}, "
+                             "sharding={devices=[4,1]<=[4]}",
+                             16 * 12},
+                        Case{"x = f32[62,3] parameter(0), sharding={devices=[4,1]<=[4]}\n"
+                             "ROOT s = f32[3,3] slice(x), slice={[59:62], [0:3]}, "
+                             "sharding={devices=[4,1]<=[4]}",
+                             31 * 12}}) {
     SCOPED_TRACE(c.body);
     Partitioned p = Partition("HloModule m, num_partitions=4\nENTRY main {\n" + c.body + "\n}\n");
     ASSERT_NE(p.spmd, nullptr);

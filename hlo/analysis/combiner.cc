@@ -39,8 +39,8 @@ bool IsSelectingCombiner(const HloComputation& computation) {
     if (select->opcode() != HloOpcode::kSelect) return false;
     const int64_t a = parameter(select->operand(1)), b = parameter(select->operand(2));
     const int64_t orientation = a == i && b == n + i ? 1 : (a == n + i && b == i ? 0 : -1);
-    if (orientation < 0 || (predicate != nullptr && (select->operand(0) != predicate ||
-                                                     orientation != lhs_first))) {
+    if (orientation < 0 ||
+        (predicate != nullptr && (select->operand(0) != predicate || orientation != lhs_first))) {
       return false;
     }
     predicate = select->operand(0);

@@ -3,8 +3,9 @@
 // transpose) maps the result's tiling onto the operand through it and runs locally. Reshape takes
 // the cheapest of: the tiling when dimensions split or merge compatibly; the result's tiles that
 // do map (the others sliced locally afterwards); the operand's current tiles that do map (the
-// others gathered first); the reshape in full. Constants and iotas are built locally. (Slice, pad, concatenate and reverse: window_handlers.cc; dynamic-slice:
-// dynamic_slice_handler.cc; dynamic-update-slice: dynamic_update_slice_handler.cc.)
+// others gathered first); the reshape in full. Constants and iotas are built locally. (Slice, pad,
+// concatenate and reverse: window_handlers.cc; dynamic-slice: dynamic_slice_handler.cc;
+// dynamic-update-slice: dynamic_update_slice_handler.cc.)
 //
 //   %t = f32[8,4] transpose(f32[4,8] %x), dimensions={1,0}, sharding={devices=[2,1]<=[2]}
 //   -> %x in {devices=[1,2]<=[2]}, %t.spmd = f32[4,4] transpose(%x.shard), dimensions={1,0}

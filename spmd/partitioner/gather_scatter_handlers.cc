@@ -512,8 +512,8 @@ absl::StatusOr<LocalPlan> CostScatterPlan(std::string source, HloSharding update
     const int64_t widen = sp.accumulate == hlo::PrimitiveType::kInvalid
                               ? 1
                               : hlo::BitWidth(sp.accumulate) / hlo::BitWidth(local.element_type());
-    cost += EstimateCollective(CollectiveKind::kAllReduce, local.byte_size() * widen,
-                               groups.dim(1), ctx.planner().link())
+    cost += EstimateCollective(CollectiveKind::kAllReduce, local.byte_size() * widen, groups.dim(1),
+                               ctx.planner().link())
                 .time_us;
   }
   p.cost_us = cost;
@@ -576,8 +576,8 @@ absl::StatusOr<HloInstruction*> EmitCombinedScatter(const ScatterProblem& sp, co
   HloInstruction* identity = ctx.Add(HloOpcode::kConstant, Shape::Array(type, {}), {});
   identity->mutable_attrs()->literal = *sp.identity;
   if (widen) {
-    updates = ctx.Add(HloOpcode::kConvert, Shape::Array(type, updates->shape().dimensions()),
-                      {updates});
+    updates =
+        ctx.Add(HloOpcode::kConvert, Shape::Array(type, updates->shape().dimensions()), {updates});
     operand = ctx.Add(HloOpcode::kConvert, wide, {operand});
   }
   ASSIGN_OR_RETURN(updates,
@@ -588,9 +588,9 @@ absl::StatusOr<HloInstruction*> EmitCombinedScatter(const ScatterProblem& sp, co
     first[device] = std::all_of(plan.combine_dims.begin(), plan.combine_dims.end(),
                                 [&](int64_t u) { return tile[u] == 0; });
   }
-  HloInstruction* keep = ctx.Add(HloOpcode::kBroadcast,
-                                 Shape::Array(hlo::PrimitiveType::kPred, local.dimensions()),
-                                 {ctx.builder().PerDeviceFlag(first)});
+  HloInstruction* keep =
+      ctx.Add(HloOpcode::kBroadcast, Shape::Array(hlo::PrimitiveType::kPred, local.dimensions()),
+              {ctx.builder().PerDeviceFlag(first)});
   HloInstruction* base = ctx.Add(HloOpcode::kSelect, wide,
                                  {keep, operand, ctx.Add(HloOpcode::kBroadcast, wide, {identity})});
   HloInstruction* partial = CloneWithOperands(original, wide, {base, indices, updates}, ctx);

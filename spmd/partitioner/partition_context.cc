@@ -129,9 +129,9 @@ absl::StatusOr<HloSharding> PartitionContext::GatherSingleTileDims(HloInstructio
 }
 
 absl::StatusOr<HloInstruction*> PartitionContext::SumDataTiles(HloInstruction* value,
-                                                              const HloSharding& sharding,
-                                                              int64_t d, int64_t shard,
-                                                              int64_t data_tiles, int64_t size) {
+                                                               const HloSharding& sharding,
+                                                               int64_t d, int64_t shard,
+                                                               int64_t data_tiles, int64_t size) {
   std::vector<int64_t> holds(num_devices_, 0), offset(num_devices_, 0);
   for (int64_t device = 0; device < num_devices_; ++device) {
     ASSIGN_OR_RETURN(std::vector<int64_t> tile, hlo::TileIndexForDevice(sharding, device));
@@ -276,7 +276,6 @@ absl::StatusOr<HloInstruction*> PartitionContext::GetInSharding(const HloInstruc
   resharded_to_[original].push_back(sharding);
   return result;
 }
-
 
 absl::StatusOr<HloInstruction*> PartitionContext::ReshardAlongConstantDims(
     const HloInstruction& original, const PartitionedValue& pv, const HloSharding& to) {

@@ -53,8 +53,7 @@ absl::StatusOr<std::vector<HloInstruction*>> ReduceOperands(const HloInstruction
   std::vector<HloInstruction*> operands;
   for (int64_t i = 0; i < 2 * n; ++i) {
     ASSIGN_OR_RETURN(HloInstruction * value,
-                     ctx.GetInSharding(original.operand(i),
-                                       i < n ? sharding : init_sharding));
+                     ctx.GetInSharding(original.operand(i), i < n ? sharding : init_sharding));
     operands.push_back(value);
   }
   return operands;
@@ -64,10 +63,10 @@ absl::StatusOr<std::vector<HloInstruction*>> ReduceOperands(const HloInstruction
 // they are; the other devices' copies are don't-care, like the result's.
 absl::Status ReduceOnOneDevice(const HloInstruction& original, const HloSharding& maximal,
                                PartitionContext& ctx) {
-  ASSIGN_OR_RETURN(std::vector<HloInstruction*> operands, ReduceOperands(original, maximal, maximal, ctx));
-  HloSharding result = original.shape().IsTuple()
-                           ? HloSharding::SingleTuple(original.shape(), maximal)
-                           : maximal;
+  ASSIGN_OR_RETURN(std::vector<HloInstruction*> operands,
+                   ReduceOperands(original, maximal, maximal, ctx));
+  HloSharding result =
+      original.shape().IsTuple() ? HloSharding::SingleTuple(original.shape(), maximal) : maximal;
   HloInstruction* local = CloneWithOperands(original, original.shape(), std::move(operands), ctx);
   ctx.Set(&original, {local, std::move(result), original.shape()});
   return absl::OkStatus();
@@ -92,8 +91,8 @@ absl::StatusOr<HloInstruction*> ReducePartials(const HloInstruction& original,
     HloInstruction* element = ctx.builder().GetTupleElement(partial, i);
     std::vector<int64_t> dims = element->shape().dimensions();
     dims.insert(dims.begin(), 1);
-    rows.push_back(ctx.Add(HloOpcode::kReshape,
-                           Shape::Array(element->shape().element_type(), dims), {element}));
+    rows.push_back(ctx.Add(HloOpcode::kReshape, Shape::Array(element->shape().element_type(), dims),
+                           {element}));
   }
   HloInstruction* gathered =
       ctx.builder().AllGather(std::move(rows), 0, MakeReplicaGroups(lists), group_size);
@@ -180,8 +179,8 @@ absl::Status HandleReduce(const HloInstruction& original, const HloSharding& sha
     partial = ctx.Add(op, local, {all_reduce, init_everywhere});
   }
   if (regather) {
-    ASSIGN_OR_RETURN(partial, ReducePartials(original, partial, in_sharding, split_reduced,
-                                             init_operands, ctx));
+    ASSIGN_OR_RETURN(
+        partial, ReducePartials(original, partial, in_sharding, split_reduced, init_operands, ctx));
   }
   if (original.shape().IsTuple()) {
     result_sharding = HloSharding::SingleTuple(original.shape(), result_sharding);

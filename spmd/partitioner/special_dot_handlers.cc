@@ -164,14 +164,13 @@ struct BlockScaledPlan {
 
 absl::StatusOr<BlockScaledPlan> PlanBlockScaled(const HloInstruction& original,
                                                 const HloSharding& result,
-                                                const HloSharding& wanted,
-                                                PartitionContext& ctx) {
+                                                const HloSharding& wanted, PartitionContext& ctx) {
   const int64_t rank = original.shape().rank();
   std::vector<int64_t> whole;
-  UnalignedScaleDims(original.operand(0)->shape(), original.operand(2)->shape(), result,
-                     rank - 2, whole);
-  UnalignedScaleDims(original.operand(1)->shape(), original.operand(3)->shape(), result,
-                     rank - 1, whole);
+  UnalignedScaleDims(original.operand(0)->shape(), original.operand(2)->shape(), result, rank - 2,
+                     whole);
+  UnalignedScaleDims(original.operand(1)->shape(), original.operand(3)->shape(), result, rank - 1,
+                     whole);
   BlockScaledPlan plan;
   ASSIGN_OR_RETURN(plan.local, hlo::PartiallyReplicate(result, whole));
   if (plan.local.IsReplicated()) return absl::UnimplementedError("no dimension stays split");
@@ -195,8 +194,7 @@ absl::StatusOr<BlockScaledPlan> PlanBlockScaled(const HloInstruction& original,
 // result (lhs [B.., M, K] -> [B.., M, -]; rhs [B.., N, K] -> [B.., -, N]; K's tiles replicated):
 // computing where the operands are and moving the result may beat moving the operands.
 std::vector<HloSharding> BlockScaledCandidates(const HloInstruction& original,
-                                               const HloSharding& wanted,
-                                               PartitionContext& ctx) {
+                                               const HloSharding& wanted, PartitionContext& ctx) {
   const int64_t rank = original.shape().rank();
   std::vector<HloSharding> out = {wanted};
   for (int64_t side = 0; side < 2; ++side) {

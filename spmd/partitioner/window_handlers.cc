@@ -338,8 +338,7 @@ absl::StatusOr<std::optional<HloSharding>> CheaperInOperandTiling(const HloInstr
   }
   ASSIGN_OR_RETURN(const PartitionedValue* operand, ctx.Get(original.operand(0)));
   const HloSharding& current = operand->sharding;
-  if (!current.IsTiled() || !current.subgroup_types().empty() ||
-      current.TiledDataRank() != rank) {
+  if (!current.IsTiled() || !current.subgroup_types().empty() || current.TiledDataRank() != rank) {
     return std::nullopt;
   }
   ASSIGN_OR_RETURN(HloSharding alt, hlo::PartiallyReplicate(current, moving));
@@ -369,8 +368,7 @@ absl::Status SliceOrPadIn(const HloInstruction& original, const HloSharding& sha
 
 absl::Status HandleSliceOrPad(const HloInstruction& original, const HloSharding& sharding,
                               PartitionContext& ctx) {
-  ASSIGN_OR_RETURN(std::optional<HloSharding> alt,
-                   CheaperInOperandTiling(original, sharding, ctx));
+  ASSIGN_OR_RETURN(std::optional<HloSharding> alt, CheaperInOperandTiling(original, sharding, ctx));
   if (!alt.has_value()) return SliceOrPadIn(original, sharding, ctx);
   RETURN_IF_ERROR(SliceOrPadIn(original, *alt, ctx));
   ASSIGN_OR_RETURN(const PartitionedValue* computed, ctx.Get(&original));

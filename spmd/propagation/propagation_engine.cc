@@ -75,7 +75,8 @@ std::vector<bool> RebuiltSides(const RuleEdge& edge) {
 
 const hlo::Shape& SideShape(const RuleEdge& edge, int64_t side) {
   if (side != edge.rule.result_side()) return edge.instr->operand(side)->shape();
-  return edge.result_leaf < 0 ? edge.instr->shape() : edge.instr->shape().tuple_shapes(edge.result_leaf);
+  return edge.result_leaf < 0 ? edge.instr->shape()
+                              : edge.instr->shape().tuple_shapes(edge.result_leaf);
 }
 
 PropagationEngine::PropagationEngine(std::vector<ClassState> states, std::vector<RuleEdge> edges,
