@@ -9,6 +9,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/node_hash_map.h"
+#include "hlo/analysis/constant_dims.h"
 #include "hlo/ir/primitive_type.h"
 #include "hlo/sharding/shard_geometry.h"
 #include "hlo/sharding/unreduced.h"
@@ -71,6 +72,11 @@ struct CutValue {
   // broadcast (made again from its operand in a consumer's shape). Such a value keeps its
   // true value on both sides, computed from its operands' (Rebuildable).
   bool cut = true;
+  // The dims along which the original's value does not vary (hlo::ConstantAlongDims: a
+  // broadcast's new dims and what elementwise ops keep of them). The partitioner may rely on
+  // that (it reshards such a value by moving one element along them), so the random value
+  // standing in for it is constant along them too: a value the original could have.
+  std::vector<int64_t> constant_dims;
 };
 
 // Whether `instr`'s value is fixed by the program text: computed from constants and iotas
@@ -97,7 +103,23 @@ bool Rebuildable(const HloInstruction& instr,
   return instr.opcode() == HloOpcode::kBroadcast || IsFixed(instr, fixed);
 }
 
+// `index` (row-major in `shape`) with its coordinates along `dims` set to 0.
+int64_t FirstAlong(const Shape& shape, const std::vector<int64_t>& dims, int64_t index) {
+  int64_t result = 0, stride = 1;
+  for (int64_t d = shape.rank() - 1; d >= 0; --d) {
+    const int64_t n = shape.dimensions(d);
+    const int64_t coordinate = n == 0 ? 0 : index % n;
+    index = n == 0 ? index : index / n;
+    if (std::find(dims.begin(), dims.end(), d) == dims.end()) result += coordinate * stride;
+    stride *= n;
+  }
+  return result;
+}
+
 uint64_t ElementState(const CutValue& cut, int64_t leaf, int64_t index) {
+  if (!cut.constant_dims.empty()) {
+    index = FirstAlong(cut.original->shape(), cut.constant_dims, index);
+  }
   return SampleHash(cut.stream + static_cast<uint64_t>(leaf) * 0x9e3779b97f4a7c15ULL +
                     SampleHash(static_cast<uint64_t>(index)));
 }
@@ -250,7 +272,8 @@ absl::StatusOr<Resolved> Resolve(const hlo::HloModule& unpartitioned, const hlo:
         r.device_cuts
             .try_emplace(device,
                          CutValue{original, origin.sharding, stream,
-                                  !Rebuildable(*original, fixed)})
+                                  !Rebuildable(*original, fixed),
+                                  hlo::ConstantAlongDims(*original)})
             .first->second;
     if (cut.cut) r.reference_cuts[computation].insert_or_assign(KeyOf(*original), &cut);
   }
