@@ -76,9 +76,25 @@ Dims ReshapeConstantDims(const Shape& source, const Dims& constant, const Shape&
   return result;
 }
 
+Dims Compute(const HloInstruction& instr, ConstantDimsMemo& memo, int depth);
+
 }  // namespace
 
 Dims ConstantAlongDims(const HloInstruction& instr, int depth) {
+  ConstantDimsMemo memo;
+  return ConstantAlongDims(instr, memo, depth);
+}
+
+const Dims& ConstantAlongDims(const HloInstruction& instr, ConstantDimsMemo& memo, int depth) {
+  auto found = memo.find(&instr);
+  if (found != memo.end()) return found->second;
+  Dims dims = Compute(instr, memo, depth);
+  return memo.try_emplace(&instr, std::move(dims)).first->second;
+}
+
+namespace {
+
+Dims Compute(const HloInstruction& instr, ConstantDimsMemo& memo, int depth) {
   const Shape& shape = instr.shape();
   if (!shape.IsArray()) return {};
   const int64_t rank = shape.rank();
@@ -93,7 +109,7 @@ Dims ConstantAlongDims(const HloInstruction& instr, int depth) {
   auto of = [&](int64_t i) -> Dims {
     const HloInstruction& operand = *instr.operand(i);
     if (operand.shape().IsArray() && operand.shape().rank() == 0) return AllDims(rank);
-    return ConstantAlongDims(operand, depth - 1);
+    return ConstantAlongDims(operand, memo, depth - 1);
   };
   if (op == HloOpcode::kBroadcast) {
     const Dims& kept = instr.dimensions();
@@ -126,5 +142,7 @@ Dims ConstantAlongDims(const HloInstruction& instr, int depth) {
   }
   return {};
 }
+
+}  // namespace
 
 }  // namespace hlo

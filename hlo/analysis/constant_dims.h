@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "hlo/ir/hlo_instruction.h"
 
 namespace hlo {
@@ -25,6 +26,13 @@ namespace hlo {
 // that run's digits: the run's lowest stride divides j's stride and j's top (stride x size)
 // divides the run's top.
 std::vector<int64_t> ConstantAlongDims(const HloInstruction& instr, int depth = 12);
+
+// The same, remembering each instruction's answer in `memo` (one map per module walk): a
+// chain of elementwise ops over two operands each is then visited once per instruction, not
+// once per path.
+using ConstantDimsMemo = absl::flat_hash_map<const HloInstruction*, std::vector<int64_t>>;
+const std::vector<int64_t>& ConstantAlongDims(const HloInstruction& instr, ConstantDimsMemo& memo,
+                                              int depth = 12);
 
 }  // namespace hlo
 

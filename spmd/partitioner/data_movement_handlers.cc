@@ -155,11 +155,13 @@ absl::Status HandleReshape(const HloInstruction& original, const HloSharding& sh
   double best_cost = 0;
   for (const ReshapeCandidate& c : candidates) {
     ASSIGN_OR_RETURN(double in, ReshardCost(original.operand(0), c.operand, ctx));
+    if (best != nullptr && in >= best_cost) continue;
     ASSIGN_OR_RETURN(double out, ResultCost(original.shape(), c.local, sharding, ctx));
     if (best == nullptr || in + out < best_cost) {
       best = &c;
       best_cost = in + out;
     }
+    if (best_cost == 0) break;  // Nothing moves: no candidate does better.
   }
   if (best->local == sharding) {
     return EmitWithOperandSharding(original, sharding, best->operand, ctx);

@@ -288,7 +288,7 @@ absl::StatusOr<HloInstruction*> PartitionContext::ReshardAlongConstantDims(
   // The dims along which the value is constant and one of the shardings splits, where every
   // source tile holds at least one element (a device's first element along them is data).
   std::vector<int64_t> dims;
-  for (int64_t d : hlo::ConstantAlongDims(original)) {
+  for (int64_t d : hlo::ConstantAlongDims(original, constant_dims_)) {
     const int64_t n = base.dimensions(d), t = (*from_tiles)[d];
     if (std::max(t, (*to_tiles)[d]) > 1 && (t - 1) * ((n + t - 1) / t) < n) dims.push_back(d);
   }

@@ -16,6 +16,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "hlo/analysis/constant_dims.h"
 #include "hlo/ir/hlo_computation.h"
 #include "hlo/ir/hlo_module.h"
 #include "hlo/sharding/spmd_origin.h"
@@ -248,6 +249,8 @@ class PartitionContext {
       resharded_;
   absl::flat_hash_map<const hlo::HloInstruction*, std::vector<hlo::HloSharding>> resharded_to_;
   absl::flat_hash_map<DotProblemKey, std::shared_ptr<const CachedDotDecision>> dot_decisions_;
+  // hlo::ConstantAlongDims of the originals resharded so far (ReshardAlongConstantDims).
+  hlo::ConstantDimsMemo constant_dims_;
 };
 
 // The lowest of `num_devices` devices that tiled `sharding` does not name (a sharding over some
