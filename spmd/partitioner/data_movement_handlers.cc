@@ -149,6 +149,13 @@ absl::Status HandleReshape(const HloInstruction& original, const HloSharding& sh
   if (!IsTiledArray(original, sharding))
     return FallBackToReplicated(original, sharding, ctx, "the reshape is not a plain tiled array");
   ASSIGN_OR_RETURN(const PartitionedValue* input, ctx.Get(original.operand(0)));
+  // The common case first: the result's tiling seen on the operand is where the operand is.
+  if (absl::StatusOr<HloSharding> direct =
+          hlo::ReshapeSharding(sharding, original.shape(), original.operand(0)->shape());
+      direct.ok() && *direct == input->sharding && Even(sharding, original.shape()) &&
+      Even(*direct, original.operand(0)->shape())) {
+    return EmitWithOperandSharding(original, sharding, *direct, ctx);
+  }
   const std::vector<ReshapeCandidate> candidates =
       ReshapeCandidates(original, sharding, input->sharding);
   const ReshapeCandidate* best = nullptr;
