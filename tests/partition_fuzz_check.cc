@@ -410,13 +410,13 @@ std::string MismatchClass(const HloModule& full, const runtime::VerifyResult& ve
 // value than the sequential reference). A floating-point mismatch within LooseTolerance, or in
 // a few elements of an ill-conditioned module, is a near miss (a reordered sum), not a failure.
 CheckResult Compare(const HloModule& full, const std::vector<hlo::Literal>& expected,
-                    const std::vector<hlo::Literal>& results,
-                    std::vector<hlo::Literal> arguments) {
+                    const std::vector<hlo::Literal>& results, uint64_t seed) {
   runtime::VerifyOptions verify;
   absl::StatusOr<runtime::VerifyResult> verdict =
       runtime::CompareResults(full, expected, results, verify);
   if (verdict.ok() && runtime::NeedsExactRecheck(full, verify, *verdict)) {
-    runtime::RecheckAgainstExact(full, std::move(arguments), verify, *verdict);
+    // The same seeded arguments again (RandomArguments is deterministic).
+    runtime::RecheckAgainstExact(full, runtime::RandomArguments(full, seed), verify, *verdict);
   }
   if (!verdict.ok()) {
     if (IsUnsupported(verdict.status()))
@@ -463,7 +463,6 @@ CheckResult Execute(const HloModule& full, const HloModule& spmd, int64_t device
     return Fail("shard-arguments", Message(device_arguments.status()));
   }
   progress("reference");
-  std::vector<hlo::Literal> exact_arguments = arguments;  // For Compare's exact second look.
   absl::StatusOr<std::vector<hlo::Literal>> expected = runtime::RunReference(
       full, std::move(arguments), devices, options.collective_timeout_seconds);
   if (!expected.ok()) return Skip("the reference cannot run", Message(expected.status()));
@@ -480,7 +479,7 @@ CheckResult Execute(const HloModule& full, const HloModule& spmd, int64_t device
     return Fail("spmd-run-error", Message(results.status()));
   }
   progress("compare");
-  return Compare(full, *expected, *results, std::move(exact_arguments));
+  return Compare(full, *expected, *results, seed);
 }
 
 // Modular verification (runtime/cpu/modular_verify.h) of the same pair, as spmd-run --verify

@@ -1,6 +1,7 @@
 #include "hlo/analysis/constant_dims.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace hlo {
 namespace {
@@ -76,25 +77,14 @@ Dims ReshapeConstantDims(const Shape& source, const Dims& constant, const Shape&
   return result;
 }
 
-Dims Compute(const HloInstruction& instr, ConstantDimsMemo& memo, int depth);
-
-}  // namespace
-
-Dims ConstantAlongDims(const HloInstruction& instr, int depth) {
-  ConstantDimsMemo memo;
-  return ConstantAlongDims(instr, memo, depth);
+// Whether `instr`'s answer is read from its operands' (the ops Compute looks through).
+bool LooksThrough(HloOpcode op) {
+  return op == HloOpcode::kBroadcast || op == HloOpcode::kSlice || op == HloOpcode::kTranspose ||
+         op == HloOpcode::kReshape || IsElementwise(op);
 }
 
-const Dims& ConstantAlongDims(const HloInstruction& instr, ConstantDimsMemo& memo, int depth) {
-  auto found = memo.find(&instr);
-  if (found != memo.end()) return found->second;
-  Dims dims = Compute(instr, memo, depth);
-  return memo.try_emplace(&instr, std::move(dims)).first->second;
-}
-
-namespace {
-
-Dims Compute(const HloInstruction& instr, ConstantDimsMemo& memo, int depth) {
+// `instr`'s answer from its operands' answers, which `memo` holds.
+Dims Compute(const HloInstruction& instr, const ConstantDimsMemo& memo) {
   const Shape& shape = instr.shape();
   if (!shape.IsArray()) return {};
   const int64_t rank = shape.rank();
@@ -105,11 +95,11 @@ Dims Compute(const HloInstruction& instr, ConstantDimsMemo& memo, int depth) {
     dims.erase(dims.begin() + instr.attrs().iota_dimension);
     return dims;
   }
-  if (depth <= 0) return {};
   auto of = [&](int64_t i) -> Dims {
     const HloInstruction& operand = *instr.operand(i);
-    if (operand.shape().IsArray() && operand.shape().rank() == 0) return AllDims(rank);
-    return ConstantAlongDims(operand, memo, depth - 1);
+    if (!operand.shape().IsArray()) return {};
+    if (operand.shape().rank() == 0) return AllDims(rank);
+    return memo.at(&operand);
   };
   if (op == HloOpcode::kBroadcast) {
     const Dims& kept = instr.dimensions();
@@ -144,5 +134,34 @@ Dims Compute(const HloInstruction& instr, ConstantDimsMemo& memo, int depth) {
 }
 
 }  // namespace
+
+Dims ConstantAlongDims(const HloInstruction& instr) {
+  ConstantDimsMemo memo;
+  return ConstantAlongDims(instr, memo);
+}
+
+const Dims& ConstantAlongDims(const HloInstruction& instr, ConstantDimsMemo& memo) {
+  // Post order over the operands looked through, with an explicit stack: a chain of thousands
+  // of elementwise ops needs no deep recursion.
+  std::vector<std::pair<const HloInstruction*, bool>> stack = {{&instr, false}};
+  while (!stack.empty()) {
+    auto [current, expanded] = stack.back();
+    if (memo.contains(current)) {
+      stack.pop_back();
+      continue;
+    }
+    if (expanded || !LooksThrough(current->opcode())) {
+      memo.try_emplace(current, Compute(*current, memo));
+      stack.pop_back();
+      continue;
+    }
+    stack.back().second = true;
+    for (const HloInstruction* operand : current->operands()) {
+      const Shape& s = operand->shape();
+      if (s.IsArray() && s.rank() > 0 && !memo.contains(operand)) stack.push_back({operand, false});
+    }
+  }
+  return memo.at(&instr);
+}
 
 }  // namespace hlo

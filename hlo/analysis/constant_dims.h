@@ -19,20 +19,19 @@
 namespace hlo {
 
 // The sorted dimensions of `instr`'s array value along which it does not vary (empty for
-// tuples and whenever in doubt). Looks through at most `depth` producers.
+// tuples and whenever in doubt).
 //
 // A reshape keeps output dimension j when a run of adjacent source dimensions that are all
 // constant (or of size 1) covers j's digits exactly enough that a step along j changes only
 // that run's digits: the run's lowest stride divides j's stride and j's top (stride x size)
 // divides the run's top.
-std::vector<int64_t> ConstantAlongDims(const HloInstruction& instr, int depth = 12);
+std::vector<int64_t> ConstantAlongDims(const HloInstruction& instr);
 
-// The same, remembering each instruction's answer in `memo` (one map per module walk): a
-// chain of elementwise ops over two operands each is then visited once per instruction, not
-// once per path.
+// The same, remembering each instruction's answer in `memo` (one map per module walk), so a
+// DAG of elementwise ops is visited once per instruction. The answer does not depend on what
+// the memo already holds: every caller (the partitioner, the verifier) sees the same dims.
 using ConstantDimsMemo = absl::flat_hash_map<const HloInstruction*, std::vector<int64_t>>;
-const std::vector<int64_t>& ConstantAlongDims(const HloInstruction& instr, ConstantDimsMemo& memo,
-                                              int depth = 12);
+const std::vector<int64_t>& ConstantAlongDims(const HloInstruction& instr, ConstantDimsMemo& memo);
 
 }  // namespace hlo
 

@@ -246,6 +246,7 @@ absl::StatusOr<Resolved> Resolve(const hlo::HloModule& unpartitioned, const hlo:
   const NameIndex devices = IndexByName(spmd);
   const NameIndex originals = IndexByName(unpartitioned);
   absl::flat_hash_map<const HloInstruction*, bool> fixed;
+  hlo::ConstantDimsMemo constant_dims;
   for (const SpmdOrigin& origin : origins) {
     const HloInstruction* device = Find(devices, origin.computation, origin.instruction);
     if (device == nullptr) continue;  // Removed as dead code: nothing reads it.
@@ -273,7 +274,7 @@ absl::StatusOr<Resolved> Resolve(const hlo::HloModule& unpartitioned, const hlo:
             .try_emplace(device,
                          CutValue{original, origin.sharding, stream,
                                   !Rebuildable(*original, fixed),
-                                  hlo::ConstantAlongDims(*original)})
+                                  hlo::ConstantAlongDims(*original, constant_dims)})
             .first->second;
     if (cut.cut) r.reference_cuts[computation].insert_or_assign(KeyOf(*original), &cut);
   }

@@ -107,21 +107,30 @@ std::optional<ReshapeCandidate> CandidateFromOperand(const HloInstruction& origi
 }
 
 // The candidates, in order of preference on equal cost: the result's tiling seen on the
-// operand; the result's tiles that map onto the operand (the rest sliced locally after, e.g.
+// operand (`direct`); the result's tiles that map onto the operand (the rest sliced locally after, e.g.
 // [2,64,8] {devices=[1,2,4]} from [128,8]: the 4 tiles of dim 2 survive); the operand's
 // current tiles that map onto the result (the rest gathered first, e.g. [80,64,32]
 // {devices=[16,8,1]} to [5120,4,8]: dim 0's 16 tiles survive, dim 1's are gathered); and the
 // reshape in full.
+// The result's tiling seen on the operand, when the reshape maps it exactly and evenly.
+std::optional<HloSharding> DirectOperandSharding(const HloInstruction& original,
+                                                 const HloSharding& sharding) {
+  const Shape& operand_shape = original.operand(0)->shape();
+  absl::StatusOr<HloSharding> direct =
+      hlo::ReshapeSharding(sharding, original.shape(), operand_shape);
+  if (!direct.ok() || !Even(sharding, original.shape()) || !Even(*direct, operand_shape)) {
+    return std::nullopt;
+  }
+  return *std::move(direct);
+}
+
 std::vector<ReshapeCandidate> ReshapeCandidates(const HloInstruction& original,
                                                 const HloSharding& sharding,
+                                                const std::optional<HloSharding>& direct,
                                                 const HloSharding& current) {
   const Shape& operand_shape = original.operand(0)->shape();
   std::vector<ReshapeCandidate> candidates;
-  absl::StatusOr<HloSharding> direct =
-      hlo::ReshapeSharding(sharding, original.shape(), operand_shape);
-  if (direct.ok() && Even(sharding, original.shape()) && Even(*direct, operand_shape)) {
-    candidates.push_back({*direct, sharding});
-  }
+  if (direct.has_value()) candidates.push_back({*direct, sharding});
   absl::StatusOr<HloSharding> kept =
       hlo::ReshapeShardingReplicatingUnmapped(sharding, original.shape(), operand_shape);
   if (kept.ok()) {
@@ -150,14 +159,12 @@ absl::Status HandleReshape(const HloInstruction& original, const HloSharding& sh
     return FallBackToReplicated(original, sharding, ctx, "the reshape is not a plain tiled array");
   ASSIGN_OR_RETURN(const PartitionedValue* input, ctx.Get(original.operand(0)));
   // The common case first: the result's tiling seen on the operand is where the operand is.
-  if (absl::StatusOr<HloSharding> direct =
-          hlo::ReshapeSharding(sharding, original.shape(), original.operand(0)->shape());
-      direct.ok() && *direct == input->sharding && Even(sharding, original.shape()) &&
-      Even(*direct, original.operand(0)->shape())) {
+  const std::optional<HloSharding> direct = DirectOperandSharding(original, sharding);
+  if (direct.has_value() && *direct == input->sharding) {
     return EmitWithOperandSharding(original, sharding, *direct, ctx);
   }
   const std::vector<ReshapeCandidate> candidates =
-      ReshapeCandidates(original, sharding, input->sharding);
+      ReshapeCandidates(original, sharding, direct, input->sharding);
   const ReshapeCandidate* best = nullptr;
   double best_cost = 0;
   for (const ReshapeCandidate& c : candidates) {

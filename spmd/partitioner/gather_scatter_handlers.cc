@@ -457,6 +457,11 @@ struct ScatterProblem {
   // is at least as close to the exact sum as the sequential one. kInvalid: the scatter's own
   // type.
   hlo::PrimitiveType accumulate = hlo::PrimitiveType::kInvalid;
+
+  // The element type the partials of a scatter of `type` are combined in.
+  hlo::PrimitiveType CombineType(hlo::PrimitiveType type) const {
+    return accumulate == hlo::PrimitiveType::kInvalid ? type : accumulate;
+  }
 };
 
 // Costs the local scatter of `updates`; with `masked`, the operand keeps its tiles along
@@ -509,9 +514,8 @@ absl::StatusOr<LocalPlan> CostScatterPlan(std::string source, HloSharding update
   if (!p.combine_dims.empty()) {
     ASSIGN_OR_RETURN(hlo::TileAssignment groups,
                      hlo::DeviceGroupsAlongDims(updates.tile_assignment(), p.combine_dims));
-    const int64_t widen = sp.accumulate == hlo::PrimitiveType::kInvalid
-                              ? 1
-                              : hlo::BitWidth(sp.accumulate) / hlo::BitWidth(local.element_type());
+    const int64_t widen = hlo::BitWidth(sp.CombineType(local.element_type())) /
+                          hlo::BitWidth(local.element_type());
     cost += EstimateCollective(CollectiveKind::kAllReduce, local.byte_size() * widen, groups.dim(1),
                                ctx.planner().link())
                 .time_us;
@@ -570,8 +574,8 @@ absl::StatusOr<HloInstruction*> EmitCombinedScatter(const ScatterProblem& sp, co
                                                     HloInstruction* updates,
                                                     PartitionContext& ctx) {
   const HloInstruction& original = *sp.scatter;
-  const bool widen = sp.accumulate != hlo::PrimitiveType::kInvalid;
-  const hlo::PrimitiveType type = widen ? sp.accumulate : local.element_type();
+  const hlo::PrimitiveType type = sp.CombineType(local.element_type());
+  const bool widen = type != local.element_type();
   const Shape wide = Shape::Array(type, local.dimensions());
   HloInstruction* identity = ctx.Add(HloOpcode::kConstant, Shape::Array(type, {}), {});
   identity->mutable_attrs()->literal = *sp.identity;
@@ -633,8 +637,7 @@ absl::Status HandleScatter(const HloInstruction& original, const HloSharding& sh
     const bool narrow = hlo::IsFloatingPointType(type) && hlo::BitWidth(type) < 32;
     if (narrow && op == HloOpcode::kAdd) sp.accumulate = hlo::PrimitiveType::kF32;
     if (op && !(narrow && op == HloOpcode::kMultiply)) {
-      const bool widened = sp.accumulate != hlo::PrimitiveType::kInvalid;
-      sp.identity = CombinerIdentity(*op, widened ? sp.accumulate : type);
+      sp.identity = CombinerIdentity(*op, sp.CombineType(type));
     }
     if (sp.identity) sp.combiner = op;
   }

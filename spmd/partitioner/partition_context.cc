@@ -83,16 +83,16 @@ absl::StatusOr<HloInstruction*> PartitionContext::Reshard(HloInstruction* value,
   if (from.IsManual() || to.IsManual() || from.HasManualSubgroup() || to.HasManualSubgroup()) {
     return ReshardManual(value, base_shape, from, to);
   }
-  ASSIGN_OR_RETURN(HloSharding gathered, GatherSingleTileDims(value, base_shape, from, to));
-  if (gathered != from) return Reshard(value, base_shape, gathered, to);
+  ASSIGN_OR_RETURN(HloSharding source, ReplicateDataTileDims(value, base_shape, from, to));
+  if (source == to) return value;
   ASSIGN_OR_RETURN(std::shared_ptr<const ReshardPlan> plan,
-                   planner_->Plan(base_shape, from, to, num_devices_));
+                   planner_->Plan(base_shape, source, to, num_devices_));
   if (plan->full_rematerialization) ++log_->full_rematerializations;
   if (log_->keep_lines) log_->lines.push_back(plan->Explain());
   return emitter_.Emit(value, base_shape, *plan);
 }
 
-absl::StatusOr<HloSharding> PartitionContext::GatherSingleTileDims(HloInstruction*& value,
+absl::StatusOr<HloSharding> PartitionContext::ReplicateDataTileDims(HloInstruction*& value,
                                                                    const Shape& base_shape,
                                                                    const HloSharding& from,
                                                                    const HloSharding& to) {

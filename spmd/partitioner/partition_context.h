@@ -206,7 +206,7 @@ class PartitionContext {
   // with 2k < t (a size-1 dim split 8 ways, k = 1), and that `to` takes whole, is replicated
   // by a masked all-reduce (SumDataTiles) instead of an all-gather of mostly padding. Replaces
   // `value` and returns its new sharding (`from` when nothing applies).
-  absl::StatusOr<hlo::HloSharding> GatherSingleTileDims(hlo::HloInstruction*& value,
+  absl::StatusOr<hlo::HloSharding> ReplicateDataTileDims(hlo::HloInstruction*& value,
                                                         const hlo::Shape& base_shape,
                                                         const hlo::HloSharding& from,
                                                         const hlo::HloSharding& to);
