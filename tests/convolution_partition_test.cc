@@ -165,6 +165,46 @@ ENTRY main {
   ExpectVerifies(p, 8);
 }
 
+// XLA's TiledDot: a dot written as a convolution, its contracting dim split on both operands
+// and the result replicated. Gathering both operands moves fewer bytes (48 KiB against the
+// 128 KiB all-reduce) but takes two collectives and twice the FLOPs; the choice is by
+// estimated time (each collective's latency counted), so the partial products are summed.
+TEST(ConvolutionPartitionTest, ChoiceCountsEachCollectivesLatency) {
+  Partitioned p = Partition(R"(
+HloModule tiled_dot, num_partitions=2
+ENTRY main {
+  a = f32[128,64] parameter(0), sharding={devices=[1,2]<=[2]}
+  b = f32[64,256] parameter(1), sharding={devices=[2,1]<=[2]}
+  ROOT c = f32[128,256] convolution(a, b), dim_labels=bf_io->bf, sharding={replicated}
+})");
+  ASSERT_NE(p.spmd, nullptr);
+  EXPECT_TRUE(Chose(p, "contracting split")) << p.explain;
+  auto counts = Counts(*p.spmd);
+  EXPECT_EQ(counts[HloOpcode::kAllReduce], 1) << p.spmd->ToString();
+  EXPECT_EQ(counts[HloOpcode::kAllGather], 0) << p.spmd->ToString();
+  ExpectVerifies(p, 2);
+}
+
+// XLA's ConvAsDotOnTrivialDimsForward: both operands split on size-1 spatial dims, so device 0
+// holds all the data and device 1 padding. A reversed window of size 1 reads what an unreversed
+// one does, so the kernel-window split applies: device 0 convolves the whole kernel, device 1
+// its zeroed block, and one all-reduce of the f32[128,1,1,1024] result (512 KiB) sums them
+// (XLA: 1 MB; gathering the operands: 2.7 to 4.4 MB).
+TEST(ConvolutionPartitionTest, ReversedSizeOneWindowSplitsItsKernel) {
+  Partitioned p = Partition(R"(
+HloModule trivial_dims, num_partitions=2
+ENTRY main {
+  a = f32[128,1,1,1001] parameter(0), sharding={devices=[1,2,1,1]<=[2]}
+  b = f32[1,1,1024,1001] parameter(1), sharding={devices=[1,2,1,1]<=[2]}
+  ROOT c = f32[128,1,1,1024] convolution(a, b), window={size=1x1 rhs_reversal=1x1},
+    dim_labels=b01f_01oi->b01f
+})");
+  ASSERT_NE(p.spmd, nullptr);
+  EXPECT_TRUE(Chose(p, "kernel window split")) << p.explain;
+  EXPECT_LE(hlo::ComputeModuleStats(*p.spmd).comm_bytes, 524288) << p.spmd->ToString();
+  ExpectVerifies(p, 2);
+}
+
 // A base-dilated convolution f32[4,N,6,8] x f32[3,3,8,8] -> f32[4,M,6,8] (b01f_01io->b01f) on
 // `t` devices, input and result split along the dilated dim.
 std::string BaseDilated(int t, int n, int m, const std::string& window) {

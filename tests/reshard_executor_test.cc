@@ -4,6 +4,7 @@
 // dependency on the runtime layer (the executor is the project's oracle); the planner and
 // emitter do not depend on it.
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -83,6 +84,29 @@ TEST(ReshardExecutorTest, LargerMeshesAndRankThree) {
     ASSERT_TRUE(built.ok()) << built.status();
     SCOPED_TRACE(built->plan->Explain());
     EXPECT_EQ(RunAndCheck(*built, c.shape, 7), "");
+  }
+}
+
+// The direct all-to-all (reshard_direct.h) cuts, sends and places pieces in one collective:
+// every pair here plans to it, and each device ends with its exact target shard.
+TEST(ReshardExecutorTest, DirectAllToAllPlacesEveryPiece) {
+  ReshardPlanner planner;
+  const Shape rank4 = Shape::Array(hlo::PrimitiveType::kF32, {8, 8, 8, 8});
+  const Shape rank3 = Shape::Array(hlo::PrimitiveType::kF32, {4, 8, 16});
+  const std::vector<std::tuple<Shape, std::string, std::string>> cases = {
+      {rank4, "{devices=[1,4,2,1]<=[8]}", "{devices=[2,1,1,4]<=[4,2]T(1,0)}"},
+      {rank4, "{devices=[2,1,1,4]<=[4,2]T(1,0)}", "{devices=[1,4,2,1]<=[8]}"},
+      {rank4, "{devices=[2,2,1,2]<=[8]}", "{devices=[1,1,8,1]<=[2,2,2]T(2,0,1)}"},
+      {rank3, "{devices=[2,4,1]<=[8]}", "{devices=[1,1,8]<=[2,4]T(1,0)}"},
+  };
+  for (const auto& [shape, from, to] : cases) {
+    absl::StatusOr<testing::ReshardModule> built =
+        testing::BuildReshardModule(shape, S(from), S(to), planner);
+    ASSERT_TRUE(built.ok()) << built.status();
+    SCOPED_TRACE(built->plan->Explain() + built->module->ToString());
+    ASSERT_EQ(built->plan->steps.size(), 1u);
+    EXPECT_EQ(built->plan->steps[0].kind, ReshardStepKind::kDirectAllToAll);
+    EXPECT_EQ(RunAndCheck(*built, shape, 5), "");
   }
 }
 

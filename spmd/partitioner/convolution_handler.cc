@@ -36,11 +36,11 @@
 // kernel output-feature tiles moved to the output), whose result is then resharded to the
 // requested one; a small result moved once can beat moving a large operand.
 //
-// Choice: each candidate's bytes per device (operand reshards, cached ones free; halos; the
-// all-reduce; the result's reshard to the requested sharding). The fewest bytes wins among
-// candidates that compute no more FLOPs per device than the requested output tiles, or take
-// less estimated time (device model: FLOPs plus transfer) than them; --explain lists every
-// candidate with its bytes. On 4 devices:
+// Choice: each candidate's estimated time on the device model: its local convolution's FLOPs
+// plus every collective it needs (operand reshards at the planner's cost, cached ones free;
+// halos; the all-reduce; the result's reshard to the requested sharding), each paying its
+// latency. The fewest bytes win among candidates within 5% of the least time; --explain lists
+// every candidate with its bytes and time. On 4 devices:
 //
 //   %c = f32[8,16,16,32] convolution(f32[8,16,16,3] %x, f32[3,3,3,32] %k), window={size=3x3
 //        pad=1_1x1_1}, dim_labels=b01f_01io->b01f, sharding={devices=[1,4,1,1]<=[4]}
@@ -207,6 +207,22 @@ std::vector<int64_t> WholeOutputDims(const HloInstruction& conv, const HloShardi
   return whole;
 }
 
+constexpr int64_t kUnplannable = std::numeric_limits<int64_t>::max() / 4;
+constexpr double kUnplannableUs = 1e30;
+
+// What a candidate's communication costs one device: the bytes it receives and their estimated
+// time (each collective's latency plus its transfer). Sums saturate at kUnplannable, so a
+// candidate with an unplannable part never looks cheap.
+struct Received {
+  int64_t bytes = 0;
+  double us = 0;
+
+  static Received Unplannable() { return {kUnplannable, kUnplannableUs}; }
+  Received operator+(const Received& o) const {
+    return {std::min(kUnplannable, bytes + o.bytes), std::min(kUnplannableUs, us + o.us)};
+  }
+};
+
 enum class ConvKind {
   kOutputTiles,   // Each device computes its tile of the output (window inputs by halo).
   kContracting,   // The input features split with the kernel's; partial sums all-reduced.
@@ -214,8 +230,8 @@ enum class ConvKind {
 };
 
 // One way to compute the convolution: the result sharding it computes in, its operands'
-// shardings and the bytes each device receives for it (operand reshards, halos, the
-// all-reduce of partial sums and the reshard of its result to the requested sharding).
+// shardings and what each device receives for it (operand reshards, halos, the all-reduce of
+// partial sums and the reshard of its result to the requested sharding).
 struct ConvStrategy {
   ConvKind kind = ConvKind::kOutputTiles;
   HloSharding local = HloSharding::Replicate();
@@ -229,41 +245,45 @@ struct ConvStrategy {
   std::vector<std::vector<int64_t>> sum_groups;  // The all-reduce's groups.
   WindowSplit kernel_split;  // kKernelWindow: the split window dim (output_dim: the
                              // kernel's spatial dim).
-  int64_t bytes = 0;
-  double flops = 0;  // Of the local convolution, per device.
+  Received moved;            // Operand reshards, halos, the all-reduce and the result's reshard.
+  double flops = 0;          // Of the local convolution, per device.
 };
 
-constexpr int64_t kUnplannable = std::numeric_limits<int64_t>::max() / 4;
+// The link a collective over all devices uses (the conservative one for every term).
+const LinkModel& AllDevicesLink(PartitionContext& ctx) {
+  std::vector<int64_t> all(ctx.num_devices());
+  for (int64_t d = 0; d < ctx.num_devices(); ++d) all[d] = d;
+  return ctx.options().device_model.LinkFor({all});
+}
 
-// A candidate's byte terms added, saturating at kUnplannable (no term exceeds it, so no sum of
-// two overflows, and a candidate with an unplannable part never looks cheap).
-int64_t AddBytes(int64_t a, int64_t b) { return std::min(kUnplannable, a + b); }
-
-// Bytes each device receives to bring a value of `shape` from `from` into `to`
-// (kUnplannable when the planner cannot reshard it).
-int64_t ReshardBytes(const Shape& shape, const HloSharding& from, const HloSharding& to,
-                     PartitionContext& ctx) {
-  if (from == to) return 0;
+// What a device receives to bring a value of `shape` from `from` into `to`: the planner's
+// cheapest plan (unplannable when it has none).
+Received ReshardReceived(const Shape& shape, const HloSharding& from, const HloSharding& to,
+                         PartitionContext& ctx) {
+  if (from == to) return {};
   auto plan = ctx.planner().Plan(shape, from, to, ctx.num_devices());
-  return plan.ok() ? (*plan)->bytes_received_per_device : kUnplannable;
+  if (!plan.ok()) return Received::Unplannable();
+  return {(*plan)->bytes_received_per_device, (*plan)->cost_us};
 }
 
-int64_t ReshardBytes(const HloInstruction* operand, const HloSharding& target,
-                     PartitionContext& ctx) {
+Received ReshardReceived(const HloInstruction* operand, const HloSharding& target,
+                         PartitionContext& ctx) {
   absl::StatusOr<const PartitionedValue*> now = ctx.Get(operand);
-  if (!now.ok()) return kUnplannable;
+  if (!now.ok()) return Received::Unplannable();
   const std::vector<HloSharding>& made = ctx.ReshardedShardings(operand);
-  if (std::find(made.begin(), made.end(), target) != made.end()) return 0;  // Cached.
-  return ReshardBytes(operand->shape(), (*now)->sharding, target, ctx);
+  if (std::find(made.begin(), made.end(), target) != made.end()) return {};  // Cached.
+  return ReshardReceived(operand->shape(), (*now)->sharding, target, ctx);
 }
 
-// Bytes a device receives by halo exchange along `split` for an operand of `shape` in
-// `sharding` (zero when the window is sliced from a whole operand).
-int64_t HaloBytes(const Shape& shape, const HloSharding& sharding, const WindowSplit& split) {
-  if (!split.halo || split.geometry.shard == 0) return 0;
+// What a device receives by halo exchange along `split` for an operand of `shape` in
+// `sharding` (nothing when the window is sliced from a whole operand); one exchange.
+Received HaloReceived(const Shape& shape, const HloSharding& sharding, const WindowSplit& split,
+                      PartitionContext& ctx) {
+  if (!split.halo || split.geometry.shard == 0) return {};
   absl::StatusOr<Shape> local = LocalShape(sharding, shape);
-  if (!local.ok()) return kUnplannable;
-  return HaloElements(split.geometry) * (local->byte_size() / split.geometry.shard);
+  if (!local.ok()) return Received::Unplannable();
+  const int64_t bytes = HaloElements(split.geometry) * (local->byte_size() / split.geometry.shard);
+  return {bytes, TransferTimeUs(bytes, AllDevicesLink(ctx))};
 }
 
 // The output's replication devices as one more tiled dim (index `rank`), or nullopt when
@@ -302,17 +322,18 @@ struct ConvSetting {
   int64_t group_tiles = 1;           // As ConvStrategy::group_tiles.
 };
 
-// The result's bytes: the all-reduce of partial sums over groups of `group_size` devices and
-// the reshard to the requested sharding.
-int64_t ResultBytes(const ConvSetting& set, int64_t group_size, PartitionContext& ctx) {
-  int64_t bytes = ReshardBytes(set.conv.shape(), set.local, set.requested, ctx);
+// The result's communication: the all-reduce of partial sums over groups of `group_size`
+// devices and the reshard to the requested sharding.
+Received ResultReceived(const ConvSetting& set, int64_t group_size, PartitionContext& ctx) {
+  Received moved = ReshardReceived(set.conv.shape(), set.local, set.requested, ctx);
   if (group_size > 1) {
     absl::StatusOr<Shape> shape = LocalShape(set.local, set.conv.shape());
-    if (!shape.ok()) return kUnplannable;
-    bytes = AddBytes(
-        bytes, CollectiveBytesReceived(CollectiveKind::kAllReduce, shape->byte_size(), group_size));
+    if (!shape.ok()) return Received::Unplannable();
+    const CollectiveCost sum = EstimateCollective(CollectiveKind::kAllReduce, shape->byte_size(),
+                                                  group_size, AllDevicesLink(ctx));
+    moved = moved + Received{sum.bytes_received, sum.time_us};
   }
-  return bytes;
+  return moved;
 }
 
 // A strategy that splits the operand dims `input_map` and `kernel_map` give the extra tiled
@@ -351,9 +372,9 @@ absl::StatusOr<std::optional<ConvStrategy>> ContractingStrategy(const ConvSettin
   kernel_map[dn.kernel_input_feature_dimension] = rank;
   ASSIGN_OR_RETURN(ConvStrategy s,
                    SummingStrategy(set, ConvKind::kContracting, input_map, kernel_map));
-  s.bytes = AddBytes(AddBytes(ReshardBytes(conv.operand(0), s.input, ctx),
-                              ReshardBytes(conv.operand(1), s.kernel, ctx)),
-                     ResultBytes(set, s.sum_groups[0].size(), ctx));
+  s.moved = ReshardReceived(conv.operand(0), s.input, ctx) +
+            ReshardReceived(conv.operand(1), s.kernel, ctx) +
+            ResultReceived(set, s.sum_groups[0].size(), ctx);
   return std::optional<ConvStrategy>(std::move(s));
 }
 
@@ -367,7 +388,9 @@ absl::StatusOr<std::optional<ConvStrategy>> KernelWindowStrategy(const ConvSetti
   const hlo::ConvolutionDimensionNumbers& dn = *conv.attrs().convolution_dimension_numbers;
   const hlo::WindowDimension& w = conv.attrs().window->dimensions[k];
   const int64_t rank = conv.shape().rank();
-  if (!Summable(conv) || !set.tiled.has_value() || w.window_reversal || !SplittableWindow(w)) {
+  // A reversed window of one position reads what an unreversed one does.
+  const bool reversed = w.window_reversal && w.size > 1;
+  if (!Summable(conv) || !set.tiled.has_value() || reversed || !SplittableWindow(w)) {
     return std::optional<ConvStrategy>();
   }
   std::vector<int64_t> input_map = set.input_map, kernel_map = set.kernel_map;
@@ -388,15 +411,16 @@ absl::StatusOr<std::optional<ConvStrategy>> KernelWindowStrategy(const ConvSetti
   // The input split along k with halos, or whole along k with each window sliced locally.
   ASSIGN_OR_RETURN(HloSharding whole,
                    hlo::OperandShardingFromResult(*set.tiled, rank + 1, set.input_map));
-  const int64_t halo = AddBytes(ReshardBytes(conv.operand(0), s.input, ctx),
-                                HaloBytes(conv.operand(0)->shape(), s.input, split));
-  const int64_t sliced = ReshardBytes(conv.operand(0), whole, ctx);
-  if (sliced <= halo) {
+  const Received halo = ReshardReceived(conv.operand(0), s.input, ctx) +
+                        HaloReceived(conv.operand(0)->shape(), s.input, split, ctx);
+  const Received sliced = ReshardReceived(conv.operand(0), whole, ctx);
+  const bool slice = sliced.us < halo.us || (sliced.us == halo.us && sliced.bytes <= halo.bytes);
+  if (slice) {
     split.halo = false;
     s.input = whole;
   }
-  s.bytes = AddBytes(AddBytes(std::min(halo, sliced), ReshardBytes(conv.operand(1), s.kernel, ctx)),
-                     ResultBytes(set, split.wd.tiles, ctx));
+  s.moved = (slice ? sliced : halo) + ReshardReceived(conv.operand(1), s.kernel, ctx) +
+            ResultReceived(set, split.wd.tiles, ctx);
   return std::optional<ConvStrategy>(std::move(s));
 }
 
@@ -452,11 +476,10 @@ absl::StatusOr<std::pair<ConvStrategy, ConvSetting>> OutputTiles(const HloInstru
   ASSIGN_OR_RETURN(s.kernel, hlo::OperandShardingFromResult(s.local, rank, set.kernel_map));
   set.tiled = WithReplicationAsTiles(s.local, rank, ctx.num_devices());
   set.group_tiles = s.group_tiles;
-  s.bytes = AddBytes(AddBytes(ReshardBytes(conv.operand(0), s.input, ctx),
-                              ReshardBytes(conv.operand(1), s.kernel, ctx)),
-                     ResultBytes(set, 1, ctx));
+  s.moved = ReshardReceived(conv.operand(0), s.input, ctx) +
+            ReshardReceived(conv.operand(1), s.kernel, ctx) + ResultReceived(set, 1, ctx);
   for (const WindowSplit& split : s.splits) {
-    s.bytes = AddBytes(s.bytes, HaloBytes(conv.operand(0)->shape(), s.input, split));
+    s.moved = s.moved + HaloReceived(conv.operand(0)->shape(), s.input, split, ctx);
   }
   return std::make_pair(std::move(s), std::move(set));
 }
@@ -571,19 +594,19 @@ double LocalFlops(const HloInstruction& conv, const ConvStrategy& s) {
   return flops * in;
 }
 
-// The estimated time of `s`: its local convolution and the bytes it receives.
+// The estimated time of `s`: its local convolution plus each collective it needs.
 double TimeUs(const HloInstruction& conv, const ConvStrategy& s, PartitionContext& ctx) {
-  const DeviceModel& model = ctx.options().device_model;
-  std::vector<int64_t> all(ctx.num_devices());
-  for (int64_t d = 0; d < ctx.num_devices(); ++d) all[d] = d;
-  return model.ComputeTimeUs(s.flops, conv.shape().element_type()) +
-         TransferTimeUs(s.bytes, model.LinkFor({all}));
+  return ctx.options().device_model.ComputeTimeUs(s.flops, conv.shape().element_type()) +
+         s.moved.us;
 }
 
+// Estimated times this close count as equal: the model is not that precise, and the bytes
+// are certain.
+constexpr double kTimeTolerance = 0.05;
+
 // All strategies (for the requested sharding, then for result shardings aligned with the
-// operands), each logged with its bytes; chosen: the fewest bytes (the first on ties) among
-// those that compute no more per device than the first (the requested output tiles) or take
-// less estimated time than it.
+// operands), each logged with its bytes and estimated time; chosen: the fewest bytes (then the
+// first) among those within kTimeTolerance of the least estimated time.
 absl::StatusOr<ConvStrategy> ChooseStrategy(const HloInstruction& conv, const HloSharding& sharding,
                                             PartitionContext& ctx) {
   std::vector<ConvStrategy> all;
@@ -592,21 +615,22 @@ absl::StatusOr<ConvStrategy> ChooseStrategy(const HloInstruction& conv, const Hl
     if (aligned == sharding) continue;
     RETURN_IF_ERROR(AddStrategies(conv, aligned, sharding, ctx, all));
   }
-  for (ConvStrategy& s : all) s.flops = LocalFlops(conv, s);
-  const double base_us = TimeUs(conv, all[0], ctx);
-  auto eligible = [&](const ConvStrategy& s) {
-    return s.flops <= all[0].flops || TimeUs(conv, s, ctx) < base_us;
-  };
-  size_t best = 0;
-  for (size_t i = 1; i < all.size(); ++i) {
-    if (eligible(all[i]) && all[i].bytes < all[best].bytes) best = i;
+  std::vector<double> us;
+  for (ConvStrategy& s : all) {
+    s.flops = LocalFlops(conv, s);
+    us.push_back(TimeUs(conv, s, ctx));
+  }
+  const double least = *std::min_element(us.begin(), us.end());
+  size_t best = all.size();
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (us[i] > least * (1 + kTimeTolerance)) continue;
+    if (best == all.size() || all[i].moved.bytes < all[best].moved.bytes) best = i;
   }
   if (all.size() > 1) {
     std::string line = hlo::StrCat("convolution %", conv.name(), ": ");
     for (size_t i = 0; i < all.size(); ++i) {
       hlo::StrAppend(&line, i == 0 ? "" : "; ", Describe(all[i], sharding), " receives ",
-                     all[i].bytes, " bytes per device",
-                     eligible(all[i]) ? "" : " (more FLOPs and time than the output tiles)");
+                     all[i].moved.bytes, " bytes per device, ", us[i], " us");
     }
     hlo::StrAppend(&line, ": ", Describe(all[best], sharding));
     ctx.log().lines.push_back(std::move(line));

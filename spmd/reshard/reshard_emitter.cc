@@ -93,6 +93,8 @@ absl::StatusOr<HloInstruction*> ReshardEmitter::EmitStep(const StepContext& cont
       return context.value;
     case ReshardStepKind::kExchange:
       return EmitExchange(context);
+    case ReshardStepKind::kDirectAllToAll:
+      return EmitDirectAllToAll(context);
     case ReshardStepKind::kAllReduce:
       return builder_.AllReduceSum(context.value, step.replica_groups);
     case ReshardStepKind::kUnreduce:

@@ -67,8 +67,9 @@ class ReshardEmitter {
   absl::StatusOr<hlo::HloInstruction*> EmitBroadcast(const StepContext& context);
   absl::StatusOr<hlo::HloInstruction*> EmitScatter(const StepContext& context);
   absl::StatusOr<hlo::HloInstruction*> EmitUnreduce(const StepContext& context);
-  // Defined in reshard_emit_exchange.cc.
+  // Defined in reshard_emit_exchange.cc (the direct reshards).
   absl::StatusOr<hlo::HloInstruction*> EmitExchange(const StepContext& context);
+  absl::StatusOr<hlo::HloInstruction*> EmitDirectAllToAll(const StepContext& context);
   // Defined in reshard_emit_subset.cc.
   absl::StatusOr<hlo::HloInstruction*> EmitGatherSubset(const StepContext& context);
   absl::StatusOr<hlo::HloInstruction*> EmitSliceSubset(const StepContext& context);

@@ -63,6 +63,8 @@ std::string_view ReshardStepKindName(ReshardStepKind kind) {
       return "scatter";
     case ReshardStepKind::kExchange:
       return "exchange";
+    case ReshardStepKind::kDirectAllToAll:
+      return "direct-all-to-all";
     case ReshardStepKind::kAllReduce:
       return "all-reduce";
     case ReshardStepKind::kUnreduce:

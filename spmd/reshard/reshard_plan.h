@@ -40,6 +40,9 @@ enum class ReshardStepKind {
   // lacks, by rounds of collective-permutes (reshard_exchange.h). `dimensions` is empty; the
   // schedule follows from the shardings before and after.
   kExchange,
+  // Full tiling -> full tiling over disjoint split dims in one all-to-all among all devices
+  // (reshard_direct.h); `replica_groups` holds the one group in piece order.
+  kDirectAllToAll,
   // Unreduced -> reduced: all-reduce (sum) over `replica_groups`, the unreduced groups.
   kAllReduce,
   // Reduced -> unreduced: the first member of each group in `replica_groups` keeps the value,
@@ -55,7 +58,8 @@ enum class ReshardStepKind {
 };
 
 // "all-gather", "dynamic-slice", "all-to-all", "collective-permute", "broadcast", "relabel",
-// "scatter", "exchange", "all-reduce", "unreduce", "gather-subset", "slice-subset".
+// "scatter", "exchange", "direct-all-to-all", "all-reduce", "unreduce", "gather-subset",
+// "slice-subset".
 std::string_view ReshardStepKindName(ReshardStepKind kind);
 
 struct ReshardStep {

@@ -16,10 +16,11 @@
 #include <utility>
 
 #include "absl/status/status.h"
-#include "hlo/status_macros.h"
-#include "hlo/strings.h"
 #include "hlo/sharding/shard_geometry.h"
 #include "hlo/sharding/unreduced.h"
+#include "hlo/status_macros.h"
+#include "hlo/strings.h"
+#include "spmd/reshard/reshard_direct.h"
 #include "spmd/reshard/reshard_exchange.h"
 #include "spmd/reshard/reshard_search.h"
 #include "spmd/reshard/reshard_state.h"
@@ -151,6 +152,23 @@ std::optional<SearchHop> ExchangeHop(const TileState& from, const TileState& to,
   return SearchHop{std::move(edge), to};
 }
 
+// The direct all-to-all from `from` to `to` as one hop, when it applies (reshard_direct.h).
+std::optional<SearchHop> DirectHop(const TileState& from, const TileState& to,
+                                   const StepCoster& coster, const LinkModel& link) {
+  std::optional<DirectAllToAll> direct = PlanDirectAllToAll(from, to, coster.shape_dims());
+  if (!direct.has_value()) return std::nullopt;
+  const int64_t n = from.num_devices();
+  const CollectiveCost cost =
+      EstimateCollective(CollectiveKind::kAllToAll, coster.FullBytes() / n, n, link);
+  SearchEdge edge;
+  edge.kind = ReshardStepKind::kDirectAllToAll;
+  edge.factor = n;
+  edge.groups = {std::move(direct->group)};
+  edge.bytes = cost.bytes_received;
+  edge.cost_us = cost.time_us;
+  return SearchHop{std::move(edge), to};
+}
+
 double HopsCost(const std::vector<SearchHop>& hops) {
   double cost = 0;
   for (const SearchHop& hop : hops) cost += hop.edge.cost_us;
@@ -209,12 +227,15 @@ absl::StatusOr<ReshardPlan> PlanReducedReshard(const hlo::Shape& shape, const Hl
     ASSIGN_OR_RETURN(to, TileState::FromSharding(target, rank, num_devices));
   }
   std::vector<SearchHop> path = CheapestPath(from, to, coster);
-  // The direct exchange replaces the path when strictly cheaper (then fewer bytes).
-  if (std::optional<SearchHop> exchange = ExchangeHop(from, to, coster, link)) {
+  // The direct exchange or all-to-all replaces the path when strictly cheaper (then fewer
+  // bytes).
+  for (std::optional<SearchHop> direct :
+       {ExchangeHop(from, to, coster, link), DirectHop(from, to, coster, link)}) {
+    if (!direct.has_value()) continue;
     const double path_cost = HopsCost(path);
-    if (exchange->edge.cost_us < path_cost ||
-        (exchange->edge.cost_us == path_cost && exchange->edge.bytes < HopsBytes(path))) {
-      path = {*std::move(exchange)};
+    if (direct->edge.cost_us < path_cost ||
+        (direct->edge.cost_us == path_cost && direct->edge.bytes < HopsBytes(path))) {
+      path = {*std::move(direct)};
     }
   }
   RETURN_IF_ERROR(AppendHops(std::move(path), hops));
@@ -230,9 +251,9 @@ absl::StatusOr<ReshardPlan> PlanThroughReplicated(const hlo::Shape& shape,
   ReshardPlan plan;
   if (!CoversAllDevices(source, n)) {
     if (shape.element_type() == hlo::PrimitiveType::kPred) {
-      return absl::UnimplementedError(
-          hlo::StrCat("reshard: gathering a pred array from ", source.ToStringWithoutMetadata(),
-                      ", which uses a subset of the devices"));
+      return absl::UnimplementedError(hlo::StrCat("reshard: gathering a pred array from ",
+                                                  source.ToStringWithoutMetadata(),
+                                                  ", which uses a subset of the devices"));
     }
     ASSIGN_OR_RETURN(hlo::Shape padded, hlo::PaddedShardShape(source, shape));
     int64_t full_bytes = padded.byte_size();
@@ -318,8 +339,8 @@ absl::StatusOr<ReshardPlan> PlanReshard(const hlo::Shape& shape, const HloShardi
   }
   ASSIGN_OR_RETURN(HloSharding reduced_source, hlo::UnreducedAsReplicated(source));
   ASSIGN_OR_RETURN(HloSharding reduced_target, hlo::UnreducedAsReplicated(target));
-  ASSIGN_OR_RETURN(ReshardPlan plan, PlanReducedReshard(shape, reduced_source, reduced_target,
-                                                        num_devices, link));
+  ASSIGN_OR_RETURN(ReshardPlan plan,
+                   PlanReducedReshard(shape, reduced_source, reduced_target, num_devices, link));
   if (from_unreduced) {
     ASSIGN_OR_RETURN(ReshardStep reduce,
                      AllReduceStep(shape, source, reduced_source, num_devices, link));
@@ -368,8 +389,8 @@ absl::StatusOr<std::shared_ptr<const ReshardPlan>> ReshardPlanner::Plan(const hl
                                                                         int64_t num_devices) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = cache_.find(
-        KeyRef(source, target, shape.dimensions(), shape.element_type(), num_devices));
+    auto it =
+        cache_.find(KeyRef(source, target, shape.dimensions(), shape.element_type(), num_devices));
     if (it != cache_.end()) {
       ++hits_;
       return it->second;

@@ -86,6 +86,18 @@ TEST(ReshardPlannerTest, Issue4062ResultReshardReceivesOneTile) {
   EXPECT_EQ(plan->bytes_received_per_device, 32LL << 20);
 }
 
+// XLA's MultipleSourceTargetDimsInOneAllToAll: both source split dims give way to both target
+// split dims in one all-to-all among the 8 devices (7/8 of the 8 MiB shard received), where
+// two stepwise all-to-alls receive 10 MiB.
+TEST(ReshardPlannerTest, SeveralDimsMoveInOneDirectAllToAll) {
+  absl::StatusOr<ReshardPlan> plan = PlanReshard(
+      hlo::Shape::Array(hlo::PrimitiveType::kS32, {64, 64, 64, 64}), S("{devices=[1,4,2,1]<=[8]}"),
+      S("{devices=[2,1,1,4]<=[4,2]T(1,0)}"), 8, LinkModel());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(Kinds(*plan), (Kinds_{"direct-all-to-all"})) << plan->Explain();
+  EXPECT_EQ(plan->bytes_received_per_device, 7 * (1 << 20));
+}
+
 TEST(ReshardPlannerTest, ReplicatingTheColumnsIsOneAllGather) {
   ReshardPlan plan = Plan("{devices=[2,4]<=[8]}", "{devices=[2,1,4]<=[8] last_tile_dim_replicate}");
   ASSERT_EQ(Kinds(plan), (Kinds_{"all-gather"})) << plan.Explain();
