@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "hlo/ir/shape.h"
+
 namespace hlo {
 namespace {
 
@@ -38,19 +40,10 @@ bool IsElementwise(HloOpcode op) {
   }
 }
 
-// Strides of `dims` in the row-major linear index (the last dim is the minor one).
-Dims Strides(const std::vector<int64_t>& dims) {
-  Dims strides(dims.size(), 1);
-  for (int64_t d = static_cast<int64_t>(dims.size()) - 2; d >= 0; --d) {
-    strides[d] = strides[d + 1] * dims[d + 1];
-  }
-  return strides;
-}
-
 Dims ReshapeConstantDims(const Shape& source, const Dims& constant, const Shape& target) {
   const std::vector<int64_t>& in = source.dimensions();
   const std::vector<int64_t>& out = target.dimensions();
-  const Dims in_stride = Strides(in), out_stride = Strides(out);
+  const Dims in_stride = RowMajorStrides(in), out_stride = RowMajorStrides(out);
   auto keeps = [&](int64_t d) { return in[d] == 1 || Contains(constant, d); };
   Dims result;
   for (int64_t j = 0; j < static_cast<int64_t>(out.size()); ++j) {

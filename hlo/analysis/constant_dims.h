@@ -1,6 +1,6 @@
 // Dimensions along which an array value is the same at every index: a broadcast's new
-// dimensions, an iota's other dimensions, and what elementwise ops, transposes, reshapes,
-// slices and reductions keep of their operands'. The partitioner reads it to reshard such a
+// dimensions, an iota's other dimensions, and what elementwise ops, transposes, reshapes and
+// slices keep of their operands'. The partitioner reads it to reshard such a
 // value without moving its copies along those dimensions.
 //
 //   b = f32[20,2,20] broadcast(f32[2] p), dimensions={1}     => {0, 2}

@@ -58,8 +58,7 @@ std::vector<std::vector<int64_t>> ReplicaGroups::Expanded() const {
   const std::vector<int64_t>& dims = iota->iota_reshape_dims;
   const std::vector<int64_t>& perm = iota->iota_transpose_perm;
   const int64_t rank = static_cast<int64_t>(dims.size());
-  std::vector<int64_t> strides(rank, 1);
-  for (int64_t i = rank - 2; i >= 0; --i) strides[i] = strides[i + 1] * dims[i + 1];
+  const std::vector<int64_t> strides = RowMajorStrides(dims);
   std::vector<int64_t> tdims(rank), tstrides(rank);
   for (int64_t i = 0; i < rank; ++i) {
     int64_t src = perm.empty() ? i : perm[i];

@@ -105,6 +105,16 @@ class Shape {
   std::vector<Shape> tuple_shapes_;
 };
 
+// Row-major strides (in elements) of an array with dimensions `dims`: the last dim is the
+// minor one.
+inline std::vector<int64_t> RowMajorStrides(absl::Span<const int64_t> dims) {
+  std::vector<int64_t> strides(dims.size(), 1);
+  for (int64_t i = static_cast<int64_t>(dims.size()) - 2; i >= 0; --i) {
+    strides[i] = strides[i + 1] * dims[i + 1];
+  }
+  return strides;
+}
+
 }  // namespace hlo
 
 #endif  // HLO_IR_SHAPE_H_

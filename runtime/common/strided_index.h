@@ -14,17 +14,12 @@
 #include <vector>
 
 #include "absl/types/span.h"
+#include "hlo/ir/shape.h"
 
 namespace runtime {
 
-// Row-major strides (in elements) of an array with dimensions `dims`.
-inline std::vector<int64_t> RowMajorStrides(absl::Span<const int64_t> dims) {
-  std::vector<int64_t> strides(dims.size(), 1);
-  for (int64_t i = static_cast<int64_t>(dims.size()) - 2; i >= 0; --i) {
-    strides[i] = strides[i + 1] * dims[i + 1];
-  }
-  return strides;
-}
+// Row-major strides (in elements) of an array with dimensions `dims` (hlo/ir/shape.h).
+using hlo::RowMajorStrides;
 
 // Product of `dims` (1 for none).
 inline int64_t ElementCount(absl::Span<const int64_t> dims) {

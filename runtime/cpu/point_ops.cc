@@ -442,10 +442,7 @@ absl::StatusOr<std::vector<Literal>> PointOps::ReduceRange(PointEvaluator& ev,
   const int64_t width = end - begin;
   RETURN_IF_ERROR(ev.Reserve(inputs * n * width, instr));
   const Shape& out_shape = *points::LeafAt(instr.shape(), 0);
-  std::vector<int64_t> stride(in_shape.rank(), 1);
-  for (int64_t d = in_shape.rank() - 2; d >= 0; --d) {
-    stride[d] = stride[d + 1] * in_shape.dimensions(d + 1);
-  }
+  const std::vector<int64_t> stride = hlo::RowMajorStrides(in_shape.dimensions());
   std::vector<int64_t> in_indices(n * width);
   std::vector<int64_t> o(out_shape.rank()), r(g.r_dims.size());
   for (int64_t e = 0; e < n; ++e) {

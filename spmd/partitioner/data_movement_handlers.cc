@@ -106,12 +106,6 @@ std::optional<ReshapeCandidate> CandidateFromOperand(const HloInstruction& origi
   return ReshapeCandidate{operand, *std::move(local)};
 }
 
-// The candidates, in order of preference on equal cost: the result's tiling seen on the
-// operand (`direct`); the result's tiles that map onto the operand (the rest sliced locally after, e.g.
-// [2,64,8] {devices=[1,2,4]} from [128,8]: the 4 tiles of dim 2 survive); the operand's
-// current tiles that map onto the result (the rest gathered first, e.g. [80,64,32]
-// {devices=[16,8,1]} to [5120,4,8]: dim 0's 16 tiles survive, dim 1's are gathered); and the
-// reshape in full.
 // The result's tiling seen on the operand, when the reshape maps it exactly and evenly.
 std::optional<HloSharding> DirectOperandSharding(const HloInstruction& original,
                                                  const HloSharding& sharding) {
@@ -124,6 +118,12 @@ std::optional<HloSharding> DirectOperandSharding(const HloInstruction& original,
   return *std::move(direct);
 }
 
+// The candidates, in order of preference on equal cost: the result's tiling seen on the
+// operand (`direct`); the result's tiles that map onto the operand (the rest sliced locally
+// after, e.g. [2,64,8] {devices=[1,2,4]} from [128,8]: the 4 tiles of dim 2 survive); the
+// operand's current tiles that map onto the result (the rest gathered first, e.g. [80,64,32]
+// {devices=[16,8,1]} to [5120,4,8]: dim 0's 16 tiles survive, dim 1's are gathered); and the
+// reshape in full.
 std::vector<ReshapeCandidate> ReshapeCandidates(const HloInstruction& original,
                                                 const HloSharding& sharding,
                                                 const std::optional<HloSharding>& direct,
@@ -191,8 +191,8 @@ absl::Status HandleConstant(const HloInstruction& original, const HloSharding& s
     ctx.Set(&original, {full, HloSharding::Replicate(), original.shape()});
     return absl::OkStatus();
   }
-  ASSIGN_OR_RETURN(HloInstruction * result, ctx.Reshard(full, original.shape(),
-                                                          HloSharding::Replicate(), sharding));
+  ASSIGN_OR_RETURN(HloInstruction * result,
+                   ctx.Reshard(full, original.shape(), HloSharding::Replicate(), sharding));
   ctx.Set(&original, {result, sharding, original.shape()});
   return absl::OkStatus();
 }

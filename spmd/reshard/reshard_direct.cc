@@ -15,9 +15,10 @@ std::vector<int64_t> SplitDims(const TileState& state) {
   return dims;
 }
 
-// Each device's row-major rank over its tile coordinates along `order` (major first).
-std::vector<int64_t> Ranks(const TileState& state, absl::Span<const int64_t> order) {
-  const std::vector<std::vector<int64_t>> index = state.TileIndexByDevice();
+// Each device's row-major rank over its tile coordinates (`index`, TileIndexByDevice) along
+// `order` (major first).
+std::vector<int64_t> Ranks(const TileState& state, const std::vector<std::vector<int64_t>>& index,
+                           absl::Span<const int64_t> order) {
   std::vector<int64_t> ranks(index.size(), 0);
   for (size_t device = 0; device < index.size(); ++device) {
     for (int64_t d : order) ranks[device] = ranks[device] * state.dims[d] + index[device][d];
@@ -42,11 +43,13 @@ std::optional<DirectAllToAll> PlanDirectAllToAll(const TileState& from, const Ti
   std::vector<int64_t> recv = SplitDims(from);
   // Every pair of orders (the permutations of at most rank dims each): the first whose ranks
   // agree on every device.
+  const std::vector<std::vector<int64_t>> from_index = from.TileIndexByDevice();
+  const std::vector<std::vector<int64_t>> to_index = to.TileIndexByDevice();
   do {
-    const std::vector<int64_t> send_ranks = Ranks(to, direct.send_dims);
+    const std::vector<int64_t> send_ranks = Ranks(to, to_index, direct.send_dims);
     std::sort(recv.begin(), recv.end());
     do {
-      if (Ranks(from, recv) == send_ranks) {
+      if (Ranks(from, from_index, recv) == send_ranks) {
         direct.recv_dims = recv;
         direct.group.assign(send_ranks.size(), 0);
         for (size_t device = 0; device < send_ranks.size(); ++device) {
