@@ -245,6 +245,40 @@ TEST(ConvolutionPartitionTest, BaseDilationWithSameStartPatternConvolvesLocally)
   }
 }
 
+// XLA's ConvolutionBaseDilationStride1LhsTiledRhsReplicated: the blocks' windows start at
+// different offsets within their shards, so each device fetches the inputs its windows read
+// (one row from its neighbour here, 768 bytes), convolves them base-dilated with one shared
+// low padding and keeps its outputs from its own offset (halo_exchange.h DilatedWindow). We
+// gathered the input before (7 MB on the corpus module; XLA moves 1.8 MB). Uneven shards, 3
+// and 4 devices, strides and window dilation verify too.
+TEST(ConvolutionPartitionTest, BaseDilationFetchesTheInputsEachBlockReads) {
+  Partitioned xla =
+      Partition(BaseDilated(2, 7, 14, "size=3x3 pad=1_2x1_1 lhs_dilate=2x1 rhs_reversal=1x1"));
+  ASSERT_NE(xla.spmd, nullptr);
+  auto counts = Counts(*xla.spmd);
+  EXPECT_EQ(counts[HloOpcode::kAllGather] + counts[HloOpcode::kAllToAll], 0)
+      << xla.spmd->ToString();
+  EXPECT_LE(hlo::ComputeModuleStats(*xla.spmd).comm_bytes, 768) << xla.spmd->ToString();
+  ExpectVerifies(xla, 2);
+  struct Case {
+    int t, n, m;
+    std::string window;
+  };
+  const Case cases[] = {
+      {3, 11, 33, "size=3x3 pad=2_2x1_1 lhs_dilate=3x1"},
+      {2, 8, 8, "size=3x3 stride=2x1 pad=1_1x1_1 lhs_dilate=2x1"},
+      {2, 8, 10, "size=3x3 stride=2x1 pad=0_0x1_1 lhs_dilate=3x1"},
+      {4, 9, 14, "size=3x3 pad=0_1x1_1 lhs_dilate=2x1 rhs_dilate=2x1"},
+      {4, 10, 9, "size=3x3 stride=2x1 pad=0_1x1_1 lhs_dilate=2x1 rhs_reversal=1x0"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.window + " on " + S(c.t) + ", N=" + S(c.n));
+    Partitioned p = Partition(BaseDilated(c.t, c.n, c.m, c.window));
+    ASSERT_NE(p.spmd, nullptr);
+    ExpectVerifies(p, c.t);
+  }
+}
+
 // A convolution used as an einsum whose spatial dim pairs input and kernel position by
 // position (XLA's dot-as-convolution batch dim: size = lhs_dilate = the input's and kernel's
 // length L, stride L-1 or window dilation L-1, no padding): split along the output's spatial

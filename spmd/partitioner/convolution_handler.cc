@@ -6,10 +6,13 @@
 // computed from its window input (halo_exchange.h): the input split alike plus halos from its
 // neighbours by collective-permute, or, when the input is whole along it (or halos would move
 // more than gathering), a window sliced locally; the kernel's spatial dims stay whole and the
-// local convolution runs without padding on those dimensions. A split base-dilated dim
-// (DilatedSplit) stays split only with XLA's 'same start pattern': every block's windows start
-// at the same offset within its input shard and read only holes outside it, so each device
-// convolves its own zero-padded shard with adjusted high padding. With feature_group_count > 1
+// local convolution runs without padding on those dimensions. A split base-dilated dim reads
+// the same way the inputs its windows need (halo_exchange.h DilatedWindow), convolves them
+// base-dilated with one low padding for every device and keeps its outputs from its own
+// offset (dynamic-slice); under XLA's 'same start pattern' (DilatedSplit: every block's windows
+// start at the same offset within its input shard and read only holes outside it) each device
+// convolves its own zero-padded shard with adjusted high padding, no halo. With
+// feature_group_count > 1
 // the output features split only along whole groups (the input features then split alike and
 // each device convolves its fgc/t groups), else they stay whole; with batch_group_count > 1
 // likewise, the input batch split alike (each device convolves its bgc/t batch groups, no
@@ -125,11 +128,12 @@ std::vector<WindowSplit> SpatialSplits(const HloInstruction& conv, const HloShar
   for (size_t k = 0; k < dn.output_spatial_dimensions.size(); ++k) {
     const int64_t out_dim = dn.output_spatial_dimensions[k];
     const int64_t tiles = Tiles(sharding, out_dim);
-    if (tiles == 1 || k >= window.dimensions.size() || !SplittableWindow(window.dimensions[k]) ||
-        SplitsAsEinsum(conv, k, tiles)) {
+    if (tiles == 1 || k >= window.dimensions.size() || SplitsAsEinsum(conv, k, tiles)) continue;
+    WindowSplit split = SplitOf(conv, k, tiles);
+    if (!SplittableWindow(window.dimensions[k]) && !DilatedWindowGeometry(split.wd).has_value()) {
       continue;
     }
-    splits.push_back(SplitOf(conv, k, tiles));
+    splits.push_back(std::move(split));
   }
   return splits;
 }
@@ -434,8 +438,10 @@ absl::StatusOr<std::pair<ConvStrategy, ConvSetting>> OutputTiles(const HloInstru
   ConvStrategy s;
   s.splits = SpatialSplits(conv, sharding);
   s.parallel = ParallelSplits(conv, sharding);
-  if (s.splits.empty() && s.parallel.empty()) {
+  if (s.parallel.empty()) {
+    // The same start pattern needs no halo: it replaces the base-dilated split's window input.
     s.dilated = DilatedSplit(conv, sharding, s.dilated_high);
+    if (s.dilated.has_value()) s.splits.clear();
   }
   if (sharding.IsTiled()) {
     std::vector<WindowSplit> split = s.splits;
@@ -652,6 +658,7 @@ absl::StatusOr<HloInstruction*> ZeroPadded(const HloInstruction& conv, int64_t i
 absl::Status EmitLocal(const HloInstruction& original, const ConvStrategy& s, HloInstruction* input,
                        HloInstruction* kernel, PartitionContext& ctx) {
   ASSIGN_OR_RETURN(Shape local_shape, LocalShape(s.local, original.shape()));
+  local_shape = WithDims(local_shape, WindowOutputDims(local_shape.dimensions(), s.splits));
   HloInstruction* conv = CloneWithOperands(original, local_shape, {input, kernel}, ctx);
   if (s.group_tiles > 1) {
     int64_t& count = original.attrs().batch_group_count > 1
@@ -676,7 +683,7 @@ absl::Status EmitLocal(const HloInstruction& original, const ConvStrategy& s, Hl
     w.padding_low = 0;
     w.padding_high = 0;
   }
-  HloInstruction* result = conv;
+  ASSIGN_OR_RETURN(HloInstruction * result, CutDilatedOutputs(ctx, conv, s.local, s.splits));
   if (!s.sum_groups.empty()) {
     ASSIGN_OR_RETURN(result, ctx.AllReduceSum(conv, s.sum_groups));
   }

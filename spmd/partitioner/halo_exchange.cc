@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 
 #include "hlo/sharding/shard_geometry.h"
 #include "hlo/status_macros.h"
@@ -45,8 +46,8 @@ HloInstruction* PerBlockScalar(PartitionContext& ctx, const std::vector<int64_t>
   return ctx.PerDeviceScalar(table);
 }
 
-HloInstruction* SliceDim(PartitionContext& ctx, HloInstruction* value, int64_t dim,
-                         int64_t start, int64_t limit) {
+HloInstruction* SliceDim(PartitionContext& ctx, HloInstruction* value, int64_t dim, int64_t start,
+                         int64_t limit) {
   std::vector<int64_t> dims = value->shape().dimensions();
   std::vector<hlo::SliceDimension> slice(dims.size());
   for (size_t d = 0; d < dims.size(); ++d) slice[d] = {0, dims[d], 1};
@@ -72,9 +73,8 @@ HloInstruction* DynamicSliceDim(PartitionContext& ctx, HloInstruction* value, in
       operands.push_back(zero);
     }
   }
-  HloInstruction* out =
-      ctx.Add(HloOpcode::kDynamicSlice, Shape::Array(value->shape().element_type(), dims),
-              operands);
+  HloInstruction* out = ctx.Add(HloOpcode::kDynamicSlice,
+                                Shape::Array(value->shape().element_type(), dims), operands);
   out->mutable_attrs()->dynamic_slice_sizes = dims;
   return out;
 }
@@ -135,7 +135,8 @@ void FillHalos(const WindowedDim& wd, HaloGeometry& g) {
     if (!ValidBlock(g, i)) continue;
     // Only positions inside [0, N) travel; the rest is padding added locally.
     const int64_t lo = std::max<int64_t>(g.starts[i], 0);
-    const int64_t hi = std::min(g.starts[i] + g.needed, wd.input_size);
+    const int64_t read = g.reads.empty() ? g.needed : g.reads[i];
+    const int64_t hi = std::min(g.starts[i] + read, wd.input_size);
     if (lo >= hi) continue;
     first = std::min(first, lo - i * g.shard);
     last = std::max(last, hi - i * g.shard);
@@ -152,6 +153,9 @@ void FillHalos(const WindowedDim& wd, HaloGeometry& g) {
 }
 
 HaloGeometry ComputeHaloGeometry(const WindowedDim& wd) {
+  if (wd.window.base_dilation > 1) {
+    if (std::optional<DilatedWindow> dw = DilatedWindowGeometry(wd)) return dw->geometry;
+  }
   HaloGeometry g;
   const hlo::WindowDimension& w = wd.window;
   g.shard = CeilDiv(wd.input_size, wd.tiles);
@@ -163,6 +167,52 @@ HaloGeometry ComputeHaloGeometry(const WindowedDim& wd) {
   }
   FillHalos(wd, g);
   return g;
+}
+
+std::optional<DilatedWindow> DilatedWindowGeometry(const WindowedDim& wd) {
+  const hlo::WindowDimension& w = wd.window;
+  const int64_t d = w.base_dilation;
+  if (d <= 1 || w.size < 1 || w.stride < 1 || w.window_dilation < 1 || wd.tiles < 1 ||
+      wd.output_size < 1) {
+    return std::nullopt;
+  }
+  DilatedWindow dw;
+  HaloGeometry& g = dw.geometry;
+  g.shard = CeilDiv(wd.input_size, wd.tiles);
+  g.out_shard = CeilDiv(wd.output_size, wd.tiles);
+  g.valid_blocks = CeilDiv(wd.output_size, g.out_shard);
+  const int64_t extent = Extent(w);
+  std::vector<int64_t> low(wd.tiles, 0);
+  g.needed = 1;
+  for (int64_t i = 0; i < wd.tiles; ++i) {
+    // Block i's first window starts at dilated position `first`; its first real input
+    // position at or after it is lo_i, `low` dilated positions later.
+    const int64_t first = i * g.out_shard * w.stride - w.padding_low;
+    const int64_t lo = -FloorDiv(-first, d);
+    g.starts.push_back(lo);
+    low[i] = lo * d - first;
+    if (i >= g.valid_blocks) {
+      g.reads.push_back(0);
+      continue;
+    }
+    const int64_t last = first + (g.out_shard - 1) * w.stride + extent - 1;
+    g.reads.push_back(std::max<int64_t>(0, FloorDiv(last, d) - lo + 1));
+    g.needed = std::max(g.needed, g.reads.back());
+    dw.padding_low = std::max(dw.padding_low, low[i]);
+  }
+  // Block i computes from padding_low: its outputs begin (padding_low - low_i) / stride later.
+  dw.offsets.assign(wd.tiles, 0);
+  int64_t most = 0;
+  for (int64_t i = 0; i < g.valid_blocks; ++i) {
+    if ((dw.padding_low - low[i]) % w.stride != 0) return std::nullopt;
+    dw.offsets[i] = (dw.padding_low - low[i]) / w.stride;
+    most = std::max(most, dw.offsets[i]);
+  }
+  dw.outputs = g.out_shard + most;
+  dw.padding_high =
+      (dw.outputs - 1) * w.stride + extent - dw.padding_low - ((g.needed - 1) * d + 1);
+  FillHalos(wd, g);
+  return dw;
 }
 
 HaloGeometry KernelBlockGeometry(const WindowedDim& wd) {
@@ -196,8 +246,8 @@ absl::StatusOr<HloInstruction*> ExchangeHalo(PartitionContext& ctx, HloInstructi
   if (!sharding.IsTiled() || sharding.tile_assignment().dim(d) != wd.tiles ||
       value->shape().dimensions(d) != g.shard) {
     return absl::InternalError(hlo::StrCat("halo exchange: operand ", value->name(),
-                                           " is not split into ", wd.tiles,
-                                           " shards of ", g.shard, " along dimension ", d));
+                                           " is not split into ", wd.tiles, " shards of ", g.shard,
+                                           " along dimension ", d));
   }
   // [-left, shard + right) relative to each device's shard: the part of it in the shard `h`
   // blocks away comes from that neighbour (h = 0: the device's own).
@@ -213,8 +263,8 @@ absl::StatusOr<HloInstruction*> ExchangeHalo(PartitionContext& ctx, HloInstructi
   std::vector<int64_t> dims = value->shape().dimensions();
   dims[d] = g.left + g.shard + g.right;
   if (parts.size() > 1) {
-    extended = ctx.Add(HloOpcode::kConcatenate,
-                       Shape::Array(value->shape().element_type(), dims), parts);
+    extended =
+        ctx.Add(HloOpcode::kConcatenate, Shape::Array(value->shape().element_type(), dims), parts);
     extended->mutable_attrs()->dimensions = {d};
   }
   if (g.pad_low > 0 || g.pad_high > 0) {
@@ -231,12 +281,12 @@ absl::StatusOr<HloInstruction*> ExchangeHalo(PartitionContext& ctx, HloInstructi
   const std::vector<int64_t> block = BlockOfDevice(sharding, d, ctx.num_devices());
   auto start_of = [&](int64_t i) { return g.pad_low + g.left - i * g.shard + g.starts[i]; };
   const int64_t extended_size = dims[d];
-  const bool in_place = g.needed == extended_size &&
-                        std::all_of(block.begin(), block.end(), [&](int64_t i) {
-                          return start_of(i) == 0;
-                        });
+  const bool in_place =
+      g.needed == extended_size &&
+      std::all_of(block.begin(), block.end(), [&](int64_t i) { return start_of(i) == 0; });
   HloInstruction* window =
-      in_place ? extended : DynamicSliceDim(ctx, extended, d, PerBlockScalar(ctx, block, start_of), g.needed);
+      in_place ? extended
+               : DynamicSliceDim(ctx, extended, d, PerBlockScalar(ctx, block, start_of), g.needed);
   // Devices with no neighbour at some hop receive zeros (collective-permute), which is the
   // padding already when `pad` is zero and no shard is padded.
   const bool zeros_suffice = outside == Outside::kZeroPad && wd.input_size % wd.tiles == 0;
@@ -250,8 +300,8 @@ absl::StatusOr<HloInstruction*> SliceWindow(PartitionContext& ctx, HloInstructio
                                             HloInstruction* pad) {
   const int64_t d = wd.dim;
   if (value->shape().dimensions(d) != wd.input_size) {
-    return absl::InternalError(hlo::StrCat("window slice: operand ", value->name(),
-                                           " is not whole along dimension ", d));
+    return absl::InternalError(
+        hlo::StrCat("window slice: operand ", value->name(), " is not whole along dimension ", d));
   }
   // Pad so that every block's window lies inside; positions outside [0, N) become `pad`.
   const int64_t low = std::max<int64_t>(0, wd.window.padding_low);
@@ -266,13 +316,12 @@ absl::StatusOr<HloInstruction*> SliceWindow(PartitionContext& ctx, HloInstructio
     hlo::PaddingConfig config;
     config.dimensions.resize(dims.size());
     config.dimensions[d] = {low, high, 0};
-    padded = ctx.Add(HloOpcode::kPad, Shape::Array(value->shape().element_type(), dims),
-                     {value, pad});
+    padded =
+        ctx.Add(HloOpcode::kPad, Shape::Array(value->shape().element_type(), dims), {value, pad});
     padded->mutable_attrs()->padding_config = std::move(config);
   }
   const std::vector<int64_t> block = BlockOfDevice(blocks, blocks_dim, ctx.num_devices());
-  HloInstruction* start =
-      PerBlockScalar(ctx, block, [&](int64_t i) { return g.starts[i] + low; });
+  HloInstruction* start = PerBlockScalar(ctx, block, [&](int64_t i) { return g.starts[i] + low; });
   return DynamicSliceDim(ctx, padded, d, start, g.needed);
 }
 
@@ -302,8 +351,8 @@ void ChooseWindowInputs(const HloInstruction& op, const HloSharding& operand_cur
     const int64_t gather = GatherElements(split.geometry, wd.tiles);
     const int64_t sharing = SlicesSharingAGather(op, wd.dim);
     split.halo = split_alike && halo * sharing < gather;
-    std::string line = hlo::StrCat("%", op.name(), ": window dimension ", wd.dim, " split ",
-                                   wd.tiles, " ways: ");
+    std::string line =
+        hlo::StrCat("%", op.name(), ": window dimension ", wd.dim, " split ", wd.tiles, " ways: ");
     const std::string shared =
         sharing > 1 ? hlo::StrCat(", shared by ", sharing, " slices of the operand") : "";
     if (split.halo) {
@@ -340,23 +389,52 @@ absl::StatusOr<HloInstruction*> BuildWindowInput(PartitionContext& ctx,
   // what it sends must not have been cut to its own window there yet.
   for (const WindowSplit& split : splits) {
     if (!split.halo) continue;
-    ASSIGN_OR_RETURN(value, ExchangeHalo(ctx, value, operand_sharding, split.wd, split.geometry,
-                                         pad, outside));
+    ASSIGN_OR_RETURN(
+        value, ExchangeHalo(ctx, value, operand_sharding, split.wd, split.geometry, pad, outside));
   }
   for (const WindowSplit& split : splits) {
     if (split.halo) continue;
-    ASSIGN_OR_RETURN(value, SliceWindow(ctx, value, result, split.output_dim, split.wd,
-                                        split.geometry, pad));
+    ASSIGN_OR_RETURN(
+        value, SliceWindow(ctx, value, result, split.output_dim, split.wd, split.geometry, pad));
   }
   return value;
 }
 
 hlo::Window WithoutPadding(hlo::Window window, const std::vector<WindowSplit>& splits) {
   for (const WindowSplit& split : splits) {
-    window.dimensions[split.window_index].padding_low = 0;
-    window.dimensions[split.window_index].padding_high = 0;
+    hlo::WindowDimension& w = window.dimensions[split.window_index];
+    const std::optional<DilatedWindow> dw =
+        w.base_dilation > 1 ? DilatedWindowGeometry(split.wd) : std::nullopt;
+    w.padding_low = dw.has_value() ? dw->padding_low : 0;
+    w.padding_high = dw.has_value() ? dw->padding_high : 0;
   }
   return window;
+}
+
+std::vector<int64_t> WindowOutputDims(std::vector<int64_t> local,
+                                      const std::vector<WindowSplit>& splits) {
+  for (const WindowSplit& split : splits) {
+    if (split.wd.window.base_dilation <= 1) continue;
+    if (std::optional<DilatedWindow> dw = DilatedWindowGeometry(split.wd)) {
+      local[split.output_dim] = dw->outputs;
+    }
+  }
+  return local;
+}
+
+absl::StatusOr<HloInstruction*> CutDilatedOutputs(PartitionContext& ctx, HloInstruction* value,
+                                                  const HloSharding& result,
+                                                  const std::vector<WindowSplit>& splits) {
+  for (const WindowSplit& split : splits) {
+    if (split.wd.window.base_dilation <= 1) continue;
+    std::optional<DilatedWindow> dw = DilatedWindowGeometry(split.wd);
+    RET_CHECK(dw.has_value());
+    std::vector<int64_t> offset = BlockOfDevice(result, split.output_dim, ctx.num_devices());
+    for (int64_t& o : offset) o = dw->offsets[o];
+    value = ctx.builder().SliceDim(value, split.output_dim, ctx.PerDeviceScalar(offset),
+                                   dw->geometry.out_shard);
+  }
+  return value;
 }
 
 }  // namespace spmd

@@ -20,6 +20,7 @@
 #define SPMD_PARTITIONER_HALO_EXCHANGE_H_
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -42,17 +43,20 @@ struct WindowedDim {
 
 // Where each block's window input lies along one dimension.
 struct HaloGeometry {
-  int64_t shard = 0;      // Is = ceil(N/tiles): an input shard.
-  int64_t out_shard = 0;  // Os = ceil(M/tiles): an output block (KernelBlockGeometry: Ks).
+  int64_t shard = 0;         // Is = ceil(N/tiles): an input shard.
+  int64_t out_shard = 0;     // Os = ceil(M/tiles): an output block (KernelBlockGeometry: Ks).
   int64_t valid_blocks = 0;  // Blocks holding real outputs (kernel positions); the rest pad.
-  int64_t needed = 0;     // The window input length of one output block.
-  int64_t left = 0;       // Elements of [0, N) before its shard the neediest block reads.
-  int64_t right = 0;      // Elements of [0, N) after its shard the neediest block reads.
+  int64_t needed = 0;        // The window input length of one output block.
+  int64_t left = 0;          // Elements of [0, N) before its shard the neediest block reads.
+  int64_t right = 0;         // Elements of [0, N) after its shard the neediest block reads.
   // Positions outside [0, N) added below and above [left halo | shard | right halo] so that
   // every block's window fits (only their padding value matters).
   int64_t pad_low = 0;
   int64_t pad_high = 0;
   std::vector<int64_t> starts;  // lo_i per block: its first input position (may be < 0).
+  // Per block, how many of its `needed` positions its outputs read (empty: all); the rest
+  // only pad the window input to one length, so they are not fetched.
+  std::vector<int64_t> reads;
 };
 
 // What the positions of a window input outside [0, N) must hold.
@@ -66,8 +70,30 @@ enum class Outside {
 // Whether `window` may be split into blocks here: no base (lhs) dilation.
 bool SplittableWindow(const hlo::WindowDimension& window);
 
-// The geometry of `wd` (see the file comment).
+// The geometry of `wd` (see the file comment; a base-dilated window's is DilatedWindow's).
 HaloGeometry ComputeHaloGeometry(const WindowedDim& wd);
+
+// A base-dilated window dimension (base_dilation d > 1) split into output blocks of Os, the
+// input tiled along it (XLA's halo for a base-dilated convolution). Block i's windows read
+// input positions from lo_i = ceil((i*Os*stride - padding_low) / d), the first real input at
+// or after its first window's start; `geometry` fetches [lo_i, lo_i + needed) on each device
+// like any window input. The local op reads it base-dilated with `padding_low` and
+// `padding_high` (the same on every device) and computes `outputs` = Os + max(offsets)
+// positions, of which block i's begin at `offsets[i]`: its first window starts that many
+// strides after the one the shared low padding gives. nullopt when some offset is not a whole
+// number of strides.
+//
+// Example: 7 inputs split 2, base dilation 2, window 3, padding 1/2 (14 outputs, Os = 7):
+// block 0 reads inputs [0, 5) (a 1-element halo from device 1), block 1 inputs [3, 7) (one
+// from device 0); each convolves with padding 1/0 -> 8 outputs and keeps [0, 7) or [1, 8).
+struct DilatedWindow {
+  HaloGeometry geometry;
+  int64_t padding_low = 0;
+  int64_t padding_high = 0;
+  int64_t outputs = 0;
+  std::vector<int64_t> offsets;  // Per block.
+};
+std::optional<DilatedWindow> DilatedWindowGeometry(const WindowedDim& wd);
 
 // The geometry when the kernel (not the output) is split into `wd.tiles` blocks of
 // Ks = ceil(K/tiles) positions along the window dimension, K = wd.window.size: block i applies
@@ -86,8 +112,7 @@ int64_t GatherElements(const HaloGeometry& g, int64_t tiles);
 // `value` is the per-device shard of an operand tiled by `sharding`, with `wd.tiles` blocks
 // along wd.dim. Returns each device's window input (g.needed elements along wd.dim from
 // g.starts[block]); positions outside [0, N) as `outside` says.
-absl::StatusOr<hlo::HloInstruction*> ExchangeHalo(PartitionContext& ctx,
-                                                  hlo::HloInstruction* value,
+absl::StatusOr<hlo::HloInstruction*> ExchangeHalo(PartitionContext& ctx, hlo::HloInstruction* value,
                                                   const hlo::HloSharding& sharding,
                                                   const WindowedDim& wd, const HaloGeometry& g,
                                                   hlo::HloInstruction* pad, Outside outside);
@@ -95,9 +120,9 @@ absl::StatusOr<hlo::HloInstruction*> ExchangeHalo(PartitionContext& ctx,
 // The same window input from a `value` that holds all N elements along wd.dim; `blocks`
 // (tiled, wd.tiles blocks along `blocks_dim`) says which block each device computes.
 absl::StatusOr<hlo::HloInstruction*> SliceWindow(PartitionContext& ctx, hlo::HloInstruction* value,
-                                                 const hlo::HloSharding& blocks,
-                                                 int64_t blocks_dim, const WindowedDim& wd,
-                                                 const HaloGeometry& g, hlo::HloInstruction* pad);
+                                                 const hlo::HloSharding& blocks, int64_t blocks_dim,
+                                                 const WindowedDim& wd, const HaloGeometry& g,
+                                                 hlo::HloInstruction* pad);
 
 // One split window dimension of a windowed op and how its window input is built.
 struct WindowSplit {
@@ -128,9 +153,22 @@ absl::StatusOr<hlo::HloInstruction*> BuildWindowInput(PartitionContext& ctx,
                                                       const std::vector<WindowSplit>& splits,
                                                       hlo::HloInstruction* pad, Outside outside);
 
-// The window with padding removed along every split dimension, as the local op runs on
-// prepared window inputs.
+// The window the local op runs with on prepared window inputs: no padding along every split
+// dimension, or a base-dilated one's DilatedWindow padding.
 hlo::Window WithoutPadding(hlo::Window window, const std::vector<WindowSplit>& splits);
+
+// The local op's result dims: `local` (its shard of the result) with the output dim of every
+// base-dilated split lengthened to DilatedWindow::outputs.
+std::vector<int64_t> WindowOutputDims(std::vector<int64_t> local,
+                                      const std::vector<WindowSplit>& splits);
+
+// `value`, the local op's result in WindowOutputDims, cut along every base-dilated split's
+// output dim to each device's Os outputs from its block's offset (`result`: the op's local
+// result sharding, which says each device's block).
+absl::StatusOr<hlo::HloInstruction*> CutDilatedOutputs(PartitionContext& ctx,
+                                                       hlo::HloInstruction* value,
+                                                       const hlo::HloSharding& result,
+                                                       const std::vector<WindowSplit>& splits);
 
 }  // namespace spmd
 
