@@ -198,6 +198,43 @@ ENTRY main {
   ExpectVerifies(p, 2);
 }
 
+// XLA's InceptionV3_4_way_ReduceWindowDilated: a base-dilated reduce-window split 4 ways
+// fetches the inputs each block's windows read (halo_exchange.h DilatedWindow) where it
+// gathered the operand before; each device keeps its outputs from its own offset. A max with
+// a stride verifies too.
+TEST(WindowPartitionTest, BaseDilatedReduceWindowFetchesWhatEachBlockReads) {
+  const std::string module = R"(
+HloModule rw, num_partitions=4
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+max {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(a, b)
+}
+ENTRY main {
+  x = f32[2,5,3] parameter(0), sharding={devices=[1,4,1]<=[4]}
+  zero = f32[] constant(0)
+  sum = f32[2,17,3] reduce-window(x, zero), window={size=1x5x1 pad=0_0x4_4x0_0 lhs_dilate=1x3x1},
+    to_apply=add, sharding={devices=[1,4,1]<=[4]}
+  y = f32[2,10,3] parameter(1), sharding={devices=[1,4,1]<=[4]}
+  ninf = f32[] constant(-inf)
+  m = f32[2,9,3] reduce-window(y, ninf), window={size=1x3x1 stride=1x2x1 pad=0_0x0_1x0_0
+    lhs_dilate=1x2x1}, to_apply=max, sharding={devices=[1,4,1]<=[4]}
+  ROOT t = (f32[2,17,3], f32[2,9,3]) tuple(sum, m),
+    sharding={{devices=[1,4,1]<=[4]}, {devices=[1,4,1]<=[4]}}
+})";
+  Partitioned p = Partition(module);
+  ASSERT_NE(p.spmd, nullptr);
+  auto counts = Counts(*p.spmd);
+  EXPECT_EQ(counts[HloOpcode::kAllGather] + counts[HloOpcode::kAllReduce], 0) << p.spmd->ToString();
+  EXPECT_EQ(p.explain.find("computed whole"), std::string::npos) << p.explain;
+  ExpectVerifies(p, 4);
+}
+
 TEST(WindowPartitionTest, ReduceWindowKeepsTrivialWindowDimsAndSplitsOthers) {
   Partitioned p = Partition(R"(
 HloModule rw, num_partitions=8

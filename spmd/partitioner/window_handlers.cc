@@ -89,15 +89,16 @@ absl::Status HandleReduceWindow(const HloInstruction& original, const HloShardin
     const int64_t tiles = sharding.tile_assignment().dim(d);
     const hlo::WindowDimension& w = window.dimensions[d];
     if (tiles == 1 || TrivialWindow(w)) continue;
-    if (!identity.has_value() || !SplittableWindow(w)) {
-      whole.push_back(d);
-      continue;
-    }
     WindowSplit split;
     split.wd = {d, tiles, original.operand(0)->shape().dimensions(d),
                 original.shape().dimensions(d), w};
     split.output_dim = d;
     split.window_index = d;
+    if (!identity.has_value() ||
+        (!SplittableWindow(w) && !DilatedWindowGeometry(split.wd).has_value())) {
+      whole.push_back(d);
+      continue;
+    }
     splits.push_back(split);
   }
   ASSIGN_OR_RETURN(HloSharding local, hlo::PartiallyReplicate(sharding, whole));
@@ -115,8 +116,10 @@ absl::Status HandleReduceWindow(const HloInstruction& original, const HloShardin
                                                               operand_sharding, local, splits,
                                                               fill, Outside::kPad));
   ASSIGN_OR_RETURN(Shape local_shape, LocalShape(local, original.shape()));
+  local_shape = WithDims(local_shape, WindowOutputDims(local_shape.dimensions(), splits));
   HloInstruction* result = CloneWithOperands(original, local_shape, {operand, init}, ctx);
   result->mutable_attrs()->window = WithoutPadding(window, splits);
+  ASSIGN_OR_RETURN(result, CutDilatedOutputs(ctx, result, local, splits));
   ctx.Set(&original, {result, local, original.shape()});
   return absl::OkStatus();
 }
