@@ -5,6 +5,7 @@
 // bytes it moves, and verifies the SPMD program against the unpartitioned module on random
 // data, including uneven shards, dilation, negative padding and strides.
 #include <string>
+#include <tuple>
 
 #include "gtest/gtest.h"
 #include "hlo/analysis/module_stats.h"
@@ -183,6 +184,40 @@ ENTRY main {
   EXPECT_EQ(counts[HloOpcode::kAllReduce], 1) << p.spmd->ToString();
   EXPECT_EQ(counts[HloOpcode::kAllGather], 0) << p.spmd->ToString();
   ExpectVerifies(p, 2);
+}
+
+// XLA's ConvolutionLhsTiledRhsTiledWindowReversal: input and kernel split along the reversed
+// window dim, the kernel's tiles in reverse device order. Kernel block b (stored positions
+// [3b, 3b+3)) applies window offsets counted from the end, so it reads near input shard 1-b:
+// the kernel-window split pairs them as they are, one row of halo moves and one all-reduce
+// sums the partials (we gathered both operands before: 2.5x XLA's bytes). The same module with
+// the kernel in plain order, a window dilation and 3 devices verifies too.
+TEST(ConvolutionPartitionTest, ReversedWindowSplitsItsKernelInReverseOrder) {
+  auto module = [](int t, int n, const std::string& rhs, const std::string& window) {
+    return "HloModule rev, num_partitions=" + S(t) + "\nENTRY main {\n  x = f32[" + S(n) +
+           ",4,6] parameter(0), sharding={devices=[" + S(t) + ",1,1]<=[" + S(t) +
+           "]}\n  k = f32[5,4,8] parameter(1), sharding=" + rhs +
+           "\n  ROOT c = f32[1,6,8] convolution(x, k), window={" + window +
+           "}, dim_labels=0fb_0io->0bf, sharding={replicated}\n}\n";
+  };
+  Partitioned p = Partition(module(2, 5, "{devices=[2,1,1]1,0}", "size=5 rhs_reversal=1"));
+  ASSERT_NE(p.spmd, nullptr);
+  EXPECT_TRUE(Chose(p, "kernel window split")) << p.explain;
+  auto counts = Counts(*p.spmd);
+  EXPECT_EQ(counts[HloOpcode::kAllGather] + counts[HloOpcode::kAllToAll], 0) << p.spmd->ToString();
+  EXPECT_EQ(counts[HloOpcode::kAllReduce], 1) << p.spmd->ToString();
+  ExpectVerifies(p, 2);
+  const std::tuple<int, int, std::string, std::string> cases[] = {
+      {2, 5, "{devices=[2,1,1]<=[2]}", "size=5 rhs_reversal=1"},
+      {2, 9, "{devices=[2,1,1]1,0}", "size=5 rhs_dilate=2 rhs_reversal=1"},
+      {3, 3, "{devices=[3,1,1]2,1,0}", "size=5 pad=1_1 rhs_reversal=1"},
+  };
+  for (const auto& [t, n, rhs, window] : cases) {
+    SCOPED_TRACE(window + " on " + S(t) + ", kernel " + rhs);
+    Partitioned q = Partition(module(t, n, rhs, window));
+    ASSERT_NE(q.spmd, nullptr);
+    ExpectVerifies(q, t);
+  }
 }
 
 // XLA's ConvAsDotOnTrivialDimsForward: both operands split on size-1 spatial dims, so device 0

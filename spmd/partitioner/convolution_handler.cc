@@ -32,7 +32,9 @@
 // into blocks of Ks = ceil(K/t) (kernel padding zeroed); each convolves the input window its
 // block reads (halo_exchange.h KernelBlockGeometry: halo exchange from an input split alike,
 // or sliced from an input whole along k) with window size Ks and no padding, and an all-reduce
-// sums the partial results. Any group counts; no window reversal or base dilation on k.
+// sums the partial results. Any group counts; no base dilation on k. A reversed window's
+// kernel block b reads near input shard t-1-b, so with halos the kernel's tiles pair with the
+// input's in reverse device order (XLA's ConvolutionLhsTiledRhsTiledWindowReversal).
 //
 // Aligned results (XLA's 'align with LHS/RHS'): every strategy is also costed for a result
 // sharding derived from each operand's current sharding (input batch/feature/spatial and
@@ -382,6 +384,22 @@ absl::StatusOr<std::optional<ConvStrategy>> ContractingStrategy(const ConvSettin
   return std::optional<ConvStrategy>(std::move(s));
 }
 
+// `sharding` with its tiles along `dim` in reverse device order.
+absl::StatusOr<HloSharding> ReverseTilesAlong(const HloSharding& sharding, int64_t dim) {
+  const hlo::TileAssignment& ta = sharding.tile_assignment();
+  const std::vector<int64_t> dims(ta.dims().begin(), ta.dims().end());
+  const std::vector<int64_t> devices = ta.Devices();
+  const std::vector<int64_t> strides = hlo::RowMajorStrides(dims);
+  std::vector<int64_t> reversed(devices.size());
+  for (int64_t i = 0; i < static_cast<int64_t>(devices.size()); ++i) {
+    const int64_t c = (i / strides[dim]) % dims[dim];
+    reversed[i + (dims[dim] - 1 - 2 * c) * strides[dim]] = devices[i];
+  }
+  ASSIGN_OR_RETURN(hlo::TileAssignment flipped, hlo::TileAssignment::Explicit(dims, reversed));
+  return sharding.replicate_on_last_tile_dim() ? HloSharding::PartialTile(std::move(flipped))
+                                               : HloSharding::Tile(std::move(flipped));
+}
+
 // The kernel-window split of spatial dim `k` (XLA's for an input and kernel both split along
 // a window dim): the kernel's positions along k split over the result's replication devices,
 // each convolving the input window its block reads (KernelBlockGeometry; halo exchange, or
@@ -394,7 +412,7 @@ absl::StatusOr<std::optional<ConvStrategy>> KernelWindowStrategy(const ConvSetti
   const int64_t rank = conv.shape().rank();
   // A reversed window of one position reads what an unreversed one does.
   const bool reversed = w.window_reversal && w.size > 1;
-  if (!Summable(conv) || !set.tiled.has_value() || reversed || !SplittableWindow(w)) {
+  if (!Summable(conv) || !set.tiled.has_value() || !SplittableWindow(w)) {
     return std::optional<ConvStrategy>();
   }
   std::vector<int64_t> input_map = set.input_map, kernel_map = set.kernel_map;
@@ -410,21 +428,34 @@ absl::StatusOr<std::optional<ConvStrategy>> KernelWindowStrategy(const ConvSetti
   split.wd.window = w;
   split.output_dim = dn.kernel_spatial_dimensions[k];
   split.window_index = static_cast<int64_t>(k);
-  split.geometry = KernelBlockGeometry(split.wd);
+  split.geometry = KernelBlockGeometry(split.wd, reversed);
   split.halo = true;
+  // Reversed, kernel block b reads near input shard t-1-b: the kernel's tiles pair with the
+  // input's in reverse device order when the input keeps its tiles.
+  if (reversed && split.geometry.valid_blocks != split.wd.tiles) {
+    return std::optional<ConvStrategy>();
+  }
+  const HloSharding natural = s.kernel;
+  HloSharding paired = natural;
+  if (reversed) {
+    ASSIGN_OR_RETURN(paired, ReverseTilesAlong(natural, dn.kernel_spatial_dimensions[k]));
+  }
   // The input split along k with halos, or whole along k with each window sliced locally.
   ASSIGN_OR_RETURN(HloSharding whole,
                    hlo::OperandShardingFromResult(*set.tiled, rank + 1, set.input_map));
   const Received halo = ReshardReceived(conv.operand(0), s.input, ctx) +
-                        HaloReceived(conv.operand(0)->shape(), s.input, split, ctx);
-  const Received sliced = ReshardReceived(conv.operand(0), whole, ctx);
+                        HaloReceived(conv.operand(0)->shape(), s.input, split, ctx) +
+                        ReshardReceived(conv.operand(1), paired, ctx);
+  const Received sliced =
+      ReshardReceived(conv.operand(0), whole, ctx) + ReshardReceived(conv.operand(1), natural, ctx);
   const bool slice = sliced.us < halo.us || (sliced.us == halo.us && sliced.bytes <= halo.bytes);
+  s.kernel = slice ? natural : paired;
   if (slice) {
     split.halo = false;
     s.input = whole;
+    split.geometry = KernelBlockGeometry(split.wd);
   }
-  s.moved = (slice ? sliced : halo) + ReshardReceived(conv.operand(1), s.kernel, ctx) +
-            ResultReceived(set, split.wd.tiles, ctx);
+  s.moved = (slice ? sliced : halo) + ResultReceived(set, split.wd.tiles, ctx);
   return std::optional<ConvStrategy>(std::move(s));
 }
 

@@ -215,7 +215,7 @@ std::optional<DilatedWindow> DilatedWindowGeometry(const WindowedDim& wd) {
   return dw;
 }
 
-HaloGeometry KernelBlockGeometry(const WindowedDim& wd) {
+HaloGeometry KernelBlockGeometry(const WindowedDim& wd, bool paired_reversed) {
   HaloGeometry g;
   const hlo::WindowDimension& w = wd.window;
   g.shard = CeilDiv(wd.input_size, wd.tiles);
@@ -224,7 +224,9 @@ HaloGeometry KernelBlockGeometry(const WindowedDim& wd) {
   g.needed = std::max<int64_t>(0, wd.output_size - 1) * w.stride +
              (g.out_shard - 1) * w.window_dilation + 1;
   for (int64_t i = 0; i < wd.tiles; ++i) {
-    g.starts.push_back(i * g.out_shard * w.window_dilation - w.padding_low);
+    const int64_t b = paired_reversed ? wd.tiles - 1 - i : i;
+    const int64_t offset = w.window_reversal ? w.size - (b + 1) * g.out_shard : b * g.out_shard;
+    g.starts.push_back(offset * w.window_dilation - w.padding_low);
   }
   FillHalos(wd, g);
   return g;
@@ -304,10 +306,11 @@ absl::StatusOr<HloInstruction*> SliceWindow(PartitionContext& ctx, HloInstructio
         hlo::StrCat("window slice: operand ", value->name(), " is not whole along dimension ", d));
   }
   // Pad so that every block's window lies inside; positions outside [0, N) become `pad`.
-  const int64_t low = std::max<int64_t>(0, wd.window.padding_low);
-  int64_t high = 0;
+  int64_t low = 0, high = 0;
   for (int64_t i = 0; i < wd.tiles; ++i) {
-    if (ValidBlock(g, i)) high = std::max(high, g.starts[i] + g.needed - wd.input_size);
+    if (!ValidBlock(g, i)) continue;
+    low = std::max(low, -g.starts[i]);
+    high = std::max(high, g.starts[i] + g.needed - wd.input_size);
   }
   HloInstruction* padded = value;
   if (low > 0 || high > 0) {

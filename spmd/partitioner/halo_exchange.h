@@ -99,10 +99,14 @@ std::optional<DilatedWindow> DilatedWindowGeometry(const WindowedDim& wd);
 // Ks = ceil(K/tiles) positions along the window dimension, K = wd.window.size: block i applies
 // kernel positions [i*Ks, (i+1)*Ks) to every one of the M outputs, so it reads input
 // positions from lo_i = i*Ks*dilation - padding_low, needed = (M-1)*stride + (Ks-1)*dilation + 1
-// of them. Summing the blocks' convolutions gives the whole one. No window reversal.
+// of them. Summing the blocks' convolutions gives the whole one. With window reversal, kernel
+// block b applies window offsets [K-(b+1)*Ks, K-b*Ks) and starts there; with
+// `paired_reversed`, the geometry's block i (a device's input tile i) holds kernel block t-1-i
+// (the kernel's tiles in reverse device order), so each reversed block reads near its own input
+// shard. REQUIRES for `paired_reversed`: every block holds kernel positions (valid_blocks = t).
 // Example: N = 56 split 2, K = 28, dilation 2, M = 1: blocks read [0, 27) and [28, 55), inside
 // their own shards, so no halo moves.
-HaloGeometry KernelBlockGeometry(const WindowedDim& wd);
+HaloGeometry KernelBlockGeometry(const WindowedDim& wd, bool paired_reversed = false);
 
 // Elements along the dimension a device receives by halo exchange, and by gathering the
 // dimension instead ((tiles-1) shards).
