@@ -220,6 +220,26 @@ TEST(ConvolutionPartitionTest, ReversedWindowSplitsItsKernelInReverseOrder) {
   }
 }
 
+// XLA's ConvAsDotOnTrivialDimsBackward: the result is wanted split along a size-1 spatial dim
+// (device 1 holds only padding; propagation splits the input alike), then replicated.
+// Computed with that dim whole, the two devices split the kernel window instead and one
+// all-reduce of the f32[8,1,1,32] result sums them (1 KiB); the split output tiles fetched
+// input halos and gathered the result (6 KiB).
+TEST(ConvolutionPartitionTest, WantedSplitDimMayBeComputedWholeAndSummed) {
+  Partitioned p = Partition(R"(
+HloModule backward, num_partitions=2
+ENTRY main {
+  a = f32[8,5,5,16] parameter(0), sharding={devices=[1,2,1,1]<=[2]}
+  b = f32[5,5,16,32] parameter(1), sharding={replicated}
+  c = f32[8,1,1,32] convolution(a, b), window={size=5x5}, dim_labels=b01f_01io->b01f,
+    sharding={devices=[1,2,1,1]<=[2]}
+  ROOT r = f32[8,1,1,32] copy(c), sharding={replicated}
+})");
+  ASSERT_NE(p.spmd, nullptr);
+  EXPECT_LE(hlo::ComputeModuleStats(*p.spmd).comm_bytes, 1024) << p.spmd->ToString() << p.explain;
+  ExpectVerifies(p, 2);
+}
+
 // XLA's ConvAsDotOnTrivialDimsForward: both operands split on size-1 spatial dims, so device 0
 // holds all the data and device 1 padding. A reversed window of size 1 reads what an unreversed
 // one does, so the kernel-window split applies: device 0 convolves the whole kernel, device 1

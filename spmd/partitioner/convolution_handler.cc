@@ -39,7 +39,9 @@
 // Aligned results (XLA's 'align with LHS/RHS'): every strategy is also costed for a result
 // sharding derived from each operand's current sharding (input batch/feature/spatial and
 // kernel output-feature tiles moved to the output), whose result is then resharded to the
-// requested one; a small result moved once can beat moving a large operand.
+// requested one; a small result moved once can beat moving a large operand. Likewise for the
+// requested sharding with one split dim made whole: its devices can then split a contracted or
+// kernel-window dim and sum, and the result is sliced back locally.
 //
 // Choice: each candidate's estimated time on the device model: its local convolution's FLOPs
 // plus every collective it needs (operand reshards at the planner's cost, cached ones free;
@@ -648,9 +650,23 @@ absl::StatusOr<ConvStrategy> ChooseStrategy(const HloInstruction& conv, const Hl
                                             PartitionContext& ctx) {
   std::vector<ConvStrategy> all;
   RETURN_IF_ERROR(AddStrategies(conv, sharding, sharding, ctx, all));
-  for (const HloSharding& aligned : AlignedShardings(conv, ctx)) {
-    if (aligned == sharding) continue;
-    RETURN_IF_ERROR(AddStrategies(conv, aligned, sharding, ctx, all));
+  std::vector<HloSharding> others = AlignedShardings(conv, ctx);
+  // The requested tiling with one split dim made whole (XLA's): its devices along that dim can
+  // then split a contracted or kernel-window dim instead, and slicing the result back is free.
+  if (sharding.IsTiled() && sharding.subgroup_types().empty()) {
+    for (int64_t d = 0; d < conv.shape().rank(); ++d) {
+      if (Tiles(sharding, d) == 1) continue;
+      absl::StatusOr<HloSharding> whole = hlo::PartiallyReplicate(sharding, {d});
+      if (whole.ok()) others.push_back(*std::move(whole));
+    }
+  }
+  for (size_t i = 0; i < others.size(); ++i) {
+    const HloSharding& other = others[i];
+    if (other == sharding ||
+        std::find(others.begin(), others.begin() + i, other) != others.begin() + i) {
+      continue;
+    }
+    RETURN_IF_ERROR(AddStrategies(conv, other, sharding, ctx, all));
   }
   std::vector<double> us;
   for (ConvStrategy& s : all) {
