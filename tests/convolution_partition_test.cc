@@ -400,4 +400,84 @@ TEST(ConvolutionPartitionTest, KernelFreeDimSplitsTheKernel) {
   ExpectVerifies(uneven, 4);
 }
 
+// XLA's EinsumNonContractingDimPartitionOnTwoDims: the result split along a spatial dim whose
+// window is one position (the input split alike, no halo) and along its output features; the
+// input and kernel also split along the second window dim, which the window spans whole. Its
+// devices compute the result whole along the features, each convolving its kernel block, and
+// sum (XLA's choice); gathering the input along the window dim moved 2.7x XLA's bytes.
+TEST(ConvolutionPartitionTest, SpatialSplitCombinesWithAKernelWindowSplit) {
+  Partitioned p = Partition(R"(
+HloModule two_dims, num_partitions=8
+ENTRY main {
+  lhs = f32[8,64,2,8192] parameter(0), sharding={devices=[4,1,2,1]<=[8]}
+  rhs = f32[2,8192,32,1] parameter(1),
+    sharding={devices=[2,1,2,1,2]<=[2,2,2]T(2,1,0) last_tile_dim_replicate}
+  ROOT c = f32[8,64,32,1] convolution(lhs, rhs), window={size=1x2}, dim_labels=0b1f_1io0->0bf1,
+    sharding={devices=[4,1,2,1]<=[8]}
+})");
+  ASSERT_NE(p.spmd, nullptr);
+  EXPECT_TRUE(Chose(p, "kernel window split")) << p.explain;
+  // The kernel gathered along its output features (8192*16*4 bytes) and the f32[2,64,32,1]
+  // partial results summed over pairs; gathering the input moves 4 MiB.
+  EXPECT_LE(hlo::ComputeModuleStats(*p.spmd).comm_bytes, 8192 * 16 * 4 + 2 * 64 * 32 * 4)
+      << p.spmd->ToString() << p.explain;
+  ExpectVerifies(p, 8);
+}
+
+// A spatial split whose window reads neighbours' rows (halos) with the input features split
+// alike with the kernel's: each device exchanges halos of its feature slice, convolves it and
+// the pairs sum (the input and kernel stay where they are; gathering the input's features
+// moves 3 MiB). Uneven spatial blocks, strides and window dilation verify too.
+TEST(ConvolutionPartitionTest, SpatialSplitWithHalosCombinesWithAContractingSplit) {
+  struct Case {
+    int n, m;
+    std::string window;
+  };
+  const Case cases[] = {{64, 64, "size=3x1 pad=1_1x0_0"},
+                        {65, 65, "size=3x1 pad=1_1x0_0"},
+                        {67, 33, "size=3x1 stride=2x1"},
+                        {66, 64, "size=3x1 pad=1_1x0_0 rhs_dilate=2x1"}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.window + " N=" + S(c.n));
+    Partitioned p = Partition("HloModule halo_contracting, num_partitions=4\nENTRY main {\n"
+                              "  x = f32[2," + S(c.n) + ",3,8192] parameter(0), "
+                              "sharding={devices=[1,2,1,2]<=[4]}\n"
+                              "  k = f32[3,1,8192,4] parameter(1), "
+                              "sharding={devices=[1,1,2,1,2]<=[2,2]T(1,0) "
+                              "last_tile_dim_replicate}\n"
+                              "  ROOT c = f32[2," + S(c.m) + ",3,4] convolution(x, k), window={" +
+                              c.window + "}, dim_labels=b01f_01io->b01f, "
+                              "sharding={devices=[1,2,1,1,2]<=[4] last_tile_dim_replicate}\n}\n");
+    ASSERT_NE(p.spmd, nullptr);
+    EXPECT_TRUE(Chose(p, "contracting split")) << p.explain;
+    auto counts = Counts(*p.spmd);
+    EXPECT_EQ(counts[HloOpcode::kAllToAll] + counts[HloOpcode::kAllGather], 0)
+        << p.spmd->ToString();
+    ExpectVerifies(p, 4);
+  }
+}
+
+// Both at once: the spatial split exchanges halos (uneven blocks) while the second window
+// dim, which the kernel spans, splits its kernel positions over the result's replicas.
+TEST(ConvolutionPartitionTest, SpatialSplitWithHalosCombinesWithAKernelWindowSplit) {
+  for (int n : {64, 63}) {
+    SCOPED_TRACE(n);
+    Partitioned p = Partition("HloModule halo_kernel_window, num_partitions=4\nENTRY main {\n"
+                              "  x = f32[2," + S(n) + ",4,8192] parameter(0), "
+                              "sharding={devices=[1,2,2,1]<=[4]}\n"
+                              "  k = f32[3,4,8192,4] parameter(1), "
+                              "sharding={devices=[1,2,1,1,2]<=[2,2]T(1,0) "
+                              "last_tile_dim_replicate}\n"
+                              "  ROOT c = f32[2," + S(n) + ",1,4] convolution(x, k), "
+                              "window={size=3x4 pad=1_1x0_0}, dim_labels=b01f_01io->b01f, "
+                              "sharding={devices=[1,2,1,1,2]<=[4] last_tile_dim_replicate}\n}\n");
+    ASSERT_NE(p.spmd, nullptr);
+    EXPECT_TRUE(Chose(p, "kernel window split")) << p.explain;
+    auto counts = Counts(*p.spmd);
+    EXPECT_EQ(counts[HloOpcode::kAllToAll] + counts[HloOpcode::kAllGather], 0)
+        << p.spmd->ToString();
+    ExpectVerifies(p, 4);
+  }
+}
+
 }  // namespace

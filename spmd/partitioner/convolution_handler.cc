@@ -19,20 +19,24 @@
 // communication), and the output batch stays whole.
 //
 // Contracting split: when the output is replicated over some devices (a last-tile
-// replication dim, or wholly) and no output spatial dim is split, those devices can instead
+// replication dim, or wholly), those devices can instead
 // split the contracted dims (the input's feature dim with the kernel's input-feature dim) alike:
 // each convolves its slice, padding of uneven slices masked to zero, and an all-reduce over
 // them sums the partial results. Weight gradients contract over the activations' batch, split
 // on the data axis, so this keeps them from gathering both operands. Plain convolutions only
-// (feature_group_count and batch_group_count 1).
+// (feature_group_count and batch_group_count 1). Split output spatial dims stay split when
+// their window inputs come by halo exchange (SummableSplits; the features then split evenly,
+// as their padding cannot be zeroed before the exchange).
 //
 // Kernel-window split (XLA's for an input and kernel both split along a window dim, e.g. a
 // weight gradient whose kernel spans the activations): with the output replicated over t
-// devices and no output spatial dim split, those devices split window dim k's kernel positions
+// devices, those devices split window dim k's kernel positions
 // into blocks of Ks = ceil(K/t) (kernel padding zeroed); each convolves the input window its
 // block reads (halo_exchange.h KernelBlockGeometry: halo exchange from an input split alike,
 // or sliced from an input whole along k) with window size Ks and no padding, and an all-reduce
-// sums the partial results. Any group counts; no base dilation on k. A reversed window's
+// sums the partial results. Any group counts; no base dilation on k; other output spatial dims
+// stay split as for the contracting split (XLA's EinsumNonContractingDimPartitionOnTwoDims:
+// a one-position window split with the output). A reversed window's
 // kernel block b reads near input shard t-1-b, so with halos the kernel's tiles pair with the
 // input's in reverse device order (XLA's ConvolutionLhsTiledRhsTiledWindowReversal).
 //
@@ -294,6 +298,14 @@ Received HaloReceived(const Shape& shape, const HloSharding& sharding, const Win
   return {bytes, TransferTimeUs(bytes, AllDevicesLink(ctx))};
 }
 
+// The halos of every split in `splits` for an operand of `shape` in `sharding`.
+Received HalosReceived(const Shape& shape, const HloSharding& sharding,
+                       const std::vector<WindowSplit>& splits, PartitionContext& ctx) {
+  Received moved;
+  for (const WindowSplit& split : splits) moved = moved + HaloReceived(shape, sharding, split, ctx);
+  return moved;
+}
+
 // The output's replication devices as one more tiled dim (index `rank`), or nullopt when
 // there are none or they do not cover every device (the all-reduce needs them all).
 std::optional<HloSharding> WithReplicationAsTiles(const HloSharding& local, int64_t rank,
@@ -328,6 +340,7 @@ struct ConvSetting {
   std::vector<int64_t> kernel_map;
   std::optional<HloSharding> tiled;  // WithReplicationAsTiles(local).
   int64_t group_tiles = 1;           // As ConvStrategy::group_tiles.
+  std::vector<WindowSplit> splits;   // The output tiles' spatial splits, all by halo exchange.
 };
 
 // The result's communication: the all-reduce of partial sums over groups of `group_size`
@@ -354,6 +367,7 @@ absl::StatusOr<ConvStrategy> SummingStrategy(const ConvSetting& set, ConvKind ki
   s.kind = kind;
   s.local = set.local;
   s.group_tiles = set.group_tiles;
+  s.splits = set.splits;
   ASSIGN_OR_RETURN(s.input, hlo::OperandShardingFromResult(*set.tiled, rank + 1, input_map));
   ASSIGN_OR_RETURN(s.kernel, hlo::OperandShardingFromResult(*set.tiled, rank + 1, kernel_map));
   ASSIGN_OR_RETURN(hlo::TileAssignment groups,
@@ -380,7 +394,13 @@ absl::StatusOr<std::optional<ConvStrategy>> ContractingStrategy(const ConvSettin
   kernel_map[dn.kernel_input_feature_dimension] = rank;
   ASSIGN_OR_RETURN(ConvStrategy s,
                    SummingStrategy(set, ConvKind::kContracting, input_map, kernel_map));
+  // With halos the input's feature padding cannot be zeroed before the exchange: even only.
+  const int64_t features = conv.operand(0)->shape().dimensions(dn.input_feature_dimension);
+  if (!s.splits.empty() && features % static_cast<int64_t>(s.sum_groups[0].size()) != 0) {
+    return std::optional<ConvStrategy>();
+  }
   s.moved = ReshardReceived(conv.operand(0), s.input, ctx) +
+            HalosReceived(conv.operand(0)->shape(), s.input, s.splits, ctx) +
             ReshardReceived(conv.operand(1), s.kernel, ctx) +
             ResultReceived(set, s.sum_groups[0].size(), ctx);
   return std::optional<ConvStrategy>(std::move(s));
@@ -414,7 +434,10 @@ absl::StatusOr<std::optional<ConvStrategy>> KernelWindowStrategy(const ConvSetti
   const int64_t rank = conv.shape().rank();
   // A reversed window of one position reads what an unreversed one does.
   const bool reversed = w.window_reversal && w.size > 1;
-  if (!Summable(conv) || !set.tiled.has_value() || !SplittableWindow(w)) {
+  const bool output_split =
+      std::any_of(set.splits.begin(), set.splits.end(),
+                  [&](const WindowSplit& s) { return s.window_index == static_cast<int64_t>(k); });
+  if (!Summable(conv) || !set.tiled.has_value() || !SplittableWindow(w) || output_split) {
     return std::optional<ConvStrategy>();
   }
   std::vector<int64_t> input_map = set.input_map, kernel_map = set.kernel_map;
@@ -445,11 +468,14 @@ absl::StatusOr<std::optional<ConvStrategy>> KernelWindowStrategy(const ConvSetti
   // The input split along k with halos, or whole along k with each window sliced locally.
   ASSIGN_OR_RETURN(HloSharding whole,
                    hlo::OperandShardingFromResult(*set.tiled, rank + 1, set.input_map));
+  const Shape& input_shape = conv.operand(0)->shape();
   const Received halo = ReshardReceived(conv.operand(0), s.input, ctx) +
-                        HaloReceived(conv.operand(0)->shape(), s.input, split, ctx) +
+                        HaloReceived(input_shape, s.input, split, ctx) +
+                        HalosReceived(input_shape, s.input, s.splits, ctx) +
                         ReshardReceived(conv.operand(1), paired, ctx);
-  const Received sliced =
-      ReshardReceived(conv.operand(0), whole, ctx) + ReshardReceived(conv.operand(1), natural, ctx);
+  const Received sliced = ReshardReceived(conv.operand(0), whole, ctx) +
+                          HalosReceived(input_shape, whole, s.splits, ctx) +
+                          ReshardReceived(conv.operand(1), natural, ctx);
   const bool slice = sliced.us < halo.us || (sliced.us == halo.us && sliced.bytes <= halo.bytes);
   s.kernel = slice ? natural : paired;
   if (slice) {
@@ -515,26 +541,35 @@ absl::StatusOr<std::pair<ConvStrategy, ConvSetting>> OutputTiles(const HloInstru
   ASSIGN_OR_RETURN(s.kernel, hlo::OperandShardingFromResult(s.local, rank, set.kernel_map));
   set.tiled = WithReplicationAsTiles(s.local, rank, ctx.num_devices());
   set.group_tiles = s.group_tiles;
+  set.splits = s.splits;
   s.moved = ReshardReceived(conv.operand(0), s.input, ctx) +
-            ReshardReceived(conv.operand(1), s.kernel, ctx) + ResultReceived(set, 1, ctx);
-  for (const WindowSplit& split : s.splits) {
-    s.moved = s.moved + HaloReceived(conv.operand(0)->shape(), s.input, split, ctx);
-  }
+            ReshardReceived(conv.operand(1), s.kernel, ctx) + ResultReceived(set, 1, ctx) +
+            HalosReceived(conv.operand(0)->shape(), s.input, s.splits, ctx);
   return std::make_pair(std::move(s), std::move(set));
 }
 
-// Appends the strategies computing the result in `sharding` (output tiles first; with no
-// output spatial dim split, the summing ones).
+// Whether the summing strategies can keep the output tiles' spatial splits: each by halo
+// exchange (the window input is built from the input split alike plus halos; a sliced window
+// would need the result's blocks where the kernel-window split slices by the kernel's) and
+// without base dilation.
+bool SummableSplits(const ConvStrategy& tiles) {
+  return tiles.parallel.empty() && !tiles.dilated.has_value() &&
+         std::all_of(tiles.splits.begin(), tiles.splits.end(), [](const WindowSplit& s) {
+           return s.halo && s.wd.window.base_dilation <= 1;
+         });
+}
+
+// Appends the strategies computing the result in `sharding` (output tiles first; then the
+// summing ones where the output's spatial splits allow them).
 absl::Status AddStrategies(const HloInstruction& conv, const HloSharding& sharding,
                            const HloSharding& requested, PartitionContext& ctx,
                            std::vector<ConvStrategy>& out) {
   ASSIGN_OR_RETURN(auto tiles_and_setting, OutputTiles(conv, sharding, requested, ctx));
   auto& [tiles, set] = tiles_and_setting;
   const bool whole = tiles.local.IsReplicated();
-  const bool spatial_split =
-      !tiles.splits.empty() || !tiles.parallel.empty() || tiles.dilated.has_value();
+  const bool summable = SummableSplits(tiles);
   if (!whole || &sharding == &requested) out.push_back(std::move(tiles));
-  if (spatial_split) return absl::OkStatus();
+  if (!summable) return absl::OkStatus();
   ASSIGN_OR_RETURN(std::optional<ConvStrategy> contracting, ContractingStrategy(set, ctx));
   if (contracting.has_value()) out.push_back(*std::move(contracting));
   if (!conv.attrs().window.has_value()) return absl::OkStatus();
@@ -744,13 +779,22 @@ absl::Status Emit(const HloInstruction& original, const ConvStrategy& s, Partiti
   HloInstruction* kernel = nullptr;
   switch (s.kind) {
     case ConvKind::kContracting: {
-      ASSIGN_OR_RETURN(input, ZeroPadded(original, 0, s.input, ctx));
+      if (s.splits.empty()) {
+        ASSIGN_OR_RETURN(input, ZeroPadded(original, 0, s.input, ctx));
+      } else {  // Halos only (SummableSplits), the features split evenly.
+        ASSIGN_OR_RETURN(input, BuildWindowInput(ctx, original.operand(0), s.input, s.local,
+                                                 s.splits, zero(), Outside::kZeroPad));
+      }
       ASSIGN_OR_RETURN(kernel, ZeroPadded(original, 1, s.kernel, ctx));
       break;
     }
     case ConvKind::kKernelWindow: {
-      ASSIGN_OR_RETURN(input, BuildWindowInput(ctx, original.operand(0), s.input, s.kernel,
-                                               {s.kernel_split}, zero(), Outside::kZeroPad));
+      // The output's spatial splits exchange halos first; a sliced kernel window is cut by the
+      // kernel's blocks.
+      std::vector<WindowSplit> splits = s.splits;
+      splits.push_back(s.kernel_split);
+      ASSIGN_OR_RETURN(input, BuildWindowInput(ctx, original.operand(0), s.input, s.kernel, splits,
+                                               zero(), Outside::kZeroPad));
       ASSIGN_OR_RETURN(kernel, ZeroPadded(original, 1, s.kernel, ctx));
       break;
     }
