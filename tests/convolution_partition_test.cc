@@ -418,9 +418,11 @@ ENTRY main {
   ASSERT_NE(p.spmd, nullptr);
   EXPECT_TRUE(Chose(p, "kernel window split")) << p.explain;
   // The kernel gathered along its output features (8192*16*4 bytes) and the f32[2,64,32,1]
-  // partial results summed over pairs; gathering the input moves 4 MiB.
-  EXPECT_LE(hlo::ComputeModuleStats(*p.spmd).comm_bytes, 8192 * 16 * 4 + 2 * 64 * 32 * 4)
+  // partial results reduce-scattered over pairs along the features, which the result splits
+  // (XLA all-reduces and slices: twice the bytes); gathering the input moves 4 MiB.
+  EXPECT_LE(hlo::ComputeModuleStats(*p.spmd).comm_bytes, 8192 * 16 * 4 + 2 * 64 * 16 * 4)
       << p.spmd->ToString() << p.explain;
+  EXPECT_EQ(Counts(*p.spmd)[HloOpcode::kReduceScatter], 1) << p.spmd->ToString();
   ExpectVerifies(p, 8);
 }
 
@@ -476,6 +478,44 @@ TEST(ConvolutionPartitionTest, SpatialSplitWithHalosCombinesWithAKernelWindowSpl
     auto counts = Counts(*p.spmd);
     EXPECT_EQ(counts[HloOpcode::kAllToAll] + counts[HloOpcode::kAllGather], 0)
         << p.spmd->ToString();
+    ExpectVerifies(p, 4);
+  }
+}
+
+// Partial results are reduce-scattered along a dim the wanted result splits further than the
+// summing strategy computes it (half the bytes of an all-reduce): along untiled output
+// features, five of them padded to six; along a spatial dim the halo split already tiles (68
+// rows: blocks of 34 halve into the wanted 17; 66 rows: 33 do not, so they are all-reduced).
+TEST(ConvolutionPartitionTest, SummedPartialResultsReduceScatterWhereTheResultSplitsFurther) {
+  struct Case {
+    int n, features;
+    std::string x, k, out;
+    int scatters;
+  };
+  const std::string split_in = "{devices=[1,1,2,1,2]<=[2,2]T(1,0) last_tile_dim_replicate}";
+  const Case cases[] = {
+      {64, 5, "{devices=[1,1,1,4]<=[4]}", "{devices=[1,1,4,1]<=[4]}", "{devices=[1,1,1,4]<=[4]}",
+       1},
+      {68, 4, "{devices=[1,2,1,2]<=[4]}", split_in, "{devices=[1,4,1,1]<=[4]}", 1},
+      {66, 4, "{devices=[1,2,1,2]<=[4]}", split_in, "{devices=[1,4,1,1]<=[4]}", 0},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(S(c.n) + " rows, " + c.out);
+    Partitioned p = Partition("HloModule scatter, num_partitions=4\nENTRY main {\n"
+                              "  x = f32[2," + S(c.n) + ",3,8192] parameter(0), sharding=" + c.x +
+                              "\n  k = f32[3,1,8192," + S(c.features) +
+                              "] parameter(1), sharding=" + c.k + "\n  ROOT c = f32[2," + S(c.n) +
+                              ",3," + S(c.features) +
+                              "] convolution(x, k), window={size=3x1 pad=1_1x0_0}, "
+                              "dim_labels=b01f_01io->b01f, sharding=" + c.out + "\n}\n");
+    ASSERT_NE(p.spmd, nullptr);
+    EXPECT_TRUE(Chose(p, "contracting split")) << p.explain;
+    auto counts = Counts(*p.spmd);
+    EXPECT_EQ(counts[HloOpcode::kReduceScatter], c.scatters) << p.spmd->ToString();
+    if (c.scatters == 1) {  // Else the summed rows move to their wanted blocks.
+      EXPECT_EQ(counts[HloOpcode::kAllToAll] + counts[HloOpcode::kAllGather], 0)
+          << p.spmd->ToString();
+    }
     ExpectVerifies(p, 4);
   }
 }

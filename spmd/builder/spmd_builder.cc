@@ -204,6 +204,21 @@ absl::StatusOr<HloInstruction*> SpmdBuilder::AllReduceSum(HloInstruction* value,
   return ReducingCollective(HloOpcode::kAllReduce, value->shape(), value, std::move(groups), add);
 }
 
+absl::StatusOr<HloInstruction*> SpmdBuilder::ReduceScatterSum(HloInstruction* value,
+                                                              hlo::ReplicaGroups groups,
+                                                              int64_t group_size, int64_t dim) {
+  ASSIGN_OR_RETURN(hlo::HloComputation * add, AddReducer(value->shape().element_type()));
+  std::vector<int64_t> dims = value->shape().dimensions();
+  dims[dim] = (dims[dim] + group_size - 1) / group_size * group_size;
+  value = PadHigh(value, dims);
+  dims[dim] /= group_size;
+  HloInstruction* scattered = ReducingCollective(HloOpcode::kReduceScatter,
+                                                 WithDims(value->shape(), dims), value,
+                                                 std::move(groups), add);
+  scattered->mutable_attrs()->dimensions = {dim};
+  return scattered;
+}
+
 HloInstruction* SpmdBuilder::ReducingCollective(HloOpcode opcode, Shape shape,
                                                 HloInstruction* value, hlo::ReplicaGroups groups,
                                                 hlo::HloComputation* reducer) {

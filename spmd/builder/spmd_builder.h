@@ -121,6 +121,12 @@ class SpmdBuilder {
   // An all-reduce summing `value` over `groups` (new channel, global device ids).
   absl::StatusOr<hlo::HloInstruction*> AllReduceSum(hlo::HloInstruction* value,
                                                     hlo::ReplicaGroups groups);
+  // A reduce-scatter summing `value` over groups of `group_size` devices along `dim`, each
+  // device keeping the block of its index in its group; `dim` padded at the high end with zeros
+  // to a multiple of `group_size` first.
+  absl::StatusOr<hlo::HloInstruction*> ReduceScatterSum(hlo::HloInstruction* value,
+                                                        hlo::ReplicaGroups groups,
+                                                        int64_t group_size, int64_t dim);
   // A reducing collective (all-reduce, reduce-scatter) of `value` to `shape` over `groups`
   // combining with `reducer`, on a new channel with global device ids.
   hlo::HloInstruction* ReducingCollective(hlo::HloOpcode opcode, hlo::Shape shape,

@@ -254,10 +254,14 @@ struct ConvStrategy {
   std::optional<WindowSplit> dilated;  // kOutputTiles: DilatedSplit, with its high padding.
   int64_t dilated_high = 0;
   int64_t group_tiles = 1;  // kOutputTiles: output features split along whole groups.
-  std::vector<std::vector<int64_t>> sum_groups;  // The all-reduce's groups.
+  std::vector<std::vector<int64_t>> sum_groups;  // The all-reduce's (reduce-scatter's) groups.
+  int64_t scatter_dim = -1;  // Partial results reduce-scattered along this output dim, which
+                             // `produced` splits further (-1: all-reduced, produced == local).
+  HloSharding produced = HloSharding::Replicate();
   WindowSplit kernel_split;  // kKernelWindow: the split window dim (output_dim: the
                              // kernel's spatial dim).
-  Received moved;            // Operand reshards, halos, the all-reduce and the result's reshard.
+  Received inputs;           // Operand reshards and halos.
+  Received moved;            // `inputs`, the all-reduce and the result's reshard.
   double flops = 0;          // Of the local convolution, per device.
 };
 
@@ -343,18 +347,63 @@ struct ConvSetting {
   std::vector<WindowSplit> splits;   // The output tiles' spatial splits, all by halo exchange.
 };
 
-// The result's communication: the all-reduce of partial sums over groups of `group_size`
-// devices and the reshard to the requested sharding.
-Received ResultReceived(const ConvSetting& set, int64_t group_size, PartitionContext& ctx) {
-  Received moved = ReshardReceived(set.conv.shape(), set.local, set.requested, ctx);
-  if (group_size > 1) {
-    absl::StatusOr<Shape> shape = LocalShape(set.local, set.conv.shape());
-    if (!shape.ok()) return Received::Unplannable();
-    const CollectiveCost sum = EstimateCollective(CollectiveKind::kAllReduce, shape->byte_size(),
-                                                  group_size, AllDevicesLink(ctx));
-    moved = moved + Received{sum.bytes_received, sum.time_us};
+// The result's communication: the all-reduce (or reduce-scatter) of partial sums over `s`'s sum
+// groups and the reshard of what it produces to the requested sharding.
+Received ResultReceived(const ConvSetting& set, const ConvStrategy& s, PartitionContext& ctx) {
+  const bool scatter = s.scatter_dim >= 0;
+  Received moved =
+      ReshardReceived(set.conv.shape(), scatter ? s.produced : set.local, set.requested, ctx);
+  if (s.sum_groups.empty()) return moved;
+  const int64_t g = static_cast<int64_t>(s.sum_groups[0].size());
+  absl::StatusOr<Shape> shape = LocalShape(set.local, set.conv.shape());
+  if (!shape.ok()) return Received::Unplannable();
+  int64_t bytes = shape->byte_size();
+  if (scatter) {  // Padded to whole blocks along the scatter dim.
+    const int64_t along = shape->dimensions(s.scatter_dim);
+    bytes = bytes / std::max<int64_t>(along, 1) * ((along + g - 1) / g * g);
   }
-  return moved;
+  const CollectiveCost sum =
+      EstimateCollective(scatter ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce,
+                         bytes, g, AllDevicesLink(ctx));
+  return moved + Received{sum.bytes_received, sum.time_us};
+}
+
+// The sharding a reduce-scatter of `set`'s summing strategies along output dim `d` produces:
+// the local result's tiles with dim d split further over the sum groups (a device's index in
+// its group as the minor part), or nullopt when its blocks would not be that sharding's shards
+// (an uneven split inside a tile).
+std::optional<HloSharding> ScatterSharding(const ConvSetting& set, int64_t d) {
+  const int64_t rank = set.conv.shape().rank();
+  absl::StatusOr<HloSharding> moved = hlo::MoveTileDim(*set.tiled, rank, d);
+  if (!moved.ok()) return std::nullopt;
+  std::vector<int64_t> identity(rank);
+  for (int64_t i = 0; i < rank; ++i) identity[i] = i;
+  absl::StatusOr<HloSharding> produced = hlo::OperandShardingFromResult(*moved, rank + 1, identity);
+  if (!produced.ok()) return std::nullopt;
+  const int64_t n = set.conv.shape().dimensions(d);
+  const int64_t t = Tiles(set.local, d), g = set.tiled->tile_assignment().dim(rank);
+  const int64_t block = (n + t - 1) / t;
+  if (t > 1 && (block % g != 0 || block / g != (n + t * g - 1) / (t * g))) return std::nullopt;
+  return *std::move(produced);
+}
+
+// `s` (a summing strategy) and then its variants that reduce-scatter the partial results
+// along an output dim the requested sharding splits further than `s`'s result, each costed
+// (at equal cost the all-reduce, first, wins: its result is whole on more devices).
+void AddWithScatterVariants(const ConvSetting& set, ConvStrategy s, PartitionContext& ctx,
+                            std::vector<ConvStrategy>& out) {
+  s.moved = s.inputs + ResultReceived(set, s, ctx);
+  out.push_back(s);
+  for (int64_t d = 0; d < set.conv.shape().rank(); ++d) {
+    if (Tiles(set.requested, d) <= Tiles(set.local, d)) continue;
+    std::optional<HloSharding> produced = ScatterSharding(set, d);
+    if (!produced.has_value()) continue;
+    ConvStrategy v = s;
+    v.scatter_dim = d;
+    v.produced = *std::move(produced);
+    v.moved = v.inputs + ResultReceived(set, v, ctx);
+    out.push_back(std::move(v));
+  }
 }
 
 // A strategy that splits the operand dims `input_map` and `kernel_map` give the extra tiled
@@ -399,10 +448,9 @@ absl::StatusOr<std::optional<ConvStrategy>> ContractingStrategy(const ConvSettin
   if (!s.splits.empty() && features % static_cast<int64_t>(s.sum_groups[0].size()) != 0) {
     return std::optional<ConvStrategy>();
   }
-  s.moved = ReshardReceived(conv.operand(0), s.input, ctx) +
-            HalosReceived(conv.operand(0)->shape(), s.input, s.splits, ctx) +
-            ReshardReceived(conv.operand(1), s.kernel, ctx) +
-            ResultReceived(set, s.sum_groups[0].size(), ctx);
+  s.inputs = ReshardReceived(conv.operand(0), s.input, ctx) +
+             HalosReceived(conv.operand(0)->shape(), s.input, s.splits, ctx) +
+             ReshardReceived(conv.operand(1), s.kernel, ctx);
   return std::optional<ConvStrategy>(std::move(s));
 }
 
@@ -483,7 +531,7 @@ absl::StatusOr<std::optional<ConvStrategy>> KernelWindowStrategy(const ConvSetti
     s.input = whole;
     split.geometry = KernelBlockGeometry(split.wd);
   }
-  s.moved = (slice ? sliced : halo) + ResultReceived(set, split.wd.tiles, ctx);
+  s.inputs = slice ? sliced : halo;
   return std::optional<ConvStrategy>(std::move(s));
 }
 
@@ -542,9 +590,10 @@ absl::StatusOr<std::pair<ConvStrategy, ConvSetting>> OutputTiles(const HloInstru
   set.tiled = WithReplicationAsTiles(s.local, rank, ctx.num_devices());
   set.group_tiles = s.group_tiles;
   set.splits = s.splits;
-  s.moved = ReshardReceived(conv.operand(0), s.input, ctx) +
-            ReshardReceived(conv.operand(1), s.kernel, ctx) + ResultReceived(set, 1, ctx) +
-            HalosReceived(conv.operand(0)->shape(), s.input, s.splits, ctx);
+  s.inputs = ReshardReceived(conv.operand(0), s.input, ctx) +
+             ReshardReceived(conv.operand(1), s.kernel, ctx) +
+             HalosReceived(conv.operand(0)->shape(), s.input, s.splits, ctx);
+  s.moved = s.inputs + ResultReceived(set, s, ctx);
   return std::make_pair(std::move(s), std::move(set));
 }
 
@@ -571,11 +620,11 @@ absl::Status AddStrategies(const HloInstruction& conv, const HloSharding& shardi
   if (!whole || &sharding == &requested) out.push_back(std::move(tiles));
   if (!summable) return absl::OkStatus();
   ASSIGN_OR_RETURN(std::optional<ConvStrategy> contracting, ContractingStrategy(set, ctx));
-  if (contracting.has_value()) out.push_back(*std::move(contracting));
+  if (contracting.has_value()) AddWithScatterVariants(set, *std::move(contracting), ctx, out);
   if (!conv.attrs().window.has_value()) return absl::OkStatus();
   for (size_t k = 0; k < conv.attrs().window->dimensions.size(); ++k) {
     ASSIGN_OR_RETURN(std::optional<ConvStrategy> s, KernelWindowStrategy(set, k, ctx));
-    if (s.has_value()) out.push_back(*std::move(s));
+    if (s.has_value()) AddWithScatterVariants(set, *std::move(s), ctx, out);
   }
   return absl::OkStatus();
 }
@@ -631,12 +680,16 @@ std::string Describe(const ConvStrategy& s, const HloSharding& requested) {
     hlo::StrAppend(&text, " of dimension ", s.kernel_split.wd.dim, " over ", s.sum_groups[0].size(),
                    " devices (", s.kernel_split.halo ? "halo exchange" : "windows sliced", ")");
   }
+  if (s.scatter_dim >= 0) {
+    hlo::StrAppend(&text, ", reduce-scattered along dimension ", s.scatter_dim);
+  }
   for (const WindowSplit& split : s.parallel) {
     hlo::StrAppend(&text, ", spatial dimension ", split.output_dim,
                    " (an einsum dim in disguise) split like a batch");
   }
-  if (s.local != requested && !s.local.IsReplicated()) {
-    hlo::StrAppend(&text, " computed in ", s.local.ToString(), " and resharded");
+  const HloSharding& produced = s.scatter_dim >= 0 ? s.produced : s.local;
+  if (produced != requested && !produced.IsReplicated()) {
+    hlo::StrAppend(&text, " computed in ", produced.ToString(), " and resharded");
   }
   return text;
 }
@@ -766,10 +819,12 @@ absl::Status EmitLocal(const HloInstruction& original, const ConvStrategy& s, Hl
     w.padding_high = 0;
   }
   ASSIGN_OR_RETURN(HloInstruction * result, CutDilatedOutputs(ctx, conv, s.local, s.splits));
-  if (!s.sum_groups.empty()) {
+  if (s.scatter_dim >= 0) {
+    ASSIGN_OR_RETURN(result, ctx.ReduceScatterSum(conv, s.sum_groups, s.scatter_dim));
+  } else if (!s.sum_groups.empty()) {
     ASSIGN_OR_RETURN(result, ctx.AllReduceSum(conv, s.sum_groups));
   }
-  ctx.Set(&original, {result, s.local, original.shape()});
+  ctx.Set(&original, {result, s.scatter_dim >= 0 ? s.produced : s.local, original.shape()});
   return absl::OkStatus();
 }
 

@@ -56,31 +56,9 @@ absl::StatusOr<HloInstruction*> Operand(const HloInstruction& dot, int64_t i,
 absl::StatusOr<HloInstruction*> Finish(const DotCandidate& c, HloInstruction* local,
                                        PartitionContext& ctx) {
   if (c.finish == DotFinish::kNone || c.finish == DotFinish::kKeepUnreduced) return local;
-  ASSIGN_OR_RETURN(hlo::HloComputation * add, ctx.AddReducer(local->shape().element_type()));
-  if (c.finish == DotFinish::kAllReduce) {
-    return ctx.builder().ReducingCollective(HloOpcode::kAllReduce, local->shape(), local,
-                                            MakeReplicaGroups(c.pending_groups), add);
-  }
-  const int64_t g = static_cast<int64_t>(c.pending_groups.front().size());
-  const int64_t d = c.scatter_dim;
-  std::vector<int64_t> dims = local->shape().dimensions();
-  if (dims[d] % g != 0) {  // Only when d is untiled: pad it to whole blocks.
-    hlo::PaddingConfig config;
-    config.dimensions.resize(dims.size());
-    config.dimensions[d].edge_padding_high = g - dims[d] % g;
-    dims[d] += g - dims[d] % g;
-    HloInstruction* zero = ctx.ScalarConstant(local->shape().element_type(), 0);
-    HloInstruction* pad =
-        ctx.Add(HloOpcode::kPad, Shape::Array(local->shape().element_type(), dims), {local, zero});
-    pad->mutable_attrs()->padding_config = std::move(config);
-    local = pad;
-  }
-  dims[d] /= g;
-  HloInstruction* rs = ctx.builder().ReducingCollective(
-      HloOpcode::kReduceScatter, Shape::Array(local->shape().element_type(), dims), local,
-      MakeReplicaGroups(c.pending_groups), add);
-  rs->mutable_attrs()->dimensions = {d};
-  return rs;
+  if (c.finish == DotFinish::kAllReduce) return ctx.AllReduceSum(local, c.pending_groups);
+  // Pads only an untiled scatter dim (ReduceScatterVariant refuses uneven blocks in a tile).
+  return ctx.ReduceScatterSum(local, c.pending_groups, c.scatter_dim);
 }
 
 absl::StatusOr<HloInstruction*> EmitCandidate(const HloInstruction& dot, const DotProblem& p,

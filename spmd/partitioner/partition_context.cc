@@ -466,4 +466,10 @@ absl::StatusOr<HloInstruction*> PartitionContext::AllReduceSum(
   return builder_.AllReduceSum(value, MakeReplicaGroups(groups));
 }
 
+absl::StatusOr<HloInstruction*> PartitionContext::ReduceScatterSum(
+    HloInstruction* value, const std::vector<std::vector<int64_t>>& groups, int64_t dim) {
+  const int64_t size = groups.empty() ? 1 : static_cast<int64_t>(groups.front().size());
+  return builder_.ReduceScatterSum(value, MakeReplicaGroups(groups), size, dim);
+}
+
 }  // namespace spmd

@@ -118,6 +118,10 @@ class PartitionContext {
   // An all-reduce (new channel, global device ids) summing `value` over each of `groups`.
   absl::StatusOr<hlo::HloInstruction*> AllReduceSum(
       hlo::HloInstruction* value, const std::vector<std::vector<int64_t>>& groups);
+  // A reduce-scatter summing `value` over each of `groups` along `dim` (padded to whole
+  // blocks), each device keeping the block of its index in its group.
+  absl::StatusOr<hlo::HloInstruction*> ReduceScatterSum(
+      hlo::HloInstruction* value, const std::vector<std::vector<int64_t>>& groups, int64_t dim);
 
   // Records that `original`, wanted in the split `sharding`, is computed whole on every device
   // because of `reason`: counted and logged, or (PartitionerOptions::strict) an error.
