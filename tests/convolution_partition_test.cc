@@ -520,4 +520,31 @@ TEST(ConvolutionPartitionTest, SummedPartialResultsReduceScatterWhereTheResultSp
   }
 }
 
+// XLA's ConvolutionLhsTiledRhsReplicatedNeedReshard: the input split along its batch, the
+// larger result along a spatial dim. Moving the input to the spatial split (one all-to-all, a
+// quarter of the input on 2 devices) and exchanging halos beats gathering the dim whole to
+// slice windows (half the input), and computing in the input's split (a quarter of the
+// result). On a fast link (0.1 us a collective) so the test stays small.
+TEST(ConvolutionPartitionTest, InputReshardedToTheSpatialSplitForHalos) {
+  spmd::PartitionerOptions options;
+  options.device_model.levels = {{"fast", 0, spmd::LinkModel{0.1, 350000.0}}};
+  Partitioned p = Partition(R"(
+HloModule need_reshard, num_partitions=2
+ENTRY main {
+  x = f32[64,32,32,2] parameter(0), sharding={devices=[2,1,1,1]<=[2]}
+  k = f32[3,3,2,16] parameter(1), sharding={replicated}
+  ROOT c = f32[64,32,32,16] convolution(x, k), window={size=3x3 pad=1_1x1_1},
+    dim_labels=b01f_01io->b01f, sharding={devices=[1,2,1,1]<=[2]}
+})",
+                            options);
+  ASSERT_NE(p.spmd, nullptr);
+  auto counts = Counts(*p.spmd);
+  EXPECT_EQ(counts[HloOpcode::kAllGather], 0) << p.spmd->ToString() << p.explain;
+  EXPECT_EQ(counts[HloOpcode::kAllToAll], 1) << p.spmd->ToString() << p.explain;
+  // A quarter of the input and one halo row of 64x32x2 each way.
+  EXPECT_LE(hlo::ComputeModuleStats(*p.spmd).comm_bytes, 64 * 32 * 32 * 2 * 4 / 4 + 2 * 16384)
+      << p.spmd->ToString() << p.explain;
+  ExpectVerifies(p, 2);
+}
+
 }  // namespace

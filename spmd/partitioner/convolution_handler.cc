@@ -535,11 +535,19 @@ absl::StatusOr<std::optional<ConvStrategy>> KernelWindowStrategy(const ConvSetti
   return std::optional<ConvStrategy>(std::move(s));
 }
 
+// Whether a split's window input is sliced from an input whole along it where halos could
+// serve (not base-dilated): the input could instead move to the split and exchange halos.
+bool HaloCouldServe(const WindowSplit& split) {
+  return !split.halo && split.wd.window.base_dilation <= 1;
+}
+
 // The output-tile strategy for the result sharding `sharding`, and the setting the summing
-// strategies of that sharding build on.
+// strategies of that sharding build on. With `all_halos`, every split HaloCouldServe takes
+// halos from an input resharded to be split alike.
 absl::StatusOr<std::pair<ConvStrategy, ConvSetting>> OutputTiles(const HloInstruction& conv,
                                                                  const HloSharding& sharding,
                                                                  const HloSharding& requested,
+                                                                 bool all_halos,
                                                                  PartitionContext& ctx) {
   const hlo::ConvolutionDimensionNumbers& dn = *conv.attrs().convolution_dimension_numbers;
   ConvStrategy s;
@@ -559,6 +567,13 @@ absl::StatusOr<std::pair<ConvStrategy, ConvSetting>> OutputTiles(const HloInstru
   }
   ASSIGN_OR_RETURN(const PartitionedValue* input_now, ctx.Get(conv.operand(0)));
   ChooseWindowInputs(conv, input_now->sharding, s.splits, ctx);
+  for (WindowSplit& split : s.splits) {
+    if (!all_halos || !HaloCouldServe(split)) continue;
+    split.halo = true;
+    ctx.log().lines.push_back(hlo::StrCat("%", conv.name(), ": window dimension ", split.wd.dim,
+                                          " also costed with the input moved to the split and ",
+                                          HaloElements(split.geometry), " halo elements"));
+  }
   const int64_t rank = conv.shape().rank();
   const int64_t feature_tiles = Tiles(s.local, dn.output_feature_dimension);
   if (feature_tiles > 1 && SplitsGroups(conv, s.local)) s.group_tiles = feature_tiles;
@@ -608,16 +623,14 @@ bool SummableSplits(const ConvStrategy& tiles) {
          });
 }
 
-// Appends the strategies computing the result in `sharding` (output tiles first; then the
-// summing ones where the output's spatial splits allow them).
-absl::Status AddStrategies(const HloInstruction& conv, const HloSharding& sharding,
-                           const HloSharding& requested, PartitionContext& ctx,
-                           std::vector<ConvStrategy>& out) {
-  ASSIGN_OR_RETURN(auto tiles_and_setting, OutputTiles(conv, sharding, requested, ctx));
-  auto& [tiles, set] = tiles_and_setting;
+// Appends the strategies of one output tiling: the output tiles, then the summing ones where
+// its spatial splits allow them.
+absl::Status AddStrategiesOf(ConvStrategy tiles, const ConvSetting& set, bool requested,
+                             PartitionContext& ctx, std::vector<ConvStrategy>& out) {
+  const HloInstruction& conv = set.conv;
   const bool whole = tiles.local.IsReplicated();
   const bool summable = SummableSplits(tiles);
-  if (!whole || &sharding == &requested) out.push_back(std::move(tiles));
+  if (!whole || requested) out.push_back(std::move(tiles));
   if (!summable) return absl::OkStatus();
   ASSIGN_OR_RETURN(std::optional<ConvStrategy> contracting, ContractingStrategy(set, ctx));
   if (contracting.has_value()) AddWithScatterVariants(set, *std::move(contracting), ctx, out);
@@ -627,6 +640,23 @@ absl::Status AddStrategies(const HloInstruction& conv, const HloSharding& shardi
     if (s.has_value()) AddWithScatterVariants(set, *std::move(s), ctx, out);
   }
   return absl::OkStatus();
+}
+
+// Appends the strategies computing the result in `sharding`: with each split's window input
+// as ChooseWindowInputs chose it, and, where some are sliced from an input whole along them,
+// again with the input moved to the split and halos exchanged (XLA's for an input split along
+// another dim: one all-to-all and halos can move less than gathering the dim).
+absl::Status AddStrategies(const HloInstruction& conv, const HloSharding& sharding,
+                           const HloSharding& requested, PartitionContext& ctx,
+                           std::vector<ConvStrategy>& out) {
+  ASSIGN_OR_RETURN(auto chosen, OutputTiles(conv, sharding, requested, false, ctx));
+  const bool sliced = std::any_of(chosen.first.splits.begin(), chosen.first.splits.end(),
+                                  HaloCouldServe);
+  RETURN_IF_ERROR(
+      AddStrategiesOf(std::move(chosen.first), chosen.second, &sharding == &requested, ctx, out));
+  if (!sliced) return absl::OkStatus();
+  ASSIGN_OR_RETURN(auto halos, OutputTiles(conv, sharding, requested, true, ctx));
+  return AddStrategiesOf(std::move(halos.first), halos.second, &sharding == &requested, ctx, out);
 }
 
 // Result shardings aligned with an operand's current sharding (XLA's 'align with LHS/RHS'):
@@ -679,6 +709,10 @@ std::string Describe(const ConvStrategy& s, const HloSharding& requested) {
   } else if (s.kind == ConvKind::kKernelWindow) {
     hlo::StrAppend(&text, " of dimension ", s.kernel_split.wd.dim, " over ", s.sum_groups[0].size(),
                    " devices (", s.kernel_split.halo ? "halo exchange" : "windows sliced", ")");
+  }
+  for (const WindowSplit& split : s.splits) {
+    hlo::StrAppend(&text, ", window dimension ", split.wd.dim,
+                   split.halo ? " by halo exchange" : " sliced");
   }
   if (s.scatter_dim >= 0) {
     hlo::StrAppend(&text, ", reduce-scattered along dimension ", s.scatter_dim);
