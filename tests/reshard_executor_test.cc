@@ -98,6 +98,11 @@ TEST(ReshardExecutorTest, DirectAllToAllPlacesEveryPiece) {
       {rank4, "{devices=[2,1,1,4]<=[4,2]T(1,0)}", "{devices=[1,4,2,1]<=[8]}"},
       {rank4, "{devices=[2,2,1,2]<=[8]}", "{devices=[1,1,8,1]<=[2,2,2]T(2,0,1)}"},
       {rank3, "{devices=[2,4,1]<=[8]}", "{devices=[1,1,8]<=[2,4]T(1,0)}"},
+      // Dims split in both, one count a multiple of the other: one all-to-all within each
+      // group of devices that share the coarser tile along them.
+      {rank3, "{devices=[4,2,1]<=[8]}", "{devices=[2,1,4]<=[8]}"},
+      {rank3, "{devices=[2,1,4]<=[8]}", "{devices=[4,2,1]<=[8]}"},
+      {rank4, "{devices=[2,2,2,1]<=[8]}", "{devices=[1,4,1,2]<=[2,2,2]T(1,0,2)}"},
   };
   for (const auto& [shape, from, to] : cases) {
     absl::StatusOr<testing::ReshardModule> built =
@@ -108,6 +113,23 @@ TEST(ReshardExecutorTest, DirectAllToAllPlacesEveryPiece) {
     EXPECT_EQ(built->plan->steps[0].kind, ReshardStepKind::kDirectAllToAll);
     EXPECT_EQ(RunAndCheck(*built, shape, 5), "");
   }
+}
+
+// XLA's MultipleSourceTargetDimsInOneAllToAll3 on 64 devices: dims 0 and 1 split in both
+// shardings (2 -> 4 and 4 -> 2), dims 2 and 3 trade 8 tiles; one all-to-all within each group
+// of 16 devices places every piece.
+TEST(ReshardExecutorTest, GroupedDirectAllToAllOn64Devices) {
+  ReshardPlanner planner;
+  const Shape shape = Shape::Array(hlo::PrimitiveType::kF32, {8, 8, 8, 8});
+  absl::StatusOr<testing::ReshardModule> built = testing::BuildReshardModule(
+      shape, S("{devices=[2,4,8,1]<=[64]}"), S("{devices=[4,2,1,8]<=[2,2,2,8]T(0,2,1,3)}"),
+      planner, 64);
+  ASSERT_TRUE(built.ok()) << built.status();
+  SCOPED_TRACE(built->plan->Explain() + built->module->ToString());
+  ASSERT_EQ(built->plan->steps.size(), 1u);
+  EXPECT_EQ(built->plan->steps[0].kind, ReshardStepKind::kDirectAllToAll);
+  EXPECT_EQ(built->plan->steps[0].group_size, 16);
+  EXPECT_EQ(RunAndCheck(*built, shape, 5), "");
 }
 
 // The check has teeth: a module with two permute targets swapped is caught.

@@ -90,16 +90,16 @@ absl::StatusOr<HloInstruction*> ReshardEmitter::EmitDirectAllToAll(const StepCon
   RET_CHECK(direct.has_value());
   const Shape& like = context.value->shape();
   const std::vector<int64_t> old_shard = like.dimensions();
-  // The piece: the old shard cut along the target's split dims.
+  // The piece: the old shard cut along the dims whose tiles grow.
   std::vector<int64_t> piece = old_shard;
-  for (int64_t d : direct->send_dims) piece[d] /= to.dims[d];
+  for (int64_t d : direct->send_dims) piece[d] /= direct->send_counts[d];
   // 1. Cut: [.., t_k, L_k/t_k, ..] with the factors moved to the front in send order.
   std::vector<int64_t> cut;
   std::vector<int64_t> factor_axis(rank, -1), piece_axis(rank);
   for (int64_t d = 0; d < rank; ++d) {
-    if (to.dims[d] > 1) {
+    if (direct->send_counts[d] > 1) {
       factor_axis[d] = static_cast<int64_t>(cut.size());
-      cut.push_back(to.dims[d]);
+      cut.push_back(direct->send_counts[d]);
     }
     piece_axis[d] = static_cast<int64_t>(cut.size());
     cut.push_back(piece[d]);
@@ -113,7 +113,7 @@ absl::StatusOr<HloInstruction*> ReshardEmitter::EmitDirectAllToAll(const StepCon
   HloInstruction* transpose =
       builder_.Add(HloOpcode::kTranspose, WithDims(like, sent_dims), {value});
   transpose->mutable_attrs()->dimensions = perm;
-  std::vector<int64_t> pieces = {context.num_devices};
+  std::vector<int64_t> pieces = {static_cast<int64_t>(direct->groups.front().size())};
   pieces.insert(pieces.end(), piece.begin(), piece.end());
   value = builder_.Add(HloOpcode::kReshape, WithDims(like, pieces), {transpose});
   // 2. Exchange: piece j goes to group member j; arrivals stack in member order.
@@ -121,10 +121,10 @@ absl::StatusOr<HloInstruction*> ReshardEmitter::EmitDirectAllToAll(const StepCon
   exchange->mutable_attrs()->dimensions = {0};
   exchange->mutable_attrs()->replica_groups = context.step.replica_groups;
   exchange->mutable_attrs()->channel_id = builder_.channel_ids().Next();
-  // 3. Place: split the arrivals by the source's tile counts (receive order), move each
-  // factor just major of its dim, and merge.
+  // 3. Place: split the arrivals by their counts along the dims whose tiles shrink (receive
+  // order), move each factor just major of its dim, and merge.
   std::vector<int64_t> arrived;
-  for (int64_t d : direct->recv_dims) arrived.push_back(from.dims[d]);
+  for (int64_t d : direct->recv_dims) arrived.push_back(direct->recv_counts[d]);
   arrived.insert(arrived.end(), piece.begin(), piece.end());
   value = builder_.Add(HloOpcode::kReshape, WithDims(like, arrived), {exchange});
   const int64_t factors = static_cast<int64_t>(direct->recv_dims.size());

@@ -158,12 +158,13 @@ std::optional<SearchHop> DirectHop(const TileState& from, const TileState& to,
   std::optional<DirectAllToAll> direct = PlanDirectAllToAll(from, to, coster.shape_dims());
   if (!direct.has_value()) return std::nullopt;
   const int64_t n = from.num_devices();
+  const int64_t g = static_cast<int64_t>(direct->groups.front().size());
   const CollectiveCost cost =
-      EstimateCollective(CollectiveKind::kAllToAll, coster.FullBytes() / n, n, link);
+      EstimateCollective(CollectiveKind::kAllToAll, coster.FullBytes() / n, g, link);
   SearchEdge edge;
   edge.kind = ReshardStepKind::kDirectAllToAll;
-  edge.factor = n;
-  edge.groups = {std::move(direct->group)};
+  edge.factor = g;
+  edge.groups = std::move(direct->groups);
   edge.bytes = cost.bytes_received;
   edge.cost_us = cost.time_us;
   return SearchHop{std::move(edge), to};

@@ -98,6 +98,19 @@ TEST(ReshardPlannerTest, SeveralDimsMoveInOneDirectAllToAll) {
   EXPECT_EQ(plan->bytes_received_per_device, 7 * (1 << 20));
 }
 
+// XLA's MultipleSourceTargetDimsInOneAllToAll3: dims 0 and 1 are split in both shardings (2 ->
+// 4 and 4 -> 2), so devices sharing the coarser tiles form groups of 16 that exchange among
+// themselves in one all-to-all: 15/16 of the 1 MiB shard (XLA's), where two stepwise
+// all-to-alls receive 1.375 MiB.
+TEST(ReshardPlannerTest, DimsSplitInBothMoveInOneGroupedAllToAll) {
+  absl::StatusOr<ReshardPlan> plan = PlanReshard(
+      hlo::Shape::Array(hlo::PrimitiveType::kF32, {64, 64, 64, 64}), S("{devices=[2,4,8,1]<=[64]}"),
+      S("{devices=[4,2,1,8]<=[2,2,2,8]T(0,2,1,3)}"), 64, LinkModel());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(Kinds(*plan), (Kinds_{"direct-all-to-all"})) << plan->Explain();
+  EXPECT_EQ(plan->bytes_received_per_device, 15 * (1 << 16));
+}
+
 TEST(ReshardPlannerTest, ReplicatingTheColumnsIsOneAllGather) {
   ReshardPlan plan = Plan("{devices=[2,4]<=[8]}", "{devices=[2,1,4]<=[8] last_tile_dim_replicate}");
   ASSERT_EQ(Kinds(plan), (Kinds_{"all-gather"})) << plan.Explain();
