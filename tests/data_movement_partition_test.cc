@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "hlo/analysis/module_stats.h"
 #include "hlo/ir/hlo_module.h"
 #include "hlo/testing/hlo_matchers.h"
 #include "tests/partition_test_util.h"
@@ -231,6 +232,37 @@ ENTRY main {
   EXPECT_EQ(counts[HloOpcode::kAllGather], 0) << rows.spmd->ToString();
   EXPECT_EQ(counts[HloOpcode::kAllReduce], 1) << rows.spmd->ToString();
   ExpectVerifies(rows, 8);
+}
+
+// XLA's ContractingAsNonContractingCrash: f32[1,1,256,64] split [4,2] on its two size-1 dims
+// (only device 0 holds data) replicated: one masked all-reduce over all 8 devices sums both
+// dims at once (a split of 2 joins the dim of 4 in the same collective), where an all-reduce
+// over 4 and then an all-gather of the other dim moved 160 KiB.
+TEST(ReshardPartitionTest, DataTileDimsAreSummedInOneAllReduce) {
+  Partitioned p = Partition(R"(
+HloModule two_dims, num_partitions=8
+ENTRY main {
+  x = f32[1,1,256,64] parameter(0), sharding={devices=[4,2,1,1]<=[8]}
+  ROOT c = f32[1,1,256,64] copy(x), sharding={replicated}
+})");
+  ASSERT_NE(p.spmd, nullptr);
+  auto counts = Counts(*p.spmd);
+  EXPECT_EQ(counts[HloOpcode::kAllGather], 0) << p.spmd->ToString();
+  EXPECT_EQ(counts[HloOpcode::kAllReduce], 1) << p.spmd->ToString();
+  EXPECT_LE(hlo::ComputeModuleStats(*p.spmd).comm_bytes, 2 * 65536 * 7 / 8) << p.spmd->ToString();
+  ExpectVerifies(p, 8);
+  // Two rows in the first two of 8 tiles with a size-1 dim split 2 ways, uneven columns.
+  Partitioned rows = Partition(R"(
+HloModule rows, num_partitions=16
+ENTRY main {
+  x = f32[2,1,5] parameter(0), sharding={devices=[8,2,1]<=[16]}
+  ROOT c = f32[2,1,5] copy(x), sharding={replicated}
+})");
+  ASSERT_NE(rows.spmd, nullptr);
+  counts = Counts(*rows.spmd);
+  EXPECT_EQ(counts[HloOpcode::kAllGather], 0) << rows.spmd->ToString();
+  EXPECT_EQ(counts[HloOpcode::kAllReduce], 1) << rows.spmd->ToString();
+  ExpectVerifies(rows, 16);
 }
 
 TEST(ReshapePartitionTest, OperandTilesThatMapSurviveAndTheRestAreGathered) {

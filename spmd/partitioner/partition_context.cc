@@ -106,54 +106,75 @@ absl::StatusOr<HloSharding> PartitionContext::ReplicateDataTileDims(HloInstructi
   }
   // Dims whose data lies in their first k tiles (the others only padding) with 2k < t (else
   // an all-gather moves as little), and that the target takes whole: e.g. a size-1 dim split
-  // 8 ways (k = 1), or 2 rows split 8 ways (k = 2).
-  HloSharding current = from;
+  // 8 ways (k = 1), or 2 rows split 8 ways (k = 2). Such dims are summed in one all-reduce,
+  // which a dim with data in its first of 2 tiles joins (its buffer does not grow).
+  std::vector<DataTiles> dims;
+  bool worth = false;
   for (int64_t d = 0; d < rank; ++d) {
     const int64_t n = base_shape.dimensions(d), t = (*from_tiles)[d];
     const int64_t c = (n + t - 1) / t;
     const int64_t k = c == 0 ? 0 : (n + c - 1) / c;
-    if ((*to_tiles)[d] != 1 || k == 0 || 2 * k >= t) continue;
-    ASSIGN_OR_RETURN(value, SumDataTiles(value, current, d, c, k, n));
-    ASSIGN_OR_RETURN(HloSharding gathered, hlo::PartiallyReplicate(current, {d}));
-    if (log_->keep_lines) {
-      log_->lines.push_back(hlo::StrCat(
-          "reshard ", base_shape.ToString(), " ", current.ToStringWithoutMetadata(), " -> ",
-          to.ToStringWithoutMetadata(), ": dim ", d, " holds data in its first ", k, " of ", t,
-          " tiles; they are placed in zeros and summed over each group (masked all-reduce), "
-          "giving ",
-          gathered.ToStringWithoutMetadata()));
-    }
-    current = std::move(gathered);
+    if ((*to_tiles)[d] != 1 || k == 0 || k >= t || (2 * k >= t && k != 1)) continue;
+    dims.push_back({d, c, k, n});
+    worth |= 2 * k < t;
   }
-  return current;
+  if (!worth) return from;
+  ASSIGN_OR_RETURN(value, SumDataTiles(value, from, dims));
+  std::vector<int64_t> summed;
+  std::string explained;
+  for (const DataTiles& dt : dims) {
+    summed.push_back(dt.dim);
+    hlo::StrAppend(&explained, explained.empty() ? "" : ", ", "dim ", dt.dim, " in its first ",
+                   dt.tiles, " of ", (*from_tiles)[dt.dim]);
+  }
+  ASSIGN_OR_RETURN(HloSharding gathered, hlo::PartiallyReplicate(from, summed));
+  if (log_->keep_lines) {
+    log_->lines.push_back(hlo::StrCat(
+        "reshard ", base_shape.ToString(), " ", from.ToStringWithoutMetadata(), " -> ",
+        to.ToStringWithoutMetadata(), ": data only in the first tiles (", explained,
+        "); they are placed in zeros and summed over each group (one masked all-reduce), "
+        "giving ",
+        gathered.ToStringWithoutMetadata()));
+  }
+  return gathered;
 }
 
 absl::StatusOr<HloInstruction*> PartitionContext::SumDataTiles(HloInstruction* value,
                                                                const HloSharding& sharding,
-                                                               int64_t d, int64_t shard,
-                                                               int64_t data_tiles, int64_t size) {
-  std::vector<int64_t> holds(num_devices_, 0), offset(num_devices_, 0);
+                                                               const std::vector<DataTiles>& dims) {
+  std::vector<int64_t> holds(num_devices_, 1);
+  std::vector<std::vector<int64_t>> offsets(dims.size(), std::vector<int64_t>(num_devices_, 0));
   for (int64_t device = 0; device < num_devices_; ++device) {
     ASSIGN_OR_RETURN(std::vector<int64_t> tile, hlo::TileIndexForDevice(sharding, device));
-    holds[device] = tile[d] < data_tiles ? 1 : 0;
-    offset[device] = std::min(tile[d], data_tiles - 1) * shard;
+    for (size_t i = 0; i < dims.size(); ++i) {
+      const DataTiles& dt = dims[i];
+      if (tile[dt.dim] >= dt.tiles) holds[device] = 0;
+      offsets[i][device] = std::min(tile[dt.dim], dt.tiles - 1) * dt.shard;
+    }
   }
-  const Shape& local = value->shape();
-  std::vector<int64_t> dims = local.dimensions();
-  dims[d] = data_tiles * shard;
-  const Shape buffer = Shape::Array(local.element_type(), dims);
   HloInstruction* placed = value;
-  if (data_tiles > 1) {
-    placed = builder_.UpdateDim(builder_.Zeros(buffer), value, d, PerDeviceScalar(offset));
+  std::vector<int64_t> along;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    const DataTiles& dt = dims[i];
+    along.push_back(dt.dim);
+    if (dt.tiles == 1) continue;
+    std::vector<int64_t> grown = placed->shape().dimensions();
+    grown[dt.dim] = dt.tiles * dt.shard;
+    const Shape buffer = Shape::Array(placed->shape().element_type(), grown);
+    placed = builder_.UpdateDim(builder_.Zeros(buffer), placed, dt.dim,
+                                PerDeviceScalar(offsets[i]));
   }
-  HloInstruction* keep = Add(HloOpcode::kBroadcast, Shape::Array(PrimitiveType::kPred, dims),
-                             {builder_.PerDeviceFlag(holds)});
+  const Shape& buffer = placed->shape();
+  HloInstruction* keep =
+      Add(HloOpcode::kBroadcast, Shape::Array(PrimitiveType::kPred, buffer.dimensions()),
+          {builder_.PerDeviceFlag(holds)});
   HloInstruction* masked = Add(HloOpcode::kSelect, buffer, {keep, placed, builder_.Zeros(buffer)});
   ASSIGN_OR_RETURN(hlo::TileAssignment groups,
-                   hlo::DeviceGroupsAlongDims(sharding.tile_assignment(), {d}));
+                   hlo::DeviceGroupsAlongDims(sharding.tile_assignment(), along));
   ASSIGN_OR_RETURN(HloInstruction * summed, AllReduceSum(masked, hlo::GroupLists(groups)));
-  dims[d] = size;
-  return builder_.SliceTo(summed, dims);
+  std::vector<int64_t> sizes = buffer.dimensions();
+  for (const DataTiles& dt : dims) sizes[dt.dim] = dt.size;
+  return builder_.SliceTo(summed, sizes);
 }
 
 absl::StatusOr<HloInstruction*> PartitionContext::ReshardManual(HloInstruction* value,

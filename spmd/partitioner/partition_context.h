@@ -206,22 +206,25 @@ class PartitionContext {
                                                      const hlo::Shape& base_shape,
                                                      const hlo::HloSharding& from,
                                                      const hlo::HloSharding& to);
-  // Before a reshard from `from` to `to`: each dim whose data lies in its first k of t tiles
-  // with 2k < t (a size-1 dim split 8 ways, k = 1), and that `to` takes whole, is replicated
-  // by a masked all-reduce (SumDataTiles) instead of an all-gather of mostly padding. Replaces
-  // `value` and returns its new sharding (`from` when nothing applies).
+  // Before a reshard from `from` to `to`: the dims whose data lies in their first k of t
+  // tiles with 2k < t (a size-1 dim split 8 ways, k = 1), and that `to` takes whole, are
+  // replicated by one masked all-reduce (SumDataTiles) instead of all-gathers of mostly
+  // padding; a dim with data in the first of 2 tiles joins them. Replaces `value` and returns
+  // its new sharding (`from` when nothing applies).
   absl::StatusOr<hlo::HloSharding> ReplicateDataTileDims(hlo::HloInstruction*& value,
                                                         const hlo::Shape& base_shape,
                                                         const hlo::HloSharding& from,
                                                         const hlo::HloSharding& to);
-  // `value` (tiled by `sharding`, shards of `shard` along `d`, data in the first `data_tiles`
-  // tiles of an array `size` long there) whole along `d` on every device: each data tile's
-  // holders place their shard at its offset in zeros, the others contribute zeros, and a sum
-  // over each group along `d` assembles it; the padding is cut off.
+  // One dim of an array `size` long, tiled into shards of `shard`, data in its first `tiles`.
+  struct DataTiles {
+    int64_t dim, shard, tiles, size;
+  };
+  // `value` (tiled by `sharding`) whole along every dim of `dims` on every device: each data
+  // tile's holders place their shard at its offset in zeros, the others contribute zeros, and
+  // a sum over each group along those dims assembles it; the padding is cut off.
   absl::StatusOr<hlo::HloInstruction*> SumDataTiles(hlo::HloInstruction* value,
-                                                    const hlo::HloSharding& sharding, int64_t d,
-                                                    int64_t shard, int64_t data_tiles,
-                                                    int64_t size);
+                                                    const hlo::HloSharding& sharding,
+                                                    const std::vector<DataTiles>& dims);
   // Reshards a tuple value leaf by leaf (get-tuple-element, reshard, tuple).
   absl::StatusOr<hlo::HloInstruction*> ReshardTuple(hlo::HloInstruction* value,
                                                     const hlo::Shape& base_shape,
