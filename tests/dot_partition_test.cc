@@ -6,6 +6,7 @@
 #include <string>
 
 #include "gtest/gtest.h"
+#include "hlo/analysis/module_stats.h"
 #include "hlo/ir/hlo_module.h"
 #include "hlo/testing/hlo_matchers.h"
 #include "runtime/cpu/verify.h"
@@ -531,6 +532,31 @@ ENTRY main {
   EXPECT_NE(text.find("f32[1,8,64] custom-call("), std::string::npos) << text;
   EXPECT_EQ(Counts(*p.spmd)[HloOpcode::kAllGather], 0) << text;
   ExpectVerifies(p, 4);
+}
+
+// XLA's EinsumRHSWindowedNonContractingNoDoubleAG: two dots read the same rhs alike with lhs
+// operands of one shape and sharding. Gathering the rhs once serves both (the second finds it
+// gathered), so each counts half of it: 21 MB in all, where gathering each lhs moved 25 MB.
+TEST(DotSharedOperandTest, OneGatherOfASharedOperandServesEveryDotReadingItAlike) {
+  Partitioned p = Partition(R"(
+HloModule shared_rhs, num_partitions=2
+ENTRY main {
+  lhs = f32[32,24,64,128] parameter(0), sharding={devices=[1,2,1,1]<=[2]}
+  rhs = f32[32,40,64,128] parameter(1), sharding={devices=[1,2,1,1]<=[2]}
+  lhs2 = f32[32,24,64,128] parameter(2), sharding={devices=[1,2,1,1]<=[2]}
+  d1 = f32[32,24,40] dot(lhs, rhs), lhs_batch_dims={0}, lhs_contracting_dims={2,3},
+    rhs_batch_dims={0}, rhs_contracting_dims={2,3}, sharding={devices=[1,2,1]<=[2]}
+  d2 = f32[32,24,40] dot(lhs2, rhs), lhs_batch_dims={0}, lhs_contracting_dims={2,3},
+    rhs_batch_dims={0}, rhs_contracting_dims={2,3}, sharding={devices=[1,2,1]<=[2]}
+  ROOT t = (f32[32,24,40], f32[32,24,40]) tuple(d1, d2),
+    sharding={{devices=[1,2,1]<=[2]}, {devices=[1,2,1]<=[2]}}
+})");
+  ASSERT_NE(p.spmd, nullptr);
+  auto counts = Counts(*p.spmd);
+  EXPECT_EQ(counts[HloOpcode::kAllGather], 1) << p.spmd->ToString() << p.explain;
+  EXPECT_LE(hlo::ComputeModuleStats(*p.spmd).comm_bytes, 32 * 20 * 64 * 128 * 4)
+      << p.spmd->ToString() << p.explain;
+  ExpectVerifies(p, 2);
 }
 
 }  // namespace

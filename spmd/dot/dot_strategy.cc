@@ -201,8 +201,12 @@ class CandidateBuilder {
                      OperandPlan(p_.lhs_shape, p_.lhs_current, c.lhs, p_.lhs_available));
     ASSIGN_OR_RETURN(auto rhs_plan,
                      OperandPlan(p_.rhs_shape, p_.rhs_current, c.rhs, p_.rhs_available));
-    c.operands_us = lhs_plan->cost_us + rhs_plan->cost_us;
-    c.comm_bytes = lhs_plan->bytes_received_per_device + rhs_plan->bytes_received_per_device;
+    const double lhs_share = 1.0 / static_cast<double>(std::max<int64_t>(p_.lhs_sharers, 1));
+    const double rhs_share = 1.0 / static_cast<double>(std::max<int64_t>(p_.rhs_sharers, 1));
+    c.operands_us = lhs_plan->cost_us * lhs_share + rhs_plan->cost_us * rhs_share;
+    c.comm_bytes = static_cast<int64_t>(
+        static_cast<double>(lhs_plan->bytes_received_per_device) * lhs_share +
+        static_cast<double>(rhs_plan->bytes_received_per_device) * rhs_share);
     c.full_rematerialization =
         lhs_plan->full_rematerialization || rhs_plan->full_rematerialization;
     return absl::OkStatus();

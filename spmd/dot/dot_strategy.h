@@ -94,6 +94,9 @@ struct DotProblem {
   // a weight gathered for the forward dot and used again by the backward one): a candidate
   // needing one of them pays nothing for that operand.
   std::vector<hlo::HloSharding> lhs_available, rhs_available;
+  // How many dots not yet partitioned (this one included) read each operand alike: one
+  // reshard of it serves them all (the partitioner caches it), so a candidate counts its share.
+  int64_t lhs_sharers = 1, rhs_sharers = 1;
 };
 
 struct DotStrategyOptions {

@@ -104,9 +104,51 @@ DotProblemKey ProblemKey(const HloInstruction& dot, const DotProblem& problem,
                     *dot.attrs().dot_dimension_numbers,
                     options.device_model.name,
                     problem.lhs_available,
-                    problem.rhs_available};
+                    problem.rhs_available,
+                    {problem.lhs_sharers, problem.rhs_sharers}};
   for (Shape& shape : key.shapes) shape.clear_layout();
   return key;
+}
+
+// Whether `a` and `b` carry the same sharding (or both none).
+bool SameSharding(const HloInstruction& a, const HloInstruction& b) {
+  if (a.has_sharding() != b.has_sharding()) return false;
+  return !a.has_sharding() || a.sharding() == b.sharding();
+}
+
+// The dots not yet partitioned, `dot` included, that read `dot`'s operand `i` alike: as
+// operand i, with the same dimension numbers, result shape and sharding, and another operand of
+// the same shape and sharding. They pose the same problem, so one reshard of the operand (the
+// context caches it) likely serves them all (XLA's EinsumRHSWindowedNonContractingNoDoubleAG).
+int64_t DotsReadingAlike(const HloInstruction& dot, int64_t i, PartitionContext& ctx) {
+  const HloInstruction* operand = dot.operand(i);
+  const HloInstruction* other = dot.operand(1 - i);
+  int64_t count = 1;
+  for (const HloInstruction* user : operand->users()) {
+    if (user == &dot || user->opcode() != HloOpcode::kDot || user->operand_count() != 2 ||
+        user->operand(i) != operand || ctx.Get(user).ok()) {
+      continue;
+    }
+    const HloInstruction* its = user->operand(1 - i);
+    const bool alike = user->attrs().dot_dimension_numbers == dot.attrs().dot_dimension_numbers &&
+                       user->shape() == dot.shape() && SameSharding(*user, dot) &&
+                       its->shape() == other->shape() && SameSharding(*its, *other);
+    if (alike) ++count;
+  }
+  return count;
+}
+
+// For --explain: which operands' reshards the candidates count a share of.
+std::string SharersNote(const DotProblem& p) {
+  std::string note;
+  for (const auto& [name, sharers] : {std::pair<const char*, int64_t>{"lhs", p.lhs_sharers},
+                                      std::pair<const char*, int64_t>{"rhs", p.rhs_sharers}}) {
+    if (sharers > 1) {
+      hlo::StrAppend(&note, "; the ", name, " is read alike by ", sharers,
+                     " dots, each counting 1/", sharers, " of its reshard");
+    }
+  }
+  return note;
 }
 
 absl::Status HandleDot(const HloInstruction& original, const HloSharding& sharding,
@@ -126,6 +168,8 @@ absl::Status HandleDot(const HloInstruction& original, const HloSharding& shardi
   ASSIGN_OR_RETURN(DotProblem problem, MakeProblem(original, sharding, ctx));
   problem.lhs_available = ctx.ReshardedShardings(original.operand(0));
   problem.rhs_available = ctx.ReshardedShardings(original.operand(1));
+  problem.lhs_sharers = DotsReadingAlike(original, 0, ctx);
+  problem.rhs_sharers = DotsReadingAlike(original, 1, ctx);
   const PartitionerOptions& options = ctx.options();
   // The same problem (common in stacks of layers) is decided once per run.
   std::shared_ptr<const CachedDotDecision>& cached =
@@ -152,7 +196,7 @@ absl::Status HandleDot(const HloInstruction& original, const HloSharding& shardi
                     problem.lhs_current.ToStringWithoutMetadata(), ", rhs ",
                     problem.rhs_current.ToStringWithoutMetadata(), ", wanted ",
                     sharding.ToStringWithoutMetadata(), " (device model ",
-                    options.device_model.name, ")\n", cached->table));
+                    options.device_model.name, ")", SharersNote(problem), "\n", cached->table));
   }
   ASSIGN_OR_RETURN(HloInstruction * value, EmitCandidate(original, problem, winner, ctx));
   if (winner.full_rematerialization) ++ctx.log().full_rematerializations;

@@ -53,18 +53,21 @@ struct CachedDotDecision;
 
 // What decides a dot's strategy, compared by value (filled by dot_handler.cc): the operand and
 // result shapes (layouts cleared), the lhs, rhs and wanted shardings, the dimension numbers, the
-// device model's name and the other shardings each operand already exists in.
+// device model's name, the other shardings each operand already exists in and how many dots
+// share each operand's reshard.
 struct DotProblemKey {
   std::vector<hlo::Shape> shapes;
   std::vector<hlo::HloSharding> shardings;
   hlo::DotDimensionNumbers dimension_numbers;
   std::string device_model;
   std::vector<hlo::HloSharding> lhs_available, rhs_available;
+  std::vector<int64_t> sharers;  // DotProblem::lhs_sharers and rhs_sharers.
 
   friend bool operator==(const DotProblemKey& a, const DotProblemKey& b) {
     return a.shapes == b.shapes && a.shardings == b.shardings &&
            a.dimension_numbers == b.dimension_numbers && a.device_model == b.device_model &&
-           a.lhs_available == b.lhs_available && a.rhs_available == b.rhs_available;
+           a.lhs_available == b.lhs_available && a.rhs_available == b.rhs_available &&
+           a.sharers == b.sharers;
   }
   template <typename H>
   friend H AbslHashValue(H h, const DotProblemKey& k) {
@@ -74,7 +77,7 @@ struct DotProblemKey {
     const hlo::DotDimensionNumbers& dn = k.dimension_numbers;
     return H::combine(std::move(h), k.shardings, dn.lhs_batch_dimensions, dn.rhs_batch_dimensions,
                       dn.lhs_contracting_dimensions, dn.rhs_contracting_dimensions, k.device_model,
-                      k.lhs_available, k.rhs_available);
+                      k.lhs_available, k.rhs_available, k.sharers);
   }
 };
 
