@@ -336,6 +336,29 @@ TEST(WindowPartitionTest, StridedSlicesAndEdgePadsVerify) {
   }
 }
 
+// XLA's LargeEdgePadAlongCrossPartitionDimension: a zero pad of an uneven split dim whose
+// windows never read the last shard's padding needs no mask (the fetched rows stop at the
+// array's end; the rest is the pad's zeros). A window over that padding still masks it: the
+// operand is x + 1, so padding is never zero.
+TEST(WindowPartitionTest, ZeroEdgePadMasksOnlyWindowsOverShardPadding) {
+  for (const auto& [high, masked] : {std::pair<int, bool>{2000, false}, {3, true}}) {
+    SCOPED_TRACE(high);
+    const std::string out = std::to_string(257 + high);
+    Partitioned p = Partition(
+        "HloModule m, num_partitions=8\nENTRY main {\n"
+        "  x = f32[14,257] parameter(0), sharding={devices=[2,4]<=[8]}\n"
+        "  one = f32[] constant(1)\n"
+        "  ones = f32[14,257] broadcast(one), dimensions={}, sharding={devices=[2,4]<=[8]}\n"
+        "  y = f32[14,257] add(x, ones), sharding={devices=[2,4]<=[8]}\n"
+        "  zero = f32[] constant(0)\n"
+        "  ROOT p = f32[14," + out + "] pad(y, zero), padding=0_0x0_" + std::to_string(high) +
+        ", sharding={devices=[2,4]<=[8]}\n}\n");
+    ASSERT_NE(p.spmd, nullptr);
+    EXPECT_EQ(Counts(*p.spmd)[HloOpcode::kSelect] > 0, masked) << p.spmd->ToString();
+    ExpectVerifies(p, 8);
+  }
+}
+
 TEST(WindowPartitionTest, InteriorPaddingKeepsTheDimWhole) {
   Partitioned p = Partition(R"(
 HloModule pad, num_partitions=4

@@ -883,7 +883,7 @@ absl::Status Emit(const HloInstruction& original, const ConvStrategy& s, Partiti
       std::vector<WindowSplit> splits = s.splits;
       splits.push_back(s.kernel_split);
       ASSIGN_OR_RETURN(input, BuildWindowInput(ctx, original.operand(0), s.input, s.kernel, splits,
-                                               zero(), Outside::kZeroPad));
+                                               zero(), Outside::kZeroSummed));
       ASSIGN_OR_RETURN(kernel, ZeroPadded(original, 1, s.kernel, ctx));
       break;
     }

@@ -109,16 +109,39 @@ HloInstruction* MaskOutside(PartitionContext& ctx, HloInstruction* window, const
   return ctx.Add(HloOpcode::kSelect, shape, {inside, window, fill});
 }
 
-// Whether some block that computes real outputs reads a position outside [0, N).
-bool ReadsOutside(const WindowedDim& wd, const HaloGeometry& g) {
+// Whether some block that computes real outputs (`valid`), or some padding block, reads a
+// position outside [0, N).
+bool ReadsOutside(const WindowedDim& wd, const HaloGeometry& g, bool valid) {
   for (int64_t i = 0; i < wd.tiles; ++i) {
-    if (!ValidBlock(g, i)) continue;
+    if (ValidBlock(g, i) != valid) continue;
     if (g.starts[i] < 0 || g.starts[i] + g.needed > wd.input_size) return true;
   }
   return false;
 }
 
+// Whether some block's window (padding blocks too) reads positions [N, tiles*shard) that its
+// device assembled from shards: the last shards' padding, which holds whatever the operand's
+// producer left there. Block i assembles [i*Is - left, (i+1)*Is + right); every other position
+// outside [0, N) is explicit padding or zeros received from no neighbour.
+bool ReadsShardPadding(const WindowedDim& wd, const HaloGeometry& g) {
+  const int64_t end = wd.tiles * g.shard;
+  for (int64_t i = 0; i < static_cast<int64_t>(g.starts.size()); ++i) {
+    const int64_t lo = std::max({wd.input_size, g.starts[i], i * g.shard - g.left});
+    const int64_t hi = std::min({end, g.starts[i] + g.needed, (i + 1) * g.shard + g.right});
+    if (lo < hi) return true;
+  }
+  return false;
+}
+
 }  // namespace
+
+bool IsZeroConstant(const HloInstruction& value) {
+  if (value.opcode() != hlo::HloOpcode::kConstant || !value.attrs().literal.has_value()) {
+    return false;
+  }
+  const std::vector<uint8_t>& bytes = value.attrs().literal->data();
+  return !bytes.empty() && std::all_of(bytes.begin(), bytes.end(), [](uint8_t b) { return b == 0; });
+}
 
 bool SplittableWindow(const hlo::WindowDimension& window) {
   return window.base_dilation == 1 && window.size >= 1 && window.stride >= 1;
@@ -290,9 +313,15 @@ absl::StatusOr<HloInstruction*> ExchangeHalo(PartitionContext& ctx, HloInstructi
       in_place ? extended
                : DynamicSliceDim(ctx, extended, d, PerBlockScalar(ctx, block, start_of), g.needed);
   // Devices with no neighbour at some hop receive zeros (collective-permute), which is the
-  // padding already when `pad` is zero and no shard is padded.
-  const bool zeros_suffice = outside == Outside::kZeroPad && wd.input_size % wd.tiles == 0;
-  if (outside == Outside::kUnused || zeros_suffice || !ReadsOutside(wd, g)) return window;
+  // padding already when `pad` is zero and no window reads a shard's padding.
+  if (outside == Outside::kUnused) return window;
+  // A padding block's window need not fit the assembled buffer (its slice start clamps), so
+  // when its result is summed only a mask makes it zero.
+  const bool summed = outside == Outside::kZeroSummed;
+  const bool padding_reads = summed && ReadsOutside(wd, g, /*valid=*/false);
+  const bool zeros_suffice =
+      (outside == Outside::kZeroPad || summed) && !padding_reads && !ReadsShardPadding(wd, g);
+  if (zeros_suffice || (!ReadsOutside(wd, g, /*valid=*/true) && !padding_reads)) return window;
   return MaskOutside(ctx, window, wd, g, block, pad);
 }
 

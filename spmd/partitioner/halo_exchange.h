@@ -63,9 +63,15 @@ struct HaloGeometry {
 enum class Outside {
   kPad,      // The scalar `pad` (masked in where needed).
   kZeroPad,  // `pad` is zero: the zeros received from missing neighbours already are, so
-             // only padded (uneven) shards need a mask.
+             // only windows over the last shards' padding need a mask.
+  kZeroSummed,  // As kZeroPad, and every block's result is summed (a kernel-window split):
+                // the windows of blocks past the kernel (zeroed) must hold no garbage either.
   kUnused,   // Nothing: the caller overwrites them (concatenate).
 };
+
+// Whether `value` is a constant whose every byte is zero (+0 for floats): the zeros a
+// collective-permute delivers from no source, so Outside::kZeroPad applies.
+bool IsZeroConstant(const hlo::HloInstruction& value);
 
 // Whether `window` may be split into blocks here: no base (lhs) dilation.
 bool SplittableWindow(const hlo::WindowDimension& window);

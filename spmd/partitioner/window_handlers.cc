@@ -112,9 +112,10 @@ absl::Status HandleReduceWindow(const HloInstruction& original, const HloShardin
     fill = ctx.Add(hlo::HloOpcode::kConstant, init->shape(), {});
     fill->mutable_attrs()->literal = *std::move(identity);
   }
-  ASSIGN_OR_RETURN(HloInstruction * operand, BuildWindowInput(ctx, original.operand(0),
-                                                              operand_sharding, local, splits,
-                                                              fill, Outside::kPad));
+  const bool zero = fill != nullptr && IsZeroConstant(*fill);
+  ASSIGN_OR_RETURN(HloInstruction * operand,
+                   BuildWindowInput(ctx, original.operand(0), operand_sharding, local, splits, fill,
+                                    zero ? Outside::kZeroPad : Outside::kPad));
   ASSIGN_OR_RETURN(Shape local_shape, LocalShape(local, original.shape()));
   local_shape = WithDims(local_shape, WindowOutputDims(local_shape.dimensions(), splits));
   HloInstruction* result = CloneWithOperands(original, local_shape, {operand, init}, ctx);
@@ -422,9 +423,10 @@ absl::Status SliceOrPadIn(const HloInstruction& original, const HloSharding& sha
   } else {
     ASSIGN_OR_RETURN(fill, GetReplicated(original.operand(1), ctx));
   }
-  ASSIGN_OR_RETURN(HloInstruction * operand, BuildWindowInput(ctx, original.operand(0),
-                                                              operand_sharding, local, splits,
-                                                              fill, Outside::kPad));
+  const bool zero = is_slice || IsZeroConstant(*original.operand(1));
+  ASSIGN_OR_RETURN(HloInstruction * operand,
+                   BuildWindowInput(ctx, original.operand(0), operand_sharding, local, splits, fill,
+                                    zero ? Outside::kZeroPad : Outside::kPad));
   operands.push_back(operand);
   if (!is_slice) operands.push_back(fill);
   ASSIGN_OR_RETURN(Shape local_shape, LocalShape(local, original.shape()));
