@@ -485,6 +485,8 @@ absl::StatusOr<Literal> ShardForDevice(const Literal& full, const HloSharding& s
                       " but the SPMD program's parameter is ", device_shape.ToString(false)));
     }
   }
+  // Padding poisoned: a program must not read it unmasked (runtimes leave it undefined).
+  std::fill(shard.mutable_data()->begin(), shard.mutable_data()->end(), kPaddingPoison);
   if (region.empty()) return shard;
   RETURN_IF_ERROR(
       CopyBox(full, region.offsets, shard, std::vector<int64_t>(sizes.size(), 0), sizes));

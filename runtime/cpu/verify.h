@@ -59,9 +59,15 @@ std::vector<hlo::Literal> RandomArguments(const hlo::HloModule& module, uint64_t
 absl::StatusOr<hlo::HloSharding> LeafSharding(const hlo::HloSharding* sharding,
                                               const hlo::Shape& shape, int64_t leaf);
 
+// Every byte of a shard's padding (ShardForDevice): NaN for floating types, -1 for signed
+// integers, all ones for unsigned ones. Runtimes leave padding undefined, so a partitioned
+// program that reads it unmasked (summing it, say) fails verification instead of passing on
+// zeros.
+inline constexpr uint8_t kPaddingPoison = 0xFF;
+
 // Device `device`'s argument of shape `device_shape` cut from the full array leaf `full` by
-// `sharding`: its region at the origin, zeros elsewhere. Fails when the region does not fit in
-// `device_shape` or the element types differ.
+// `sharding`: its region at the origin, kPaddingPoison elsewhere. Fails when the region does
+// not fit in `device_shape` or the element types differ.
 absl::StatusOr<hlo::Literal> ShardForDevice(const hlo::Literal& full,
                                             const hlo::HloSharding& sharding,
                                             const hlo::Shape& device_shape, int64_t device);

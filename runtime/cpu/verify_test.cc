@@ -59,9 +59,9 @@ TEST(VerifyTest, ShardsAndAssemblesUnevenTiles) {
     ASSERT_TRUE(shard.ok()) << shard.status();
     shards.push_back(*std::move(shard));
   }
-  // Device 3 holds row 6 and a zero padding row.
+  // Device 3 holds row 6 and a poisoned padding row.
   EXPECT_EQ(shards[3].GetDouble(0), full.GetDouble(30));
-  EXPECT_EQ(shards[3].GetDouble(5), 0.0);
+  EXPECT_TRUE(std::isnan(shards[3].GetDouble(5)));
   std::vector<const Literal*> views;
   for (const Literal& s : shards) views.push_back(&s);
   absl::StatusOr<Assembled> back = AssembleFromShards(views, sharding, full_shape);
@@ -286,6 +286,40 @@ TEST(VerifyTest, GivenToleranceIsFinal) {
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_FALSE(result->leaves[0].exact.has_value());
   EXPECT_TRUE(result->ok()) << result->ToString();
+}
+
+// A program that sums its shards' padding (f32[7] on 4 devices: device 3 holds one pad) is
+// caught: the padding is poisoned, where zeros would let the unmasked sum pass.
+TEST(VerifyTest, ReadingShardPaddingIsAMismatch) {
+  const std::string full = R"(
+HloModule full, num_partitions=4
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  p = f32[7] parameter(0), sharding={devices=[4]<=[4]}
+  z = f32[] constant(0)
+  ROOT r = f32[] reduce(p, z), dimensions={0}, to_apply=add, sharding={replicated}
+})";
+  const std::string spmd = R"(
+HloModule spmd, num_partitions=4
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  p = f32[2] parameter(0)
+  z = f32[] constant(0)
+  l = f32[] reduce(p, z), dimensions={0}, to_apply=add
+  ROOT r = f32[] all-reduce(l), channel_id=1, replica_groups={{0,1,2,3}},
+    use_global_device_ids=true, to_apply=add
+})";
+  absl::StatusOr<VerifyResult> result = Verify(full, spmd, 4);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_FALSE(result->ok()) << result->ToString();
 }
 
 TEST(VerifyTest, ReplicatedOutputThatDevicesDisagreeOn) {
