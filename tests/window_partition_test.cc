@@ -402,6 +402,27 @@ TEST(WindowPartitionTest, ConcatenateOnASplitDimPlacesEachOperandsRows) {
   }
 }
 
+// XLA's DoNotPartitionConcatenate: an operand concatenated with itself. Gathering it once (768
+// bytes) and concatenating whole receives less than four halo exchanges (1 KiB), in fewer
+// collectives; the dynamic-slice that reads the result then needs nothing more (it gathered
+// the 2 KiB result before).
+TEST(WindowPartitionTest, ConcatenateOfOneOperandTwiceGathersItOnce) {
+  Partitioned p = Partition(R"(
+HloModule twice, num_partitions=4
+ENTRY main {
+  a = f32[256] parameter(0), sharding={devices=[4]<=[4]}
+  c = f32[512] concatenate(a, a), dimensions={0}, sharding={devices=[4]<=[4]}
+  i = s32[] parameter(1), sharding={replicated}
+  ROOT d = f32[256] dynamic-slice(c, i), dynamic_slice_sizes={256}, sharding={devices=[4]<=[4]}
+})");
+  ASSERT_NE(p.spmd, nullptr);
+  auto counts = Counts(*p.spmd);
+  EXPECT_EQ(counts[HloOpcode::kAllGather], 1) << p.spmd->ToString() << p.explain;
+  EXPECT_EQ(counts[HloOpcode::kCollectivePermute], 0) << p.spmd->ToString();
+  EXPECT_LE(hlo::ComputeModuleStats(*p.spmd).comm_bytes, 768) << p.spmd->ToString();
+  ExpectVerifies(p, 4);
+}
+
 // Reverse along a split dim: shards are reversed locally and swapped with the mirrored block
 // (one collective-permute); uneven shards then need one more to realign.
 TEST(WindowPartitionTest, ReverseSwapsMirroredShards) {

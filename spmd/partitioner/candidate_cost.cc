@@ -1,12 +1,16 @@
 // Candidate costs: each reshard a candidate strategy needs, priced by the planner's plan.
 #include "spmd/partitioner/candidate_cost.h"
 
+#include <algorithm>
+#include <vector>
+
 #include "hlo/status_macros.h"
 
 namespace spmd {
 
 using hlo::HloInstruction;
 using hlo::HloSharding;
+using hlo::Shape;
 
 absl::StatusOr<double> ReshardCost(const HloInstruction* operand, const HloSharding& to,
                                    PartitionContext& ctx) {
@@ -25,6 +29,29 @@ absl::StatusOr<double> ResultCost(const hlo::Shape& shape, const HloSharding& fr
   ASSIGN_OR_RETURN(std::shared_ptr<const ReshardPlan> plan,
                    ctx.planner().Plan(shape, from, to, ctx.num_devices()));
   return plan->cost_us;
+}
+
+const LinkModel& AllDevicesLink(PartitionContext& ctx) {
+  std::vector<int64_t> all(ctx.num_devices());
+  for (int64_t d = 0; d < ctx.num_devices(); ++d) all[d] = d;
+  return ctx.options().device_model.LinkFor({all});
+}
+
+Received ReshardReceived(const Shape& shape, const HloSharding& from, const HloSharding& to,
+                         PartitionContext& ctx) {
+  if (from == to) return {};
+  auto plan = ctx.planner().Plan(shape, from, to, ctx.num_devices());
+  if (!plan.ok()) return Received::Unplannable();
+  return {(*plan)->bytes_received_per_device, (*plan)->cost_us};
+}
+
+Received ReshardReceived(const HloInstruction* operand, const HloSharding& target,
+                         PartitionContext& ctx) {
+  absl::StatusOr<const PartitionedValue*> now = ctx.Get(operand);
+  if (!now.ok()) return Received::Unplannable();
+  const std::vector<HloSharding>& made = ctx.ReshardedShardings(operand);
+  if (std::find(made.begin(), made.end(), target) != made.end()) return {};  // Cached.
+  return ReshardReceived(operand->shape(), (*now)->sharding, target, ctx);
 }
 
 }  // namespace spmd

@@ -3,9 +3,14 @@
 #ifndef SPMD_PARTITIONER_CANDIDATE_COST_H_
 #define SPMD_PARTITIONER_CANDIDATE_COST_H_
 
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+
 #include "absl/status/statusor.h"
 #include "hlo/ir/hlo_instruction.h"
 #include "hlo/sharding/hlo_sharding.h"
+#include "spmd/cost/collective_cost.h"
 #include "spmd/partitioner/partition_context.h"
 
 namespace spmd {
@@ -19,6 +24,34 @@ absl::StatusOr<double> ReshardCost(const hlo::HloInstruction* operand, const hlo
 // The estimated time (us) to reshard an array of `shape` from `from` to `to` (0 when equal).
 absl::StatusOr<double> ResultCost(const hlo::Shape& shape, const hlo::HloSharding& from,
                                   const hlo::HloSharding& to, PartitionContext& ctx);
+
+inline constexpr int64_t kUnplannable = std::numeric_limits<int64_t>::max() / 4;
+inline constexpr double kUnplannableUs = 1e30;
+
+// What a candidate's communication costs one device: the bytes it receives and their estimated
+// time (each collective's latency plus its transfer). Sums saturate at kUnplannable, so a
+// candidate with an unplannable part never looks cheap.
+struct Received {
+  int64_t bytes = 0;
+  double us = 0;
+
+  static Received Unplannable() { return {kUnplannable, kUnplannableUs}; }
+  Received operator+(const Received& o) const {
+    return {std::min(kUnplannable, bytes + o.bytes), std::min(kUnplannableUs, us + o.us)};
+  }
+};
+
+// The link a collective over all devices uses (the conservative one for every term).
+const LinkModel& AllDevicesLink(PartitionContext& ctx);
+
+// What a device receives to bring a value of `shape` from `from` into `to`: the planner's
+// cheapest plan (unplannable when it has none).
+Received ReshardReceived(const hlo::Shape& shape, const hlo::HloSharding& from,
+                         const hlo::HloSharding& to, PartitionContext& ctx);
+// The same for the partitioned `operand` into `target`; nothing when the context already holds
+// it there (a reshard made for an earlier user).
+Received ReshardReceived(const hlo::HloInstruction* operand, const hlo::HloSharding& target,
+                         PartitionContext& ctx);
 
 }  // namespace spmd
 

@@ -60,7 +60,6 @@
 //   f32[8,6,16,3] ..., %k), window={size=3x3 pad=0_0x1_1}
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <optional>
 
 #include "hlo/sharding/device_groups.h"
@@ -69,6 +68,7 @@
 #include "hlo/strings.h"
 #include "spmd/cost/collective_cost.h"
 #include "spmd/cost/device_model.h"
+#include "spmd/partitioner/candidate_cost.h"
 #include "spmd/partitioner/halo_exchange.h"
 #include "spmd/partitioner/handlers.h"
 #include "spmd/partitioner/partition_context.h"
@@ -219,22 +219,6 @@ std::vector<int64_t> WholeOutputDims(const HloInstruction& conv, const HloShardi
   return whole;
 }
 
-constexpr int64_t kUnplannable = std::numeric_limits<int64_t>::max() / 4;
-constexpr double kUnplannableUs = 1e30;
-
-// What a candidate's communication costs one device: the bytes it receives and their estimated
-// time (each collective's latency plus its transfer). Sums saturate at kUnplannable, so a
-// candidate with an unplannable part never looks cheap.
-struct Received {
-  int64_t bytes = 0;
-  double us = 0;
-
-  static Received Unplannable() { return {kUnplannable, kUnplannableUs}; }
-  Received operator+(const Received& o) const {
-    return {std::min(kUnplannable, bytes + o.bytes), std::min(kUnplannableUs, us + o.us)};
-  }
-};
-
 enum class ConvKind {
   kOutputTiles,   // Each device computes its tile of the output (window inputs by halo).
   kContracting,   // The input features split with the kernel's; partial sums all-reduced.
@@ -264,32 +248,6 @@ struct ConvStrategy {
   Received moved;            // `inputs`, the all-reduce and the result's reshard.
   double flops = 0;          // Of the local convolution, per device.
 };
-
-// The link a collective over all devices uses (the conservative one for every term).
-const LinkModel& AllDevicesLink(PartitionContext& ctx) {
-  std::vector<int64_t> all(ctx.num_devices());
-  for (int64_t d = 0; d < ctx.num_devices(); ++d) all[d] = d;
-  return ctx.options().device_model.LinkFor({all});
-}
-
-// What a device receives to bring a value of `shape` from `from` into `to`: the planner's
-// cheapest plan (unplannable when it has none).
-Received ReshardReceived(const Shape& shape, const HloSharding& from, const HloSharding& to,
-                         PartitionContext& ctx) {
-  if (from == to) return {};
-  auto plan = ctx.planner().Plan(shape, from, to, ctx.num_devices());
-  if (!plan.ok()) return Received::Unplannable();
-  return {(*plan)->bytes_received_per_device, (*plan)->cost_us};
-}
-
-Received ReshardReceived(const HloInstruction* operand, const HloSharding& target,
-                         PartitionContext& ctx) {
-  absl::StatusOr<const PartitionedValue*> now = ctx.Get(operand);
-  if (!now.ok()) return Received::Unplannable();
-  const std::vector<HloSharding>& made = ctx.ReshardedShardings(operand);
-  if (std::find(made.begin(), made.end(), target) != made.end()) return {};  // Cached.
-  return ReshardReceived(operand->shape(), (*now)->sharding, target, ctx);
-}
 
 // What a device receives by halo exchange along `split` for an operand of `shape` in
 // `sharding` (nothing when the window is sliced from a whole operand); one exchange.

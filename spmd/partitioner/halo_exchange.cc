@@ -263,6 +263,14 @@ int64_t HaloElements(const HaloGeometry& g) {
 
 int64_t GatherElements(const HaloGeometry& g, int64_t tiles) { return (tiles - 1) * g.shard; }
 
+int64_t HaloHops(const HaloGeometry& g) {
+  if (g.shard == 0) return 0;
+  const int64_t from = -g.left, to = g.shard + g.right;
+  int64_t hops = 0;
+  for (int64_t h = FloorDiv(from, g.shard); h * g.shard < to; ++h) hops += h != 0 ? 1 : 0;
+  return hops;
+}
+
 absl::StatusOr<HloInstruction*> ExchangeHalo(PartitionContext& ctx, HloInstruction* value,
                                              const HloSharding& sharding, const WindowedDim& wd,
                                              const HaloGeometry& g, HloInstruction* pad,

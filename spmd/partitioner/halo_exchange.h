@@ -118,6 +118,8 @@ HaloGeometry KernelBlockGeometry(const WindowedDim& wd, bool paired_reversed = f
 // dimension instead ((tiles-1) shards).
 int64_t HaloElements(const HaloGeometry& g);
 int64_t GatherElements(const HaloGeometry& g, int64_t tiles);
+// The collective-permutes ExchangeHalo uses for `g`: one per neighbour hop.
+int64_t HaloHops(const HaloGeometry& g);
 
 // `value` is the per-device shard of an operand tiled by `sharding`, with `wd.tiles` blocks
 // along wd.dim. Returns each device's window input (g.needed elements along wd.dim from

@@ -25,7 +25,10 @@
 //   with %x in {devices=[2]<=[2]} -> each device adds the neighbouring element to its f32[8]
 //   shard (collective-permute), the outer ends become -inf:
 //   %r.spmd = f32[8] reduce-window(f32[10] ..., %init), window={size=3}
+#include <algorithm>
+#include <memory>
 #include <optional>
+#include <utility>
 
 #include "hlo/ir/custom_call_config.h"
 #include "hlo/sharding/shard_geometry.h"
@@ -462,10 +465,56 @@ HloInstruction* BlockStart(PartitionContext& ctx, const HloSharding& sharding, i
   return ctx.PerDeviceScalar(table);
 }
 
+// Bytes received and collectives used by a way to build a concatenate's operands.
+struct ConcatCost {
+  int64_t bytes = 0;
+  int64_t collectives = 0;
+  void Add(int64_t b, int64_t c) {
+    bytes += b;
+    collectives += b > 0 ? c : 0;
+  }
+};
+
+// The cost of the windowed concatenate (`splits[i]` for operand i, as ChooseWindowInputs chose)
+// and of gathering each distinct operand whole along the dim (`whole_d`) to concatenate locally.
+absl::StatusOr<std::pair<ConcatCost, ConcatCost>> ConcatCosts(
+    const HloInstruction& original, const HloSharding& sharding, const HloSharding& whole_d,
+    const std::vector<WindowSplit>& splits, PartitionContext& ctx) {
+  ConcatCost windowed, gathered;
+  std::vector<const HloInstruction*> seen_whole, seen_split, seen_gathered;
+  auto once = [](std::vector<const HloInstruction*>& seen, const HloInstruction* op) {
+    if (std::find(seen.begin(), seen.end(), op) != seen.end()) return false;
+    seen.push_back(op);
+    return true;
+  };
+  for (size_t i = 0; i < splits.size(); ++i) {
+    const HloInstruction* operand = original.operand(i);
+    if (once(seen_gathered, operand)) {
+      gathered.Add(ReshardReceived(operand, whole_d, ctx).bytes, 1);
+    }
+    const WindowSplit& split = splits[i];
+    if (!split.halo) {
+      if (!once(seen_whole, operand)) continue;
+      windowed.Add(ReshardReceived(operand, whole_d, ctx).bytes, 1);
+      continue;
+    }
+    if (once(seen_split, operand)) {
+      windowed.Add(ReshardReceived(operand, sharding, ctx).bytes, 1);
+    }
+    ASSIGN_OR_RETURN(Shape local, LocalShape(sharding, operand->shape()));
+    const int64_t row = split.geometry.shard == 0 ? 0 : local.byte_size() / split.geometry.shard;
+    windowed.Add(HaloElements(split.geometry) * row, HaloHops(split.geometry));
+  }
+  return std::make_pair(windowed, gathered);
+}
+
 // Concatenate along a split dimension: operand i is the window of size 1 with padding
 // `offset_i` (its place in the result); each device builds its block of every operand's
 // window (halo exchange or local slice) and selects, position by position, the operand that
-// covers it. Without a split concatenate dimension the op runs locally.
+// covers it. When gathering each distinct operand whole along the dimension receives fewer
+// bytes in no more collectives (an operand concatenated with itself: XLA's
+// DoNotPartitionConcatenate), the concatenate runs whole along it instead and its users take
+// their blocks locally. Without a split concatenate dimension the op runs locally.
 absl::Status HandleConcatenate(const HloInstruction& original, const HloSharding& sharding,
                                PartitionContext& ctx) {
   const bool plain = original.shape().IsArray() && original.shape().rank() > 0 &&
@@ -477,37 +526,56 @@ absl::Status HandleConcatenate(const HloInstruction& original, const HloSharding
   const int64_t d = original.dimensions()[0];
   const int64_t rank = original.shape().rank();
   const int64_t tiles = sharding.tile_assignment().dim(d);
-  ASSIGN_OR_RETURN(Shape local, LocalShape(sharding, original.shape()));
-  if (tiles == 1) {
-    std::vector<HloInstruction*> operands;
-    for (const HloInstruction* operand : original.operands()) {
-      ASSIGN_OR_RETURN(HloInstruction * value, ctx.GetInSharding(operand, sharding));
-      operands.push_back(value);
-    }
-    ctx.Set(&original, {CloneWithOperands(original, std::move(local), std::move(operands), ctx),
-                        sharding, original.shape()});
-    return absl::OkStatus();
-  }
   std::vector<int64_t> whole_d_map(rank);
   for (int64_t k = 0; k < rank; ++k) whole_d_map[k] = k == d ? -1 : k;
   ASSIGN_OR_RETURN(HloSharding whole_d,
                    hlo::OperandShardingFromResult(sharding, rank, whole_d_map));
-  HloInstruction* zero = ctx.ScalarConstant(original.shape().element_type(), 0);
-  HloInstruction* block_start = BlockStart(ctx, sharding, d, local.dimensions(d));
-  HloInstruction* result = nullptr;
+  auto local_concat = [&](const HloSharding& in) -> absl::Status {
+    std::vector<HloInstruction*> operands;
+    for (const HloInstruction* operand : original.operands()) {
+      ASSIGN_OR_RETURN(HloInstruction * value, ctx.GetInSharding(operand, in));
+      operands.push_back(value);
+    }
+    ASSIGN_OR_RETURN(Shape local, LocalShape(in, original.shape()));
+    ctx.Set(&original, {CloneWithOperands(original, std::move(local), std::move(operands), ctx),
+                        in, original.shape()});
+    return absl::OkStatus();
+  };
+  if (tiles == 1) return local_concat(sharding);
+  ASSIGN_OR_RETURN(Shape local, LocalShape(sharding, original.shape()));
+  std::vector<WindowSplit> splits;
   int64_t offset = 0;
   for (const HloInstruction* operand : original.operands()) {
     const int64_t size = operand->shape().dimensions(d);
-    std::vector<WindowSplit> splits(1);
-    splits[0].wd = {d, tiles, size, original.shape().dimensions(d), hlo::WindowDimension()};
-    splits[0].wd.window.padding_low = offset;
-    splits[0].output_dim = d;
-    splits[0].window_index = d;
+    std::vector<WindowSplit> split(1);
+    split[0].wd = {d, tiles, size, original.shape().dimensions(d), hlo::WindowDimension()};
+    split[0].wd.window.padding_low = offset;
+    split[0].output_dim = d;
+    split[0].window_index = d;
     ASSIGN_OR_RETURN(const PartitionedValue* now, ctx.Get(operand));
-    ChooseWindowInputs(original, now->sharding, splits, ctx);
+    ChooseWindowInputs(original, now->sharding, split, ctx);
+    splits.push_back(split[0]);
+    offset += size;
+  }
+  ASSIGN_OR_RETURN(auto costs, ConcatCosts(original, sharding, whole_d, splits, ctx));
+  const auto& [windowed, gathered] = costs;
+  if (gathered.bytes < windowed.bytes && gathered.collectives <= windowed.collectives) {
+    ctx.log().lines.push_back(hlo::StrCat(
+        "%", original.name(), ": operands gathered whole along dimension ", d, " (", gathered.bytes,
+        " bytes in ", gathered.collectives, " collectives; windows would receive ",
+        windowed.bytes, " in ", windowed.collectives, ")"));
+    return local_concat(whole_d);
+  }
+  HloInstruction* zero = ctx.ScalarConstant(original.shape().element_type(), 0);
+  HloInstruction* block_start = BlockStart(ctx, sharding, d, local.dimensions(d));
+  HloInstruction* result = nullptr;
+  offset = 0;
+  for (size_t i = 0; i < splits.size(); ++i) {
+    const HloInstruction* operand = original.operand(i);
+    const int64_t size = operand->shape().dimensions(d);
     ASSIGN_OR_RETURN(HloInstruction * piece,
-                     BuildWindowInput(ctx, operand, splits[0].halo ? sharding : whole_d, sharding,
-                                      splits, zero, Outside::kUnused));
+                     BuildWindowInput(ctx, operand, splits[i].halo ? sharding : whole_d, sharding,
+                                      {splits[i]}, zero, Outside::kUnused));
     result = result == nullptr
                  ? piece
                  : ctx.Add(hlo::HloOpcode::kSelect, local,
