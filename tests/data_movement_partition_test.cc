@@ -265,6 +265,25 @@ ENTRY main {
   ExpectVerifies(rows, 16);
 }
 
+// XLA's TileToPartialReplicateHaloExchangeWithPadding: 2 rows split 8 ways (data in the first
+// 2 tiles) wanted split 2 ways: the rows are summed whole by one masked all-reduce (1722 bytes)
+// and each device keeps its row, where gathering all 8 tiles received 3444.
+TEST(ReshardPartitionTest, DataTilesSummedThenSlicedForACoarserSplit) {
+  Partitioned p = Partition(R"(
+HloModule coarser, num_partitions=8
+ENTRY main {
+  x = f32[2,123] parameter(0), sharding={devices=[8,1]<=[8]}
+  ROOT c = f32[2,123] copy(x), sharding={devices=[2,1,4]<=[8] last_tile_dim_replicate}
+})");
+  ASSERT_NE(p.spmd, nullptr);
+  auto counts = Counts(*p.spmd);
+  EXPECT_EQ(counts[HloOpcode::kAllGather], 0) << p.spmd->ToString();
+  EXPECT_EQ(counts[HloOpcode::kAllReduce], 1) << p.spmd->ToString();
+  EXPECT_LE(hlo::ComputeModuleStats(*p.spmd).comm_bytes, 2 * 2 * 123 * 4 * 7 / 8)
+      << p.spmd->ToString();
+  ExpectVerifies(p, 8);
+}
+
 TEST(ReshapePartitionTest, OperandTilesThatMapSurviveAndTheRestAreGathered) {
   Partitioned p = Partition(R"(
 HloModule reshape_operand_tiles, num_partitions=4
