@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "hlo/status_macros.h"
+#include "spmd/partitioner/handlers.h"
 
 namespace spmd {
 
@@ -52,6 +53,22 @@ Received ReshardReceived(const HloInstruction* operand, const HloSharding& targe
   const std::vector<HloSharding>& made = ctx.ReshardedShardings(operand);
   if (std::find(made.begin(), made.end(), target) != made.end()) return {};  // Cached.
   return ReshardReceived(operand->shape(), (*now)->sharding, target, ctx);
+}
+
+Received HaloReceived(const Shape& shape, const HloSharding& sharding, const WindowSplit& split,
+                      PartitionContext& ctx) {
+  if (!split.halo || split.geometry.shard == 0) return {};
+  absl::StatusOr<Shape> local = LocalShape(sharding, shape);
+  if (!local.ok()) return Received::Unplannable();
+  const int64_t bytes = HaloElements(split.geometry) * (local->byte_size() / split.geometry.shard);
+  return {bytes, TransferTimeUs(bytes, AllDevicesLink(ctx))};
+}
+
+Received HalosReceived(const Shape& shape, const HloSharding& sharding,
+                       const std::vector<WindowSplit>& splits, PartitionContext& ctx) {
+  Received moved;
+  for (const WindowSplit& split : splits) moved = moved + HaloReceived(shape, sharding, split, ctx);
+  return moved;
 }
 
 }  // namespace spmd

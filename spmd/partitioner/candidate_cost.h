@@ -6,11 +6,13 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "hlo/ir/hlo_instruction.h"
 #include "hlo/sharding/hlo_sharding.h"
 #include "spmd/cost/collective_cost.h"
+#include "spmd/partitioner/halo_exchange.h"
 #include "spmd/partitioner/partition_context.h"
 
 namespace spmd {
@@ -52,6 +54,14 @@ Received ReshardReceived(const hlo::Shape& shape, const hlo::HloSharding& from,
 // it there (a reshard made for an earlier user).
 Received ReshardReceived(const hlo::HloInstruction* operand, const hlo::HloSharding& target,
                          PartitionContext& ctx);
+
+// What a device receives by halo exchange along `split` for an operand of `shape` in
+// `sharding` (nothing when the window is sliced from a whole operand), timed as one exchange.
+Received HaloReceived(const hlo::Shape& shape, const hlo::HloSharding& sharding,
+                      const WindowSplit& split, PartitionContext& ctx);
+// The halos of every split in `splits` for an operand of `shape` in `sharding`.
+Received HalosReceived(const hlo::Shape& shape, const hlo::HloSharding& sharding,
+                       const std::vector<WindowSplit>& splits, PartitionContext& ctx);
 
 }  // namespace spmd
 

@@ -249,25 +249,6 @@ struct ConvStrategy {
   double flops = 0;          // Of the local convolution, per device.
 };
 
-// What a device receives by halo exchange along `split` for an operand of `shape` in
-// `sharding` (nothing when the window is sliced from a whole operand); one exchange.
-Received HaloReceived(const Shape& shape, const HloSharding& sharding, const WindowSplit& split,
-                      PartitionContext& ctx) {
-  if (!split.halo || split.geometry.shard == 0) return {};
-  absl::StatusOr<Shape> local = LocalShape(sharding, shape);
-  if (!local.ok()) return Received::Unplannable();
-  const int64_t bytes = HaloElements(split.geometry) * (local->byte_size() / split.geometry.shard);
-  return {bytes, TransferTimeUs(bytes, AllDevicesLink(ctx))};
-}
-
-// The halos of every split in `splits` for an operand of `shape` in `sharding`.
-Received HalosReceived(const Shape& shape, const HloSharding& sharding,
-                       const std::vector<WindowSplit>& splits, PartitionContext& ctx) {
-  Received moved;
-  for (const WindowSplit& split : splits) moved = moved + HaloReceived(shape, sharding, split, ctx);
-  return moved;
-}
-
 // The output's replication devices as one more tiled dim (index `rank`), or nullopt when
 // there are none or they do not cover every device (the all-reduce needs them all).
 std::optional<HloSharding> WithReplicationAsTiles(const HloSharding& local, int64_t rank,

@@ -140,7 +140,8 @@ bool IsZeroConstant(const HloInstruction& value) {
     return false;
   }
   const std::vector<uint8_t>& bytes = value.attrs().literal->data();
-  return !bytes.empty() && std::all_of(bytes.begin(), bytes.end(), [](uint8_t b) { return b == 0; });
+  return !bytes.empty() &&
+         std::all_of(bytes.begin(), bytes.end(), [](uint8_t b) { return b == 0; });
 }
 
 bool SplittableWindow(const hlo::WindowDimension& window) {

@@ -61,12 +61,12 @@ struct HaloGeometry {
 
 // What the positions of a window input outside [0, N) must hold.
 enum class Outside {
-  kPad,      // The scalar `pad` (masked in where needed).
-  kZeroPad,  // `pad` is zero: the zeros received from missing neighbours already are, so
-             // only windows over the last shards' padding need a mask.
+  kPad,         // The scalar `pad` (masked in where needed).
+  kZeroPad,     // `pad` is zero: the zeros received from missing neighbours already are, so
+                // only windows over the last shards' padding need a mask.
   kZeroSummed,  // As kZeroPad, and every block's result is summed (a kernel-window split):
                 // the windows of blocks past the kernel (zeroed) must hold no garbage either.
-  kUnused,   // Nothing: the caller overwrites them (concatenate).
+  kUnused,      // Nothing: the caller overwrites them (concatenate).
 };
 
 // Whether `value` is a constant whose every byte is zero (+0 for floats): the zeros a

@@ -107,15 +107,15 @@ absl::StatusOr<HloSharding> PartitionContext::ReplicateDataTileDims(HloInstructi
   // Dims whose data lies in their first k tiles (the others only padding) with 2k < t (else
   // an all-gather moves as little), and that the target splits into fewer tiles (taken whole,
   // each device then slices its tile): e.g. a size-1 dim split 8 ways (k = 1), or 2 rows split
-  // 8 ways (k = 2). Such dims are summed in one all-reduce,
-  // which a dim with data in its first of 2 tiles joins (its buffer does not grow).
+  // 8 ways (k = 2). Such dims are summed in one all-reduce, which a dim with data in the first
+  // of 2 tiles joins (its buffer does not grow).
   std::vector<DataTiles> dims;
   bool worth = false;
   for (int64_t d = 0; d < rank; ++d) {
     const int64_t n = base_shape.dimensions(d), t = (*from_tiles)[d];
     const int64_t c = (n + t - 1) / t;
     const int64_t k = c == 0 ? 0 : (n + c - 1) / c;
-    if ((*to_tiles)[d] >= t || k == 0 || k >= t || (2 * k >= t && k != 1)) continue;
+    if ((*to_tiles)[d] >= t || k == 0 || (2 * k >= t && k != 1)) continue;
     dims.push_back({d, c, k, n});
     worth |= 2 * k < t;
   }

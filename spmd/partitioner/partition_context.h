@@ -212,8 +212,8 @@ class PartitionContext {
   // Before a reshard from `from` to `to`: the dims whose data lies in their first k of t
   // tiles with 2k < t (a size-1 dim split 8 ways, k = 1), and that `to` splits into fewer
   // tiles, are replicated by one masked all-reduce (SumDataTiles) instead of all-gathers of
-  // mostly padding (the reshard then slices); a dim with data in the first of 2 tiles joins. Replaces `value` and returns
-  // its new sharding (`from` when nothing applies).
+  // mostly padding (the reshard then slices); a dim with data in the first of 2 tiles joins.
+  // Replaces `value` and returns its new sharding (`from` when nothing applies).
   absl::StatusOr<hlo::HloSharding> ReplicateDataTileDims(hlo::HloInstruction*& value,
                                                         const hlo::Shape& base_shape,
                                                         const hlo::HloSharding& from,

@@ -501,9 +501,8 @@ absl::StatusOr<std::pair<ConcatCost, ConcatCost>> ConcatCosts(
     if (once(seen_split, operand)) {
       windowed.Add(ReshardReceived(operand, sharding, ctx).bytes, 1);
     }
-    ASSIGN_OR_RETURN(Shape local, LocalShape(sharding, operand->shape()));
-    const int64_t row = split.geometry.shard == 0 ? 0 : local.byte_size() / split.geometry.shard;
-    windowed.Add(HaloElements(split.geometry) * row, HaloHops(split.geometry));
+    windowed.Add(HaloReceived(operand->shape(), sharding, split, ctx).bytes,
+                 HaloHops(split.geometry));
   }
   return std::make_pair(windowed, gathered);
 }
