@@ -169,6 +169,70 @@ ENTRY main {
   ExpectCatchesWrongProgram(kSubgroupReduce, kWrong, 4);
 }
 
+// Reducing a split dim inside manual subgroups: each device reduces its own block and the
+// partial results are combined inside its manual group, never gathered first.
+constexpr char kSubgroupSplitReduce[] = R"(
+HloModule subgroup_split, num_partitions=4
+sum {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY main {
+  z = f32[] constant(1), sharding={devices=[2,2]<=[4] last_tile_dims={replicated, manual}}
+  p = f32[5,6] parameter(0), sharding={devices=[2,1,2]<=[4] last_tile_dims={manual}}
+  ROOT r = f32[6] reduce(p, z), dimensions={0}, to_apply=sum,
+    sharding={devices=[1,2,2]<=[4] last_tile_dims={replicated, manual}}
+})";
+
+TEST(ManualPartitionTest, SplitReducedDimInsideSubgroupsSumsPartials) {
+  absl::StatusOr<std::unique_ptr<hlo::HloModule>> spmd = Partition(kSubgroupSplitReduce);
+  ASSERT_TRUE(spmd.ok()) << spmd.status();
+  const std::string text = (*spmd)->ToString();
+  EXPECT_EQ(text.find("all-gather"), std::string::npos) << text;
+  EXPECT_NE(text.find("all-reduce"), std::string::npos) << text;
+  EXPECT_EQ(text.find("f32[5,6]"), std::string::npos) << text;
+  absl::StatusOr<runtime::VerifyResult> result = Verify(kSubgroupSplitReduce, **spmd, 4);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_TRUE(result->ok()) << result->ToString() << text;
+}
+
+// A variadic (argmax) reduce inside manual subgroups: local argmax on each block, then the
+// partial pairs gathered inside each group and reduced again.
+constexpr char kSubgroupArgmax[] = R"(
+HloModule subgroup_argmax, num_partitions=4
+argmax {
+  lv = f32[] parameter(0)
+  li = s32[] parameter(1)
+  rv = f32[] parameter(2)
+  ri = s32[] parameter(3)
+  gt = pred[] compare(lv, rv), direction=GT
+  v = f32[] select(gt, lv, rv)
+  i = s32[] select(gt, li, ri)
+  ROOT t = (f32[], s32[]) tuple(v, i)
+}
+ENTRY main {
+  x = f32[28,12] parameter(0), sharding={devices=[1,2,2]<=[4] last_tile_dims={manual}}
+  y = s32[28,12] parameter(1), sharding={devices=[1,2,2]<=[4] last_tile_dims={manual}}
+  a = f32[] parameter(2), sharding={devices=[2,2]<=[4] last_tile_dims={replicated, manual}}
+  b = s32[] parameter(3), sharding={devices=[2,2]<=[4] last_tile_dims={replicated, manual}}
+  ROOT r = (f32[28], s32[28]) reduce(x, y, a, b), dimensions={1}, to_apply=argmax,
+    sharding={{devices=[1,2,2]<=[4] last_tile_dims={replicated, manual}},
+              {devices=[1,2,2]<=[4] last_tile_dims={replicated, manual}}}
+})";
+
+TEST(ManualPartitionTest, VariadicReduceInsideSubgroupsReducesLocally) {
+  absl::StatusOr<std::unique_ptr<hlo::HloModule>> spmd = Partition(kSubgroupArgmax);
+  ASSERT_TRUE(spmd.ok()) << spmd.status();
+  const std::string text = (*spmd)->ToString();
+  EXPECT_EQ(text.find("f32[28,12]"), std::string::npos) << text;
+  EXPECT_NE(text.find("f32[2,28]"), std::string::npos) << text;
+  EXPECT_EQ(text.find("{0,2}"), std::string::npos) << text;
+  absl::StatusOr<runtime::VerifyResult> result = Verify(kSubgroupArgmax, **spmd, 4);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_TRUE(result->ok()) << result->ToString() << text;
+}
+
 // shard_map over one mesh axis: enter manual subgroups of 4 groups x 2 devices, tile the
 // group's value inside each group, and leave to a plain tiling. f = x * x.
 TEST(ManualPartitionTest, PartialManualRegionEntersTilesAndLeaves) {

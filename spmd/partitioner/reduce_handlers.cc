@@ -41,7 +41,24 @@ absl::StatusOr<HloSharding> DropDims(const HloSharding& sharding, const std::vec
   }
   ASSIGN_OR_RETURN(hlo::TileAssignment reshaped, ta.Reshape(new_dims));
   if (sharding.replicate_on_last_tile_dim()) return HloSharding::PartialTile(std::move(reshaped));
-  return HloSharding::Tile(std::move(reshaped));
+  return HloSharding::Subgroup(std::move(reshaped), sharding.subgroup_types());
+}
+
+// Whether the subgroup dims of tiled `sharding` are replication or manual groups only (a
+// reduce inside manual subgroups runs in each group as it would alone).
+bool ReplicatedOrManualSubgroups(const HloSharding& sharding) {
+  for (hlo::OpShardingType type : sharding.subgroup_types()) {
+    if (type != hlo::OpShardingType::kReplicated && type != hlo::OpShardingType::kManual) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// The inits' sharding: replicated, or whole inside each manual group of `in_sharding`.
+absl::StatusOr<HloSharding> InitSharding(const HloSharding& in_sharding) {
+  if (!in_sharding.HasManualSubgroup()) return HloSharding::Replicate();
+  return hlo::WholeInManualSubgroups(in_sharding, 0);
 }
 
 // The operands of a reduce of `n` arrays in `sharding`, then their inits in `init_sharding`.
@@ -113,11 +130,16 @@ absl::Status HandleReduce(const HloInstruction& original, const HloSharding& sha
   const int64_t n = original.operand_count() / 2;
   ASSIGN_OR_RETURN(const PartitionedValue* input, ctx.Get(original.operand(0)));
   HloSharding in_sharding = input->sharding;
+  // Inside a manual region the reduce runs as written, unless its operand is split inside
+  // manual subgroups: then each group reduces its blocks as a whole program would.
+  if (RunsAsWritten(original, sharding) && !in_sharding.HasManualSubgroup()) {
+    return HandleManual(original, sharding, ctx);
+  }
   if (in_sharding.kind() == HloSharding::Kind::kMaximal) {
     return ReduceOnOneDevice(original, in_sharding, ctx);
   }
-  // Tiled, possibly with a last_tile_dim_replicate subgroup; other subgroups go replicated.
-  if (!in_sharding.IsTiled() || !in_sharding.subgroup_types().empty()) {
+  // Tiled, possibly with replicated and manual subgroups; other subgroups go replicated.
+  if (!in_sharding.IsTiled() || !ReplicatedOrManualSubgroups(in_sharding)) {
     return FallBackToReplicated(original, sharding, ctx,
                                 "the reduced operand has subgroups other than replication");
   }
@@ -143,8 +165,9 @@ absl::Status HandleReduce(const HloInstruction& original, const HloSharding& sha
     ASSIGN_OR_RETURN(in_sharding, hlo::PartiallyReplicate(in_sharding, split_reduced));
     split_reduced.clear();
   }
+  ASSIGN_OR_RETURN(HloSharding init_sharding, InitSharding(in_sharding));
   ASSIGN_OR_RETURN(std::vector<HloInstruction*> operands,
-                   ReduceOperands(original, in_sharding, HloSharding::Replicate(), ctx));
+                   ReduceOperands(original, in_sharding, init_sharding, ctx));
   HloInstruction* init = operands[1];
   const std::vector<HloInstruction*> init_operands(operands.begin() + n, operands.end());
   // Split reductions start from the identity, mask padding with it, and take the init once.

@@ -95,11 +95,12 @@ HloSharding InferredSharding(const HloInstruction& instr, const PartitionContext
 
 // The handler for `instr`: its family's, except that a manual instruction runs as written.
 // Parameters, tuples, get-tuple-element and custom-calls keep their own handlers (they
-// handle manual leaves and the manual custom-calls themselves).
+// handle manual leaves and the manual custom-calls themselves); so does reduce, whose operand
+// may be split inside the manual subgroups of a result that is whole in them.
 PartitionHandler HandlerFor(const HloInstruction& instr, const HloSharding& sharding) {
   static constexpr hlo::HloOpcode kOwnManualHandling[] = {
       hlo::HloOpcode::kParameter, hlo::HloOpcode::kTuple, hlo::HloOpcode::kGetTupleElement,
-      hlo::HloOpcode::kCustomCall};
+      hlo::HloOpcode::kCustomCall, hlo::HloOpcode::kReduce};
   const bool own = std::find(std::begin(kOwnManualHandling), std::end(kOwnManualHandling),
                              instr.opcode()) != std::end(kOwnManualHandling);
   return !own && RunsAsWritten(instr, sharding) ? &HandleManual
