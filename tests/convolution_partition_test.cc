@@ -166,6 +166,26 @@ ENTRY main {
   ExpectVerifies(p, 8);
 }
 
+// XLA's PartitionConvWithFeatureGroupCountAlignWithOutputPartial: computed in the input's
+// split, the result's reshard first slices locally (each device keeps a half of its features),
+// then permutes. Computing only that half moves the same bytes at half the FLOPs.
+TEST(ConvolutionPartitionTest, AlignedResultIsComputedWhereItsReshardSlices) {
+  Partitioned p = Partition(R"(
+HloModule fgc_out, num_partitions=8
+ENTRY main {
+  x = f32[4,275,16] parameter(0), sharding={devices=[1,1,2,4]<=[8] last_tile_dim_replicate}
+  k = f32[1,275,16] parameter(1), sharding={devices=[1,1,2,4]<=[8] last_tile_dim_replicate}
+  ROOT c = f32[5,4,16] convolution(x, k), window={size=275 pad=2_2}, dim_labels=b0f_i0o->0bf,
+    feature_group_count=16, sharding={devices=[1,1,4,2]<=[2,4]T(1,0) last_tile_dim_replicate}
+})");
+  ASSERT_NE(p.spmd, nullptr);
+  const hlo::ModuleStats stats = hlo::ComputeModuleStats(*p.spmd);
+  // The quarter of the result each device keeps: 5*4*4 outputs of 275 multiply-adds.
+  EXPECT_LE(stats.flops, 2 * 5 * 4 * 4 * 275) << p.explain << p.spmd->ToString();
+  EXPECT_LE(stats.comm_bytes, 320) << p.spmd->ToString();
+  ExpectVerifies(p, 8);
+}
+
 // XLA's TiledDot: a dot written as a convolution, its contracting dim split on both operands
 // and the result replicated. Gathering both operands moves fewer bytes (48 KiB against the
 // 128 KiB all-reduce) but takes two collectives and twice the FLOPs; the choice is by

@@ -55,6 +55,18 @@ Received ReshardReceived(const HloInstruction* operand, const HloSharding& targe
   return ReshardReceived(operand->shape(), (*now)->sharding, target, ctx);
 }
 
+std::optional<HloSharding> SlicedTowards(const Shape& shape, const HloSharding& from,
+                                         const HloSharding& to, PartitionContext& ctx) {
+  if (from == to) return std::nullopt;
+  auto plan = ctx.planner().Plan(shape, from, to, ctx.num_devices());
+  if (!plan.ok()) return std::nullopt;
+  const std::vector<ReshardStep>& steps = (*plan)->steps;
+  size_t sliced = 0;
+  while (sliced < steps.size() && steps[sliced].kind == ReshardStepKind::kDynamicSlice) ++sliced;
+  if (sliced == 0 || sliced == steps.size()) return std::nullopt;
+  return steps[sliced - 1].sharding;
+}
+
 Received HaloReceived(const Shape& shape, const HloSharding& sharding, const WindowSplit& split,
                       PartitionContext& ctx) {
   if (!split.halo || split.geometry.shard == 0) return {};

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -54,6 +55,15 @@ Received ReshardReceived(const hlo::Shape& shape, const hlo::HloSharding& from,
 // it there (a reshard made for an earlier user).
 Received ReshardReceived(const hlo::HloInstruction* operand, const hlo::HloSharding& target,
                          PartitionContext& ctx);
+
+// The sharding a value of `shape` reaches from `from` by the local dynamic-slices that lead the
+// planner's plan to `to`, when there are such steps and more follow: computing a result there
+// instead of in `from` does less work and leaves the same collectives to reach `to`.
+//   from {devices=[1,2,4]<=[8] last_tile_dim_replicate}, to {devices=[1,4,2]<=[2,4]T(1,0) ...}
+//     => {devices=[1,4,2]<=[2,2,2]T(0,2,1) last_tile_dim_replicate} (then one permute)
+std::optional<hlo::HloSharding> SlicedTowards(const hlo::Shape& shape,
+                                              const hlo::HloSharding& from,
+                                              const hlo::HloSharding& to, PartitionContext& ctx);
 
 // What a device receives by halo exchange along `split` for an operand of `shape` in
 // `sharding` (nothing when the window is sliced from a whole operand), timed as one exchange.

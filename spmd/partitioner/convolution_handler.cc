@@ -706,7 +706,7 @@ constexpr double kTimeTolerance = 0.05;
 
 // All strategies (for the requested sharding, then for result shardings aligned with the
 // operands), each logged with its bytes and estimated time; chosen: the fewest bytes (then the
-// first) among those within kTimeTolerance of the least estimated time.
+// least time, then the first) among those within kTimeTolerance of the least estimated time.
 absl::StatusOr<ConvStrategy> ChooseStrategy(const HloInstruction& conv, const HloSharding& sharding,
                                             PartitionContext& ctx) {
   std::vector<ConvStrategy> all;
@@ -719,6 +719,12 @@ absl::StatusOr<ConvStrategy> ChooseStrategy(const HloInstruction& conv, const Hl
       if (Tiles(sharding, d) == 1) continue;
       absl::StatusOr<HloSharding> whole = hlo::PartiallyReplicate(sharding, {d});
       if (whole.ok()) others.push_back(*std::move(whole));
+    }
+  }
+  // Each of those computed only where the way to the requested sharding slices it locally.
+  for (size_t i = 0, n = others.size(); i < n; ++i) {
+    if (std::optional<HloSharding> sliced = SlicedTowards(conv.shape(), others[i], sharding, ctx)) {
+      others.push_back(*std::move(sliced));
     }
   }
   for (size_t i = 0; i < others.size(); ++i) {
@@ -738,7 +744,10 @@ absl::StatusOr<ConvStrategy> ChooseStrategy(const HloInstruction& conv, const Hl
   size_t best = all.size();
   for (size_t i = 0; i < all.size(); ++i) {
     if (us[i] > least * (1 + kTimeTolerance)) continue;
-    if (best == all.size() || all[i].moved.bytes < all[best].moved.bytes) best = i;
+    if (best == all.size() || all[i].moved.bytes < all[best].moved.bytes ||
+        (all[i].moved.bytes == all[best].moved.bytes && us[i] < us[best])) {
+      best = i;
+    }
   }
   if (all.size() > 1) {
     std::string line = hlo::StrCat("convolution %", conv.name(), ": ");
