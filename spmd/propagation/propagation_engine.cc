@@ -177,24 +177,26 @@ bool PropagationEngine::UpdateSide(const RuleEdge& edge, int64_t side,
   if (!SideShape(edge, side).IsArray()) return false;
   std::vector<Proposal> proposals = Proposals(edge, side, seen);
   if (target.hold == Hold::kFixed) {
-    // A default-replicated root yields only to a manual region.
-    proposals.erase(std::remove_if(proposals.begin(), proposals.end(),
-                                   [](const Proposal& p) {
-                                     return !IsManual(p.sharding) &&
-                                            !p.sharding.HasManualSubgroup();
-                                   }),
-                    proposals.end());
-    // It replaces the default outright: a manual value has no more data tiles than the
-    // replicated default, so ChooseSharding would keep the default (and each device's own
-    // value would leave as if it were everyone's).
-    if (!proposals.empty()) {
+    // A default-replicated root: a manual region claims it outright. A manual value has no
+    // more data tiles than the replicated default, so ChooseSharding would keep the default
+    // (and each device's own value would leave as if it were everyone's).
+    const auto manual = std::find_if(proposals.begin(), proposals.end(), [](const Proposal& p) {
+      return IsManual(p.sharding) || p.sharding.HasManualSubgroup();
+    });
+    if (manual != proposals.end()) {
       Record(edge, side,
-             Choice{proposals.front().sharding,
-                    {proposals.front().source},
-                    "a manual region claims the unannotated root"});
+             Choice{manual->sharding, {manual->source}, "a manual region claims the unannotated root"});
       target.default_root = false;
       return true;
     }
+    // A loop's state that the root returns is freed by other proposals: held replicated, the
+    // loop would gather it on every iteration. The root itself stays unannotated (replicated:
+    // the partitioner gathers the state once, after the loop, as XLA's propagation has it).
+    // Other values joined to the root stay replicated, so that their handlers choose how to
+    // produce a replicated result (e.g. a convolution computed split and gathered, or not).
+    if (proposals.empty() || !target.loop_carried) return false;
+    target.hold = Hold::kFree;
+    target.default_root = false;
   }
   if (proposals.empty()) return false;
   std::optional<Choice> choice = ChooseSharding(

@@ -32,6 +32,7 @@ struct ClassState {
   Hold hold = Hold::kFree;
   std::vector<bool> open_dims;  // kRefinable: dims propagation may still split.
   bool default_root = false;     // See UserSharding::default_root.
+  bool loop_carried = false;     // A while loop's state (in the class of a while's leaf).
   int64_t sideways_moves = 0;    // Changes to a sharding with as many tiles (ChooseSharding).
   // Provenance: the user shardings it derives from; the instruction whose rule produced it and
   // the values it came from through that rule (empty for a user sharding); the rule, the

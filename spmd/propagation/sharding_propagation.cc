@@ -42,6 +42,14 @@ std::vector<ClassState> InitialStates(const hlo::HloModule& module, const ValueC
     states[c].annotations = {user[c]->source};
     states[c].how = "annotation";
   }
+  for (const auto& comp : module.computations()) {
+    for (const auto& instr : comp->instructions()) {
+      if (instr->opcode() != HloOpcode::kWhile) continue;
+      for (int64_t k = 0; k < instr->shape().leaf_count(); ++k) {
+        states[classes.ClassOf(instr.get(), k)].loop_carried = true;
+      }
+    }
+  }
   return states;
 }
 

@@ -295,6 +295,53 @@ ENTRY e {
   EXPECT_EQ(S("g"), "{devices=[2,1]<=[2]}");
 }
 
+// XLA's PropagateThroughSingleUsers: an unannotated root returns a loop's state. Held
+// replicated by the root, the loop would gather it on every iteration; instead the state keeps
+// the body's split and only the root (left unannotated, so replicated) gathers it, once.
+TEST_F(PropagationTest, LoopStateReturnedByTheRootStaysSplitInTheLoop) {
+  Propagate(R"(HloModule m, num_partitions=2
+cond {
+  cp = (s32[], f32[8,4]) parameter(0)
+  i = s32[] get-tuple-element(cp), index=0
+  n = s32[] constant(3)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  bp = (s32[], f32[8,4]) parameter(0)
+  i = s32[] get-tuple-element(bp), index=0
+  one = s32[] constant(1)
+  next = s32[] add(i, one)
+  v = f32[8,4] get-tuple-element(bp), index=1
+  a = f32[8,4] negate(v), sharding={devices=[2,1]<=[2]}
+  nv = f32[8,4] negate(a)
+  ROOT t = (s32[], f32[8,4]) tuple(next, nv)
+}
+ENTRY e {
+  p = f32[8,4] parameter(0)
+  c = f32[8,4] copy(p)
+  zero = s32[] constant(0)
+  init = (s32[], f32[8,4]) tuple(zero, c)
+  w = (s32[], f32[8,4]) while(init), condition=cond, body=body
+  ROOT g = f32[8,4] get-tuple-element(w), index=1
+})");
+  EXPECT_EQ(S("nv"), "{devices=[2,1]<=[2]}");
+  EXPECT_EQ(S("w"), "{{replicated}, {devices=[2,1]<=[2]}}");
+  EXPECT_EQ(S("g"), "none");
+}
+
+// A value the root returns outside any loop stays replicated with the root: its own handler
+// then chooses how to produce it whole.
+TEST_F(PropagationTest, ValueReturnedByTheRootOutsideLoopsStaysReplicated) {
+  Propagate(R"(HloModule m, num_partitions=2
+ENTRY e {
+  p = f32[8,4] parameter(0), sharding={devices=[2,1]<=[2]}
+  n = f32[8,4] negate(p)
+  ROOT t = (f32[8,4]) tuple(n)
+})");
+  EXPECT_EQ(S("n"), "none");
+  EXPECT_EQ(S("t"), "none");
+}
+
 TEST_F(PropagationTest, UnspecifiedDimsAreRefinedAndSpecifiedDimsKept) {
   Propagate(R"(HloModule m, num_partitions=4
 ENTRY e {
