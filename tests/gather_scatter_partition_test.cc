@@ -321,6 +321,31 @@ ENTRY main {
   ExpectVerifies(p, 4);
 }
 
+// XLA's ScatterExplicitBatchDimsFromOperandToResult: the operand split along both batching
+// dims, its scattered dim and its window dim, the result wanted whole. Keeping the batching and
+// scattered splits (indices shifted into shards) and gathering the window dim ties in estimated
+// time with gathering the batching dims too; the smaller local scatter wins the tie.
+TEST(ScatterPartitionTest, EqualPlansPreferTheSmallerLocalScatter) {
+  Partitioned p = Partition(std::string("HloModule scatter, num_partitions=16\n") + R"(
+mn {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] minimum(a, b)
+}
+ENTRY main {
+  x = f32[10,6,14,4] parameter(0), sharding={devices=[2,2,2,2]<=[16]}
+  i = s32[14,10,6,2] parameter(1), sharding={replicated}
+  u = f32[14,10,6,2] parameter(2), sharding={replicated}
+  ROOT s = f32[10,6,14,4] scatter(x, i, u), update_window_dims={3}, inserted_window_dims={1},
+    scatter_dims_to_operand_dims={1,3}, input_batching_dims={0,2},
+    scatter_indices_batching_dims={1,0}, index_vector_dim=3, to_apply=mn, sharding={replicated}
+})");
+  ASSERT_NE(p.spmd, nullptr);
+  EXPECT_NE(p.spmd->ToString().find("f32[5,3,7,4] scatter("), std::string::npos)
+      << p.explain << p.spmd->ToString();
+  ExpectVerifies(p, 16);
+}
+
 TEST(ScatterPartitionTest, IndexSplitWithNonCommutativeCombinerFallsBack) {
   // "Replace" (the combiner returns the update) cannot combine partials: the updates are
   // gathered and the scatter runs whole.

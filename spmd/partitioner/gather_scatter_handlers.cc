@@ -190,14 +190,21 @@ double MaskedAllReduceCost(const MaskedOperand& masked, int64_t bytes, Partition
   return EstimateCollective(CollectiveKind::kAllReduce, bytes, group, ctx.planner().link()).time_us;
 }
 
-// Picks the cheapest plan (ties: the smaller local result, then the earlier candidate) and logs
-// the table.
+// Estimated times this close count as equal: the same collectives summed in another order
+// differ in their last digits, and the smaller local result should then decide.
+constexpr double kPlanTimeTolerance = 1e-6;
+
+// Picks the plan with the smallest local result among those within kPlanTimeTolerance of the
+// least time (ties: the lesser time, then the earlier candidate) and logs the table.
 const LocalPlan* Choose(const std::vector<LocalPlan>& plans, const HloInstruction& original,
                         PartitionContext& ctx) {
+  double least = plans.front().cost_us;
+  for (const LocalPlan& p : plans) least = std::min(least, p.cost_us);
   const LocalPlan* best = nullptr;
   for (const LocalPlan& p : plans) {
-    if (best == nullptr || p.cost_us < best->cost_us ||
-        (p.cost_us == best->cost_us && p.local_elements < best->local_elements)) {
+    if (p.cost_us > least * (1 + kPlanTimeTolerance)) continue;
+    if (best == nullptr || p.local_elements < best->local_elements ||
+        (p.local_elements == best->local_elements && p.cost_us < best->cost_us)) {
       best = &p;
     }
   }
