@@ -418,8 +418,9 @@ std::optional<FactorRule> Gather(const HloInstruction& instr) {
 
 // scatter(operand, indices, updates) with one operand: an operand dim the update window covers
 // whole passes between the operand, its update window dim and the result; the batching dims
-// pass between operand, indices, updates and result; everything else stays whole (splitting
-// the scatter dims of indices and updates would need the combiner to merge partial results).
+// pass between operand, indices, updates and result; the other scatter dims pair the indices
+// with the updates like a contracting dim (split alike on both, partial results the combiner
+// merges; XLA's scatter update-to-index propagation); everything else stays whole.
 std::optional<FactorRule> Scatter(const HloInstruction& instr) {
   if (!AllArrays(instr) || instr.operand_count() != 3 ||
       !instr.attrs().scatter_dimension_numbers.has_value()) {
@@ -435,7 +436,7 @@ std::optional<FactorRule> Scatter(const HloInstruction& instr) {
   FactorRuleBuilder b("scatter", 3);
   for (size_t k = 0; k < index_batch.size(); ++k) {
     std::vector<int64_t> dims = {-1, index_batch[k], scatter_dims[k], -1};
-    Kind kind = Kind::kNeedReplication;
+    Kind kind = Kind::kContracting;
     for (size_t i = 0; i < sc.scatter_indices_batching_dims.size(); ++i) {
       if (sc.scatter_indices_batching_dims[i] == index_batch[k] && i < sc.input_batching_dims.size()) {
         dims[0] = dims[3] = sc.input_batching_dims[i];

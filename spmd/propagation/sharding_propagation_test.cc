@@ -342,6 +342,27 @@ ENTRY e {
   EXPECT_EQ(S("t"), "none");
 }
 
+// XLA's ScatterUpdateToIndex_RankMismatch: the updates' split scatter dims reach the indices
+// (paired like a contracting dim), so their copy runs on its slice, not whole.
+TEST_F(PropagationTest, ScatterUpdatesSplitTheirIndicesAlike) {
+  Propagate(R"(HloModule m, num_partitions=8
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[1,24,24,24,3,3] parameter(0), sharding={replicated}
+  p = s32[1,24,24,24,5] parameter(1), sharding={replicated}
+  i = s32[1,24,24,24,5] copy(p)
+  u = f32[1,24,24,24,3] parameter(2), sharding={devices=[1,2,2,2,1]<=[8]}
+  ROOT s = f32[1,24,24,24,3,3] scatter(x, i, u), update_window_dims={4},
+    inserted_window_dims={0,1,2,3,4}, scatter_dims_to_operand_dims={0,1,2,3,4},
+    index_vector_dim=4, to_apply=add, sharding={replicated}
+})");
+  EXPECT_EQ(S("i"), "{devices=[1,2,2,2,1]<=[8]}");
+}
+
 TEST_F(PropagationTest, UnspecifiedDimsAreRefinedAndSpecifiedDimsKept) {
   Propagate(R"(HloModule m, num_partitions=4
 ENTRY e {
