@@ -346,6 +346,62 @@ ENTRY main {
   ExpectVerifies(p, 16);
 }
 
+// Indices built from iotas address each operand row at its own position (XLA's index-parallel
+// dims): the operand splits like the indices, and every device gathers from its own rows. Two
+// iota pieces of a concatenate, and one implicit iota over 7 rows on 4 devices (uneven).
+TEST(GatherPartitionTest, IotaIndicesSplitTheOperandLikeABatch) {
+  Partitioned p = Partition(R"(
+HloModule gather, num_partitions=4
+ENTRY main {
+  x = f32[8,6,3] parameter(0), sharding={devices=[2,2,1]<=[4]}
+  r = s32[8] iota(), iota_dimension=0
+  c = s32[6] iota(), iota_dimension=0
+  rb = s32[8,6,1] broadcast(r), dimensions={0}
+  cb = s32[8,6,1] broadcast(c), dimensions={1}
+  i = s32[8,6,2] concatenate(rb, cb), dimensions={2}, sharding={devices=[2,2,1]<=[4]}
+  ROOT g = f32[8,6,3] gather(x, i), offset_dims={2}, collapsed_slice_dims={0,1},
+    start_index_map={0,1}, index_vector_dim=2, slice_sizes={1,1,3},
+    sharding={devices=[2,2,1]<=[4]}
+})");
+  ASSERT_NE(p.spmd, nullptr);
+  EXPECT_EQ(hlo::ComputeModuleStats(*p.spmd).comm_bytes, 0) << p.explain << p.spmd->ToString();
+  ExpectVerifies(p, 4);
+  Partitioned uneven = Partition(R"(
+HloModule gather, num_partitions=4
+ENTRY main {
+  x = f32[7,5] parameter(0), sharding={devices=[4,1]<=[4]}
+  i = s32[7] iota(), iota_dimension=0, sharding={devices=[4]<=[4]}
+  ROOT g = f32[7,5] gather(x, i), offset_dims={1}, collapsed_slice_dims={0},
+    start_index_map={0}, index_vector_dim=1, slice_sizes={1,5}, sharding={devices=[4,1]<=[4]}
+})");
+  ASSERT_NE(uneven.spmd, nullptr);
+  EXPECT_EQ(hlo::ComputeModuleStats(*uneven.spmd).comm_bytes, 0) << uneven.spmd->ToString();
+  ExpectVerifies(uneven, 4);
+}
+
+// The scatter form, 7 rows on 4 devices: each device adds its updates into its own rows; the
+// padding rows of the last shard land in the operand's padding, never in a real row.
+TEST(ScatterPartitionTest, IotaIndicesSplitTheOperandLikeABatch) {
+  Partitioned p = Partition(R"(
+HloModule scatter, num_partitions=4
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY main {
+  x = f32[7,5] parameter(0), sharding={devices=[4,1]<=[4]}
+  i = s32[7,1] iota(), iota_dimension=0, sharding={devices=[4,1]<=[4]}
+  u = f32[7,5] parameter(1), sharding={devices=[4,1]<=[4]}
+  ROOT s = f32[7,5] scatter(x, i, u), update_window_dims={1}, inserted_window_dims={0},
+    scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add,
+    sharding={devices=[4,1]<=[4]}
+})");
+  ASSERT_NE(p.spmd, nullptr);
+  EXPECT_EQ(hlo::ComputeModuleStats(*p.spmd).comm_bytes, 0) << p.explain << p.spmd->ToString();
+  ExpectVerifies(p, 4);
+}
+
 TEST(ScatterPartitionTest, IndexSplitWithNonCommutativeCombinerFallsBack) {
   // "Replace" (the combiner returns the update) cannot combine partials: the updates are
   // gathered and the scatter runs whole.

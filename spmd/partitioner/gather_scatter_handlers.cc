@@ -5,7 +5,10 @@
 //     not collapsed; a start index there is clamped to 0): operand passthrough;
 //   - a batch dimension (an indices dimension other than index_vector_dim): index parallel; when
 //     the indices dimension is an explicit batching dimension, the matching operand batching
-//     dimension is split alike, otherwise the operand is replicated across those devices.
+//     dimension is split alike, otherwise the operand is replicated across those devices;
+//     so is an indexed operand dimension that the indices address by an iota along that
+//     indices dimension (IotaIndexedDims: XLA's index-parallel dims), whose local indices are
+//     then a local iota.
 // A candidate is a result sharding over those dimensions; the operand and indices shardings
 // follow from it (OperandShardingFromResult), so one device's tiles always belong together. The
 // candidates are the wanted sharding, the operand's and the indices' current shardings seen
@@ -16,7 +19,8 @@
 // Scatter mirrors this over the updates' dimensions: update window dimensions that cover a
 // whole operand dimension (not inserted; indexed or not, as such a window is in bounds only at
 // start 0, on the whole operand and on every shard alike) split the operand alike; update scatter
-// dimensions of explicit batching dimensions split the operand's batching dimension alike. An
+// dimensions of explicit batching dimensions (or of iota-addressed ones) split the operand's
+// batching (or addressed) dimension alike. An
 // update scatter dimension without a batching partner can be split only when the combiner is a
 // single commutative op with an identity (add, multiply, maximum, minimum, and, or) and there is
 // one operand: devices then scatter their updates (padding masked to the identity) into an
@@ -235,6 +239,7 @@ struct GatherMaps {
   std::vector<int64_t> output_to_operand;
   std::vector<int64_t> output_to_indices;
   std::vector<IndexedDim> indexed;  // Start index dims with slice size 1.
+  std::vector<IotaDim> iota;        // Indexed dims addressed by an iota: split like batching.
 };
 
 GatherMaps AnalyzeGather(const HloInstruction& gather) {
@@ -263,13 +268,26 @@ GatherMaps AnalyzeGather(const HloInstruction& gather) {
     m.operand_to_output[dn.operand_batching_dims[i]] =
         m.indices_to_output[dn.start_indices_batching_dims[i]];
   }
-  m.output_to_operand = Invert(m.operand_to_output, output_rank);
-  m.output_to_indices = Invert(m.indices_to_output, output_rank);
   for (size_t j = 0; j < dn.start_index_map.size(); ++j) {
     const int64_t d = dn.start_index_map[j];
     if (slice_sizes[d] == 1) m.indexed.push_back({d, static_cast<int64_t>(j)});
   }
+  m.iota = IotaIndexedDims(*gather.operand(1), dn.index_vector_dim, m.indexed,
+                           dn.start_indices_batching_dims, operand);
+  for (const IotaDim& d : m.iota) {
+    m.operand_to_output[d.operand_dim] = m.indices_to_output[d.indices_dim];
+  }
+  m.output_to_operand = Invert(m.operand_to_output, output_rank);
+  m.output_to_indices = Invert(m.indices_to_output, output_rank);
   return m;
+}
+
+// Whether operand dim `d` of a gather keeps its slice size when split (an indexed dim
+// addressed by an iota, or an explicit batching dim): it is not a passthrough window.
+bool KeepsSliceSize(const GatherMaps& m, const hlo::GatherDimensionNumbers& dn, int64_t d) {
+  return Contains(dn.operand_batching_dims, d) ||
+         std::any_of(m.iota.begin(), m.iota.end(),
+                     [d](const IotaDim& i) { return i.operand_dim == d; });
 }
 
 // Costs the local gather producing `result`; with `masked`, the operand keeps its tiles along
@@ -345,12 +363,15 @@ absl::Status EmitGather(const HloInstruction& original, const LocalPlan& plan, c
     shifted = ShiftIndicesIntoShard(indices, dn.index_vector_dim, m.indexed, masked,
                                     original.operand(0)->shape(), OutsideShard::kClamp, ctx);
   }
+  ASSIGN_OR_RETURN(shifted.indices,
+                   LocalIotaComponents(shifted.indices, dn.index_vector_dim, m.iota, plan.operand,
+                                       plan.indices, plan.masked_dims, ctx));
   HloInstruction* gather = CloneWithOperands(original, local, {operand, shifted.indices}, ctx);
   // Passthrough dims take the whole local operand dimension.
   std::vector<int64_t>& slice_sizes = gather->mutable_attrs()->gather_slice_sizes;
   for (size_t d = 0; d < slice_sizes.size(); ++d) {
     const int64_t out = m.operand_to_output[d];
-    if (out >= 0 && !Contains(dn.operand_batching_dims, static_cast<int64_t>(d))) {
+    if (out >= 0 && !KeepsSliceSize(m, dn, static_cast<int64_t>(d))) {
       slice_sizes[d] = operand->shape().dimensions(d);
       RET_CHECK(local.dimensions(out) == slice_sizes[d]);
     }
@@ -407,6 +428,7 @@ struct ScatterMaps {
   std::vector<int64_t> updates_to_indices;
   std::vector<bool> needs_combine;  // Update scatter dims without a batching partner.
   std::vector<IndexedDim> indexed;  // Scatter dims to operand dims with window size 1.
+  std::vector<IotaDim> iota;        // Indexed dims addressed by an iota: split like batching.
 };
 
 ScatterMaps AnalyzeScatter(const HloInstruction& scatter, int64_t n) {
@@ -445,6 +467,13 @@ ScatterMaps AnalyzeScatter(const HloInstruction& scatter, int64_t n) {
   for (size_t i = 0; i < dn.input_batching_dims.size(); ++i) {
     const int64_t u = m.indices_to_updates[dn.scatter_indices_batching_dims[i]];
     m.operand_to_updates[dn.input_batching_dims[i]] = u;
+    if (u >= 0) m.needs_combine[u] = false;
+  }
+  m.iota = IotaIndexedDims(*scatter.operand(n), dn.index_vector_dim, m.indexed,
+                           dn.scatter_indices_batching_dims, operand);
+  for (const IotaDim& d : m.iota) {
+    const int64_t u = m.indices_to_updates[d.indices_dim];
+    m.operand_to_updates[d.operand_dim] = u;
     if (u >= 0) m.needs_combine[u] = false;
   }
   m.updates_to_operand = Invert(m.operand_to_updates, updates.rank());
@@ -675,14 +704,18 @@ absl::Status HandleScatter(const HloInstruction& original, const HloSharding& sh
     ASSIGN_OR_RETURN(HloInstruction * value, ctx.GetInSharding(original.operand(i), want));
     operands.push_back(value);
   }
+  const int64_t index_vector_dim = original.attrs().scatter_dimension_numbers->index_vector_dim;
   if (!plan.masked_dims.empty()) {
     // Updates for other shards land out of bounds and are dropped.
-    operands[n] = ShiftIndicesIntoShard(
-                      operands[n], original.attrs().scatter_dimension_numbers->index_vector_dim,
-                      sp.maps.indexed, {plan.operand, plan.masked_dims},
-                      original.operand(0)->shape(), OutsideShard::kOutOfBounds, ctx)
+    operands[n] = ShiftIndicesIntoShard(operands[n], index_vector_dim, sp.maps.indexed,
+                                        {plan.operand, plan.masked_dims},
+                                        original.operand(0)->shape(), OutsideShard::kOutOfBounds,
+                                        ctx)
                       .indices;
   }
+  ASSIGN_OR_RETURN(operands[n],
+                   LocalIotaComponents(operands[n], index_vector_dim, sp.maps.iota, plan.operand,
+                                       plan.indices, plan.masked_dims, ctx));
   ASSIGN_OR_RETURN(Shape local, LocalShape(plan.result, original.operand(0)->shape()));
   HloInstruction* result = nullptr;
   HloSharding result_sharding = plan.result;

@@ -17,6 +17,7 @@
 #include "hlo/sharding/device_groups.h"
 #include "hlo/sharding/sharding_transforms.h"
 #include "hlo/status_macros.h"
+#include "hlo/strings.h"
 #include "spmd/partitioner/handlers.h"
 #include "spmd/reshard/reshard_plan.h"
 
@@ -130,7 +131,106 @@ std::pair<HloInstruction*, HloInstruction*> ShiftComponent(HloInstruction* index
   return {local, in_shard};
 }
 
+// Whether `value` holds its position along `dim` everywhere: an iota along it, or a 1-D iota
+// broadcast along it.
+bool IsIotaAlong(const HloInstruction& value, int64_t dim) {
+  if (!hlo::IsIntegralType(value.shape().element_type())) return false;
+  if (value.opcode() == HloOpcode::kIota) return value.attrs().iota_dimension == dim;
+  if (value.opcode() != HloOpcode::kBroadcast || value.dimensions() != std::vector<int64_t>{dim}) {
+    return false;
+  }
+  const HloInstruction& source = *value.operand(0);
+  return source.opcode() == HloOpcode::kIota && source.shape().rank() == 1 &&
+         hlo::IsIntegralType(source.shape().element_type());
+}
+
+// The indices dim along which `piece` (components [first, first + its width along
+// `index_vector_dim`) of the index vector, 1 wide there) is an iota, or -1.
+int64_t IotaDimOf(const HloInstruction& piece, int64_t index_vector_dim) {
+  const Shape& shape = piece.shape();
+  if (index_vector_dim < shape.rank() && shape.dimensions(index_vector_dim) != 1) return -1;
+  for (int64_t b = 0; b < shape.rank(); ++b) {
+    if (b != index_vector_dim && IsIotaAlong(piece, b)) return b;
+  }
+  return -1;
+}
+
 }  // namespace
+
+std::vector<IotaDim> IotaIndexedDims(const HloInstruction& indices, int64_t index_vector_dim,
+                                     const std::vector<IndexedDim>& indexed,
+                                     const std::vector<int64_t>& batching_dims,
+                                     const Shape& operand_shape) {
+  // (component, indices dim) of every iota piece of the index vector.
+  std::vector<std::pair<int64_t, int64_t>> iotas;
+  const bool pieces = indices.opcode() == HloOpcode::kConcatenate &&
+                      index_vector_dim < indices.shape().rank() &&
+                      indices.dimensions() == std::vector<int64_t>{index_vector_dim};
+  if (pieces) {
+    int64_t component = 0;
+    for (const HloInstruction* piece : indices.operands()) {
+      const int64_t b = IotaDimOf(*piece, index_vector_dim);
+      if (b >= 0) iotas.emplace_back(component, b);
+      component += piece->shape().dimensions(index_vector_dim);
+    }
+  } else if (const int64_t b = IotaDimOf(indices, index_vector_dim); b >= 0) {
+    iotas.emplace_back(0, b);
+  }
+  std::vector<IotaDim> out;
+  for (const auto& [component, b] : iotas) {
+    const bool taken = std::find(batching_dims.begin(), batching_dims.end(), b) !=
+                           batching_dims.end() ||
+                       std::any_of(out.begin(), out.end(),
+                                   [&, b = b](const IotaDim& d) { return d.indices_dim == b; });
+    if (taken) continue;
+    for (const IndexedDim& d : indexed) {
+      if (d.component == component &&
+          operand_shape.dimensions(d.operand_dim) == indices.shape().dimensions(b)) {
+        out.push_back({d.operand_dim, b, component});
+      }
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<HloInstruction*> LocalIotaComponents(HloInstruction* indices,
+                                                    int64_t index_vector_dim,
+                                                    const std::vector<IotaDim>& dims,
+                                                    const HloSharding& operand,
+                                                    const HloSharding& indices_sharding,
+                                                    const std::vector<int64_t>& masked_dims,
+                                                    PartitionContext& ctx) {
+  const Shape& shape = indices->shape();
+  const bool implicit = index_vector_dim == shape.rank();
+  const int64_t count = implicit ? 1 : shape.dimensions(index_vector_dim);
+  std::vector<HloInstruction*> components(count, nullptr);
+  bool any = false;
+  for (const IotaDim& d : dims) {
+    if (TileCount(operand, d.operand_dim) == 1 ||
+        std::find(masked_dims.begin(), masked_dims.end(), d.operand_dim) != masked_dims.end()) {
+      continue;
+    }
+    if (TileCount(operand, d.operand_dim) != TileCount(indices_sharding, d.indices_dim)) {
+      return absl::InternalError(hlo::StrCat("operand dim ", d.operand_dim, " and indices dim ",
+                                             d.indices_dim, " (an iota) are split unlike"));
+    }
+    std::vector<int64_t> sizes = shape.dimensions();
+    if (!implicit) sizes[index_vector_dim] = 1;
+    HloInstruction* iota = ctx.Add(HloOpcode::kIota, Shape::Array(shape.element_type(), sizes), {});
+    iota->mutable_attrs()->iota_dimension = d.indices_dim;
+    components[d.component] = iota;
+    any = true;
+  }
+  if (!any) return indices;
+  if (implicit) return components[0];
+  for (int64_t j = 0; j < count; ++j) {
+    if (components[j] == nullptr) components[j] = Component(indices, index_vector_dim, j, ctx);
+  }
+  if (count == 1) return components[0];
+  HloInstruction* out = ctx.Add(HloOpcode::kConcatenate, shape, components);
+  out->mutable_attrs()->dimensions = {index_vector_dim};
+  return out;
+}
 
 absl::StatusOr<MaskedOperand> MaskedOperandSharding(const HloSharding& current,
                                                     const std::vector<IndexedDim>& indexed,

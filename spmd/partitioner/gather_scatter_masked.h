@@ -29,6 +29,35 @@ struct IndexedDim {
   int64_t component;
 };
 
+// An indexed operand dim that the indices address as an iota: component `component` of the
+// index vector is the position along indices dim `indices_dim` everywhere (an iota, or a 1-D
+// iota broadcast along it, alone or as one piece of a concatenate along index_vector_dim), and
+// the operand dim is as long as that indices dim. Split alike, every index stays inside its
+// device's shard (XLA's index-parallel dims found from iotas), so the pair splits like an
+// explicit batching pair.
+struct IotaDim {
+  int64_t operand_dim;
+  int64_t indices_dim;
+  int64_t component;
+};
+
+// The iota-addressed dims among `indexed`, at most one per indices dim and never an explicit
+// batching dim (`batching_dims` of the indices).
+std::vector<IotaDim> IotaIndexedDims(const hlo::HloInstruction& indices, int64_t index_vector_dim,
+                                     const std::vector<IndexedDim>& indexed,
+                                     const std::vector<int64_t>& batching_dims,
+                                     const hlo::Shape& operand_shape);
+
+// The local `indices` with each component of `dims` whose operand dim `operand` splits (and that
+// is not among `masked_dims`, shifted by the masked plan instead) replaced by a local iota: the
+// device's positions less its shard offset, which is what the shifted global iota holds, and on
+// an uneven last shard's padding a position in the operand's padding too.
+// Fails when such an operand dim and its indices dim (in `indices_sharding`) are split unlike.
+absl::StatusOr<hlo::HloInstruction*> LocalIotaComponents(
+    hlo::HloInstruction* indices, int64_t index_vector_dim, const std::vector<IotaDim>& dims,
+    const hlo::HloSharding& operand, const hlo::HloSharding& indices_sharding,
+    const std::vector<int64_t>& masked_dims, PartitionContext& ctx);
+
 // The operand's sharding in a masked plan and the indexed dims it splits.
 struct MaskedOperand {
   hlo::HloSharding sharding = hlo::HloSharding::Replicate();
