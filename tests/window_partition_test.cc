@@ -306,6 +306,42 @@ TEST(WindowPartitionTest, FarWindowsSkipTheShardsBetween) {
   }
 }
 
+// XLA's SliceTo2 and SliceToMiddle2: a slice much smaller than a shard. Each device fetches
+// only the elements its window reads from the shard holding them (one element from device 0
+// for the second output), not the span back to its own shard (127 elements). The pad cases
+// put windows over positions outside the array (the pad value, masked in) and over uneven
+// last shards.
+TEST(WindowPartitionTest, SmallSlicesFetchOnlyTheirWindows) {
+  struct Case {
+    std::string body;
+    int64_t max_bytes;
+  };
+  for (const Case& c : {Case{"x = f32[512] parameter(0), sharding={devices=[4]<=[4]}\n"
+                             "ROOT s = f32[2] slice(x), slice={[0:2]}, sharding={devices=[4]<=[4]}",
+                             4},
+                        Case{"x = f32[512] parameter(0), sharding={devices=[4]<=[4]}\n"
+                             "ROOT s = f32[2] slice(x), slice={[255:257]}, "
+                             "sharding={devices=[4]<=[4]}",
+                             8},
+                        Case{"x = f32[61,3] parameter(0), sharding={devices=[4,1]<=[4]}\n"
+                             "c = f32[] constant(7)\n"
+                             "ROOT p = f32[6,3] pad(x, c), padding=-57_2x0_0, "
+                             "sharding={devices=[4,1]<=[4]}",
+                             6 * 12},
+                        Case{"x = f32[61,3] parameter(0), sharding={devices=[4,1]<=[4]}\n"
+                             "c = f32[] constant(0)\n"
+                             "ROOT p = f32[7,3] pad(x, c), padding=-1_-53x0_0, "
+                             "sharding={devices=[4,1]<=[4]}",
+                             7 * 12}}) {
+    SCOPED_TRACE(c.body);
+    Partitioned p = Partition("HloModule m, num_partitions=4\nENTRY main {\n" + c.body + "\n}\n");
+    ASSERT_NE(p.spmd, nullptr);
+    EXPECT_LE(hlo::ComputeModuleStats(*p.spmd).comm_bytes, c.max_bytes)
+        << p.explain << p.spmd->ToString();
+    ExpectVerifies(p, 4);
+  }
+}
+
 TEST(WindowPartitionTest, StridedSlicesAndEdgePadsVerify) {
   for (const std::string& body : {
            std::string("x = f32[17,6] parameter(0), sharding={devices=[4,1]<=[4]}\n"

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <optional>
 
 #include "hlo/sharding/shard_geometry.h"
@@ -133,6 +134,94 @@ bool ReadsShardPadding(const WindowedDim& wd, const HaloGeometry& g) {
   return false;
 }
 
+// What the devices fetch from the shard `hop` blocks away (0: their own) when each takes only
+// the positions its window reads there: every device slices `width` elements and sends them.
+struct HopFetch {
+  int64_t hop = 0;
+  int64_t width = 0;
+  // Per receiving block: the first element of the sender's shard it gets, or -1 (none).
+  std::vector<int64_t> start;
+};
+
+// The fetches of `g`'s windows (valid blocks only), or nullopt when a sender's piece would
+// reach into its shard's padding.
+std::optional<std::vector<HopFetch>> WindowFetches(const WindowedDim& wd, const HaloGeometry& g) {
+  if (g.shard == 0) return std::nullopt;
+  std::map<int64_t, HopFetch> by_hop;
+  std::map<int64_t, std::vector<std::pair<int64_t, int64_t>>> ranges;  // hop -> (block, rs)
+  for (int64_t i = 0; i < wd.tiles; ++i) {
+    if (!ValidBlock(g, i)) continue;
+    const int64_t read = g.reads.empty() ? g.needed : g.reads[i];
+    const int64_t lo = std::max<int64_t>(g.starts[i], 0);
+    const int64_t hi = std::min(g.starts[i] + read, wd.input_size);
+    for (int64_t j = lo / g.shard; lo < hi && j * g.shard < hi; ++j) {
+      const int64_t rs = std::max(lo, j * g.shard) - j * g.shard;
+      const int64_t re = std::min(hi, (j + 1) * g.shard) - j * g.shard;
+      HopFetch& f = by_hop[j - i];
+      f.hop = j - i;
+      f.width = std::max(f.width, re - rs);
+      ranges[j - i].emplace_back(i, rs);
+    }
+  }
+  std::vector<HopFetch> out;
+  for (auto& [hop, f] : by_hop) {
+    f.start.assign(wd.tiles, -1);
+    for (const auto& [i, rs] : ranges[hop]) {
+      const int64_t valid = std::min(g.shard, wd.input_size - (i + hop) * g.shard);
+      if (f.width > valid) return std::nullopt;
+      f.start[i] = std::min(rs, valid - f.width);
+    }
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+// Whether ExchangeHalo fetches `g`'s windows piece by piece (FetchWindow).
+bool FetchesPieces(const HaloGeometry& g) {
+  if (g.fetched < 0) return false;
+  const int64_t from = -g.left, to = g.shard + g.right;
+  const int64_t own = std::max<int64_t>(0, std::min(to, g.shard) - std::max<int64_t>(from, 0));
+  return g.fetched < (to - from) - own;
+}
+
+// ExchangeHalo by pieces: each device slices the positions its receiver's window reads from
+// its shard, the pieces travel one collective-permute per hop, and each device writes them at
+// their places in a zero buffer [slack | window | slack] and keeps the window. Positions
+// outside [0, N) stay zero (no piece carries shard padding).
+absl::StatusOr<HloInstruction*> FetchWindow(PartitionContext& ctx, HloInstruction* value,
+                                            const HloSharding& sharding, const WindowedDim& wd,
+                                            const HaloGeometry& g, HloInstruction* pad,
+                                            Outside outside) {
+  std::optional<std::vector<HopFetch>> fetches = WindowFetches(wd, g);
+  if (!fetches) return absl::InternalError("halo exchange: the window pieces carry padding");
+  const int64_t d = wd.dim;
+  const std::vector<int64_t> block = BlockOfDevice(sharding, d, ctx.num_devices());
+  int64_t slack = 0;
+  for (const HopFetch& f : *fetches) slack = std::max(slack, f.width);
+  std::vector<int64_t> dims = value->shape().dimensions();
+  dims[d] = g.needed + 2 * slack;
+  HloInstruction* buffer =
+      ctx.builder().Zeros(Shape::Array(value->shape().element_type(), dims));
+  for (const HopFetch& f : *fetches) {
+    // Sender block j serves receiver block j - hop.
+    HloInstruction* offset = PerBlockScalar(ctx, block, [&](int64_t j) -> int64_t {
+      const int64_t i = j - f.hop;
+      return i >= 0 && i < wd.tiles && f.start[i] >= 0 ? f.start[i] : 0;
+    });
+    HloInstruction* piece = DynamicSliceDim(ctx, value, d, offset, f.width);
+    if (f.hop != 0) piece = FromNeighbour(ctx, piece, sharding, d, f.hop);
+    // A block that reads nothing there parks the piece in the high slack.
+    HloInstruction* at = PerBlockScalar(ctx, block, [&](int64_t i) -> int64_t {
+      if (f.start[i] < 0) return g.needed + 2 * slack - f.width;
+      return slack + (i + f.hop) * g.shard + f.start[i] - g.starts[i];
+    });
+    buffer = ctx.builder().UpdateDim(buffer, piece, d, at);
+  }
+  HloInstruction* window = SliceDim(ctx, buffer, d, slack, slack + g.needed);
+  if (outside != Outside::kPad || !ReadsOutside(wd, g, /*valid=*/true)) return window;
+  return MaskOutside(ctx, window, wd, g, block, pad);
+}
+
 }  // namespace
 
 bool IsZeroConstant(const HloInstruction& value) {
@@ -168,6 +257,14 @@ void FillHalos(const WindowedDim& wd, HaloGeometry& g) {
   if (first <= last) {
     g.left = first < g.shard ? std::max<int64_t>(0, -first) : -first;
     g.right = last > 0 ? std::max<int64_t>(0, last - g.shard) : last - g.shard;
+  }
+  if (std::optional<std::vector<HopFetch>> fetches = WindowFetches(wd, g)) {
+    g.fetched = 0;
+    for (const HopFetch& f : *fetches) {
+      if (f.hop == 0) continue;
+      g.fetched += f.width;
+      ++g.fetch_hops;
+    }
   }
   for (int64_t i = 0; i < wd.tiles; ++i) {
     if (!ValidBlock(g, i)) continue;
@@ -257,6 +354,7 @@ HaloGeometry KernelBlockGeometry(const WindowedDim& wd, bool paired_reversed) {
 }
 
 int64_t HaloElements(const HaloGeometry& g) {
+  if (FetchesPieces(g)) return g.fetched;
   const int64_t from = -g.left, to = g.shard + g.right;
   const int64_t own = std::max<int64_t>(0, std::min(to, g.shard) - std::max<int64_t>(from, 0));
   return (to - from) - own;
@@ -266,6 +364,7 @@ int64_t GatherElements(const HaloGeometry& g, int64_t tiles) { return (tiles - 1
 
 int64_t HaloHops(const HaloGeometry& g) {
   if (g.shard == 0) return 0;
+  if (FetchesPieces(g)) return g.fetch_hops;
   const int64_t from = -g.left, to = g.shard + g.right;
   int64_t hops = 0;
   for (int64_t h = FloorDiv(from, g.shard); h * g.shard < to; ++h) hops += h != 0 ? 1 : 0;
@@ -283,6 +382,7 @@ absl::StatusOr<HloInstruction*> ExchangeHalo(PartitionContext& ctx, HloInstructi
                                            " is not split into ", wd.tiles, " shards of ", g.shard,
                                            " along dimension ", d));
   }
+  if (FetchesPieces(g)) return FetchWindow(ctx, value, sharding, wd, g, pad, outside);
   // [-left, shard + right) relative to each device's shard: the part of it in the shard `h`
   // blocks away comes from that neighbour (h = 0: the device's own).
   std::vector<HloInstruction*> parts;

@@ -57,6 +57,12 @@ struct HaloGeometry {
   // Per block, how many of its `needed` positions its outputs read (empty: all); the rest
   // only pad the window input to one length, so they are not fetched.
   std::vector<int64_t> reads;
+  // Elements a device receives, and collective-permutes, when it fetches from each neighbour
+  // only the positions its window reads there (a slice far from its shard reads a few elements
+  // many shards away, not the whole span between); -1 when some such piece would carry a
+  // shard's padding. ExchangeHalo fetches so when that receives fewer elements.
+  int64_t fetched = -1;
+  int64_t fetch_hops = 0;
 };
 
 // What the positions of a window input outside [0, N) must hold.
