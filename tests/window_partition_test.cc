@@ -259,6 +259,21 @@ ENTRY main {
 
 // Slice and pad are windows of size 1: shard boundaries move by the slice's start or the
 // pad's low edge, and each device fetches only the rows that cross them.
+// XLA's StridedSlice: a strided slice of a split dim wanted whole. Sliced in the operand's
+// tiling (each device's rows lie in its own shard) and the small result gathered: 80 bytes,
+// where gathering the operand first receives 468.
+TEST(WindowPartitionTest, SliceWantedWholeIsSlicedSplitAndGathered) {
+  Partitioned p = Partition(R"(
+HloModule slice, num_partitions=2
+ENTRY main {
+  x = f32[17,13] parameter(0), sharding={devices=[2,1]<=[2]}
+  ROOT s = f32[7,5] slice(x), slice={[1:15:2], [5:10:1]}, sharding={replicated}
+})");
+  ASSERT_NE(p.spmd, nullptr);
+  EXPECT_LE(hlo::ComputeModuleStats(*p.spmd).comm_bytes, 80) << p.explain << p.spmd->ToString();
+  ExpectVerifies(p, 2);
+}
+
 TEST(WindowPartitionTest, SliceOnASplitDimFetchesOnlyTheShiftedRows) {
   Partitioned p = Partition(R"(
 HloModule slice, num_partitions=4

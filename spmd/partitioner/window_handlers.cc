@@ -326,6 +326,27 @@ bool MovesData(const HloInstruction& original, int64_t d) {
   return pad.edge_padding_low != 0 || pad.edge_padding_high != 0 || pad.interior_padding != 0;
 }
 
+// The estimated time of the halo exchanges a slice or pad computed in `tiling` needs along the
+// dims it moves data along and `tiling` splits; nullopt when such a dim cannot be split
+// (interior padding) or its halos would be as large as gathering it.
+std::optional<double> HaloCostUs(const HloInstruction& original, const HloSharding& tiling,
+                                 PartitionContext& ctx) {
+  double us = 0;
+  for (int64_t d = 0; d < original.shape().rank(); ++d) {
+    const int64_t tiles = tiling.tile_assignment().dim(d);
+    if (tiles == 1 || !MovesData(original, d)) continue;
+    std::optional<WindowedDim> wd = SlicePadWindow(original, d, tiles);
+    if (!wd.has_value()) return std::nullopt;
+    WindowSplit split;
+    split.wd = *wd;
+    split.halo = true;
+    split.geometry = ComputeHaloGeometry(*wd);
+    if (HaloElements(split.geometry) >= GatherElements(split.geometry, tiles)) return std::nullopt;
+    us += HaloReceived(original.operand(0)->shape(), tiling, split, ctx).us;
+  }
+  return us;
+}
+
 // Computing a slice or pad in the operand's current tiling (the dims it moves data along
 // whole) and resharding the result may move less than bringing the operand to the wanted
 // `sharding` first: a slice shrinks what travels (a top-k's first columns of a sorted array
@@ -348,8 +369,6 @@ absl::StatusOr<std::optional<HloSharding>> CheaperInOperandTiling(const HloInstr
   if (!current.IsTiled() || !current.subgroup_types().empty() || current.TiledDataRank() != rank) {
     return std::nullopt;
   }
-  ASSIGN_OR_RETURN(HloSharding alt, hlo::PartiallyReplicate(current, moving));
-  if (!alt.IsTiled() || alt == sharding || !alt.subgroup_types().empty()) return std::nullopt;
   // The direct way brings the operand to the result's tiling, or (a split dim it moves data
   // along) to that tiling whole there; its cheaper reshard is a lower bound of its cost.
   ASSIGN_OR_RETURN(double direct, ReshardCost(original.operand(0), sharding, ctx));
@@ -358,9 +377,25 @@ absl::StatusOr<std::optional<HloSharding>> CheaperInOperandTiling(const HloInstr
     ASSIGN_OR_RETURN(double whole_cost, ReshardCost(original.operand(0), whole, ctx));
     direct = std::min(direct, whole_cost);
   }
-  ASSIGN_OR_RETURN(double in, ReshardCost(original.operand(0), alt, ctx));
-  ASSIGN_OR_RETURN(double out, ResultCost(original.shape(), alt, sharding, ctx));
-  if (in + out >= direct) return std::nullopt;
+  // The operand's tiling with the dims the op moves data along made whole, or as it is (those
+  // dims by halo exchange, XLA's choice for a slice whose result is wanted whole).
+  ASSIGN_OR_RETURN(HloSharding whole_moving, hlo::PartiallyReplicate(current, moving));
+  std::optional<HloSharding> best;
+  double in = 0, out = 0, best_us = direct;
+  for (const HloSharding& alt : {whole_moving, current}) {
+    if (!alt.IsTiled() || alt == sharding || !alt.subgroup_types().empty()) continue;
+    ASSIGN_OR_RETURN(double alt_in, ReshardCost(original.operand(0), alt, ctx));
+    const std::optional<double> halos = HaloCostUs(original, alt, ctx);
+    if (!halos.has_value()) continue;
+    ASSIGN_OR_RETURN(double alt_out, ResultCost(original.shape(), alt, sharding, ctx));
+    if (alt_in + *halos + alt_out >= best_us) continue;
+    best = alt;
+    in = alt_in + *halos;
+    out = alt_out;
+    best_us = alt_in + *halos + alt_out;
+  }
+  if (!best.has_value()) return std::nullopt;
+  const HloSharding& alt = *best;
   if (ctx.log().keep_lines) {
     ctx.log().lines.push_back(hlo::StrCat(
         "%", original.name(), ": computed in its operand's tiling ", alt.ToStringWithoutMetadata(),
