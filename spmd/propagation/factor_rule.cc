@@ -530,7 +530,45 @@ std::optional<FactorRule> FactorRuleFor(const HloInstruction& instr) {
   return fn(instr);
 }
 
-std::optional<FactorRule> VariadicSortLeafRule(const HloInstruction& instr) {
+namespace {
+
+// A reduce of n arrays of one shape with n scalar inits, for one result leaf: every array's
+// reduced dims are contracting, the others pass through to the leaf; the inits take no part.
+std::optional<FactorRule> VariadicReduceLeafRule(const HloInstruction& instr) {
+  const hlo::Shape& shape = instr.shape();
+  const int64_t n = instr.operand_count() / 2;
+  if (!shape.IsTuple() || n < 2 || instr.operand_count() != 2 * n ||
+      shape.tuple_shapes_size() != n) {
+    return std::nullopt;
+  }
+  const hlo::Shape& in = instr.operand(0)->shape();
+  if (!in.IsArray()) return std::nullopt;
+  for (int64_t i = 0; i < n; ++i) {
+    const hlo::Shape& leaf = shape.tuple_shapes(i);
+    if (!instr.operand(i)->shape().IsArray() || instr.operand(i)->shape().dimensions() !=
+                                                    in.dimensions() ||
+        !instr.operand(n + i)->shape().IsArray() || instr.operand(n + i)->shape().rank() != 0 ||
+        !leaf.IsArray() ||
+        leaf.rank() != in.rank() - static_cast<int64_t>(instr.dimensions().size())) {
+      return std::nullopt;
+    }
+  }
+  FactorRuleBuilder b("reduce", 2 * n);
+  int64_t next = 0;
+  for (int64_t d = 0; d < in.rank(); ++d) {
+    const bool reduced = Contains(instr.dimensions(), d);
+    std::vector<int64_t> dims(2 * n + 1, -1);
+    for (int64_t i = 0; i < n; ++i) dims[i] = d;
+    dims[2 * n] = reduced ? -1 : next++;
+    b.Add(reduced ? Kind::kContracting : Kind::kPassThrough, std::move(dims));
+  }
+  return std::move(b).Build();
+}
+
+}  // namespace
+
+std::optional<FactorRule> VariadicLeafRule(const HloInstruction& instr) {
+  if (instr.opcode() == HloOpcode::kReduce) return VariadicReduceLeafRule(instr);
   const hlo::Shape& shape = instr.shape();
   if (instr.opcode() != HloOpcode::kSort || !shape.IsTuple() ||
       shape.tuple_shapes_size() != instr.operand_count() || instr.operand_count() < 2) {

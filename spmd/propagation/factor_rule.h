@@ -68,11 +68,12 @@ class FactorRuleBuilder {
 // instructions alias values (value_classes.h).
 std::optional<FactorRule> FactorRuleFor(const hlo::HloInstruction& instr);
 
-// A sort of n operands (a tuple result, every operand and result leaf of one shape): the rule
-// between the operands and any one result leaf (the result side is that leaf), each dim
-// passing through except the sort dims, which stay whole. nullopt for other instructions.
-// Propagation builds one edge per result leaf from it (RuleEdge::result_leaf).
-std::optional<FactorRule> VariadicSortLeafRule(const hlo::HloInstruction& instr);
+// An op of n operands with a tuple result, for any one result leaf (the result side is that
+// leaf). A sort (every operand and result leaf of one shape): each dim passes through except
+// the sort dims, which stay whole. A reduce of n arrays of one shape and n scalar inits: the
+// arrays' reduced dims are contracting, the others pass through. nullopt for other
+// instructions. Propagation builds one edge per result leaf from it (RuleEdge::result_leaf).
+std::optional<FactorRule> VariadicLeafRule(const hlo::HloInstruction& instr);
 
 // Whether `opcode`'s factor rule is its whole sharding arithmetic: one operand whose dimensions
 // map to result dimensions (FactorDimMap), and attributes that do not depend on dimension sizes,

@@ -59,8 +59,8 @@ std::vector<RuleEdge> BuildEdges(const hlo::HloModule& module, const ValueClasse
   for (const hlo::HloComputation* comp : module.MakeComputationPostOrder()) {
     for (const auto& instr : comp->instructions()) {
       std::optional<FactorRule> rule = FactorRuleFor(*instr);
-      // A variadic sort: one edge per result leaf, each with every operand.
-      std::optional<FactorRule> per_leaf = rule ? std::nullopt : VariadicSortLeafRule(*instr);
+      // A variadic sort or reduce: one edge per result leaf, each with every operand.
+      std::optional<FactorRule> per_leaf = rule ? std::nullopt : VariadicLeafRule(*instr);
       if (!rule && !per_leaf) continue;
       const int64_t leaves = rule ? 1 : instr->shape().tuple_shapes_size();
       for (int64_t leaf = 0; leaf < leaves; ++leaf) {

@@ -363,6 +363,36 @@ ENTRY e {
   EXPECT_EQ(S("i"), "{devices=[1,2,2,2,1]<=[8]}");
 }
 
+// XLA's ShardedOnReduceDimTupleReduceForwardAndBackwardPass: an argmax reduce of two arrays
+// relates each array to each result leaf and so to each other, so the unannotated values
+// array takes the indices array's split (reduced dim included) and the results keep the kept
+// dim's.
+TEST_F(PropagationTest, VariadicReduceSharesItsOperandsSplit) {
+  Propagate(R"(HloModule m, num_partitions=4
+argmax {
+  lv = f32[] parameter(0)
+  li = s32[] parameter(1)
+  rv = f32[] parameter(2)
+  ri = s32[] parameter(3)
+  gt = pred[] compare(lv, rv), direction=GT
+  v = f32[] select(gt, lv, rv)
+  i = s32[] select(gt, li, ri)
+  ROOT t = (f32[], s32[]) tuple(v, i)
+}
+ENTRY e {
+  p = f32[28,10] parameter(0)
+  x = f32[28,10] copy(p)
+  y = s32[28,10] parameter(1), sharding={devices=[2,2]<=[4]}
+  a = f32[] parameter(2)
+  b = s32[] parameter(3)
+  r = (f32[28], s32[28]) reduce(x, y, a, b), dimensions={1}, to_apply=argmax
+  g = f32[28] get-tuple-element(r), index=0
+  ROOT c = f32[28] copy(g)
+})");
+  EXPECT_EQ(S("x"), "{devices=[2,2]<=[4]}");
+  EXPECT_EQ(S("g"), "{devices=[2,2]<=[4] last_tile_dim_replicate}");
+}
+
 TEST_F(PropagationTest, UnspecifiedDimsAreRefinedAndSpecifiedDimsKept) {
   Propagate(R"(HloModule m, num_partitions=4
 ENTRY e {
