@@ -61,8 +61,7 @@ Received ReshardReceived(const hlo::HloInstruction* operand, const hlo::HloShard
 // instead of in `from` does less work and leaves the same collectives to reach `to`.
 //   from {devices=[1,2,4]<=[8] last_tile_dim_replicate}, to {devices=[1,4,2]<=[2,4]T(1,0) ...}
 //     => {devices=[1,4,2]<=[2,2,2]T(0,2,1) last_tile_dim_replicate} (then one permute)
-std::optional<hlo::HloSharding> SlicedTowards(const hlo::Shape& shape,
-                                              const hlo::HloSharding& from,
+std::optional<hlo::HloSharding> SlicedTowards(const hlo::Shape& shape, const hlo::HloSharding& from,
                                               const hlo::HloSharding& to, PartitionContext& ctx);
 
 // What a device receives by halo exchange along `split` for an operand of `shape` in

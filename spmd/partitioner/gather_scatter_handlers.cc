@@ -707,11 +707,11 @@ absl::Status HandleScatter(const HloInstruction& original, const HloSharding& sh
   const int64_t index_vector_dim = original.attrs().scatter_dimension_numbers->index_vector_dim;
   if (!plan.masked_dims.empty()) {
     // Updates for other shards land out of bounds and are dropped.
-    operands[n] = ShiftIndicesIntoShard(operands[n], index_vector_dim, sp.maps.indexed,
-                                        {plan.operand, plan.masked_dims},
-                                        original.operand(0)->shape(), OutsideShard::kOutOfBounds,
-                                        ctx)
-                      .indices;
+    operands[n] =
+        ShiftIndicesIntoShard(operands[n], index_vector_dim, sp.maps.indexed,
+                              {plan.operand, plan.masked_dims}, original.operand(0)->shape(),
+                              OutsideShard::kOutOfBounds, ctx)
+            .indices;
   }
   ASSIGN_OR_RETURN(operands[n],
                    LocalIotaComponents(operands[n], index_vector_dim, sp.maps.iota, plan.operand,

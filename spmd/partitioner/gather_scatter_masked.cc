@@ -178,10 +178,10 @@ std::vector<IotaDim> IotaIndexedDims(const HloInstruction& indices, int64_t inde
   }
   std::vector<IotaDim> out;
   for (const auto& [component, b] : iotas) {
-    const bool taken = std::find(batching_dims.begin(), batching_dims.end(), b) !=
-                           batching_dims.end() ||
-                       std::any_of(out.begin(), out.end(),
-                                   [&, b = b](const IotaDim& d) { return d.indices_dim == b; });
+    const bool taken =
+        std::find(batching_dims.begin(), batching_dims.end(), b) != batching_dims.end() ||
+        std::any_of(out.begin(), out.end(),
+                    [&, b = b](const IotaDim& d) { return d.indices_dim == b; });
     if (taken) continue;
     for (const IndexedDim& d : indexed) {
       if (d.component == component &&
@@ -193,13 +193,10 @@ std::vector<IotaDim> IotaIndexedDims(const HloInstruction& indices, int64_t inde
   return out;
 }
 
-absl::StatusOr<HloInstruction*> LocalIotaComponents(HloInstruction* indices,
-                                                    int64_t index_vector_dim,
-                                                    const std::vector<IotaDim>& dims,
-                                                    const HloSharding& operand,
-                                                    const HloSharding& indices_sharding,
-                                                    const std::vector<int64_t>& masked_dims,
-                                                    PartitionContext& ctx) {
+absl::StatusOr<HloInstruction*> LocalIotaComponents(
+    HloInstruction* indices, int64_t index_vector_dim, const std::vector<IotaDim>& dims,
+    const HloSharding& operand, const HloSharding& indices_sharding,
+    const std::vector<int64_t>& masked_dims, PartitionContext& ctx) {
   const Shape& shape = indices->shape();
   const bool implicit = index_vector_dim == shape.rank();
   const int64_t count = implicit ? 1 : shape.dimensions(index_vector_dim);

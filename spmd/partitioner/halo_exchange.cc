@@ -200,8 +200,7 @@ absl::StatusOr<HloInstruction*> FetchWindow(PartitionContext& ctx, HloInstructio
   for (const HopFetch& f : *fetches) slack = std::max(slack, f.width);
   std::vector<int64_t> dims = value->shape().dimensions();
   dims[d] = g.needed + 2 * slack;
-  HloInstruction* buffer =
-      ctx.builder().Zeros(Shape::Array(value->shape().element_type(), dims));
+  HloInstruction* buffer = ctx.builder().Zeros(Shape::Array(value->shape().element_type(), dims));
   for (const HopFetch& f : *fetches) {
     // Sender block j serves receiver block j - hop.
     HloInstruction* offset = PerBlockScalar(ctx, block, [&](int64_t j) -> int64_t {

@@ -545,8 +545,8 @@ std::optional<FactorRule> VariadicReduceLeafRule(const HloInstruction& instr) {
   if (!in.IsArray()) return std::nullopt;
   for (int64_t i = 0; i < n; ++i) {
     const hlo::Shape& leaf = shape.tuple_shapes(i);
-    if (!instr.operand(i)->shape().IsArray() || instr.operand(i)->shape().dimensions() !=
-                                                    in.dimensions() ||
+    if (!instr.operand(i)->shape().IsArray() ||
+        instr.operand(i)->shape().dimensions() != in.dimensions() ||
         !instr.operand(n + i)->shape().IsArray() || instr.operand(n + i)->shape().rank() != 0 ||
         !leaf.IsArray() ||
         leaf.rank() != in.rank() - static_cast<int64_t>(instr.dimensions().size())) {

@@ -184,8 +184,10 @@ bool PropagationEngine::UpdateSide(const RuleEdge& edge, int64_t side,
       return IsManual(p.sharding) || p.sharding.HasManualSubgroup();
     });
     if (manual != proposals.end()) {
-      Record(edge, side,
-             Choice{manual->sharding, {manual->source}, "a manual region claims the unannotated root"});
+      Record(
+          edge, side,
+          Choice{
+              manual->sharding, {manual->source}, "a manual region claims the unannotated root"});
       target.default_root = false;
       return true;
     }
