@@ -223,7 +223,8 @@ TEST(JaxExportsTest, RematBarrierMovesNothing) {
 
 TEST(JaxExportsTest, SiblingSlicesShareOneGather) {
   // q, k and v cut from one projection split 4 ways along the cut dim: halos for each slice
-  // received 256 columns per device; one gather of the dim, shared, receives 144.
+  // received 256 columns per device; one gather of the dim, shared, receives 144; fetching
+  // each slice's windows by pieces receives 96 (32 per slice). At most the shared gather.
   const auto dir = FreshDir("qkv");
   const std::string input = (dir / "m.hlo").string(), out = (dir / "out.hlo").string();
   WriteFile(input,
@@ -238,7 +239,7 @@ TEST(JaxExportsTest, SiblingSlicesShareOneGather) {
             "}\n");
   Outcome r = Partition(input, out);
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_EQ(CommBytes(r.out + r.err), 4 * 144 * 4) << ReadFile(out);
+  EXPECT_LE(CommBytes(r.out + r.err), 4 * 144 * 4) << ReadFile(out);
   Outcome v = RunShell(std::string(kRun) + " --verify " + input);
   EXPECT_EQ(v.code, 0) << v.out << v.err;
 }

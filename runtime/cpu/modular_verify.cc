@@ -5,11 +5,13 @@
 #include <algorithm>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/node_hash_map.h"
 #include "hlo/analysis/constant_dims.h"
+#include "hlo/analysis/iota_pieces.h"
 #include "hlo/ir/primitive_type.h"
 #include "hlo/sharding/shard_geometry.h"
 #include "hlo/sharding/unreduced.h"
@@ -77,7 +79,24 @@ struct CutValue {
   // that (it reshards such a value by moving one element along them), so the random value
   // standing in for it is constant along them too: a value the original could have.
   std::vector<int64_t> constant_dims;
+  // The parts of the original's value that are iotas (an index array's batch positions beside
+  // computed indices; hlo::IotaPieces): the partitioner may rely on them (it splits the operand
+  // dims they address like batch dims), so the stand-in keeps their true values there.
+  std::vector<hlo::IotaPiece> iota_pieces;
 };
+
+// The value element `index` (row-major in `full`) of `cut` keeps because it lies in an iota
+// piece of the original, or nullopt.
+std::optional<int64_t> IotaElement(const CutValue& cut, const Shape& full, int64_t index) {
+  if (cut.iota_pieces.empty() || !full.IsArray()) return std::nullopt;
+  std::vector<int64_t> coordinates(full.rank());
+  for (int64_t d = full.rank() - 1; d >= 0; --d) {
+    const int64_t n = full.dimensions(d);
+    coordinates[d] = n == 0 ? 0 : index % n;
+    index = n == 0 ? index : index / n;
+  }
+  return hlo::IotaValueAt(cut.iota_pieces, coordinates);
+}
 
 // Whether `instr`'s value is fixed by the program text: computed from constants and iotas
 // alone, with no parameter, state, randomness, I/O or opaque call in between (`fixed`
@@ -132,6 +151,10 @@ void FillStates(const CutValue& cut, int64_t leaf, absl::Span<const int64_t> ind
   const Shape& full = *points::LeafAt(cut.original->shape(), leaf);
   Literal narrow(Shape::Array(full.element_type(), {static_cast<int64_t>(indices.size())}));
   for (size_t i = 0; i < indices.size(); ++i) {
+    if (std::optional<int64_t> iota = IotaElement(cut, full, indices[i])) {
+      narrow.SetInt(static_cast<int64_t>(i), *iota);
+      continue;
+    }
     uint64_t s = state(indices[i]);
     SetRandomElement(narrow, static_cast<int64_t>(i), s);
   }
@@ -178,6 +201,11 @@ absl::Status FillShard(const CutValue& cut, const Shape& local, int64_t leaf, in
   }
   points::ForEachShardElement(
       local.dimensions(), full.dimensions(), region, indices, [&](size_t i, int64_t global) {
+        if (std::optional<int64_t> iota =
+                global >= 0 ? IotaElement(cut, full, global) : std::nullopt) {
+          out.SetInt(static_cast<int64_t>(i), *iota);
+          return;
+        }
         uint64_t state =
             global >= 0 ? ElementState(cut, leaf, global)
                         : SampleHash(cut.stream ^ SampleHash(static_cast<uint64_t>(device) << 40 ^
@@ -274,7 +302,8 @@ absl::StatusOr<Resolved> Resolve(const hlo::HloModule& unpartitioned, const hlo:
             .try_emplace(device,
                          CutValue{original, origin.sharding, stream,
                                   !Rebuildable(*original, fixed),
-                                  hlo::ConstantAlongDims(*original, constant_dims)})
+                                  hlo::ConstantAlongDims(*original, constant_dims),
+                                  hlo::IotaPieces(source)})
             .first->second;
     if (cut.cut) r.reference_cuts[computation].insert_or_assign(KeyOf(*original), &cut);
   }

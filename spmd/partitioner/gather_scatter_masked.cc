@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "hlo/analysis/iota_pieces.h"
 #include "hlo/sharding/device_groups.h"
 #include "hlo/sharding/sharding_transforms.h"
 #include "hlo/status_macros.h"
@@ -131,50 +132,23 @@ std::pair<HloInstruction*, HloInstruction*> ShiftComponent(HloInstruction* index
   return {local, in_shard};
 }
 
-// Whether `value` holds its position along `dim` everywhere: an iota along it, or a 1-D iota
-// broadcast along it.
-bool IsIotaAlong(const HloInstruction& value, int64_t dim) {
-  if (!hlo::IsIntegralType(value.shape().element_type())) return false;
-  if (value.opcode() == HloOpcode::kIota) return value.attrs().iota_dimension == dim;
-  if (value.opcode() != HloOpcode::kBroadcast || value.dimensions() != std::vector<int64_t>{dim}) {
-    return false;
-  }
-  const HloInstruction& source = *value.operand(0);
-  return source.opcode() == HloOpcode::kIota && source.shape().rank() == 1 &&
-         hlo::IsIntegralType(source.shape().element_type());
-}
-
-// The indices dim along which `piece` (components [first, first + its width along
-// `index_vector_dim`) of the index vector, 1 wide there) is an iota, or -1.
-int64_t IotaDimOf(const HloInstruction& piece, int64_t index_vector_dim) {
-  const Shape& shape = piece.shape();
-  if (index_vector_dim < shape.rank() && shape.dimensions(index_vector_dim) != 1) return -1;
-  for (int64_t b = 0; b < shape.rank(); ++b) {
-    if (b != index_vector_dim && IsIotaAlong(piece, b)) return b;
-  }
-  return -1;
-}
-
 }  // namespace
 
 std::vector<IotaDim> IotaIndexedDims(const HloInstruction& indices, int64_t index_vector_dim,
                                      const std::vector<IndexedDim>& indexed,
                                      const std::vector<int64_t>& batching_dims,
                                      const Shape& operand_shape) {
-  // (component, indices dim) of every iota piece of the index vector.
+  // (component, indices dim) of every one-component iota piece of the index vector.
   std::vector<std::pair<int64_t, int64_t>> iotas;
-  const bool pieces = indices.opcode() == HloOpcode::kConcatenate &&
-                      index_vector_dim < indices.shape().rank() &&
-                      indices.dimensions() == std::vector<int64_t>{index_vector_dim};
-  if (pieces) {
-    int64_t component = 0;
-    for (const HloInstruction* piece : indices.operands()) {
-      const int64_t b = IotaDimOf(*piece, index_vector_dim);
-      if (b >= 0) iotas.emplace_back(component, b);
-      component += piece->shape().dimensions(index_vector_dim);
+  const Shape& shape = indices.shape();
+  for (const hlo::IotaPiece& p : hlo::IotaPieces(indices)) {
+    if (p.dim == index_vector_dim) continue;
+    if (p.concat_dim < 0 &&
+        (index_vector_dim == shape.rank() || shape.dimensions(index_vector_dim) == 1)) {
+      iotas.emplace_back(0, p.dim);
+    } else if (p.concat_dim == index_vector_dim && p.end - p.begin == 1) {
+      iotas.emplace_back(p.begin, p.dim);
     }
-  } else if (const int64_t b = IotaDimOf(indices, index_vector_dim); b >= 0) {
-    iotas.emplace_back(0, b);
   }
   std::vector<IotaDim> out;
   for (const auto& [component, b] : iotas) {
