@@ -90,11 +90,7 @@ struct CutValue {
 std::optional<int64_t> IotaElement(const CutValue& cut, const Shape& full, int64_t index) {
   if (cut.iota_pieces.empty() || !full.IsArray()) return std::nullopt;
   std::vector<int64_t> coordinates(full.rank());
-  for (int64_t d = full.rank() - 1; d >= 0; --d) {
-    const int64_t n = full.dimensions(d);
-    coordinates[d] = n == 0 ? 0 : index % n;
-    index = n == 0 ? index : index / n;
-  }
+  points::Unravel(index, full.dimensions(), coordinates.data());
   return hlo::IotaValueAt(cut.iota_pieces, coordinates);
 }
 

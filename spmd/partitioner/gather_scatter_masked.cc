@@ -93,6 +93,26 @@ HloInstruction* Component(HloInstruction* indices, int64_t dim, int64_t j, Parti
   return out;
 }
 
+// `indices` with each component j of its index vector (along `index_vector_dim`; the whole
+// array when that is its rank) replaced by `components[j]` where that is set.
+HloInstruction* WithComponents(HloInstruction* indices, int64_t index_vector_dim,
+                               std::vector<HloInstruction*> components, PartitionContext& ctx) {
+  if (std::all_of(components.begin(), components.end(),
+                  [](const HloInstruction* c) { return c == nullptr; })) {
+    return indices;
+  }
+  if (index_vector_dim == indices->shape().rank()) return components[0];
+  for (size_t j = 0; j < components.size(); ++j) {
+    if (components[j] == nullptr) {
+      components[j] = Component(indices, index_vector_dim, static_cast<int64_t>(j), ctx);
+    }
+  }
+  if (components.size() == 1) return components[0];
+  HloInstruction* out = ctx.Add(HloOpcode::kConcatenate, indices->shape(), components);
+  out->mutable_attrs()->dimensions = {index_vector_dim};
+  return out;
+}
+
 // One component shifted into the shard of `operand` along `dim`: the local index (as the
 // indices' type) and whether it is inside the shard.
 std::pair<HloInstruction*, HloInstruction*> ShiftComponent(HloInstruction* index, int64_t dim,
@@ -175,7 +195,6 @@ absl::StatusOr<HloInstruction*> LocalIotaComponents(
   const bool implicit = index_vector_dim == shape.rank();
   const int64_t count = implicit ? 1 : shape.dimensions(index_vector_dim);
   std::vector<HloInstruction*> components(count, nullptr);
-  bool any = false;
   for (const IotaDim& d : dims) {
     if (TileCount(operand, d.operand_dim) == 1 ||
         std::find(masked_dims.begin(), masked_dims.end(), d.operand_dim) != masked_dims.end()) {
@@ -190,17 +209,8 @@ absl::StatusOr<HloInstruction*> LocalIotaComponents(
     HloInstruction* iota = ctx.Add(HloOpcode::kIota, Shape::Array(shape.element_type(), sizes), {});
     iota->mutable_attrs()->iota_dimension = d.indices_dim;
     components[d.component] = iota;
-    any = true;
   }
-  if (!any) return indices;
-  if (implicit) return components[0];
-  for (int64_t j = 0; j < count; ++j) {
-    if (components[j] == nullptr) components[j] = Component(indices, index_vector_dim, j, ctx);
-  }
-  if (count == 1) return components[0];
-  HloInstruction* out = ctx.Add(HloOpcode::kConcatenate, shape, components);
-  out->mutable_attrs()->dimensions = {index_vector_dim};
-  return out;
+  return WithComponents(indices, index_vector_dim, std::move(components), ctx);
 }
 
 absl::StatusOr<MaskedOperand> MaskedOperandSharding(const HloSharding& current,
@@ -261,16 +271,8 @@ ShardIndices ShiftIndicesIntoShard(HloInstruction* indices, int64_t index_vector
     components[d.component] = local;
     in_shard = in_shard == nullptr ? in : ctx.Add(HloOpcode::kAnd, in->shape(), {in_shard, in});
   }
-  ShardIndices out{indices, in_shard};
-  if (implicit) {
-    out.indices = components[0] != nullptr ? components[0] : indices;
-    return out;
-  }
-  for (int64_t j = 0; j < count; ++j) {
-    if (components[j] == nullptr) components[j] = Component(indices, index_vector_dim, j, ctx);
-  }
-  out.indices = count == 1 ? components[0] : ctx.Add(HloOpcode::kConcatenate, shape, components);
-  if (count > 1) out.indices->mutable_attrs()->dimensions = {index_vector_dim};
+  ShardIndices out{WithComponents(indices, index_vector_dim, std::move(components), ctx), in_shard};
+  if (implicit) return out;
   std::vector<int64_t> batch = shape.dimensions();
   batch.erase(batch.begin() + index_vector_dim);
   out.in_shard =

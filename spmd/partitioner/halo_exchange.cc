@@ -176,13 +176,16 @@ std::optional<std::vector<HopFetch>> WindowFetches(const WindowedDim& wd, const 
   return out;
 }
 
-// Whether ExchangeHalo fetches `g`'s windows piece by piece (FetchWindow).
-bool FetchesPieces(const HaloGeometry& g) {
-  if (g.fetched < 0) return false;
+// Elements a device receives when it assembles the span [-left, shard + right) around its
+// shard.
+int64_t SpanElements(const HaloGeometry& g) {
   const int64_t from = -g.left, to = g.shard + g.right;
   const int64_t own = std::max<int64_t>(0, std::min(to, g.shard) - std::max<int64_t>(from, 0));
-  return g.fetched < (to - from) - own;
+  return (to - from) - own;
 }
+
+// Whether ExchangeHalo fetches `g`'s windows piece by piece (FetchWindow).
+bool FetchesPieces(const HaloGeometry& g) { return g.fetched >= 0 && g.fetched < SpanElements(g); }
 
 // ExchangeHalo by pieces: each device slices the positions its receiver's window reads from
 // its shard, the pieces travel one collective-permute per hop, and each device writes them at
@@ -353,10 +356,7 @@ HaloGeometry KernelBlockGeometry(const WindowedDim& wd, bool paired_reversed) {
 }
 
 int64_t HaloElements(const HaloGeometry& g) {
-  if (FetchesPieces(g)) return g.fetched;
-  const int64_t from = -g.left, to = g.shard + g.right;
-  const int64_t own = std::max<int64_t>(0, std::min(to, g.shard) - std::max<int64_t>(from, 0));
-  return (to - from) - own;
+  return FetchesPieces(g) ? g.fetched : SpanElements(g);
 }
 
 int64_t GatherElements(const HaloGeometry& g, int64_t tiles) { return (tiles - 1) * g.shard; }

@@ -326,25 +326,44 @@ bool MovesData(const HloInstruction& original, int64_t d) {
   return pad.edge_padding_low != 0 || pad.edge_padding_high != 0 || pad.interior_padding != 0;
 }
 
+// The window splits of a slice or pad computed in `sharding` (tiled): one per split dim it
+// moves data along; such dims that cannot stay split (interior padding) go to `*whole`.
+std::vector<WindowSplit> SlicePadSplits(const HloInstruction& original, const HloSharding& sharding,
+                                        std::vector<int64_t>* whole) {
+  std::vector<WindowSplit> splits;
+  for (int64_t d = 0; d < original.shape().rank(); ++d) {
+    const int64_t tiles = sharding.tile_assignment().dim(d);
+    if (tiles == 1 || !MovesData(original, d)) continue;
+    std::optional<WindowedDim> wd = SlicePadWindow(original, d, tiles);
+    if (!wd.has_value()) {
+      whole->push_back(d);
+      continue;
+    }
+    WindowSplit split;
+    split.wd = *wd;
+    split.output_dim = d;
+    split.window_index = d;
+    splits.push_back(split);
+  }
+  return splits;
+}
+
 // The estimated time of the halo exchanges a slice or pad computed in `tiling` needs along the
 // dims it moves data along and `tiling` splits; nullopt when such a dim cannot be split
 // (interior padding) or its halos would be as large as gathering it.
 std::optional<double> HaloCostUs(const HloInstruction& original, const HloSharding& tiling,
                                  PartitionContext& ctx) {
-  double us = 0;
-  for (int64_t d = 0; d < original.shape().rank(); ++d) {
-    const int64_t tiles = tiling.tile_assignment().dim(d);
-    if (tiles == 1 || !MovesData(original, d)) continue;
-    std::optional<WindowedDim> wd = SlicePadWindow(original, d, tiles);
-    if (!wd.has_value()) return std::nullopt;
-    WindowSplit split;
-    split.wd = *wd;
+  std::vector<int64_t> whole;
+  std::vector<WindowSplit> splits = SlicePadSplits(original, tiling, &whole);
+  if (!whole.empty()) return std::nullopt;
+  for (WindowSplit& split : splits) {
     split.halo = true;
-    split.geometry = ComputeHaloGeometry(*wd);
-    if (HaloElements(split.geometry) >= GatherElements(split.geometry, tiles)) return std::nullopt;
-    us += HaloReceived(original.operand(0)->shape(), tiling, split, ctx).us;
+    split.geometry = ComputeHaloGeometry(split.wd);
+    if (HaloElements(split.geometry) >= GatherElements(split.geometry, split.wd.tiles)) {
+      return std::nullopt;
+    }
   }
-  return us;
+  return HalosReceived(original.operand(0)->shape(), tiling, splits, ctx).us;
 }
 
 // Computing a slice or pad in the operand's current tiling (the dims it moves data along
@@ -432,21 +451,7 @@ absl::Status SliceOrPadIn(const HloInstruction& original, const HloSharding& sha
                                 "a slice or pad with subgroups in its sharding");
   const int64_t rank = original.shape().rank();
   std::vector<int64_t> whole;
-  std::vector<WindowSplit> splits;
-  for (int64_t d = 0; d < rank; ++d) {
-    const int64_t tiles = sharding.tile_assignment().dim(d);
-    if (tiles == 1 || !MovesData(original, d)) continue;
-    std::optional<WindowedDim> wd = SlicePadWindow(original, d, tiles);
-    if (!wd.has_value()) {
-      whole.push_back(d);
-      continue;
-    }
-    WindowSplit split;
-    split.wd = *wd;
-    split.output_dim = d;
-    split.window_index = d;
-    splits.push_back(split);
-  }
+  std::vector<WindowSplit> splits = SlicePadSplits(original, sharding, &whole);
   ASSIGN_OR_RETURN(HloSharding local, hlo::PartiallyReplicate(sharding, whole));
   if (local.IsReplicated())
     return FallBackToReplicated(original, sharding, ctx,

@@ -84,22 +84,28 @@ std::optional<FactorRule> Reshape(const HloInstruction& instr) {
 }
 
 // reduce(x, init), dimensions=D: kept dims of x map to the result in order; D are contracting.
+// A reduce of `n` arrays (then n scalar inits) toward one result array: the arrays' reduced
+// dims are contracting, the others pass through in order; the inits take no part.
+FactorRule ReduceRule(const HloInstruction& instr, int64_t n) {
+  FactorRuleBuilder b("reduce", 2 * n);
+  int64_t next = 0;
+  for (int64_t d = 0; d < instr.operand(0)->shape().rank(); ++d) {
+    const bool reduced = Contains(instr.dimensions(), d);
+    std::vector<int64_t> dims(2 * n + 1, -1);
+    for (int64_t i = 0; i < n; ++i) dims[i] = d;
+    dims[2 * n] = reduced ? -1 : next++;
+    b.Add(reduced ? Kind::kContracting : Kind::kPassThrough, std::move(dims));
+  }
+  return std::move(b).Build();
+}
+
 std::optional<FactorRule> Reduce(const HloInstruction& instr) {
   if (!AllArrays(instr) || instr.operand_count() != 2) return std::nullopt;
   const int64_t in_rank = instr.operand(0)->shape().rank();
   if (in_rank - static_cast<int64_t>(instr.dimensions().size()) != instr.shape().rank()) {
     return std::nullopt;
   }
-  FactorRuleBuilder b("reduce", 2);
-  int64_t next = 0;
-  for (int64_t d = 0; d < in_rank; ++d) {
-    if (Contains(instr.dimensions(), d)) {
-      b.Add(Kind::kContracting, {d, -1, -1});
-    } else {
-      b.Add(Kind::kPassThrough, {d, -1, next++});
-    }
-  }
-  return std::move(b).Build();
+  return ReduceRule(instr, 1);
 }
 
 // Result dims: batch..., lhs free..., rhs free... (XLA's dot output order).
@@ -532,8 +538,7 @@ std::optional<FactorRule> FactorRuleFor(const HloInstruction& instr) {
 
 namespace {
 
-// A reduce of n arrays of one shape with n scalar inits, for one result leaf: every array's
-// reduced dims are contracting, the others pass through to the leaf; the inits take no part.
+// A reduce of n arrays of one shape with n scalar inits, for one result leaf (ReduceRule).
 std::optional<FactorRule> VariadicReduceLeafRule(const HloInstruction& instr) {
   const hlo::Shape& shape = instr.shape();
   const int64_t n = instr.operand_count() / 2;
@@ -553,16 +558,7 @@ std::optional<FactorRule> VariadicReduceLeafRule(const HloInstruction& instr) {
       return std::nullopt;
     }
   }
-  FactorRuleBuilder b("reduce", 2 * n);
-  int64_t next = 0;
-  for (int64_t d = 0; d < in.rank(); ++d) {
-    const bool reduced = Contains(instr.dimensions(), d);
-    std::vector<int64_t> dims(2 * n + 1, -1);
-    for (int64_t i = 0; i < n; ++i) dims[i] = d;
-    dims[2 * n] = reduced ? -1 : next++;
-    b.Add(reduced ? Kind::kContracting : Kind::kPassThrough, std::move(dims));
-  }
-  return std::move(b).Build();
+  return ReduceRule(instr, n);
 }
 
 }  // namespace
