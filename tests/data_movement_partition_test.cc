@@ -178,12 +178,13 @@ ENTRY main {
 }
 
 // Uneven splits along the constant dims: every source tile holds data (7 split 2 ways), so one
-// element of each device's tile stands for all; the target splits 7 four ways, padded.
+// element of each device's tile stands for all; the target splits 7 four ways, padded. (p0 is
+// split, so the chain cannot be computed again from it, rebuild.h.)
 TEST(BroadcastPartitionTest, UnevenSplitsAlongBroadcastDimsAreRebuiltLocally) {
   Partitioned p = Partition(R"(
 HloModule bcast_uneven, num_partitions=4
 ENTRY main {
-  p0 = f32[5] parameter(0), sharding={replicated}
+  p0 = f32[5] parameter(0), sharding={devices=[2,2]<=[4] last_tile_dim_replicate}
   b = f32[7,5] broadcast(p0), dimensions={1}, sharding={devices=[2,2]<=[4]}
   e = f32[7,5] exponential(b), sharding={devices=[2,2]<=[4]}
   ROOT c = f32[7,5] copy(e), sharding={devices=[4,1]<=[4]}

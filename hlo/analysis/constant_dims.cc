@@ -26,20 +26,6 @@ bool Contains(const Dims& dims, int64_t d) {
   return std::binary_search(dims.begin(), dims.end(), d);
 }
 
-// Elementwise ops: the result at an index depends on the operands at that index only.
-bool IsElementwise(HloOpcode op) {
-  switch (op) {
-    case HloOpcode::kCompare:
-    case HloOpcode::kSelect:
-    case HloOpcode::kClamp:
-    case HloOpcode::kConvert:
-    case HloOpcode::kReducePrecision:
-      return true;
-    default:
-      return IsElementwiseUnary(op) || IsElementwiseBinary(op);
-  }
-}
-
 Dims ReshapeConstantDims(const Shape& source, const Dims& constant, const Shape& target) {
   const std::vector<int64_t>& in = source.dimensions();
   const std::vector<int64_t>& out = target.dimensions();
@@ -73,7 +59,7 @@ Dims ReshapeConstantDims(const Shape& source, const Dims& constant, const Shape&
 // Whether `instr`'s answer is read from its operands' (the ops Compute looks through).
 bool LooksThrough(HloOpcode op) {
   return op == HloOpcode::kBroadcast || op == HloOpcode::kSlice || op == HloOpcode::kTranspose ||
-         op == HloOpcode::kReshape || IsElementwise(op);
+         op == HloOpcode::kReshape || IsElementwiseOpcode(op);
 }
 
 // `instr`'s answer from its operands' answers, which `memo` holds.
@@ -104,7 +90,7 @@ Dims Compute(const HloInstruction& instr, const ConstantDimsMemo& memo) {
     }
     return dims;
   }
-  if (IsElementwise(op)) {
+  if (IsElementwiseOpcode(op)) {
     Dims dims = AllDims(rank);
     for (int64_t i = 0; i < instr.operand_count() && !dims.empty(); ++i) {
       dims = Intersect(dims, of(i));

@@ -263,6 +263,20 @@ inline bool IsElementwiseUnary(HloOpcode op) {
 inline bool IsElementwiseBinary(HloOpcode op) {
   return GetHloOpcodeFamily(op) == HloOpcodeFamily::kBinary;
 }
+// Whether each result element of `op` depends only on the operands' elements at its index:
+// unary, binary, compare, select, clamp, convert and reduce-precision.
+inline bool IsElementwiseOpcode(HloOpcode op) {
+  switch (op) {
+    case HloOpcode::kCompare:
+    case HloOpcode::kSelect:
+    case HloOpcode::kClamp:
+    case HloOpcode::kConvert:
+    case HloOpcode::kReducePrecision:
+      return true;
+    default:
+      return IsElementwiseUnary(op) || IsElementwiseBinary(op);
+  }
+}
 
 }  // namespace hlo
 

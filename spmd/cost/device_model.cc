@@ -16,7 +16,7 @@ constexpr double GBps(double gbps) { return gbps * 1e3; }
 // TFLOP/s to FLOP per microsecond.
 constexpr double TFlops(double tflops) { return tflops * 1e6; }
 
-DeviceModel Gpu(std::string name, double memory_gib) {
+DeviceModel Gpu(std::string name, double memory_gib, double memory_gbps) {
   DeviceModel m;
   m.name = std::move(name);
   m.f32_flops_per_us = TFlops(67);    // FP32 without tensor cores (XLA's default precision).
@@ -24,13 +24,14 @@ DeviceModel Gpu(std::string name, double memory_gib) {
   m.int_flops_per_us = TFlops(67);
   m.compute_efficiency = 0.7;
   m.memory_bytes = memory_gib * kGiB;
+  m.memory_bandwidth_bytes_per_us = GBps(memory_gbps);
   m.loop_step_us = 2.0;  // A few kernel launches and the loop's own control.
   m.levels = {{"nvlink", 8, {8.0, GBps(350)}}, {"infiniband", 0, {15.0, GBps(45)}}};
   return m;
 }
 
 std::vector<DeviceModel> Builtins() {
-  std::vector<DeviceModel> models = {Gpu("h100-nvlink", 80), Gpu("h200-nvlink", 141)};
+  std::vector<DeviceModel> models = {Gpu("h100-nvlink", 80, 3350), Gpu("h200-nvlink", 141, 4800)};
   DeviceModel tpu;
   tpu.name = "tpu-torus";
   tpu.f32_flops_per_us = TFlops(275);
@@ -38,6 +39,7 @@ std::vector<DeviceModel> Builtins() {
   tpu.int_flops_per_us = TFlops(275);
   tpu.compute_efficiency = 0.8;
   tpu.memory_bytes = 32 * kGiB;
+  tpu.memory_bandwidth_bytes_per_us = GBps(1200);
   tpu.loop_step_us = 1.0;
   tpu.levels = {{"ici-board", 4, {2.0, GBps(100)}}, {"ici-torus", 0, {4.0, GBps(45)}}};
   models.push_back(tpu);
@@ -49,6 +51,7 @@ std::vector<DeviceModel> Builtins() {
   cpu.bf16_flops_per_us = 1e5;
   cpu.int_flops_per_us = 1e5;
   cpu.memory_bytes = 8 * kGiB;
+  cpu.memory_bandwidth_bytes_per_us = GBps(20);
   cpu.levels = {{"shared-memory", 0, {5.0, GBps(10)}}};
   models.push_back(cpu);
   return models;
@@ -108,6 +111,10 @@ double DeviceModel::ComputeTimeUs(double flops, hlo::PrimitiveType type) const {
   return flops / (rate * compute_efficiency);
 }
 
+double DeviceModel::MemoryTimeUs(double bytes) const {
+  return memory_bandwidth_bytes_per_us > 0 ? bytes / memory_bandwidth_bytes_per_us : 0;
+}
+
 const MeshLevel& DeviceModel::LevelFor(absl::Span<const int64_t> devices) const {
   for (const MeshLevel& level : levels) {
     if (level.devices_per_group <= 0 || devices.empty()) return level;
@@ -134,6 +141,9 @@ std::string DeviceModel::Describe() const {
   out << name << ": f32 " << f32_flops_per_us / 1e6 << " TFLOP/s, bf16 "
       << bf16_flops_per_us / 1e6 << " TFLOP/s, efficiency " << compute_efficiency << ", memory "
       << memory_bytes / kGiB << " GiB";
+  if (memory_bandwidth_bytes_per_us > 0) {
+    out << " at " << memory_bandwidth_bytes_per_us / 1e3 << " GB/s";
+  }
   if (loop_step_us > 0) out << ", " << loop_step_us << " us per loop step";
   for (const MeshLevel& level : levels) {
     out << "; " << level.name << " (" << (level.devices_per_group > 0
@@ -187,7 +197,8 @@ absl::StatusOr<DeviceModel> ParseDeviceModelJson(std::string_view json) {
   absl::StatusOr<double> efficiency = NumberField(*doc, "compute_efficiency", 1.0);
   absl::StatusOr<double> memory = NumberField(*doc, "memory_bytes", 0, true);
   absl::StatusOr<double> loop_step = NumberField(*doc, "loop_step_us", 0);
-  for (const auto* s : {&bf16, &integer, &efficiency, &memory, &loop_step}) {
+  absl::StatusOr<double> memory_gbps = NumberField(*doc, "memory_bandwidth_gbps", 0);
+  for (const auto* s : {&bf16, &integer, &efficiency, &memory, &loop_step, &memory_gbps}) {
     if (!s->ok()) return s->status();
   }
   if (*efficiency <= 0 || *efficiency > 1) {
@@ -198,6 +209,7 @@ absl::StatusOr<DeviceModel> ParseDeviceModelJson(std::string_view json) {
   model.int_flops_per_us = *integer > 0 ? *integer / 1e6 : model.f32_flops_per_us;
   model.compute_efficiency = *efficiency;
   model.memory_bytes = *memory;
+  model.memory_bandwidth_bytes_per_us = GBps(*memory_gbps);
   if (*loop_step < 0) return absl::InvalidArgumentError("\"loop_step_us\" must not be negative");
   model.loop_step_us = *loop_step;
   const JsonValue* levels = doc->Find("levels");

@@ -9,12 +9,13 @@
 // Built-in models (DeviceModelByName): h100-nvlink, h200-nvlink, tpu-torus, cpu-test. A JSON
 // file has the same fields:
 //   {"name": "my-gpu", "flops_per_second": {"f32": 6.7e13, "bf16": 9.9e14},
-//    "compute_efficiency": 0.7, "memory_bytes": 8.5e10, "loop_step_us": 2,
+//    "compute_efficiency": 0.7, "memory_bytes": 8.5e10, "memory_bandwidth_gbps": 3350,
+//    "loop_step_us": 2,
 //    "levels": [{"name": "nvlink", "devices_per_group": 8, "latency_us": 8,
 //                "bandwidth_gbps": 350},
 //               {"name": "ib", "devices_per_group": 0, "latency_us": 15, "bandwidth_gbps": 45}]}
 // (`bandwidth_gbps` is GB/s per device; devices_per_group 0 means "all devices";
-// `loop_step_us` is optional, 0 when absent).
+// `loop_step_us` and `memory_bandwidth_gbps` are optional, 0 when absent).
 #ifndef SPMD_COST_DEVICE_MODEL_H_
 #define SPMD_COST_DEVICE_MODEL_H_
 
@@ -43,6 +44,9 @@ struct DeviceModel {
   double int_flops_per_us = 1e5;   // Integer types.
   double compute_efficiency = 1.0;  // Fraction of the peak rate a large dot reaches.
   double memory_bytes = 8.0 * (1LL << 30);
+  // Bytes a device reads or writes in its own memory per microsecond (0: unknown, and memory
+  // traffic is not timed): what bounds elementwise and data-movement kernels.
+  double memory_bandwidth_bytes_per_us = 0;
   // What one iteration of a windowed-einsum loop costs besides its dot and its transfer: loop
   // control and the kernels that slice and place the block. A loop that overlaps nothing then
   // loses to the one collective it replaces, whose result later users can reuse.
@@ -51,6 +55,8 @@ struct DeviceModel {
 
   // Microseconds to execute `flops` operations on elements of `type`.
   double ComputeTimeUs(double flops, hlo::PrimitiveType type) const;
+  // Microseconds to read and write `bytes` of device memory (0 when the bandwidth is unknown).
+  double MemoryTimeUs(double bytes) const;
   // The innermost level whose groups contain all of `devices` (the last level otherwise).
   const MeshLevel& LevelFor(absl::Span<const int64_t> devices) const;
   // The link that a collective over each of `groups` uses: the slowest level any group needs.

@@ -85,6 +85,25 @@ TEST(DeviceModelTest, ParsesJson) {
   EXPECT_EQ(m->loop_step_us, 0);  // Optional.
 }
 
+TEST(DeviceModelTest, MemoryBandwidthTimesMemoryTraffic) {
+  EXPECT_GT(DefaultDeviceModel().MemoryTimeUs(1e9), 0);
+  absl::StatusOr<DeviceModel> m = ParseDeviceModelJson(
+      R"({"flops_per_second": {"f32": 1e12}, "memory_bytes": 1, "memory_bandwidth_gbps": 2000,
+          "levels": [{"latency_us": 1, "bandwidth_gbps": 10}]})");
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_DOUBLE_EQ(m->MemoryTimeUs(4e6), 2.0);  // 4 MB at 2 TB/s.
+  m = ParseDeviceModelJson(
+      R"({"flops_per_second": {"f32": 1e12}, "memory_bytes": 1,
+          "levels": [{"latency_us": 1, "bandwidth_gbps": 10}]})");
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(m->MemoryTimeUs(4e6), 0);  // Optional: unknown bandwidth is not timed.
+  m = ParseDeviceModelJson(
+      R"({"flops_per_second": {"f32": 1e12}, "memory_bytes": 1, "memory_bandwidth_gbps": -1,
+          "levels": [{"latency_us": 1, "bandwidth_gbps": 10}]})");
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(std::string(m.status().message()).find("memory_bandwidth_gbps"), std::string::npos);
+}
+
 TEST(DeviceModelTest, LoopStepCost) {
   EXPECT_GT(DefaultDeviceModel().loop_step_us, 0);
   absl::StatusOr<DeviceModel> m = ParseDeviceModelJson(

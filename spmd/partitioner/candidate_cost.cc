@@ -6,6 +6,7 @@
 
 #include "hlo/status_macros.h"
 #include "spmd/partitioner/handlers.h"
+#include "spmd/partitioner/rebuild.h"
 
 namespace spmd {
 
@@ -17,11 +18,9 @@ absl::StatusOr<double> ReshardCost(const HloInstruction* operand, const HloShard
                                    PartitionContext& ctx) {
   ASSIGN_OR_RETURN(const PartitionedValue* value, ctx.Get(operand));
   if (value->sharding == to) return 0.0;
-  if (operand->opcode() == hlo::HloOpcode::kBroadcast && operand->operand(0)->shape().IsArray() &&
-      operand->operand(0)->shape().rank() == 0) {
-    return 0.0;  // GetInSharding rebuilds a scalar broadcast in place.
-  }
-  return ResultCost(operand->shape(), value->sharding, to, ctx);
+  ASSIGN_OR_RETURN(double moved, ResultCost(operand->shape(), value->sharding, to, ctx));
+  std::optional<double> rebuilt = RebuildUs(operand, to, ctx);  // As GetInSharding chooses.
+  return rebuilt ? std::min(*rebuilt, moved) : moved;
 }
 
 absl::StatusOr<double> ResultCost(const hlo::Shape& shape, const HloSharding& from,
@@ -52,7 +51,10 @@ Received ReshardReceived(const HloInstruction* operand, const HloSharding& targe
   if (!now.ok()) return Received::Unplannable();
   const std::vector<HloSharding>& made = ctx.ReshardedShardings(operand);
   if (std::find(made.begin(), made.end(), target) != made.end()) return {};  // Cached.
-  return ReshardReceived(operand->shape(), (*now)->sharding, target, ctx);
+  Received moved = ReshardReceived(operand->shape(), (*now)->sharding, target, ctx);
+  std::optional<double> rebuilt = RebuildUs(operand, target, ctx);  // As GetInSharding chooses.
+  if (rebuilt && *rebuilt < moved.us) return {0, *rebuilt};
+  return moved;
 }
 
 std::optional<HloSharding> SlicedTowards(const Shape& shape, const HloSharding& from,
@@ -73,7 +75,11 @@ Received HaloReceived(const Shape& shape, const HloSharding& sharding, const Win
   absl::StatusOr<Shape> local = LocalShape(sharding, shape);
   if (!local.ok()) return Received::Unplannable();
   const int64_t bytes = HaloElements(split.geometry) * (local->byte_size() / split.geometry.shard);
-  return {bytes, TransferTimeUs(bytes, AllDevicesLink(ctx))};
+  if (bytes == 0) return {};
+  // One latency per collective-permute.
+  const LinkModel& link = AllDevicesLink(ctx);
+  const int64_t permutes = std::max<int64_t>(1, HaloHops(split.geometry));
+  return {bytes, TransferTimeUs(bytes, link) + static_cast<double>(permutes - 1) * link.latency_us};
 }
 
 Received HalosReceived(const Shape& shape, const HloSharding& sharding,

@@ -19,8 +19,8 @@
 namespace spmd {
 
 // The estimated time (us) to bring the partitioned `operand` from its current sharding to `to`:
-// 0 when it is already there, or when it is a scalar broadcast (GetInSharding rebuilds those in
-// place).
+// 0 when it is already there; the local work when rebuilding it there beats moving it
+// (rebuild.h).
 absl::StatusOr<double> ReshardCost(const hlo::HloInstruction* operand, const hlo::HloSharding& to,
                                    PartitionContext& ctx);
 
@@ -52,7 +52,7 @@ const LinkModel& AllDevicesLink(PartitionContext& ctx);
 Received ReshardReceived(const hlo::Shape& shape, const hlo::HloSharding& from,
                          const hlo::HloSharding& to, PartitionContext& ctx);
 // The same for the partitioned `operand` into `target`; nothing when the context already holds
-// it there (a reshard made for an earlier user).
+// it there (a reshard made for an earlier user), only time when it is rebuilt there (rebuild.h).
 Received ReshardReceived(const hlo::HloInstruction* operand, const hlo::HloSharding& target,
                          PartitionContext& ctx);
 
@@ -65,7 +65,8 @@ std::optional<hlo::HloSharding> SlicedTowards(const hlo::Shape& shape, const hlo
                                               const hlo::HloSharding& to, PartitionContext& ctx);
 
 // What a device receives by halo exchange along `split` for an operand of `shape` in
-// `sharding` (nothing when the window is sliced from a whole operand), timed as one exchange.
+// `sharding` (nothing when the window is sliced from a whole operand), with one latency per
+// collective-permute it takes.
 Received HaloReceived(const hlo::Shape& shape, const hlo::HloSharding& sharding,
                       const WindowSplit& split, PartitionContext& ctx);
 // The halos of every split in `splits` for an operand of `shape` in `sharding`.

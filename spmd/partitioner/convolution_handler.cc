@@ -480,13 +480,20 @@ bool HaloCouldServe(const WindowSplit& split) {
   return !split.halo && split.wd.window.base_dilation <= 1;
 }
 
+// How the window inputs of an output-tile strategy are built.
+enum class WindowInputs {
+  kChosen,     // As ChooseWindowInputs chose, split by split.
+  kAllHalos,   // Every split HaloCouldServe takes halos from an input resharded to be split alike.
+  kAllSliced,  // Every split sliced from an input whole along it (a gather where halos would
+               // take more collectives).
+};
+
 // The output-tile strategy for the result sharding `sharding`, and the setting the summing
-// strategies of that sharding build on. With `all_halos`, every split HaloCouldServe takes
-// halos from an input resharded to be split alike.
+// strategies of that sharding build on, its window inputs built as `inputs` says.
 absl::StatusOr<std::pair<ConvStrategy, ConvSetting>> OutputTiles(const HloInstruction& conv,
                                                                  const HloSharding& sharding,
                                                                  const HloSharding& requested,
-                                                                 bool all_halos,
+                                                                 WindowInputs inputs,
                                                                  PartitionContext& ctx) {
   const hlo::ConvolutionDimensionNumbers& dn = *conv.attrs().convolution_dimension_numbers;
   ConvStrategy s;
@@ -507,11 +514,16 @@ absl::StatusOr<std::pair<ConvStrategy, ConvSetting>> OutputTiles(const HloInstru
   ASSIGN_OR_RETURN(const PartitionedValue* input_now, ctx.Get(conv.operand(0)));
   ChooseWindowInputs(conv, input_now->sharding, s.splits, ctx);
   for (WindowSplit& split : s.splits) {
-    if (!all_halos || !HaloCouldServe(split)) continue;
-    split.halo = true;
-    ctx.log().lines.push_back(hlo::StrCat("%", conv.name(), ": window dimension ", split.wd.dim,
-                                          " also costed with the input moved to the split and ",
-                                          HaloElements(split.geometry), " halo elements"));
+    if (inputs == WindowInputs::kAllHalos && HaloCouldServe(split)) {
+      split.halo = true;
+      ctx.log().lines.push_back(hlo::StrCat("%", conv.name(), ": window dimension ", split.wd.dim,
+                                            " also costed with the input moved to the split and ",
+                                            HaloElements(split.geometry), " halo elements"));
+    } else if (inputs == WindowInputs::kAllSliced && split.halo) {
+      split.halo = false;
+      ctx.log().lines.push_back(hlo::StrCat("%", conv.name(), ": window dimension ", split.wd.dim,
+                                            " also costed sliced from the input whole along it"));
+    }
   }
   const int64_t rank = conv.shape().rank();
   const int64_t feature_tiles = Tiles(s.local, dn.output_feature_dimension);
@@ -582,20 +594,30 @@ absl::Status AddStrategiesOf(ConvStrategy tiles, const ConvSetting& set, bool re
 }
 
 // Appends the strategies computing the result in `sharding`: with each split's window input
-// as ChooseWindowInputs chose it, and, where some are sliced from an input whole along them,
-// again with the input moved to the split and halos exchanged (XLA's for an input split along
-// another dim: one all-to-all and halos can move less than gathering the dim).
+// as ChooseWindowInputs chose it; where some are sliced from an input whole along them, again
+// with the input moved to the split and halos exchanged (XLA's for an input split along
+// another dim: one all-to-all and halos can move less than gathering the dim); and where some
+// halo reaches beyond the two neighbouring shards (more than two permutes), again with every
+// window sliced from the input gathered whole (one collective instead of several).
 absl::Status AddStrategies(const HloInstruction& conv, const HloSharding& sharding,
                            const HloSharding& requested, PartitionContext& ctx,
                            std::vector<ConvStrategy>& out) {
-  ASSIGN_OR_RETURN(auto chosen, OutputTiles(conv, sharding, requested, false, ctx));
-  const bool sliced = std::any_of(chosen.first.splits.begin(), chosen.first.splits.end(),
-                                  HaloCouldServe);
+  ASSIGN_OR_RETURN(auto chosen, OutputTiles(conv, sharding, requested, WindowInputs::kChosen, ctx));
+  const std::vector<WindowSplit>& splits = chosen.first.splits;
+  const bool sliced = std::any_of(splits.begin(), splits.end(), HaloCouldServe);
+  const bool multi_hop = std::any_of(splits.begin(), splits.end(), [](const WindowSplit& split) {
+    return split.halo && HaloHops(split.geometry) > 2;
+  });
   RETURN_IF_ERROR(
       AddStrategiesOf(std::move(chosen.first), chosen.second, &sharding == &requested, ctx, out));
-  if (!sliced) return absl::OkStatus();
-  ASSIGN_OR_RETURN(auto halos, OutputTiles(conv, sharding, requested, true, ctx));
-  return AddStrategiesOf(std::move(halos.first), halos.second, &sharding == &requested, ctx, out);
+  for (auto [wanted, inputs] : {std::pair(sliced, WindowInputs::kAllHalos),
+                                std::pair(multi_hop, WindowInputs::kAllSliced)}) {
+    if (!wanted) continue;
+    ASSIGN_OR_RETURN(auto other, OutputTiles(conv, sharding, requested, inputs, ctx));
+    RETURN_IF_ERROR(
+        AddStrategiesOf(std::move(other.first), other.second, &sharding == &requested, ctx, out));
+  }
+  return absl::OkStatus();
 }
 
 // Result shardings aligned with an operand's current sharding (XLA's 'align with LHS/RHS'):

@@ -68,13 +68,7 @@ absl::Status HandleElementwise(const HloInstruction& original, const HloSharding
 void RegisterElementwiseHandlers(HandlerTable& table) {
   for (int op = 0; op < hlo::kNumHloOpcodes; ++op) {
     HloOpcode opcode = static_cast<HloOpcode>(op);
-    if (hlo::IsElementwiseUnary(opcode) || hlo::IsElementwiseBinary(opcode)) {
-      table[opcode] = &HandleElementwise;
-    }
-  }
-  for (HloOpcode opcode : {HloOpcode::kCompare, HloOpcode::kSelect, HloOpcode::kClamp,
-                           HloOpcode::kConvert, HloOpcode::kReducePrecision}) {
-    table[opcode] = &HandleElementwise;
+    if (hlo::IsElementwiseOpcode(opcode)) table[opcode] = &HandleElementwise;
   }
 }
 

@@ -80,20 +80,33 @@ HloInstruction* DynamicSliceDim(PartitionContext& ctx, HloInstruction* value, in
   return out;
 }
 
+// `value` on each device replaced by the value of the device in block `from[i]` along `dim`
+// (i: the device's own block; from[i] < 0: zeros), the other tile coordinates the same.
+HloInstruction* FromBlocks(PartitionContext& ctx, HloInstruction* value,
+                           const HloSharding& sharding, int64_t dim,
+                           const std::vector<int64_t>& from) {
+  const hlo::TileAssignment& ta = sharding.tile_assignment();
+  std::vector<std::pair<int64_t, int64_t>> pairs;
+  ta.ForEach([&](absl::Span<const int64_t> index, int64_t device) {
+    const int64_t source_block = from[index[dim]];
+    if (source_block < 0) return;
+    std::vector<int64_t> source(index.begin(), index.end());
+    source[dim] = source_block;
+    pairs.emplace_back(ta.device(source), device);
+  });
+  return ctx.builder().CollectivePermute(value, std::move(pairs));
+}
+
 // `value` on each device replaced by the value of the device `hops` blocks away along `dim`
 // (negative: lower blocks); devices with no such neighbour receive zeros.
 HloInstruction* FromNeighbour(PartitionContext& ctx, HloInstruction* value,
                               const HloSharding& sharding, int64_t dim, int64_t hops) {
-  const hlo::TileAssignment& ta = sharding.tile_assignment();
-  std::vector<std::pair<int64_t, int64_t>> pairs;
-  ta.ForEach([&](absl::Span<const int64_t> index, int64_t device) {
-    const int64_t from = index[dim] + hops;
-    if (from < 0 || from >= ta.dim(dim)) return;
-    std::vector<int64_t> source(index.begin(), index.end());
-    source[dim] = from;
-    pairs.emplace_back(ta.device(source), device);
-  });
-  return ctx.builder().CollectivePermute(value, std::move(pairs));
+  const int64_t tiles = sharding.tile_assignment().dim(dim);
+  std::vector<int64_t> from(tiles, -1);
+  for (int64_t i = 0; i < tiles; ++i) {
+    if (i + hops >= 0 && i + hops < tiles) from[i] = i + hops;
+  }
+  return FromBlocks(ctx, value, sharding, dim, from);
 }
 
 // Replaces the elements of each device's window input whose position (start of the device's
@@ -134,21 +147,101 @@ bool ReadsShardPadding(const WindowedDim& wd, const HaloGeometry& g) {
   return false;
 }
 
-// What the devices fetch from the shard `hop` blocks away (0: their own) when each takes only
-// the positions its window reads there: every device slices `width` elements and sends them.
-struct HopFetch {
-  int64_t hop = 0;
+// One step of fetching window pieces (FetchWindow): each receiving block gets at most one piece
+// of `width` elements, and each sending block sends at most one, so a round is one
+// collective-permute (or, when every piece is the receiver's own, a local slice).
+struct FetchRound {
   int64_t width = 0;
-  // Per receiving block: the first element of the sender's shard it gets, or -1 (none).
-  std::vector<int64_t> start;
+  bool local = false;         // Every piece comes from the receiver's own shard.
+  std::vector<int64_t> from;  // Per receiving block: the sending block, or -1 (none).
+  std::vector<int64_t>
+      start;  // Per receiving block: its piece's first element in the sender's shard.
 };
 
-// The fetches of `g`'s windows (valid blocks only), or nullopt when a sender's piece would
-// reach into its shard's padding.
-std::optional<std::vector<HopFetch>> WindowFetches(const WindowedDim& wd, const HaloGeometry& g) {
+// A window piece: what receiving block `receiver` reads from block `sender`'s shard, from
+// element `rs` on (`valid`: the sender's real elements).
+struct Piece {
+  int64_t receiver, sender, rs, width, valid;
+  bool local() const { return receiver == sender; }
+};
+
+// Places `p` in the first of `rounds` (local pieces only with local ones) where neither its
+// sender nor its receiver is busy and whose width the sender's shard can give, else in a new one.
+void Place(const Piece& p, int64_t tiles, std::vector<FetchRound>& rounds,
+           std::vector<std::vector<bool>>& sending) {
+  size_t r = 0;
+  for (; r < rounds.size(); ++r) {
+    const FetchRound& round = rounds[r];
+    if (round.local == p.local() && round.from[p.receiver] < 0 && !sending[r][p.sender] &&
+        p.width <= round.width && round.width <= p.valid) {
+      break;
+    }
+  }
+  if (r == rounds.size()) {
+    rounds.push_back(
+        {p.width, p.local(), std::vector<int64_t>(tiles, -1), std::vector<int64_t>(tiles, -1)});
+    sending.emplace_back(tiles, false);
+  }
+  FetchRound& round = rounds[r];
+  round.from[p.receiver] = p.sender;
+  round.start[p.receiver] = std::min(p.rs, p.valid - round.width);
+  sending[r][p.sender] = true;
+}
+
+// The pieces packed widest first, each placed as Place says.
+std::vector<FetchRound> PackWidestFirst(std::vector<Piece> pieces, int64_t tiles) {
+  std::stable_sort(pieces.begin(), pieces.end(), [](const Piece& a, const Piece& b) {
+    if (a.local() != b.local()) return a.local();
+    return a.width > b.width;
+  });
+  std::vector<FetchRound> rounds;
+  std::vector<std::vector<bool>> sending;
+  for (const Piece& p : pieces) Place(p, tiles, rounds, sending);
+  return rounds;
+}
+
+// One round per hop (pieces that travel equally far never collide), as wide as its widest
+// piece; nullopt when a sender's shard cannot give that width.
+std::optional<std::vector<FetchRound>> PackByHop(const std::vector<Piece>& pieces, int64_t tiles) {
+  std::map<int64_t, FetchRound> hops;
+  for (const Piece& p : pieces) {
+    FetchRound& round = hops[p.sender - p.receiver];
+    round.local = p.local();
+    round.width = std::max(round.width, p.width);
+    round.from.resize(tiles, -1);
+    round.start.resize(tiles, -1);
+  }
+  for (const Piece& p : pieces) {
+    FetchRound& round = hops[p.sender - p.receiver];
+    if (round.width > p.valid) return std::nullopt;
+    round.from[p.receiver] = p.sender;
+    round.start[p.receiver] = std::min(p.rs, p.valid - round.width);
+  }
+  std::vector<FetchRound> rounds;
+  for (auto& [hop, round] : hops) rounds.push_back(std::move(round));
+  return rounds;
+}
+
+// Remote rounds and the elements they carry to each device.
+std::pair<int64_t, int64_t> RemoteCost(const std::vector<FetchRound>& rounds) {
+  std::pair<int64_t, int64_t> cost{0, 0};
+  for (const FetchRound& r : rounds) {
+    if (r.local) continue;
+    ++cost.first;
+    cost.second += r.width;
+  }
+  return cost;
+}
+
+// The rounds that fetch `g`'s windows (valid blocks only), or nullopt when a piece would reach
+// into its sender's shard padding. Of two packings, the one with fewer permutes (then elements):
+// one round per hop, and widest first into the first round where neither their sender nor their
+// receiver is busy (a greedy edge colouring of the sender-receiver graph: pieces from shards
+// many hops apart share a round). A narrower piece rides in a wider round as a longer piece of
+// its sender's shard, which lands at its true positions (it carries only real data).
+std::optional<std::vector<FetchRound>> WindowFetches(const WindowedDim& wd, const HaloGeometry& g) {
   if (g.shard == 0) return std::nullopt;
-  std::map<int64_t, HopFetch> by_hop;
-  std::map<int64_t, std::vector<std::pair<int64_t, int64_t>>> ranges;  // hop -> (block, rs)
+  std::vector<Piece> pieces;
   for (int64_t i = 0; i < wd.tiles; ++i) {
     if (!ValidBlock(g, i)) continue;
     const int64_t read = g.reads.empty() ? g.needed : g.reads[i];
@@ -157,23 +250,15 @@ std::optional<std::vector<HopFetch>> WindowFetches(const WindowedDim& wd, const 
     for (int64_t j = lo / g.shard; lo < hi && j * g.shard < hi; ++j) {
       const int64_t rs = std::max(lo, j * g.shard) - j * g.shard;
       const int64_t re = std::min(hi, (j + 1) * g.shard) - j * g.shard;
-      HopFetch& f = by_hop[j - i];
-      f.hop = j - i;
-      f.width = std::max(f.width, re - rs);
-      ranges[j - i].emplace_back(i, rs);
+      const int64_t valid = std::min(g.shard, wd.input_size - j * g.shard);
+      if (re - rs > valid) return std::nullopt;
+      pieces.push_back({i, j, rs, re - rs, valid});
     }
   }
-  std::vector<HopFetch> out;
-  for (auto& [hop, f] : by_hop) {
-    f.start.assign(wd.tiles, -1);
-    for (const auto& [i, rs] : ranges[hop]) {
-      const int64_t valid = std::min(g.shard, wd.input_size - (i + hop) * g.shard);
-      if (f.width > valid) return std::nullopt;
-      f.start[i] = std::min(rs, valid - f.width);
-    }
-    out.push_back(std::move(f));
-  }
-  return out;
+  std::optional<std::vector<FetchRound>> by_hop = PackByHop(pieces, wd.tiles);
+  std::vector<FetchRound> widest = PackWidestFirst(std::move(pieces), wd.tiles);
+  if (!by_hop || RemoteCost(widest) < RemoteCost(*by_hop)) return widest;
+  return by_hop;
 }
 
 // Elements a device receives when it assembles the span [-left, shard + right) around its
@@ -184,38 +269,50 @@ int64_t SpanElements(const HaloGeometry& g) {
   return (to - from) - own;
 }
 
-// Whether ExchangeHalo fetches `g`'s windows piece by piece (FetchWindow).
-bool FetchesPieces(const HaloGeometry& g) { return g.fetched >= 0 && g.fetched < SpanElements(g); }
+// The collective-permutes that assemble the span: one per neighbour shard it reaches.
+int64_t SpanHops(const HaloGeometry& g) {
+  const int64_t from = -g.left, to = g.shard + g.right;
+  int64_t hops = 0;
+  for (int64_t h = FloorDiv(from, g.shard); h * g.shard < to; ++h) hops += h != 0 ? 1 : 0;
+  return hops;
+}
 
-// ExchangeHalo by pieces: each device slices the positions its receiver's window reads from
-// its shard, the pieces travel one collective-permute per hop, and each device writes them at
-// their places in a zero buffer [slack | window | slack] and keeps the window. Positions
-// outside [0, N) stay zero (no piece carries shard padding).
+// Whether ExchangeHalo fetches `g`'s windows piece by piece (FetchWindow): fewer elements in no
+// more permutes than assembling the span.
+bool FetchesPieces(const HaloGeometry& g) {
+  return g.fetched >= 0 && g.fetched < SpanElements(g) && g.fetch_rounds <= SpanHops(g);
+}
+
+// ExchangeHalo by pieces: each device slices the positions its receivers' windows read from its
+// shard, the pieces travel in rounds (WindowFetches, one collective-permute each), and each
+// device writes them at their places in a zero buffer [slack | window | slack] and keeps the
+// window. Positions outside [0, N) stay zero (no piece carries shard padding).
 absl::StatusOr<HloInstruction*> FetchWindow(PartitionContext& ctx, HloInstruction* value,
                                             const HloSharding& sharding, const WindowedDim& wd,
                                             const HaloGeometry& g, HloInstruction* pad,
                                             Outside outside) {
-  std::optional<std::vector<HopFetch>> fetches = WindowFetches(wd, g);
-  if (!fetches) return absl::InternalError("halo exchange: the window pieces carry padding");
+  std::optional<std::vector<FetchRound>> rounds = WindowFetches(wd, g);
+  if (!rounds) return absl::InternalError("halo exchange: the window pieces carry padding");
   const int64_t d = wd.dim;
   const std::vector<int64_t> block = BlockOfDevice(sharding, d, ctx.num_devices());
   int64_t slack = 0;
-  for (const HopFetch& f : *fetches) slack = std::max(slack, f.width);
+  for (const FetchRound& r : *rounds) slack = std::max(slack, r.width);
   std::vector<int64_t> dims = value->shape().dimensions();
   dims[d] = g.needed + 2 * slack;
   HloInstruction* buffer = ctx.builder().Zeros(Shape::Array(value->shape().element_type(), dims));
-  for (const HopFetch& f : *fetches) {
-    // Sender block j serves receiver block j - hop.
-    HloInstruction* offset = PerBlockScalar(ctx, block, [&](int64_t j) -> int64_t {
-      const int64_t i = j - f.hop;
-      return i >= 0 && i < wd.tiles && f.start[i] >= 0 ? f.start[i] : 0;
-    });
-    HloInstruction* piece = DynamicSliceDim(ctx, value, d, offset, f.width);
-    if (f.hop != 0) piece = FromNeighbour(ctx, piece, sharding, d, f.hop);
-    // A block that reads nothing there parks the piece in the high slack.
+  for (const FetchRound& r : *rounds) {
+    // Each sending block's piece starts where its receiver's does.
+    std::vector<int64_t> sent(wd.tiles, 0);
+    for (int64_t i = 0; i < wd.tiles; ++i) {
+      if (r.from[i] >= 0) sent[r.from[i]] = r.start[i];
+    }
+    HloInstruction* offset = PerBlockScalar(ctx, block, [&](int64_t j) { return sent[j]; });
+    HloInstruction* piece = DynamicSliceDim(ctx, value, d, offset, r.width);
+    if (!r.local) piece = FromBlocks(ctx, piece, sharding, d, r.from);
+    // A block that receives nothing in this round parks its (zero) piece in the high slack.
     HloInstruction* at = PerBlockScalar(ctx, block, [&](int64_t i) -> int64_t {
-      if (f.start[i] < 0) return g.needed + 2 * slack - f.width;
-      return slack + (i + f.hop) * g.shard + f.start[i] - g.starts[i];
+      if (r.from[i] < 0) return g.needed + 2 * slack - r.width;
+      return slack + r.from[i] * g.shard + r.start[i] - g.starts[i];
     });
     buffer = ctx.builder().UpdateDim(buffer, piece, d, at);
   }
@@ -260,12 +357,12 @@ void FillHalos(const WindowedDim& wd, HaloGeometry& g) {
     g.left = first < g.shard ? std::max<int64_t>(0, -first) : -first;
     g.right = last > 0 ? std::max<int64_t>(0, last - g.shard) : last - g.shard;
   }
-  if (std::optional<std::vector<HopFetch>> fetches = WindowFetches(wd, g)) {
+  if (std::optional<std::vector<FetchRound>> rounds = WindowFetches(wd, g)) {
     g.fetched = 0;
-    for (const HopFetch& f : *fetches) {
-      if (f.hop == 0) continue;
-      g.fetched += f.width;
-      ++g.fetch_hops;
+    for (const FetchRound& r : *rounds) {
+      if (r.local) continue;
+      g.fetched += r.width;
+      ++g.fetch_rounds;
     }
   }
   for (int64_t i = 0; i < wd.tiles; ++i) {
@@ -363,11 +460,7 @@ int64_t GatherElements(const HaloGeometry& g, int64_t tiles) { return (tiles - 1
 
 int64_t HaloHops(const HaloGeometry& g) {
   if (g.shard == 0) return 0;
-  if (FetchesPieces(g)) return g.fetch_hops;
-  const int64_t from = -g.left, to = g.shard + g.right;
-  int64_t hops = 0;
-  for (int64_t h = FloorDiv(from, g.shard); h * g.shard < to; ++h) hops += h != 0 ? 1 : 0;
-  return hops;
+  return FetchesPieces(g) ? g.fetch_rounds : SpanHops(g);
 }
 
 absl::StatusOr<HloInstruction*> ExchangeHalo(PartitionContext& ctx, HloInstruction* value,

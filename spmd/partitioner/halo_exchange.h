@@ -57,12 +57,13 @@ struct HaloGeometry {
   // Per block, how many of its `needed` positions its outputs read (empty: all); the rest
   // only pad the window input to one length, so they are not fetched.
   std::vector<int64_t> reads;
-  // Elements a device receives, and collective-permutes, when it fetches from each neighbour
+  // Elements a device receives, and collective-permutes, when it fetches from other shards
   // only the positions its window reads there (a slice far from its shard reads a few elements
-  // many shards away, not the whole span between); -1 when some such piece would carry a
-  // shard's padding. ExchangeHalo fetches so when that receives fewer elements.
+  // many shards away, not the whole span between), the pieces packed into as few permutes as
+  // no device sends or receives twice in; -1 when some such piece would carry a shard's
+  // padding. ExchangeHalo fetches so when that receives fewer elements.
   int64_t fetched = -1;
-  int64_t fetch_hops = 0;
+  int64_t fetch_rounds = 0;
 };
 
 // What the positions of a window input outside [0, N) must hold.
@@ -124,7 +125,8 @@ HaloGeometry KernelBlockGeometry(const WindowedDim& wd, bool paired_reversed = f
 // dimension instead ((tiles-1) shards).
 int64_t HaloElements(const HaloGeometry& g);
 int64_t GatherElements(const HaloGeometry& g, int64_t tiles);
-// The collective-permutes ExchangeHalo uses for `g`: one per neighbour hop.
+// The collective-permutes ExchangeHalo uses for `g`: one per neighbour hop, or per round of
+// window pieces.
 int64_t HaloHops(const HaloGeometry& g);
 
 // `value` is the per-device shard of an operand tiled by `sharding`, with `wd.tiles` blocks

@@ -12,6 +12,8 @@
 #include "hlo/sharding/sharding_transforms.h"
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
+#include "spmd/partitioner/candidate_cost.h"
+#include "spmd/partitioner/rebuild.h"
 #include "spmd/reshard/reshard_grouped.h"
 
 namespace spmd {
@@ -258,15 +260,6 @@ absl::StatusOr<HloInstruction*> PartitionContext::ReshardTuple(HloInstruction* v
   return rebuild(value, base_shape);
 }
 
-namespace {
-
-bool IsScalarBroadcast(const HloInstruction& instr) {
-  return instr.opcode() == HloOpcode::kBroadcast && instr.shape().IsArray() &&
-         instr.operand(0)->shape().IsArray() && instr.operand(0)->shape().rank() == 0;
-}
-
-}  // namespace
-
 absl::StatusOr<HloInstruction*> PartitionContext::GetInSharding(const HloInstruction* original,
                                                                 const HloSharding& sharding) {
   ASSIGN_OR_RETURN(const PartitionedValue* pv, Get(original));
@@ -275,24 +268,31 @@ absl::StatusOr<HloInstruction*> PartitionContext::GetInSharding(const HloInstruc
   auto it = resharded_.find(key);
   if (it != resharded_.end()) return it->second;
   HloInstruction* result = nullptr;
-  if (IsScalarBroadcast(*original) && (sharding.IsReplicated() || sharding.IsTiled()) &&
-      (sharding.IsReplicated() || sharding.subgroup_types().empty())) {
-    // Broadcasting the scalar again in the wanted tiling moves nothing.
-    ASSIGN_OR_RETURN(HloInstruction * scalar,
-                     GetInSharding(original->operand(0), HloSharding::Replicate()));
-    ASSIGN_OR_RETURN(Shape local, hlo::PaddedShardShape(sharding, original->shape()));
-    local.clear_layout();
-    result = AddClone(*original, local, {scalar});
-  } else {
-    if (original->opcode() == HloOpcode::kIota) {
-      ASSIGN_OR_RETURN(result, LocalIota(*original, sharding));  // Rebuilt, never moved.
+  if (std::optional<double> us = RebuildUs(original, sharding, *this)) {
+    // Computed again where it is wanted when that beats moving it (rebuild.h).
+    const Received moved = ReshardReceived(original->shape(), pv->sharding, sharding, *this);
+    if (*us < moved.us) {
+      ASSIGN_OR_RETURN(result, Rebuild(original, sharding, *this));
+      if (options_->record_origins) {  // A second home of the value (hlo/sharding/spmd_origin.h).
+        log_->origins.push_back({hlo::SpmdOrigin::Kind::kValue, output_->name(), result->name(),
+                                 original->parent()->name(), original->name(), sharding});
+      }
+      if (log_->keep_lines) {
+        log_->lines.push_back(hlo::StrCat(
+            "reshard %", original->name(), " ", pv->sharding.ToStringWithoutMetadata(), " -> ",
+            sharding.ToStringWithoutMetadata(), ": rebuilt from available operands, ", *us,
+            " us of local work instead of receiving ",
+            moved.bytes >= kUnplannable ? std::string("(unplannable)")
+                                        : hlo::StrCat(moved.bytes, " bytes"),
+            " (", moved.us >= kUnplannableUs ? 0.0 : moved.us, " us)"));
+      }
     }
-    if (result == nullptr) {
-      ASSIGN_OR_RETURN(result, ReshardAlongConstantDims(*original, *pv, sharding));
-    }
-    if (result == nullptr) {
-      ASSIGN_OR_RETURN(result, Reshard(pv->value, pv->base_shape, pv->sharding, sharding));
-    }
+  }
+  if (result == nullptr) {
+    ASSIGN_OR_RETURN(result, ReshardAlongConstantDims(*original, *pv, sharding));
+  }
+  if (result == nullptr) {
+    ASSIGN_OR_RETURN(result, Reshard(pv->value, pv->base_shape, pv->sharding, sharding));
   }
   resharded_[key] = result;
   resharded_to_[original].push_back(sharding);

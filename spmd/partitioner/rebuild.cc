@@ -1,0 +1,209 @@
+#include "spmd/partitioner/rebuild.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "hlo/sharding/shard_geometry.h"
+#include "hlo/sharding/sharding_transforms.h"
+#include "hlo/status_macros.h"
+#include "hlo/strings.h"
+#include "spmd/partitioner/candidate_cost.h"
+#include "spmd/partitioner/handlers.h"
+
+namespace spmd {
+namespace {
+
+using hlo::HloInstruction;
+using hlo::HloOpcode;
+using hlo::HloSharding;
+using hlo::Shape;
+
+// Ops deeper than this below the wanted value are not rebuilt (their work repeats per user).
+constexpr int kMaxDepth = 4;
+
+// How an instruction is rebuilt in a wanted layout: the layouts its operands are taken in, and
+// the one it is computed in (the wanted one, or whole, then sliced locally).
+struct Rule {
+  std::vector<HloSharding> operands;
+  HloSharding computed = HloSharding::Replicate();
+  bool forwards = false;  // The value is its one operand's (a marking custom-call).
+};
+
+// Replicated, or tiled with replicated subgroups only.
+bool Plain(const HloSharding& s, int64_t rank) {
+  if (s.IsReplicated()) return true;
+  if (!s.IsTiled() || s.TiledDataRank() != rank) return false;
+  return std::all_of(s.subgroup_types().begin(), s.subgroup_types().end(),
+                     [](hlo::OpShardingType t) { return t == hlo::OpShardingType::kReplicated; });
+}
+
+// The operand layout that makes an op mapping operand dim i to result dim map[i] produce `to`.
+std::optional<HloSharding> Through(const HloSharding& to, int64_t rank,
+                                   const std::vector<int64_t>& map) {
+  absl::StatusOr<HloSharding> s = hlo::OperandShardingFromResult(to, rank, map);
+  if (!s.ok()) return std::nullopt;
+  return *std::move(s);
+}
+
+std::optional<Rule> RuleFor(const HloInstruction& instr, const HloSharding& to) {
+  const Shape& shape = instr.shape();
+  if (!shape.IsArray()) return std::nullopt;
+  // On one device: computed whole, every device holding it.
+  if (to.IsTileMaximal() && !to.IsReplicated()) return RuleFor(instr, HloSharding::Replicate());
+  if (!Plain(to, shape.rank())) return std::nullopt;
+  const int64_t rank = shape.rank();
+  Rule rule;
+  rule.computed = to;
+  const HloOpcode op = instr.opcode();
+  if (op == HloOpcode::kCustomCall && hlo::ForwardsOperand(instr) &&
+      !hlo::IsPlacementCustomCall(instr) && instr.operand_count() == 1 &&
+      instr.operand(0)->shape().element_type() == shape.element_type() &&
+      instr.operand(0)->shape().dimensions() == shape.dimensions()) {
+    rule.operands = {to};
+    rule.forwards = true;
+    return rule;
+  }
+  if (hlo::IsElementwiseOpcode(op)) {
+    for (const HloInstruction* operand : instr.operands()) {
+      const Shape& s = operand->shape();
+      if (!s.IsArray()) return std::nullopt;
+      if (s.rank() == 0 && rank > 0) {
+        rule.operands.push_back(HloSharding::Replicate());
+      } else if (s.dimensions() == shape.dimensions()) {
+        rule.operands.push_back(to);
+      } else {
+        return std::nullopt;
+      }
+    }
+    return rule;
+  }
+  switch (op) {
+    case HloOpcode::kBroadcast: {
+      std::optional<HloSharding> s = Through(to, rank, instr.attrs().dimensions);
+      if (!s) return std::nullopt;
+      rule.operands = {*std::move(s)};
+      return rule;
+    }
+    case HloOpcode::kTranspose: {
+      const std::vector<int64_t>& perm = instr.attrs().dimensions;
+      std::vector<int64_t> map(perm.size());
+      for (size_t j = 0; j < perm.size(); ++j) map[perm[j]] = static_cast<int64_t>(j);
+      std::optional<HloSharding> s = Through(to, rank, map);
+      if (!s) return std::nullopt;
+      rule.operands = {*std::move(s)};
+      return rule;
+    }
+    case HloOpcode::kReshape:
+      rule.operands = {HloSharding::Replicate()};
+      rule.computed = HloSharding::Replicate();
+      return rule;
+    case HloOpcode::kIota:
+      if (!hlo::IsIntegralType(shape.element_type()) &&
+          !hlo::IsFloatingPointType(shape.element_type())) {
+        return std::nullopt;
+      }
+      return rule;
+    default:
+      return std::nullopt;
+  }
+}
+
+// Whether `original` reaches `to` with no bytes moved: it is there, was resharded there, or
+// gets there by local slices.
+bool Available(const HloInstruction* original, const HloSharding& to, PartitionContext& ctx) {
+  absl::StatusOr<const PartitionedValue*> pv = ctx.Get(original);
+  if (!pv.ok()) return false;
+  if ((*pv)->sharding == to) return true;
+  const std::vector<HloSharding>& made = ctx.ReshardedShardings(original);
+  if (std::find(made.begin(), made.end(), to) != made.end()) return true;
+  if (!original->shape().IsArray() || !Plain(to, original->shape().rank())) return false;
+  return ReshardReceived(original->shape(), (*pv)->sharding, to, ctx).bytes == 0;
+}
+
+// The local work of computing `instr` in `computed` from operands in `operands`.
+double LocalUs(const HloInstruction& instr, const Rule& rule, PartitionContext& ctx) {
+  absl::StatusOr<Shape> local = hlo::PaddedShardShape(rule.computed, instr.shape());
+  if (!local.ok()) return 0;
+  double bytes = static_cast<double>(local->byte_size());
+  for (size_t i = 0; i < rule.operands.size(); ++i) {
+    absl::StatusOr<Shape> in = hlo::PaddedShardShape(rule.operands[i], instr.operand(i)->shape());
+    if (in.ok()) bytes += static_cast<double>(in->byte_size());
+  }
+  const DeviceModel& model = ctx.options().device_model;
+  const double flops =
+      hlo::IsElementwiseOpcode(instr.opcode()) ? static_cast<double>(local->num_elements()) : 0;
+  return std::max(model.ComputeTimeUs(flops, instr.shape().element_type()),
+                  model.MemoryTimeUs(bytes));
+}
+
+// Whether computing `instr` as `rule` says does no more work per device than its partitioned
+// original did: a rebuild re-lays a computation out (other devices, finer tiles), it never
+// turns a split computation into a whole one (that is its handler's choice, costed there).
+bool NoMoreWork(const HloInstruction& instr, const Rule& rule, PartitionContext& ctx) {
+  absl::StatusOr<const PartitionedValue*> pv = ctx.Get(&instr);
+  absl::StatusOr<Shape> local = hlo::PaddedShardShape(rule.computed, instr.shape());
+  return pv.ok() && local.ok() && (*pv)->value->shape().IsArray() &&
+         local->num_elements() <= (*pv)->value->shape().num_elements();
+}
+
+std::optional<double> RebuildUs(const HloInstruction* original, const HloSharding& to, int depth,
+                                PartitionContext& ctx) {
+  if (Available(original, to, ctx)) return 0.0;
+  if (depth >= kMaxDepth) return std::nullopt;
+  std::optional<Rule> rule = RuleFor(*original, to);
+  if (!rule) return std::nullopt;
+  // Computed whole for a layout that slices it (or holds it on one device) locally.
+  if (rule->computed != to &&
+      ReshardReceived(original->shape(), rule->computed, to, ctx).bytes != 0) {
+    return std::nullopt;
+  }
+  if (hlo::IsElementwiseOpcode(original->opcode()) && !NoMoreWork(*original, *rule, ctx)) {
+    return std::nullopt;
+  }
+  double us = rule->forwards ? 0 : LocalUs(*original, *rule, ctx);
+  for (size_t i = 0; i < rule->operands.size(); ++i) {
+    std::optional<double> operand =
+        RebuildUs(original->operand(i), rule->operands[i], depth + 1, ctx);
+    if (!operand) return std::nullopt;
+    us += *operand;
+  }
+  return us;
+}
+
+}  // namespace
+
+std::optional<double> RebuildUs(const HloInstruction* original, const HloSharding& to,
+                                PartitionContext& ctx) {
+  return RebuildUs(original, to, 0, ctx);
+}
+
+absl::StatusOr<HloInstruction*> Rebuild(const HloInstruction* original, const HloSharding& to,
+                                        PartitionContext& ctx) {
+  std::optional<Rule> rule = RuleFor(*original, to);
+  if (!rule) {
+    return absl::InternalError(
+        hlo::StrCat("rebuild: %", original->name(), " has no rebuild rule for ", to.ToString()));
+  }
+  HloInstruction* value = nullptr;
+  if (original->opcode() == HloOpcode::kIota) {
+    ASSIGN_OR_RETURN(value, ctx.LocalIota(*original, rule->computed));
+    if (value == nullptr) {
+      return absl::InternalError(hlo::StrCat("rebuild: no local iota for %", original->name()));
+    }
+  } else if (rule->forwards) {
+    ASSIGN_OR_RETURN(value, ctx.GetInSharding(original->operand(0), rule->computed));
+  } else {
+    std::vector<HloInstruction*> operands;
+    for (size_t i = 0; i < rule->operands.size(); ++i) {
+      ASSIGN_OR_RETURN(HloInstruction * operand,
+                       ctx.GetInSharding(original->operand(i), rule->operands[i]));
+      operands.push_back(operand);
+    }
+    ASSIGN_OR_RETURN(Shape local, LocalShape(rule->computed, original->shape()));
+    value = CloneWithOperands(*original, std::move(local), std::move(operands), ctx);
+  }
+  if (rule->computed == to) return value;
+  return ctx.Reshard(value, original->shape(), rule->computed, to);
+}
+
+}  // namespace spmd

@@ -1,0 +1,46 @@
+// Rebuilding a value where it is wanted instead of moving it there.
+//
+// A value computed by cheap, pure ops from values that are already available in the layout a
+// user wants (replicated, resharded there before, or reached by local slices alone) is computed
+// again in that layout: no byte moves, and the work is the local shard's. This is XLA's habit of
+// re-emitting a broadcast of a replicated scalar, or a reshape of a replicated parameter, rather
+// than gathering it. The ops, and the layout each takes its operands in (a table in rebuild.cc):
+//   - elementwise ops (hlo::IsElementwiseOpcode): operands in the wanted layout, scalars
+//   replicated;
+//   - broadcast and transpose: the operand in the wanted layout seen through the op's dims;
+//   - iota: rebuilt from nothing (PartitionContext::LocalIota);
+//   - reshape: computed whole from a whole operand, then sliced locally.
+// Operands that are neither available nor rebuildable stop the rebuild; so does a chain deeper
+// than a few ops. The cost is the local work, timed by the device model (compute or memory,
+// whichever bounds it); PartitionContext::GetInSharding rebuilds when that beats the reshard's
+// estimated time, and the handlers' candidate costs (candidate_cost.h) count it the same way.
+//
+//   %b = f32[1024] broadcast(f32[] %p), sharding={devices=[4]<=[4]}
+//   %a = f32[1024] add(%b, %b), sharding={devices=[4]<=[4]}
+//   a user of %a wanting {devices=[4]3,2,1,0}: %b and %a are computed again in that order
+//   (no collective-permute).
+#ifndef SPMD_PARTITIONER_REBUILD_H_
+#define SPMD_PARTITIONER_REBUILD_H_
+
+#include <optional>
+
+#include "absl/status/statusor.h"
+#include "hlo/ir/hlo_instruction.h"
+#include "hlo/sharding/hlo_sharding.h"
+#include "spmd/partitioner/partition_context.h"
+
+namespace spmd {
+
+// The estimated time (us) to rebuild the partitioned `original` in `to` with no communication,
+// or nullopt when it cannot be (see the file comment). 0 when it is available there already.
+std::optional<double> RebuildUs(const hlo::HloInstruction* original, const hlo::HloSharding& to,
+                                PartitionContext& ctx);
+
+// Emits the rebuild of `original` in `to`, taking its operands through ctx.GetInSharding.
+// REQUIRES: RebuildUs(original, to, ctx) has a value and `original` is not available in `to`.
+absl::StatusOr<hlo::HloInstruction*> Rebuild(const hlo::HloInstruction* original,
+                                             const hlo::HloSharding& to, PartitionContext& ctx);
+
+}  // namespace spmd
+
+#endif  // SPMD_PARTITIONER_REBUILD_H_

@@ -1,0 +1,98 @@
+// Values rebuilt where they are wanted instead of moved (spmd/partitioner/rebuild.h): chains of
+// cheap ops over available values are computed again in the layout a user asks for, with no
+// collective, and never turn a split computation into a whole one. Each program is verified on
+// the CPU executor against the unpartitioned module.
+#include <string>
+
+#include "gtest/gtest.h"
+#include "hlo/analysis/module_stats.h"
+#include "hlo/ir/hlo_module.h"
+#include "tests/partition_test_util.h"
+
+namespace {
+
+using testing_util::ExpectVerifies;
+using testing_util::Partition;
+using testing_util::Partitioned;
+
+Partitioned PartitionBody(const std::string& body, int devices) {
+  return Partition("HloModule m, num_partitions=" + std::to_string(devices) + "\nENTRY main {\n" +
+                   body + "\n}\n");
+}
+
+int64_t BytesReceived(const Partitioned& p) { return hlo::ComputeModuleStats(*p.spmd).comm_bytes; }
+
+// XLA's RemoveCSEPrevention: a sum of a broadcast scalar, wanted in the reverse device order,
+// is computed again there (the scalar is on every device) rather than permuted.
+TEST(RebuildPartitionTest, ChainOverAScalarIsComputedAgainInAnotherDeviceOrder) {
+  Partitioned p = PartitionBody(
+      "s = f32[] parameter(0), sharding={replicated}\n"
+      "b = f32[64,8] broadcast(s), dimensions={}, sharding={devices=[4,1]<=[4]}\n"
+      "e = f32[64,8] exponential(b), sharding={devices=[4,1]<=[4]}\n"
+      "a = f32[64,8] add(e, b), sharding={devices=[4,1]<=[4]}\n"
+      "ROOT c = f32[64,8] copy(a), sharding={devices=[4,1]3,2,1,0}",
+      4);
+  ASSERT_NE(p.spmd, nullptr);
+  EXPECT_EQ(BytesReceived(p), 0) << p.explain << p.spmd->ToString();
+  EXPECT_NE(p.explain.find("rebuilt from available operands"), std::string::npos) << p.explain;
+  ExpectVerifies(p, 4);
+}
+
+// XLA's ReshapeWithSpecialCache: a split reshape of a replicated parameter, wanted whole again,
+// is reshaped again from the parameter instead of gathered; so is a transpose of one.
+TEST(RebuildPartitionTest, ReshapeAndTransposeOfAWholeValueAreRebuiltWhole) {
+  for (const std::string& body :
+       {std::string("p = f32[8,8] parameter(0), sharding={replicated}\n"
+                    "r = f32[64] reshape(p), sharding={devices=[4]<=[4]}\n"
+                    "ROOT n = f32[64] negate(r), sharding={replicated}"),
+        std::string("p = f32[8,16] parameter(0), sharding={replicated}\n"
+                    "t = f32[16,8] transpose(p), dimensions={1,0}, sharding={devices=[4,1]<=[4]}\n"
+                    "ROOT n = f32[16,8] negate(t), sharding={devices=[1,4]<=[4]}")}) {
+    SCOPED_TRACE(body);
+    Partitioned p = PartitionBody(body, 4);
+    ASSERT_NE(p.spmd, nullptr);
+    EXPECT_EQ(BytesReceived(p), 0) << p.explain << p.spmd->ToString();
+    ExpectVerifies(p, 4);
+  }
+}
+
+// XLA's TiledToSingleDevice: a split broadcast wanted on one device is broadcast there again.
+TEST(RebuildPartitionTest, SplitBroadcastWantedOnOneDeviceIsBroadcastAgain) {
+  Partitioned p = PartitionBody(
+      "c = s32[] constant(1)\n"
+      "b = s32[2,3] broadcast(c), dimensions={}, sharding={devices=[2,1]<=[2]}\n"
+      "ROOT r = s32[2,3] copy(b), sharding={maximal device=0}",
+      2);
+  ASSERT_NE(p.spmd, nullptr);
+  EXPECT_EQ(BytesReceived(p), 0) << p.explain << p.spmd->ToString();
+  ExpectVerifies(p, 2);
+}
+
+// A rebuild re-lays work out; it never makes a device compute more of an elementwise op than
+// the op's own layout gave it: a split sum wanted whole is gathered, not summed whole again.
+TEST(RebuildPartitionTest, SplitElementwiseWantedWholeIsGathered) {
+  Partitioned p = PartitionBody(
+      "x = f32[64] parameter(0), sharding={replicated}\n"
+      "y = f32[64] parameter(1), sharding={replicated}\n"
+      "a = f32[64] add(x, y), sharding={devices=[4]<=[4]}\n"
+      "ROOT s = f32[48] slice(a), slice={[0:48]}, sharding={replicated}",
+      4);
+  ASSERT_NE(p.spmd, nullptr);
+  EXPECT_GT(BytesReceived(p), 0) << p.explain << p.spmd->ToString();
+  EXPECT_EQ(p.explain.find("rebuilt from available operands"), std::string::npos) << p.explain;
+  ExpectVerifies(p, 4);
+}
+
+// Operands that are not available where wanted stop a rebuild: the split parameter moves.
+TEST(RebuildPartitionTest, UnavailableOperandsAreMoved) {
+  Partitioned p = PartitionBody(
+      "x = f32[64,8] parameter(0), sharding={devices=[4,1]<=[4]}\n"
+      "e = f32[64,8] exponential(x), sharding={devices=[4,1]<=[4]}\n"
+      "ROOT c = f32[64,8] copy(e), sharding={devices=[4,1]3,2,1,0}",
+      4);
+  ASSERT_NE(p.spmd, nullptr);
+  EXPECT_GT(BytesReceived(p), 0) << p.explain << p.spmd->ToString();
+  ExpectVerifies(p, 4);
+}
+
+}  // namespace
