@@ -504,8 +504,10 @@ ENTRY main {
   ExpectVerifies(p, 4);
 }
 
-// Reverse along a split dim: shards are reversed locally and swapped with the mirrored block
-// (one collective-permute); uneven shards then need one more to realign.
+// Reverse along a split dim: each device takes the mirrored block (one collective-permute,
+// none when the operand is laid out in the mirrored device order, XLA's
+// TiledReverseViaReversedSharding) and reverses it locally; uneven shards then need one more
+// permute per dim to realign.
 TEST(WindowPartitionTest, ReverseSwapsMirroredShards) {
   struct Case {
     std::string body;
@@ -524,7 +526,17 @@ TEST(WindowPartitionTest, ReverseSwapsMirroredShards) {
             4, 2},
            {"a = f32[9,7] parameter(0), sharding={devices=[2,4]<=[8]}\n"
             "ROOT r = f32[9,7] reverse(a), dimensions={0,1}, sharding={devices=[2,4]<=[8]}",
-            8, 4}}) {
+            8, 3},
+           {"a = f32[4,6] parameter(0), sharding={devices=[2,1]<=[2]}\n"
+            "ROOT r = f32[4,6] reverse(a), dimensions={0}, sharding={devices=[2,1]1,0}",
+            2, 0},
+           {"a = f32[3,6] parameter(0), sharding={devices=[2,1]<=[2]}\n"
+            "ROOT r = f32[3,6] reverse(a), dimensions={0}, sharding={devices=[2,1]1,0}",
+            2, 1},
+           {"a = f32[8,6] parameter(0), sharding={devices=[2,1,2]<=[4] last_tile_dim_replicate}\n"
+            "ROOT r = f32[8,6] reverse(a), dimensions={0}, "
+            "sharding={devices=[2,1,2]2,3,0,1 last_tile_dim_replicate}",
+            4, 0}}) {
     SCOPED_TRACE(c.body);
     Partitioned p = Partition("HloModule m, num_partitions=" + std::to_string(c.devices) +
                               "\nENTRY main {\n" + c.body + "\n}\n");

@@ -627,9 +627,28 @@ absl::Status HandleConcatenate(const HloInstruction& original, const HloSharding
   return absl::OkStatus();
 }
 
-// Reverse along split dimensions: each device reverses its shard, the shards move to the
-// mirrored block (collective-permute), and with uneven shards (N = t*Is - s) every block then
-// lies s positions early: a halo of s elements from the next block realigns it.
+// `sharding` with its devices in reverse order along each of `dims`: the layout whose local
+// reverse is `sharding`'s (a device's block mirrored).
+absl::StatusOr<HloSharding> Mirrored(const HloSharding& sharding,
+                                     const std::vector<int64_t>& dims) {
+  const hlo::TileAssignment& ta = sharding.tile_assignment();
+  std::vector<int64_t> devices;
+  devices.reserve(ta.num_devices());
+  ta.ForEach([&](absl::Span<const int64_t> index, int64_t) {
+    std::vector<int64_t> mirrored(index.begin(), index.end());
+    for (int64_t d : dims) mirrored[d] = ta.dim(d) - 1 - index[d];
+    devices.push_back(ta.device(mirrored));
+  });
+  const std::vector<int64_t> shape(ta.dims().begin(), ta.dims().end());
+  ASSIGN_OR_RETURN(hlo::TileAssignment out, hlo::TileAssignment::Explicit(shape, devices));
+  return sharding.replicate_on_last_tile_dim() ? HloSharding::PartialTile(std::move(out))
+                                               : HloSharding::Tile(std::move(out));
+}
+
+// Reverse along split dimensions: the operand is taken in the mirrored layout (each device
+// holding the block its result block reverses; free when it already is, XLA's reversed
+// sharding) and reversed locally; with uneven shards (N = t*Is - s) every block then lies s
+// positions early, and a halo of s elements from the next block realigns it.
 absl::Status HandleReverse(const HloInstruction& original, const HloSharding& sharding,
                            PartitionContext& ctx) {
   const bool plain = original.shape().IsArray() && original.shape().rank() > 0 &&
@@ -637,23 +656,16 @@ absl::Status HandleReverse(const HloInstruction& original, const HloSharding& sh
   if (!plain)
     return FallBackToReplicated(original, sharding, ctx,
                                 "a reverse with subgroups in its sharding");
-  ASSIGN_OR_RETURN(HloInstruction * operand, ctx.GetInSharding(original.operand(0), sharding));
+  ASSIGN_OR_RETURN(HloSharding mirrored, Mirrored(sharding, original.dimensions()));
+  ASSIGN_OR_RETURN(HloInstruction * operand, ctx.GetInSharding(original.operand(0), mirrored));
   ASSIGN_OR_RETURN(Shape local, LocalShape(sharding, original.shape()));
   HloInstruction* value = CloneWithOperands(original, local, {operand}, ctx);
   const hlo::TileAssignment& ta = sharding.tile_assignment();
   for (int64_t d : original.dimensions()) {
     const int64_t tiles = ta.dim(d);
-    if (tiles == 1) continue;
-    std::vector<std::pair<int64_t, int64_t>> pairs;
-    ta.ForEach([&](absl::Span<const int64_t> index, int64_t device) {
-      std::vector<int64_t> mirrored(index.begin(), index.end());
-      mirrored[d] = tiles - 1 - index[d];
-      pairs.emplace_back(ta.device(mirrored), device);
-    });
-    value = ctx.builder().CollectivePermute(value, std::move(pairs));
     const int64_t n = original.shape().dimensions(d);
     const int64_t shift = tiles * local.dimensions(d) - n;
-    if (shift == 0) continue;
+    if (tiles == 1 || shift == 0) continue;
     WindowedDim wd{d, tiles, tiles * local.dimensions(d), n, hlo::WindowDimension()};
     wd.window.padding_low = -shift;
     ASSIGN_OR_RETURN(value, ExchangeHalo(ctx, value, sharding, wd, ComputeHaloGeometry(wd),
