@@ -417,6 +417,27 @@ ENTRY main {
   ExpectVerifies(p, 8);
 }
 
+// XLA's KeepPartitionedNonSlicedDimensionWithConstantIndices: the update spans two split dims
+// of a wide array; which positions a device writes is decided along those two dims alone
+// (pred[n1, n2]), then broadcast over the batch and channels, not combined element by element.
+TEST(DynamicUpdateSlicePartitionTest, MaskOverTwoSplitDimsIsBuiltOnThoseDimsAlone) {
+  Partitioned p = Partition(R"(
+HloModule dus, num_partitions=8
+ENTRY main {
+  x = f32[4,16,16,64] parameter(0), sharding={devices=[2,2,2,1]<=[8]}
+  u = f32[4,6,6,64] parameter(1), sharding={devices=[2,2,2,1]<=[8]}
+  z = s32[] constant(0)
+  c = s32[] constant(5)
+  ROOT r = f32[4,16,16,64] dynamic-update-slice(x, u, z, c, c, z), sharding={devices=[2,2,2,1]<=[8]}
+})");
+  ASSERT_NE(p.spmd, nullptr);
+  for (const HloInstruction* instr : Instructions(*p.spmd)) {
+    if (instr->opcode() != HloOpcode::kAnd) continue;
+    EXPECT_LE(instr->shape().num_elements(), 8 * 8) << instr->ToString() << p.spmd->ToString();
+  }
+  ExpectVerifies(p, 8);
+}
+
 // Dynamic-slice of a small window from an operand split along the sliced dims: each device
 // slices its own shard, masks what lies outside it, and one all-reduce of the small result
 // assembles it; the operand is never gathered. Starts below 0, past the end, inside one shard

@@ -141,14 +141,9 @@ absl::StatusOr<bool> TryMaskedSlice(const HloInstruction& original,
   window->mutable_attrs()->dynamic_slice_sizes = local.dimensions();
   // Keep the positions inside this device's shard (the padding of an uneven last shard is
   // outside it too).
-  HloInstruction* mask = nullptr;
-  for (int64_t d : split) {
-    HloInstruction* in_shard = ctx.PositionInRange(local, d, clamped[d], lo[d], hi[d]);
-    mask = mask == nullptr ? in_shard
-                           : ctx.Add(HloOpcode::kAnd, Shape::Array(PrimitiveType::kPred,
-                                                                   local.dimensions()),
-                                     {mask, in_shard});
-  }
+  std::vector<PartitionContext::PositionRange> ranges;
+  for (int64_t d : split) ranges.push_back({d, clamped[d], lo[d], hi[d]});
+  HloInstruction* mask = ctx.PositionsInRanges(local, std::move(ranges));
   HloInstruction* zeros = ctx.Add(HloOpcode::kBroadcast, local, {zero});
   HloInstruction* mine = ctx.Add(HloOpcode::kSelect, local, {mask, window, zeros});
   ASSIGN_OR_RETURN(hlo::TileAssignment groups,

@@ -107,16 +107,15 @@ absl::Status HandleDynamicUpdateSlice(const HloInstruction& original, const HloS
     region_operands.insert(region_operands.end(), indices.begin(), indices.end());
     HloInstruction* region = ctx.Add(HloOpcode::kDynamicSlice, update->shape(), region_operands);
     region->mutable_attrs()->dynamic_slice_sizes = update->shape().dimensions();
-    HloInstruction* mask = nullptr;
+    std::vector<PartitionContext::PositionRange> ranges;
     for (int64_t d : moving_split) {
       HloInstruction* end = ctx.Add(
           HloOpcode::kAdd, starts[d]->shape(),
           {starts[d], ctx.ScalarConstant(PrimitiveType::kS32,
                                          static_cast<double>(update_shape.dimensions(d)))});
-      HloInstruction* in =
-          ctx.PositionInRange(update->shape(), d, offsets[d], starts[d], end);
-      mask = mask == nullptr ? in : ctx.Add(HloOpcode::kAnd, in->shape(), {mask, in});
+      ranges.push_back({d, offsets[d], starts[d], end});
     }
+    HloInstruction* mask = ctx.PositionsInRanges(update->shape(), std::move(ranges));
     update = ctx.Add(HloOpcode::kSelect, update->shape(), {mask, update, region});
   }
   std::vector<HloInstruction*> operands = {operand, update};

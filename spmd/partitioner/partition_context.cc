@@ -13,6 +13,7 @@
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
 #include "spmd/partitioner/candidate_cost.h"
+#include "spmd/partitioner/halo_exchange.h"
 #include "spmd/partitioner/rebuild.h"
 #include "spmd/reshard/reshard_grouped.h"
 
@@ -409,25 +410,51 @@ HloInstruction* PartitionContext::PerDeviceScalar(const std::vector<int64_t>& ta
 HloInstruction* PartitionContext::PositionInRange(const Shape& like, int64_t dim,
                                                   HloInstruction* origin, HloInstruction* lo,
                                                   HloInstruction* hi) {
-  const int64_t n = like.dimensions(dim);
-  const Shape index_shape = Shape::Array(PrimitiveType::kS32, {n});
-  const Shape pred_shape = Shape::Array(PrimitiveType::kPred, {n});
-  HloInstruction* iota = Add(HloOpcode::kIota, index_shape, {});
-  iota->mutable_attrs()->iota_dimension = 0;
-  HloInstruction* position =
-      Add(HloOpcode::kAdd, index_shape, {iota, Add(HloOpcode::kBroadcast, index_shape, {origin})});
-  auto compare = [&](hlo::ComparisonDirection direction, HloInstruction* bound) {
-    HloInstruction* c = Add(HloOpcode::kCompare, pred_shape,
-                            {position, Add(HloOpcode::kBroadcast, index_shape, {bound})});
-    c->mutable_attrs()->comparison_direction = direction;
-    return c;
-  };
-  HloInstruction* in = Add(HloOpcode::kAnd, pred_shape,
-                           {compare(hlo::ComparisonDirection::kGe, lo),
-                            compare(hlo::ComparisonDirection::kLt, hi)});
+  return PositionsInRanges(like, {{dim, origin, lo, hi}});
+}
+
+HloInstruction* PartitionContext::PositionsInRanges(const Shape& like,
+                                                    std::vector<PositionRange> ranges) {
+  std::sort(ranges.begin(), ranges.end(),
+            [](const PositionRange& a, const PositionRange& b) { return a.dim < b.dim; });
+  std::vector<int64_t> dims, sizes;
+  for (const PositionRange& r : ranges) {
+    dims.push_back(r.dim);
+    sizes.push_back(like.dimensions(r.dim));
+  }
+  const Shape box = Shape::Array(PrimitiveType::kPred, sizes);
+  HloInstruction* mask = nullptr;
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    const PositionRange& r = ranges[i];
+    const Shape index_shape = Shape::Array(PrimitiveType::kS32, {sizes[i]});
+    const Shape pred_shape = Shape::Array(PrimitiveType::kPred, {sizes[i]});
+    HloInstruction* iota = Add(HloOpcode::kIota, index_shape, {});
+    iota->mutable_attrs()->iota_dimension = 0;
+    // From a zero origin the positions are the iota, never below a zero `lo`.
+    const bool from_zero = IsZeroConstant(*r.origin);
+    HloInstruction* position =
+        from_zero ? iota
+                  : Add(HloOpcode::kAdd, index_shape,
+                        {iota, Add(HloOpcode::kBroadcast, index_shape, {r.origin})});
+    auto compare = [&](hlo::ComparisonDirection direction, HloInstruction* bound) {
+      HloInstruction* c = Add(HloOpcode::kCompare, pred_shape,
+                              {position, Add(HloOpcode::kBroadcast, index_shape, {bound})});
+      c->mutable_attrs()->comparison_direction = direction;
+      return c;
+    };
+    HloInstruction* in = compare(hlo::ComparisonDirection::kLt, r.hi);
+    if (!from_zero || !IsZeroConstant(*r.lo)) {
+      in = Add(HloOpcode::kAnd, pred_shape, {compare(hlo::ComparisonDirection::kGe, r.lo), in});
+    }
+    if (ranges.size() > 1) {
+      in = Add(HloOpcode::kBroadcast, box, {in});
+      in->mutable_attrs()->dimensions = {static_cast<int64_t>(i)};
+    }
+    mask = mask == nullptr ? in : Add(HloOpcode::kAnd, box, {mask, in});
+  }
   HloInstruction* wide =
-      Add(HloOpcode::kBroadcast, Shape::Array(PrimitiveType::kPred, like.dimensions()), {in});
-  wide->mutable_attrs()->dimensions = {dim};
+      Add(HloOpcode::kBroadcast, Shape::Array(PrimitiveType::kPred, like.dimensions()), {mask});
+  wide->mutable_attrs()->dimensions = dims;
   return wide;
 }
 
@@ -437,9 +464,7 @@ absl::StatusOr<HloInstruction*> PartitionContext::MaskPadding(HloInstruction* va
                                                               HloInstruction* fill) {
   if (!sharding.IsTiled()) return value;
   const Shape& local = value->shape();
-  HloInstruction* mask = nullptr;
-  const Shape pred_shape = Shape::Array(PrimitiveType::kPred, local.dimensions());
-  const Shape index_shape = Shape::Array(PrimitiveType::kS32, local.dimensions());
+  std::vector<PositionRange> ranges;
   for (int64_t d = 0; d < base_shape.rank(); ++d) {
     const int64_t tiles = sharding.tile_assignment().dim(d);
     if (tiles == 1 || base_shape.dimensions(d) % tiles == 0) continue;
@@ -447,14 +472,11 @@ absl::StatusOr<HloInstruction*> PartitionContext::MaskPadding(HloInstruction* va
     std::vector<int64_t> valid = ShardBounds(sharding, base_shape, d, /*limits=*/true);
     const std::vector<int64_t> offsets = ShardBounds(sharding, base_shape, d);
     for (int64_t device = 0; device < num_devices_; ++device) valid[device] -= offsets[device];
-    HloInstruction* iota = Add(HloOpcode::kIota, index_shape, {});
-    iota->mutable_attrs()->iota_dimension = d;
-    HloInstruction* limit = Add(HloOpcode::kBroadcast, index_shape, {PerDeviceScalar(valid)});
-    HloInstruction* in_range = Add(HloOpcode::kCompare, pred_shape, {iota, limit});
-    in_range->mutable_attrs()->comparison_direction = hlo::ComparisonDirection::kLt;
-    mask = mask == nullptr ? in_range : Add(HloOpcode::kAnd, pred_shape, {mask, in_range});
+    HloInstruction* zero = ScalarConstant(PrimitiveType::kS32, 0);
+    ranges.push_back({d, zero, zero, PerDeviceScalar(valid)});
   }
-  if (mask == nullptr) return value;
+  if (ranges.empty()) return value;
+  HloInstruction* mask = PositionsInRanges(local, std::move(ranges));
   HloInstruction* filler = Add(HloOpcode::kBroadcast, local, {fill});
   return Add(HloOpcode::kSelect, local, {mask, value, filler});
 }

@@ -201,6 +201,18 @@ class PartitionContext {
   hlo::HloInstruction* PositionInRange(const hlo::Shape& like, int64_t dim,
                                        hlo::HloInstruction* origin, hlo::HloInstruction* lo,
                                        hlo::HloInstruction* hi);
+  // One bound of PositionsInRanges.
+  struct PositionRange {
+    int64_t dim;
+    hlo::HloInstruction* origin;
+    hlo::HloInstruction* lo;
+    hlo::HloInstruction* hi;
+  };
+  // pred[dims of `like`]: PositionInRange for every range at once. Each range is computed along
+  // its dim alone and the ranges are combined over only the dims they name (pred[n1, n2] for
+  // two), then broadcast over the others: the work is that of the named dims, not of `like`.
+  // REQUIRES: `ranges` non-empty, one per dim.
+  hlo::HloInstruction* PositionsInRanges(const hlo::Shape& like, std::vector<PositionRange> ranges);
   // Reshards into, out of or inside manual regions (manual and manual-subgroup shardings):
   // replicated or group-whole values become manual values as they are; a global value enters
   // manual subgroups as each device's tile; inside subgroups the reshard is planned per group
