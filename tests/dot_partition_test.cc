@@ -534,6 +534,43 @@ ENTRY main {
   ExpectVerifies(p, 4);
 }
 
+// Operands split along K (XLA's MXCustomCall_ContractingAndContracting and
+// _ContractingAndReplicated): every device runs the op on its K block of all four operands
+// (the scales' blocks align with the tiles) and the partial results are summed, reduce-scattered
+// into a result split as many ways along M, all-reduced into a replicated one; nothing is
+// gathered.
+TEST(BlockScaledDotPartitionTest, SplitContractingDimSumsPartialResults) {
+  struct Case {
+    std::string result_sharding, rhs_sharding;
+    HloOpcode sum;
+  };
+  for (const Case& c :
+       {Case{"{devices=[4,1]<=[4]}", "{devices=[1,4]<=[4]}", HloOpcode::kReduceScatter},
+        Case{"{replicated}", "{replicated}", HloOpcode::kAllReduce}}) {
+    SCOPED_TRACE(c.result_sharding);
+    Partitioned p = Partition(R"(
+HloModule mx_k, num_partitions=4
+ENTRY main {
+  lhs = f8e4m3fn[32,256] parameter(0), sharding={devices=[1,4]<=[4]}
+  lhs_scale = f8e8m0fnu[32,8] parameter(1), sharding={devices=[1,4]<=[4]}
+  rhs = f8e4m3fn[64,256] parameter(2), sharding=)" +
+                              c.rhs_sharding + R"(
+  rhs_scale = f8e8m0fnu[64,8] parameter(3), sharding=)" +
+                              c.rhs_sharding + R"(
+  ROOT d = f32[32,64] custom-call(lhs, rhs, lhs_scale, rhs_scale),
+    custom_call_target="__op$block_scaled_dot", sharding=)" +
+                              c.result_sharding + R"(
+})");
+    ASSERT_NE(p.spmd, nullptr);
+    const std::string text = p.spmd->ToString();
+    auto counts = Counts(*p.spmd);
+    EXPECT_EQ(counts[HloOpcode::kAllGather], 0) << text;
+    EXPECT_EQ(counts[c.sum], 1) << text;
+    EXPECT_NE(text.find("f32[32,64] custom-call("), std::string::npos) << text;
+    ExpectVerifies(p, 4);
+  }
+}
+
 // XLA's EinsumRHSWindowedNonContractingNoDoubleAG: two dots read the same rhs alike with lhs
 // operands of one shape and sharding. Gathering the rhs once serves both (the second finds it
 // gathered), so each counts half of it: 21 MB in all, where gathering each lhs moved 25 MB.

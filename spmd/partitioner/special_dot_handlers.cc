@@ -21,8 +21,10 @@
 #include <algorithm>
 #include <optional>
 
+#include "hlo/sharding/device_groups.h"
 #include "hlo/sharding/sharding_transforms.h"
 #include "hlo/status_macros.h"
+#include "spmd/cost/collective_cost.h"
 #include "spmd/partitioner/candidate_cost.h"
 #include "spmd/partitioner/handlers.h"
 #include "spmd/partitioner/partition_context.h"
@@ -160,12 +162,17 @@ struct BlockScaledPlan {
   HloSharding lhs = HloSharding::Replicate();
   HloSharding rhs = HloSharding::Replicate();
   double cost_us = 0;
+  // With K split: the groups whose partial results are summed, and the result dim they are
+  // reduce-scattered along (-1: all-reduced); `local` is then the layout the sum leaves.
+  std::vector<std::vector<int64_t>> sum_groups;
+  int64_t scatter_dim = -1;
 };
 
 absl::StatusOr<BlockScaledPlan> PlanBlockScaled(const HloInstruction& original,
                                                 const HloSharding& result,
                                                 const HloSharding& wanted, PartitionContext& ctx) {
   const int64_t rank = original.shape().rank();
+  if (!result.IsTiled()) return absl::UnimplementedError("no dimension stays split");
   std::vector<int64_t> whole;
   UnalignedScaleDims(original.operand(0)->shape(), original.operand(2)->shape(), result, rank - 2,
                      whole);
@@ -188,6 +195,61 @@ absl::StatusOr<BlockScaledPlan> PlanBlockScaled(const HloInstruction& original,
   ASSIGN_OR_RETURN(double out, ResultCost(original.shape(), plan.local, wanted, ctx));
   plan.cost_us += out;
   return plan;
+}
+
+// K split like the lhs is now (tiled along K alone, its scale's blocks aligned with the tiles):
+// every device runs the op on its K block of all four operands, and the partial results are
+// summed over each K group, reduce-scattered along a result dim `wanted` splits as many ways
+// (XLA all-reduces) or all-reduced. None when the lhs is not so tiled.
+std::vector<BlockScaledPlan> PlanBlockScaledContracting(const HloInstruction& original,
+                                                        const HloSharding& wanted,
+                                                        PartitionContext& ctx) {
+  const int64_t rank = original.shape().rank();
+  absl::StatusOr<const PartitionedValue*> now = ctx.Get(original.operand(0));
+  if (!now.ok()) return {};
+  const HloSharding& k_split = (*now)->sharding;
+  if (!k_split.IsTiled() || !k_split.subgroup_types().empty() || k_split.TiledDataRank() != rank) {
+    return {};
+  }
+  const int64_t tiles = k_split.tile_assignment().dim(rank - 1);
+  if (tiles != k_split.tile_assignment().num_devices()) return {};  // K alone.
+  for (int64_t side = 0; side < 2; ++side) {
+    const int64_t k = original.operand(side)->shape().dimensions(rank - 1);
+    const int64_t blocks = original.operand(side + 2)->shape().dimensions(rank - 1);
+    if (blocks == 0 || k % blocks != 0 || k % (tiles * (k / blocks)) != 0) return {};
+  }
+  double inputs_us = 0;
+  for (int64_t i = 0; i < 4; ++i) {
+    absl::StatusOr<double> cost = ReshardCost(original.operand(i), k_split, ctx);
+    if (!cost.ok()) return {};
+    inputs_us += *cost;
+  }
+  absl::StatusOr<hlo::TileAssignment> groups =
+      hlo::DeviceGroupsAlongDims(k_split.tile_assignment(), {rank - 1});
+  if (!groups.ok()) return {};
+  const int64_t bytes = original.shape().byte_size();
+  std::vector<BlockScaledPlan> plans;
+  auto add = [&](HloSharding local, int64_t dim) {
+    absl::StatusOr<double> out = ResultCost(original.shape(), local, wanted, ctx);
+    if (!out.ok()) return;
+    BlockScaledPlan plan;
+    plan.local = std::move(local);
+    plan.lhs = plan.rhs = k_split;
+    plan.sum_groups = hlo::GroupLists(*groups);
+    plan.scatter_dim = dim;
+    const CollectiveKind kind =
+        dim < 0 ? CollectiveKind::kAllReduce : CollectiveKind::kReduceScatter;
+    plan.cost_us =
+        inputs_us + *out + EstimateCollective(kind, bytes, tiles, AllDevicesLink(ctx)).time_us;
+    plans.push_back(std::move(plan));
+  };
+  add(HloSharding::Replicate(), -1);
+  for (int64_t d = 0; d < rank; ++d) {
+    if (!wanted.IsTiled() || wanted.tile_assignment().dim(d) != tiles) continue;
+    absl::StatusOr<HloSharding> scattered = hlo::MoveTileDim(k_split, rank - 1, d);
+    if (scattered.ok()) add(*std::move(scattered), d);
+  }
+  return plans;
 }
 
 // Result tilings worth costing: the wanted one, and each operand's current tiling seen on the
@@ -219,13 +281,16 @@ std::vector<HloSharding> BlockScaledCandidates(const HloInstruction& original,
 
 // __op$block_scaled_dot(lhs [B.., M, K], rhs [B.., N, K], lhs_scale, rhs_scale) -> [B.., M, N]:
 // each operand and its scale tiled like the result along B and its free dim (when the scale's
-// blocks align with the tiles), K whole. The result is computed in the cheapest of the wanted
-// tiling and the operands' current ones (BlockScaledCandidates), then resharded.
+// blocks align with the tiles), K whole; or all four split along K like the lhs, the partial
+// results summed (PlanBlockScaledContracting). The result is computed in the cheapest of the
+// wanted tiling, the operands' current ones (BlockScaledCandidates) and the K split, then
+// resharded.
 absl::Status HandleBlockScaledDot(const HloInstruction& original, const HloSharding& sharding,
                                   PartitionContext& ctx) {
   const Shape& out = original.shape();
-  bool plain = out.IsArray() && out.rank() >= 2 && original.operand_count() == 4 &&
-               sharding.IsTiled() && sharding.subgroup_types().empty();
+  bool plain =
+      out.IsArray() && out.rank() >= 2 && original.operand_count() == 4 &&
+      (sharding.IsReplicated() || (sharding.IsTiled() && sharding.subgroup_types().empty()));
   for (int64_t i = 0; plain && i < 4; ++i) {
     plain = original.operand(i)->shape().IsArray() &&
             original.operand(i)->shape().rank() == out.rank();
@@ -238,6 +303,9 @@ absl::Status HandleBlockScaledDot(const HloInstruction& original, const HloShard
     absl::StatusOr<BlockScaledPlan> plan = PlanBlockScaled(original, candidate, sharding, ctx);
     if (plan.ok() && (!best || plan->cost_us < best->cost_us)) best = *std::move(plan);
   }
+  for (BlockScaledPlan& plan : PlanBlockScaledContracting(original, sharding, ctx)) {
+    if (!best || plan.cost_us < best->cost_us) best = std::move(plan);
+  }
   if (!best)
     return FallBackToReplicated(original, sharding, ctx,
                                 "no block-scaled-dot dimension can stay split");
@@ -247,8 +315,19 @@ absl::Status HandleBlockScaledDot(const HloInstruction& original, const HloShard
                      ctx.GetInSharding(original.operand(i), i % 2 == 0 ? best->lhs : best->rhs));
     operands.push_back(value);
   }
-  ASSIGN_OR_RETURN(Shape local_shape, LocalShape(best->local, out));
-  HloInstruction* result = CloneWithOperands(original, local_shape, operands, ctx);
+  HloInstruction* result = nullptr;
+  if (best->sum_groups.empty()) {
+    ASSIGN_OR_RETURN(Shape local_shape, LocalShape(best->local, out));
+    result = CloneWithOperands(original, local_shape, operands, ctx);
+  } else {  // Partial results over K blocks, summed.
+    ASSIGN_OR_RETURN(Shape whole, LocalShape(HloSharding::Replicate(), out));
+    result = CloneWithOperands(original, whole, operands, ctx);
+    if (best->scatter_dim < 0) {
+      ASSIGN_OR_RETURN(result, ctx.AllReduceSum(result, best->sum_groups));
+    } else {
+      ASSIGN_OR_RETURN(result, ctx.ReduceScatterSum(result, best->sum_groups, best->scatter_dim));
+    }
+  }
   ASSIGN_OR_RETURN(result, ctx.Reshard(result, out, best->local, sharding));
   ctx.Set(&original, {result, sharding, out});
   return absl::OkStatus();
