@@ -247,8 +247,7 @@ class CandidateBuilder {
                                       : CollectiveKind::kReduceScatter;
       const int64_t buffer =
           c.finish == DotFinish::kAllReduce ? local_bytes : RoundUp(local_bytes, g);
-      const CollectiveCost cost =
-          EstimateCollective(kind, buffer, g, model_.LinkFor(c.pending_groups));
+      const CollectiveCost cost = EstimateCollective(kind, buffer, g, planner_.link());
       c.finish_us = cost.time_us;
       c.comm_bytes += cost.bytes_received;
     }

@@ -22,10 +22,9 @@ std::string LoopStepNote(const DeviceModel& model) {
 
 // Replaces `comm_us` of communication and the whole compute by a ring loop of `steps` steps.
 void ApplyLoop(DotCandidate& w, double comm_us, int64_t block_bytes, int64_t steps,
-               const std::vector<std::vector<int64_t>>& groups, const DeviceModel& model) {
+               const LinkModel& link, const DeviceModel& model) {
   const double transfer =
-      EstimateCollective(CollectiveKind::kCollectivePermute, block_bytes, 2, model.LinkFor(groups))
-          .time_us;
+      EstimateCollective(CollectiveKind::kCollectivePermute, block_bytes, 2, link).time_us;
   const double compute_step = w.compute_us / static_cast<double>(steps);
   w.compute_us = static_cast<double>(steps - 1) * std::max(compute_step, transfer) + compute_step +
                  static_cast<double>(steps) * model.loop_step_us;
@@ -37,11 +36,9 @@ void ApplyLoop(DotCandidate& w, double comm_us, int64_t block_bytes, int64_t ste
 // The bidirectional ring: one own-block step, floor((g-1)/2) steps of two blocks while one
 // block moves each way, and for even g a last one-way step.
 void ApplyBidirectionalLoop(DotCandidate& w, double comm_us, int64_t block_bytes, int64_t steps,
-                            const std::vector<std::vector<int64_t>>& groups,
-                            const DeviceModel& model) {
+                            const LinkModel& link, const DeviceModel& model) {
   const double transfer =
-      EstimateCollective(CollectiveKind::kCollectivePermute, block_bytes, 2, model.LinkFor(groups))
-          .time_us;
+      EstimateCollective(CollectiveKind::kCollectivePermute, block_bytes, 2, link).time_us;
   const double block = w.compute_us / static_cast<double>(steps);
   const int64_t pairs = (steps - 1) / 2;
   const int64_t iterations = 1 + pairs + (steps % 2 == 0 ? 1 : 0);
@@ -87,9 +84,9 @@ absl::StatusOr<DotCandidate> AllGatherLoopVariant(const DotCandidate& base, int6
   ASSIGN_OR_RETURN(Shape gathered, hlo::PaddedShardShape(needed, shape));
   w.memory_bytes += block.byte_size() - gathered.byte_size();
   if (bidirectional) {
-    ApplyBidirectionalLoop(w, step.cost_us, block.byte_size(), g, w.windowed.groups, in.model);
+    ApplyBidirectionalLoop(w, step.cost_us, block.byte_size(), g, in.planner.link(), in.model);
   } else {
-    ApplyLoop(w, step.cost_us, block.byte_size(), g, w.windowed.groups, in.model);
+    ApplyLoop(w, step.cost_us, block.byte_size(), g, in.planner.link(), in.model);
   }
   return w;
 }
@@ -112,14 +109,14 @@ absl::StatusOr<DotCandidate> ReduceScatterLoopVariant(const DotCandidate& base,
   w.family = bidirectional ? "windowed-rs-bidir" : "windowed-rs";
   w.windowed = {WindowedKind::kReduceScatterLoop, -1, -1, d, g, base.pending_groups,
                 bidirectional};
-  const CollectiveCost rs = EstimateCollective(CollectiveKind::kReduceScatter, local.byte_size(),
-                                               g, in.model.LinkFor(base.pending_groups));
+  const CollectiveCost rs =
+      EstimateCollective(CollectiveKind::kReduceScatter, local.byte_size(), g, in.planner.link());
   w.comm_bytes += (g - 1) * block_bytes - rs.bytes_received;
   w.finish_us = 0;
   // Two-way: each step moves half a block each way at once (one link per direction), so a
   // step's transfer is that of half a block.
-  ApplyLoop(w, base.finish_us, bidirectional ? block_bytes / 2 : block_bytes, g,
-            w.windowed.groups, in.model);
+  ApplyLoop(w, base.finish_us, bidirectional ? block_bytes / 2 : block_bytes, g, in.planner.link(),
+            in.model);
   if (bidirectional) w.note += "; half-blocks travel both ways round the ring";
   return w;
 }

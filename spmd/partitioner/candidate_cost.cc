@@ -31,11 +31,7 @@ absl::StatusOr<double> ResultCost(const hlo::Shape& shape, const HloSharding& fr
   return plan->cost_us;
 }
 
-const LinkModel& AllDevicesLink(PartitionContext& ctx) {
-  std::vector<int64_t> all(ctx.num_devices());
-  for (int64_t d = 0; d < ctx.num_devices(); ++d) all[d] = d;
-  return ctx.options().device_model.LinkFor({all});
-}
+const LinkModel& CollectiveLink(PartitionContext& ctx) { return ctx.planner().link(); }
 
 Received ReshardReceived(const Shape& shape, const HloSharding& from, const HloSharding& to,
                          PartitionContext& ctx) {
@@ -77,7 +73,7 @@ Received HaloReceived(const Shape& shape, const HloSharding& sharding, const Win
   const int64_t bytes = HaloElements(split.geometry) * (local->byte_size() / split.geometry.shard);
   if (bytes == 0) return {};
   // One latency per collective-permute.
-  const LinkModel& link = AllDevicesLink(ctx);
+  const LinkModel& link = CollectiveLink(ctx);
   const int64_t permutes = std::max<int64_t>(1, HaloHops(split.geometry));
   return {bytes, TransferTimeUs(bytes, link) + static_cast<double>(permutes - 1) * link.latency_us};
 }

@@ -44,8 +44,11 @@ struct Received {
   }
 };
 
-// The link a collective over all devices uses (the conservative one for every term).
-const LinkModel& AllDevicesLink(PartitionContext& ctx);
+// The link every collective a handler adds is costed on: the reshard planner's (the device
+// model's innermost level), so a handler's own collectives and the reshards it needs compare
+// like for like. (The planner's moves carry no device groups, so the model's outer levels are
+// not costed yet; the dot strategies read the same link.)
+const LinkModel& CollectiveLink(PartitionContext& ctx);
 
 // What a device receives to bring a value of `shape` from `from` into `to`: the planner's
 // cheapest plan (unplannable when it has none).

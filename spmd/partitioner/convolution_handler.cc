@@ -303,7 +303,7 @@ Received ResultReceived(const ConvSetting& set, const ConvStrategy& s, Partition
   }
   const CollectiveCost sum =
       EstimateCollective(scatter ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce,
-                         bytes, g, AllDevicesLink(ctx));
+                         bytes, g, CollectiveLink(ctx));
   return moved + Received{sum.bytes_received, sum.time_us};
 }
 

@@ -240,7 +240,7 @@ std::vector<BlockScaledPlan> PlanBlockScaledContracting(const HloInstruction& or
     const CollectiveKind kind =
         dim < 0 ? CollectiveKind::kAllReduce : CollectiveKind::kReduceScatter;
     plan.cost_us =
-        inputs_us + *out + EstimateCollective(kind, bytes, tiles, AllDevicesLink(ctx)).time_us;
+        inputs_us + *out + EstimateCollective(kind, bytes, tiles, CollectiveLink(ctx)).time_us;
     plans.push_back(std::move(plan));
   };
   add(HloSharding::Replicate(), -1);
