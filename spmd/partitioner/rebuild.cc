@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "hlo/sharding/shard_geometry.h"
 #include "hlo/sharding/sharding_transforms.h"
 #include "hlo/status_macros.h"
@@ -45,67 +46,91 @@ std::optional<HloSharding> Through(const HloSharding& to, int64_t rank,
   return *std::move(s);
 }
 
+// The rule of an op that moves data without computing: `rule` has `to` as its computed layout.
+using MoveRule = bool (*)(const HloInstruction& instr, const HloSharding& to, Rule& rule);
+
+bool BroadcastRule(const HloInstruction& instr, const HloSharding& to, Rule& rule) {
+  std::optional<HloSharding> s = Through(to, instr.shape().rank(), instr.attrs().dimensions);
+  if (s) rule.operands = {*std::move(s)};
+  return s.has_value();
+}
+
+bool TransposeRule(const HloInstruction& instr, const HloSharding& to, Rule& rule) {
+  const std::vector<int64_t>& perm = instr.attrs().dimensions;
+  std::vector<int64_t> map(perm.size());
+  for (size_t j = 0; j < perm.size(); ++j) map[perm[j]] = static_cast<int64_t>(j);
+  std::optional<HloSharding> s = Through(to, instr.shape().rank(), map);
+  if (s) rule.operands = {*std::move(s)};
+  return s.has_value();
+}
+
+// Whole from a whole operand (then sliced locally): no tiling maps through every reshape.
+bool ReshapeRule(const HloInstruction&, const HloSharding&, Rule& rule) {
+  rule.operands = {HloSharding::Replicate()};
+  rule.computed = HloSharding::Replicate();
+  return true;
+}
+
+// From nothing (PartitionContext::LocalIota), for the types it builds.
+bool IotaRule(const HloInstruction& instr, const HloSharding&, Rule&) {
+  const hlo::PrimitiveType type = instr.shape().element_type();
+  return hlo::IsIntegralType(type) || hlo::IsFloatingPointType(type);
+}
+
+const MoveRule* FindMoveRule(HloOpcode op) {
+  static const auto* rules = new absl::flat_hash_map<HloOpcode, MoveRule>{
+      {HloOpcode::kBroadcast, &BroadcastRule},
+      {HloOpcode::kTranspose, &TransposeRule},
+      {HloOpcode::kReshape, &ReshapeRule},
+      {HloOpcode::kIota, &IotaRule},
+  };
+  auto it = rules->find(op);
+  return it == rules->end() ? nullptr : &it->second;
+}
+
+// Elementwise: array operands in `to`, scalars replicated.
+bool ElementwiseRule(const HloInstruction& instr, const HloSharding& to, Rule& rule) {
+  for (const HloInstruction* operand : instr.operands()) {
+    const Shape& s = operand->shape();
+    if (!s.IsArray()) return false;
+    if (s.rank() == 0 && instr.shape().rank() > 0) {
+      rule.operands.push_back(HloSharding::Replicate());
+    } else if (s.dimensions() == instr.shape().dimensions()) {
+      rule.operands.push_back(to);
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+// A custom-call that only marks its operand's value (a `Sharding` annotation, ...).
+bool IsMarker(const HloInstruction& instr) {
+  return instr.opcode() == HloOpcode::kCustomCall && hlo::ForwardsOperand(instr) &&
+         !hlo::IsPlacementCustomCall(instr) && instr.operand_count() == 1 &&
+         instr.operand(0)->shape().element_type() == instr.shape().element_type() &&
+         instr.operand(0)->shape().dimensions() == instr.shape().dimensions();
+}
+
 std::optional<Rule> RuleFor(const HloInstruction& instr, const HloSharding& to) {
   const Shape& shape = instr.shape();
   if (!shape.IsArray()) return std::nullopt;
   // On one device: computed whole, every device holding it.
   if (to.IsTileMaximal() && !to.IsReplicated()) return RuleFor(instr, HloSharding::Replicate());
   if (!Plain(to, shape.rank())) return std::nullopt;
-  const int64_t rank = shape.rank();
   Rule rule;
   rule.computed = to;
-  const HloOpcode op = instr.opcode();
-  if (op == HloOpcode::kCustomCall && hlo::ForwardsOperand(instr) &&
-      !hlo::IsPlacementCustomCall(instr) && instr.operand_count() == 1 &&
-      instr.operand(0)->shape().element_type() == shape.element_type() &&
-      instr.operand(0)->shape().dimensions() == shape.dimensions()) {
+  bool ok = false;
+  if (IsMarker(instr)) {
     rule.operands = {to};
-    rule.forwards = true;
-    return rule;
+    rule.forwards = ok = true;
+  } else if (hlo::IsElementwiseOpcode(instr.opcode())) {
+    ok = ElementwiseRule(instr, to, rule);
+  } else if (const MoveRule* move = FindMoveRule(instr.opcode())) {
+    ok = (*move)(instr, to, rule);
   }
-  if (hlo::IsElementwiseOpcode(op)) {
-    for (const HloInstruction* operand : instr.operands()) {
-      const Shape& s = operand->shape();
-      if (!s.IsArray()) return std::nullopt;
-      if (s.rank() == 0 && rank > 0) {
-        rule.operands.push_back(HloSharding::Replicate());
-      } else if (s.dimensions() == shape.dimensions()) {
-        rule.operands.push_back(to);
-      } else {
-        return std::nullopt;
-      }
-    }
-    return rule;
-  }
-  switch (op) {
-    case HloOpcode::kBroadcast: {
-      std::optional<HloSharding> s = Through(to, rank, instr.attrs().dimensions);
-      if (!s) return std::nullopt;
-      rule.operands = {*std::move(s)};
-      return rule;
-    }
-    case HloOpcode::kTranspose: {
-      const std::vector<int64_t>& perm = instr.attrs().dimensions;
-      std::vector<int64_t> map(perm.size());
-      for (size_t j = 0; j < perm.size(); ++j) map[perm[j]] = static_cast<int64_t>(j);
-      std::optional<HloSharding> s = Through(to, rank, map);
-      if (!s) return std::nullopt;
-      rule.operands = {*std::move(s)};
-      return rule;
-    }
-    case HloOpcode::kReshape:
-      rule.operands = {HloSharding::Replicate()};
-      rule.computed = HloSharding::Replicate();
-      return rule;
-    case HloOpcode::kIota:
-      if (!hlo::IsIntegralType(shape.element_type()) &&
-          !hlo::IsFloatingPointType(shape.element_type())) {
-        return std::nullopt;
-      }
-      return rule;
-    default:
-      return std::nullopt;
-  }
+  if (!ok) return std::nullopt;
+  return rule;
 }
 
 // Whether `original` reaches `to` with no bytes moved: it is there, was resharded there, or
