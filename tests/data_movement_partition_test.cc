@@ -233,6 +233,19 @@ ENTRY main {
   EXPECT_EQ(counts[HloOpcode::kAllGather], 0) << rows.spmd->ToString();
   EXPECT_EQ(counts[HloOpcode::kAllReduce], 1) << rows.spmd->ToString();
   ExpectVerifies(rows, 8);
+  // XLA's BroadcastAsReplicate: two size-1 dims split 2 ways each, one all-reduce for both
+  // instead of an all-gather per dim.
+  Partitioned both = Partition(R"(
+HloModule two_dims, num_partitions=4
+ENTRY main {
+  x = f32[1,1] parameter(0), sharding={devices=[2,2]<=[4]}
+  ROOT c = f32[1,1] copy(x), sharding={replicated}
+})");
+  ASSERT_NE(both.spmd, nullptr);
+  counts = Counts(*both.spmd);
+  EXPECT_EQ(counts[HloOpcode::kAllGather], 0) << both.spmd->ToString();
+  EXPECT_EQ(counts[HloOpcode::kAllReduce], 1) << both.spmd->ToString();
+  ExpectVerifies(both, 4);
 }
 
 // XLA's ContractingAsNonContractingCrash: f32[1,1,256,64] split [4,2] on its two size-1 dims

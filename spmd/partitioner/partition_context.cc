@@ -111,7 +111,8 @@ absl::StatusOr<HloSharding> PartitionContext::ReplicateDataTileDims(HloInstructi
   // an all-gather moves as little), and that the target splits into fewer tiles (taken whole,
   // each device then slices its tile): e.g. a size-1 dim split 8 ways (k = 1), or 2 rows split
   // 8 ways (k = 2). Such dims are summed in one all-reduce, which a dim with data in the first
-  // of 2 tiles joins (its buffer does not grow).
+  // of 2 tiles joins (its buffer does not grow); two such dims alone are summed too (one
+  // all-reduce instead of two all-gathers: XLA's BroadcastAsReplicate).
   std::vector<DataTiles> dims;
   bool worth = false;
   for (int64_t d = 0; d < rank; ++d) {
@@ -122,7 +123,7 @@ absl::StatusOr<HloSharding> PartitionContext::ReplicateDataTileDims(HloInstructi
     dims.push_back({d, c, k, n});
     worth |= 2 * k < t;
   }
-  if (!worth) return from;
+  if (!worth && dims.size() < 2) return from;
   ASSIGN_OR_RETURN(value, SumDataTiles(value, from, dims));
   std::vector<int64_t> summed;
   std::string explained;
