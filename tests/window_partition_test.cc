@@ -79,14 +79,20 @@ TEST(WindowPartitionTest, StridedDilatedAndUnevenConvolutionsVerify) {
   }
 }
 
+// Links without latency: bytes alone decide between halos and a gather (on these few bytes
+// three permutes would otherwise lose to one gather; FarHalosLoseToOneGather).
+spmd::PartitionerOptions BytesAloneOptions() {
+  spmd::PartitionerOptions options;
+  for (spmd::MeshLevel& level : options.device_model.levels) level.link.latency_us = 0;
+  return options;
+}
+
 TEST(WindowPartitionTest, HaloLongerThanAShardTakesTwoHops) {
   // Window 11: 5 elements each side, shards of 4: one whole neighbour shard and one element
   // of the next, on either side. Four hops, but the pieces travel in three rounds: the two
-  // one-element pieces of each device share one. (Links without latency: on these few bytes
-  // three permutes would otherwise lose to one gather, which is also costed.)
-  spmd::PartitionerOptions options;
-  for (spmd::MeshLevel& level : options.device_model.levels) level.link.latency_us = 0;
-  Partitioned p = Partition(Conv1D(4, 16, 16, 11, "size=11 pad=5_5"), options);
+  // one-element pieces of each device share one (BytesAloneOptions: with latency, one gather
+  // wins, below).
+  Partitioned p = Partition(Conv1D(4, 16, 16, 11, "size=11 pad=5_5"), BytesAloneOptions());
   ASSERT_NE(p.spmd, nullptr);
   auto counts = Counts(*p.spmd);
   EXPECT_EQ(counts[HloOpcode::kCollectivePermute], 3) << p.spmd->ToString();
@@ -322,7 +328,8 @@ TEST(WindowPartitionTest, FarWindowsSkipTheShardsBetween) {
                              "sharding={devices=[4,1]<=[4]}",
                              31 * 12}}) {
     SCOPED_TRACE(c.body);
-    Partitioned p = Partition("HloModule m, num_partitions=4\nENTRY main {\n" + c.body + "\n}\n");
+    Partitioned p = Partition("HloModule m, num_partitions=4\nENTRY main {\n" + c.body + "\n}\n",
+                              BytesAloneOptions());
     ASSERT_NE(p.spmd, nullptr);
     auto counts = Counts(*p.spmd);
     EXPECT_EQ(counts[HloOpcode::kAllGather] + counts[HloOpcode::kAllReduce], 0)
@@ -360,7 +367,8 @@ TEST(WindowPartitionTest, SmallSlicesFetchOnlyTheirWindows) {
                              "sharding={devices=[4,1]<=[4]}",
                              7 * 12}}) {
     SCOPED_TRACE(c.body);
-    Partitioned p = Partition("HloModule m, num_partitions=4\nENTRY main {\n" + c.body + "\n}\n");
+    Partitioned p = Partition("HloModule m, num_partitions=4\nENTRY main {\n" + c.body + "\n}\n",
+                              BytesAloneOptions());
     ASSERT_NE(p.spmd, nullptr);
     EXPECT_LE(hlo::ComputeModuleStats(*p.spmd).comm_bytes, c.max_bytes)
         << p.explain << p.spmd->ToString();
@@ -385,6 +393,25 @@ TEST(WindowPartitionTest, WindowPiecesSharePermutesAcrossHops) {
     EXPECT_LE(hlo::ComputeModuleStats(*p.spmd).comm_bytes, 8) << p.spmd->ToString();
     ExpectVerifies(p, 16);
   }
+}
+
+// XLA's LargeEdgePadAlongCrossPartitionDimension: the first output block holds all 257 input
+// columns, from the three other shards; three collective-permutes lose to one all-gather of the
+// dimension, which receives about as much.
+TEST(WindowPartitionTest, FarHalosLoseToOneGather) {
+  Partitioned p = Partition(R"(
+HloModule m, num_partitions=8
+ENTRY main {
+  x = f32[14,257] parameter(0), sharding={devices=[2,4]<=[8]}
+  c = f32[] constant(0)
+  ROOT p = f32[14,2257] pad(x, c), padding=0_0x0_2000, sharding={devices=[2,4]<=[8]}
+})");
+  ASSERT_NE(p.spmd, nullptr);
+  auto counts = Counts(*p.spmd);
+  EXPECT_EQ(counts[HloOpcode::kCollectivePermute], 0) << p.explain << p.spmd->ToString();
+  EXPECT_EQ(counts[HloOpcode::kAllGather], 1) << p.spmd->ToString();
+  EXPECT_NE(p.explain.find("take longer than one gather"), std::string::npos) << p.explain;
+  ExpectVerifies(p, 8);
 }
 
 TEST(WindowPartitionTest, StridedSlicesAndEdgePadsVerify) {

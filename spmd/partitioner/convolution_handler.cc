@@ -512,7 +512,7 @@ absl::StatusOr<std::pair<ConvStrategy, ConvSetting>> OutputTiles(const HloInstru
                      hlo::PartiallyReplicate(sharding, WholeOutputDims(conv, sharding, split)));
   }
   ASSIGN_OR_RETURN(const PartitionedValue* input_now, ctx.Get(conv.operand(0)));
-  ChooseWindowInputs(conv, input_now->sharding, s.splits, ctx);
+  ChooseWindowInputs(conv, conv.operand(0)->shape(), input_now->sharding, s.splits, ctx);
   for (WindowSplit& split : s.splits) {
     if (inputs == WindowInputs::kAllHalos && HaloCouldServe(split)) {
       split.halo = true;

@@ -572,8 +572,27 @@ int64_t SlicesSharingAGather(const HloInstruction& op, int64_t dim) {
   return std::max<int64_t>(count, 1);
 }
 
-void ChooseWindowInputs(const HloInstruction& op, const HloSharding& operand_current,
-                        std::vector<WindowSplit>& splits, PartitionContext& ctx) {
+// Whether halos that take more than two collective-permutes (beyond the neighbouring shards)
+// beat one gather of the dimension in estimated time (each permute pays its latency), for an
+// operand of `shape` split as `sharding`; the gather's time is shared by `sharing` slices.
+bool FarHalosBeatAGather(const Shape& shape, const HloSharding& sharding, const HaloGeometry& g,
+                         int64_t tiles, int64_t sharing, PartitionContext& ctx) {
+  const int64_t permutes = HaloHops(g);
+  if (permutes <= 2) return true;
+  absl::StatusOr<Shape> local = hlo::PaddedShardShape(sharding, shape);
+  if (!local.ok() || g.shard == 0) return true;
+  const double row = static_cast<double>(local->byte_size() / g.shard);
+  const LinkModel& link = ctx.planner().link();
+  const double halo_us = static_cast<double>(permutes) * link.latency_us +
+                         static_cast<double>(HaloElements(g)) * row / link.bandwidth_bytes_per_us;
+  const double gather_us = link.latency_us + static_cast<double>(GatherElements(g, tiles)) * row /
+                                                 link.bandwidth_bytes_per_us;
+  return halo_us * static_cast<double>(sharing) < gather_us;
+}
+
+void ChooseWindowInputs(const HloInstruction& op, const Shape& operand_shape,
+                        const HloSharding& operand_current, std::vector<WindowSplit>& splits,
+                        PartitionContext& ctx) {
   for (WindowSplit& split : splits) {
     const WindowedDim& wd = split.wd;
     split.geometry = ComputeHaloGeometry(wd);
@@ -583,7 +602,9 @@ void ChooseWindowInputs(const HloInstruction& op, const HloSharding& operand_cur
     const int64_t halo = HaloElements(split.geometry);
     const int64_t gather = GatherElements(split.geometry, wd.tiles);
     const int64_t sharing = SlicesSharingAGather(op, wd.dim);
-    split.halo = split_alike && halo * sharing < gather;
+    split.halo =
+        split_alike && halo * sharing < gather &&
+        FarHalosBeatAGather(operand_shape, operand_current, split.geometry, wd.tiles, sharing, ctx);
     std::string line =
         hlo::StrCat("%", op.name(), ": window dimension ", wd.dim, " split ", wd.tiles, " ways: ");
     const std::string shared =
@@ -601,11 +622,15 @@ void ChooseWindowInputs(const HloInstruction& op, const HloSharding& operand_cur
                        gather, shared, ")");
       }
     } else {
-      hlo::StrAppend(&line, "each device slices its window from the operand whole along it (",
-                     split_alike ? hlo::StrCat("halos of ", halo, " are not fewer than the ",
-                                               gather, " a gather receives", shared)
-                                 : std::string("the operand is not split alike"),
-                     ")");
+      hlo::StrAppend(
+          &line, "each device slices its window from the operand whole along it (",
+          !split_alike ? std::string("the operand is not split alike")
+          : halo * sharing < gather
+              ? hlo::StrCat("halos of ", halo, " elements in ", HaloHops(split.geometry),
+                            " collective-permutes take longer than one gather of ", gather, shared)
+              : hlo::StrCat("halos of ", halo, " are not fewer than the ", gather,
+                            " a gather receives", shared),
+          ")");
     }
     ctx.log().lines.push_back(std::move(line));
   }

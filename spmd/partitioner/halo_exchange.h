@@ -153,15 +153,17 @@ struct WindowSplit {
   HaloGeometry geometry;
 };
 
-// Fills geometry and chooses, per split: halo exchange when the operand is already split
-// wd.tiles ways along wd.dim (`operand_current`, its sharding now) and the halos are fewer
-// elements than the rest of the dimension; else the operand is taken whole along the
+// Fills geometry and chooses, per split: halo exchange when the operand (of `operand_shape`) is
+// already split wd.tiles ways along wd.dim (`operand_current`, its sharding now), the halos are
+// fewer elements than the rest of the dimension and, when they take more than two
+// collective-permutes, less time than one gather of it; else the operand is taken whole along the
 // dimension (free when it is whole already) and each device slices its window. When `op` is
 // one of several slices of one operand along the dimension (q, k and v cut from one
 // projection), one gather serves them all (the reshard is cached), so each counts its share
 // of it. Appends one --explain line per split to the log.
-void ChooseWindowInputs(const hlo::HloInstruction& op, const hlo::HloSharding& operand_current,
-                        std::vector<WindowSplit>& splits, PartitionContext& ctx);
+void ChooseWindowInputs(const hlo::HloInstruction& op, const hlo::Shape& operand_shape,
+                        const hlo::HloSharding& operand_current, std::vector<WindowSplit>& splits,
+                        PartitionContext& ctx);
 
 // The local window input of `operand`: fetched in `operand_sharding` (split like the result
 // along halo splits, whole along slice splits), then each split applied; positions outside

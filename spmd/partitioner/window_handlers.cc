@@ -56,7 +56,7 @@ absl::StatusOr<HloSharding> ChooseSameRankOperand(const HloInstruction& original
                                                   std::vector<WindowSplit>& splits,
                                                   PartitionContext& ctx) {
   ASSIGN_OR_RETURN(const PartitionedValue* operand_now, ctx.Get(original.operand(0)));
-  ChooseWindowInputs(original, operand_now->sharding, splits, ctx);
+  ChooseWindowInputs(original, original.operand(0)->shape(), operand_now->sharding, splits, ctx);
   const int64_t rank = original.operand(0)->shape().rank();
   std::vector<int64_t> operand_map(rank);
   for (int64_t d = 0; d < rank; ++d) operand_map[d] = d;
@@ -592,7 +592,7 @@ absl::Status HandleConcatenate(const HloInstruction& original, const HloSharding
     split[0].output_dim = d;
     split[0].window_index = d;
     ASSIGN_OR_RETURN(const PartitionedValue* now, ctx.Get(operand));
-    ChooseWindowInputs(original, now->sharding, split, ctx);
+    ChooseWindowInputs(original, operand->shape(), now->sharding, split, ctx);
     splits.push_back(split[0]);
     offset += size;
   }
