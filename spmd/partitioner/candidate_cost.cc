@@ -71,11 +71,7 @@ Received HaloReceived(const Shape& shape, const HloSharding& sharding, const Win
   absl::StatusOr<Shape> local = LocalShape(sharding, shape);
   if (!local.ok()) return Received::Unplannable();
   const int64_t bytes = HaloElements(split.geometry) * (local->byte_size() / split.geometry.shard);
-  if (bytes == 0) return {};
-  // One latency per collective-permute.
-  const LinkModel& link = CollectiveLink(ctx);
-  const int64_t permutes = std::max<int64_t>(1, HaloHops(split.geometry));
-  return {bytes, TransferTimeUs(bytes, link) + static_cast<double>(permutes - 1) * link.latency_us};
+  return {bytes, HaloTimeUs(split.geometry, bytes, CollectiveLink(ctx))};
 }
 
 Received HalosReceived(const Shape& shape, const HloSharding& sharding,

@@ -4,10 +4,12 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <tuple>
 
 #include "hlo/sharding/shard_geometry.h"
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
+#include "spmd/cost/collective_cost.h"
 
 namespace spmd {
 namespace {
@@ -154,8 +156,8 @@ struct FetchRound {
   int64_t width = 0;
   bool local = false;         // Every piece comes from the receiver's own shard.
   std::vector<int64_t> from;  // Per receiving block: the sending block, or -1 (none).
-  std::vector<int64_t>
-      start;  // Per receiving block: its piece's first element in the sender's shard.
+  // Per receiving block: its piece's first element in the sender's shard.
+  std::vector<int64_t> start;
 };
 
 // A window piece: what receiving block `receiver` reads from block `sender`'s shard, from
@@ -358,12 +360,7 @@ void FillHalos(const WindowedDim& wd, HaloGeometry& g) {
     g.right = last > 0 ? std::max<int64_t>(0, last - g.shard) : last - g.shard;
   }
   if (std::optional<std::vector<FetchRound>> rounds = WindowFetches(wd, g)) {
-    g.fetched = 0;
-    for (const FetchRound& r : *rounds) {
-      if (r.local) continue;
-      g.fetched += r.width;
-      ++g.fetch_rounds;
-    }
+    std::tie(g.fetch_rounds, g.fetched) = RemoteCost(*rounds);
   }
   for (int64_t i = 0; i < wd.tiles; ++i) {
     if (!ValidBlock(g, i)) continue;
@@ -461,6 +458,12 @@ int64_t GatherElements(const HaloGeometry& g, int64_t tiles) { return (tiles - 1
 int64_t HaloHops(const HaloGeometry& g) {
   if (g.shard == 0) return 0;
   return FetchesPieces(g) ? g.fetch_rounds : SpanHops(g);
+}
+
+double HaloTimeUs(const HaloGeometry& g, int64_t bytes, const LinkModel& link) {
+  if (bytes <= 0) return 0;
+  const int64_t permutes = std::max<int64_t>(1, HaloHops(g));
+  return TransferTimeUs(bytes, link) + static_cast<double>(permutes - 1) * link.latency_us;
 }
 
 absl::StatusOr<HloInstruction*> ExchangeHalo(PartitionContext& ctx, HloInstruction* value,
@@ -581,13 +584,10 @@ bool FarHalosBeatAGather(const Shape& shape, const HloSharding& sharding, const 
   if (permutes <= 2) return true;
   absl::StatusOr<Shape> local = hlo::PaddedShardShape(sharding, shape);
   if (!local.ok() || g.shard == 0) return true;
-  const double row = static_cast<double>(local->byte_size() / g.shard);
+  const int64_t row = local->byte_size() / g.shard;
   const LinkModel& link = ctx.planner().link();
-  const double halo_us = static_cast<double>(permutes) * link.latency_us +
-                         static_cast<double>(HaloElements(g)) * row / link.bandwidth_bytes_per_us;
-  const double gather_us = link.latency_us + static_cast<double>(GatherElements(g, tiles)) * row /
-                                                 link.bandwidth_bytes_per_us;
-  return halo_us * static_cast<double>(sharing) < gather_us;
+  return HaloTimeUs(g, HaloElements(g) * row, link) * static_cast<double>(sharing) <
+         TransferTimeUs(GatherElements(g, tiles) * row, link);
 }
 
 void ChooseWindowInputs(const HloInstruction& op, const Shape& operand_shape,

@@ -28,6 +28,7 @@
 #include "hlo/ir/hlo_attributes.h"
 #include "hlo/ir/hlo_instruction.h"
 #include "hlo/sharding/hlo_sharding.h"
+#include "spmd/cost/collective_cost.h"
 #include "spmd/partitioner/partition_context.h"
 
 namespace spmd {
@@ -128,6 +129,9 @@ int64_t GatherElements(const HaloGeometry& g, int64_t tiles);
 // The collective-permutes ExchangeHalo uses for `g`: one per neighbour hop, or per round of
 // window pieces.
 int64_t HaloHops(const HaloGeometry& g);
+// The estimated time of `g`'s halo exchange when it moves `bytes` to a device: one latency per
+// collective-permute plus the transfer on `link` (0 when nothing moves).
+double HaloTimeUs(const HaloGeometry& g, int64_t bytes, const LinkModel& link);
 
 // `value` is the per-device shard of an operand tiled by `sharding`, with `wd.tiles` blocks
 // along wd.dim. Returns each device's window input (g.needed elements along wd.dim from
