@@ -591,4 +591,42 @@ ENTRY main {
   }
 }
 
+// An op with no split strategy wanted on one device runs there, on operands held there
+// (XLA's DeviceMaximalTupleSort): no collective makes it whole everywhere first.
+TEST(SingleDevicePartitionTest, OpWithoutStrategyRunsOnItsDevice) {
+  Partitioned p =
+      Partition(std::string("HloModule sort, num_partitions=2\n") + kGreaterWithIndex + R"(
+ENTRY main {
+  x = f32[3] parameter(0), sharding={maximal device=0}
+  i = s32[3] iota(), iota_dimension=0, sharding={maximal device=0}
+  ROOT s = (f32[3], s32[3]) sort(x, i), dimensions={0}, to_apply=gt,
+    sharding={{maximal device=0}, {maximal device=0}}
+})");
+  ASSERT_NE(p.spmd, nullptr);
+  EXPECT_EQ(hlo::ComputeModuleStats(*p.spmd).comm_bytes, 0) << p.spmd->ToString();
+  EXPECT_EQ(Counts(*p.spmd)[HloOpcode::kAllReduce], 0) << p.spmd->ToString();
+  ExpectVerifies(p, 2);
+}
+
+// A cross-replica all-reduce (no channel, no global ids) acts element by element across
+// partitions: it runs on each device's tile (XLA's TiledAllReduce).
+TEST(SingleDevicePartitionTest, CrossReplicaAllReduceRunsOnTiles) {
+  Partitioned p = Partition(R"(
+HloModule ar, num_partitions=2
+sum {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT add = f32[] add(a, b)
+}
+ENTRY main {
+  x = f32[4,3] parameter(0), sharding={devices=[2,1]<=[2]}
+  ROOT r = f32[4,3] all-reduce(x), to_apply=sum, replica_groups={}, sharding={devices=[2,1]<=[2]}
+})");
+  ASSERT_NE(p.spmd, nullptr);
+  auto counts = Counts(*p.spmd);
+  EXPECT_EQ(counts[HloOpcode::kAllGather], 0) << p.spmd->ToString();
+  EXPECT_THAT(Instructions(*p.spmd), Contains(AllOf(op::AllReduce(), HasShape("f32[2,3]"))));
+  ExpectVerifies(p, 2);
+}
+
 }  // namespace

@@ -56,6 +56,31 @@ TEST(RebuildPartitionTest, ReshapeAndTransposeOfAWholeValueAreRebuiltWhole) {
   }
 }
 
+// XLA's CorrectlyReplicateGatherIndex: a split gather (or slice, dynamic-slice, pad) of whole
+// operands, wanted whole again, is computed again from them instead of gathered.
+TEST(RebuildPartitionTest, IndexingOpsOfWholeValuesAreRebuiltWhole) {
+  const std::string whole = "p = f32[8,16] parameter(0), sharding={replicated}\n";
+  for (const std::string& op :
+       {std::string("i = s32[4,1] parameter(1), sharding={replicated}\n"
+                    "v = f32[4,16] gather(p, i), offset_dims={1}, collapsed_slice_dims={0}, "
+                    "start_index_map={0}, index_vector_dim=1, slice_sizes={1,16}, "
+                    "sharding={devices=[1,4]<=[4]}"),
+        std::string("v = f32[4,16] slice(p), slice={[2:6], [0:16]}, sharding={devices=[1,4]<=[4]}"),
+        std::string("i = s32[] parameter(1), sharding={replicated}\n"
+                    "z = s32[] constant(0), sharding={replicated}\n"
+                    "v = f32[4,16] dynamic-slice(p, i, z), dynamic_slice_sizes={4,16}, "
+                    "sharding={devices=[1,4]<=[4]}"),
+        std::string("z = f32[] constant(0), sharding={replicated}\n"
+                    "v = f32[4,16] pad(p, z), padding=-2_-2x0_0, sharding={devices=[1,4]<=[4]}")}) {
+    SCOPED_TRACE(op);
+    Partitioned p =
+        PartitionBody(whole + op + "\nROOT c = f32[4,16] copy(v), sharding={replicated}", 4);
+    ASSERT_NE(p.spmd, nullptr);
+    EXPECT_EQ(BytesReceived(p), 0) << p.explain << p.spmd->ToString();
+    ExpectVerifies(p, 4);
+  }
+}
+
 // XLA's TiledToSingleDevice: a split broadcast wanted on one device is broadcast there again.
 TEST(RebuildPartitionTest, SplitBroadcastWantedOnOneDeviceIsBroadcastAgain) {
   Partitioned p = PartitionBody(

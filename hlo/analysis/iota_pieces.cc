@@ -4,15 +4,41 @@
 
 namespace hlo {
 
+namespace {
+
+// Constants larger than this are not read element by element.
+constexpr int64_t kMaxConstantElements = int64_t{1} << 16;
+
+// Whether the integer constant `value` holds each element's coordinate along `dim` (of size
+// more than 1; a size-1 dim's zeros say nothing).
+bool ConstantIsIotaAlong(const HloInstruction& value, int64_t dim) {
+  const Shape& shape = value.shape();
+  if (!value.attrs().literal.has_value() || dim < 0 || dim >= shape.rank() ||
+      shape.dimensions(dim) < 2 || shape.num_elements() > kMaxConstantElements) {
+    return false;
+  }
+  const Literal& literal = *value.attrs().literal;
+  int64_t stride = 1;
+  for (int64_t d = dim + 1; d < shape.rank(); ++d) stride *= shape.dimensions(d);
+  for (int64_t i = 0; i < literal.element_count(); ++i) {
+    if (literal.GetInt(i) != (i / stride) % shape.dimensions(dim)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 bool IsIotaAlong(const HloInstruction& value, int64_t dim) {
   if (!value.shape().IsArray() || !IsIntegralType(value.shape().element_type())) return false;
   if (value.opcode() == HloOpcode::kIota) return value.attrs().iota_dimension == dim;
+  if (value.opcode() == HloOpcode::kConstant) return ConstantIsIotaAlong(value, dim);
   if (value.opcode() != HloOpcode::kBroadcast || value.dimensions() != std::vector<int64_t>{dim}) {
     return false;
   }
   const HloInstruction& source = *value.operand(0);
-  return source.opcode() == HloOpcode::kIota && source.shape().IsArray() &&
-         source.shape().rank() == 1 && IsIntegralType(source.shape().element_type());
+  return source.shape().IsArray() && source.shape().rank() == 1 &&
+         IsIntegralType(source.shape().element_type()) &&
+         (source.opcode() == HloOpcode::kIota || ConstantIsIotaAlong(source, 0));
 }
 
 namespace {

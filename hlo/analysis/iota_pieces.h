@@ -1,5 +1,6 @@
-// Parts of an integer array that hold their own coordinate along a dimension: an iota, a 1-D
-// iota broadcast along that dimension, or such an operand of a concatenate. Index arrays of
+// Parts of an integer array that hold their own coordinate along a dimension: an iota (or a
+// constant equal to one), a 1-D iota broadcast along that dimension, or such an operand of a
+// concatenate. Index arrays of
 // gathers and scatters are built so (jnp.take_along_axis: the batch positions as an iota beside
 // the computed indices); the partitioner splits the operand dims they address like batch dims,
 // and the modular verifier keeps those parts when it draws a random stand-in for the value.
@@ -27,7 +28,8 @@ struct IotaPiece {
 };
 
 // Whether every element of `value` (an integer array) is its coordinate along `dim`: an iota
-// along it, or a 1-D iota broadcast along it.
+// along it, an integer constant holding those values (dim of size > 1, at most 65536
+// elements), or a 1-D one of either broadcast along it.
 bool IsIotaAlong(const HloInstruction& value, int64_t dim);
 
 // The iota pieces of `value`: itself when it is an iota along some dim, else the operands of a

@@ -52,5 +52,27 @@ TEST(IotaPiecesTest, FindsIotasAloneAndAsConcatenatedPieces) {
   EXPECT_EQ(IotaValueAt(c, {5, 3, 3}), std::nullopt);
 }
 
+// XLA's GetDimensionForIota also reads constants: a literal holding its coordinate along a
+// dim (of size > 1) is an iota along it, and so is such a 1-D literal broadcast.
+TEST(IotaPiecesTest, ConstantsHoldingTheirCoordinateAreIotas) {
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(R"(HloModule m
+ENTRY e {
+  a = s32[4,1] constant({{0},{1},{2},{3}})
+  b = s32[3] constant({0,1,2})
+  bb = s32[2,3] broadcast(b), dimensions={1}
+  n = s32[4,1] constant({{0},{1},{3},{3}})
+  z = s32[1,1] constant({{0}})
+  ROOT t = (s32[4,1], s32[2,3], s32[4,1], s32[1,1]) tuple(a, bb, n, z)
+})");
+  ASSERT_TRUE(module.ok()) << module.status();
+  const HloComputation& entry = *(*module)->entry_computation();
+  auto find = [&](std::string_view name) { return testing::FindInstruction(entry, name); };
+  EXPECT_TRUE(IsIotaAlong(*find("a"), 0));
+  EXPECT_FALSE(IsIotaAlong(*find("a"), 1));
+  EXPECT_TRUE(IsIotaAlong(*find("bb"), 1));
+  EXPECT_FALSE(IsIotaAlong(*find("n"), 0));
+  EXPECT_TRUE(IotaPieces(*find("z")).empty());
+}
+
 }  // namespace
 }  // namespace hlo

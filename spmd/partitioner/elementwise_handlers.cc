@@ -1,5 +1,6 @@
-// Elementwise ops (unary, binary, compare, select, clamp, convert, copy, ...): every array
-// operand of the result's rank is asked for in the result's sharding; scalars stay replicated;
+// Elementwise ops (unary, binary, compare, select, clamp, convert, copy, ..., and a cross-replica
+// all-reduce): every array operand of the result's rank is asked for in the result's sharding;
+// scalars stay replicated;
 // the op runs locally on the padded shards (padding stays in the padding).
 //
 //   %r = f32[16] add(%a, %b), sharding={devices=[4]<=[4]}
@@ -63,6 +64,17 @@ absl::Status HandleElementwise(const HloInstruction& original, const HloSharding
   return absl::OkStatus();
 }
 
+// An all-reduce without a channel reduces across replicas only (XLA's kCrossReplica mode):
+// across partitions it acts element by element, so it runs on each device's tile. One with a
+// channel reduces across partitions and is computed whole.
+absl::Status HandleAllReduce(const HloInstruction& original, const HloSharding& wanted,
+                             PartitionContext& ctx) {
+  if (original.attrs().channel_id.has_value()) {
+    return HandleReplicated(original, wanted, ctx);
+  }
+  return HandleElementwise(original, wanted, ctx);
+}
+
 }  // namespace
 
 void RegisterElementwiseHandlers(HandlerTable& table) {
@@ -70,6 +82,7 @@ void RegisterElementwiseHandlers(HandlerTable& table) {
     HloOpcode opcode = static_cast<HloOpcode>(op);
     if (hlo::IsElementwiseOpcode(opcode)) table[opcode] = &HandleElementwise;
   }
+  table[HloOpcode::kAllReduce] = &HandleAllReduce;
 }
 
 }  // namespace spmd

@@ -1,4 +1,7 @@
 // The opcode -> partitioning handler table, and the helpers every family shares.
+#include <algorithm>
+#include <optional>
+
 #include "hlo/sharding/shard_geometry.h"
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
@@ -60,6 +63,39 @@ absl::Status HandleReplicated(const HloInstruction& original, const HloSharding&
       hlo::StrCat("no partitioning strategy for ", hlo::HloOpcodeString(original.opcode())));
 }
 
+namespace {
+
+// Whether `op` may run on one device while the others run it on garbage: it neither talks to
+// other devices nor has effects, and its callees (a comparator, a reducer) are pure.
+bool RunsAloneOnOneDevice(const HloInstruction& op) {
+  const hlo::HloOpcode opcode = op.opcode();
+  if (hlo::GetHloOpcodeFamily(opcode) == hlo::HloOpcodeFamily::kCollective ||
+      hlo::HasOpcodeFlag(opcode, hlo::op_traits::kSideEffect) ||
+      hlo::HasOpcodeFlag(opcode, hlo::op_traits::kRunsCallees) ||
+      opcode == hlo::HloOpcode::kCustomCall) {
+    return false;
+  }
+  return std::all_of(op.operands().begin(), op.operands().end(),
+                     [](const HloInstruction* operand) { return operand->shape().IsArray(); });
+}
+
+// A value wanted on one device is computed there, from operands fetched there, as XLA does:
+// every device runs the op and only `device`'s result counts, so nothing is made whole first.
+absl::Status ComputeOnDevice(const HloInstruction& original, const HloSharding& sharding,
+                             int64_t device, PartitionContext& ctx) {
+  ASSIGN_OR_RETURN(const HloSharding on_device, HloSharding::Maximal(device));
+  std::vector<HloInstruction*> operands;
+  for (const HloInstruction* operand : original.operands()) {
+    ASSIGN_OR_RETURN(HloInstruction * local, ctx.GetInSharding(operand, on_device));
+    operands.push_back(local);
+  }
+  HloInstruction* clone = CloneWithOperands(original, original.shape(), std::move(operands), ctx);
+  ctx.Set(&original, {clone, sharding.WithoutMetadata(), original.shape()});
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::Status FallBackToReplicated(const HloInstruction& original, const HloSharding& sharding,
                                   PartitionContext& ctx, std::string_view reason) {
   // Inside manual subgroups "replicated" means whole within each group. (Asked only of a
@@ -69,6 +105,10 @@ absl::Status FallBackToReplicated(const HloInstruction& original, const HloShard
         whole.ok()) {
       return HandleManual(original, *whole, ctx);
     }
+  }
+  if (std::optional<int64_t> device = sharding.UniqueDevice();
+      device.has_value() && RunsAloneOnOneDevice(original)) {
+    return ComputeOnDevice(original, sharding, *device, ctx);
   }
   // A split sharding computed whole is a fallback: counted, explained, an error under --strict.
   if (!sharding.IsTileMaximal()) {

@@ -64,9 +64,13 @@ bool TransposeRule(const HloInstruction& instr, const HloSharding& to, Rule& rul
   return s.has_value();
 }
 
-// Whole from a whole operand (then sliced locally): no tiling maps through every reshape.
-bool ReshapeRule(const HloInstruction&, const HloSharding&, Rule& rule) {
-  rule.operands = {HloSharding::Replicate()};
+// Whole from whole operands (then sliced locally): the ops whose tilings do not map through
+// in general (reshape) or whose operands' layouts depend on data (gather, dynamic-slice).
+bool WholeRule(const HloInstruction& instr, const HloSharding&, Rule& rule) {
+  for (const HloInstruction* operand : instr.operands()) {
+    if (!operand->shape().IsArray()) return false;
+    rule.operands.push_back(HloSharding::Replicate());
+  }
   rule.computed = HloSharding::Replicate();
   return true;
 }
@@ -79,10 +83,14 @@ bool IotaRule(const HloInstruction& instr, const HloSharding&, Rule&) {
 
 const MoveRule* FindMoveRule(HloOpcode op) {
   static const auto* rules = new absl::flat_hash_map<HloOpcode, MoveRule>{
-      {HloOpcode::kBroadcast, &BroadcastRule},
-      {HloOpcode::kTranspose, &TransposeRule},
-      {HloOpcode::kReshape, &ReshapeRule},
-      {HloOpcode::kIota, &IotaRule},
+      {HloOpcode::kBroadcast, &BroadcastRule},  // Operand tiled through the dimension map.
+      {HloOpcode::kTranspose, &TransposeRule},  // Likewise.
+      {HloOpcode::kReshape, &WholeRule},        // Whole from whole operands, then sliced.
+      {HloOpcode::kGather, &WholeRule},         // Likewise.
+      {HloOpcode::kSlice, &WholeRule},          // Likewise.
+      {HloOpcode::kDynamicSlice, &WholeRule},   // Likewise.
+      {HloOpcode::kPad, &WholeRule},            // Likewise.
+      {HloOpcode::kIota, &IotaRule},            // From nothing.
   };
   auto it = rules->find(op);
   return it == rules->end() ? nullptr : &it->second;

@@ -9,7 +9,8 @@
 //   replicated;
 //   - broadcast and transpose: the operand in the wanted layout seen through the op's dims;
 //   - iota: rebuilt from nothing (PartitionContext::LocalIota);
-//   - reshape: computed whole from a whole operand, then sliced locally.
+//   - reshape, gather, slice, dynamic-slice and pad: computed whole from whole operands, then
+//   sliced locally.
 // Operands that are neither available nor rebuildable stop the rebuild; so does a chain deeper
 // than a few ops. The cost is the local work, timed by the device model (compute or memory,
 // whichever bounds it); PartitionContext::GetInSharding rebuilds when that beats the reshard's
