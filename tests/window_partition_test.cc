@@ -395,6 +395,33 @@ TEST(WindowPartitionTest, WindowPiecesSharePermutesAcrossHops) {
   }
 }
 
+// XLA's MergedPadThenSlice*: a slice of an edge pad, through copies, is one pad of the pad's
+// operand (merge_windows.h): one collective-permute where the pad and the slice each took
+// their own; a pad or copy with another user is left alone.
+TEST(WindowPartitionTest, SliceOfAPadIsOnePad) {
+  const std::string pad =
+      "x = f32[8,4] parameter(0), sharding={devices=[4,1]<=[4]}\n"
+      "v = f32[] constant(2)\n"
+      "p = f32[10,4] pad(x, v), padding=2_0x0_0, sharding={devices=[4,1]<=[4]}\n"
+      "c = f32[10,4] copy(p), sharding={devices=[4,1]<=[4]}\n";
+  Partitioned merged = Partition(
+      "HloModule m, num_partitions=4\nENTRY main {\n" + pad +
+      "ROOT s = f32[8,4] slice(c), slice={[0:8], [0:4]}, sharding={devices=[4,1]<=[4]}\n}\n");
+  ASSERT_NE(merged.spmd, nullptr);
+  EXPECT_EQ(Counts(*merged.spmd)[HloOpcode::kCollectivePermute], 1)
+      << merged.explain << merged.spmd->ToString();
+  EXPECT_NE(merged.explain.find("%s: a slice of a pad, merged"), std::string::npos)
+      << merged.explain;
+  ExpectVerifies(merged, 4);
+  Partitioned kept =
+      Partition("HloModule m, num_partitions=4\nENTRY main {\n" + pad +
+                "s = f32[8,4] slice(c), slice={[0:8], [0:4]}, sharding={devices=[4,1]<=[4]}\n"
+                "ROOT t = (f32[8,4], f32[10,4]) tuple(s, p)\n}\n");
+  ASSERT_NE(kept.spmd, nullptr);
+  EXPECT_EQ(kept.explain.find("merged"), std::string::npos) << kept.explain;
+  ExpectVerifies(kept, 4);
+}
+
 // XLA's LargeEdgePadAlongCrossPartitionDimension: the first output block holds all 257 input
 // columns, from the three other shards; three collective-permutes lose to one all-gather of the
 // dimension, which receives about as much.

@@ -19,6 +19,7 @@
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
 #include "spmd/partitioner/handlers.h"
+#include "spmd/partitioner/merge_windows.h"
 
 namespace spmd {
 namespace {
@@ -292,6 +293,20 @@ absl::StatusOr<HloComputation*> PartitionCalledComputation(
   return output;
 }
 
+absl::Status SpmdPartitioner::MergeWindows(hlo::HloModule& module) {
+  for (const std::unique_ptr<HloComputation>& computation : module.computations()) {
+    if (computation->is_fusion_computation()) continue;
+    ASSIGN_OR_RETURN(std::vector<std::string> merged, MergeSlicesOfPads(*computation));
+    if (!log_.keep_lines) continue;
+    for (const std::string& name : merged) {
+      log_.lines.push_back(hlo::StrCat("%", name,
+                                       ": a slice of a pad, merged into one pad of the "
+                                       "pad's operand (merge_windows.h)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<bool> SpmdPartitioner::RunImpl(hlo::HloModule* module) {
   log_ = PartitionLog();
   log_.keep_lines = options_.explain;
@@ -301,6 +316,7 @@ absl::StatusOr<bool> SpmdPartitioner::RunImpl(hlo::HloModule* module) {
   const int64_t num_devices = module->config().num_partitions;
   HloComputation* entry = module->entry_computation();
   if (entry == nullptr) return absl::InvalidArgumentError("module has no entry computation");
+  RETURN_IF_ERROR(MergeWindows(*module));
   ReshardPlanner planner(options_.device_model.levels.front().link);
   ChannelIdAllocator channel_ids = ChannelIdAllocator::ForModule(*module);
   // The new entry joins the module first: reshards may add reducer computations to it.

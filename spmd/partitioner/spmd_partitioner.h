@@ -31,6 +31,9 @@ class SpmdPartitioner : public hlo::HloModulePass {
   absl::StatusOr<bool> RunImpl(hlo::HloModule* module) override;
 
  private:
+  // Window compositions merged before partitioning (merge_windows.h), logged for --explain.
+  absl::Status MergeWindows(hlo::HloModule& module);
+
   PartitionerOptions options_;
   PartitionLog log_;
 };
