@@ -422,6 +422,46 @@ TEST(WindowPartitionTest, SliceOfAPadIsOnePad) {
   ExpectVerifies(kept, 4);
 }
 
+// Concatenates of windows of one value (composed_concat.h): a rotation (XLA's
+// MergedSliceThenConcatRotateRight and its custom-call form), a circular pad whose wrapped
+// edges are negated and converted, and slices of a pad with a nonzero value, each assembled
+// from pieces of the source in one round of collective-permutes.
+TEST(WindowPartitionTest, ConcatenatedWindowsOfOneValueShareOnePermute) {
+  const std::string x12 = "x = f32[12,3] parameter(0), sharding={devices=[4,1]<=[4]}\n";
+  const std::string x6 = "x = f32[6,3] parameter(0), sharding={devices=[2,1]<=[2]}\n";
+  const std::pair<int, std::string> cases[] = {
+      {4, x12 + "a = f32[2,3] slice(x), slice={[10:12], [0:3]}, sharding={devices=[4,1]<=[4]}\n"
+                "b = f32[10,3] slice(x), slice={[0:10], [0:3]}, sharding={devices=[4,1]<=[4]}\n"
+                "ROOT r = f32[12,3] concatenate(a, b), dimensions={0}, "
+                "sharding={devices=[4,1]<=[4]}"},
+      {4, x12 + "ROOT r = f32[12,3] custom-call(x), "
+                "custom_call_target=\"_SPMDInternalOp_RotateRight\", "
+                "backend_config=\"dimension=0,amount=2\", sharding={devices=[4,1]<=[4]}"},
+      {2, x6 + "a = f32[1,3] slice(x), slice={[5:6], [0:3]}, sharding={devices=[2,1]<=[2]}\n"
+               "na = bf16[1,3] convert(a), sharding={devices=[2,1]<=[2]}\n"
+               "fa = f32[1,3] convert(na), sharding={devices=[2,1]<=[2]}\n"
+               "b = f32[1,3] slice(x), slice={[0:1], [0:3]}, sharding={devices=[2,1]<=[2]}\n"
+               "nb = f32[1,3] negate(b), sharding={devices=[2,1]<=[2]}\n"
+               "ROOT r = f32[8,3] concatenate(fa, x, nb), dimensions={0}, "
+               "sharding={devices=[2,1]<=[2]}"},
+      {4, x12 + "v = f32[] constant(3)\n"
+                "p = f32[14,3] pad(x, v), padding=1_1x0_0, sharding={devices=[4,1]<=[4]}\n"
+                "a = f32[12,3] slice(p), slice={[2:14], [0:3]}, sharding={devices=[4,1]<=[4]}\n"
+                "b = f32[2,3] slice(p), slice={[0:2], [0:3]}, sharding={devices=[4,1]<=[4]}\n"
+                "ROOT r = f32[14,3] concatenate(a, b), dimensions={0}, "
+                "sharding={devices=[4,1]<=[4]}"}};
+  for (const auto& [devices, body] : cases) {
+    SCOPED_TRACE(body);
+    Partitioned p = Partition("HloModule m, num_partitions=" + std::to_string(devices) +
+                              "\nENTRY main {\n" + body + "\n}\n");
+    ASSERT_NE(p.spmd, nullptr);
+    auto counts = Counts(*p.spmd);
+    EXPECT_EQ(counts[HloOpcode::kCollectivePermute], 1) << p.explain << p.spmd->ToString();
+    EXPECT_EQ(counts[HloOpcode::kAllGather], 0) << p.spmd->ToString();
+    ExpectVerifies(p, devices);
+  }
+}
+
 // XLA's LargeEdgePadAlongCrossPartitionDimension: the first output block holds all 257 input
 // columns, from the three other shards; three collective-permutes lose to one all-gather of the
 // dimension, which receives about as much.

@@ -10,6 +10,7 @@
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
 #include "spmd/cost/collective_cost.h"
+#include "spmd/partitioner/window_pieces.h"
 
 namespace spmd {
 namespace {
@@ -20,7 +21,6 @@ using hlo::HloSharding;
 using hlo::PrimitiveType;
 using hlo::Shape;
 
-int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // a / b rounded down, for negative a too (b > 0).
 int64_t FloorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
@@ -30,74 +30,6 @@ int64_t Extent(const hlo::WindowDimension& w) { return (w.size - 1) * w.window_d
 // Whether block `i` computes at least one output inside the result (the others only compute
 // padding, which no consumer reads; their window inputs may be anything).
 bool ValidBlock(const HaloGeometry& g, int64_t i) { return i < g.valid_blocks; }
-
-// Each device's block index along `dim` of `sharding` (0 for devices it does not use).
-std::vector<int64_t> BlockOfDevice(const HloSharding& sharding, int64_t dim, int64_t devices) {
-  std::vector<int64_t> block(devices, 0);
-  for (int64_t device = 0; device < devices; ++device) {
-    absl::StatusOr<std::vector<int64_t>> index = hlo::TileIndexForDevice(sharding, device);
-    if (index.ok()) block[device] = (*index)[dim];
-  }
-  return block;
-}
-
-// The per-device scalar f(block of the device).
-template <typename F>
-HloInstruction* PerBlockScalar(PartitionContext& ctx, const std::vector<int64_t>& block, F f) {
-  std::vector<int64_t> table(block.size());
-  for (size_t device = 0; device < block.size(); ++device) table[device] = f(block[device]);
-  return ctx.PerDeviceScalar(table);
-}
-
-HloInstruction* SliceDim(PartitionContext& ctx, HloInstruction* value, int64_t dim, int64_t start,
-                         int64_t limit) {
-  std::vector<int64_t> dims = value->shape().dimensions();
-  std::vector<hlo::SliceDimension> slice(dims.size());
-  for (size_t d = 0; d < dims.size(); ++d) slice[d] = {0, dims[d], 1};
-  slice[dim] = {start, limit, 1};
-  dims[dim] = limit - start;
-  HloInstruction* out =
-      ctx.Add(HloOpcode::kSlice, Shape::Array(value->shape().element_type(), dims), {value});
-  out->mutable_attrs()->slice_dimensions = std::move(slice);
-  return out;
-}
-
-HloInstruction* DynamicSliceDim(PartitionContext& ctx, HloInstruction* value, int64_t dim,
-                                HloInstruction* start, int64_t size) {
-  std::vector<int64_t> dims = value->shape().dimensions();
-  dims[dim] = size;
-  std::vector<HloInstruction*> operands = {value};
-  HloInstruction* zero = nullptr;
-  for (int64_t d = 0; d < static_cast<int64_t>(dims.size()); ++d) {
-    if (d == dim) {
-      operands.push_back(start);
-    } else {
-      if (zero == nullptr) zero = ctx.ScalarConstant(PrimitiveType::kS32, 0);
-      operands.push_back(zero);
-    }
-  }
-  HloInstruction* out = ctx.Add(HloOpcode::kDynamicSlice,
-                                Shape::Array(value->shape().element_type(), dims), operands);
-  out->mutable_attrs()->dynamic_slice_sizes = dims;
-  return out;
-}
-
-// `value` on each device replaced by the value of the device in block `from[i]` along `dim`
-// (i: the device's own block; from[i] < 0: zeros), the other tile coordinates the same.
-HloInstruction* FromBlocks(PartitionContext& ctx, HloInstruction* value,
-                           const HloSharding& sharding, int64_t dim,
-                           const std::vector<int64_t>& from) {
-  const hlo::TileAssignment& ta = sharding.tile_assignment();
-  std::vector<std::pair<int64_t, int64_t>> pairs;
-  ta.ForEach([&](absl::Span<const int64_t> index, int64_t device) {
-    const int64_t source_block = from[index[dim]];
-    if (source_block < 0) return;
-    std::vector<int64_t> source(index.begin(), index.end());
-    source[dim] = source_block;
-    pairs.emplace_back(ta.device(source), device);
-  });
-  return ctx.builder().CollectivePermute(value, std::move(pairs));
-}
 
 // `value` on each device replaced by the value of the device `hops` blocks away along `dim`
 // (negative: lower blocks); devices with no such neighbour receive zeros.
@@ -147,92 +79,6 @@ bool ReadsShardPadding(const WindowedDim& wd, const HaloGeometry& g) {
     if (lo < hi) return true;
   }
   return false;
-}
-
-// One step of fetching window pieces (FetchWindow): each receiving block gets at most one piece
-// of `width` elements, and each sending block sends at most one, so a round is one
-// collective-permute (or, when every piece is the receiver's own, a local slice).
-struct FetchRound {
-  int64_t width = 0;
-  bool local = false;         // Every piece comes from the receiver's own shard.
-  std::vector<int64_t> from;  // Per receiving block: the sending block, or -1 (none).
-  // Per receiving block: its piece's first element in the sender's shard.
-  std::vector<int64_t> start;
-};
-
-// A window piece: what receiving block `receiver` reads from block `sender`'s shard, from
-// element `rs` on (`valid`: the sender's real elements).
-struct Piece {
-  int64_t receiver, sender, rs, width, valid;
-  bool local() const { return receiver == sender; }
-};
-
-// Places `p` in the first of `rounds` (local pieces only with local ones) where neither its
-// sender nor its receiver is busy and whose width the sender's shard can give, else in a new one.
-void Place(const Piece& p, int64_t tiles, std::vector<FetchRound>& rounds,
-           std::vector<std::vector<bool>>& sending) {
-  size_t r = 0;
-  for (; r < rounds.size(); ++r) {
-    const FetchRound& round = rounds[r];
-    if (round.local == p.local() && round.from[p.receiver] < 0 && !sending[r][p.sender] &&
-        p.width <= round.width && round.width <= p.valid) {
-      break;
-    }
-  }
-  if (r == rounds.size()) {
-    rounds.push_back(
-        {p.width, p.local(), std::vector<int64_t>(tiles, -1), std::vector<int64_t>(tiles, -1)});
-    sending.emplace_back(tiles, false);
-  }
-  FetchRound& round = rounds[r];
-  round.from[p.receiver] = p.sender;
-  round.start[p.receiver] = std::min(p.rs, p.valid - round.width);
-  sending[r][p.sender] = true;
-}
-
-// The pieces packed widest first, each placed as Place says.
-std::vector<FetchRound> PackWidestFirst(std::vector<Piece> pieces, int64_t tiles) {
-  std::stable_sort(pieces.begin(), pieces.end(), [](const Piece& a, const Piece& b) {
-    if (a.local() != b.local()) return a.local();
-    return a.width > b.width;
-  });
-  std::vector<FetchRound> rounds;
-  std::vector<std::vector<bool>> sending;
-  for (const Piece& p : pieces) Place(p, tiles, rounds, sending);
-  return rounds;
-}
-
-// One round per hop (pieces that travel equally far never collide), as wide as its widest
-// piece; nullopt when a sender's shard cannot give that width.
-std::optional<std::vector<FetchRound>> PackByHop(const std::vector<Piece>& pieces, int64_t tiles) {
-  std::map<int64_t, FetchRound> hops;
-  for (const Piece& p : pieces) {
-    FetchRound& round = hops[p.sender - p.receiver];
-    round.local = p.local();
-    round.width = std::max(round.width, p.width);
-    round.from.resize(tiles, -1);
-    round.start.resize(tiles, -1);
-  }
-  for (const Piece& p : pieces) {
-    FetchRound& round = hops[p.sender - p.receiver];
-    if (round.width > p.valid) return std::nullopt;
-    round.from[p.receiver] = p.sender;
-    round.start[p.receiver] = std::min(p.rs, p.valid - round.width);
-  }
-  std::vector<FetchRound> rounds;
-  for (auto& [hop, round] : hops) rounds.push_back(std::move(round));
-  return rounds;
-}
-
-// Remote rounds and the elements they carry to each device.
-std::pair<int64_t, int64_t> RemoteCost(const std::vector<FetchRound>& rounds) {
-  std::pair<int64_t, int64_t> cost{0, 0};
-  for (const FetchRound& r : rounds) {
-    if (r.local) continue;
-    ++cost.first;
-    cost.second += r.width;
-  }
-  return cost;
 }
 
 // The rounds that fetch `g`'s windows (valid blocks only), or nullopt when a piece would reach

@@ -4,6 +4,9 @@
 // per-device values (with a tuple sharding of theirs); get-tuple-element picks one; the
 // Sharding custom-call (JAX's with_sharding_constraint) is its operand in the requested
 // sharding; memory-placement custom-calls (MoveToHost, ...) run on the shard in theirs.
+#include <string_view>
+#include <utility>
+
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
 #include "spmd/partitioner/handlers.h"
@@ -84,6 +87,14 @@ absl::Status HandleGetTupleElement(const HloInstruction& original, const HloShar
   return absl::OkStatus();
 }
 
+// Custom-calls with a meaning of their own, by target.
+constexpr std::pair<std::string_view, PartitionHandler> kCustomCallHandlers[] = {
+    {"__op$block_scaled_dot", &HandleBlockScaledDot},
+    {"TopK", &HandleTopK},
+    {"_SPMDInternalOp_MultiSlice", &HandleMultiSliceCustomCall},
+    {"_SPMDInternalOp_RotateRight", &HandleRotateRightCustomCall},
+};
+
 absl::Status HandleCustomCall(const HloInstruction& original, const HloSharding& sharding,
                               PartitionContext& ctx) {
   const std::string& target = original.attrs().custom_call_target;
@@ -105,10 +116,8 @@ absl::Status HandleCustomCall(const HloInstruction& original, const HloSharding&
   if (target == "SPMDFullToShardShape") return HandleFullToShardShape(original, sharding, ctx);
   if (target == "SPMDShardToFullShape") return HandleShardToFullShape(original, sharding, ctx);
   if (sharding.IsManual()) return HandleManual(original, sharding, ctx);
-  if (target == "__op$block_scaled_dot") return HandleBlockScaledDot(original, sharding, ctx);
-  if (target == "TopK") return HandleTopK(original, sharding, ctx);
-  if (target == "_SPMDInternalOp_MultiSlice") {
-    return HandleMultiSliceCustomCall(original, sharding, ctx);
+  for (const auto& [name, handler] : kCustomCallHandlers) {
+    if (name == target) return handler(original, sharding, ctx);
   }
   bool handled = false;
   RETURN_IF_ERROR(HandleShardingRuleCustomCall(original, sharding, ctx, &handled));

@@ -37,6 +37,7 @@
 #include "hlo/strings.h"
 #include "spmd/partitioner/candidate_cost.h"
 #include "spmd/partitioner/combiners.h"
+#include "spmd/partitioner/composed_concat.h"
 #include "spmd/partitioner/halo_exchange.h"
 #include "spmd/partitioner/handlers.h"
 #include "spmd/partitioner/partition_context.h"
@@ -509,9 +510,11 @@ HloInstruction* BlockStart(PartitionContext& ctx, const HloSharding& sharding, i
 struct ConcatCost {
   int64_t bytes = 0;
   int64_t collectives = 0;
-  void Add(int64_t b, int64_t c) {
-    bytes += b;
-    collectives += b > 0 ? c : 0;
+  double us = 0;
+  void Add(const Received& r, int64_t c) {
+    bytes += r.bytes;
+    us += r.us;
+    collectives += r.bytes > 0 ? c : 0;
   }
 };
 
@@ -530,19 +533,18 @@ absl::StatusOr<std::pair<ConcatCost, ConcatCost>> ConcatCosts(
   for (size_t i = 0; i < splits.size(); ++i) {
     const HloInstruction* operand = original.operand(i);
     if (once(seen_gathered, operand)) {
-      gathered.Add(ReshardReceived(operand, whole_d, ctx).bytes, 1);
+      gathered.Add(ReshardReceived(operand, whole_d, ctx), 1);
     }
     const WindowSplit& split = splits[i];
     if (!split.halo) {
       if (!once(seen_whole, operand)) continue;
-      windowed.Add(ReshardReceived(operand, whole_d, ctx).bytes, 1);
+      windowed.Add(ReshardReceived(operand, whole_d, ctx), 1);
       continue;
     }
     if (once(seen_split, operand)) {
-      windowed.Add(ReshardReceived(operand, sharding, ctx).bytes, 1);
+      windowed.Add(ReshardReceived(operand, sharding, ctx), 1);
     }
-    windowed.Add(HaloReceived(operand->shape(), sharding, split, ctx).bytes,
-                 HaloHops(split.geometry));
+    windowed.Add(HaloReceived(operand->shape(), sharding, split, ctx), HaloHops(split.geometry));
   }
   return std::make_pair(windowed, gathered);
 }
@@ -598,7 +600,26 @@ absl::Status HandleConcatenate(const HloInstruction& original, const HloSharding
   }
   ASSIGN_OR_RETURN(auto costs, ConcatCosts(original, sharding, whole_d, splits, ctx));
   const auto& [windowed, gathered] = costs;
-  if (gathered.bytes < windowed.bytes && gathered.collectives <= windowed.collectives) {
+  const bool gather =
+      gathered.bytes < windowed.bytes && gathered.collectives <= windowed.collectives;
+  if (std::optional<ComposedConcat> plan = PlanComposedConcat(original, sharding)) {
+    const ConcatCost& other = gather ? gathered : windowed;
+    const Received composed = ComposedConcatCost(*plan, sharding, ctx);
+    // Ties go to the composition: the slices and pads it reads through then feed nothing, so
+    // the halos they moved (not counted here) are saved too.
+    if (other.us > 0 && composed.us <= other.us && composed.bytes <= other.bytes) {
+      ctx.log().lines.push_back(hlo::StrCat(
+          "%", original.name(), ": composed from pieces of its operands' sources along dimension ",
+          d, " (", composed.bytes, " bytes, ", composed.us, " us; ",
+          gather ? "gathering operands" : "operand windows", " would take ", other.bytes,
+          " bytes, ", other.us, " us)"));
+      ASSIGN_OR_RETURN(HloInstruction * result,
+                       EmitComposedConcat(*plan, original.shape(), sharding, ctx));
+      ctx.Set(&original, {result, sharding, original.shape()});
+      return absl::OkStatus();
+    }
+  }
+  if (gather) {
     ctx.log().lines.push_back(hlo::StrCat(
         "%", original.name(), ": operands gathered whole along dimension ", d, " (", gathered.bytes,
         " bytes in ", gathered.collectives, " collectives; windows would receive ",
