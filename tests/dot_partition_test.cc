@@ -571,6 +571,28 @@ ENTRY main {
   }
 }
 
+// XLA's MXCustomCall_ContractingNonContractingAndContractingNonContracting1: every operand
+// split along M (or N) and K. The lhs keeps both splits, the rhs and its scale are taken split
+// like it along K and whole along N (one all-gather each), and the partial results, split
+// along M, are summed over the K pairs; the lhs is never gathered along K.
+TEST(BlockScaledDotPartitionTest, ContractingSplitKeepsTheLhsOtherTiles) {
+  Partitioned p = Partition(R"(
+HloModule mx_mk, num_partitions=8
+ENTRY main {
+  lhs = f8e4m3fn[64,256] parameter(0), sharding={devices=[4,2]<=[8]}
+  lhs_scale = f8e8m0fnu[64,8] parameter(1), sharding={devices=[4,2]<=[8]}
+  rhs = f8e4m3fn[32,256] parameter(2), sharding={devices=[4,2]<=[8]}
+  rhs_scale = f8e8m0fnu[32,8] parameter(3), sharding={devices=[4,2]<=[8]}
+  ROOT d = f32[64,32] custom-call(lhs, rhs, lhs_scale, rhs_scale),
+    custom_call_target="__op$block_scaled_dot", sharding={replicated}
+})");
+  ASSERT_NE(p.spmd, nullptr);
+  const std::string text = p.spmd->ToString();
+  EXPECT_NE(text.find("f32[16,32] custom-call("), std::string::npos) << text << p.explain;
+  EXPECT_EQ(Counts(*p.spmd)[HloOpcode::kAllReduce], 1) << text;
+  ExpectVerifies(p, 8);
+}
+
 // XLA's EinsumRHSWindowedNonContractingNoDoubleAG: two dots read the same rhs alike with lhs
 // operands of one shape and sharding. Gathering the rhs once serves both (the second finds it
 // gathered), so each counts half of it: 21 MB in all, where gathering each lhs moved 25 MB.

@@ -162,8 +162,10 @@ struct BlockScaledPlan {
   HloSharding lhs = HloSharding::Replicate();
   HloSharding rhs = HloSharding::Replicate();
   double cost_us = 0;
-  // With K split: the groups whose partial results are summed, and the result dim they are
-  // reduce-scattered along (-1: all-reduced); `local` is then the layout the sum leaves.
+  // With K split: the layout of the partial results (K's devices replicated), the groups whose
+  // partial results are summed, and the result dim they are reduce-scattered along (-1:
+  // all-reduced); `local` is then the layout the sum leaves.
+  HloSharding partial = HloSharding::Replicate();
   std::vector<std::vector<int64_t>> sum_groups;
   int64_t scatter_dim = -1;
 };
@@ -197,8 +199,9 @@ absl::StatusOr<BlockScaledPlan> PlanBlockScaled(const HloInstruction& original,
   return plan;
 }
 
-// K split like the lhs is now (tiled along K alone, its scale's blocks aligned with the tiles):
-// every device runs the op on its K block of all four operands, and the partial results are
+// K split like the lhs is now (its scale's blocks aligned with the K tiles; its batch and M
+// tiles kept): every device runs the op on its K block of all four operands -- the rhs and its
+// scale tiled like the lhs along batch and K, whole along N -- and the partial results are
 // summed over each K group, reduce-scattered along a result dim `wanted` splits as many ways
 // (XLA all-reduces) or all-reduced. None when the lhs is not so tiled.
 std::vector<BlockScaledPlan> PlanBlockScaledContracting(const HloInstruction& original,
@@ -212,29 +215,36 @@ std::vector<BlockScaledPlan> PlanBlockScaledContracting(const HloInstruction& or
     return {};
   }
   const int64_t tiles = k_split.tile_assignment().dim(rank - 1);
-  if (tiles != k_split.tile_assignment().num_devices()) return {};  // K alone.
+  if (tiles == 1) return {};
   for (int64_t side = 0; side < 2; ++side) {
     const int64_t k = original.operand(side)->shape().dimensions(rank - 1);
     const int64_t blocks = original.operand(side + 2)->shape().dimensions(rank - 1);
     if (blocks == 0 || k % blocks != 0 || k % (tiles * (k / blocks)) != 0) return {};
   }
+  absl::StatusOr<HloSharding> rhs = hlo::PartiallyReplicate(k_split, {rank - 2});
+  absl::StatusOr<HloSharding> partial = hlo::PartiallyReplicate(k_split, {rank - 1});
+  if (!rhs.ok() || !partial.ok()) return {};
   double inputs_us = 0;
   for (int64_t i = 0; i < 4; ++i) {
-    absl::StatusOr<double> cost = ReshardCost(original.operand(i), k_split, ctx);
+    absl::StatusOr<double> cost =
+        ReshardCost(original.operand(i), i % 2 == 0 ? k_split : *rhs, ctx);
     if (!cost.ok()) return {};
     inputs_us += *cost;
   }
   absl::StatusOr<hlo::TileAssignment> groups =
       hlo::DeviceGroupsAlongDims(k_split.tile_assignment(), {rank - 1});
-  if (!groups.ok()) return {};
-  const int64_t bytes = original.shape().byte_size();
+  absl::StatusOr<Shape> partial_shape = LocalShape(*partial, original.shape());
+  if (!groups.ok() || !partial_shape.ok()) return {};
+  const int64_t bytes = partial_shape->byte_size();
   std::vector<BlockScaledPlan> plans;
   auto add = [&](HloSharding local, int64_t dim) {
     absl::StatusOr<double> out = ResultCost(original.shape(), local, wanted, ctx);
     if (!out.ok()) return;
     BlockScaledPlan plan;
     plan.local = std::move(local);
-    plan.lhs = plan.rhs = k_split;
+    plan.lhs = k_split;
+    plan.rhs = *rhs;
+    plan.partial = *partial;
     plan.sum_groups = hlo::GroupLists(*groups);
     plan.scatter_dim = dim;
     const CollectiveKind kind =
@@ -243,10 +253,15 @@ std::vector<BlockScaledPlan> PlanBlockScaledContracting(const HloInstruction& or
         inputs_us + *out + EstimateCollective(kind, bytes, tiles, CollectiveLink(ctx)).time_us;
     plans.push_back(std::move(plan));
   };
-  add(HloSharding::Replicate(), -1);
+  add(*partial, -1);
   for (int64_t d = 0; d < rank; ++d) {
-    if (!wanted.IsTiled() || wanted.tile_assignment().dim(d) != tiles) continue;
-    absl::StatusOr<HloSharding> scattered = hlo::MoveTileDim(k_split, rank - 1, d);
+    // K's tiles move onto a result dim the lhs does not split (N's is free).
+    if (!wanted.IsTiled() || wanted.tile_assignment().dim(d) != tiles ||
+        (d != rank - 1 && k_split.tile_assignment().dim(d) != 1)) {
+      continue;
+    }
+    absl::StatusOr<HloSharding> scattered = d == rank - 1 ? absl::StatusOr<HloSharding>(k_split)
+                                                          : hlo::MoveTileDim(k_split, rank - 1, d);
     if (scattered.ok()) add(*std::move(scattered), d);
   }
   return plans;
@@ -320,8 +335,8 @@ absl::Status HandleBlockScaledDot(const HloInstruction& original, const HloShard
     ASSIGN_OR_RETURN(Shape local_shape, LocalShape(best->local, out));
     result = CloneWithOperands(original, local_shape, operands, ctx);
   } else {  // Partial results over K blocks, summed.
-    ASSIGN_OR_RETURN(Shape whole, LocalShape(HloSharding::Replicate(), out));
-    result = CloneWithOperands(original, whole, operands, ctx);
+    ASSIGN_OR_RETURN(Shape partial, LocalShape(best->partial, out));
+    result = CloneWithOperands(original, partial, operands, ctx);
     if (best->scatter_dim < 0) {
       ASSIGN_OR_RETURN(result, ctx.AllReduceSum(result, best->sum_groups));
     } else {
