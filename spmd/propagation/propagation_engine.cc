@@ -143,9 +143,18 @@ std::vector<Proposal> PropagationEngine::Proposals(const RuleEdge& edge, int64_t
   std::vector<Proposal> out;
   const int64_t result = edge.rule.result_side();
   const ClassState& target = states_[edge.classes[side]];
+  // An elementwise op whose result is held replicated takes each operand whole on its own:
+  // aligning one operand with another gains nothing there and may move one of them twice.
+  const ClassState& produced = states_[edge.classes[result]];
+  const bool whole_elementwise = edge.instr != nullptr &&
+                                 hlo::IsElementwiseOpcode(edge.instr->opcode()) &&
+                                 produced.hold == Hold::kFixed && produced.sharding.has_value() &&
+                                 produced.sharding->IsReplicated();
   for (int64_t from = 0; from <= result; ++from) {
     if (from == side || edge.classes[from] == edge.classes[side]) continue;
-    if (side != result && from != result && result > kMaxSidewaysOperands) continue;
+    if (side != result && from != result && (result > kMaxSidewaysOperands || whole_elementwise)) {
+      continue;
+    }
     if (seen[from] == class_version_[edge.classes[from]]) continue;
     const std::optional<HloSharding>& s = states_[edge.classes[from]].sharding;
     if (!s || !(s->IsTiled() || IsManual(*s))) continue;

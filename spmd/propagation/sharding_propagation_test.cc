@@ -179,6 +179,21 @@ ENTRY e {
   EXPECT_EQ(S("e"), "none");  // The root is held replicated.
 }
 
+// XLA's PropagateShardAs, like for like: the operands of an elementwise root held replicated
+// are each gathered whole, so neither moves to the other's layout (which only adds an exchange).
+TEST_F(PropagationTest, OperandsOfAReplicatedElementwiseRootKeepTheirOwnLayouts) {
+  Propagate(R"(HloModule m, num_partitions=8
+ENTRY e {
+  p = s32[16,16] parameter(0), sharding={devices=[4,2]<=[8]}
+  q = s32[16,16] parameter(1), sharding={devices=[2,4]<=[8]}
+  a = s32[16,16] add(p, p)
+  b = s32[16,16] add(q, q)
+  ROOT m = s32[16,16] multiply(a, b)
+})");
+  EXPECT_EQ(S("a"), "{devices=[4,2]<=[8]}");
+  EXPECT_EQ(S("b"), "{devices=[2,4]<=[8]}");
+}
+
 TEST_F(PropagationTest, ConflictingProposalsAreSettledByCostNotOrder) {
   // The predicate (operand 0, proposed first) is split by columns, both data operands by rows:
   // taking the rows costs one reshard, taking the columns two.
