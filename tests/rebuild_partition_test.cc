@@ -94,17 +94,31 @@ TEST(RebuildPartitionTest, SplitBroadcastWantedOnOneDeviceIsBroadcastAgain) {
 }
 
 // A rebuild re-lays work out; it never makes a device compute more of an elementwise op than
-// the op's own layout gave it: a split sum wanted whole is gathered, not summed whole again.
+// the op's own layout gave it: a split sum wanted whole is gathered, not summed whole again...
 TEST(RebuildPartitionTest, SplitElementwiseWantedWholeIsGathered) {
   Partitioned p = PartitionBody(
-      "x = f32[64] parameter(0), sharding={replicated}\n"
-      "y = f32[64] parameter(1), sharding={replicated}\n"
-      "a = f32[64] add(x, y), sharding={devices=[4]<=[4]}\n"
-      "ROOT s = f32[48] slice(a), slice={[0:48]}, sharding={replicated}",
+      "x = f32[256] parameter(0), sharding={replicated}\n"
+      "y = f32[256] parameter(1), sharding={replicated}\n"
+      "a = f32[256] add(x, y), sharding={devices=[4]<=[4]}\n"
+      "ROOT s = f32[192] slice(a), slice={[0:192]}, sharding={replicated}",
       4);
   ASSERT_NE(p.spmd, nullptr);
   EXPECT_GT(BytesReceived(p), 0) << p.explain << p.spmd->ToString();
   EXPECT_EQ(p.explain.find("rebuilt from available operands"), std::string::npos) << p.explain;
+  ExpectVerifies(p, 4);
+}
+
+// ... unless the whole is tiny (XLA's DoNotPropagateToOutputIfNotDivisible): a few hundred
+// operations cost less than any collective.
+TEST(RebuildPartitionTest, TinySplitElementwiseWantedWholeIsComputedWhole) {
+  Partitioned p = PartitionBody(
+      "x = f32[4] parameter(0), sharding={replicated}\n"
+      "y = f32[4] parameter(1), sharding={replicated}\n"
+      "a = f32[4] add(x, y), sharding={devices=[4]<=[4]}\n"
+      "ROOT s = f32[3] slice(a), slice={[0:3]}, sharding={replicated}",
+      4);
+  ASSERT_NE(p.spmd, nullptr);
+  EXPECT_EQ(BytesReceived(p), 0) << p.explain << p.spmd->ToString();
   ExpectVerifies(p, 4);
 }
 

@@ -169,14 +169,20 @@ double LocalUs(const HloInstruction& instr, const Rule& rule, PartitionContext& 
                   model.MemoryTimeUs(bytes));
 }
 
+// Values this small are computed again rather than moved even when that is more work per
+// device: a few hundred operations cost nanoseconds, a collective microseconds.
+constexpr int64_t kTinyElements = 128;
+
 // Whether computing `instr` as `rule` says does no more work per device than its partitioned
-// original did: a rebuild re-lays a computation out (other devices, finer tiles), it never
-// turns a split computation into a whole one (that is its handler's choice, costed there).
+// original did, beyond a tiny value's: a rebuild re-lays a computation out (other devices,
+// finer tiles), it never turns a split computation into a whole one (that is its handler's
+// choice, costed there) unless the whole is tiny.
 bool NoMoreWork(const HloInstruction& instr, const Rule& rule, PartitionContext& ctx) {
   absl::StatusOr<const PartitionedValue*> pv = ctx.Get(&instr);
   absl::StatusOr<Shape> local = hlo::PaddedShardShape(rule.computed, instr.shape());
   return pv.ok() && local.ok() && (*pv)->value->shape().IsArray() &&
-         local->num_elements() <= (*pv)->value->shape().num_elements();
+         (local->num_elements() <= (*pv)->value->shape().num_elements() ||
+          local->num_elements() <= kTinyElements);
 }
 
 std::optional<double> RebuildUs(const HloInstruction* original, const HloSharding& to, int depth,

@@ -12,9 +12,11 @@
 //   - reshape, gather, slice, dynamic-slice and pad: computed whole from whole operands, then
 //   sliced locally.
 // Operands that are neither available nor rebuildable stop the rebuild; so does a chain deeper
-// than a few ops. The cost is the local work, timed by the device model (compute or memory,
-// whichever bounds it); PartitionContext::GetInSharding rebuilds when that beats the reshard's
-// estimated time, and the handlers' candidate costs (candidate_cost.h) count it the same way.
+// than a few ops, and an elementwise op that would do more work per device than its own layout
+// gave it (a split computation made whole), unless the whole is tiny (128 elements). The cost is
+// the local work, timed by the device model (compute or memory, whichever bounds it);
+// PartitionContext::GetInSharding rebuilds when that beats the reshard's estimated time, and the
+// handlers' candidate costs (candidate_cost.h) count it the same way.
 //
 //   %b = f32[1024] broadcast(f32[] %p), sharding={devices=[4]<=[4]}
 //   %a = f32[1024] add(%b, %b), sharding={devices=[4]<=[4]}
