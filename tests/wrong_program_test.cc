@@ -251,6 +251,28 @@ ENTRY e {
   EXPECT_TRUE(result->ok()) << result->ToString();
 }
 
+// A callee parameter nothing reads is passed zeros (control_flow_handlers.cc) and left out of
+// the records, so the call-site check does not compare the zeros with the operand.
+TEST(WrongProgramTest, UnreadCallParameterIsNotComparedAtTheCallSite) {
+  absl::StatusOr<runtime::ModularResult> result = VerifyOwnPartitioning(R"(
+HloModule unread, num_partitions=4
+g {
+  param = s32[8,2] parameter(0), sharding={devices=[2,2]<=[4]}
+  zero = s32[] constant(0)
+  ROOT b = s32[8,2] broadcast(zero), dimensions={}, sharding={devices=[2,2]<=[4]}
+}
+ENTRY main {
+  x = s32[8,2] parameter(0), sharding={devices=[4,1]<=[4]}
+  a = s32[8,2] add(x, x), sharding={devices=[4,1]<=[4]}
+  c = s32[8,2] call(a), to_apply=g, sharding={devices=[2,2]<=[4]}
+  ROOT r = s32[8,2] add(c, c), sharding={devices=[2,2]<=[4]}
+}
+)",
+                                                                        4);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_TRUE(result->ok()) << result->ToString();
+}
+
 // Past its deadline nothing more is evaluated: every check left is named as not verified,
 // none is a mismatch (the fuzzer bounds a mutant's time this way).
 TEST(WrongProgramTest, ChecksPastTheDeadlineAreNotVerified) {

@@ -180,7 +180,18 @@ absl::Status HandleCall(const HloInstruction& original, const HloSharding& shard
   std::vector<HloSharding> params;
   for (int64_t i = 0; i < original.operand_count(); ++i) {
     ASSIGN_OR_RETURN(HloSharding in, ArgumentSharding(callee, i, *original.operand(i), ctx));
-    ASSIGN_OR_RETURN(HloInstruction * value, ctx.GetInSharding(original.operand(i), in));
+    // A parameter the callee never reads takes zeros of its shard's shape: nothing moves to
+    // fill it (XLA inlines the call, and its operand dies).
+    const HloInstruction* param = callee.parameter_instruction(i);
+    const bool unread = param != nullptr && param->users().empty() &&
+                        callee.root_instruction() != param && param->shape().IsArray();
+    HloInstruction* value = nullptr;
+    if (unread) {
+      ASSIGN_OR_RETURN(Shape local, LocalShape(in, param->shape()));
+      value = ctx.builder().Zeros(local);
+    } else {
+      ASSIGN_OR_RETURN(value, ctx.GetInSharding(original.operand(i), in));
+    }
     operands.push_back(value);
     params.push_back(std::move(in));
   }
