@@ -273,6 +273,31 @@ ENTRY main {
   EXPECT_TRUE(result->ok()) << result->ToString();
 }
 
+// An all-reduce across replicas alone in a module of one replica is the identity: a module
+// holding one is verified like any other (XLA's
+// EinsumWindowedNonContractingDimensionsNoCodeMotionWithDependentNodes), not refused as an SPMD
+// program, and the all-reduce itself is checked.
+TEST(WrongProgramTest, CrossReplicaAllReduceOfOneReplicaIsVerified) {
+  absl::StatusOr<runtime::ModularResult> result = VerifyOwnPartitioning(R"(
+HloModule ar, num_partitions=2
+sum {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT add = f32[] add(a, b)
+}
+ENTRY main {
+  x = f32[4,6] parameter(0), sharding={devices=[2,1]<=[2]}
+  e = f32[4,6] exponential(x), sharding={devices=[2,1]<=[2]}
+  r = f32[4,6] all-reduce(e), to_apply=sum, replica_groups={}, sharding={devices=[2,1]<=[2]}
+  ROOT n = f32[4,6] negate(r), sharding={devices=[1,2]<=[2]}
+}
+)",
+                                                                        2);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_TRUE(result->ok()) << result->ToString();
+  EXPECT_TRUE(result->unverified.empty()) << result->ToString();
+}
+
 // Past its deadline nothing more is evaluated: every check left is named as not verified,
 // none is a mismatch (the fuzzer bounds a mutant's time this way).
 TEST(WrongProgramTest, ChecksPastTheDeadlineAreNotVerified) {

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include "hlo/ir/hlo_computation.h"
+#include "hlo/ir/hlo_module.h"
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
 #include "runtime/common/opcode_table.h"
@@ -172,6 +174,14 @@ std::vector<int64_t> SortedMembers(absl::Span<const int64_t> group, int64_t num_
   }
   std::sort(members.begin(), members.end());
   return members;
+}
+
+bool IsIdentityAllReduce(const hlo::HloInstruction& instr) {
+  const hlo::HloComputation* computation = instr.parent();
+  const hlo::HloModule* module = computation != nullptr ? computation->parent() : nullptr;
+  return instr.opcode() == hlo::HloOpcode::kAllReduce && !instr.attrs().channel_id.has_value() &&
+         !instr.attrs().use_global_device_ids && module != nullptr &&
+         module->config().replica_count == 1;
 }
 
 }  // namespace runtime

@@ -40,6 +40,10 @@ enum class CollectiveGroupMode {
 // use_global_device_ids=true without a channel_id, as XLA does.
 absl::StatusOr<CollectiveGroupMode> GroupModeOf(const hlo::HloInstruction& instr);
 
+// Whether `instr` is an all-reduce across replicas alone (no channel) in a module of one
+// replica: every group is one device, so it is the identity, on one device or many.
+bool IsIdentityAllReduce(const hlo::HloInstruction& instr);
+
 // The global device id of `device`.
 inline int64_t GlobalDeviceId(const DeviceContext& device) {
   return device.replica_id * device.num_partitions + device.partition_id;

@@ -655,14 +655,17 @@ absl::StatusOr<Literal> PointOps::CombineOverGroup(PointEvaluator& ev, const Hlo
 absl::StatusOr<Literal> PointOps::Collective(PointEvaluator& ev, const HloInstruction& instr,
                                              int64_t leaf, const Frame* frame,
                                              absl::Span<const int64_t> indices) {
-  if (frame->device < 0) return Unsupported(instr, "in the unpartitioned reference");
-  DeviceContext device;
-  device.partition_id = frame->device;
-  device.num_partitions = ev.num_devices_;
   // A combined collective (several operands) has one leaf per operand.
   const bool combined = instr.operand_count() > 1;
   const HloInstruction& operand = *instr.operand(combined ? leaf : 0);
   const int64_t operand_leaf = combined ? 0 : leaf;
+  if (frame->device < 0) {
+    if (IsIdentityAllReduce(instr)) return ev.Get(operand, operand_leaf, frame, indices);
+    return Unsupported(instr, "in the unpartitioned reference");
+  }
+  DeviceContext device;
+  device.partition_id = frame->device;
+  device.num_partitions = ev.num_devices_;
   if (instr.opcode() == HloOpcode::kCollectivePermute) {
     ASSIGN_OR_RETURN(int64_t source, PermuteSourceOf(instr, device));
     if (source < 0) {

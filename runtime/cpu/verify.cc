@@ -13,6 +13,7 @@
 #include "hlo/sharding/unreduced.h"
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
+#include "runtime/common/collective_groups.h"
 #include "runtime/common/tuple_leaves.h"
 #include "runtime/cpu/box_copy.h"
 #include "runtime/cpu/multi_device_runner.h"
@@ -311,6 +312,7 @@ std::optional<std::string> PerDeviceReferenceReason(const hlo::HloModule& module
   for (const auto& computation : module.computations()) {
     for (const auto& instr : computation->instructions()) {
       const hlo::HloOpcode op = instr->opcode();
+      if (IsIdentityAllReduce(*instr)) continue;  // No SPMD program for it.
       if (hlo::GetHloOpcodeFamily(op) == hlo::HloOpcodeFamily::kCollective ||
           op == hlo::HloOpcode::kPartitionId || op == hlo::HloOpcode::kReplicaId) {
         return hlo::StrCat("%", instr->name(), " is a ", hlo::HloOpcodeString(op));
