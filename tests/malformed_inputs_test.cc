@@ -343,6 +343,14 @@ TEST(MalformedInputTest, UsageErrorExitsTwo) {
   // A device count far beyond any machine is a usage error, not an allocation of that size.
   RunCommand("tools/spmd-partition --num-partitions 100000000 x.hlo", &code);
   EXPECT_EQ(code, 2);
+  // A count that is no positive number names the rule and the value, not a range of doubles.
+  std::string message = RunCommand("tools/spmd-inspect --by-source x.hlo y.hlo", &code);
+  EXPECT_EQ(code, 2);
+  EXPECT_NE(message.find("--by-source: expected a number > 0, got 'x.hlo'"), std::string::npos)
+      << message;
+  message = RunCommand("tools/spmd-run --rtol -1 x.hlo", &code);
+  EXPECT_EQ(code, 2);
+  EXPECT_NE(message.find("--rtol: expected a number >= 0, got '-1'"), std::string::npos) << message;
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "CLI/CLI.hpp"
 #include "hlo/io/module_io.h"
 #include "hlo/large_stack.h"
+#include "tools/cli_checks.h"
 #include "tools/inspect/by_source.h"
 #include "tools/inspect/dot_writer.h"
 #include "tools/inspect/html_diff.h"
@@ -113,7 +114,7 @@ int Main(int argc, char** argv) {
                  "cost-model name or JSON file, for estimated_step_time_us (default h100-nvlink)");
   app.add_option("--by-source", f.by_source,
                  "text report: also the N source ops and source lines that receive the most bytes")
-      ->check(CLI::PositiveNumber);
+      ->check(tools::kPositive);
   CLI::Option* html = app.add_option(
       "--html", f.html,
       "write a self-contained HTML page here (with --diff: the two partitionings side by side)");

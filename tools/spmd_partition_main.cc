@@ -24,6 +24,7 @@
 #include "tools/batch/json_records.h"
 #include "tools/batch/ordered_pool.h"
 #include "tools/batch/progress_bar.h"
+#include "tools/cli_checks.h"
 #include "tools/partition_driver.h"
 #include "tools/version.h"
 
@@ -62,7 +63,7 @@ void AddOptions(CLI::App& app, Flags& f) {
                  "when a metric grew beyond --baseline-tolerance");
   app.add_option("--baseline-tolerance", f.baseline_tolerance,
                  "growth in percent that --baseline accepts (default 0)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(tools::kNonNegative);
   app.add_flag("--explain", f.explain, "print the decision log on stderr");
   app.add_flag("--strict", f.strict,
                "fail an input when a split instruction would be computed whole (a replicated "
@@ -72,8 +73,8 @@ void AddOptions(CLI::App& app, Flags& f) {
   app.add_flag("--no-windowed-einsum", f.no_windowed_einsum, "never choose windowed einsum");
   app.add_option("--windowed-einsum-threshold", f.windowed_einsum_threshold,
                  "smallest operand size in bytes for which windowed einsum is considered")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("-j,--jobs", f.jobs, "inputs processed in parallel")->check(CLI::PositiveNumber);
+      ->check(tools::kNonNegative);
+  app.add_option("-j,--jobs", f.jobs, "inputs processed in parallel")->check(tools::kPositive);
 }
 
 absl::StatusOr<tools::DriverOptions> MakeOptions(const Flags& f) {

@@ -34,11 +34,12 @@
 #include "hlo/strings.h"
 #include "hlo/verifier/hlo_verifier.h"
 #include "runtime/cpu/host_malloc.h"
-#include "runtime/cpu/multi_device_runner.h"
 #include "runtime/cpu/modular_verify.h"
+#include "runtime/cpu/multi_device_runner.h"
 #include "runtime/cpu/sampled_verify.h"
 #include "runtime/cpu/verify.h"
 #include "runtime/cuda/cuda_runner.h"
+#include "tools/cli_checks.h"
 #include "tools/partition_driver.h"
 #include "tools/spmd_run_io.h"
 #include "tools/spmd_run_mpi.h"
@@ -665,14 +666,14 @@ int Main(int argc, char** argv) {
   app.add_option("--rtol", options.rtol,
                  "relative tolerance of every output (default: by element type, and a floating "
                  "mismatch is judged against the exact f64 result)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(tools::kNonNegative);
   app.add_option("--atol", options.atol,
                  "absolute tolerance, scaled by max(1, the output's largest magnitude)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(tools::kNonNegative);
   app.add_option("--inputs", options.inputs_dir, "read arguments from .npy files in DIR");
   app.add_option("--outputs", options.outputs_dir, "write results as .npy files into DIR");
   app.add_option("--repeat", options.repeat, "run K times, print the median wall time")
-      ->check(CLI::PositiveNumber);
+      ->check(tools::kPositive);
   app.add_option("--max-gflop", options.max_gflop,
                  "refuse modules needing more GFLOP than this (0: no limit; default 800)");
   app.add_option("--max-memory-gib", options.max_memory_gib,
@@ -689,7 +690,7 @@ int Main(int argc, char** argv) {
                "fallback)");
   app.add_option("--collective-timeout", options.collective_timeout,
                  "seconds a device waits for its peers at a collective (default 60)")
-      ->check(CLI::PositiveNumber);
+      ->check(tools::kPositive);
   app.add_flag("--mpi", options.mpi,
                "run across the processes of an MPI job (mpirun, srun): each runs the threads of "
                "its devices, collectives go over MPI; implied when a launcher started several "
