@@ -593,6 +593,23 @@ ENTRY main {
   ExpectVerifies(p, 8);
 }
 
+// ... but only where the tiles it keeps cut the scales on block boundaries: here M's 4 tiles
+// of 2 rows would each read half of a 4-row scale block, so M is not kept split with K.
+TEST(BlockScaledDotPartitionTest, ContractingSplitNeedsScaleBlocksAlignedWithKeptTiles) {
+  Partitioned p = Partition(R"(
+HloModule mx_unaligned, num_partitions=8
+ENTRY main {
+  lhs = f8e4m3fn[8,32] parameter(0), sharding={devices=[4,2]<=[8]}
+  lhs_scale = f8e8m0fnu[2,4] parameter(1), sharding={replicated}
+  rhs = f8e4m3fn[16,32] parameter(2), sharding={devices=[4,2]<=[8]}
+  rhs_scale = f8e8m0fnu[16,4] parameter(3), sharding={replicated}
+  ROOT d = f32[8,16] custom-call(lhs, rhs, lhs_scale, rhs_scale),
+    custom_call_target="__op$block_scaled_dot", sharding={replicated}
+})");
+  ASSERT_NE(p.spmd, nullptr);
+  ExpectVerifies(p, 8);
+}
+
 // XLA's EinsumRHSWindowedNonContractingNoDoubleAG: two dots read the same rhs alike with lhs
 // operands of one shape and sharding. Gathering the rhs once serves both (the second finds it
 // gathered), so each counts half of it: 21 MB in all, where gathering each lhs moved 25 MB.

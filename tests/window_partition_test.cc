@@ -420,6 +420,19 @@ TEST(WindowPartitionTest, SliceOfAPadIsOnePad) {
   ASSERT_NE(kept.spmd, nullptr);
   EXPECT_EQ(kept.explain.find("merged"), std::string::npos) << kept.explain;
   ExpectVerifies(kept, 4);
+  // A slice of the padding alone: the merged pad cuts its whole operand away (padding 2_-8).
+  Partitioned padding_only = Partition(
+      "HloModule m, num_partitions=4\nENTRY main {\n" + pad +
+      "ROOT s = f32[2,4] slice(c), slice={[0:2], [0:4]}, sharding={devices=[4,1]<=[4]}\n}\n");
+  ASSERT_NE(padding_only.spmd, nullptr);
+  ExpectVerifies(padding_only, 4);
+  // A slice that orders another instruction stays (its successor points at it).
+  Partitioned ordered = Partition(
+      "HloModule m, num_partitions=4\nENTRY main {\n" + pad +
+      "s = f32[8,4] slice(c), slice={[0:8], [0:4]}, sharding={devices=[4,1]<=[4]}\n"
+      "ROOT n = f32[8,4] negate(x), control-predecessors={s}, sharding={devices=[4,1]<=[4]}\n}\n");
+  ASSERT_NE(ordered.spmd, nullptr);
+  EXPECT_EQ(ordered.explain.find("merged"), std::string::npos) << ordered.explain;
 }
 
 // Concatenates of windows of one value (composed_concat.h): a rotation (XLA's

@@ -185,6 +185,14 @@ std::optional<ComposedConcat> PlanComposedConcat(const HloInstruction& concatena
 Received ComposedConcatCost(const ComposedConcat& plan, const HloSharding& sharding,
                             PartitionContext& ctx) {
   Received total;
+  // A pad's value that is no constant is fetched whole (each distinct one once).
+  std::set<const HloInstruction*> fills;
+  for (const ConcatSegment& seg : plan.segments) {
+    if (seg.fill != nullptr && seg.fill->opcode() != HloOpcode::kConstant &&
+        fills.insert(seg.fill).second) {
+      total = total + ReshardReceived(seg.fill, HloSharding::Replicate(), ctx);
+    }
+  }
   for (const SourcePieces& src : plan.sources) {
     total = total + ReshardReceived(src.source, sharding, ctx);
     absl::StatusOr<Shape> row = BlockShape(*src.source, sharding, plan.dim, 1);
@@ -268,13 +276,17 @@ absl::Status HandleRotateRightCustomCall(const HloInstruction& original,
                                    original.attrs().backend_config, {"dimension", "amount"});
   absl::StatusOr<int64_t> d = config.ok() ? config->Int("dimension") : config.status();
   absl::StatusOr<int64_t> amount = config.ok() ? config->Int("amount") : config.status();
-  const bool plain = x != nullptr && original.shape().IsArray() && sharding.IsTiled() &&
-                     sharding.subgroup_types().empty() && d.ok() && amount.ok() && *d >= 0 &&
-                     *d < original.shape().rank() && *amount >= 0 &&
-                     original.shape().dimensions(*d) > 0;
-  if (!plain) {
+  const bool well_formed = x != nullptr && original.shape().IsArray() && d.ok() && amount.ok() &&
+                           *d >= 0 && *d < original.shape().rank() && *amount >= 0 &&
+                           original.shape().dimensions(*d) > 0;
+  if (!well_formed) {
     return FallBackToReplicated(original, sharding, ctx,
-                                "a rotate-right with subgroups in its sharding");
+                                "a rotate-right without one array operand, a dimension in range "
+                                "of positive size and an amount >= 0");
+  }
+  if (!sharding.IsTiled() || !sharding.subgroup_types().empty()) {
+    return FallBackToReplicated(original, sharding, ctx,
+                                "a rotate-right not tiled, or with subgroups in its sharding");
   }
   ASSIGN_OR_RETURN(Shape local, LocalShape(sharding, original.shape()));
   const int64_t tiles = sharding.tile_assignment().dim(*d);

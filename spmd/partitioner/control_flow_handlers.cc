@@ -183,10 +183,8 @@ absl::Status HandleCall(const HloInstruction& original, const HloSharding& shard
     // A parameter the callee never reads takes zeros of its shard's shape: nothing moves to
     // fill it (XLA inlines the call, and its operand dies).
     const HloInstruction* param = callee.parameter_instruction(i);
-    const bool unread = param != nullptr && param->users().empty() &&
-                        callee.root_instruction() != param && param->shape().IsArray();
     HloInstruction* value = nullptr;
-    if (unread) {
+    if (param != nullptr && UnreadArrayParameter(callee, *param)) {
       ASSIGN_OR_RETURN(Shape local, LocalShape(in, param->shape()));
       value = ctx.builder().Zeros(local);
     } else {
@@ -197,10 +195,11 @@ absl::Status HandleCall(const HloInstruction& original, const HloSharding& shard
   }
   // An unannotated call returns what its computation produces.
   HloSharding result = sharding;
-  ASSIGN_OR_RETURN(HloComputation * partitioned,
-                   PartitionCalledComputation(callee, params,
-                                              original.has_sharding() ? &sharding : nullptr, ctx,
-                                              &result));
+  ASSIGN_OR_RETURN(
+      HloComputation * partitioned,
+      PartitionCalledComputation(callee, params, original.has_sharding() ? &sharding : nullptr, ctx,
+                                 &result, /*groups=*/nullptr,
+                                 /*unread_get_zeros=*/true));
   return SetClone(original, result, std::move(operands), {partitioned}, ctx);
 }
 

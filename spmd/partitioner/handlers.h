@@ -89,10 +89,17 @@ absl::Status CheckStaysInManualGroups(const hlo::HloInstruction& instr,
 // sharding whose manual groups each run the computation on their own decision (a per-group
 // branch index or loop condition): every collective made for an instruction must stay inside
 // one group (CheckStaysInManualGroups), else an error naming that instruction.
+// With `unread_get_zeros` (a call's callee), parameters that UnreadArrayParameter names are
+// passed zeros by the caller and get no origin record.
 absl::StatusOr<hlo::HloComputation*> PartitionCalledComputation(
     const hlo::HloComputation& original, absl::Span<const hlo::HloSharding> params,
     const hlo::HloSharding* root, PartitionContext& caller,
-    hlo::HloSharding* root_sharding = nullptr, const hlo::HloSharding* groups = nullptr);
+    hlo::HloSharding* root_sharding = nullptr, const hlo::HloSharding* groups = nullptr,
+    bool unread_get_zeros = false);
+
+// Whether `instr` is an array parameter of `computation` that nothing reads (not even as the
+// root): a call may pass it anything, zeros of its shard's shape included.
+bool UnreadArrayParameter(const hlo::HloComputation& computation, const hlo::HloInstruction& instr);
 
 // A custom-call with a Shardy sharding rule (sharding_rule_handler.cc), partitioned by the
 // rule; sets `*handled` false (and does nothing) when it has no rule or `sharding` is not a

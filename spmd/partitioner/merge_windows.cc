@@ -1,9 +1,11 @@
 #include "spmd/partitioner/merge_windows.h"
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "hlo/status_macros.h"
 
 namespace spmd {
@@ -82,15 +84,23 @@ absl::Status MergeOne(HloInstruction& slice, const std::vector<HloInstruction*>&
 }  // namespace
 
 absl::StatusOr<std::vector<std::string>> MergeSlicesOfPads(hlo::HloComputation& computation) {
+  // Instructions that order others (their successors hold pointers to them) are never removed.
+  absl::flat_hash_set<const HloInstruction*> ordering;
+  for (const std::unique_ptr<HloInstruction>& instr : computation.instructions()) {
+    ordering.insert(instr->control_predecessors().begin(), instr->control_predecessors().end());
+  }
   std::vector<std::pair<HloInstruction*, std::vector<HloInstruction*>>> merges;
   for (const std::unique_ptr<HloInstruction>& instr : computation.instructions()) {
     if (instr->opcode() != HloOpcode::kSlice || !instr->shape().IsArray() ||
-        !instr->control_predecessors().empty() || !UnitStrides(*instr)) {
+        !instr->control_predecessors().empty() || ordering.contains(instr.get()) ||
+        !UnitStrides(*instr)) {
       continue;
     }
     std::vector<HloInstruction*> chain = PadChain(*instr);
     if (chain.empty() || !chain.back()->attrs().padding_config.has_value() ||
-        !EdgeOnly(*chain.back()->attrs().padding_config)) {
+        !EdgeOnly(*chain.back()->attrs().padding_config) ||
+        std::any_of(chain.begin(), chain.end(),
+                    [&](const HloInstruction* c) { return ordering.contains(c); })) {
       continue;
     }
     merges.push_back({instr.get(), std::move(chain)});

@@ -224,6 +224,15 @@ std::vector<BlockScaledPlan> PlanBlockScaledContracting(const HloInstruction& or
   absl::StatusOr<HloSharding> rhs = hlo::PartiallyReplicate(k_split, {rank - 2});
   absl::StatusOr<HloSharding> partial = hlo::PartiallyReplicate(k_split, {rank - 1});
   if (!rhs.ok() || !partial.ok()) return {};
+  // The batch and M tiles the lhs keeps must cut both operands' scales on block boundaries.
+  if (partial->IsTiled()) {
+    std::vector<int64_t> unaligned;
+    UnalignedScaleDims(original.operand(0)->shape(), original.operand(2)->shape(), *partial,
+                       rank - 2, unaligned);
+    UnalignedScaleDims(original.operand(1)->shape(), original.operand(3)->shape(), *partial,
+                       rank - 1, unaligned);
+    if (!unaligned.empty()) return {};
+  }
   double inputs_us = 0;
   for (int64_t i = 0; i < 4; ++i) {
     absl::StatusOr<double> cost =

@@ -229,21 +229,15 @@ absl::Status PartitionInstructions(const HloComputation& original,
 // Records where `output`'s values come from (PartitionerOptions::record_origins): each
 // instruction of `original` that was partitioned, in post order (a value two instructions
 // share belongs to the first), then `returned`, the root laid out as `returned_sharding`.
-// A called computation's parameter that nothing reads: a call passes it zeros (HandleCall), so
-// it has no value to record.
-bool UnreadParameter(const HloComputation& computation, const HloInstruction& instr) {
-  return instr.opcode() == hlo::HloOpcode::kParameter && instr.users().empty() &&
-         computation.root_instruction() != &instr;
-}
-
+// With `unread_get_zeros`, unread array parameters (passed zeros by the call) are left out.
 void RecordOrigins(const HloComputation& original, const HloInstruction& returned,
                    const HloSharding& returned_sharding, PartitionContext& ctx,
-                   bool called = false) {
+                   bool unread_get_zeros = false) {
   if (!ctx.options().record_origins) return;
   std::vector<hlo::SpmdOrigin>& origins = ctx.log().origins;
   const std::string& output = ctx.output()->name();
   for (const HloInstruction* instr : original.MakeInstructionPostOrder()) {
-    if (called && UnreadParameter(original, *instr)) continue;
+    if (unread_get_zeros && UnreadArrayParameter(original, *instr)) continue;
     absl::StatusOr<const PartitionedValue*> value = ctx.Get(instr);
     if (!value.ok()) continue;
     origins.push_back({hlo::SpmdOrigin::Kind::kValue, output, (*value)->value->name(),
@@ -262,9 +256,15 @@ std::string UniqueComputationName(const hlo::HloModule& module, const std::strin
 
 }  // namespace
 
+bool UnreadArrayParameter(const HloComputation& computation, const HloInstruction& instr) {
+  return instr.opcode() == hlo::HloOpcode::kParameter && instr.shape().IsArray() &&
+         instr.users().empty() && computation.root_instruction() != &instr;
+}
+
 absl::StatusOr<HloComputation*> PartitionCalledComputation(
     const HloComputation& original, absl::Span<const HloSharding> params, const HloSharding* root,
-    PartitionContext& caller, HloSharding* root_sharding, const HloSharding* groups) {
+    PartitionContext& caller, HloSharding* root_sharding, const HloSharding* groups,
+    bool unread_get_zeros) {
   hlo::HloModule* module = caller.output()->parent();
   HloComputation* output = module->AddComputation(std::make_unique<HloComputation>(
       UniqueComputationName(*module, hlo::StrCat(original.name(), ".spmd"))));
@@ -291,7 +291,7 @@ absl::StatusOr<HloComputation*> PartitionCalledComputation(
         result = kept;
       }
       if (root_sharding != nullptr) *root_sharding = wanted;
-      if (result.ok()) RecordOrigins(original, **result, wanted, ctx, /*called=*/true);
+      if (result.ok()) RecordOrigins(original, **result, wanted, ctx, unread_get_zeros);
     }
   }
   ctx.ReturnNamesTo(caller);

@@ -28,6 +28,7 @@
 #include <algorithm>
 #include <memory>
 #include <optional>
+#include <string_view>
 #include <utility>
 
 #include "hlo/ir/custom_call_config.h"
@@ -549,6 +550,29 @@ absl::StatusOr<std::pair<ConcatCost, ConcatCost>> ConcatCosts(
   return std::make_pair(windowed, gathered);
 }
 
+// The concatenate built from its operands' sources (composed_concat.h) when that costs no
+// more bytes and no more time than `other`, the way the handler would build it otherwise (ties
+// go to the composition: the slices and pads it reads through then feed nothing, so the halos
+// they moved, not counted here, are saved too). Returns whether it was.
+absl::StatusOr<bool> TryComposedConcat(const HloInstruction& original, const HloSharding& sharding,
+                                       const ConcatCost& other, std::string_view other_name,
+                                       PartitionContext& ctx) {
+  std::optional<ComposedConcat> plan = PlanComposedConcat(original, sharding);
+  if (!plan.has_value()) return false;
+  const Received composed = ComposedConcatCost(*plan, sharding, ctx);
+  if (other.us <= 0 || composed.us > other.us || composed.bytes > other.bytes) return false;
+  if (ctx.log().keep_lines) {
+    ctx.log().lines.push_back(hlo::StrCat(
+        "%", original.name(), ": composed from pieces of its operands' sources along dimension ",
+        plan->dim, " (", composed.bytes, " bytes, ", composed.us, " us; ", other_name,
+        " would take ", other.bytes, " bytes, ", other.us, " us)"));
+  }
+  ASSIGN_OR_RETURN(HloInstruction * result,
+                   EmitComposedConcat(*plan, original.shape(), sharding, ctx));
+  ctx.Set(&original, {result, sharding, original.shape()});
+  return true;
+}
+
 // Concatenate along a split dimension: operand i is the window of size 1 with padding
 // `offset_i` (its place in the result); each device builds its block of every operand's
 // window (halo exchange or local slice) and selects, position by position, the operand that
@@ -602,28 +626,18 @@ absl::Status HandleConcatenate(const HloInstruction& original, const HloSharding
   const auto& [windowed, gathered] = costs;
   const bool gather =
       gathered.bytes < windowed.bytes && gathered.collectives <= windowed.collectives;
-  if (std::optional<ComposedConcat> plan = PlanComposedConcat(original, sharding)) {
-    const ConcatCost& other = gather ? gathered : windowed;
-    const Received composed = ComposedConcatCost(*plan, sharding, ctx);
-    // Ties go to the composition: the slices and pads it reads through then feed nothing, so
-    // the halos they moved (not counted here) are saved too.
-    if (other.us > 0 && composed.us <= other.us && composed.bytes <= other.bytes) {
-      ctx.log().lines.push_back(hlo::StrCat(
-          "%", original.name(), ": composed from pieces of its operands' sources along dimension ",
-          d, " (", composed.bytes, " bytes, ", composed.us, " us; ",
-          gather ? "gathering operands" : "operand windows", " would take ", other.bytes,
-          " bytes, ", other.us, " us)"));
-      ASSIGN_OR_RETURN(HloInstruction * result,
-                       EmitComposedConcat(*plan, original.shape(), sharding, ctx));
-      ctx.Set(&original, {result, sharding, original.shape()});
-      return absl::OkStatus();
-    }
-  }
+  ASSIGN_OR_RETURN(const bool composed,
+                   TryComposedConcat(original, sharding, gather ? gathered : windowed,
+                                     gather ? "gathering operands" : "operand windows", ctx));
+  if (composed) return absl::OkStatus();
   if (gather) {
-    ctx.log().lines.push_back(hlo::StrCat(
-        "%", original.name(), ": operands gathered whole along dimension ", d, " (", gathered.bytes,
-        " bytes in ", gathered.collectives, " collectives; windows would receive ",
-        windowed.bytes, " in ", windowed.collectives, ")"));
+    if (ctx.log().keep_lines) {
+      ctx.log().lines.push_back(hlo::StrCat("%", original.name(),
+                                            ": operands gathered whole along dimension ", d, " (",
+                                            gathered.bytes, " bytes in ", gathered.collectives,
+                                            " collectives; windows would receive ", windowed.bytes,
+                                            " in ", windowed.collectives, ")"));
+    }
     return local_concat(whole_d);
   }
   HloInstruction* zero = ctx.ScalarConstant(original.shape().element_type(), 0);

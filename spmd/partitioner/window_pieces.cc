@@ -83,8 +83,6 @@ HloInstruction* DynamicSliceDim(PartitionContext& ctx, HloInstruction* value, in
   return out;
 }
 
-// `value` on each device replaced by the value of the device in block `from[i]` along `dim`
-// (i: the device's own block; from[i] < 0: zeros), the other tile coordinates the same.
 HloInstruction* FromBlocks(PartitionContext& ctx, HloInstruction* value,
                            const HloSharding& sharding, int64_t dim,
                            const std::vector<int64_t>& from) {
@@ -115,7 +113,8 @@ std::vector<FetchRound> PackWidestFirst(const std::vector<Piece>& pieces, int64_
 }
 
 // One round per hop (pieces that travel equally far never collide), as wide as its widest
-// piece; nullopt when a sender's shard cannot give that width.
+// piece; nullopt when a sender's shard cannot give that width or a receiver would get two
+// pieces in one round (pieces of several windows).
 std::optional<std::vector<FetchRound>> PackByHop(const std::vector<Piece>& pieces, int64_t tiles) {
   std::map<int64_t, FetchRound> hops;
   for (const Piece& p : pieces) {

@@ -1,7 +1,7 @@
 // Window pieces: the positions a block reads from other devices' shards along one split
 // dimension, packed into rounds of collective-permutes in which no device sends or receives
 // twice, and the small index helpers that emit them. Shared by the halo exchange
-// (halo_exchange.h: FetchWindow) and the composed concatenate (window_handlers.cc).
+// (halo_exchange.h: FetchWindow) and the composed concatenate (composed_concat.h).
 #ifndef SPMD_PARTITIONER_WINDOW_PIECES_H_
 #define SPMD_PARTITIONER_WINDOW_PIECES_H_
 
