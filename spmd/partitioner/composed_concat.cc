@@ -221,13 +221,7 @@ absl::StatusOr<HloInstruction*> EmitComposedConcat(const ComposedConcat& plan,
   for (const SourcePieces& src : plan.sources) {
     ASSIGN_OR_RETURN(HloInstruction * x, ctx.GetInSharding(src.source, sharding));
     for (const FetchRound& r : src.rounds) {
-      std::vector<int64_t> sent(plan.tiles, 0);
-      for (int64_t i = 0; i < plan.tiles; ++i) {
-        if (r.from[i] >= 0) sent[r.from[i]] = r.start[i];
-      }
-      HloInstruction* piece = DynamicSliceDim(
-          ctx, x, d, PerBlockScalar(ctx, block, [&](int64_t j) { return sent[j]; }), r.width);
-      if (!r.local) piece = FromBlocks(ctx, piece, sharding, d, r.from);
+      HloInstruction* piece = SendRound(ctx, x, sharding, d, block, r);
       WriteRound(src, r, piece, d, block, os, slack, buffers, ctx);
     }
   }

@@ -149,14 +149,7 @@ absl::StatusOr<HloInstruction*> FetchWindow(PartitionContext& ctx, HloInstructio
   dims[d] = g.needed + 2 * slack;
   HloInstruction* buffer = ctx.builder().Zeros(Shape::Array(value->shape().element_type(), dims));
   for (const FetchRound& r : *rounds) {
-    // Each sending block's piece starts where its receiver's does.
-    std::vector<int64_t> sent(wd.tiles, 0);
-    for (int64_t i = 0; i < wd.tiles; ++i) {
-      if (r.from[i] >= 0) sent[r.from[i]] = r.start[i];
-    }
-    HloInstruction* offset = PerBlockScalar(ctx, block, [&](int64_t j) { return sent[j]; });
-    HloInstruction* piece = DynamicSliceDim(ctx, value, d, offset, r.width);
-    if (!r.local) piece = FromBlocks(ctx, piece, sharding, d, r.from);
+    HloInstruction* piece = SendRound(ctx, value, sharding, d, block, r);
     // A block that receives nothing in this round parks its (zero) piece in the high slack.
     HloInstruction* at = PerBlockScalar(ctx, block, [&](int64_t i) -> int64_t {
       if (r.from[i] < 0) return g.needed + 2 * slack - r.width;

@@ -149,4 +149,16 @@ std::pair<int64_t, int64_t> RemoteCost(const std::vector<FetchRound>& rounds) {
   return cost;
 }
 
+HloInstruction* SendRound(PartitionContext& ctx, HloInstruction* value, const HloSharding& sharding,
+                          int64_t dim, const std::vector<int64_t>& block, const FetchRound& r) {
+  const int64_t tiles = static_cast<int64_t>(r.from.size());
+  std::vector<int64_t> sent(tiles, 0);
+  for (int64_t i = 0; i < tiles; ++i) {
+    if (r.from[i] >= 0) sent[r.from[i]] = r.start[i];
+  }
+  HloInstruction* offset = PerBlockScalar(ctx, block, [&](int64_t j) { return sent[j]; });
+  HloInstruction* piece = DynamicSliceDim(ctx, value, dim, offset, r.width);
+  return r.local ? piece : FromBlocks(ctx, piece, sharding, dim, r.from);
+}
+
 }  // namespace spmd

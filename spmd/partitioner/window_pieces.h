@@ -62,6 +62,13 @@ struct Piece {
   bool local() const { return receiver == sender; }
 };
 
+// What each device receives in round `r` of pieces cut along `dim` from `value` (tiled by
+// `sharding`; `block` is each device's block index, BlockOfDevice): every sending block's
+// piece starts where its receiver's does; a local round is each device's own slice.
+hlo::HloInstruction* SendRound(PartitionContext& ctx, hlo::HloInstruction* value,
+                               const hlo::HloSharding& sharding, int64_t dim,
+                               const std::vector<int64_t>& block, const FetchRound& r);
+
 // The pieces packed widest first into the first round where neither their sender nor their
 // receiver is busy and whose width the sender's shard can give (a greedy edge colouring of the
 // sender-receiver graph), else into a new one. A narrower piece rides in a wider round as a
