@@ -1,7 +1,7 @@
 // Elementwise ops (unary, binary, compare, select, clamp, convert, copy, ..., and a cross-replica
 // all-reduce): every array operand of the result's rank is asked for in the result's sharding;
-// scalars stay replicated;
-// the op runs locally on the padded shards (padding stays in the padding).
+// scalars stay replicated; the op runs locally on the padded shards (padding stays in the
+// padding).
 //
 //   %r = f32[16] add(%a, %b), sharding={devices=[4]<=[4]}
 //   -> %r.spmd = f32[4] add(%a.shard, %b.shard)
