@@ -186,10 +186,11 @@ ENTRY main {
   ExpectVerifies(p, 8);
 }
 
-// XLA's TiledDot: a dot written as a convolution, its contracting dim split on both operands
-// and the result replicated. Gathering both operands moves fewer bytes (48 KiB against the
-// 128 KiB all-reduce) but takes two collectives and twice the FLOPs; the choice is by
-// estimated time (each collective's latency counted), so the partial products are summed.
+// XLA's TiledDot: a dot written as a convolution (partitioned as the dot it is, conv_as_dot.h),
+// its contracting dim split on both operands and the result replicated. Gathering both
+// operands moves fewer bytes (48 KiB against the 128 KiB all-reduce) but takes two collectives
+// and twice the FLOPs; the choice is by estimated time (each collective's latency counted), so
+// the partial products are summed.
 TEST(ConvolutionPartitionTest, ChoiceCountsEachCollectivesLatency) {
   Partitioned p = Partition(R"(
 HloModule tiled_dot, num_partitions=2
@@ -199,7 +200,7 @@ ENTRY main {
   ROOT c = f32[128,256] convolution(a, b), dim_labels=bf_io->bf, sharding={replicated}
 })");
   ASSERT_NE(p.spmd, nullptr);
-  EXPECT_TRUE(Chose(p, "contracting split")) << p.explain;
+  EXPECT_TRUE(Chose(p, "a convolution that is an einsum, partitioned as a dot")) << p.explain;
   auto counts = Counts(*p.spmd);
   EXPECT_EQ(counts[HloOpcode::kAllReduce], 1) << p.spmd->ToString();
   EXPECT_EQ(counts[HloOpcode::kAllGather], 0) << p.spmd->ToString();
@@ -392,39 +393,103 @@ TEST(ConvolutionPartitionTest, SpatialDimPairingInputAndKernelSplitsLikeABatch) 
 }
 
 // The kernel's free dim in disguise (XLA's dot-as-convolution rhs non-contracting dim: a
-// one-element input padded by N-1 on both sides, a reversed kernel of N): split along the
-// output, each device convolves its slice of the kernel with a window of N/t positions; the
-// input stays whole. XLA's EinsumOutputRHSNonContractingPartitioned computed whole (2x XLA's
-// FLOPs). Uneven (N = 6 on 4 devices) keeps the window split with the whole kernel.
+// one-element input padded by N-1 on both sides, a reversed kernel of N) beside a real window
+// of 3 over 5 positions: split along the output, each device convolves its slice of the kernel
+// with a window of N/t positions; the input stays whole. XLA's
+// EinsumOutputRHSNonContractingPartitioned computed whole (2x XLA's FLOPs). Uneven (N = 6 on
+// 4 devices) keeps the window split with the whole kernel. (Without the real window the
+// convolution is an einsum and becomes a dot: ConvolutionsThatAreEinsumsArePartitionedAsDots.)
 std::string KernelFree(int t, int n, const std::string& out) {
   return "HloModule kernel_free, num_partitions=" + S(t) +
-         "\nENTRY main {\n  x = f32[6,1,8] parameter(0)\n  k = f32[" + S(n) +
-         ",8,4] parameter(1)\n  ROOT c = f32[6," + S(n) +
-         ",4] convolution(x, k), window={size=" + S(n) + " pad=" + S(n - 1) + "_" + S(n - 1) +
-         " rhs_reversal=1}, dim_labels=b0f_0io->b0f, sharding=" + out + "\n}\n";
+         "\nENTRY main {\n  x = f32[6,1,5,8] parameter(0)\n  k = f32[" + S(n) +
+         ",3,8,4] parameter(1)\n  ROOT c = f32[6," + S(n) +
+         ",5,4] convolution(x, k), window={size=" + S(n) + "x3 pad=" + S(n - 1) + "_" + S(n - 1) +
+         "x1_1 rhs_reversal=1x0}, dim_labels=b01f_01io->b01f, sharding=" + out + "\n}\n";
 }
 
 TEST(ConvolutionPartitionTest, KernelFreeDimSplitsTheKernel) {
   for (int t : {2, 4}) {
     SCOPED_TRACE("on " + S(t));
-    const std::string split = "{devices=[1," + S(t) + ",1]<=[" + S(t) + "]}";
+    const std::string split = "{devices=[1," + S(t) + ",1,1]<=[" + S(t) + "]}";
     Partitioned p = Partition(KernelFree(t, 8, split));
     ASSERT_NE(p.spmd, nullptr);
     const hlo::ModuleStats stats = hlo::ComputeModuleStats(*p.spmd);
     EXPECT_EQ(stats.comm_bytes, 0) << p.spmd->ToString();
-    EXPECT_DOUBLE_EQ(stats.flops, 2.0 * 6 * (8 / t) * 4 * (8 / t) * 8) << p.spmd->ToString();
+    EXPECT_DOUBLE_EQ(stats.flops, 2.0 * 6 * (8 / t) * 5 * 4 * (8 / t) * 3 * 8)
+        << p.spmd->ToString();
     ExpectVerifies(p, t);
   }
-  Partitioned uneven = Partition(KernelFree(4, 6, "{devices=[1,4,1]<=[4]}"));
+  Partitioned uneven = Partition(KernelFree(4, 6, "{devices=[1,4,1,1]<=[4]}"));
   ASSERT_NE(uneven.spmd, nullptr);
   ExpectVerifies(uneven, 4);
 }
 
+// A convolution whose every window dim is an einsum dim (conv_as_dot.h) is partitioned as a
+// dot: batch (base-dilated by its size, strided by one less), contracted (the window spans
+// the input), the kernel's free dim (one input element padded both sides, a reversed kernel)
+// and the input's free dim (a one-position kernel), the result transposed and a size-1 dim put
+// back; even and uneven splits of each kind verify, nothing is computed whole, and each device
+// multiplies only what a dot does (the convolution's kernel-free window of 5 multiplied 5 times
+// that). A real window (6 over 6 padded by one on both sides) stays a convolution.
+TEST(ConvolutionPartitionTest, ConvolutionsThatAreEinsumsArePartitionedAsDots) {
+  const auto module = [](const std::string& lhs, const std::string& rhs, const std::string& out,
+                         bool padded = false) {
+    return "HloModule einsum, num_partitions=4\nENTRY main {\n"
+           "  x = f32[4,3,6,8,1,7] parameter(0), sharding=" +
+           lhs +
+           "\n"
+           "  k = f32[3,2,6,8,5,1] parameter(1), sharding=" +
+           rhs +
+           "\n"
+           "  ROOT c = f32[5,2,3,4," +
+           (padded ? "3" : "1") +
+           ",7] convolution(x, k), window={size=3x6x5x1 stride=2x1x1x1 pad=0_0x" +
+           (padded ? "1_1" : "0_0") +
+           "x4_4x0_0 lhs_dilate=3x1x1x1 rhs_reversal=0x0x1x0}, dim_labels=b01f23_0o1i23->2f0b13, "
+           "sharding=" +
+           out + "\n}\n";
+  };
+  struct Case {
+    std::string lhs, rhs, out;
+  };
+  const Case cases[] = {
+      // The result split along the kernel's free dim (5 on 2: uneven) and the batch.
+      {"{devices=[2,1,1,1,1,1,2]<=[4] last_tile_dim_replicate}", "{replicated}",
+       "{devices=[2,1,1,2,1,1]<=[4]}"},
+      // Contracted dims split on both operands (the window-spanned one and the features).
+      {"{devices=[1,1,2,2,1,1]<=[4]}", "{devices=[1,1,2,2,1,1]<=[4]}", "{replicated}"},
+      // The batch-in-disguise split on all three, the input's free dim on the result.
+      {"{devices=[1,2,1,1,1,2]<=[4]}", "{devices=[2,1,1,1,1,1,2]<=[4] last_tile_dim_replicate}",
+       "{devices=[1,1,2,1,1,2]<=[4]}"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.lhs + " x " + c.rhs + " -> " + c.out);
+    Partitioned p = Partition(module(c.lhs, c.rhs, c.out));
+    ASSERT_NE(p.spmd, nullptr);
+    EXPECT_TRUE(Chose(p, "a convolution that is an einsum, partitioned as a dot")) << p.explain;
+    auto counts = Counts(*p.spmd);
+    EXPECT_EQ(counts[HloOpcode::kConvolution], 0) << p.spmd->ToString();
+    EXPECT_EQ(counts[HloOpcode::kDot], 1) << p.spmd->ToString();
+    // The whole product is 2 x 5*2*3*4*7 results x 6*8 contracted; each device does at most
+    // half of it (every case splits the work at least 2 ways).
+    EXPECT_LE(hlo::ComputeModuleStats(*p.spmd).flops, 2.0 * 5 * 2 * 3 * 4 * 7 * 6 * 8 / 2)
+        << p.spmd->ToString();
+    ExpectVerifies(p, 4);
+  }
+  Partitioned window = Partition(module("{devices=[2,1,1,1,1,1,2]<=[4] last_tile_dim_replicate}",
+                                        "{replicated}", "{devices=[2,1,1,2,1,1]<=[4]}", true));
+  ASSERT_NE(window.spmd, nullptr);
+  EXPECT_FALSE(Chose(window, "a convolution that is an einsum")) << window.explain;
+  EXPECT_EQ(Counts(*window.spmd)[HloOpcode::kConvolution], 1) << window.spmd->ToString();
+  ExpectVerifies(window, 4);
+}
+
 // XLA's EinsumNonContractingDimPartitionOnTwoDims: the result split along a spatial dim whose
 // window is one position (the input split alike, no halo) and along its output features; the
-// input and kernel also split along the second window dim, which the window spans whole. Its
-// devices compute the result whole along the features, each convolving its kernel block, and
-// sum (XLA's choice); gathering the input along the window dim moved 2.7x XLA's bytes.
+// input and kernel also split along the second window dim, which the window spans whole. An
+// einsum in disguise, partitioned as a dot (conv_as_dot.h): its devices compute the result whole
+// along the features, each multiplying its blocks of the contracted dim, and sum (XLA's
+// choice); gathering the input along the window dim moved 2.7x XLA's bytes.
 TEST(ConvolutionPartitionTest, SpatialSplitCombinesWithAKernelWindowSplit) {
   Partitioned p = Partition(R"(
 HloModule two_dims, num_partitions=8
@@ -436,7 +501,7 @@ ENTRY main {
     sharding={devices=[4,1,2,1]<=[8]}
 })");
   ASSERT_NE(p.spmd, nullptr);
-  EXPECT_TRUE(Chose(p, "kernel window split")) << p.explain;
+  EXPECT_TRUE(Chose(p, "a convolution that is an einsum, partitioned as a dot")) << p.explain;
   // The kernel gathered along its output features (8192*16*4 bytes) and the f32[2,64,32,1]
   // partial results reduce-scattered over pairs along the features, which the result splits
   // (XLA all-reduces and slices: twice the bytes); gathering the input moves 4 MiB.

@@ -65,6 +65,11 @@ struct DeviceModel {
   std::string Describe() const;
 };
 
+// Estimated times within this fraction of the least count as equal: the model is not that
+// precise, the bytes a plan moves (and the memory it holds) are certain. Among candidates that
+// close to the least estimated time, the dot and convolution choices take the fewest bytes.
+inline constexpr double kEstimateTolerance = 0.05;
+
 // The default model (h100-nvlink).
 DeviceModel DefaultDeviceModel();
 // The names DeviceModelByName knows.

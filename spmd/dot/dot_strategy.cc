@@ -428,7 +428,9 @@ absl::StatusOr<DotDecision> ChooseDotStrategy(const DotProblem& problem,
                               : builder.AddFor(tilings[t], prune_above, decision.candidates,
                                                decision.pruned);
     for (const DotCandidate& c : decision.candidates) {
-      if (prune && c.eligible) prune_above = std::min(prune_above, c.total_us);
+      if (prune && c.eligible) {
+        prune_above = std::min(prune_above, c.total_us * (1 + kEstimateTolerance));
+      }
     }
     if (!s.ok() && tilings[t].family == "replicated") return s;  // Always plannable otherwise.
     statuses.push_back(std::move(s));
@@ -461,11 +463,26 @@ absl::StatusOr<DotDecision> ChooseDotStrategy(const DotProblem& problem,
         hlo::StrCat("dot strategy \"", options.forced_family,
                     "\" does not apply to this dot (or exceeds memory)"));
   }
+  // Within kEstimateTolerance of the least time, the fewest bytes.
+  const DotCandidate* fastest = best;
+  for (const DotCandidate& c : decision.candidates) {
+    if (!c.eligible || c.total_us > fastest->total_us * (1 + kEstimateTolerance)) continue;
+    if (c.comm_bytes < best->comm_bytes ||
+        (c.comm_bytes == best->comm_bytes && c.total_us < best->total_us)) {
+      best = &c;
+    }
+  }
   decision.winner = best - decision.candidates.data();
   if (!options.forced_family.empty()) {
     decision.reason = hlo::StrCat("forced by --dot-strategy=", options.forced_family);
   } else if (second == nullptr) {
     decision.reason = "the only eligible candidate";
+  } else if (best != fastest) {
+    decision.reason = hlo::StrCat("fewest bytes (", best->comm_bytes, ") among those within ",
+                                  std::llround(kEstimateTolerance * 100),
+                                  "% of the least estimated time: ", Us(best->total_us),
+                                  " us against ", Us(fastest->total_us), " us for ",
+                                  fastest->Name(), ", which moves ", fastest->comm_bytes);
   } else {
     decision.reason = hlo::StrCat("least estimated time: ", Us(best->total_us), " us against ",
                                   Us(second->total_us), " us for ", second->Name());

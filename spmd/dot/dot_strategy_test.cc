@@ -34,6 +34,14 @@ DotProblem Problem(int64_t m, int64_t k, int64_t n, const char* lhs, const char*
                     devices};
 }
 
+// Operand and result shardings of a matmul on 8 devices whose combinations the grid tests try.
+const char* const kGridShardings[] = {"{replicated}",
+                                      "{devices=[8,1]<=[8]}",
+                                      "{devices=[1,8]<=[8]}",
+                                      "{devices=[2,4]<=[8]}",
+                                      "{devices=[4,1,2]<=[8] last_tile_dim_replicate}",
+                                      "{devices=[1,2,4]<=[4,2]T(1,0) last_tile_dim_replicate}"};
+
 const DotCandidate* Find(const DotDecision& d, const std::string& name) {
   for (const DotCandidate& c : d.candidates) {
     if (c.Name() == name) return &c;
@@ -87,16 +95,10 @@ TEST(DotStrategyTest, Issue4062ReshardsTheResult) {
 // are not costed: the winner must be the one costing every candidate picks, over every
 // combination of operand and result shardings here, while fewer reshards are planned.
 TEST(DotStrategyTest, PruningKeepsTheWinnerAndPlansLess) {
-  const char* shardings[] = {"{replicated}",
-                             "{devices=[8,1]<=[8]}",
-                             "{devices=[1,8]<=[8]}",
-                             "{devices=[2,4]<=[8]}",
-                             "{devices=[4,1,2]<=[8] last_tile_dim_replicate}",
-                             "{devices=[1,2,4]<=[4,2]T(1,0) last_tile_dim_replicate}"};
   int64_t pruned = 0, planned_all = 0, planned_pruned = 0;
-  for (const char* lhs : shardings) {
-    for (const char* rhs : shardings) {
-      for (const char* wanted : shardings) {
+  for (const char* lhs : kGridShardings) {
+    for (const char* rhs : kGridShardings) {
+      for (const char* wanted : kGridShardings) {
         DotProblem p = Problem(4096, 2048, 1024, lhs, rhs, wanted, 8);
         ReshardPlanner all_planner, pruned_planner;
         DotStrategyOptions every, prune;
@@ -123,6 +125,38 @@ TEST(DotStrategyTest, PruningKeepsTheWinnerAndPlansLess) {
   }
   EXPECT_GT(pruned, 0);
   EXPECT_LT(planned_pruned, planned_all);
+}
+
+// Estimates within kEstimateTolerance of the least count as equal: the winner is never more
+// than that above the fastest eligible candidate, and no eligible candidate that close moves
+// fewer bytes. Somewhere in this grid the fastest candidate moves more than one a little slower
+// (XLA's WindowedEinsumPreferMemoryFootprint: a reduce-scatter loop 3% faster in estimate
+// moved 6x the bytes of computing in the wanted tiling).
+TEST(DotStrategyTest, FewestBytesAmongCandidatesWithinTheTolerance) {
+  int64_t traded = 0;
+  for (const char* lhs : kGridShardings) {
+    for (const char* rhs : kGridShardings) {
+      for (const char* wanted : kGridShardings) {
+        DotProblem p = Problem(8192, 4096, 2048, lhs, rhs, wanted, 8);
+        ReshardPlanner planner;
+        absl::StatusOr<DotDecision> d =
+            ChooseDotStrategy(p, DefaultDeviceModel(), planner, DotStrategyOptions());
+        ASSERT_TRUE(d.ok()) << d.status();
+        const DotCandidate& winner = d->candidates[d->winner];
+        double fastest = winner.total_us;
+        for (const DotCandidate& c : d->candidates) {
+          if (c.eligible) fastest = std::min(fastest, c.total_us);
+        }
+        EXPECT_LE(winner.total_us, fastest * (1 + kEstimateTolerance)) << d->Explain("grid");
+        for (const DotCandidate& c : d->candidates) {
+          if (!c.eligible || c.total_us > fastest * (1 + kEstimateTolerance)) continue;
+          EXPECT_GE(c.comm_bytes, winner.comm_bytes) << c.Name() << "\n" << d->Explain("grid");
+        }
+        if (winner.total_us > fastest) ++traded;
+      }
+    }
+  }
+  EXPECT_GT(traded, 0);
 }
 
 // An operand already gathered for an earlier user (a weight gathered for the forward dot, used

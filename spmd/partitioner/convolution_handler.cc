@@ -722,13 +722,9 @@ double TimeUs(const HloInstruction& conv, const ConvStrategy& s, PartitionContex
          s.moved.us;
 }
 
-// Estimated times this close count as equal: the model is not that precise, and the bytes
-// are certain.
-constexpr double kTimeTolerance = 0.05;
-
 // All strategies (for the requested sharding, then for result shardings aligned with the
 // operands), each logged with its bytes and estimated time; chosen: the fewest bytes (then the
-// least time, then the first) among those within kTimeTolerance of the least estimated time.
+// least time, then the first) among those within kEstimateTolerance of the least estimated time.
 absl::StatusOr<ConvStrategy> ChooseStrategy(const HloInstruction& conv, const HloSharding& sharding,
                                             PartitionContext& ctx) {
   std::vector<ConvStrategy> all;
@@ -765,7 +761,7 @@ absl::StatusOr<ConvStrategy> ChooseStrategy(const HloInstruction& conv, const Hl
   const double least = *std::min_element(us.begin(), us.end());
   size_t best = all.size();
   for (size_t i = 0; i < all.size(); ++i) {
-    if (us[i] > least * (1 + kTimeTolerance)) continue;
+    if (us[i] > least * (1 + kEstimateTolerance)) continue;
     if (best == all.size() || all[i].moved.bytes < all[best].moved.bytes ||
         (all[i].moved.bytes == all[best].moved.bytes && us[i] < us[best])) {
       best = i;

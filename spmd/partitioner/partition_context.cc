@@ -275,7 +275,9 @@ absl::StatusOr<HloInstruction*> PartitionContext::GetInSharding(const HloInstruc
     const Received moved = ReshardReceived(original->shape(), pv->sharding, sharding, *this);
     if (*us < moved.us) {
       ASSIGN_OR_RETURN(result, Rebuild(original, sharding, *this));
-      if (options_->record_origins) {  // A second home of the value (hlo/sharding/spmd_origin.h).
+      if (options_->record_origins &&
+          !log_->preprocessed.contains(
+              original)) {  // A second home of the value (hlo/sharding/spmd_origin.h).
         log_->origins.push_back({hlo::SpmdOrigin::Kind::kValue, output_->name(), result->name(),
                                  original->parent()->name(), original->name(), sharding});
       }

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "hlo/analysis/constant_dims.h"
 #include "hlo/ir/hlo_computation.h"
@@ -44,6 +45,9 @@ struct PartitionLog {
   // With PartitionerOptions::record_origins: each partitioned computation's value records, its
   // instructions in post order, then its return record (hlo/sharding/spmd_origin.h).
   std::vector<hlo::SpmdOrigin> origins;
+  // Instructions the partitioner's preprocessing added to the module it partitions
+  // (conv_as_dot.h): the unpartitioned module has none of them, so no origin record names them.
+  absl::flat_hash_set<const hlo::HloInstruction*> preprocessed;
   bool keep_lines = true;          // PartitionerOptions::explain: whether to build them.
 };
 

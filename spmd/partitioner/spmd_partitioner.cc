@@ -18,6 +18,7 @@
 #include "hlo/sharding/implied_sharding.h"
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
+#include "spmd/partitioner/conv_as_dot.h"
 #include "spmd/partitioner/handlers.h"
 #include "spmd/partitioner/merge_windows.h"
 
@@ -238,6 +239,7 @@ void RecordOrigins(const HloComputation& original, const HloInstruction& returne
   const std::string& output = ctx.output()->name();
   for (const HloInstruction* instr : original.MakeInstructionPostOrder()) {
     if (unread_get_zeros && UnreadArrayParameter(original, *instr)) continue;
+    if (ctx.log().preprocessed.contains(instr)) continue;
     absl::StatusOr<const PartitionedValue*> value = ctx.Get(instr);
     if (!value.ok()) continue;
     origins.push_back({hlo::SpmdOrigin::Kind::kValue, output, (*value)->value->name(),
@@ -302,15 +304,22 @@ absl::StatusOr<HloComputation*> PartitionCalledComputation(
   return output;
 }
 
-absl::Status SpmdPartitioner::MergeWindows(hlo::HloModule& module) {
+absl::Status SpmdPartitioner::Preprocess(hlo::HloModule& module) {
   for (const std::unique_ptr<HloComputation>& computation : module.computations()) {
     if (computation->is_fusion_computation()) continue;
     ASSIGN_OR_RETURN(std::vector<std::string> merged, MergeSlicesOfPads(*computation));
+    ASSIGN_OR_RETURN(std::vector<std::string> dots,
+                     ConvolutionsAsDots(*computation, log_.preprocessed));
     if (!log_.keep_lines) continue;
     for (const std::string& name : merged) {
       log_.lines.push_back(hlo::StrCat("%", name,
                                        ": a slice of a pad, merged into one pad of the "
                                        "pad's operand (merge_windows.h)"));
+    }
+    for (const std::string& name : dots) {
+      log_.lines.push_back(hlo::StrCat("%", name,
+                                       ": a convolution that is an einsum, partitioned as a dot "
+                                       "(conv_as_dot.h)"));
     }
   }
   return absl::OkStatus();
@@ -325,7 +334,7 @@ absl::StatusOr<bool> SpmdPartitioner::RunImpl(hlo::HloModule* module) {
   const int64_t num_devices = module->config().num_partitions;
   HloComputation* entry = module->entry_computation();
   if (entry == nullptr) return absl::InvalidArgumentError("module has no entry computation");
-  RETURN_IF_ERROR(MergeWindows(*module));
+  RETURN_IF_ERROR(Preprocess(*module));
   ReshardPlanner planner(options_.device_model.levels.front().link);
   ChannelIdAllocator channel_ids = ChannelIdAllocator::ForModule(*module);
   // The new entry joins the module first: reshards may add reducer computations to it.

@@ -31,8 +31,9 @@ class SpmdPartitioner : public hlo::HloModulePass {
   absl::StatusOr<bool> RunImpl(hlo::HloModule* module) override;
 
  private:
-  // Window compositions merged before partitioning (merge_windows.h), logged for --explain.
-  absl::Status MergeWindows(hlo::HloModule& module);
+  // Rewrites before partitioning, logged for --explain: window compositions merged
+  // (merge_windows.h), convolutions that are einsums made dots (conv_as_dot.h).
+  absl::Status Preprocess(hlo::HloModule& module);
 
   PartitionerOptions options_;
   PartitionLog log_;
