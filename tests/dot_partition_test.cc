@@ -60,6 +60,45 @@ TEST(DotPartitionTest, EveryForcedStrategyOfIssue4062Verifies) {
   }
 }
 
+// XLA's DotPartialContracting3: both operands split along the contracting dim and replicated
+// 4 ways, the result wanted split along N on the contracting dim's devices. The replicas split
+// a result dim among themselves (operands+replicas: each computes half the partial products,
+// the rhs sliced where it is replicated), sum over the contracting pairs and move the blocks
+// to their owners. Forced, it must verify for each result dim split and with a batch dim.
+TEST(DotPartitionTest, ReplicasSplittingTheResultVerify) {
+  const char* const modules[] = {R"(
+HloModule dpc3, num_partitions=8
+ENTRY main {
+  lhs = f32[24,100] parameter(0), sharding={devices=[1,2,4]<=[8] last_tile_dim_replicate}
+  rhs = f32[32,100] parameter(1), sharding={devices=[1,2,4]<=[8] last_tile_dim_replicate}
+  ROOT dot = f32[24,32] dot(lhs, rhs), lhs_contracting_dims={1}, rhs_contracting_dims={1},
+    sharding={devices=[1,2,4]<=[8] last_tile_dim_replicate}
+})",
+                                 R"(
+HloModule dpc3m, num_partitions=8
+ENTRY main {
+  lhs = f32[24,100] parameter(0), sharding={devices=[1,2,4]<=[8] last_tile_dim_replicate}
+  rhs = f32[32,100] parameter(1), sharding={devices=[1,2,4]<=[8] last_tile_dim_replicate}
+  ROOT dot = f32[24,32] dot(lhs, rhs), lhs_contracting_dims={1}, rhs_contracting_dims={1},
+    sharding={devices=[4,1,2]<=[2,4]T(1,0) last_tile_dim_replicate}
+})",
+                                 R"(
+HloModule batched, num_partitions=8
+ENTRY main {
+  lhs = f32[2,12,64] parameter(0), sharding={devices=[1,1,2,4]<=[8] last_tile_dim_replicate}
+  rhs = f32[2,64,20] parameter(1), sharding={devices=[1,2,1,4]<=[8] last_tile_dim_replicate}
+  ROOT dot = f32[2,12,20] dot(lhs, rhs), lhs_batch_dims={0}, rhs_batch_dims={0},
+    lhs_contracting_dims={2}, rhs_contracting_dims={1},
+    sharding={devices=[2,1,2,2]<=[8] last_tile_dim_replicate}
+})"};
+  for (const char* text : modules) {
+    Partitioned p = Partition(text, Forced("operands+replicas"));
+    ASSERT_NE(p.spmd, nullptr) << p.explain;
+    EXPECT_NE(p.explain.find("chose operands+replicas"), std::string::npos) << p.explain;
+    ExpectVerifies(p, 8);
+  }
+}
+
 // Megatron MLP: Y = GeLU(X·A) with A split by columns, Z = Y·B with B split by rows.
 constexpr char kMegatron2[] = R"(
 HloModule megatron2, num_partitions=2

@@ -26,6 +26,40 @@ struct SpaceTiling {
   HloSharding space;
 };
 
+// The tiles of space dim `d` under `space` (1 when not tiled).
+int64_t Tiles(const HloSharding& space, int64_t d) {
+  return space.IsTiled() ? space.tile_assignment().dim(d) : 1;
+}
+
+// `space` (tiled, its last tile dim replication only) with `f` of its replicating devices
+// splitting space dim `d` further (the minor part of d's tiles); fails when `f` does not
+// divide the replication.
+absl::StatusOr<HloSharding> SplitReplication(const HloSharding& space, int64_t d, int64_t f) {
+  if (!space.IsTiled() || !space.replicate_on_last_tile_dim() ||
+      space.subgroup_types().size() > 1) {
+    return absl::InvalidArgumentError("no replication to split");
+  }
+  const TileAssignment& ta = space.tile_assignment();
+  const int64_t n = ta.rank() - 1;
+  const int64_t replicas = ta.dim(n);
+  if (replicas % f != 0) return absl::InvalidArgumentError("replication not divisible");
+  std::vector<int64_t> split(ta.dims().begin(), ta.dims().end() - 1);
+  split.push_back(f);
+  split.push_back(replicas / f);
+  std::vector<int64_t> perm, dims;
+  for (int64_t i = 0; i < n; ++i) {
+    perm.push_back(i);
+    dims.push_back(ta.dim(i) * (i == d ? f : 1));
+    if (i == d) perm.push_back(n);
+  }
+  perm.push_back(n + 1);
+  dims.push_back(replicas / f);
+  ASSIGN_OR_RETURN(TileAssignment reshaped, ta.Reshape(split));
+  ASSIGN_OR_RETURN(TileAssignment moved, reshaped.Transpose(perm));
+  ASSIGN_OR_RETURN(TileAssignment merged, moved.Reshape(dims));
+  return HloSharding::PartialTile(std::move(merged));  // A replication of 1 is dropped.
+}
+
 // The space tilings worth costing, in a fixed order (ties go to the earlier).
 std::vector<SpaceTiling> SpaceTilings(const DotProblem& p) {
   const DotSpace& s = p.space;
@@ -39,7 +73,20 @@ std::vector<SpaceTiling> SpaceTilings(const DotProblem& p) {
   auto add = [&](std::string family, absl::StatusOr<HloSharding> space) {
     if (space.ok()) out.push_back({std::move(family), *std::move(space)});
   };
-  if (lhs.ok() && rhs.ok()) add("operands", hlo::MergeShardings(*lhs, *rhs));
+  absl::StatusOr<HloSharding> operands = absl::InvalidArgumentError("an operand does not lift");
+  if (lhs.ok() && rhs.ok()) operands = hlo::MergeShardings(*lhs, *rhs);
+  add("operands", operands);
+  // The operands' tiling with a result dim split over the devices that hold the same operand
+  // tiles (XLA's use of partial replication): each computes a block of the result, the other
+  // operand sliced locally where it is replicated, and the result is resharded.
+  if (operands.ok() && result.ok()) {
+    for (int64_t sd : s.result_to_space()) {
+      const int64_t f = Tiles(*result, sd);
+      if (f > 1 && Tiles(*operands, sd) == 1 && s.dim(sd).size % f == 0) {
+        add("operands+replicas", SplitReplication(*operands, sd, f));
+      }
+    }
+  }
   if (result.ok()) add("result", *result);
   if (lhs.ok()) add("lhs", *lhs);
   if (rhs.ok()) add("rhs", *rhs);
@@ -395,7 +442,8 @@ std::string DotCandidate::Name() const {
 
 const std::vector<std::string>& DotStrategyFamilies() {
   static const auto* families = new std::vector<std::string>{
-      "operands", "result", "lhs", "rhs", "result+lhs", "result+rhs", "replicated",
+      "operands",    "operands+replicas", "result",      "lhs",
+      "rhs",         "result+lhs",        "result+rhs",  "replicated",
       "windowed-ag", "windowed-ag-bidir", "windowed-rs", "windowed-rs-bidir"};
   return *families;
 }

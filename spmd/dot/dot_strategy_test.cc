@@ -245,6 +245,33 @@ TEST(DotStrategyTest, WindowedLoopChosenForLargeNotSmall) {
   }
 }
 
+// Contracting dim split on both operands, each replicated 4 ways, the result wanted split
+// along N on the contracting dim's devices (XLA's DotPartialContracting3 at K = 65536): two of
+// the replicas split N, so each device multiplies half of what the operands' own tiling asks
+// (one all-reduce or reduce-scatter and a reshard of the result more); at this size that
+// halves the estimated time. At the corpus's size (K = 100) the one reduce-scatter wins.
+TEST(DotStrategyTest, ReplicasSplitTheResultWhenComputeDominates) {
+  for (int64_t k : {65536, 128}) {
+    DotProblem p = Problem(2048, k, 2048, "{devices=[1,2,4]<=[8] last_tile_dim_replicate}",
+                           "{devices=[2,1,4]<=[8] last_tile_dim_replicate}",
+                           "{devices=[1,2,4]<=[8] last_tile_dim_replicate}", 8);
+    ReshardPlanner planner;
+    absl::StatusOr<DotDecision> d =
+        ChooseDotStrategy(p, DefaultDeviceModel(), planner, DotStrategyOptions());
+    ASSERT_TRUE(d.ok()) << d.status();
+    const DotCandidate& winner = d->candidates[d->winner];
+    const DotCandidate* replicas = Find(*d, "operands+replicas+all-reduce");
+    ASSERT_NE(replicas, nullptr) << d->Explain("replicas");
+    EXPECT_EQ(replicas->tiling, "n0:2 k0:2 repl:2");
+    EXPECT_DOUBLE_EQ(replicas->flops, 2.0 * 2048 * k * 2048 / 4);
+    if (k == 65536) {
+      EXPECT_DOUBLE_EQ(winner.flops, 2.0 * 2048 * k * 2048 / 4) << d->Explain("large");
+    } else {
+      EXPECT_DOUBLE_EQ(winner.flops, 2.0 * 2048 * k * 2048 / 2) << d->Explain("small");
+    }
+  }
+}
+
 TEST(DotStrategyTest, ForcedAndDisabledOptions) {
   DotProblem p = Problem(256, 256, 256, "{devices=[4,1]<=[4]}", "{devices=[1,4]<=[4]}",
                          "{devices=[1,4]<=[4]}", 4);
