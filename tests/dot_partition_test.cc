@@ -99,6 +99,32 @@ ENTRY main {
   }
 }
 
+// XLA's TiledDotOutputTiled: each operand is a copy of a replicated parameter, annotated
+// split. The rhs can be computed again, moving nothing, in the columns the result wants
+// (rebuild.h), so the candidate that wants it there pays its local copy, not a reshard: one
+// all-gather of the lhs (16 KiB) where the costing that ignored the rebuild chose a
+// reduce-scatter of the partial products (64 KiB).
+TEST(DotPartitionTest, OperandRebuiltWhereACandidateWantsIt) {
+  Partitioned p = Partition(R"(
+HloModule tiled_dot_output_tiled, num_partitions=2
+ENTRY main {
+  lhs = f32[128,64] parameter(0)
+  lhs.copy = f32[128,64] copy(lhs), sharding={devices=[1,2]<=[2]}
+  rhs = f32[64,256] parameter(1)
+  rhs.copy = f32[64,256] copy(rhs), sharding={devices=[2,1]<=[2]}
+  ROOT dot = f32[128,256] dot(lhs.copy, rhs.copy), lhs_contracting_dims={1},
+    rhs_contracting_dims={0}, sharding={devices=[1,2]<=[2]}
+})");
+  ASSERT_NE(p.spmd, nullptr);
+  EXPECT_NE(p.explain.find("chose result"), std::string::npos) << p.explain;
+  EXPECT_NE(p.explain.find("reshard %rhs.copy {devices=[2,1]<=[2]} -> {devices=[1,2]<=[2]}: "
+                           "rebuilt from available operands"),
+            std::string::npos)
+      << p.explain;
+  EXPECT_EQ(hlo::ComputeModuleStats(*p.spmd).comm_bytes, 128 * 32 * 4) << p.spmd->ToString();
+  ExpectVerifies(p, 2);
+}
+
 // Megatron MLP: Y = GeLU(X·A) with A split by columns, Z = Y·B with B split by rows.
 constexpr char kMegatron2[] = R"(
 HloModule megatron2, num_partitions=2

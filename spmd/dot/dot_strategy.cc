@@ -243,19 +243,36 @@ class CandidateBuilder {
     return Plan(shape, present ? to : current, to);
   }
 
-  absl::Status CostOperands(DotCandidate& c) {
-    ASSIGN_OR_RETURN(auto lhs_plan,
-                     OperandPlan(p_.lhs_shape, p_.lhs_current, c.lhs, p_.lhs_available));
-    ASSIGN_OR_RETURN(auto rhs_plan,
-                     OperandPlan(p_.rhs_shape, p_.rhs_current, c.rhs, p_.rhs_available));
-    const double lhs_share = 1.0 / static_cast<double>(std::max<int64_t>(p_.lhs_sharers, 1));
-    const double rhs_share = 1.0 / static_cast<double>(std::max<int64_t>(p_.rhs_sharers, 1));
-    c.operands_us = lhs_plan->cost_us * lhs_share + rhs_plan->cost_us * rhs_share;
-    c.comm_bytes = static_cast<int64_t>(
-        static_cast<double>(lhs_plan->bytes_received_per_device) * lhs_share +
-        static_cast<double>(rhs_plan->bytes_received_per_device) * rhs_share);
+  // Brings operand `i` to `to` in `c`: its reshard, counted at 1/sharers, or computing it
+  // again there when that is quicker (DotProblem::rebuild_us).
+  absl::Status CostOperand(int64_t i, const HloSharding& to, DotCandidate& c) {
+    const bool lhs = i == 0;
+    ASSIGN_OR_RETURN(auto plan, OperandPlan(lhs ? p_.lhs_shape : p_.rhs_shape,
+                                            lhs ? p_.lhs_current : p_.rhs_current, to,
+                                            lhs ? p_.lhs_available : p_.rhs_available));
+    const double share =
+        1.0 / static_cast<double>(std::max<int64_t>(lhs ? p_.lhs_sharers : p_.rhs_sharers, 1));
+    c.operand_us[i] = plan->cost_us * share;
+    c.operand_bytes[i] = static_cast<double>(plan->bytes_received_per_device) * share;
+    c.operand_rebuilt[i] = false;
+    if (plan->bytes_received_per_device > 0 && p_.rebuild_us) {
+      if (std::optional<double> us = p_.rebuild_us(i, to); us && *us < plan->cost_us) {
+        c.operand_us[i] = *us;
+        c.operand_bytes[i] = 0;
+        c.operand_rebuilt[i] = true;
+      }
+    }
     c.full_rematerialization =
-        lhs_plan->full_rematerialization || rhs_plan->full_rematerialization;
+        c.full_rematerialization || (!c.operand_rebuilt[i] && plan->full_rematerialization);
+    return absl::OkStatus();
+  }
+
+  absl::Status CostOperands(DotCandidate& c) {
+    c.full_rematerialization = false;
+    RETURN_IF_ERROR(CostOperand(0, c.lhs, c));
+    RETURN_IF_ERROR(CostOperand(1, c.rhs, c));
+    c.operands_us = c.operand_us[0] + c.operand_us[1];
+    c.comm_bytes = static_cast<int64_t>(c.operand_bytes[0] + c.operand_bytes[1]);
     return absl::OkStatus();
   }
 

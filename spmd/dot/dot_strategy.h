@@ -25,6 +25,8 @@
 #define SPMD_DOT_DOT_STRATEGY_H_
 
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -74,6 +76,11 @@ struct DotCandidate {
   // Estimates (microseconds, bytes one device receives, bytes one device holds at peak).
   double operands_us = 0, compute_us = 0, finish_us = 0, result_us = 0, total_us = 0;
   int64_t comm_bytes = 0;
+  // Each operand's part of operands_us and comm_bytes (its share when other dots read it
+  // alike), and whether it is rebuilt where wanted rather than resharded (lhs, rhs).
+  double operand_us[2] = {0, 0};
+  double operand_bytes[2] = {0, 0};
+  bool operand_rebuilt[2] = {false, false};
   int64_t memory_bytes = 0;
   double flops = 0;  // Per device.
   bool full_rematerialization = false;
@@ -97,6 +104,10 @@ struct DotProblem {
   // How many dots not yet partitioned (this one included) read each operand alike: one
   // reshard of it serves them all (the partitioner caches it), so a candidate counts its share.
   int64_t lhs_sharers = 1, rhs_sharers = 1;
+  // The estimated time to compute operand i (0 lhs, 1 rhs) again in a sharding from values
+  // available there, moving nothing (spmd/partitioner/rebuild.h); nullopt when it cannot be.
+  // A candidate pays that instead of the reshard when it is less. Unset: never.
+  std::function<std::optional<double>(int64_t, const hlo::HloSharding&)> rebuild_us;
 };
 
 struct DotStrategyOptions {

@@ -272,6 +272,31 @@ TEST(DotStrategyTest, ReplicasSplitTheResultWhenComputeDominates) {
   }
 }
 
+// A windowed loop replaces what its base counted for the circulated operand: with other dots
+// reading the operand alike, that is the dot's share of the gather, never more (the loop
+// serves this dot alone). No candidate's operand time or bytes may go negative.
+TEST(DotStrategyTest, WindowedLoopReplacesTheOperandsCountedShare) {
+  absl::StatusOr<DeviceModel> model = DeviceModelByName("cpu-test");
+  ASSERT_TRUE(model.ok());
+  DotProblem p = Problem(4096, 4096, 4096, "{devices=[4,1]<=[4]}", "{devices=[1,4]<=[4]}",
+                         "{devices=[1,4]<=[4]}", 4);
+  p.lhs_sharers = 4;
+  p.rhs_sharers = 4;
+  ReshardPlanner planner(model->levels.front().link);
+  absl::StatusOr<DotDecision> d = ChooseDotStrategy(p, *model, planner, DotStrategyOptions());
+  ASSERT_TRUE(d.ok()) << d.status();
+  int64_t loops = 0;
+  for (const DotCandidate& c : d->candidates) {
+    EXPECT_GE(c.operands_us, 0) << c.Name() << "\n" << d->Explain("shared");
+    EXPECT_GE(c.comm_bytes, 0) << c.Name();
+    if (c.windowed.kind == WindowedKind::kAllGatherLoop) {
+      ++loops;
+      EXPECT_DOUBLE_EQ(c.operands_us, c.operand_us[1 - c.windowed.operand]) << c.Name();
+    }
+  }
+  EXPECT_GT(loops, 0) << d->Explain("shared");
+}
+
 TEST(DotStrategyTest, ForcedAndDisabledOptions) {
   DotProblem p = Problem(256, 256, 256, "{devices=[4,1]<=[4]}", "{devices=[1,4]<=[4]}",
                          "{devices=[1,4]<=[4]}", 4);

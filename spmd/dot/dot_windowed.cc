@@ -61,6 +61,7 @@ absl::StatusOr<DotCandidate> AllGatherLoopVariant(const DotCandidate& base, int6
   const HloSharding& current = operand == 0 ? p.lhs_current : p.rhs_current;
   const HloSharding& needed = operand == 0 ? base.lhs : base.rhs;
   if (shape.byte_size() < in.threshold_bytes) return NotApplicable("under the threshold");
+  if (base.operand_rebuilt[operand]) return NotApplicable("the operand is rebuilt, not moved");
   ASSIGN_OR_RETURN(std::shared_ptr<const ReshardPlan> plan,
                    in.planner.Plan(shape, current, needed, p.num_devices));
   if (plan->steps.size() != 1 || plan->steps[0].kind != ReshardStepKind::kAllGather ||
@@ -78,8 +79,12 @@ absl::StatusOr<DotCandidate> AllGatherLoopVariant(const DotCandidate& base, int6
   w.family = bidirectional ? "windowed-ag-bidir" : "windowed-ag";
   w.windowed = {WindowedKind::kAllGatherLoop, operand, dim, -1, g,
                 step.replica_groups.Expanded(), bidirectional};
-  w.operands_us -= step.cost_us;
-  w.comm_bytes -= step.bytes_received;
+  // The loop replaces what the base counted for this operand (its share of a gather that
+  // other dots reading it alike also use); the loop itself serves this dot alone.
+  w.operands_us -= base.operand_us[operand];
+  w.comm_bytes -= static_cast<int64_t>(base.operand_bytes[operand]);
+  w.operand_us[operand] = 0;
+  w.operand_bytes[operand] = 0;
   w.comm_bytes += (g - 1) * block.byte_size();
   ASSIGN_OR_RETURN(Shape gathered, hlo::PaddedShardShape(needed, shape));
   w.memory_bytes += block.byte_size() - gathered.byte_size();

@@ -11,6 +11,7 @@
 #include "hlo/strings.h"
 #include "spmd/dot/dot_strategy.h"
 #include "spmd/partitioner/handlers.h"
+#include "spmd/partitioner/rebuild.h"
 #include "spmd/partitioner/windowed_einsum.h"
 #include "spmd/reshard/reshard_plan.h"
 
@@ -170,10 +171,21 @@ absl::Status HandleDot(const HloInstruction& original, const HloSharding& shardi
   problem.rhs_available = ctx.ReshardedShardings(original.operand(1));
   problem.lhs_sharers = DotsReadingAlike(original, 0, ctx);
   problem.rhs_sharers = DotsReadingAlike(original, 1, ctx);
+  // An operand computed from values available in any layout (a copy of a replicated
+  // parameter) is rebuilt where a candidate wants it rather than moved (rebuild.h).
+  const bool rebuildable =
+      RebuildsAnywhere(original.operand(0), ctx) || RebuildsAnywhere(original.operand(1), ctx);
+  if (rebuildable) {
+    problem.rebuild_us = [&original, &ctx](int64_t i, const HloSharding& to) {
+      return RebuildUs(original.operand(i), to, ctx);
+    };
+  }
   const PartitionerOptions& options = ctx.options();
-  // The same problem (common in stacks of layers) is decided once per run.
+  // The same problem (common in stacks of layers) is decided once per run; a problem whose
+  // costs depend on how its operands are computed (rebuildable ones) is decided for itself.
+  std::shared_ptr<const CachedDotDecision> uncached;
   std::shared_ptr<const CachedDotDecision>& cached =
-      ctx.dot_decisions()[ProblemKey(original, problem, options)];
+      rebuildable ? uncached : ctx.dot_decisions()[ProblemKey(original, problem, options)];
   if (cached == nullptr) {
     absl::StatusOr<DotDecision> decision =
         ChooseDotStrategy(problem, options.device_model, ctx.planner(), options.dot);

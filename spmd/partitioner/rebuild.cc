@@ -185,8 +185,10 @@ bool NoMoreWork(const HloInstruction& instr, const Rule& rule, PartitionContext&
           local->num_elements() <= kTinyElements);
 }
 
+// With `any_work`, a rebuild that does more work per device than the original is allowed
+// (RebuildsAnywhere asks whether the chain reaches available values at all).
 std::optional<double> RebuildUs(const HloInstruction* original, const HloSharding& to, int depth,
-                                PartitionContext& ctx) {
+                                PartitionContext& ctx, bool any_work = false) {
   if (Available(original, to, ctx)) return 0.0;
   if (depth >= kMaxDepth) return std::nullopt;
   std::optional<Rule> rule = RuleFor(*original, to);
@@ -196,13 +198,14 @@ std::optional<double> RebuildUs(const HloInstruction* original, const HloShardin
       ReshardReceived(original->shape(), rule->computed, to, ctx).bytes != 0) {
     return std::nullopt;
   }
-  if (hlo::IsElementwiseOpcode(original->opcode()) && !NoMoreWork(*original, *rule, ctx)) {
+  if (!any_work && hlo::IsElementwiseOpcode(original->opcode()) &&
+      !NoMoreWork(*original, *rule, ctx)) {
     return std::nullopt;
   }
   double us = rule->forwards ? 0 : LocalUs(*original, *rule, ctx);
   for (size_t i = 0; i < rule->operands.size(); ++i) {
     std::optional<double> operand =
-        RebuildUs(original->operand(i), rule->operands[i], depth + 1, ctx);
+        RebuildUs(original->operand(i), rule->operands[i], depth + 1, ctx, any_work);
     if (!operand) return std::nullopt;
     us += *operand;
   }
@@ -214,6 +217,12 @@ std::optional<double> RebuildUs(const HloInstruction* original, const HloShardin
 std::optional<double> RebuildUs(const HloInstruction* original, const HloSharding& to,
                                 PartitionContext& ctx) {
   return RebuildUs(original, to, 0, ctx);
+}
+
+bool RebuildsAnywhere(const HloInstruction* original, PartitionContext& ctx) {
+  absl::StatusOr<const PartitionedValue*> pv = ctx.Get(original);
+  if (!pv.ok() || (*pv)->sharding.IsReplicated() || !original->shape().IsArray()) return false;
+  return RebuildUs(original, HloSharding::Replicate(), 0, ctx, /*any_work=*/true).has_value();
 }
 
 absl::StatusOr<HloInstruction*> Rebuild(const HloInstruction* original, const HloSharding& to,

@@ -16,7 +16,8 @@
 // gave it (a split computation made whole), unless the whole is tiny (128 elements). The cost is
 // the local work, timed by the device model (compute or memory, whichever bounds it);
 // PartitionContext::GetInSharding rebuilds when that beats the reshard's estimated time, and the
-// handlers' candidate costs (candidate_cost.h) count it the same way.
+// handlers' candidate costs (candidate_cost.h, and the dot's DotProblem::rebuild_us) count it
+// the same way.
 //
 //   %b = f32[1024] broadcast(f32[] %p), sharding={devices=[4]<=[4]}
 //   %a = f32[1024] add(%b, %b), sharding={devices=[4]<=[4]}
@@ -38,6 +39,11 @@ namespace spmd {
 // or nullopt when it cannot be (see the file comment). 0 when it is available there already.
 std::optional<double> RebuildUs(const hlo::HloInstruction* original, const hlo::HloSharding& to,
                                 PartitionContext& ctx);
+
+// Whether `original`, not replicated, is computed from values available replicated (a copy of
+// a replicated parameter): then it can be rebuilt, moving nothing, in any layout that does no
+// more work per device than its own (RebuildUs prices each).
+bool RebuildsAnywhere(const hlo::HloInstruction* original, PartitionContext& ctx);
 
 // Emits the rebuild of `original` in `to`, taking its operands through ctx.GetInSharding.
 // REQUIRES: RebuildUs(original, to, ctx) has a value and `original` is not available in `to`.
