@@ -273,6 +273,27 @@ ENTRY main {
   EXPECT_TRUE(result->ok()) << result->ToString();
 }
 
+// A Sharding marker of a replicated parameter, wanted replicated again by its user, is rebuilt
+// as the parameter's own instruction (rebuild.h): that instruction is the parameter's home, and
+// the rebuild records no second home there, or the modular verifier, which reads an
+// instruction's first record, lost the parameter's and refused a correct program ("entry
+// parameter 0 has no record"; found by the partition fuzzer on XLA's ShardAsWithShardBarrier2).
+TEST(WrongProgramTest, MarkerRebuiltAsItsOperandKeepsTheOperandsRecord) {
+  absl::StatusOr<runtime::ModularResult> result = VerifyOwnPartitioning(R"(
+HloModule marker, num_partitions=8
+ENTRY main {
+  p = f32[5,7,11,1] parameter(0)
+  a = f32[5,7,11,1] custom-call(p), custom_call_target="Sharding",
+    sharding={devices=[1,2,4,1]<=[4,2]T(1,0)}
+  ROOT b = f32[5,7,11,1] custom-call(a), custom_call_target="Sharding",
+    custom_call_has_side_effect=true, sharding={replicated}
+}
+)",
+                                                                        8);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_TRUE(result->ok()) << result->ToString();
+}
+
 // An all-reduce across replicas alone in a module of one replica is the identity: a module
 // holding one is verified like any other (XLA's
 // EinsumWindowedNonContractingDimensionsNoCodeMotionWithDependentNodes), not refused as an SPMD
