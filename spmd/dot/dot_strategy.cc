@@ -256,8 +256,9 @@ class CandidateBuilder {
     c.operand_bytes[i] = static_cast<double>(plan->bytes_received_per_device) * share;
     c.operand_rebuilt[i] = false;
     if (plan->bytes_received_per_device > 0 && p_.rebuild_us) {
+      // As GetInSharding decides; the rebuilt value is cached for the other readers alike.
       if (std::optional<double> us = p_.rebuild_us(i, to); us && *us < plan->cost_us) {
-        c.operand_us[i] = *us;
+        c.operand_us[i] = *us * share;
         c.operand_bytes[i] = 0;
         c.operand_rebuilt[i] = true;
       }
@@ -380,7 +381,9 @@ std::string Letters(const DotProblem& p, const DotCandidate& c) {
   if (batch) out += "(a)";
   if (free_dims) out += "(b)";
   if (contracting) out += "(c)";
-  if (c.family == "operands" && !(c.produced == p.wanted)) out += "(d)";
+  if ((c.family == "operands" || c.family == "operands+replicas") && !(c.produced == p.wanted)) {
+    out += "(d)";
+  }
   if (c.family.rfind("result", 0) == 0) out += "(e)";
   int64_t tiled = 0;
   for (int64_t i = 0; i < p.space.rank(); ++i) tiled += counts[i] > 1;

@@ -59,8 +59,9 @@ struct WindowedLoop {
 };
 
 struct DotCandidate {
-  std::string family;  // operands, lhs, rhs, result, result+lhs, result+rhs, replicated,
-                       // windowed-ag, windowed-ag-bidir, windowed-rs, windowed-rs-bidir.
+  std::string family;   // operands, operands+replicas, lhs, rhs, result, result+lhs,
+                        // result+rhs, replicated, windowed-ag, windowed-ag-bidir, windowed-rs,
+                        // windowed-rs-bidir.
   std::string letters;  // The strategy letters this candidate realizes, e.g. "(d)".
   std::string tiling;   // The space tiling in short form, e.g. "m:4 n:2".
   hlo::HloSharding space = hlo::HloSharding::Replicate();
@@ -117,9 +118,10 @@ struct DotStrategyOptions {
   // result (reduce-scatter loop) has at least this many bytes in full.
   int64_t windowed_threshold_bytes = 0;
   // Cost every candidate (the --explain table lists them all). Off, a tiling or finish whose
-  // compute time alone exceeds the best eligible total found so far is dropped before its
-  // reshards are planned: every candidate's total is at least its compute time (a windowed
-  // loop's too), so the winner is the same, and only the table and the runner-up differ.
+  // compute time alone exceeds the best eligible total found so far, plus kEstimateTolerance,
+  // is dropped before its reshards are planned: every candidate's total is at least its
+  // compute time (a windowed loop's too), so it could not come within the tolerance of the
+  // least time, the winner is the same, and only the table and the runner-up differ.
   bool cost_every_candidate = true;
 };
 
@@ -129,8 +131,8 @@ struct DotDecision {
   std::string reason;
   // No candidate fits the device model's memory: the winner is the one needing least memory.
   bool over_memory = false;
-  // Candidates dropped unplanned because their compute time alone exceeds the winner's total
-  // (DotStrategyOptions::cost_every_candidate off).
+  // Candidates dropped unplanned because their compute time alone exceeds the least total,
+  // plus kEstimateTolerance (DotStrategyOptions::cost_every_candidate off).
   int64_t pruned = 0;
   // The table for --explain, headed by `title`.
   std::string Explain(std::string_view title) const;
@@ -141,10 +143,11 @@ struct DotDecision {
 // The family names a user may force.
 const std::vector<std::string>& DotStrategyFamilies();
 
-// Enumerates and costs the candidates and picks one: the least estimated time among those that
-// fit the device's memory, else (nothing fits and no family is forced) the one needing least
-// memory, with `over_memory` set. Fails when no candidate is eligible otherwise (for example a
-// forced family that does not apply), naming the reason.
+// Enumerates and costs the candidates and picks one: among those that fit the device's memory
+// and come within kEstimateTolerance of the least estimated time, the fewest bytes, else (nothing
+// fits and no family is forced) the one needing least memory, with `over_memory` set. Fails when no
+// candidate is eligible otherwise (for example a forced family that does not apply), naming the
+// reason.
 absl::StatusOr<DotDecision> ChooseDotStrategy(const DotProblem& problem,
                                               const DeviceModel& model,
                                               ReshardPlanner& planner,

@@ -89,9 +89,10 @@ absl::StatusOr<DotCandidate> AllGatherLoopVariant(const DotCandidate& base, int6
   ASSIGN_OR_RETURN(Shape gathered, hlo::PaddedShardShape(needed, shape));
   w.memory_bytes += block.byte_size() - gathered.byte_size();
   if (bidirectional) {
-    ApplyBidirectionalLoop(w, step.cost_us, block.byte_size(), g, in.planner.link(), in.model);
+    ApplyBidirectionalLoop(w, base.operand_us[operand], block.byte_size(), g, in.planner.link(),
+                           in.model);
   } else {
-    ApplyLoop(w, step.cost_us, block.byte_size(), g, in.planner.link(), in.model);
+    ApplyLoop(w, base.operand_us[operand], block.byte_size(), g, in.planner.link(), in.model);
   }
   return w;
 }

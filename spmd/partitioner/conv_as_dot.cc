@@ -184,7 +184,11 @@ absl::StatusOr<bool> RewriteOne(HloInstruction& conv, const DotForm& form, Namer
                                 absl::flat_hash_set<const HloInstruction*>& added) {
   HloInstruction* input = conv.operand(0);
   HloInstruction* kernel = conv.operand(1);
-  if (!Mappable(conv) || !Mappable(*input) || !Mappable(*kernel)) return false;
+  // Only the operands reshaped here need a sharding the reshape can carry.
+  if (!Mappable(conv) || (!form.input_dropped.empty() && !Mappable(*input)) ||
+      (!form.kernel_dropped.empty() && !Mappable(*kernel))) {
+    return false;
+  }
   const Shape& shape = conv.shape();
   const Shape input_shape = Without(input->shape(), form.input_dropped);
   const Shape kernel_shape = Without(kernel->shape(), form.kernel_dropped);

@@ -222,7 +222,17 @@ std::optional<double> RebuildUs(const HloInstruction* original, const HloShardin
 bool RebuildsAnywhere(const HloInstruction* original, PartitionContext& ctx) {
   absl::StatusOr<const PartitionedValue*> pv = ctx.Get(original);
   if (!pv.ok() || (*pv)->sharding.IsReplicated() || !original->shape().IsArray()) return false;
-  return RebuildUs(original, HloSharding::Replicate(), 0, ctx, /*any_work=*/true).has_value();
+  // Computed by a rule of its own (being available replicated, e.g. gathered for an earlier
+  // user, says nothing about other layouts), from operands that reach replicated values.
+  const HloSharding replicated = HloSharding::Replicate();
+  std::optional<Rule> rule = RuleFor(*original, replicated);
+  if (!rule) return false;
+  for (size_t i = 0; i < rule->operands.size(); ++i) {
+    if (!RebuildUs(original->operand(i), rule->operands[i], 1, ctx, /*any_work=*/true)) {
+      return false;
+    }
+  }
+  return true;
 }
 
 absl::StatusOr<HloInstruction*> Rebuild(const HloInstruction* original, const HloSharding& to,

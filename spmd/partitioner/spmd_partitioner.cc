@@ -346,6 +346,7 @@ absl::StatusOr<bool> SpmdPartitioner::RunImpl(hlo::HloModule* module) {
                                   *entry->root_instruction()));
   output->set_root_instruction(*root);
   RecordOrigins(*entry, **root, ShardingOf(*entry->root_instruction()), ctx);
+  log_.preprocessed.clear();  // Their instructions go with the old entry and its callees.
   // Swap the new entry in: callees stay; the old entry's instructions go away with it.
   HloComputation* new_entry = output;
   module->set_entry_computation(new_entry);
