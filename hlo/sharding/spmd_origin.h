@@ -4,7 +4,9 @@
 // For every instruction I of a computation it partitions, the partitioner records which
 // instruction of the SPMD program holds I's value on each device, and the sharding that value
 // is laid out by (a device holds the padded shard of I's full value); a value the partitioner
-// computes again in another layout (spmd/partitioner/rebuild.h) gets a record there too. For
+// computes again in another layout (spmd/partitioner/rebuild.h) gets a record there too, when
+// the rebuild made a new instruction (one that returns an existing instruction, e.g. a marker
+// rebuilt as its operand, leaves that instruction to its own record). For
 // every partitioned computation it also records the instruction it returns and the sharding the
 // caller receives it in. Names identify instructions, so the records survive printing and
 // parsing; a record naming an instruction that later passes removed (dead code) describes
