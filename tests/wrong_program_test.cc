@@ -294,18 +294,22 @@ ENTRY main {
   EXPECT_TRUE(result->ok()) << result->ToString();
 }
 
-// An all-reduce across replicas alone in a module of one replica is the identity: a module
-// holding one is verified like any other (XLA's
-// EinsumWindowedNonContractingDimensionsNoCodeMotionWithDependentNodes), not refused as an SPMD
-// program, and the all-reduce itself is checked.
-TEST(WrongProgramTest, CrossReplicaAllReduceOfOneReplicaIsVerified) {
-  absl::StatusOr<runtime::ModularResult> result = VerifyOwnPartitioning(R"(
+// A module on 2 partitions with an f32 sum reducer, for the all-reduce cases below.
+const std::string kSumOnTwo = R"(
 HloModule ar, num_partitions=2
 sum {
   a = f32[] parameter(0)
   b = f32[] parameter(1)
   ROOT add = f32[] add(a, b)
 }
+)";
+
+// An all-reduce across replicas alone in a module of one replica is the identity: a module
+// holding one is verified like any other (XLA's
+// EinsumWindowedNonContractingDimensionsNoCodeMotionWithDependentNodes), not refused as an SPMD
+// program, and the all-reduce itself is checked.
+TEST(WrongProgramTest, CrossReplicaAllReduceOfOneReplicaIsVerified) {
+  absl::StatusOr<runtime::ModularResult> result = VerifyOwnPartitioning(kSumOnTwo + R"(
 ENTRY main {
   x = f32[4,6] parameter(0), sharding={devices=[2,1]<=[2]}
   e = f32[4,6] exponential(x), sharding={devices=[2,1]<=[2]}
@@ -317,6 +321,25 @@ ENTRY main {
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_TRUE(result->ok()) << result->ToString();
   EXPECT_TRUE(result->unverified.empty()) << result->ToString();
+}
+
+// The same all-reduce with groups {{0},{1}} names a replica the module lacks: no program at all
+// (the executor refuses it), so not the identity either. Verification refuses the module as
+// one it cannot model, naming the all-reduce, instead of reporting the partitioned program
+// wrong (the partition fuzzer's TiledAllReduce mutant: "1 instructions of the SPMD program do
+// not compute what ... computes").
+TEST(WrongProgramTest, AllReduceNamingAMissingReplicaIsNotTheIdentity) {
+  absl::StatusOr<runtime::ModularResult> result = VerifyOwnPartitioning(kSumOnTwo + R"(
+ENTRY main {
+  x = f32[4,6] parameter(0), sharding={devices=[2,1]<=[2]}
+  ROOT r = f32[4,6] all-reduce(x), to_apply=sum, replica_groups={{0},{1}},
+    sharding={devices=[2,1]<=[2]}
+}
+)",
+                                                                        2);
+  ASSERT_FALSE(result.ok());
+  EXPECT_NE(result.status().message().find("%r is an all-reduce"), std::string::npos)
+      << result.status();
 }
 
 // Past its deadline nothing more is evaluated: every check left is named as not verified,

@@ -179,9 +179,20 @@ std::vector<int64_t> SortedMembers(absl::Span<const int64_t> group, int64_t num_
 bool IsIdentityAllReduce(const hlo::HloInstruction& instr) {
   const hlo::HloComputation* computation = instr.parent();
   const hlo::HloModule* module = computation != nullptr ? computation->parent() : nullptr;
-  return instr.opcode() == hlo::HloOpcode::kAllReduce && !instr.attrs().channel_id.has_value() &&
-         !instr.attrs().use_global_device_ids && module != nullptr &&
-         module->config().replica_count == 1;
+  if (instr.opcode() != hlo::HloOpcode::kAllReduce || instr.attrs().channel_id.has_value() ||
+      instr.attrs().use_global_device_ids || module == nullptr ||
+      module->config().replica_count != 1) {
+    return false;
+  }
+  // Groups that name a replica the module lacks make no program at all (DeviceGroupOf refuses
+  // them), not the identity.
+  if (!instr.attrs().replica_groups.has_value()) return true;
+  for (const std::vector<int64_t>& group : instr.attrs().replica_groups->Expanded()) {
+    for (int64_t id : group) {
+      if (id != 0) return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace runtime

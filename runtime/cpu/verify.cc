@@ -307,6 +307,16 @@ void SetRandomElement(Literal& literal, int64_t i, uint64_t& state) {
   }
 }
 
+namespace {
+
+// "an" before a vowel ("an all-reduce"), else "a".
+std::string_view Article(std::string_view word) {
+  return !word.empty() && std::string_view("aeiou").find(word[0]) != std::string_view::npos ? "an"
+                                                                                            : "a";
+}
+
+}  // namespace
+
 std::optional<std::string> PerDeviceReferenceReason(const hlo::HloModule& module,
                                                     bool fully_manual_ok) {
   for (const auto& computation : module.computations()) {
@@ -315,7 +325,8 @@ std::optional<std::string> PerDeviceReferenceReason(const hlo::HloModule& module
       if (IsIdentityAllReduce(*instr)) continue;  // No SPMD program for it.
       if (hlo::GetHloOpcodeFamily(op) == hlo::HloOpcodeFamily::kCollective ||
           op == hlo::HloOpcode::kPartitionId || op == hlo::HloOpcode::kReplicaId) {
-        return hlo::StrCat("%", instr->name(), " is a ", hlo::HloOpcodeString(op));
+        return hlo::StrCat("%", instr->name(), " is ", Article(hlo::HloOpcodeString(op)), " ",
+                           hlo::HloOpcodeString(op));
       }
       if (op == hlo::HloOpcode::kCustomCall &&
           (instr->attrs().custom_call_target == "SPMDFullToShardShape" ||
