@@ -41,7 +41,8 @@ enum class CollectiveGroupMode {
 absl::StatusOr<CollectiveGroupMode> GroupModeOf(const hlo::HloInstruction& instr);
 
 // Whether `instr` is an all-reduce across replicas alone (no channel) in a module of one
-// replica: every group is one device, so it is the identity, on one device or many.
+// replica whose groups name only replica 0 (or none): every group is one device, so it is the
+// identity, on one device or many. Groups naming a replica the module lacks are no program.
 bool IsIdentityAllReduce(const hlo::HloInstruction& instr);
 
 // The global device id of `device`.
