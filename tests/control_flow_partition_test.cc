@@ -9,6 +9,7 @@
 #include "hlo/ir/hlo_opcode.h"
 #include "hlo/parser/hlo_parser.h"
 #include "tests/partition_test_util.h"
+#include "tests/tool_runner.h"
 
 namespace {
 
@@ -188,23 +189,10 @@ TEST(ControlFlowPartitionTest, PerGroupResultCannotBeClaimedReplicated) {
 // XLA's PartitionCallMultipleCallsitesMatchedByReshard, as XLA receives it: the callee never
 // reads its parameter, so the call passes zeros of its shard's shape and the operand, which
 // would need a reshard there, is not moved (XLA inlines the call and the operand dies).
-constexpr char kUnreadParameter[] = R"(
-HloModule unread, num_partitions=4
-g {
-  param = s32[8,2] parameter(0), sharding={devices=[2,2]<=[4]}
-  zero = s32[] constant(0)
-  ROOT b = s32[8,2] broadcast(zero), dimensions={}, sharding={devices=[2,2]<=[4]}
-}
-ENTRY main {
-  x = s32[8,2] parameter(0), sharding={devices=[4,1]<=[4]}
-  a = s32[8,2] add(x, x), sharding={devices=[4,1]<=[4]}
-  c = s32[8,2] call(a), to_apply=g, sharding={devices=[2,2]<=[4]}
-  ROOT r = s32[8,2] add(c, c), sharding={devices=[2,2]<=[4]}
-}
-)";
-
+// (tests/testdata/partition/unread_call_parameter.hlo, shared with wrong_program_test.cc.)
 TEST(ControlFlowPartitionTest, UnreadCallParameterMovesNothing) {
-  Partitioned p = Partition(kUnreadParameter);
+  Partitioned p =
+      Partition(testing_tools::ReadFile("tests/testdata/partition/unread_call_parameter.hlo"));
   ASSERT_NE(p.spmd, nullptr);
   EXPECT_EQ(Collectives(*p.spmd), 0) << p.spmd->ToString();
   ExpectVerifies(p, 4);

@@ -10,17 +10,18 @@
 #include <cstdlib>
 #include <functional>
 #include <iostream>
+#include <optional>
 #include <regex>
 #include <sstream>
 #include <string>
 #include <utility>
-#include <optional>
 
 #include "gtest/gtest.h"
 #include "hlo/analysis/module_stats.h"
 #include "hlo/parser/hlo_parser.h"
 #include "runtime/cpu/modular_verify.h"
 #include "tests/partition_test_util.h"
+#include "tests/tool_runner.h"
 
 namespace {
 
@@ -252,23 +253,12 @@ ENTRY e {
 }
 
 // A callee parameter nothing reads is passed zeros (control_flow_handlers.cc) and left out of
-// the records, so the call-site check does not compare the zeros with the operand.
+// the records, so the call-site check does not compare the zeros with the operand
+// (tests/testdata/partition/unread_call_parameter.hlo, shared with
+// control_flow_partition_test.cc).
 TEST(WrongProgramTest, UnreadCallParameterIsNotComparedAtTheCallSite) {
-  absl::StatusOr<runtime::ModularResult> result = VerifyOwnPartitioning(R"(
-HloModule unread, num_partitions=4
-g {
-  param = s32[8,2] parameter(0), sharding={devices=[2,2]<=[4]}
-  zero = s32[] constant(0)
-  ROOT b = s32[8,2] broadcast(zero), dimensions={}, sharding={devices=[2,2]<=[4]}
-}
-ENTRY main {
-  x = s32[8,2] parameter(0), sharding={devices=[4,1]<=[4]}
-  a = s32[8,2] add(x, x), sharding={devices=[4,1]<=[4]}
-  c = s32[8,2] call(a), to_apply=g, sharding={devices=[2,2]<=[4]}
-  ROOT r = s32[8,2] add(c, c), sharding={devices=[2,2]<=[4]}
-}
-)",
-                                                                        4);
+  absl::StatusOr<runtime::ModularResult> result = VerifyOwnPartitioning(
+      testing_tools::ReadFile("tests/testdata/partition/unread_call_parameter.hlo"), 4);
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_TRUE(result->ok()) << result->ToString();
 }
