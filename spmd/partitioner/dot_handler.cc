@@ -6,6 +6,7 @@
 // contracting dims masked to zero, the local dot (or a windowed loop), and the finishing
 // all-reduce or reduce-scatter. The result is recorded in the sharding the strategy produced;
 // consumers that want the dot's own sharding get the reshard the candidate was costed with.
+#include "hlo/analysis/dot_readers.h"
 #include "hlo/sharding/shard_geometry.h"
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
@@ -117,26 +118,15 @@ bool SameSharding(const HloInstruction& a, const HloInstruction& b) {
   return !a.has_sharding() || a.sharding() == b.sharding();
 }
 
-// The dots not yet partitioned, `dot` included, that read `dot`'s operand `i` alike: as
-// operand i, with the same dimension numbers, result shape and sharding, and another operand of
-// the same shape and sharding. They pose the same problem, so one reshard of the operand (the
-// context caches it) likely serves them all (XLA's EinsumRHSWindowedNonContractingNoDoubleAG).
+// The dots not yet partitioned, `dot` included, that read `dot`'s operand `i` alike
+// (hlo::DotsReadAlike) with the same sharding, and whose other operand has the same sharding.
+// They pose the same problem, so one reshard of the operand (the context caches it) likely
+// serves them all (XLA's EinsumRHSWindowedNonContractingNoDoubleAG).
 int64_t DotsReadingAlike(const HloInstruction& dot, int64_t i, PartitionContext& ctx) {
-  const HloInstruction* operand = dot.operand(i);
-  const HloInstruction* other = dot.operand(1 - i);
-  int64_t count = 1;
-  for (const HloInstruction* user : operand->users()) {
-    if (user == &dot || user->opcode() != HloOpcode::kDot || user->operand_count() != 2 ||
-        user->operand(i) != operand || ctx.Get(user).ok()) {
-      continue;
-    }
-    const HloInstruction* its = user->operand(1 - i);
-    const bool alike = user->attrs().dot_dimension_numbers == dot.attrs().dot_dimension_numbers &&
-                       user->shape() == dot.shape() && SameSharding(*user, dot) &&
-                       its->shape() == other->shape() && SameSharding(*its, *other);
-    if (alike) ++count;
-  }
-  return count;
+  return hlo::CountDotsReadingAlike(dot, i, [&](const HloInstruction& user) {
+    return !ctx.Get(&user).ok() && SameSharding(user, dot) &&
+           SameSharding(*user.operand(1 - i), *dot.operand(1 - i));
+  });
 }
 
 // For --explain: which operands' reshards the candidates count a share of.

@@ -2,13 +2,15 @@
 // instructions in order), so one sweep already carries shardings forward; later visits carry
 // them backward and sideways. Within a visit the result side is updated first (forward), then
 // the operands (backward). Costs for conflicting proposals come from the reshard planner: the
-// µs to bring every other side of the instruction to the layout the candidate implies, with
+// µs to bring every other side of the instruction to the layout the candidate implies (an
+// operand several dots read alike is charged its share, as the dot handler charges it), with
 // full rematerializations penalized so that a cheaper compatible candidate always wins, and
 // sides the partitioner rebuilds in any tiling (broadcasts of scalars) free.
 #include "spmd/propagation/propagation_engine.h"
 
 #include <algorithm>
 
+#include "hlo/analysis/dot_readers.h"
 #include "hlo/sharding/sharding_transforms.h"
 #include "hlo/strings.h"
 #include "spmd/propagation/factor_projection.h"
@@ -71,6 +73,16 @@ std::vector<bool> RebuiltSides(const RuleEdge& edge) {
   return rebuilt;
 }
 
+// Per side of `edge`: how many dots read that operand alike (1 for the result side).
+std::vector<int64_t> SharerCounts(const RuleEdge& edge) {
+  std::vector<int64_t> sharers(edge.rule.result_side() + 1, 1);
+  for (int64_t side = 0; side < edge.rule.result_side(); ++side) {
+    sharers[side] = hlo::CountDotsReadingAlike(*edge.instr, side,
+                                               [](const hlo::HloInstruction&) { return true; });
+  }
+  return sharers;
+}
+
 }  // namespace
 
 const hlo::Shape& SideShape(const RuleEdge& edge, int64_t side) {
@@ -92,6 +104,7 @@ PropagationEngine::PropagationEngine(std::vector<ClassState> states, std::vector
   for (int64_t e = 0; e < static_cast<int64_t>(edges_.size()); ++e) {
     seen_version_[e].assign(edges_[e].classes.size(), -1);
     edges_[e].rebuilt = RebuiltSides(edges_[e]);
+    edges_[e].sharers = SharerCounts(edges_[e]);
     for (int64_t cls : edges_[e].classes) {
       std::vector<int64_t>& list = edges_of_class_[cls];
       if (list.empty() || list.back() != e) list.push_back(e);
@@ -125,14 +138,18 @@ void PropagationEngine::Visit(int64_t e) {
   const RuleEdge& edge = edges_[e];
   const int64_t result = edge.rule.result_side();
   std::vector<int64_t> changed;
+  // What this visit sees: the versions before it. A side it changes is proposed to the sides
+  // updated before it (the result) on the edge's next visit.
+  std::vector<int64_t> seen_now(edge.classes.size());
+  for (size_t side = 0; side < edge.classes.size(); ++side) {
+    seen_now[side] = class_version_[edge.classes[side]];
+  }
   const std::vector<int64_t>& seen = seen_version_[e];
   if (UpdateSide(edge, result, seen)) changed.push_back(edge.classes[result]);
   for (int64_t side = 0; side < result; ++side) {
     if (UpdateSide(edge, side, seen)) changed.push_back(edge.classes[side]);
   }
-  for (size_t side = 0; side < edge.classes.size(); ++side) {
-    seen_version_[e][side] = class_version_[edge.classes[side]];
-  }
+  seen_version_[e] = std::move(seen_now);
   for (int64_t cls : changed) {
     for (int64_t other : edges_of_class_[cls]) Enqueue(other);
   }
@@ -212,7 +229,7 @@ bool PropagationEngine::UpdateSide(const RuleEdge& edge, int64_t side,
   if (proposals.empty()) return false;
   std::optional<Choice> choice = ChooseSharding(
       target.sharding, std::move(proposals),
-      [&](const HloSharding& candidate) { return Cost(edge, side, candidate); },
+      [&](const HloSharding& candidate) { return ClassCost(edge.classes[side], candidate); },
       MayMoveSideways(target));
   if (!choice) return false;
   NoteSidewaysMove(target, *choice, keep_provenance_);
@@ -220,13 +237,35 @@ bool PropagationEngine::UpdateSide(const RuleEdge& edge, int64_t side,
   return true;
 }
 
-double PropagationEngine::Cost(const RuleEdge& edge, int64_t side, const HloSharding& candidate) {
+double PropagationEngine::ClassCost(int64_t cls, const HloSharding& candidate) {
+  double total = 0;
+  for (int64_t e : edges_of_class_[cls]) {
+    const RuleEdge& edge = edges_[e];
+    for (int64_t side = 0; side < static_cast<int64_t>(edge.classes.size()); ++side) {
+      if (edge.classes[side] == cls && SideShape(edge, side).IsArray()) {
+        total += Cost(edge, side, candidate, cls);
+      }
+    }
+  }
+  return total;
+}
+
+double PropagationEngine::Cost(const RuleEdge& edge, int64_t side, const HloSharding& candidate,
+                               int64_t followed) {
   double total = 0;
   const hlo::Shape& shape = SideShape(edge, side);
   for (int64_t other = 0; other <= edge.rule.result_side(); ++other) {
     // A value the partitioner rebuilds in any tiling costs nothing to bring to `wanted`.
-    if (other == side || edge.rebuilt[other]) continue;
-    const std::optional<HloSharding>& held = states_[edge.classes[other]].sharding;
+    // A side of the candidate's own class takes the candidate too.
+    if (other == side || edge.rebuilt[other] || edge.classes[other] == edge.classes[side]) {
+      continue;
+    }
+    const ClassState& neighbour = states_[edge.classes[other]];
+    if (followed >= 0 && std::find(neighbour.from_classes.begin(), neighbour.from_classes.end(),
+                                   followed) != neighbour.from_classes.end()) {
+      continue;
+    }
+    const std::optional<HloSharding>& held = neighbour.sharding;
     const hlo::Shape& other_shape = SideShape(edge, other);
     if (!held || !other_shape.IsArray()) continue;
     absl::StatusOr<HloSharding> wanted =
@@ -237,7 +276,8 @@ double PropagationEngine::Cost(const RuleEdge& edge, int64_t side, const HloShar
     }
     if (*wanted == *held) continue;
     if (num_devices_ > kMaxPlannedDevices) {
-      total += BytesCostUs(other_shape) / static_cast<double>(DataTiles(*wanted));
+      total += BytesCostUs(other_shape) / static_cast<double>(DataTiles(*wanted)) /
+               static_cast<double>(edge.sharers[other]);
       continue;
     }
     absl::StatusOr<std::shared_ptr<const ReshardPlan>> plan =
@@ -246,7 +286,7 @@ double PropagationEngine::Cost(const RuleEdge& edge, int64_t side, const HloShar
       total += BytesCostUs(other_shape);
       continue;
     }
-    total += (*plan)->cost_us;
+    total += (*plan)->cost_us / static_cast<double>(edge.sharers[other]);
     if ((*plan)->full_rematerialization) total += kFullRematerializationPenaltyUs;
   }
   return total;
@@ -259,10 +299,12 @@ void PropagationEngine::Record(const RuleEdge& edge, int64_t side, const Choice&
   target.sharding = choice.sharding;
   target.via = edge.instr;
   target.from.clear();
+  target.from_classes.clear();
   std::string directions;
   for (int64_t source : choice.sources) {
     const hlo::HloInstruction* value = source == result ? edge.instr : edge.instr->operand(source);
     AddUnique(target.from, value);
+    target.from_classes.push_back(edge.classes[source]);
     for (const hlo::HloInstruction* a : states_[edge.classes[source]].annotations) {
       AddUnique(target.annotations, a);
     }

@@ -40,6 +40,7 @@ struct ClassState {
   std::vector<const hlo::HloInstruction*> annotations;
   const hlo::HloInstruction* via = nullptr;
   std::vector<const hlo::HloInstruction*> from;
+  std::vector<int64_t> from_classes;  // The classes of `from`.
   std::string how;
 };
 
@@ -53,6 +54,10 @@ struct RuleEdge {
   // Per side: built in any tiling a user asks for (RebuiltInAnyTiling), so costs no reshard.
   // Set by PropagationEngine.
   std::vector<bool> rebuilt;
+  // Per side: how many dots read that operand alike (hlo::CountDotsReadingAlike), this one
+  // included; the partitioner reshards it once for them all, so each is charged its share.
+  // Set by PropagationEngine.
+  std::vector<int64_t> sharers;
 };
 
 class PropagationEngine {
@@ -80,8 +85,14 @@ class PropagationEngine {
   std::vector<Proposal> Proposals(const RuleEdge& edge, int64_t side,
                                   const std::vector<int64_t>& seen) const;
   // The estimated reshard cost, in µs, for the other sides of `edge` if side `side` took
-  // `candidate`.
-  double Cost(const RuleEdge& edge, int64_t side, const hlo::HloSharding& candidate);
+  // `candidate`; sides whose sharding was derived from class `followed` are skipped.
+  double Cost(const RuleEdge& edge, int64_t side, const hlo::HloSharding& candidate,
+              int64_t followed = -1);
+  // What `candidate` costs the neighbourhood of class `cls`: Cost over every edge side in the
+  // class, skipping neighbours whose sharding merely follows the class (they would follow a
+  // change too), so that a class does not trade a layout its independent neighbours share
+  // for one that only the proposing edge prefers.
+  double ClassCost(int64_t cls, const hlo::HloSharding& candidate);
   void Record(const RuleEdge& edge, int64_t side, const Choice& choice);
   void Enqueue(int64_t edge);
 
