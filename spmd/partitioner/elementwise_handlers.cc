@@ -1,15 +1,22 @@
 // Elementwise ops (unary, binary, compare, select, clamp, convert, copy, ..., and a cross-replica
-// all-reduce): every array operand of the result's rank is asked for in the result's sharding;
-// scalars stay replicated; the op runs locally on the padded shards (padding stays in the
-// padding).
+// all-reduce): every array operand of the result's rank is asked for in one sharding; scalars
+// stay replicated; the op runs locally on the padded shards (padding stays in the padding).
+// That sharding is the result's, or an operand's current one when computing there and
+// resharding the result once is cheaper (ComputeSharding):
 //
 //   %r = f32[16] add(%a, %b), sharding={devices=[4]<=[4]}
 //   -> %r.spmd = f32[4] add(%a.shard, %b.shard)
+//   %r = f32[16] multiply(%a, %b), replicated, with %a, %b split alike
+//   -> %r.spmd = f32[4] multiply(%a.shard, %b.shard), all-gathered for its users (one gather,
+//      not two)
 #include <optional>
 
 #include "absl/container/flat_hash_set.h"
 #include "hlo/sharding/unreduced.h"
 #include "hlo/status_macros.h"
+#include "hlo/strings.h"
+#include "spmd/cost/device_model.h"
+#include "spmd/partitioner/candidate_cost.h"
 #include "spmd/partitioner/handlers.h"
 
 namespace spmd {
@@ -36,6 +43,70 @@ bool KeepsPartialSums(const HloInstruction& original) {
   return true;
 }
 
+// Whether `s` is a plain layout an elementwise op can be computed in and resharded from.
+bool PlainTiledOrReplicated(const HloSharding& s) {
+  return s.IsReplicated() || (s.IsTiled() && !s.HasManualSubgroup() && !hlo::HasUnreduced(s));
+}
+
+// What computing `original` in `candidate` costs: its array operands brought there, and the
+// result then brought to `wanted` (once: the context caches it for every user).
+Received CandidateReceived(const HloInstruction& original, const HloSharding& candidate,
+                           const HloSharding& wanted, PartitionContext& ctx) {
+  Received total;
+  for (size_t i = 0; i < original.operands().size(); ++i) {
+    const HloInstruction* operand = original.operand(i);
+    const auto first = original.operands().begin() + static_cast<int64_t>(i);
+    if (operand->shape().IsArray() && operand->shape().rank() == original.shape().rank() &&
+        std::find(original.operands().begin(), first, operand) == first) {
+      total = total + ReshardReceived(operand, candidate, ctx);  // Once per distinct operand.
+    }
+  }
+  if (candidate != wanted)
+    total = total + ReshardReceived(original.shape(), candidate, wanted, ctx);
+  return total;
+}
+
+// The sharding to compute `original` in: `wanted`, or the current sharding of one of its array
+// operands when computing there and resharding the result beats bringing every operand to
+// `wanted` (an op whose operands are split alike, wanted whole: one gather of its result rather
+// than one per operand). Among candidates within kEstimateTolerance of the least estimated time,
+// the one receiving the fewest bytes; `wanted` on ties.
+HloSharding ComputeSharding(const HloInstruction& original, const HloSharding& wanted,
+                            PartitionContext& ctx) {
+  if (original.operand_count() < 1 || !PlainTiledOrReplicated(wanted)) return wanted;
+  std::vector<HloSharding> candidates = {wanted};
+  for (const HloInstruction* operand : original.operands()) {
+    if (!operand->shape().IsArray() || operand->shape().rank() != original.shape().rank()) {
+      continue;
+    }
+    absl::StatusOr<const PartitionedValue*> pv = ctx.Get(operand);
+    if (!pv.ok() || !PlainTiledOrReplicated((*pv)->sharding)) return wanted;
+    if (std::find(candidates.begin(), candidates.end(), (*pv)->sharding) == candidates.end()) {
+      candidates.push_back((*pv)->sharding);
+    }
+  }
+  if (candidates.size() == 1) return wanted;
+  std::vector<Received> costs;
+  double least = kUnplannableUs;
+  for (const HloSharding& c : candidates) {
+    costs.push_back(CandidateReceived(original, c, wanted, ctx));
+    least = std::min(least, costs.back().us);
+  }
+  size_t best = 0;
+  for (size_t i = 1; i < candidates.size(); ++i) {
+    const bool fast = costs[i].us <= least * (1 + kEstimateTolerance);
+    const bool best_fast = costs[best].us <= least * (1 + kEstimateTolerance);
+    if (fast && (!best_fast || costs[i].bytes < costs[best].bytes)) best = i;
+  }
+  if (best != 0 && ctx.log().keep_lines) {
+    ctx.log().lines.push_back(hlo::StrCat(
+        "%", original.name(), ": computed in ", candidates[best].ToString(), " (",
+        costs[best].bytes, " B, ", costs[best].us, " us with the result's reshard) rather than in ",
+        wanted.ToString(), " (", costs[0].bytes, " B, ", costs[0].us, " us)"));
+  }
+  return candidates[best];
+}
+
 absl::Status HandleElementwise(const HloInstruction& original, const HloSharding& wanted,
                                PartitionContext& ctx) {
   if (!original.shape().IsArray() || wanted.IsTuple()) {
@@ -47,7 +118,9 @@ absl::Status HandleElementwise(const HloInstruction& original, const HloSharding
   if (hlo::HasUnreduced(wanted) && !KeepsPartialSums(original)) {
     ASSIGN_OR_RETURN(reduced, hlo::UnreducedAsReplicated(wanted));
   }
-  const HloSharding& sharding = reduced ? *reduced : wanted;
+  const HloSharding sharding =
+      reduced ? *reduced
+              : (hlo::HasUnreduced(wanted) ? wanted : ComputeSharding(original, wanted, ctx));
   static const HloSharding* const kReplicated = new HloSharding(HloSharding::Replicate());
   std::vector<HloInstruction*> operands;
   operands.reserve(original.operand_count());

@@ -1,0 +1,50 @@
+// Where an elementwise op is computed (spmd/partitioner/elementwise_handlers.cc): in its own
+// sharding, or in its operands' when computing there and resharding the result once is cheaper.
+// Each program is verified on the CPU executor against the unpartitioned module.
+#include <string>
+
+#include "gtest/gtest.h"
+#include "hlo/analysis/module_stats.h"
+#include "hlo/ir/hlo_module.h"
+#include "tests/partition_test_util.h"
+
+namespace {
+
+using testing_util::Counts;
+using testing_util::ExpectVerifies;
+using testing_util::Partition;
+using testing_util::Partitioned;
+
+int64_t BytesReceived(const Partitioned& p) { return hlo::ComputeModuleStats(*p.spmd).comm_bytes; }
+
+// A product wanted whole of two operands split alike: computed split and gathered once (896 B a
+// device), not computed whole from two gathered operands (1792 B). XLA's PropagateShardAs.
+TEST(ElementwisePartitionTest, OperandsSplitAlikeAreMultipliedSplitAndTheResultGathered) {
+  Partitioned p = Partition(R"(HloModule m, num_partitions=8
+ENTRY e {
+  a = s32[16,16] parameter(0), sharding={devices=[4,2]<=[8]}
+  b = s32[16,16] parameter(1), sharding={devices=[4,2]<=[8]}
+  ROOT m = s32[16,16] multiply(a, b), sharding={replicated}
+})");
+  ASSERT_NE(p.spmd, nullptr);
+  EXPECT_EQ(BytesReceived(p), 896) << p.explain << p.spmd->ToString();
+  EXPECT_NE(p.explain.find("%m: computed in {devices=[4,2]<=[8]}"), std::string::npos) << p.explain;
+  ExpectVerifies(p, 8);
+}
+
+// Operands split differently: the one already in the result's layout costs nothing, so the op
+// runs in the result's sharding and only the other operand moves.
+TEST(ElementwisePartitionTest, TheResultsOwnShardingWinsWhenAnOperandIsAlreadyThere) {
+  Partitioned p = Partition(R"(HloModule m, num_partitions=4
+ENTRY e {
+  a = f32[32,32] parameter(0), sharding={devices=[4,1]<=[4]}
+  b = f32[32,32] parameter(1), sharding={devices=[1,4]<=[4]}
+  ROOT s = f32[32,32] subtract(a, b), sharding={devices=[4,1]<=[4]}
+})");
+  ASSERT_NE(p.spmd, nullptr);
+  EXPECT_EQ(p.explain.find("computed in"), std::string::npos) << p.explain;
+  EXPECT_EQ(Counts(*p.spmd)[hlo::HloOpcode::kAllToAll], 1) << p.spmd->ToString();
+  ExpectVerifies(p, 4);
+}
+
+}  // namespace
