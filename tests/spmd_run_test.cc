@@ -164,6 +164,28 @@ TEST(SpmdRunTest, ChecksInstructionByInstructionWhenOutputsDependOnEverything) {
                                         "comes from (not available with --against"));
 }
 
+// A scalar's broadcast wanted in two device orders is the same instruction twice, which the
+// cleanup merges (found by the partition fuzzer): the merged instruction held its value in two
+// layouts, so its records are dropped and it is evaluated from the scalar, not cut to values
+// laid out one way and read the other.
+TEST(SpmdRunTest, ModularVerificationFollowsMergedInstructions) {
+  const std::string path = WriteFile("merged_layouts.hlo", R"(
+HloModule merged_layouts, num_partitions=8
+
+ENTRY entry {
+  p = f32[] parameter(0), sharding={replicated}
+  br = f32[5] broadcast(p), dimensions={}, sharding={devices=[4]0,1,2,3}
+  add = f32[5] add(br, br)
+  annotate = f32[5] custom-call(add), custom_call_target="Sharding",
+    backend_config="unspecified_dims=[0]", sharding={replicated}
+  ROOT copy = f32[5] copy(annotate), sharding={devices=[4]3,2,1,0}
+}
+)");
+  Outcome r = SpmdRun("--verify --sampled=modular " + path);
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("0 mismatches, 0 not verified"));
+}
+
 // The unpartitioned module cannot run here (a custom-call without a kernel): our partitioning of
 // the rest is still checked, the call named as not verified.
 TEST(SpmdRunTest, ModulesTheExecutorCannotRunAreCheckedInstructionByInstruction) {

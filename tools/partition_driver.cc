@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/cord.h"
 #include "absl/strings/str_split.h"
 #include "hlo/analysis/module_stats.h"
@@ -19,6 +20,7 @@
 #include "hlo/pass/hlo_pass_pipeline.h"
 #include "hlo/proto/hlo_proto_util.h"
 #include "hlo/strings.h"
+#include "hlo/transforms/common_subexpression_elimination.h"
 #include "hlo/transforms/dead_code_elimination.h"
 #include "hlo/verifier/hlo_verifier.h"
 #include "spmd/cost/step_time.h"
@@ -123,6 +125,41 @@ struct PassResults {
   std::optional<spmd::DeviceModel> device_model;  // The partition pass's, when it ran.
 };
 
+// Points the records that name an instruction CSE merged away at the one kept in its place.
+// Two instructions merged can have held their values in different layouts (a broadcast of a
+// scalar is the same in every tiling): no random value stands in for both, so every record of
+// such an instruction is dropped (as a record naming dead code is), and modular verification
+// evaluates it from its operands instead.
+void FollowMerges(const std::vector<hlo::MergedInstruction>& merged,
+                  std::vector<hlo::SpmdOrigin>& origins) {
+  if (merged.empty()) return;
+  using Key = std::pair<std::string, std::string>;
+  absl::flat_hash_map<Key, std::string> kept;
+  for (const hlo::MergedInstruction& m : merged) kept[{m.computation, m.removed}] = m.kept;
+  // The instruction each value record names once the merges are followed.
+  const auto target = [&](const hlo::SpmdOrigin& origin) -> Key {
+    const auto it = kept.find({origin.computation, origin.instruction});
+    return it == kept.end() ? Key{origin.computation, origin.instruction}
+                            : Key{origin.computation, it->second};
+  };
+  absl::flat_hash_map<Key, hlo::HloSharding> layout;
+  absl::flat_hash_set<Key> conflicting;
+  for (const hlo::SpmdOrigin& origin : origins) {
+    if (origin.kind != hlo::SpmdOrigin::Kind::kValue) continue;
+    const auto [at, first] = layout.try_emplace(target(origin), origin.sharding);
+    if (!first && at->second != origin.sharding) conflicting.insert(at->first);
+  }
+  std::vector<hlo::SpmdOrigin> followed;
+  followed.reserve(origins.size());
+  for (hlo::SpmdOrigin& origin : origins) {
+    const Key to = target(origin);
+    if (origin.kind == hlo::SpmdOrigin::Kind::kValue && conflicting.contains(to)) continue;
+    origin.instruction = to.second;
+    followed.push_back(std::move(origin));
+  }
+  origins = std::move(followed);
+}
+
 // Runs the requested passes in order with the verifier after each; dumps each stage when asked.
 absl::StatusOr<PassResults> RunPasses(const DriverOptions& options, hlo::ParsedModule& parsed) {
   PassResults results;
@@ -130,6 +167,7 @@ absl::StatusOr<PassResults> RunPasses(const DriverOptions& options, hlo::ParsedM
   pipeline.set_verify_after_each_pass(true);
   spmd::SpmdPartitioner* partitioner = nullptr;
   spmd::ShardingPropagation* propagation = nullptr;
+  hlo::CommonSubexpressionElimination* cse = nullptr;
   for (const std::string& pass : options.passes) {
     if (pass == "propagate") {
       propagation = &pipeline.AddPass<spmd::ShardingPropagation>(KeepsExplain(options));
@@ -140,6 +178,7 @@ absl::StatusOr<PassResults> RunPasses(const DriverOptions& options, hlo::ParsedM
       results.device_model = partitioner_options->device_model;
       partitioner = &pipeline.AddPass<spmd::SpmdPartitioner>(*std::move(partitioner_options));
     } else if (pass == "cleanup") {
+      cse = &pipeline.AddPass<hlo::CommonSubexpressionElimination>();
       pipeline.AddPass<hlo::DeadCodeElimination>();
     } else {
       return absl::UnimplementedError(hlo::StrCat(
@@ -175,6 +214,7 @@ absl::StatusOr<PassResults> RunPasses(const DriverOptions& options, hlo::ParsedM
     results.replicated_fallback_bytes = partitioner->log().replicated_fallback_bytes;
     for (const std::string& line : partitioner->log().lines) results.explain += line + "\n";
     results.origins = partitioner->log().origins;
+    if (cse != nullptr) FollowMerges(cse->merged(), results.origins);
   }
   if (results.explain.empty() && KeepsExplain(options)) {
     results.explain = "no partitioning decisions were made\n";

@@ -130,4 +130,9 @@ absl::StatusOr<std::vector<int64_t>> RawDimsAttribute(
   return std::vector<int64_t>{};
 }
 
+bool HasSideEffect(const HloInstruction& instr) {
+  return HasOpcodeFlag(instr.opcode(), op_traits::kSideEffect) ||
+         (instr.opcode() == HloOpcode::kCustomCall && instr.attrs().custom_call_has_side_effect);
+}
+
 }  // namespace hlo

@@ -207,6 +207,11 @@ class HloInstruction {
 // through them, the partitioner keeps them on the shard, the executors run them as identities.
 bool IsPlacementCustomCall(const HloInstruction& instr);
 
+// Whether `instr` does more than compute its value: an opcode with op_traits::kSideEffect, or a
+// custom-call declared `custom_call_has_side_effect`. Dead-code elimination keeps such
+// instructions whatever their use; common-subexpression elimination never merges them.
+bool HasSideEffect(const HloInstruction& instr);
+
 // Whether `instr`'s value is, on each device, its operand's: an opcode with
 // op_traits::kForwardsOperand (copy, opt-barrier), or one of the custom-calls that only mark a
 // value (`Sharding`, `SPMDFullToShardShape`, `SPMDShardToFullShape`, `ShardBarrierFrom`/`To`,

@@ -10,7 +10,9 @@
 // every partitioned computation it also records the instruction it returns and the sharding the
 // caller receives it in. Names identify instructions, so the records survive printing and
 // parsing; a record naming an instruction that later passes removed (dead code) describes
-// nothing and is skipped.
+// nothing and is skipped, and one naming an instruction common-subexpression elimination merged
+// into an earlier one is pointed at that one by the driver (several records may then name one
+// instruction; modular verification cuts it once, with the first record's values).
 //
 // Modular verification (runtime/cpu/modular_verify.h) reads them: each original instruction's
 // partitioned form is checked on its own, its operands cut to random values laid out by their

@@ -12,11 +12,6 @@
 namespace hlo {
 namespace {
 
-bool HasSideEffect(const HloInstruction& instr) {
-  return HasOpcodeFlag(instr.opcode(), op_traits::kSideEffect) ||
-         (instr.opcode() == HloOpcode::kCustomCall && instr.attrs().custom_call_has_side_effect);
-}
-
 // The instructions of `computation` that its root or a side effect needs.
 absl::flat_hash_set<const HloInstruction*> LiveInstructions(const HloComputation& computation) {
   absl::flat_hash_set<const HloInstruction*> live;
