@@ -36,6 +36,10 @@ double BytesCostUs(const hlo::Shape& shape) {
 
 bool IsManual(const HloSharding& s) { return s.kind() == HloSharding::Kind::kManual; }
 
+// A class taking part in more instructions than this (a value read by a thousand ops) is costed
+// on the proposing instruction alone, so that a conflict costs a bounded number of plans.
+constexpr int64_t kMaxClassCostEdges = 64;
+
 // The reshard planner searches over device states; past this many devices its estimate is
 // replaced by a bytes-moved one so that propagation stays fast on huge meshes.
 constexpr int64_t kMaxPlannedDevices = 256;
@@ -229,7 +233,7 @@ bool PropagationEngine::UpdateSide(const RuleEdge& edge, int64_t side,
   if (proposals.empty()) return false;
   std::optional<Choice> choice = ChooseSharding(
       target.sharding, std::move(proposals),
-      [&](const HloSharding& candidate) { return ClassCost(edge.classes[side], candidate); },
+      [&](const HloSharding& candidate) { return ClassCost(edge, side, candidate); },
       MayMoveSideways(target));
   if (!choice) return false;
   NoteSidewaysMove(target, *choice, keep_provenance_);
@@ -237,7 +241,12 @@ bool PropagationEngine::UpdateSide(const RuleEdge& edge, int64_t side,
   return true;
 }
 
-double PropagationEngine::ClassCost(int64_t cls, const HloSharding& candidate) {
+double PropagationEngine::ClassCost(const RuleEdge& proposing, int64_t proposing_side,
+                                    const HloSharding& candidate) {
+  const int64_t cls = proposing.classes[proposing_side];
+  if (static_cast<int64_t>(edges_of_class_[cls].size()) > kMaxClassCostEdges) {
+    return Cost(proposing, proposing_side, candidate);
+  }
   double total = 0;
   for (int64_t e : edges_of_class_[cls]) {
     const RuleEdge& edge = edges_[e];

@@ -40,7 +40,7 @@ struct ClassState {
   std::vector<const hlo::HloInstruction*> annotations;
   const hlo::HloInstruction* via = nullptr;
   std::vector<const hlo::HloInstruction*> from;
-  std::vector<int64_t> from_classes;  // The classes of `from`.
+  std::vector<int64_t> from_classes;  // The classes of the values it came from.
   std::string how;
 };
 
@@ -88,11 +88,13 @@ class PropagationEngine {
   // `candidate`; sides whose sharding was derived from class `followed` are skipped.
   double Cost(const RuleEdge& edge, int64_t side, const hlo::HloSharding& candidate,
               int64_t followed = -1);
-  // What `candidate` costs the neighbourhood of class `cls`: Cost over every edge side in the
-  // class, skipping neighbours whose sharding merely follows the class (they would follow a
-  // change too), so that a class does not trade a layout its independent neighbours share
-  // for one that only the proposing edge prefers.
-  double ClassCost(int64_t cls, const hlo::HloSharding& candidate);
+  // What `candidate`, proposed at side `proposing_side` of `proposing`, costs the neighbourhood
+  // of that side's class: Cost over every edge side in the class, skipping neighbours whose
+  // sharding merely follows the class (they would follow a change too), so that a class does
+  // not trade a layout its independent neighbours share for one that only the proposing edge
+  // prefers. A class in more than kMaxClassCostEdges edges is costed at `proposing` alone.
+  double ClassCost(const RuleEdge& proposing, int64_t proposing_side,
+                   const hlo::HloSharding& candidate);
   void Record(const RuleEdge& edge, int64_t side, const Choice& choice);
   void Enqueue(int64_t edge);
 
