@@ -7,7 +7,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
+#include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "hlo/analysis/executed_instructions.h"
 #include "hlo/analysis/peak_memory.h"
 #include "hlo/strings.h"
@@ -57,21 +60,108 @@ void MaxDevice(const HloSharding& s, int64_t* max_id) {
   }
 }
 
+// Each while body, and each computation a body calls (kCall, transitively: JAX's closed_call
+// inside a fori_loop), mapped to the body whose iterations run it; the call instruction that
+// runs each such callee.
+struct LoopComputations {
+  absl::flat_hash_map<const HloComputation*, const HloComputation*> body_of;
+  absl::flat_hash_map<const HloComputation*, const HloInstruction*> call_site;
+};
+
+LoopComputations FindLoopComputations(const HloModule& module) {
+  LoopComputations loops;
+  std::vector<std::pair<const HloComputation*, const HloComputation*>> stack;
+  for (const auto& computation : module.computations()) {
+    for (const auto& instr : computation->instructions()) {
+      if (instr->opcode() == HloOpcode::kWhile) stack.push_back({instr->while_body(), nullptr});
+    }
+  }
+  while (!stack.empty()) {
+    auto [computation, body] = stack.back();
+    stack.pop_back();
+    if (!loops.body_of.try_emplace(computation, body == nullptr ? computation : body).second) {
+      continue;
+    }
+    for (const auto& instr : computation->instructions()) {
+      if (instr->opcode() != HloOpcode::kCall || instr->called_computations().size() != 1) continue;
+      const HloComputation* callee = instr->called_computations()[0];
+      loops.call_site.try_emplace(callee, instr.get());
+      stack.push_back({callee, loops.body_of.at(computation)});
+    }
+  }
+  return loops;
+}
+
+// Whether only later iterations read `value`: every use is its computation's root tuple, and
+// that computation is a while body, or a computation called from one whose call's result in
+// those positions is, in turn, read only by later iterations.
+bool OnlyLaterIterationsRead(const HloInstruction* value, const LoopComputations& loops) {
+  const HloInstruction* root = value->parent()->root_instruction();
+  if (value == root || root->opcode() != HloOpcode::kTuple || value->users().empty()) return false;
+  for (const HloInstruction* user : value->users()) {
+    if (user != root) return false;
+  }
+  const auto body = loops.body_of.find(value->parent());
+  if (body == loops.body_of.end()) return false;
+  if (body->second == value->parent()) return true;
+  const auto call = loops.call_site.find(value->parent());
+  if (call == loops.call_site.end() || call->second->users().empty()) return false;
+  bool read = false;
+  for (const HloInstruction* user : call->second->users()) {
+    if (user->opcode() != HloOpcode::kGetTupleElement) return false;
+    if (root->operand(user->attrs().tuple_index) != value) continue;  // Another element.
+    if (!OnlyLaterIterationsRead(user, loops)) return false;
+    read = true;
+  }
+  return read;
+}
+
+// The same for a collective, through its async pair's -done half.
+bool CollectiveOnlyLaterIterationsRead(const HloInstruction& instr, const LoopComputations& loops) {
+  const HloInstruction* value = &instr;
+  if (value->users().size() == 1) {
+    const HloOpcode next = value->users()[0]->opcode();
+    if (next == HloOpcode::kAllGatherDone || next == HloOpcode::kAllReduceDone ||
+        next == HloOpcode::kCollectivePermuteDone || next == HloOpcode::kAsyncDone) {
+      value = value->users()[0];
+    }
+  }
+  return OnlyLaterIterationsRead(value, loops);
+}
+
 }  // namespace
 
 ModuleStats ComputeModuleStats(const HloModule& module) {
   ModuleStats stats;
   stats.num_partitions = module.config().num_partitions;
+  const LoopComputations loop_computations = FindLoopComputations(module);
+  // Per (body, executions): one call site's work per iteration.
+  std::map<std::pair<const HloComputation*, int64_t>, LoopOverlap> loops;
   ForEachExecutedInstruction(module, [&](const HloInstruction& instr, int64_t executions) {
     ++stats.instructions_after;
-    stats.flops += Flops(instr) * executions;
+    const int64_t flops = Flops(instr);
+    stats.flops += flops * executions;
+    LoopOverlap* loop = nullptr;
+    if (const auto body = loop_computations.body_of.find(instr.parent());
+        body != loop_computations.body_of.end()) {
+      loop = &loops[{body->second, executions}];
+      loop->iterations = executions;
+      loop->flops += flops;
+    }
     if (std::optional<CollectiveRecord> r = DescribeCollective(instr, stats.num_partitions)) {
       CollectiveStats& c = stats.collectives[static_cast<int>(r->kind)];
       c.count += executions;
       c.bytes += r->bytes * executions;
       stats.comm_bytes += r->bytes * executions;
+      if (loop != nullptr && CollectiveOnlyLaterIterationsRead(instr, loop_computations)) {
+        ++loop->carried_collectives;
+        loop->carried_bytes += r->bytes;
+      }
     }
   });
+  for (const auto& [key, loop] : loops) {
+    if (loop.carried_collectives > 0) stats.loop_overlaps.push_back(loop);
+  }
   if (module.entry_computation() != nullptr) {
     stats.peak_memory_bytes = ComputePeakMemory(*module.entry_computation()).bytes;
   }

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "hlo/analysis/collectives.h"
 #include "hlo/ir/hlo_module.h"
@@ -15,6 +16,17 @@ namespace hlo {
 struct CollectiveStats {
   int64_t count = 0;
   int64_t bytes = 0;  // Received by one device, maximum over devices.
+};
+
+// One while body's work that an iteration may overlap (ComputeModuleStats): its own
+// instructions' FLOPs, and the collectives whose values only later iterations read (they feed
+// the body's root tuple and nothing else: a windowed loop's block for the next step, or its
+// partial sum passed on), per iteration.
+struct LoopOverlap {
+  int64_t iterations = 0;  // The body's executions (its loop's trip count times the enclosing).
+  int64_t flops = 0;
+  int64_t carried_collectives = 0;
+  int64_t carried_bytes = 0;  // Received by one device.
 };
 
 struct ModuleStats {
@@ -39,6 +51,8 @@ struct ModuleStats {
   // their sharding), and the bytes of their full results.
   int64_t replicated_fallbacks = 0;
   int64_t replicated_fallback_bytes = 0;
+  // Per executed while body with a loop-carried collective (not printed; for the step time).
+  std::vector<LoopOverlap> loop_overlaps;
   double estimated_step_time_us = 0;
 };
 
@@ -47,7 +61,8 @@ struct ModuleStats {
 // trip count is known statically). An async collective pair counts once. `num_partitions` of
 // the module config is the group size of collectives without replica_groups. Sets
 // instructions_after (instructions at every call site, each once), flops, comm_bytes,
-// peak_memory_bytes (the entry computation's, ComputePeakMemory) and collectives.
+// peak_memory_bytes (the entry computation's, ComputePeakMemory), collectives and
+// loop_overlaps.
 ModuleStats ComputeModuleStats(const HloModule& module);
 
 // The largest device id named by any instruction's sharding, or -1 if none.

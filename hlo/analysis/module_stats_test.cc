@@ -86,6 +86,60 @@ TEST(ModuleStatsTest, EveryCollectiveKindHandComputed) {
   EXPECT_EQ(s.flops, 5);
 }
 
+// The loop's collective-permute feeds only the root tuple: the next iteration reads it.
+TEST(ModuleStatsTest, LoopCarriedCollectivesAreListedPerIteration) {
+  std::unique_ptr<HloModule> m = Parse(kEveryCollective);
+  ASSERT_NE(m, nullptr);
+  const ModuleStats s = ComputeModuleStats(*m);
+  ASSERT_EQ(s.loop_overlaps.size(), 1u);
+  EXPECT_EQ(s.loop_overlaps[0].iterations, 5);
+  EXPECT_EQ(s.loop_overlaps[0].flops, 1);  // The counter's add.
+  EXPECT_EQ(s.loop_overlaps[0].carried_collectives, 1);
+  EXPECT_EQ(s.loop_overlaps[0].carried_bytes, 512);  // f32[128]; the entry's permute is to self.
+}
+
+// JAX's fori_loop over a shard_map body: the permute sits in a computation the body calls, and
+// reaches the body's root through the call's tuple.
+TEST(ModuleStatsTest, LoopCarriedCollectivesInsideACalledComputation) {
+  std::unique_ptr<HloModule> m = Parse(R"(HloModule m, num_partitions=2
+step {
+  x = f32[128] parameter(0)
+  n = f32[128] negate(x)
+  y = f32[128] collective-permute(x), channel_id=1, source_target_pairs={{0,1},{1,0}}
+  ROOT t = (f32[128], f32[128]) tuple(n, y)
+}
+cond {
+  p = (s32[], f32[128], f32[128]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  three = s32[] constant(3)
+  ROOT lt = pred[] compare(i, three), direction=LT
+}
+body {
+  p = (s32[], f32[128], f32[128]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  x = f32[128] get-tuple-element(p), index=2
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  c = (f32[128], f32[128]) call(x), to_apply=step
+  n = f32[128] get-tuple-element(c), index=0
+  y = f32[128] get-tuple-element(c), index=1
+  ROOT t = (s32[], f32[128], f32[128]) tuple(i1, n, y)
+}
+ENTRY main {
+  x = f32[128] parameter(0)
+  zero = s32[] constant(0)
+  init = (s32[], f32[128], f32[128]) tuple(zero, x, x)
+  ROOT w = (s32[], f32[128], f32[128]) while(init), condition=cond, body=body
+})");
+  ASSERT_NE(m, nullptr);
+  const ModuleStats s = ComputeModuleStats(*m);
+  ASSERT_EQ(s.loop_overlaps.size(), 1u);
+  EXPECT_EQ(s.loop_overlaps[0].iterations, 3);
+  EXPECT_EQ(s.loop_overlaps[0].flops, 1 + 128);  // The counter's add and the call's negate.
+  EXPECT_EQ(s.loop_overlaps[0].carried_collectives, 1);
+  EXPECT_EQ(s.loop_overlaps[0].carried_bytes, 512);
+}
+
 TEST(ModuleStatsTest, TripCountFromPatternAndBackendConfig) {
   std::unique_ptr<HloModule> m = Parse(kEveryCollective);
   ASSERT_NE(m, nullptr);
