@@ -125,34 +125,42 @@ struct PassResults {
   std::optional<spmd::DeviceModel> device_model;  // The partition pass's, when it ran.
 };
 
-// Points the records that name an instruction CSE merged away at the one kept in its place.
-// Two instructions merged can have held their values in different layouts (a broadcast of a
-// scalar is the same in every tiling): no random value stands in for both, so every record of
-// such an instruction is dropped (as a record naming dead code is), and modular verification
-// evaluates it from its operands instead.
+// Points the records that name an instruction CSE merged away at the one kept in its place,
+// when the two carried the same records (the same original values in the same layouts: a value
+// the partitioner built twice). Otherwise no random value stands in for both -- two originals
+// whose partitioned forms coincide, or one value in two layouts (a broadcast of a scalar is the
+// same in every tiling) -- so every record of either is dropped (as a record naming dead code
+// is), and modular verification evaluates the instruction from its operands instead.
 void FollowMerges(const std::vector<hlo::MergedInstruction>& merged,
                   std::vector<hlo::SpmdOrigin>& origins) {
   if (merged.empty()) return;
   using Key = std::pair<std::string, std::string>;
   absl::flat_hash_map<Key, std::string> kept;
   for (const hlo::MergedInstruction& m : merged) kept[{m.computation, m.removed}] = m.kept;
-  // The instruction each value record names once the merges are followed.
-  const auto target = [&](const hlo::SpmdOrigin& origin) -> Key {
-    const auto it = kept.find({origin.computation, origin.instruction});
-    return it == kept.end() ? Key{origin.computation, origin.instruction}
-                            : Key{origin.computation, it->second};
-  };
-  absl::flat_hash_map<Key, hlo::HloSharding> layout;
-  absl::flat_hash_set<Key> conflicting;
+  // Each instruction's value records, as sorted "original@layout" texts.
+  absl::flat_hash_map<Key, std::vector<std::string>> records;
   for (const hlo::SpmdOrigin& origin : origins) {
     if (origin.kind != hlo::SpmdOrigin::Kind::kValue) continue;
-    const auto [at, first] = layout.try_emplace(target(origin), origin.sharding);
-    if (!first && at->second != origin.sharding) conflicting.insert(at->first);
+    records[{origin.computation, origin.instruction}].push_back(
+        hlo::StrCat(origin.original_computation, "/", origin.original_instruction, "@",
+                    origin.sharding.ToString()));
+  }
+  for (auto& [key, texts] : records) std::sort(texts.begin(), texts.end());
+  absl::flat_hash_set<Key> conflicting;
+  for (const auto& [removed, to] : kept) {
+    const Key target{removed.first, to};
+    const auto a = records.find(removed);
+    const auto b = records.find(target);
+    const bool same = (a == records.end() ? std::vector<std::string>{} : a->second) ==
+                      (b == records.end() ? std::vector<std::string>{} : b->second);
+    if (!same) conflicting.insert(target);
   }
   std::vector<hlo::SpmdOrigin> followed;
   followed.reserve(origins.size());
   for (hlo::SpmdOrigin& origin : origins) {
-    const Key to = target(origin);
+    const auto it = kept.find({origin.computation, origin.instruction});
+    const Key to = it == kept.end() ? Key{origin.computation, origin.instruction}
+                                    : Key{origin.computation, it->second};
     if (origin.kind == hlo::SpmdOrigin::Kind::kValue && conflicting.contains(to)) continue;
     origin.instruction = to.second;
     followed.push_back(std::move(origin));
@@ -167,7 +175,8 @@ absl::StatusOr<PassResults> RunPasses(const DriverOptions& options, hlo::ParsedM
   pipeline.set_verify_after_each_pass(true);
   spmd::SpmdPartitioner* partitioner = nullptr;
   spmd::ShardingPropagation* propagation = nullptr;
-  hlo::CommonSubexpressionElimination* cse = nullptr;
+  // The CSE runs after partitioning, whose merges the partitioner's records follow, in order.
+  std::vector<const hlo::CommonSubexpressionElimination*> cses;
   for (const std::string& pass : options.passes) {
     if (pass == "propagate") {
       propagation = &pipeline.AddPass<spmd::ShardingPropagation>(KeepsExplain(options));
@@ -178,7 +187,8 @@ absl::StatusOr<PassResults> RunPasses(const DriverOptions& options, hlo::ParsedM
       results.device_model = partitioner_options->device_model;
       partitioner = &pipeline.AddPass<spmd::SpmdPartitioner>(*std::move(partitioner_options));
     } else if (pass == "cleanup") {
-      cse = &pipeline.AddPass<hlo::CommonSubexpressionElimination>();
+      const auto* cse = &pipeline.AddPass<hlo::CommonSubexpressionElimination>();
+      if (partitioner != nullptr) cses.push_back(cse);
       pipeline.AddPass<hlo::DeadCodeElimination>();
     } else {
       return absl::UnimplementedError(hlo::StrCat(
@@ -214,7 +224,7 @@ absl::StatusOr<PassResults> RunPasses(const DriverOptions& options, hlo::ParsedM
     results.replicated_fallback_bytes = partitioner->log().replicated_fallback_bytes;
     for (const std::string& line : partitioner->log().lines) results.explain += line + "\n";
     results.origins = partitioner->log().origins;
-    if (cse != nullptr) FollowMerges(cse->merged(), results.origins);
+    for (const auto* cse : cses) FollowMerges(cse->merged(), results.origins);
   }
   if (results.explain.empty() && KeepsExplain(options)) {
     results.explain = "no partitioning decisions were made\n";

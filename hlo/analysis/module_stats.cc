@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "hlo/analysis/executed_instructions.h"
 #include "hlo/analysis/peak_memory.h"
 #include "hlo/strings.h"
@@ -129,24 +130,103 @@ bool CollectiveOnlyLaterIterationsRead(const HloInstruction& instr, const LoopCo
   return OnlyLaterIterationsRead(value, loops);
 }
 
+// Every instruction `value` reads, transitively, within its computation.
+absl::flat_hash_set<const HloInstruction*> Ancestors(const HloInstruction* value) {
+  absl::flat_hash_set<const HloInstruction*> seen;
+  std::vector<const HloInstruction*> stack(value->operands().begin(), value->operands().end());
+  while (!stack.empty()) {
+    const HloInstruction* at = stack.back();
+    stack.pop_back();
+    if (!seen.insert(at).second) continue;
+    stack.insert(stack.end(), at->operands().begin(), at->operands().end());
+  }
+  return seen;
+}
+
+// The instructions of the while body `body` that read, transitively, one of the loop-state
+// positions `fed` (a use of the whole state tuple other than a get-tuple-element reads them all).
+absl::flat_hash_set<const HloInstruction*> ReadersOfPositions(
+    const HloComputation& body, const absl::flat_hash_set<int64_t>& fed) {
+  absl::flat_hash_set<const HloInstruction*> readers;
+  for (const auto& instr : body.instructions()) {  // Operands before users.
+    bool reads = false;
+    for (const HloInstruction* operand : instr->operands()) {
+      if (operand->opcode() == HloOpcode::kParameter) {
+        reads |= instr->opcode() != HloOpcode::kGetTupleElement ||
+                 fed.contains(instr->attrs().tuple_index);
+      }
+      reads |= readers.contains(operand);
+    }
+    if (reads) readers.insert(instr.get());
+  }
+  return readers;
+}
+
+// The part of a loop's per-iteration `work` (instruction, FLOPs) that can run while each of
+// `carried` (collectives only later iterations read) is in flight: an instruction of the
+// collective's own computation that the collective does not read (they run side by side), or,
+// for a collective of the body itself, one that does not read the loop-state positions the
+// collective feeds (the next iteration's work overlaps this iteration's collective, as in a
+// reduce-scatter windowed loop). Work elsewhere is not counted.
+int64_t OverlappableFlops(const std::vector<std::pair<const HloInstruction*, int64_t>>& work,
+                          const std::vector<const HloInstruction*>& carried,
+                          const LoopComputations& loops) {
+  struct Guard {
+    const HloComputation* computation;
+    absl::flat_hash_set<const HloInstruction*> ancestors;
+    std::optional<absl::flat_hash_set<const HloInstruction*>> readers;
+  };
+  std::vector<Guard> guards;
+  for (const HloInstruction* c : carried) {
+    Guard g{c->parent(), Ancestors(c), std::nullopt};
+    if (loops.body_of.at(c->parent()) == c->parent()) {
+      const HloInstruction* value =
+          c->users().size() == 1 && c->users()[0] != c->parent()->root_instruction() ? c->users()[0]
+                                                                                     : c;
+      absl::flat_hash_set<int64_t> fed;
+      const HloInstruction* root = c->parent()->root_instruction();
+      for (int64_t k = 0; k < root->operand_count(); ++k) {
+        if (root->operand(k) == value) fed.insert(k);
+      }
+      g.readers = ReadersOfPositions(*c->parent(), fed);
+    }
+    guards.push_back(std::move(g));
+  }
+  int64_t flops = 0;
+  for (const auto& [instr, f] : work) {
+    bool overlaps = f > 0;
+    for (const Guard& g : guards) {
+      overlaps = overlaps && instr->parent() == g.computation &&
+                 (!g.ancestors.contains(instr) || (g.readers && !g.readers->contains(instr)));
+    }
+    if (overlaps) flops += f;
+  }
+  return flops;
+}
+
 }  // namespace
 
 ModuleStats ComputeModuleStats(const HloModule& module) {
   ModuleStats stats;
   stats.num_partitions = module.config().num_partitions;
   const LoopComputations loop_computations = FindLoopComputations(module);
-  // Per (body, executions): one call site's work per iteration.
-  std::map<std::pair<const HloComputation*, int64_t>, LoopOverlap> loops;
+  // Per (body, executions): one call site's work per iteration, and its carried collectives.
+  struct LoopWork {
+    LoopOverlap overlap;
+    std::vector<std::pair<const HloInstruction*, int64_t>> work;
+    std::vector<const HloInstruction*> carried;
+  };
+  std::map<std::pair<const HloComputation*, int64_t>, LoopWork> loops;
   ForEachExecutedInstruction(module, [&](const HloInstruction& instr, int64_t executions) {
     ++stats.instructions_after;
     const int64_t flops = Flops(instr);
     stats.flops += flops * executions;
-    LoopOverlap* loop = nullptr;
+    LoopWork* loop = nullptr;
     if (const auto body = loop_computations.body_of.find(instr.parent());
         body != loop_computations.body_of.end()) {
       loop = &loops[{body->second, executions}];
-      loop->iterations = executions;
-      loop->flops += flops;
+      loop->overlap.iterations = executions;
+      if (flops > 0) loop->work.push_back({&instr, flops});
     }
     if (std::optional<CollectiveRecord> r = DescribeCollective(instr, stats.num_partitions)) {
       CollectiveStats& c = stats.collectives[static_cast<int>(r->kind)];
@@ -154,13 +234,16 @@ ModuleStats ComputeModuleStats(const HloModule& module) {
       c.bytes += r->bytes * executions;
       stats.comm_bytes += r->bytes * executions;
       if (loop != nullptr && CollectiveOnlyLaterIterationsRead(instr, loop_computations)) {
-        ++loop->carried_collectives;
-        loop->carried_bytes += r->bytes;
+        ++loop->overlap.carried_collectives;
+        loop->overlap.carried_bytes += r->bytes;
+        loop->carried.push_back(&instr);
       }
     }
   });
-  for (const auto& [key, loop] : loops) {
-    if (loop.carried_collectives > 0) stats.loop_overlaps.push_back(loop);
+  for (auto& [key, loop] : loops) {
+    if (loop.carried.empty()) continue;
+    loop.overlap.flops = OverlappableFlops(loop.work, loop.carried, loop_computations);
+    stats.loop_overlaps.push_back(loop.overlap);
   }
   if (module.entry_computation() != nullptr) {
     stats.peak_memory_bytes = ComputePeakMemory(*module.entry_computation()).bytes;

@@ -18,10 +18,11 @@ struct CollectiveStats {
   int64_t bytes = 0;  // Received by one device, maximum over devices.
 };
 
-// One while body's work that an iteration may overlap (ComputeModuleStats): its own
-// instructions' FLOPs, and the collectives whose values only later iterations read (they feed
-// the body's root tuple and nothing else: a windowed loop's block for the next step, or its
-// partial sum passed on), per iteration.
+// One while body's work that an iteration may overlap (ComputeModuleStats), per iteration: the
+// collectives whose values only later iterations read (they feed the body's root tuple and
+// nothing else: a windowed loop's block for the next step, or its partial sum passed on), and
+// the FLOPs that can run while they are in flight (work that does not wait for them; see
+// OverlappableFlops in module_stats.cc).
 struct LoopOverlap {
   int64_t iterations = 0;  // The body's executions (its loop's trip count times the enclosing).
   int64_t flops = 0;

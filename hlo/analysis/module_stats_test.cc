@@ -135,9 +135,43 @@ ENTRY main {
   const ModuleStats s = ComputeModuleStats(*m);
   ASSERT_EQ(s.loop_overlaps.size(), 1u);
   EXPECT_EQ(s.loop_overlaps[0].iterations, 3);
-  EXPECT_EQ(s.loop_overlaps[0].flops, 1 + 128);  // The counter's add and the call's negate.
+  EXPECT_EQ(s.loop_overlaps[0].flops, 128);  // The call's negate; the counter is elsewhere.
   EXPECT_EQ(s.loop_overlaps[0].carried_collectives, 1);
   EXPECT_EQ(s.loop_overlaps[0].carried_bytes, 512);
+}
+
+// A sum all-reduced for the next iteration, which needs it at once: nothing overlaps it (the
+// dot it reduces runs before it, and the next dot reads it).
+TEST(ModuleStatsTest, ACarriedCollectiveTheNextIterationWaitsForOverlapsNothing) {
+  std::unique_ptr<HloModule> m = Parse(R"(HloModule m, num_partitions=2
+sum {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+cond {
+  p = (f32[8,8], f32[8,8]) parameter(0)
+  ROOT f = pred[] constant(false)
+}
+body {
+  p = (f32[8,8], f32[8,8]) parameter(0)
+  w = f32[8,8] get-tuple-element(p), index=0
+  x = f32[8,8] get-tuple-element(p), index=1
+  y = f32[8,8] dot(w, x), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  g = f32[8,8] all-reduce(y), channel_id=1, replica_groups={{0,1}}, to_apply=sum
+  ROOT t = (f32[8,8], f32[8,8]) tuple(w, g)
+}
+ENTRY main {
+  w = f32[8,8] parameter(0)
+  x = f32[8,8] parameter(1)
+  init = (f32[8,8], f32[8,8]) tuple(w, x)
+  ROOT l = (f32[8,8], f32[8,8]) while(init), condition=cond, body=body
+})");
+  ASSERT_NE(m, nullptr);
+  const ModuleStats s = ComputeModuleStats(*m);
+  ASSERT_EQ(s.loop_overlaps.size(), 1u);
+  EXPECT_EQ(s.loop_overlaps[0].carried_collectives, 1);
+  EXPECT_EQ(s.loop_overlaps[0].flops, 0);
 }
 
 TEST(ModuleStatsTest, TripCountFromPatternAndBackendConfig) {

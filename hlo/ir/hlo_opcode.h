@@ -139,7 +139,7 @@ inline constexpr uint32_t kPrintCalledList = 1 << 22;     // called_computations
   V(kFloor, "floor", kUnary, kFloating, 0, 0)                                             \
   V(kFusion, "fusion", kOther, kNoTypes, kRunsCallees, kPrintFusionKind | kPrintCalls)    \
   V(kGather, "gather", kOther, kNoTypes, 0, 0)                                            \
-  V(kGetDimensionSize, "get-dimension-size", kOther, kNoTypes, 0, 0)                      \
+  V(kGetDimensionSize, "get-dimension-size", kOther, kNoTypes, 0, kPrintDimensions)       \
   V(kGetTupleElement, "get-tuple-element", kOther, kNoTypes, 0, kPrintIndex)              \
   V(kImag, "imag", kUnary, kFloatOrComplex, 0, 0)                                         \
   V(kInfeed, "infeed", kOther, kNoTypes, kSideEffect, kPrintInfeedConfig)                 \
@@ -187,7 +187,7 @@ inline constexpr uint32_t kPrintCalledList = 1 << 22;     // called_computations
   V(kSelectAndScatter, "select-and-scatter", kOther, kNoTypes, 0, kPrintSelectScatter)    \
   V(kSend, "send", kOther, kNoTypes, kSideEffect, 0)                                      \
   V(kSendDone, "send-done", kOther, kNoTypes, kSideEffect, 0)                             \
-  V(kSetDimensionSize, "set-dimension-size", kOther, kNoTypes, 0, 0)                      \
+  V(kSetDimensionSize, "set-dimension-size", kOther, kNoTypes, 0, kPrintDimensions)       \
   V(kShiftLeft, "shift-left", kBinary, kIntegral, 0, 0)                                   \
   V(kShiftRightArithmetic, "shift-right-arithmetic", kBinary, kIntegral, 0, 0)            \
   V(kShiftRightLogical, "shift-right-logical", kBinary, kIntegral, 0, 0)                  \

@@ -6,6 +6,7 @@
 #include "hlo/transforms/common_subexpression_elimination.h"
 
 #include <string_view>
+#include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "hlo/ir/hlo_module.h"
@@ -45,16 +46,15 @@ bool MayMerge(const HloInstruction& instr) {
   return true;
 }
 
-// Replaces the value of the first `, <attribute>=` field of `text` by `value`; the field's value
-// ends at the next top-level `, ` (braces and quoted strings skipped).
-void ReplaceAttributeValue(std::string& text, std::string_view attribute, std::string_view value) {
+// Where the value of the top-level field `, <attribute>=` of the printed instruction `text`
+// starts and ends (outside quotes, brackets, braces and the operand list: the same words inside
+// a backend_config string or a frontend attribute are not the field); npos when absent.
+std::pair<size_t, size_t> FindAttributeValue(const std::string& text, std::string_view attribute) {
   const std::string field = std::string(", ") + std::string(attribute) + "=";
-  const size_t start = text.find(field);
-  if (start == std::string::npos) return;
-  size_t at = start + field.size();
   int depth = 0;
   bool quoted = false;
-  for (; at < text.size(); ++at) {
+  size_t value = std::string::npos;
+  for (size_t at = 0; at < text.size(); ++at) {
     const char c = text[at];
     if (quoted) {
       if (c == '\\') {
@@ -64,18 +64,29 @@ void ReplaceAttributeValue(std::string& text, std::string_view attribute, std::s
       }
       continue;
     }
+    if (depth == 0 && value == std::string::npos && text.compare(at, field.size(), field) == 0) {
+      value = at + field.size();
+      at = value - 1;
+      continue;
+    }
     if (c == '"') {
       quoted = true;
     } else if (c == '{' || c == '(' || c == '[') {
       ++depth;
     } else if (c == '}' || c == ')' || c == ']') {
       --depth;
-    } else if (c == ',' && depth == 0) {
-      break;
+    } else if (c == ',' && depth == 0 && value != std::string::npos) {
+      return {value, at};
     }
   }
-  const size_t value_start = start + field.size();
-  text.replace(value_start, at - value_start, value);
+  return {value, text.size()};
+}
+
+// Replaces the value of the top-level field `, <attribute>=` of `text` by `replacement`.
+void ReplaceAttributeValue(std::string& text, std::string_view attribute,
+                           std::string_view replacement) {
+  const auto [start, end] = FindAttributeValue(text, attribute);
+  if (start != std::string::npos) text.replace(start, end - start, replacement);
 }
 
 // What `instr` computes: its printed form without name and metadata, and with any channel id's

@@ -96,6 +96,23 @@ ENTRY e {
   EXPECT_EQ(names, (std::vector<std::string>{"p", "none", "one", "t"}));
 }
 
+// Instructions that differ only in an attribute stay apart: the dimension a get-dimension-size
+// reads (printed since this test; it was not), and a backend_config whose text looks like the
+// metadata or channel-id fields the key leaves out.
+TEST(CommonSubexpressionEliminationTest, EveryAttributeCounts) {
+  const std::vector<std::string> names = Cleaned(R"(HloModule m
+ENTRY e {
+  p = f32[8,4] parameter(0)
+  d0 = s32[] get-dimension-size(p), dimensions={0}
+  d1 = s32[] get-dimension-size(p), dimensions={1}
+  a = f32[8,4] custom-call(p), custom_call_target="f", backend_config="x, metadata={y}, channel_id=2"
+  n1 = f32[8,4] negate(p), frontend_attributes={k="a, metadata={b}"}
+  n2 = f32[8,4] negate(p), frontend_attributes={k="a, metadata={c}"}
+  ROOT t = (s32[], s32[], f32[8,4], f32[8,4], f32[8,4]) tuple(d0, d1, a, n1, n2)
+})");
+  EXPECT_EQ(names, (std::vector<std::string>{"p", "d0", "d1", "a", "n1", "n2", "t"}));
+}
+
 // A root that repeats an earlier instruction stays the root.
 TEST(CommonSubexpressionEliminationTest, KeepsTheRoot) {
   const std::vector<std::string> names = Cleaned(R"(HloModule m
