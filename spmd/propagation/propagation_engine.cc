@@ -270,8 +270,9 @@ double PropagationEngine::Cost(const RuleEdge& edge, int64_t side, const HloShar
       continue;
     }
     const ClassState& neighbour = states_[edge.classes[other]];
-    if (followed >= 0 && std::find(neighbour.from_classes.begin(), neighbour.from_classes.end(),
-                                   followed) != neighbour.from_classes.end()) {
+    if (followed >= 0 && MayMoveSideways(neighbour) &&
+        std::find(neighbour.from_classes.begin(), neighbour.from_classes.end(), followed) !=
+            neighbour.from_classes.end()) {
       continue;
     }
     const std::optional<HloSharding>& held = neighbour.sharding;
