@@ -126,10 +126,11 @@ struct PassResults {
 };
 
 // Points the records that name an instruction CSE merged away at the one kept in its place,
-// when the two carried the same records (the same original values in the same layouts: a value
-// the partitioner built twice). Otherwise no random value stands in for both -- two originals
-// whose partitioned forms coincide, or one value in two layouts (a broadcast of a scalar is the
-// same in every tiling) -- so every record of either is dropped (as a record naming dead code
+// when the two held their values in the same layouts (identical instructions on the same
+// operands: the same per-device values, so one random value stands in for the originals of
+// both). Where the layouts differ (a broadcast of a scalar is the same in every tiling), or
+// only one of the two has records (the other an internal value its users evaluate from its
+// operands), no cut fits both: every record of either is dropped (as a record naming dead code
 // is), and modular verification evaluates the instruction from its operands instead.
 void FollowMerges(const std::vector<hlo::MergedInstruction>& merged,
                   std::vector<hlo::SpmdOrigin>& origins) {
@@ -137,15 +138,16 @@ void FollowMerges(const std::vector<hlo::MergedInstruction>& merged,
   using Key = std::pair<std::string, std::string>;
   absl::flat_hash_map<Key, std::string> kept;
   for (const hlo::MergedInstruction& m : merged) kept[{m.computation, m.removed}] = m.kept;
-  // Each instruction's value records, as sorted "original@layout" texts.
+  // The layouts each instruction's value records give it.
   absl::flat_hash_map<Key, std::vector<std::string>> records;
   for (const hlo::SpmdOrigin& origin : origins) {
     if (origin.kind != hlo::SpmdOrigin::Kind::kValue) continue;
-    records[{origin.computation, origin.instruction}].push_back(
-        hlo::StrCat(origin.original_computation, "/", origin.original_instruction, "@",
-                    origin.sharding.ToString()));
+    records[{origin.computation, origin.instruction}].push_back(origin.sharding.ToString());
   }
-  for (auto& [key, texts] : records) std::sort(texts.begin(), texts.end());
+  for (auto& [key, texts] : records) {
+    std::sort(texts.begin(), texts.end());
+    texts.erase(std::unique(texts.begin(), texts.end()), texts.end());
+  }
   absl::flat_hash_set<Key> conflicting;
   for (const auto& [removed, to] : kept) {
     const Key target{removed.first, to};
