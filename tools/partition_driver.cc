@@ -130,9 +130,10 @@ struct PassResults {
 // operands: the same per-device values, so one random value stands in for the originals of
 // both). Where the layouts differ (a broadcast of a scalar is the same in every tiling), or
 // only one of the two has records (the other an internal value its users evaluate from its
-// operands), no cut fits both: every record of either is dropped (as a record naming dead code
-// is), and modular verification evaluates the instruction from its operands instead.
-void FollowMerges(const std::vector<hlo::MergedInstruction>& merged,
+// operands), no cut fits both: every record of the originals recorded at either is dropped (as
+// a record naming dead code is), and modular verification evaluates them from their operands,
+// on the devices and in the reference alike.
+void FollowMerges(const std::vector<hlo::MergedInstruction>& merged, const hlo::HloModule& spmd,
                   std::vector<hlo::SpmdOrigin>& origins) {
   if (merged.empty()) return;
   using Key = std::pair<std::string, std::string>;
@@ -157,13 +158,36 @@ void FollowMerges(const std::vector<hlo::MergedInstruction>& merged,
                       (b == records.end() ? std::vector<std::string>{} : b->second);
     if (!same) conflicting.insert(target);
   }
+  // The originals whose cuts those records gave: every other record of theirs goes too, so that
+  // the reference evaluates them from their operands as the devices now do. Records of the SPMD
+  // program's parameters stay (every parameter must be cut; they are never merged).
+  const auto target = [&](const hlo::SpmdOrigin& origin) {
+    const auto it = kept.find({origin.computation, origin.instruction});
+    return it == kept.end() ? Key{origin.computation, origin.instruction}
+                            : Key{origin.computation, it->second};
+  };
+  absl::flat_hash_set<Key> uncut;
+  for (const hlo::SpmdOrigin& origin : origins) {
+    if (origin.kind == hlo::SpmdOrigin::Kind::kValue && conflicting.contains(target(origin))) {
+      uncut.insert({origin.original_computation, origin.original_instruction});
+    }
+  }
+  const auto is_parameter = [&](const hlo::SpmdOrigin& origin) {
+    const hlo::HloComputation* c = spmd.GetComputation(origin.computation);
+    if (c == nullptr) return false;
+    for (const auto& instr : c->parameter_instructions()) {
+      if (instr->name() == origin.instruction) return true;
+    }
+    return false;
+  };
   std::vector<hlo::SpmdOrigin> followed;
   followed.reserve(origins.size());
   for (hlo::SpmdOrigin& origin : origins) {
-    const auto it = kept.find({origin.computation, origin.instruction});
-    const Key to = it == kept.end() ? Key{origin.computation, origin.instruction}
-                                    : Key{origin.computation, it->second};
-    if (origin.kind == hlo::SpmdOrigin::Kind::kValue && conflicting.contains(to)) continue;
+    const Key to = target(origin);
+    if (origin.kind == hlo::SpmdOrigin::Kind::kValue && !is_parameter(origin) &&
+        uncut.contains({origin.original_computation, origin.original_instruction})) {
+      continue;
+    }
     origin.instruction = to.second;
     followed.push_back(std::move(origin));
   }
@@ -226,7 +250,7 @@ absl::StatusOr<PassResults> RunPasses(const DriverOptions& options, hlo::ParsedM
     results.replicated_fallback_bytes = partitioner->log().replicated_fallback_bytes;
     for (const std::string& line : partitioner->log().lines) results.explain += line + "\n";
     results.origins = partitioner->log().origins;
-    for (const auto* cse : cses) FollowMerges(cse->merged(), results.origins);
+    for (const auto* cse : cses) FollowMerges(cse->merged(), *parsed.module, results.origins);
   }
   if (results.explain.empty() && KeepsExplain(options)) {
     results.explain = "no partitioning decisions were made\n";
