@@ -149,14 +149,15 @@ void FollowMerges(const std::vector<hlo::MergedInstruction>& merged, const hlo::
     std::sort(texts.begin(), texts.end());
     texts.erase(std::unique(texts.begin(), texts.end()), texts.end());
   }
+  const std::vector<std::string> none;
+  const auto layouts = [&](const Key& key) -> const std::vector<std::string>& {
+    const auto it = records.find(key);
+    return it == records.end() ? none : it->second;
+  };
   absl::flat_hash_set<Key> conflicting;
   for (const auto& [removed, to] : kept) {
     const Key target{removed.first, to};
-    const auto a = records.find(removed);
-    const auto b = records.find(target);
-    const bool same = (a == records.end() ? std::vector<std::string>{} : a->second) ==
-                      (b == records.end() ? std::vector<std::string>{} : b->second);
-    if (!same) conflicting.insert(target);
+    if (layouts(removed) != layouts(target)) conflicting.insert(target);
   }
   // The originals whose cuts those records gave: every other record of theirs goes too, so that
   // the reference evaluates them from their operands as the devices now do. Records of the SPMD

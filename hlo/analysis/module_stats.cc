@@ -117,17 +117,12 @@ bool OnlyLaterIterationsRead(const HloInstruction* value, const LoopComputations
   return read;
 }
 
-// The same for a collective, through its async pair's -done half.
-bool CollectiveOnlyLaterIterationsRead(const HloInstruction& instr, const LoopComputations& loops) {
-  const HloInstruction* value = &instr;
-  if (value->users().size() == 1) {
-    const HloOpcode next = value->users()[0]->opcode();
-    if (next == HloOpcode::kAllGatherDone || next == HloOpcode::kAllReduceDone ||
-        next == HloOpcode::kCollectivePermuteDone || next == HloOpcode::kAsyncDone) {
-      value = value->users()[0];
-    }
+// The instruction holding the collective `instr`'s value: its async pair's -done half, or itself.
+const HloInstruction* CollectiveValue(const HloInstruction& instr) {
+  if (instr.users().size() == 1 && IsAsyncDoneOpcode(instr.users()[0]->opcode())) {
+    return instr.users()[0];
   }
-  return OnlyLaterIterationsRead(value, loops);
+  return &instr;
 }
 
 // Every instruction `value` reads, transitively, within its computation.
@@ -180,9 +175,7 @@ int64_t OverlappableFlops(const std::vector<std::pair<const HloInstruction*, int
   for (const HloInstruction* c : carried) {
     Guard g{c->parent(), Ancestors(c), std::nullopt};
     if (loops.body_of.at(c->parent()) == c->parent()) {
-      const HloInstruction* value =
-          c->users().size() == 1 && c->users()[0] != c->parent()->root_instruction() ? c->users()[0]
-                                                                                     : c;
+      const HloInstruction* value = CollectiveValue(*c);
       absl::flat_hash_set<int64_t> fed;
       const HloInstruction* root = c->parent()->root_instruction();
       for (int64_t k = 0; k < root->operand_count(); ++k) {
@@ -233,7 +226,7 @@ ModuleStats ComputeModuleStats(const HloModule& module) {
       c.count += executions;
       c.bytes += r->bytes * executions;
       stats.comm_bytes += r->bytes * executions;
-      if (loop != nullptr && CollectiveOnlyLaterIterationsRead(instr, loop_computations)) {
+      if (loop != nullptr && OnlyLaterIterationsRead(CollectiveValue(instr), loop_computations)) {
         ++loop->overlap.carried_collectives;
         loop->overlap.carried_bytes += r->bytes;
         loop->carried.push_back(&instr);

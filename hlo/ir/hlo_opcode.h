@@ -263,6 +263,18 @@ inline bool IsElementwiseUnary(HloOpcode op) {
 inline bool IsElementwiseBinary(HloOpcode op) {
   return GetHloOpcodeFamily(op) == HloOpcodeFamily::kBinary;
 }
+// The halves of XLA's asynchronous pairs: the op that starts one and the op that finishes it
+// (reading the start's handle). Generic async-update continues one (HloOpcodeFamily::kAsync).
+inline bool IsAsyncStartOpcode(HloOpcode op) {
+  return op == HloOpcode::kAllGatherStart || op == HloOpcode::kAllReduceStart ||
+         op == HloOpcode::kCollectivePermuteStart || op == HloOpcode::kCopyStart ||
+         op == HloOpcode::kAsyncStart;
+}
+inline bool IsAsyncDoneOpcode(HloOpcode op) {
+  return op == HloOpcode::kAllGatherDone || op == HloOpcode::kAllReduceDone ||
+         op == HloOpcode::kCollectivePermuteDone || op == HloOpcode::kCopyDone ||
+         op == HloOpcode::kAsyncDone;
+}
 // Whether each result element of `op` depends only on the operands' elements at its index:
 // unary, binary, compare, select, clamp, convert and reduce-precision.
 inline bool IsElementwiseOpcode(HloOpcode op) {

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "hlo/ir/hlo_module.h"
 #include "hlo/ir/hlo_printer.h"
 
@@ -18,19 +19,8 @@ namespace {
 // Opcodes that start, continue or finish an asynchronous operation: merging one of a pair could
 // leave the other with two partners.
 bool IsAsyncPart(HloOpcode opcode) {
-  switch (opcode) {
-    case HloOpcode::kAllGatherStart:
-    case HloOpcode::kAllGatherDone:
-    case HloOpcode::kAllReduceStart:
-    case HloOpcode::kAllReduceDone:
-    case HloOpcode::kCollectivePermuteStart:
-    case HloOpcode::kCollectivePermuteDone:
-    case HloOpcode::kCopyStart:
-    case HloOpcode::kCopyDone:
-      return true;
-    default:
-      return GetHloOpcodeFamily(opcode) == HloOpcodeFamily::kAsync;
-  }
+  return IsAsyncStartOpcode(opcode) || IsAsyncDoneOpcode(opcode) ||
+         GetHloOpcodeFamily(opcode) == HloOpcodeFamily::kAsync;
 }
 
 bool MayMerge(const HloInstruction& instr) {
@@ -102,11 +92,28 @@ std::string KeyOf(const HloInstruction& instr) {
   return text;
 }
 
+// The computations the entry runs or calls, transitively (what dead-code elimination keeps): the
+// partitioner leaves the original computations in the module for it to remove.
+std::vector<HloComputation*> ReachableComputations(const HloModule& module) {
+  std::vector<HloComputation*> order;
+  if (module.entry_computation() == nullptr) return order;
+  absl::flat_hash_set<const HloComputation*> seen = {module.entry_computation()};
+  order.push_back(module.entry_computation());
+  for (size_t i = 0; i < order.size(); ++i) {
+    for (const auto& instr : order[i]->instructions()) {
+      for (HloComputation* callee : instr->called_computations()) {
+        if (seen.insert(callee).second) order.push_back(callee);
+      }
+    }
+  }
+  return order;
+}
+
 }  // namespace
 
 absl::StatusOr<bool> CommonSubexpressionElimination::RunImpl(HloModule* module) {
   merged_.clear();
-  for (const auto& computation : module->computations()) {
+  for (HloComputation* computation : ReachableComputations(*module)) {
     absl::flat_hash_map<std::string, HloInstruction*> first;
     for (const auto& owned : computation->instructions()) {
       HloInstruction* instr = owned.get();
