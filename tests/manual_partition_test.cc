@@ -341,6 +341,60 @@ ENTRY main {
 })", "SPMDShardToFullShape");
 }
 
+// Found by the partition fuzzer (seed 47, mutant 147): a branch index whose manual groups
+// ({2,1} and {0,3}) differ from its operands' ({0,2} and {1,3}). Device 0 would take group
+// {0,3}'s branch over group {0,2}'s value; no group holds both, so the program has no
+// per-group meaning and is refused (it used to partition and compute wrong values).
+TEST(ManualPartitionTest, ConditionalIndexInOtherManualGroupsIsRefused) {
+  ExpectPartitionError(R"(
+HloModule bad, num_partitions=4
+neg {
+  x = f32[4] parameter(0), sharding={devices=[2,2]<=[4] last_tile_dims={manual}}
+  ROOT n = f32[4] negate(x), sharding={devices=[2,2]<=[4] last_tile_dims={manual}}
+}
+ident {
+  y = f32[4] parameter(0), sharding={devices=[2,2]<=[4] last_tile_dims={manual}}
+  ROOT c = f32[4] copy(y), sharding={devices=[2,2]<=[4] last_tile_dims={manual}}
+}
+ENTRY e {
+  p = pred[] parameter(0), sharding={devices=[2,2]2,0,1,3 last_tile_dims={replicated, manual}}
+  a = f32[4] parameter(1), sharding={devices=[2,2]<=[4] last_tile_dims={manual}}
+  b = f32[4] parameter(2), sharding={devices=[2,2]<=[4] last_tile_dims={manual}}
+  ROOT c = f32[4] conditional(p, a, b), true_computation=neg, false_computation=ident,
+    sharding={devices=[2,2]<=[4] last_tile_dims={manual}}
+})",
+                       "other manual groups");
+}
+
+// The same in a loop: the condition reads the first leaf (groups {0,1} and {2,3}), so each of
+// those groups runs its own trip count, but the second leaf's groups are {0,2} and {1,3}.
+TEST(ManualPartitionTest, LoopStateInOtherManualGroupsIsRefused) {
+  ExpectPartitionError(R"(
+HloModule bad, num_partitions=4
+cond {
+  s = (s32[], f32[4]) parameter(0), sharding={{devices=[2,2]<=[4] last_tile_dims={replicated, manual}}, {devices=[2,2]<=[2,2]T(1,0) last_tile_dims={manual}}}
+  i = s32[] get-tuple-element(s), index=0, sharding={devices=[2,2]<=[4] last_tile_dims={replicated, manual}}
+  k = s32[] constant(3), sharding={devices=[2,2]<=[4] last_tile_dims={replicated, manual}}
+  ROOT lt = pred[] compare(i, k), direction=LT, sharding={devices=[2,2]<=[4] last_tile_dims={replicated, manual}}
+}
+body {
+  s = (s32[], f32[4]) parameter(0), sharding={{devices=[2,2]<=[4] last_tile_dims={replicated, manual}}, {devices=[2,2]<=[2,2]T(1,0) last_tile_dims={manual}}}
+  i = s32[] get-tuple-element(s), index=0, sharding={devices=[2,2]<=[4] last_tile_dims={replicated, manual}}
+  one = s32[] constant(1), sharding={devices=[2,2]<=[4] last_tile_dims={replicated, manual}}
+  j = s32[] add(i, one), sharding={devices=[2,2]<=[4] last_tile_dims={replicated, manual}}
+  v = f32[4] get-tuple-element(s), index=1, sharding={devices=[2,2]<=[2,2]T(1,0) last_tile_dims={manual}}
+  n = f32[4] negate(v), sharding={devices=[2,2]<=[2,2]T(1,0) last_tile_dims={manual}}
+  ROOT t = (s32[], f32[4]) tuple(j, n), sharding={{devices=[2,2]<=[4] last_tile_dims={replicated, manual}}, {devices=[2,2]<=[2,2]T(1,0) last_tile_dims={manual}}}
+}
+ENTRY e {
+  i = s32[] parameter(0), sharding={devices=[2,2]<=[4] last_tile_dims={replicated, manual}}
+  v = f32[4] parameter(1), sharding={devices=[2,2]<=[2,2]T(1,0) last_tile_dims={manual}}
+  t = (s32[], f32[4]) tuple(i, v), sharding={{devices=[2,2]<=[4] last_tile_dims={replicated, manual}}, {devices=[2,2]<=[2,2]T(1,0) last_tile_dims={manual}}}
+  ROOT w = (s32[], f32[4]) while(t), condition=cond, body=body, sharding={{devices=[2,2]<=[4] last_tile_dims={replicated, manual}}, {devices=[2,2]<=[2,2]T(1,0) last_tile_dims={manual}}}
+})",
+                       "other manual groups");
+}
+
 // An unannotated conditional whose branch arguments are manual (its index is not) is in the
 // manual region in both passes (hlo/sharding/implied_sharding.h, XLA's rule: {manual} flows to
 // every user but SPMDShardToFullShape). Propagation used to look at the index only and, with

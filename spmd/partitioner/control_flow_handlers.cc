@@ -44,6 +44,8 @@ HloSharding ReplicatedFor(const Shape& shape) {
 // for a loop or branch that each group runs on its own decision. With `per_group_values` the
 // value may differ between the groups (a result), so a leaf tiled across them cannot hold it:
 // an error naming it; else (an operand, resharded before the branch) any leaf can enter.
+// A leaf in manual subgroups must be in the groups of `groups` (SameManualGroups): in other
+// groups no group holds both the decision and the value, and an error names the leaf.
 absl::StatusOr<HloSharding> InManualGroups(const HloSharding& sharding, const Shape& shape,
                                            const HloSharding& groups,
                                            const HloInstruction& original, bool per_group_values) {
@@ -55,7 +57,15 @@ absl::StatusOr<HloSharding> InManualGroups(const HloSharding& sharding, const Sh
     return absl::InvalidArgumentError(hlo::StrCat("sharding ", sharding.ToString(),
                                                   " does not match ", shape.ToString(false)));
   }
+  const HloSharding* decider = ManualSubgroupLeaf(groups);
   for (size_t i = 0; i < leaves.size(); ++i) {
+    if (leaves[i].HasManualSubgroup() && !SameManualGroups(leaves[i], *decider)) {
+      return absl::UnimplementedError(
+          hlo::StrCat(hlo::HloOpcodeString(original.opcode()), " decides per manual subgroup of ",
+                      decider->ToString(), ", but ", per_group_values ? "result" : "operand",
+                      " leaf ", i, " is in other manual groups, ", leaves[i].ToString(),
+                      ": no group holds both its decision and that value"));
+    }
     if (leaves[i].HasManualSubgroup() || leaves[i].IsManual()) continue;
     if (per_group_values && !leaves[i].IsReplicated()) {
       return absl::UnimplementedError(hlo::StrCat(

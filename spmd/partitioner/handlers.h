@@ -74,6 +74,10 @@ const hlo::HloSharding* ManualSubgroupLeaf(const hlo::HloSharding& sharding);
 absl::StatusOr<hlo::HloSharding> WholeInManualGroups(const hlo::HloSharding& like,
                                                      const hlo::Shape& shape);
 
+// Whether `a` and `b` (both with a manual subgroup dim) split the devices into the same
+// manual groups (the same device sets, in any order).
+bool SameManualGroups(const hlo::HloSharding& a, const hlo::HloSharding& b);
+
 // Fails when `instr` is a collective that combines devices of two manual groups of `groups`
 // (its first leaf with a manual subgroup dim; XLA's group modes, as the input program's
 // collectives are read): inside a branch or loop that each group runs on its own decision, the

@@ -164,6 +164,24 @@ const HloSharding* ManualSubgroupLeaf(const HloSharding& sharding) {
   return nullptr;
 }
 
+bool SameManualGroups(const HloSharding& a, const HloSharding& b) {
+  auto sets = [](const HloSharding& s) {
+    std::vector<std::vector<int64_t>> groups;
+    const int64_t manual = s.SubgroupManualDim();
+    std::map<int64_t, std::vector<int64_t>> by_index;
+    s.tile_assignment().ForEach([&](absl::Span<const int64_t> index, int64_t device) {
+      by_index[index[manual]].push_back(device);
+    });
+    for (auto& [index, devices] : by_index) {
+      std::sort(devices.begin(), devices.end());
+      groups.push_back(std::move(devices));
+    }
+    std::sort(groups.begin(), groups.end());
+    return groups;
+  };
+  return a.HasManualSubgroup() && b.HasManualSubgroup() && sets(a) == sets(b);
+}
+
 absl::Status CheckStaysInManualGroups(const HloInstruction& instr, const HloSharding& groups,
                                       int64_t num_devices) {
   const HloSharding* leaf = ManualSubgroupLeaf(groups);
