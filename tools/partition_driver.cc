@@ -22,6 +22,7 @@
 #include "hlo/strings.h"
 #include "hlo/transforms/common_subexpression_elimination.h"
 #include "hlo/transforms/dead_code_elimination.h"
+#include "hlo/transforms/memory_order.h"
 #include "hlo/verifier/hlo_verifier.h"
 #include "spmd/cost/step_time.h"
 #include "spmd/partitioner/spmd_partitioner.h"
@@ -217,6 +218,7 @@ absl::StatusOr<PassResults> RunPasses(const DriverOptions& options, hlo::ParsedM
       const auto* cse = &pipeline.AddPass<hlo::CommonSubexpressionElimination>();
       if (partitioner != nullptr) cses.push_back(cse);
       pipeline.AddPass<hlo::DeadCodeElimination>();
+      pipeline.AddPass<hlo::MemoryOrder>();
     } else {
       return absl::UnimplementedError(hlo::StrCat(
           parsed.filename, ": error: pass '", pass, "' is not available in this build"));

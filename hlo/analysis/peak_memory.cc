@@ -38,8 +38,13 @@ bool IsAsyncStart(HloOpcode op) {
 
 using Index = absl::flat_hash_map<const HloInstruction*, size_t>;
 
-// For each instruction, the positions of the instructions whose buffers its value may alias
-// (itself when it allocates).
+Index Positions(const HloComputation& comp) {
+  Index position;
+  const auto& instrs = comp.instructions();
+  for (size_t i = 0; i < instrs.size(); ++i) position[instrs[i].get()] = i;
+  return position;
+}
+
 std::vector<std::vector<size_t>> BufferSets(const HloComputation& comp, const Index& position) {
   const auto& instrs = comp.instructions();
   std::vector<std::vector<size_t>> sets(instrs.size());
@@ -91,20 +96,27 @@ int64_t AllocatedBytes(const HloInstruction& instr) {
   return shape.byte_size();
 }
 
+std::vector<std::vector<size_t>> AliasedBuffers(const HloComputation& comp) {
+  return BufferSets(comp, Positions(comp));
+}
+
 PeakMemory ComputePeakMemory(const HloComputation& comp) {
   const auto& instrs = comp.instructions();
-  Index position;
-  for (size_t i = 0; i < instrs.size(); ++i) position[instrs[i].get()] = i;
+  const Index position = Positions(comp);
   const std::vector<std::vector<size_t>> sets = BufferSets(comp, position);
   const std::vector<size_t> death = DeathPositions(comp, position, sets);
   std::vector<std::vector<size_t>> dies_after(instrs.size() + 1);
   for (size_t i = 0; i < instrs.size(); ++i) dies_after[death[i]].push_back(i);
+  auto is_parameter = [&](size_t i) { return instrs[i]->opcode() == HloOpcode::kParameter; };
 
   PeakMemory peak;
   size_t peak_index = 0;
-  int64_t live = 0;
+  int64_t live = 0;  // The arguments are there from the start.
   for (size_t i = 0; i < instrs.size(); ++i) {
-    live += AllocatedBytes(*instrs[i]);
+    if (is_parameter(i)) live += AllocatedBytes(*instrs[i]);
+  }
+  for (size_t i = 0; i < instrs.size(); ++i) {
+    if (!is_parameter(i)) live += AllocatedBytes(*instrs[i]);
     peak.live_bytes.push_back(live);
     if (live > peak.bytes) {
       peak.bytes = live;
@@ -114,8 +126,9 @@ PeakMemory ComputePeakMemory(const HloComputation& comp) {
     for (size_t dead : dies_after[i]) live -= AllocatedBytes(*instrs[dead]);
   }
   if (peak.at == nullptr) return peak;
-  for (size_t i = 0; i <= peak_index; ++i) {
-    if (death[i] >= peak_index && AllocatedBytes(*instrs[i]) > 0)
+  for (size_t i = 0; i < instrs.size(); ++i) {
+    if ((i <= peak_index || is_parameter(i)) && death[i] >= peak_index &&
+        AllocatedBytes(*instrs[i]) > 0)
       peak.live.push_back(instrs[i].get());
   }
   std::stable_sort(peak.live.begin(), peak.live.end(),

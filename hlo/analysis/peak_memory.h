@@ -26,8 +26,14 @@ struct PeakMemory {
 // element is the operand itself.
 int64_t AllocatedBytes(const HloInstruction& instr);
 
-// A buffer lives from its definition to the last use of any value that aliases it;
-// parameters and the root's buffers stay live to the end.
+// For each instruction of `comp` (by position in its order), the positions of the
+// instructions whose buffers its value may alias: itself when it allocates, and the buffers of
+// the operands it only forwards (AllocatedBytes), sorted.
+std::vector<std::vector<size_t>> AliasedBuffers(const HloComputation& comp);
+
+// A buffer lives from its definition to the last use of any value that aliases it; parameters
+// (the program's arguments, there before it starts) are live from the start and, with the
+// root's buffers, to the end.
 PeakMemory ComputePeakMemory(const HloComputation& comp);
 
 }  // namespace hlo

@@ -4,9 +4,10 @@
 #include <algorithm>
 #include <functional>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
-#include "hlo/strings.h"
 #include "hlo/ir/hlo_module.h"
+#include "hlo/strings.h"
 
 namespace hlo {
 
@@ -40,6 +41,29 @@ absl::Status HloComputation::RemoveInstruction(HloInstruction* instr) {
   }
   instr->DetachFromOperands();
   instructions_.erase(it);
+  return absl::OkStatus();
+}
+
+absl::Status HloComputation::ReorderInstructions(const std::vector<HloInstruction*>& order) {
+  if (order.size() != instructions_.size()) {
+    return absl::InvalidArgumentError(StrCat("reordering ", name_, ": ", order.size(),
+                                             " instructions given for ", instructions_.size()));
+  }
+  absl::flat_hash_map<const HloInstruction*, size_t> slot;
+  for (size_t i = 0; i < instructions_.size(); ++i) slot[instructions_[i].get()] = i;
+  std::vector<std::unique_ptr<HloInstruction>> reordered(instructions_.size());
+  for (size_t i = 0; i < order.size(); ++i) {
+    auto it = slot.find(order[i]);
+    if (it == slot.end() || instructions_[it->second] == nullptr) {
+      // Put back what was already moved before failing.
+      for (size_t j = 0; j < i; ++j) instructions_[slot.at(order[j])] = std::move(reordered[j]);
+      return absl::InvalidArgumentError(
+          StrCat("reordering ", name_, ": ", order[i] == nullptr ? "null" : order[i]->name(),
+                 it == slot.end() ? " is not one of its instructions" : " is given twice"));
+    }
+    reordered[i] = std::move(instructions_[it->second]);
+  }
+  instructions_ = std::move(reordered);
   return absl::OkStatus();
 }
 

@@ -43,6 +43,9 @@ class HloComputation {
     return instructions_;
   }
   int64_t instruction_count() const { return static_cast<int64_t>(instructions_.size()); }
+  // Puts the instructions in `order`, which must hold each of them exactly once (the caller
+  // keeps operands before users); fails otherwise, leaving the order as it was.
+  absl::Status ReorderInstructions(const std::vector<HloInstruction*>& order);
   // Operands before users, following operand and control edges from the root and also
   // including instructions unreachable from it, each once.
   std::vector<HloInstruction*> MakeInstructionPostOrder() const;
