@@ -341,6 +341,35 @@ ENTRY main {
 })", "SPMDShardToFullShape");
 }
 
+// Found by the partition fuzzer (seed 48, mutant 234): s32[7] enters a manual region in four
+// groups of s32[2], the last holding one element and one of padding, and a collective-permute
+// moves that padding into a real element of the result. Inside the region the padding is
+// zeros (as the per-device reference's SPMDFullToShardShape makes it); the partitioned
+// program used to pass on whatever the reshard left there.
+TEST(ManualPartitionTest, PaddingEntersManualRegionsAsZeros) {
+  ExpectCatchesWrongProgram(R"(
+HloModule padded, num_partitions=8
+ENTRY main {
+  x = s32[7] parameter(0), sharding={devices=[8]<=[8]}
+  c = s32[7] copy(x), sharding={devices=[4,2]<=[8] last_tile_dim_replicate}
+  m = s32[2] custom-call(c), custom_call_target="SPMDFullToShardShape", sharding={devices=[1,4,2]<=[8] last_tile_dims={manual, replicated}}
+  s = s32[2] copy(m), sharding={devices=[2,4]<=[4,2]T(1,0) last_tile_dims={manual}}
+  k = s32[2] constant({5, 5}), sharding={devices=[2,4]<=[4,2]T(1,0) last_tile_dims={manual}}
+  a = s32[2] add(s, k), sharding={devices=[2,4]<=[4,2]T(1,0) last_tile_dims={manual}}
+  p = s32[2] collective-permute(a), channel_id=1, source_target_pairs={{0,6},{2,0},{4,2},{6,4},{1,7},{3,1},{5,3},{7,5}}, sharding={devices=[2,4]<=[4,2]T(1,0) last_tile_dims={manual}}
+  ROOT f = s32[7] custom-call(p), custom_call_target="SPMDShardToFullShape", sharding={devices=[8]<=[8]}
+})",
+                            R"(
+HloModule padded, num_partitions=8
+ENTRY main {
+  x = s32[1] parameter(0)
+  k = s32[1] constant({5})
+  a = s32[1] add(x, k)
+  ROOT p = s32[1] collective-permute(a), channel_id=1, source_target_pairs={{6,4},{7,5},{0,6},{1,7},{2,0},{3,1},{4,2},{5,3}}
+})",
+                            8);
+}
+
 // Found by the partition fuzzer (seed 47, mutant 147): a branch index whose manual groups
 // ({2,1} and {0,3}) differ from its operands' ({0,2} and {1,3}). Device 0 would take group
 // {0,3}'s branch over group {0,2}'s value; no group holds both, so the program has no

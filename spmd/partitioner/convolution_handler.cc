@@ -784,8 +784,7 @@ absl::StatusOr<HloInstruction*> ZeroPadded(const HloInstruction& conv, int64_t i
                                            const HloSharding& sharding, PartitionContext& ctx) {
   const HloInstruction* operand = conv.operand(i);
   ASSIGN_OR_RETURN(HloInstruction * value, ctx.GetInSharding(operand, sharding));
-  HloInstruction* zero = ctx.ScalarConstant(operand->shape().element_type(), 0);
-  return ctx.MaskPadding(value, operand->shape(), sharding, zero);
+  return ctx.MaskPadding(value, operand->shape(), sharding);
 }
 
 // The local convolution of a strategy's operands, its partial results summed when it has

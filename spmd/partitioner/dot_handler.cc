@@ -50,8 +50,7 @@ absl::StatusOr<HloInstruction*> Operand(const HloInstruction& dot, int64_t i,
   const std::vector<int64_t>& contracting =
       i == 0 ? dn.lhs_contracting_dimensions : dn.rhs_contracting_dimensions;
   if (!SplitsUnevenly(sharding, operand->shape(), contracting)) return value;
-  HloInstruction* zero = ctx.ScalarConstant(operand->shape().element_type(), 0);
-  return ctx.MaskPadding(value, operand->shape(), sharding, zero);
+  return ctx.MaskPadding(value, operand->shape(), sharding);
 }
 
 // All-reduce or reduce-scatter of the local partial sums.

@@ -269,6 +269,9 @@ absl::Status HandleFullToShardShape(const HloInstruction& original, const HloSha
   ASSIGN_OR_RETURN(Shape want, LocalShape(sharding, original.shape()));
   RETURN_IF_ERROR(CheckShapesMatch(original, shard->shape(), want,
                                    hlo::StrCat("the operand's shard under ", from.ToString())));
+  // The region's code may read (or move) a padded tile's padding: it is zeros there, as the
+  // per-device reference has it (runtime/cpu/ops/manual_ops.cc), not what the reshard left.
+  ASSIGN_OR_RETURN(shard, ctx.MaskPadding(shard, operand->shape(), from));
   ctx.Set(&original, {shard, sharding, original.shape()});
   return absl::OkStatus();
 }

@@ -487,6 +487,7 @@ absl::StatusOr<HloInstruction*> PartitionContext::MaskPadding(HloInstruction* va
     ranges.push_back({d, zero, zero, PerDeviceScalar(valid)});
   }
   if (ranges.empty()) return value;
+  if (fill == nullptr) fill = ScalarConstant(local.element_type(), 0);
   HloInstruction* mask = PositionsInRanges(local, std::move(ranges));
   HloInstruction* filler = Add(HloOpcode::kBroadcast, local, {fill});
   return Add(HloOpcode::kSelect, local, {mask, value, filler});

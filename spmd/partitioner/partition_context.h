@@ -193,12 +193,12 @@ class PartitionContext {
   // dynamic-update-slice clamp their starts).
   hlo::HloInstruction* ClampedIndex(hlo::HloInstruction* index, int64_t max_start);
   // Replaces elements of the padded shard `value` that lie beyond `base_shape`'s end (along
-  // any dimension `sharding` splits unevenly) by the scalar `fill`. Returns `value` when no
-  // dimension is padded.
+  // any dimension `sharding` splits unevenly) by the scalar `fill` (null: zeros, made only
+  // when needed). Returns `value` when no dimension is padded.
   absl::StatusOr<hlo::HloInstruction*> MaskPadding(hlo::HloInstruction* value,
                                                    const hlo::Shape& base_shape,
                                                    const hlo::HloSharding& sharding,
-                                                   hlo::HloInstruction* fill);
+                                                   hlo::HloInstruction* fill = nullptr);
   // pred[dims of `like`]: lo <= origin + i < hi, where i is the index along `dim` (computed
   // along `dim` and broadcast over the others); origin, lo and hi are s32 scalars. Masks by
   // global position: origin is the device's offset of its block along `dim`.
