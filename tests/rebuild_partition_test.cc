@@ -56,6 +56,32 @@ TEST(RebuildPartitionTest, ReshapeAndTransposeOfAWholeValueAreRebuiltWhole) {
   }
 }
 
+// XLA's SelectAndScatterNoOverlap and TiledToReplicated: a split constant, wanted whole (or
+// in another layout), is cloned from its literal and sliced locally instead of gathered. A
+// constant over CSE's merge limit (1 KiB) is not: its clones would each hold the literal.
+TEST(RebuildPartitionTest, SmallConstantsAreClonedNotGathered) {
+  for (const std::string& to : {std::string("{replicated}"), std::string("{devices=[1,4]<=[4]}")}) {
+    SCOPED_TRACE(to);
+    Partitioned p = PartitionBody(
+        "k = f32[4,2] constant({ {1, 2}, {3, 4}, {1, 0}, {2, 8} }), sharding={devices=[4,1]<=[4]}\n"
+        "ROOT n = f32[4,2] negate(k), sharding=" +
+            to,
+        4);
+    ASSERT_NE(p.spmd, nullptr);
+    EXPECT_EQ(BytesReceived(p), 0) << p.explain << p.spmd->ToString();
+    ExpectVerifies(p, 4);
+  }
+  std::string literal;
+  for (int i = 0; i < 320; ++i) literal += (i == 0 ? "" : ", ") + std::to_string(i);
+  Partitioned big = PartitionBody("c = f32[320] constant({" + literal +
+                                      "}), sharding={devices=[4]<=[4]}\n"
+                                      "ROOT n = f32[320] negate(c), sharding={replicated}",
+                                  4);
+  ASSERT_NE(big.spmd, nullptr);
+  EXPECT_GT(BytesReceived(big), 0) << big.explain << big.spmd->ToString();
+  ExpectVerifies(big, 4);
+}
+
 // XLA's CorrectlyReplicateGatherIndex: a split gather (or slice, dynamic-slice, pad) of whole
 // operands, wanted whole again, is computed again from them instead of gathered.
 TEST(RebuildPartitionTest, IndexingOpsOfWholeValuesAreRebuiltWhole) {

@@ -8,6 +8,7 @@
 #include "hlo/sharding/sharding_transforms.h"
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
+#include "hlo/transforms/common_subexpression_elimination.h"
 #include "spmd/partitioner/candidate_cost.h"
 #include "spmd/partitioner/handlers.h"
 
@@ -81,6 +82,14 @@ bool IotaRule(const HloInstruction& instr, const HloSharding&, Rule&) {
   return hlo::IsIntegralType(type) || hlo::IsFloatingPointType(type);
 }
 
+// Constants that cleanup's CSE merges (hlo::kMaxMergedConstantBytes) are cloned whole (then
+// sliced locally) where a user wants them in another layout: the program still holds the
+// literal once, and nothing moves.
+bool ConstantRule(const HloInstruction& instr, const HloSharding&, Rule& rule) {
+  rule.computed = HloSharding::Replicate();
+  return instr.shape().byte_size() <= hlo::kMaxMergedConstantBytes;
+}
+
 const MoveRule* FindMoveRule(HloOpcode op) {
   static const auto* rules = new absl::flat_hash_map<HloOpcode, MoveRule>{
       {HloOpcode::kBroadcast, &BroadcastRule},  // Operand tiled through the dimension map.
@@ -91,6 +100,7 @@ const MoveRule* FindMoveRule(HloOpcode op) {
       {HloOpcode::kDynamicSlice, &WholeRule},   // Likewise.
       {HloOpcode::kPad, &WholeRule},            // Likewise.
       {HloOpcode::kIota, &IotaRule},            // From nothing.
+      {HloOpcode::kConstant, &ConstantRule},    // Cloned whole, then sliced.
   };
   auto it = rules->find(op);
   return it == rules->end() ? nullptr : &it->second;

@@ -9,6 +9,7 @@
 //   replicated;
 //   - broadcast and transpose: the operand in the wanted layout seen through the op's dims;
 //   - iota: rebuilt from nothing (PartitionContext::LocalIota);
+//   - constant (up to 1 KiB): cloned whole, then sliced locally;
 //   - reshape, gather, slice, dynamic-slice and pad: computed whole from whole operands, then
 //   sliced locally.
 // Operands that are neither available nor rebuildable stop the rebuild; so does a chain deeper
