@@ -47,4 +47,36 @@ ENTRY e {
   ExpectVerifies(p, 4);
 }
 
+// XLA's UnreducedParam: a sum of two partial sums (unreduced alike), wanted whole, is summed on
+// each device and all-reduced once (32 B), not all-reduced operand by operand (64 B, two
+// collectives). A product of partial sums is not a partial sum: its operands are reduced first.
+TEST(ElementwisePartitionTest, SumsOfPartialSumsAreReducedOnce) {
+  for (const std::string& sharding :
+       {std::string("{unreduced}"),
+        std::string("{devices=[1,2,2]<=[4] last_tile_dims={unreduced}}")}) {
+    SCOPED_TRACE(sharding);
+    Partitioned p = Partition(R"(HloModule m, num_partitions=4
+ENTRY e {
+  a = s32[2,4] parameter(0), sharding=)" +
+                              sharding + R"(
+  b = s32[2,4] parameter(1), sharding=)" +
+                              sharding + R"(
+  s = s32[2,4] add(a, b)
+  ROOT n = s32[2,4] subtract(s, a), sharding={replicated}
+})");
+    ASSERT_NE(p.spmd, nullptr);
+    EXPECT_EQ(Counts(*p.spmd)[hlo::HloOpcode::kAllReduce], 1) << p.explain << p.spmd->ToString();
+    ExpectVerifies(p, 4);
+  }
+  Partitioned product = Partition(R"(HloModule m, num_partitions=2
+ENTRY e {
+  a = s32[2,4] parameter(0), sharding={unreduced}
+  b = s32[2,4] parameter(1), sharding={unreduced}
+  ROOT m = s32[2,4] multiply(a, b), sharding={replicated}
+})");
+  ASSERT_NE(product.spmd, nullptr);
+  EXPECT_EQ(Counts(*product.spmd)[hlo::HloOpcode::kAllReduce], 2) << product.spmd->ToString();
+  ExpectVerifies(product, 2);
+}
+
 }  // namespace

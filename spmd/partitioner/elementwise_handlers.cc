@@ -48,6 +48,24 @@ bool PlainTiledOrReplicated(const HloSharding& s) {
   return s.IsReplicated() || (s.IsTiled() && !s.HasManualSubgroup() && !hlo::HasUnreduced(s));
 }
 
+// The sharding every operand of `original` holds partial sums in (unreduced alike, no manual
+// subgroup), when `original` keeps partial sums: computed there, it is summed once, as a
+// result, rather than operand by operand.
+std::optional<HloSharding> CommonPartialSums(const HloInstruction& original,
+                                             PartitionContext& ctx) {
+  if (!KeepsPartialSums(original)) return std::nullopt;
+  std::optional<HloSharding> common;
+  for (const HloInstruction* operand : original.operands()) {
+    absl::StatusOr<const PartitionedValue*> pv = ctx.Get(operand);
+    if (!pv.ok() || (common && *common != (*pv)->sharding)) return std::nullopt;
+    common = (*pv)->sharding;
+  }
+  if (!common || !hlo::HasUnreduced(*common) || common->HasManualSubgroup() || common->IsManual()) {
+    return std::nullopt;
+  }
+  return common;
+}
+
 // What computing `original` in `candidate` costs: its array operands brought there, and the
 // result then brought to `wanted` (once: the context caches it for every user).
 Received CandidateReceived(const HloInstruction& original, const HloSharding& candidate,
@@ -69,18 +87,26 @@ Received CandidateReceived(const HloInstruction& original, const HloSharding& ca
 // The sharding to compute `original` in: `wanted`, or the current sharding of one of its array
 // operands when computing there and resharding the result beats bringing every operand to
 // `wanted` (an op whose operands are split alike, wanted whole: one gather of its result rather
-// than one per operand). Among candidates within kEstimateTolerance of the least estimated time,
-// the one receiving the fewest bytes; `wanted` on ties.
+// than one per operand; a sum of partial sums, CommonPartialSums: one all-reduce). Among candidates
+// within kEstimateTolerance of the least estimated time, the one receiving the fewest bytes;
+// `wanted` on ties.
 HloSharding ComputeSharding(const HloInstruction& original, const HloSharding& wanted,
                             PartitionContext& ctx) {
   if (original.operand_count() < 1 || !PlainTiledOrReplicated(wanted)) return wanted;
   std::vector<HloSharding> candidates = {wanted};
+  if (std::optional<HloSharding> partial = CommonPartialSums(original, ctx)) {
+    candidates.push_back(*std::move(partial));
+  }
   for (const HloInstruction* operand : original.operands()) {
     if (!operand->shape().IsArray() || operand->shape().rank() != original.shape().rank()) {
       continue;
     }
     absl::StatusOr<const PartitionedValue*> pv = ctx.Get(operand);
-    if (!pv.ok() || !PlainTiledOrReplicated((*pv)->sharding)) return wanted;
+    if (!pv.ok()) return wanted;
+    if (!PlainTiledOrReplicated((*pv)->sharding)) {
+      if (candidates.size() > 1 && candidates[1] == (*pv)->sharding) continue;
+      return wanted;
+    }
     if (std::find(candidates.begin(), candidates.end(), (*pv)->sharding) == candidates.end()) {
       candidates.push_back((*pv)->sharding);
     }
