@@ -82,6 +82,21 @@ TEST(RebuildPartitionTest, SmallConstantsAreClonedNotGathered) {
   ExpectVerifies(big, 4);
 }
 
+// XLA's SortShardedOnSortDim_SlowSortBug: an unannotated (so replicated) broadcast that its
+// only user wants split is broadcast again to the user's shard instead of sliced from the
+// whole, which then dies: no device holds the f32[1024,8] (32 KiB) at all.
+TEST(RebuildPartitionTest, WholeBroadcastsAreNotHeldForUsersThatWantThemSplit) {
+  Partitioned p = PartitionBody(
+      "p = f32[8] parameter(0), sharding={replicated}\n"
+      "b = f32[1024,8] broadcast(p), dimensions={1}\n"
+      "ROOT n = f32[1024,8] negate(b), sharding={devices=[4,1]<=[4]}",
+      4);
+  ASSERT_NE(p.spmd, nullptr);
+  EXPECT_EQ(p.spmd->ToString().find("f32[1024,8]"), std::string::npos) << p.spmd->ToString();
+  EXPECT_LT(hlo::ComputeModuleStats(*p.spmd).peak_memory_bytes, 32768) << p.spmd->ToString();
+  ExpectVerifies(p, 4);
+}
+
 // XLA's CorrectlyReplicateGatherIndex: a split gather (or slice, dynamic-slice, pad) of whole
 // operands, wanted whole again, is computed again from them instead of gathered.
 TEST(RebuildPartitionTest, IndexingOpsOfWholeValuesAreRebuiltWhole) {

@@ -301,6 +301,9 @@ absl::StatusOr<HloInstruction*> PartitionContext::GetInSharding(const HloInstruc
     }
   }
   if (result == nullptr) {
+    ASSIGN_OR_RETURN(result, RebuildInsteadOfSlice(original, *pv, sharding));
+  }
+  if (result == nullptr) {
     ASSIGN_OR_RETURN(result, ReshardAlongConstantDims(*original, *pv, sharding));
   }
   if (result == nullptr) {
@@ -309,6 +312,28 @@ absl::StatusOr<HloInstruction*> PartitionContext::GetInSharding(const HloInstruc
   resharded_[key] = result;
   resharded_to_[original].push_back(sharding);
   return result;
+}
+
+absl::StatusOr<HloInstruction*> PartitionContext::RebuildInsteadOfSlice(
+    const HloInstruction* original, const PartitionedValue& pv, const HloSharding& to) {
+  if (!original->shape().IsArray() || pv.sharding.IsManual() || pv.sharding.HasManualSubgroup() ||
+      ReshardReceived(original->shape(), pv.sharding, to, *this).bytes != 0) {
+    return nullptr;
+  }
+  std::optional<double> us = RebuildAgainUs(original, to, *this);
+  absl::StatusOr<Shape> local = hlo::PaddedShardShape(to, original->shape());
+  if (!us || !local.ok()) return nullptr;
+  // The slice reads and writes the shard's bytes; the planner prices it at nothing.
+  const double slice_us =
+      options_->device_model.MemoryTimeUs(2.0 * static_cast<double>(local->byte_size()));
+  if (*us > slice_us) return nullptr;
+  if (log_->keep_lines) {
+    log_->lines.push_back(hlo::StrCat("reshard %", original->name(), " ",
+                                      pv.sharding.ToStringWithoutMetadata(), " -> ",
+                                      to.ToStringWithoutMetadata(), ": rebuilt (", *us,
+                                      " us) rather than sliced from the whole value"));
+  }
+  return Rebuild(original, to, *this);
 }
 
 absl::StatusOr<HloInstruction*> PartitionContext::ReshardAlongConstantDims(

@@ -158,6 +158,12 @@ class PartitionContext {
   // shardings and for element types other than integral and floating-point.
   absl::StatusOr<hlo::HloInstruction*> LocalIota(const hlo::HloInstruction& original,
                                                  const hlo::HloSharding& sharding);
+  // `original` computed again in `to` (rebuild.h, RebuildAgainUs) where `pv` reaches `to` by a
+  // local slice and the rebuild's work is no more than the slice's: the whole value is then not
+  // held for this user. nullptr when that does not apply.
+  absl::StatusOr<hlo::HloInstruction*> RebuildInsteadOfSlice(const hlo::HloInstruction* original,
+                                                             const PartitionedValue& pv,
+                                                             const hlo::HloSharding& to);
   // `pv` (the value of `original`) resharded to `to` when `original` is constant along dims
   // that either sharding splits (hlo::ConstantAlongDims: a broadcast's new dims): one element
   // along them is resharded with them replicated, then broadcast to `to`'s shard; the copies

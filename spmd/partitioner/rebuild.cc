@@ -197,9 +197,10 @@ bool NoMoreWork(const HloInstruction& instr, const Rule& rule, PartitionContext&
 
 // With `any_work`, a rebuild that does more work per device than the original is allowed
 // (RebuildsAnywhere asks whether the chain reaches available values at all).
+// With `again`, `original` itself is priced as rebuilt even where it is available.
 std::optional<double> RebuildUs(const HloInstruction* original, const HloSharding& to, int depth,
-                                PartitionContext& ctx, bool any_work = false) {
-  if (Available(original, to, ctx)) return 0.0;
+                                PartitionContext& ctx, bool any_work = false, bool again = false) {
+  if (!again && Available(original, to, ctx)) return 0.0;
   if (depth >= kMaxDepth) return std::nullopt;
   std::optional<Rule> rule = RuleFor(*original, to);
   if (!rule) return std::nullopt;
@@ -227,6 +228,11 @@ std::optional<double> RebuildUs(const HloInstruction* original, const HloShardin
 std::optional<double> RebuildUs(const HloInstruction* original, const HloSharding& to,
                                 PartitionContext& ctx) {
   return RebuildUs(original, to, 0, ctx);
+}
+
+std::optional<double> RebuildAgainUs(const HloInstruction* original, const HloSharding& to,
+                                     PartitionContext& ctx) {
+  return RebuildUs(original, to, 0, ctx, /*any_work=*/false, /*again=*/true);
 }
 
 bool RebuildsAnywhere(const HloInstruction* original, PartitionContext& ctx) {

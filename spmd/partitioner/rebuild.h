@@ -41,6 +41,15 @@ namespace spmd {
 std::optional<double> RebuildUs(const hlo::HloInstruction* original, const hlo::HloSharding& to,
                                 PartitionContext& ctx);
 
+// The estimated time (us) to compute `original` again in `to` by its rule even where it is
+// available there (a local slice of a whole value), or nullopt when it has no rule or its
+// operands are neither available nor rebuildable. GetInSharding rebuilds rather than slices
+// when this is no more than the slice's own memory traffic: the whole value then need not be
+// held (it dies unless another user reads it whole). A broadcast of a replicated scalar or
+// vector, an iota, a small constant.
+std::optional<double> RebuildAgainUs(const hlo::HloInstruction* original,
+                                     const hlo::HloSharding& to, PartitionContext& ctx);
+
 // Whether `original`, not replicated, is computed from values available replicated (a copy of
 // a replicated parameter): then it can be rebuilt, moving nothing, in any layout that does no
 // more work per device than its own (RebuildUs prices each).
