@@ -31,7 +31,7 @@ bool MayMerge(const HloInstruction& instr) {
   }
   if (!instr.control_predecessors().empty()) return false;
   if (op == HloOpcode::kConstant) {
-    return !instr.attrs().literal_elided && instr.shape().byte_size() <= kMaxMergedConstantBytes;
+    return IsMergeableConstant(instr);
   }
   return true;
 }

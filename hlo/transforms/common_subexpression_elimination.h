@@ -29,6 +29,13 @@ namespace hlo {
 
 inline constexpr int64_t kMaxMergedConstantBytes = 1024;
 
+// Whether CSE merges equal copies of the constant `instr`: its literal is known (not elided)
+// and at most kMaxMergedConstantBytes.
+inline bool IsMergeableConstant(const HloInstruction& instr) {
+  return instr.opcode() == HloOpcode::kConstant && !instr.attrs().literal_elided &&
+         instr.shape().byte_size() <= kMaxMergedConstantBytes;
+}
+
 // One merge: in computation `computation`, `removed` now reads as `kept`.
 struct MergedInstruction {
   std::string computation;

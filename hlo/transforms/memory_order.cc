@@ -16,6 +16,31 @@
 namespace hlo {
 namespace {
 
+// Whether `instr` has a side effect, itself or in a computation it calls (a while whose body
+// outfeeds; a parameter's flag means nothing here); `memo` caches computations.
+bool HasSideEffectDeep(const HloInstruction& instr,
+                       absl::flat_hash_map<const HloComputation*, bool>& memo) {
+  if (instr.opcode() == HloOpcode::kParameter) return false;
+  if (HasSideEffect(instr)) return true;
+  for (const HloComputation* callee : instr.called_computations()) {
+    auto [it, fresh] = memo.emplace(callee, false);
+    if (!fresh) {
+      if (it->second) return true;
+      continue;
+    }
+    bool effect = false;
+    for (const auto& inner : callee->instructions()) {
+      if (HasSideEffectDeep(*inner, memo)) {
+        effect = true;
+        break;
+      }
+    }
+    memo[callee] = effect;
+    if (effect) return true;
+  }
+  return false;
+}
+
 // A computation's instructions and buffers, each named by its position in the current order.
 struct Graph {
   explicit Graph(const HloComputation& comp);
@@ -50,6 +75,7 @@ Graph::Graph(const HloComputation& comp) {
   successors.resize(n);
   predecessors.resize(n);
   std::optional<size_t> last_effect;
+  absl::flat_hash_map<const HloComputation*, bool> effects;
   for (size_t i = 0; i < n; ++i) {
     const HloInstruction& instr = *instrs[i];
     bytes[i] = AllocatedBytes(instr);
@@ -60,7 +86,7 @@ Graph::Graph(const HloComputation& comp) {
       reads[i].insert(reads[i].end(), sets[from].begin(), sets[from].end());
     }
     for (const HloInstruction* pred : instr.control_predecessors()) AddEdge(position.at(pred), i);
-    if (HasSideEffect(instr)) {
+    if (HasSideEffectDeep(instr, effects)) {
       if (last_effect) AddEdge(*last_effect, i);
       last_effect = i;
     }
@@ -141,11 +167,17 @@ std::vector<size_t> ListOrder::Run() {
   return order_;
 }
 
-// The current order improved by local moves, each of which lowers the live bytes everywhere
-// between an instruction's old and new places and changes them nowhere else: an instruction
-// that frees more than it allocates moves up to just after its last predecessor and the other
-// readers of what it frees; one that allocates more than it frees moves down to just before
-// its first successor or the next reader of anything it reads.
+// Buffers read by more instructions than this are never counted as freed by one of them, and an
+// instruction reading one is not moved down: the scans stay linear in the readers.
+constexpr size_t kMaxScannedReaders = 256;
+
+// The current order improved by local moves. Moving x up from p to q makes x's buffer live
+// from q and the buffers x was the last reader of die sooner (after x, or after their other
+// readers where x passes them): the move goes only so far up that the bytes dead by every place
+// passed outweigh x's, and to a place whose instruction allocated at least x's bytes (x's own
+// place then holds no more than that instruction's did). Moving x down to just before z raises x's
+// own place to what was live before z plus what x frees: taken only when z allocates at least that.
+// So no place's live bytes exceed the old maximum over the range, and the peak never grows.
 class LocalMoves {
  public:
   explicit LocalMoves(const Graph& g) : g_(g), order_(g.instrs.size()), pos_(g.instrs.size()) {
@@ -158,11 +190,12 @@ class LocalMoves {
   }
 
  private:
-  // The buffers `x` is the last reader of (that die after it) and their bytes.
-  int64_t Freed(size_t x, size_t* after) const {
-    int64_t freed = 0;
+  // The buffers `x` is the last reader of (that die after it): the latest place of each one's
+  // other readers (0 for none) and its bytes.
+  std::vector<std::pair<size_t, int64_t>> Freed(size_t x) const {
+    std::vector<std::pair<size_t, int64_t>> freed;
     for (size_t b : g_.reads[x]) {
-      if (g_.pinned[b]) continue;
+      if (g_.pinned[b] || g_.readers[b].size() > kMaxScannedReaders) continue;
       size_t latest = 0;
       bool last = true;
       for (size_t r : g_.readers[b]) {
@@ -170,11 +203,12 @@ class LocalMoves {
         if (pos_[r] > pos_[x]) last = false;
         latest = std::max(latest, pos_[r]);
       }
-      if (!last) continue;
-      freed += g_.bytes[b];
-      if (after != nullptr) *after = std::max(*after, latest);
+      if (last) freed.emplace_back(latest, g_.bytes[b]);
     }
     return freed;
+  }
+  bool Movable(size_t x) const {
+    return g_.instrs[x]->opcode() != HloOpcode::kParameter && x != g_.root;
   }
   void Hoist(size_t x);
   void Sink(size_t x);
@@ -195,35 +229,56 @@ void LocalMoves::Move(size_t from, size_t to) {
 }
 
 void LocalMoves::Hoist(size_t x) {
-  if (g_.instrs[x]->opcode() == HloOpcode::kParameter || x == g_.root) return;
-  size_t after = 0;
-  bool any = false;
-  for (size_t p : g_.predecessors[x]) {
-    after = std::max(after, pos_[p]);
-    any = true;
+  if (!Movable(x)) return;
+  // A freed buffer whose other readers x moves above dies after the last of them instead, still
+  // sooner. Far enough up that the buffers dead by each place passed outweigh x's own bytes:
+  // past the other readers of the first buffers that do, and after every predecessor.
+  std::vector<std::pair<size_t, int64_t>> freed = Freed(x);
+  std::sort(freed.begin(), freed.end());
+  std::optional<size_t> to;
+  int64_t dead = 0;
+  for (const auto& [latest, bytes] : freed) {
+    dead += bytes;
+    if (dead > g_.bytes[x]) {
+      to = latest + 1;
+      break;
+    }
   }
-  const int64_t freed = Freed(x, &after);
-  if (freed <= g_.bytes[x]) return;
-  const size_t to = any || after > 0 ? after + 1 : 0;
-  if (to < pos_[x]) Move(pos_[x], to);
+  if (!to) return;
+  for (size_t p : g_.predecessors[x]) *to = std::max(*to, pos_[p] + 1);
+  while (*to < pos_[x] && g_.bytes[order_[*to]] < g_.bytes[x]) ++*to;
+  if (*to < pos_[x]) Move(pos_[x], *to);
 }
 
 void LocalMoves::Sink(size_t x) {
-  if (g_.instrs[x]->opcode() == HloOpcode::kParameter || x == g_.root) return;
-  if (g_.successors[x].empty() || g_.bytes[x] <= Freed(x, nullptr)) return;
+  if (!Movable(x) || g_.successors[x].empty()) return;
+  int64_t freed = 0;
+  for (const auto& [latest, bytes] : Freed(x)) freed += bytes;
+  if (g_.bytes[x] <= freed) return;
+  // Just before the first successor and the next reader of anything x reads.
   size_t before = order_.size();
   for (size_t s : g_.successors[x]) before = std::min(before, pos_[s]);
   for (size_t b : g_.reads[x]) {
+    if (g_.readers[b].size() > kMaxScannedReaders) return;
     for (size_t r : g_.readers[b]) {
       if (pos_[r] > pos_[x]) before = std::min(before, pos_[r]);
     }
   }
+  while (before > pos_[x] + 1 && g_.bytes[order_[before]] < freed) --before;
   if (before > pos_[x] + 1) Move(pos_[x], before - 1);
 }
 
 bool IsScheduled(const HloModule& module) {
   for (const RawAttribute& attr : module.raw_attributes()) {
     if (attr.name == "is_scheduled") return attr.value == "true";
+  }
+  return false;
+}
+
+// Async starts and dones are placed for overlap, which the memory model does not see.
+bool HasAsyncPairs(const HloComputation& comp) {
+  for (const auto& instr : comp.instructions()) {
+    if (IsAsyncStartOpcode(instr->opcode()) || IsAsyncDoneOpcode(instr->opcode())) return true;
   }
   return false;
 }
@@ -254,7 +309,7 @@ absl::StatusOr<bool> MemoryOrder::RunImpl(HloModule* module) {
   bool changed = false;
   for (const auto& owned : module->computations()) {
     HloComputation* comp = owned.get();
-    if (comp->instruction_count() < 3) continue;
+    if (comp->instruction_count() < 3 || HasAsyncPairs(*comp)) continue;
     std::vector<HloInstruction*> best;
     for (const auto& instr : comp->instructions()) best.push_back(instr.get());
     const std::vector<HloInstruction*> given = best;

@@ -5,16 +5,19 @@
 //
 // Two candidate orders, as XLA's memory scheduler tries several and keeps the best:
 // - local moves on the given order (the program's own, usually good): an instruction that frees
-//   more bytes than it allocates moves up, to just after its last predecessor and the other
-//   readers of what it frees; one that allocates more than it frees moves down, to just before
-//   its first successor or the next reader of anything it reads. Each move lowers the live
-//   bytes between the two places and changes them nowhere else.
+//   more bytes than it allocates moves up, towards just after its last predecessor and the other
+//   readers of what it frees; one that allocates more than it frees moves down, towards just
+//   before its first successor or the next reader of anything it reads. Each move lowers the
+//   live bytes between the two places, and goes only as far as keeps its own place below the
+//   old maximum there (memory_order.cc, LocalMoves).
 // - a greedy list order (XLA's ListScheduler heuristic): of the ready instructions, the one that
 //   frees the most bytes less the bytes it allocates; ties to the earlier.
-// Edges are operands, control predecessors and, between side-effecting instructions, their
-// order. Parameters come first and the root last. A candidate replaces the order only where it
-// lowers the computation's peak (ComputePeakMemory), so no computation's peak grows. Modules
-// whose header says `is_scheduled=true` keep their order.
+// Edges are operands, control predecessors and, between instructions with side effects (their
+// own or their callees'), their order. Parameters come first and the root last. A candidate
+// replaces the order only where it lowers the computation's peak (ComputePeakMemory), so no
+// computation's peak grows. Computations with async pairs (placed for overlap, which the
+// memory model does not see) and modules whose header says `is_scheduled=true` keep their
+// order.
 //
 //   a = f32[1M] multiply(x, x)          a = f32[1M] multiply(x, x)
 //   s = f32[] reduce(a, ...)            s = f32[] reduce(a, ...)

@@ -58,6 +58,10 @@ absl::StatusOr<HloSharding> InManualGroups(const HloSharding& sharding, const Sh
                                                   " does not match ", shape.ToString(false)));
   }
   const HloSharding* decider = ManualSubgroupLeaf(groups);
+  if (decider == nullptr) {
+    return absl::InvalidArgumentError(
+        hlo::StrCat(groups.ToString(), " has no manual subgroup to decide per group"));
+  }
   for (size_t i = 0; i < leaves.size(); ++i) {
     if (leaves[i].HasManualSubgroup() && !SameManualGroups(leaves[i], *decider)) {
       return absl::UnimplementedError(

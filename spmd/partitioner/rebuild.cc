@@ -82,12 +82,12 @@ bool IotaRule(const HloInstruction& instr, const HloSharding&, Rule&) {
   return hlo::IsIntegralType(type) || hlo::IsFloatingPointType(type);
 }
 
-// Constants that cleanup's CSE merges (hlo::kMaxMergedConstantBytes) are cloned whole (then
-// sliced locally) where a user wants them in another layout: the program still holds the
-// literal once, and nothing moves.
+// Constants that cleanup's CSE merges (hlo::IsMergeableConstant: known and at most 1 KiB) are
+// cloned whole (then sliced locally) where a user wants them in another layout: after cleanup
+// the program holds the literal once, and nothing moves.
 bool ConstantRule(const HloInstruction& instr, const HloSharding&, Rule& rule) {
   rule.computed = HloSharding::Replicate();
-  return instr.shape().byte_size() <= hlo::kMaxMergedConstantBytes;
+  return hlo::IsMergeableConstant(instr);
 }
 
 const MoveRule* FindMoveRule(HloOpcode op) {
