@@ -205,6 +205,7 @@ absl::StatusOr<PassResults> RunPasses(const DriverOptions& options, hlo::ParsedM
   spmd::ShardingPropagation* propagation = nullptr;
   // The CSE runs after partitioning, whose merges the partitioner's records follow, in order.
   std::vector<const hlo::CommonSubexpressionElimination*> cses;
+  std::vector<const hlo::MemoryOrder*> memory_orders;
   for (const std::string& pass : options.passes) {
     if (pass == "propagate") {
       propagation = &pipeline.AddPass<spmd::ShardingPropagation>(KeepsExplain(options));
@@ -218,7 +219,7 @@ absl::StatusOr<PassResults> RunPasses(const DriverOptions& options, hlo::ParsedM
       const auto* cse = &pipeline.AddPass<hlo::CommonSubexpressionElimination>();
       if (partitioner != nullptr) cses.push_back(cse);
       pipeline.AddPass<hlo::DeadCodeElimination>();
-      pipeline.AddPass<hlo::MemoryOrder>();
+      memory_orders.push_back(&pipeline.AddPass<hlo::MemoryOrder>());
     } else {
       return absl::UnimplementedError(hlo::StrCat(
           parsed.filename, ": error: pass '", pass, "' is not available in this build"));
@@ -254,6 +255,15 @@ absl::StatusOr<PassResults> RunPasses(const DriverOptions& options, hlo::ParsedM
     for (const std::string& line : partitioner->log().lines) results.explain += line + "\n";
     results.origins = partitioner->log().origins;
     for (const auto* cse : cses) FollowMerges(cse->merged(), *parsed.module, results.origins);
+  }
+  if (KeepsExplain(options)) {
+    for (const auto* order : memory_orders) {
+      for (const hlo::Reordered& r : order->reordered()) {
+        results.explain +=
+            hlo::StrCat("cleanup: %", r.computation, " reordered (", r.order, "): peak memory ",
+                        r.peak_before, " -> ", r.peak_after, " bytes per device\n");
+      }
+    }
   }
   if (results.explain.empty() && KeepsExplain(options)) {
     results.explain = "no partitioning decisions were made\n";

@@ -305,30 +305,34 @@ std::vector<HloInstruction*> LocallyImprovedOrder(const HloComputation& comp) {
 }
 
 absl::StatusOr<bool> MemoryOrder::RunImpl(HloModule* module) {
+  reordered_.clear();
   if (IsScheduled(*module)) return false;
-  bool changed = false;
   for (const auto& owned : module->computations()) {
     HloComputation* comp = owned.get();
     if (comp->instruction_count() < 3 || HasAsyncPairs(*comp)) continue;
-    std::vector<HloInstruction*> best;
-    for (const auto& instr : comp->instructions()) best.push_back(instr.get());
-    const std::vector<HloInstruction*> given = best;
-    int64_t least = ComputePeakMemory(*comp).bytes;
-    for (const auto& candidate : {LocallyImprovedOrder(*comp), MemoryAwareOrder(*comp)}) {
+    std::vector<HloInstruction*> given;
+    for (const auto& instr : comp->instructions()) given.push_back(instr.get());
+    const int64_t peak_before = ComputePeakMemory(*comp).bytes;
+    Reordered best{comp->name(), peak_before, peak_before, ""};
+    std::vector<HloInstruction*> best_order = given;
+    const std::pair<const char*, std::vector<HloInstruction*>> candidates[] = {
+        {"local moves", LocallyImprovedOrder(*comp)}, {"list order", MemoryAwareOrder(*comp)}};
+    for (const auto& [name, candidate] : candidates) {
       if (candidate == given) continue;
       RETURN_IF_ERROR(comp->ReorderInstructions(candidate));
       const int64_t peak = ComputePeakMemory(*comp).bytes;
-      if (peak < least) {
-        least = peak;
-        best = candidate;
+      if (peak < best.peak_after) {
+        best.peak_after = peak;
+        best.order = name;
+        best_order = candidate;
       }
       RETURN_IF_ERROR(comp->ReorderInstructions(given));
     }
-    if (best == given) continue;
-    RETURN_IF_ERROR(comp->ReorderInstructions(best));
-    changed = true;
+    if (best_order == given) continue;
+    RETURN_IF_ERROR(comp->ReorderInstructions(best_order));
+    reordered_.push_back(std::move(best));
   }
-  return changed;
+  return !reordered_.empty();
 }
 
 }  // namespace hlo

@@ -31,6 +31,8 @@
 #ifndef HLO_TRANSFORMS_MEMORY_ORDER_H_
 #define HLO_TRANSFORMS_MEMORY_ORDER_H_
 
+#include <cstdint>
+#include <string>
 #include <vector>
 
 #include "hlo/ir/hlo_computation.h"
@@ -42,12 +44,25 @@ namespace hlo {
 std::vector<HloInstruction*> LocallyImprovedOrder(const HloComputation& comp);
 std::vector<HloInstruction*> MemoryAwareOrder(const HloComputation& comp);
 
+// One reordered computation: its peak before and after, and which candidate won.
+struct Reordered {
+  std::string computation;
+  int64_t peak_before = 0;
+  int64_t peak_after = 0;
+  std::string order;  // "local moves" or "list order".
+};
+
 class MemoryOrder : public HloModulePass {
  public:
   std::string_view name() const override { return "cleanup"; }
+  // What the last run reordered, in module order (the driver's --explain prints it).
+  const std::vector<Reordered>& reordered() const { return reordered_; }
 
  protected:
   absl::StatusOr<bool> RunImpl(HloModule* module) override;
+
+ private:
+  std::vector<Reordered> reordered_;
 };
 
 }  // namespace hlo

@@ -63,6 +63,13 @@ TEST(MemoryOrderTest, MovesTheLastReaderUpAndLowersThePeak) {
   ASSERT_TRUE(changed.ok()) << changed.status();
   EXPECT_TRUE(*changed);
   EXPECT_LT(Position(entry, "n2"), Position(entry, "b")) << m->ToString();
+  MemoryOrder order;
+  std::unique_ptr<HloModule> again = Parse(kTwoNorms);
+  ASSERT_TRUE(order.Run(again.get()).ok());
+  ASSERT_EQ(order.reordered().size(), 1u);
+  EXPECT_EQ(order.reordered()[0].computation, "e");
+  EXPECT_EQ(order.reordered()[0].peak_before, before);
+  EXPECT_EQ(order.reordered()[0].peak_after, 3 * 4096 + 12);
   EXPECT_EQ(ComputePeakMemory(entry).bytes, 3 * 4096 + 12) << m->ToString();
   EXPECT_EQ(entry.root_instruction()->name(), "t");
   EXPECT_EQ(Names(entry).back(), "t");
