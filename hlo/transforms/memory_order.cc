@@ -315,10 +315,8 @@ absl::StatusOr<bool> MemoryOrder::RunImpl(HloModule* module) {
     const int64_t peak_before = ComputePeakMemory(*comp).bytes;
     Reordered best{comp->name(), peak_before, peak_before, ""};
     std::vector<HloInstruction*> best_order = given;
-    const std::pair<const char*, std::vector<HloInstruction*>> candidates[] = {
-        {"local moves", LocallyImprovedOrder(*comp)}, {"list order", MemoryAwareOrder(*comp)}};
-    for (const auto& [name, candidate] : candidates) {
-      if (candidate == given) continue;
+    auto consider = [&](const char* name, const std::vector<HloInstruction*>& candidate) {
+      if (candidate == given) return absl::OkStatus();
       RETURN_IF_ERROR(comp->ReorderInstructions(candidate));
       const int64_t peak = ComputePeakMemory(*comp).bytes;
       if (peak < best.peak_after) {
@@ -326,8 +324,15 @@ absl::StatusOr<bool> MemoryOrder::RunImpl(HloModule* module) {
         best.order = name;
         best_order = candidate;
       }
-      RETURN_IF_ERROR(comp->ReorderInstructions(given));
-    }
+      return absl::OkStatus();
+    };
+    RETURN_IF_ERROR(consider("local moves", LocallyImprovedOrder(*comp)));
+    RETURN_IF_ERROR(comp->ReorderInstructions(given));
+    const std::vector<HloInstruction*> list = MemoryAwareOrder(*comp);
+    RETURN_IF_ERROR(consider("list order", list));
+    // Local moves improve the list order too (the computation is in it now, or still given).
+    RETURN_IF_ERROR(consider("list order and local moves", LocallyImprovedOrder(*comp)));
+    RETURN_IF_ERROR(comp->ReorderInstructions(given));
     if (best_order == given) continue;
     RETURN_IF_ERROR(comp->ReorderInstructions(best_order));
     reordered_.push_back(std::move(best));

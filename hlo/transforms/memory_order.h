@@ -3,7 +3,8 @@
 // it), and spmd-inspect reports peak memory by it (hlo/analysis/peak_memory.h), so the order is
 // part of what a program costs.
 //
-// Two candidate orders, as XLA's memory scheduler tries several and keeps the best:
+// Candidate orders, as XLA's memory scheduler tries several and keeps the best (the third is
+// the second improved by the first's moves):
 // - local moves on the given order (the program's own, usually good): an instruction that frees
 //   more bytes than it allocates moves up, towards just after its last predecessor and the other
 //   readers of what it frees; one that allocates more than it frees moves down, towards just
@@ -49,7 +50,7 @@ struct Reordered {
   std::string computation;
   int64_t peak_before = 0;
   int64_t peak_after = 0;
-  std::string order;  // "local moves" or "list order".
+  std::string order;  // "local moves", "list order" or "list order and local moves".
 };
 
 class MemoryOrder : public HloModulePass {
