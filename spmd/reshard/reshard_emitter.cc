@@ -207,6 +207,12 @@ absl::StatusOr<HloInstruction*> ReshardEmitter::EmitDynamicSlice(const StepConte
       needed[d] = std::max(needed[d], offset + context.after_dims[d]);
     }
   }
+  // Every device keeps its whole buffer (size-1 dims split, each device's window at its start):
+  // nothing to slice.
+  const bool at_start = std::all_of(offsets.begin(), offsets.end(), [](const auto& per_device) {
+    return std::all_of(per_device.begin(), per_device.end(), [](int64_t o) { return o == 0; });
+  });
+  if (at_start && context.value->shape().dimensions() == context.after_dims) return context.value;
   HloInstruction* value = builder_.PadHigh(context.value, needed);
   std::vector<HloInstruction*> operands{value};
   for (int64_t d = 0; d < rank; ++d) operands.push_back(builder_.PerDeviceScalar(offsets[d]));

@@ -182,6 +182,16 @@ TEST(ReshardEmitterTest, EmptyPlanReturnsTheValue) {
   EXPECT_THAT(Root(built), op::Parameter());
 }
 
+// Moving a split from one size-1 dim to another leaves every device its buffer (the device
+// holding the element keeps it, the others keep padding): no dynamic-slice, no partition-id.
+// XLA's ConvAsDotOnTrivialDimsForward sliced its 4 MB kernel so, to the same shape.
+TEST(ReshardEmitterTest, SplitMovedBetweenSizeOneDimsEmitsNothing) {
+  const Shape trivial = Shape::Array(hlo::PrimitiveType::kF32, {1, 1, 16, 24});
+  testing::ReshardModule built =
+      Build("{devices=[1,2,1,1]<=[2]}", "{devices=[2,1,1,1]<=[2]}", trivial, 2);
+  EXPECT_THAT(Root(built), op::Parameter()) << Print(*built.module);
+}
+
 TEST(ReshardEmitterTest, RejectsAValueOfTheWrongShape) {
   hlo::HloModule module("m");
   hlo::HloComputation* entry = module.AddComputation(std::make_unique<hlo::HloComputation>("e"));
