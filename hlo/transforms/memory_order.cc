@@ -1,5 +1,5 @@
-// The two orders of memory_order.h. Buffers and their aliases are peak_memory.h's, so an order
-// is judged by the model that reports it.
+// The candidate orders of memory_order.h. Buffers and their aliases are peak_memory.h's, so an
+// order is judged by the model that reports it.
 #include "hlo/transforms/memory_order.h"
 
 #include <algorithm>
@@ -7,6 +7,7 @@
 #include <optional>
 #include <queue>
 #include <tuple>
+#include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "hlo/analysis/peak_memory.h"
@@ -23,20 +24,14 @@ bool HasSideEffectDeep(const HloInstruction& instr,
   if (instr.opcode() == HloOpcode::kParameter) return false;
   if (HasSideEffect(instr)) return true;
   for (const HloComputation* callee : instr.called_computations()) {
-    auto [it, fresh] = memo.emplace(callee, false);
-    if (!fresh) {
-      if (it->second) return true;
-      continue;
+    auto it = memo.find(callee);
+    if (it == memo.end()) {
+      const bool effect =
+          std::any_of(callee->instructions().begin(), callee->instructions().end(),
+                      [&](const auto& inner) { return HasSideEffectDeep(*inner, memo); });
+      it = memo.emplace(callee, effect).first;
     }
-    bool effect = false;
-    for (const auto& inner : callee->instructions()) {
-      if (HasSideEffectDeep(*inner, memo)) {
-        effect = true;
-        break;
-      }
-    }
-    memo[callee] = effect;
-    if (effect) return true;
+    if (it->second) return true;
   }
   return false;
 }
@@ -312,30 +307,30 @@ absl::StatusOr<bool> MemoryOrder::RunImpl(HloModule* module) {
     if (comp->instruction_count() < 3 || HasAsyncPairs(*comp)) continue;
     std::vector<HloInstruction*> given;
     for (const auto& instr : comp->instructions()) given.push_back(instr.get());
+    const std::vector<HloInstruction*> local = LocallyImprovedOrder(*comp);
+    const std::vector<HloInstruction*> list = MemoryAwareOrder(*comp);
+    RETURN_IF_ERROR(comp->ReorderInstructions(list));
+    const std::vector<HloInstruction*> list_local = LocallyImprovedOrder(*comp);
+    const std::pair<const char*, const std::vector<HloInstruction*>*> candidates[] = {
+        {"local moves", &local},
+        {"list order", &list},
+        {"list order and local moves", &list_local}};
+    RETURN_IF_ERROR(comp->ReorderInstructions(given));
     const int64_t peak_before = ComputePeakMemory(*comp).bytes;
     Reordered best{comp->name(), peak_before, peak_before, ""};
-    std::vector<HloInstruction*> best_order = given;
-    auto consider = [&](const char* name, const std::vector<HloInstruction*>& candidate) {
-      if (candidate == given) return absl::OkStatus();
-      RETURN_IF_ERROR(comp->ReorderInstructions(candidate));
+    const std::vector<HloInstruction*>* best_order = &given;
+    for (const auto& [name, candidate] : candidates) {
+      if (*candidate == given) continue;
+      RETURN_IF_ERROR(comp->ReorderInstructions(*candidate));
       const int64_t peak = ComputePeakMemory(*comp).bytes;
       if (peak < best.peak_after) {
         best.peak_after = peak;
         best.order = name;
         best_order = candidate;
       }
-      return absl::OkStatus();
-    };
-    RETURN_IF_ERROR(consider("local moves", LocallyImprovedOrder(*comp)));
-    RETURN_IF_ERROR(comp->ReorderInstructions(given));
-    const std::vector<HloInstruction*> list = MemoryAwareOrder(*comp);
-    RETURN_IF_ERROR(consider("list order", list));
-    // Local moves improve the list order too (the computation is in it now, or still given).
-    RETURN_IF_ERROR(consider("list order and local moves", LocallyImprovedOrder(*comp)));
-    RETURN_IF_ERROR(comp->ReorderInstructions(given));
-    if (best_order == given) continue;
-    RETURN_IF_ERROR(comp->ReorderInstructions(best_order));
-    reordered_.push_back(std::move(best));
+    }
+    RETURN_IF_ERROR(comp->ReorderInstructions(*best_order));
+    if (best_order != &given) reordered_.push_back(std::move(best));
   }
   return !reordered_.empty();
 }

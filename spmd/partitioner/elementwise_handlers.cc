@@ -94,9 +94,8 @@ HloSharding ComputeSharding(const HloInstruction& original, const HloSharding& w
                             PartitionContext& ctx) {
   if (original.operand_count() < 1 || !PlainTiledOrReplicated(wanted)) return wanted;
   std::vector<HloSharding> candidates = {wanted};
-  if (std::optional<HloSharding> partial = CommonPartialSums(original, ctx)) {
-    candidates.push_back(*std::move(partial));
-  }
+  const std::optional<HloSharding> partial = CommonPartialSums(original, ctx);
+  if (partial) candidates.push_back(*partial);
   for (const HloInstruction* operand : original.operands()) {
     if (!operand->shape().IsArray() || operand->shape().rank() != original.shape().rank()) {
       continue;
@@ -104,7 +103,7 @@ HloSharding ComputeSharding(const HloInstruction& original, const HloSharding& w
     absl::StatusOr<const PartitionedValue*> pv = ctx.Get(operand);
     if (!pv.ok()) return wanted;
     if (!PlainTiledOrReplicated((*pv)->sharding)) {
-      if (candidates.size() > 1 && candidates[1] == (*pv)->sharding) continue;
+      if (partial == (*pv)->sharding) continue;  // Already a candidate.
       return wanted;
     }
     if (std::find(candidates.begin(), candidates.end(), (*pv)->sharding) == candidates.end()) {

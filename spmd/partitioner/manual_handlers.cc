@@ -26,8 +26,10 @@
 #include <iterator>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <vector>
 
+#include "hlo/sharding/device_groups.h"
 #include "hlo/sharding/sharding_transforms.h"
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
@@ -165,21 +167,23 @@ const HloSharding* ManualSubgroupLeaf(const HloSharding& sharding) {
 }
 
 bool SameManualGroups(const HloSharding& a, const HloSharding& b) {
-  auto sets = [](const HloSharding& s) {
-    std::vector<std::vector<int64_t>> groups;
-    const int64_t manual = s.SubgroupManualDim();
-    std::map<int64_t, std::vector<int64_t>> by_index;
-    s.tile_assignment().ForEach([&](absl::Span<const int64_t> index, int64_t device) {
-      by_index[index[manual]].push_back(device);
-    });
-    for (auto& [index, devices] : by_index) {
-      std::sort(devices.begin(), devices.end());
-      groups.push_back(std::move(devices));
+  // Each sharding's groups (the devices sharing an index along the manual dim), as sorted sets.
+  auto sets = [](const HloSharding& s) -> std::optional<std::vector<std::vector<int64_t>>> {
+    std::vector<int64_t> within;
+    for (int64_t d = 0; d < s.tile_assignment().rank(); ++d) {
+      if (d != s.SubgroupManualDim()) within.push_back(d);
     }
-    std::sort(groups.begin(), groups.end());
-    return groups;
+    absl::StatusOr<hlo::TileAssignment> groups =
+        hlo::DeviceGroupsAlongDims(s.tile_assignment(), within);
+    if (!groups.ok()) return std::nullopt;
+    std::vector<std::vector<int64_t>> lists = hlo::GroupLists(*groups);
+    for (std::vector<int64_t>& devices : lists) std::sort(devices.begin(), devices.end());
+    std::sort(lists.begin(), lists.end());
+    return lists;
   };
-  return a.HasManualSubgroup() && b.HasManualSubgroup() && sets(a) == sets(b);
+  if (!a.HasManualSubgroup() || !b.HasManualSubgroup()) return false;
+  const auto a_sets = sets(a);
+  return a_sets.has_value() && a_sets == sets(b);
 }
 
 absl::Status CheckStaysInManualGroups(const HloInstruction& instr, const HloSharding& groups,
