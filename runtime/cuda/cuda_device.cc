@@ -85,6 +85,11 @@ class CudaDevice : public DeviceApi {
     return CudaError(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream_),
                      "cudaMemcpy D2D");
   }
+  absl::Status SetZero(void* dst, int64_t bytes) override {
+    if (bytes == 0) return absl::OkStatus();
+    RETURN_IF_ERROR(Select());
+    return CudaError(cudaMemsetAsync(dst, 0, bytes, stream_), "cudaMemsetAsync");
+  }
   absl::Status Synchronize() override {
     RETURN_IF_ERROR(Select());
     return CudaError(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");

@@ -34,6 +34,8 @@ class DeviceApi {
   virtual absl::Status CopyToDevice(void* dst, const void* host_src, int64_t bytes) = 0;
   virtual absl::Status CopyToHost(void* host_dst, const void* src, int64_t bytes) = 0;
   virtual absl::Status CopyOnDevice(void* dst, const void* src, int64_t bytes) = 0;
+  // Sets `bytes` bytes of device memory at `dst` to zero.
+  virtual absl::Status SetZero(void* dst, int64_t bytes) = 0;
   virtual absl::Status Synchronize() = 0;
   // True when all issued work is done (the collective watchdog polls this).
   virtual absl::StatusOr<bool> IsIdle() = 0;

@@ -110,6 +110,7 @@ class HangingDevice : public DeviceApi {
   absl::Status CopyOnDevice(void* d, const void* s, int64_t b) override {
     return host_->CopyOnDevice(d, s, b);
   }
+  absl::Status SetZero(void* d, int64_t b) override { return host_->SetZero(d, b); }
   absl::Status Synchronize() override { return absl::OkStatus(); }
   absl::StatusOr<bool> IsIdle() override { return false; }
   absl::Status Elementwise(const spmd_cuda::ElementwiseParams& p) override {

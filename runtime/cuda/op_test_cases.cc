@@ -121,6 +121,12 @@ ENTRY e {
   pq = f32[3,4,5] dot(p, q), lhs_batch_dims={1}, lhs_contracting_dims={0}, rhs_batch_dims={1}, rhs_contracting_dims={2}
   ROOT t = (f32[4,5], f32[3,4,5], f32[3,4,5]) tuple(d, bd, pq)
 })"},
+    {"dot_empty_contraction", R"(
+ENTRY e {
+  x = f32[4,0] parameter(0)
+  y = f32[0,3] parameter(1)
+  ROOT d = f32[4,3] dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})"},
     {"dot_bf16", R"(
 ENTRY e {
   x = bf16[8,16] parameter(0)

@@ -182,10 +182,7 @@ absl::Status HandleCollectivePermute(OpContext& ctx) {
     ASSIGN_OR_RETURN(int64_t from, PermuteSourceOf(ctx.instr, other));
     if (from == op.device) targets.push_back(d);
   }
-  if (source < 0) {
-    const uint64_t zero = 0;
-    RETURN_IF_ERROR(FillWithScalar(ctx.device(), ctx.outputs[0], &zero));
-  }
+  if (source < 0) RETURN_IF_ERROR(FillWithZeros(ctx.device(), ctx.outputs[0]));
   return layer->CollectivePermute(op, ctx.operands[0].data, ctx.outputs[0].data,
                                   ctx.operands[0].shape.num_elements(), targets, source);
 }

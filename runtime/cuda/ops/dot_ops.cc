@@ -118,10 +118,7 @@ absl::Status HandleDot(OpContext& ctx) {
   p.ldc = n;
   p.stride_c = m * n;
   if (m == 0 || n == 0) return absl::OkStatus();
-  if (k == 0) {
-    const uint64_t zero = 0;  // Every supported type has all-zero-bits zero.
-    return FillWithScalar(ctx.device(), ctx.outputs[0], &zero);
-  }
+  if (k == 0) return FillWithZeros(ctx.device(), ctx.outputs[0]);
   return ctx.device().Gemm(p);
 }
 

@@ -34,8 +34,12 @@ struct CopySpec {
 absl::Status LaunchCopy(DeviceApi& device, const CopySpec& spec, int elem_bytes, const void* src,
                         void* dst);
 
-// Fills `out` with the scalar at `scalar` (one element of the array's type).
+// Fills `out` with the scalar at device pointer `scalar` (one element of the array's type).
 absl::Status FillWithScalar(DeviceApi& device, const DeviceArray& out, const void* scalar);
+// Fills `out` with zeros (all-zero bits: zero in every supported type).
+inline absl::Status FillWithZeros(DeviceApi& device, const DeviceArray& out) {
+  return device.SetZero(out.data, out.shape.byte_size());
+}
 
 // The ElementOp of a reducer computation: two scalar parameters combined by add, multiply,
 // maximum, minimum, and or or (in either order). With `allow_assign`, a body returning its
