@@ -13,7 +13,9 @@
 #      all-reduce bus bandwidth (NCCL over all GPUs; copies among 8 logical devices);
 # and prints a table last. Exit status 0 when every check passes.
 # Environment: BAZEL (default bazel), BAZEL_OUTPUT_BASE (default /tmp/bazel-ob-gpucheck),
-# DOT_SIZE (8192), DOT_TARGET_PCT (90). Without a GPU, SPMD_CUDA_DEVICE=host dry-runs the
+# DOT_SIZE (8192), DOT_TARGET_PCT (90). SPMD_PREBUILT=DIR runs the binaries tools/gpu_bundle.sh
+# put in DIR instead of building (for a GPU machine without Bazel); it finds cuBLAS, NCCL and
+# cudart on the machine (the CUDA toolkit's lib64, or pip's nvidia packages). Without a GPU, SPMD_CUDA_DEVICE=host dry-runs the
 # plumbing (steps 3 pass on the host device; the GPU-only checks fail, saying why).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -40,24 +42,55 @@ step() {  # step SECONDS LOGNAME COMMAND... -> exit status; output in $WORK/LOGN
 }
 
 BZ=("$BAZEL" --output_base="$OB")
-if ! command -v "$BAZEL" >/dev/null; then
+cuda_lib_dirs() {  # the folders holding the CUDA libraries the binaries link, ':'-separated
+  local lib dirs=()
+  for lib in libcublasLt.so.13 libcublas.so.13 libnccl.so.2 libcudart.so.13; do
+    dirs+=("$(dirname "$(find /usr/local/cuda*/ /usr/lib /opt /usr/local/lib -name "$lib" \
+      2>/dev/null | head -1)")")
+  done
+  printf '%s\n' "${dirs[@]}" | awk '!seen[$0]++ && $0 != "."' | paste -sd:
+}
+if [[ -n ${SPMD_PREBUILT:-} ]]; then
+  BIN=$(cd "$SPMD_PREBUILT" && pwd)
+  export LD_LIBRARY_PATH="$BIN/lib:$(cuda_lib_dirs)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  echo "gpu_check: prebuilt binaries of commit $(cat "$BIN/COMMIT"); LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
+  if "$BIN/tools/spmd-run" --help >"$WORK/build.log" 2>&1; then
+    row "prebuilt binaries (commit $(cat "$BIN/COMMIT"))" PASS "they load"
+  else
+    row "prebuilt binaries (commit $(cat "$BIN/COMMIT"))" FAIL "$(tail -1 "$WORK/build.log")"
+  fi
+elif ! command -v "$BAZEL" >/dev/null; then
   echo "gpu_check: '$BAZEL' not found: install Bazel 4.2.3 (Debian: bazel-bootstrap) or set BAZEL" >&2
   exit 1
 fi
 
 # ---- 1. Build ----------------------------------------------------------------------------------
-if step 300 build "${BZ[@]}" build --symlink_prefix=/ //tools:spmd-run //runtime/cuda:cuda_bench \
+if [[ -n ${SPMD_PREBUILT:-} ]]; then
+  :
+elif step 300 build "${BZ[@]}" build --symlink_prefix=/ //tools:spmd-run //runtime/cuda:cuda_bench \
     //runtime/cuda/...; then
   row "build (nvcc sm_90, spmd-run, cuda_bench)" PASS ""
 else
   row "build (nvcc sm_90, spmd-run, cuda_bench)" FAIL "see $WORK/build.log"
   tail -30 "$WORK/build.log"
 fi
-BIN=$("${BZ[@]}" info --symlink_prefix=/ bazel-bin 2>/dev/null)
+[[ -n ${SPMD_PREBUILT:-} ]] || BIN=$("${BZ[@]}" info --symlink_prefix=/ bazel-bin 2>/dev/null)
 RUN="$BIN/tools/spmd-run"
 
 # ---- 2. CUDA tests -------------------------------------------------------------------------------
-if step 240 tests "${BZ[@]}" test --symlink_prefix=/ --test_output=all //runtime/cuda/...; then
+# Runs each test binary of the bundle ($1: the bundle, $2: a scratch folder); fails if any fails.
+PREBUILT_TESTS='status=0
+for t in "$1"/runtime/cuda/*_test; do
+  if TEST_TMPDIR="$2" "$t"; then echo "//runtime/cuda:${t##*/} PASSED in bundle"
+  else echo "//runtime/cuda:${t##*/} FAILED"; status=1; fi
+done
+exit $status'
+if [[ -n ${SPMD_PREBUILT:-} ]]; then
+  tests_cmd=(bash -c "$PREBUILT_TESTS" _ "$BIN" "$WORK")
+else
+  tests_cmd=("${BZ[@]}" test --symlink_prefix=/ --test_output=all //runtime/cuda/...)
+fi
+if step 240 tests "${tests_cmd[@]}"; then
   skipped=$(grep -c 'SKIPPED \] GpuTest\..* ms)' "$WORK/tests.log")
   if [[ $skipped -gt 0 ]]; then
     row "CUDA tests (//runtime/cuda/...)" FAIL "gpu_test skipped $skipped cases: $(grep -m1 'no usable GPU' "$WORK/tests.log")"
@@ -65,19 +98,20 @@ if step 240 tests "${BZ[@]}" test --symlink_prefix=/ --test_output=all //runtime
     row "CUDA tests (//runtime/cuda/...)" PASS "$(grep -c ' PASSED in ' "$WORK/tests.log") targets passed, gpu_test ran on the GPU"
   fi
 else
-  row "CUDA tests (//runtime/cuda/...)" FAIL "see $WORK/tests.log"
+  row "CUDA tests (//runtime/cuda/...)" FAIL "$(grep -E '^\[  FAILED  \]|FAILED$' "$WORK/tests.log" | head -3 | paste -sd' ')"
 fi
 
 # ---- 3. Examples: CUDA vs CPU with 1, 2 and 8 logical devices on GPU 0 ---------------------------
 verify() {  # verify N LABEL ARGS...
-  local n=$1 label=$2
+  local n=$1 label=$2 log
   shift 2
-  if CUDA_VISIBLE_DEVICES=0 step 120 "verify_$n" "$RUN" --backend=cuda --verify \
+  log="verify_${n}_${label//[^A-Za-z0-9_]/_}"
+  if CUDA_VISIBLE_DEVICES=0 step 120 "$log" "$RUN" --backend=cuda --verify \
       --num-partitions "$n" "$@"; then
     row "verify $label ($n device$([[ $n == 1 ]] || echo s))" PASS \
-      "$(grep -o 'max abs error [^,]*' "$WORK/verify_$n.log" | head -1)"
+      "$(grep -o 'max abs error [^,]*' "$WORK/$log.log" | head -1)"
   else
-    row "verify $label ($n device$([[ $n == 1 ]] || echo s))" FAIL "$(tail -1 "$WORK/verify_$n.log")"
+    row "verify $label ($n device$([[ $n == 1 ]] || echo s))" FAIL "$(tail -1 "$WORK/$log.log")"
   fi
 }
 verify 1 ops_1dev runtime/cuda/testdata/ops_1dev.hlo
