@@ -5,7 +5,7 @@
 # ../shared/tools/xla-compare/make_corpus_list.py writes them. OUT.tsv gets one line per module:
 # name, status (pass, refused: a located refusal such as an op the executor does not support or
 # a program over the limits, fail: anything else, timeout), and the last line of the output.
-# Without a GPU, SPMD_CUDA_DEVICE=host runs the same executor on the host device, so a GPU
+# SWEEP_TIMEOUT: seconds per module (default 300). Without a GPU, SPMD_CUDA_DEVICE=host runs the same executor on the host device, so a GPU
 # sweep's failures can be told apart from the host's.
 set -uo pipefail
 [[ $# -ge 3 ]] || { echo "usage: tools/gpu_sweep.sh SPMD_RUN LIST OUT.tsv [JOBS]" >&2; exit 2; }
@@ -14,7 +14,7 @@ RUN=$1 LIST=$2 OUT=$3 JOBS=${4:-4}
 one() {  # one RUN NAME PATH PARTITIONS -> a TSV line
   local run=$1 name=$2 path=$3 n=$4 log rc status
   log=$(mktemp)
-  timeout 300 "$run" --backend=cuda --verify ${n:+--num-partitions "$n"} "$path" >"$log" 2>&1
+  timeout "${SWEEP_TIMEOUT:-300}" "$run" --backend=cuda --verify ${n:+--num-partitions "$n"} "$path" >"$log" 2>&1
   rc=$?
   if [[ $rc == 0 ]]; then status=pass
   elif [[ $rc == 124 ]]; then status=timeout
