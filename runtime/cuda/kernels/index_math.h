@@ -127,34 +127,8 @@ SPMD_HD uint64_t CombineBits(uint64_t old_bits, Num update, int t, int op) {
   return word;
 }
 
-#ifdef __CUDA_ARCH__
-// Atomically applies combine to element `k` of `out` (CAS loops on the aligned 4- or 8-byte
-// word that holds it, so every element type and op works and duplicate indices are safe).
-__device__ __forceinline__ void CombineAt(void* out, int64_t k, Num update, int t, int op) {
-  const int bytes = BitsOf(t) / 8;
-  char* addr = static_cast<char*>(out) + k * bytes;
-  if (bytes == 8) {
-    unsigned long long* word = reinterpret_cast<unsigned long long*>(addr);
-    unsigned long long old = *word, assumed;
-    do {
-      assumed = old;
-      old = atomicCAS(word, assumed, (unsigned long long)CombineBits(assumed, update, t, op));
-    } while (assumed != old);
-    return;
-  }
-  const uintptr_t a = reinterpret_cast<uintptr_t>(addr);
-  unsigned int* word = reinterpret_cast<unsigned int*>(a & ~uintptr_t(3));
-  const int shift = int(a & 3) * 8;
-  const uint32_t mask = bytes == 4 ? 0xffffffffu : ((1u << (bytes * 8)) - 1u) << shift;
-  unsigned int old = *word, assumed;
-  do {
-    assumed = old;
-    const uint64_t mine = (assumed & mask) >> shift;
-    const uint32_t updated = uint32_t(CombineBits(mine, update, t, op)) << shift;
-    old = atomicCAS(word, assumed, (assumed & ~mask) | (updated & mask));
-  } while (assumed != old);
-}
-#else
+// Applies combine to element `k` of `out` (the host twin; the GPU orders duplicates by sorting,
+// kernels.cu LaunchScatter).
 SPMD_HD void CombineAt(void* out, int64_t k, Num update, int t, int op) {
   const int bytes = BitsOf(t) / 8;
   uint64_t word = 0;
@@ -162,7 +136,6 @@ SPMD_HD void CombineAt(void* out, int64_t k, Num update, int t, int op) {
   word = CombineBits(word, update, t, op);
   CopyBytes(&word, 0, out, k, bytes);
 }
-#endif
 
 SPMD_HD void ScatterAt(const ScatterParams& p, int64_t i) {
   int64_t off = 0;

@@ -3,6 +3,8 @@
 // type through a runtime type switch; the dot, where speed matters most, goes to cuBLAS.
 #include <cuda_runtime.h>
 
+#include <cub/device/device_radix_sort.cuh>
+
 #include "runtime/cuda/kernels/element_math.h"
 #include "runtime/cuda/kernels/index_math.h"
 #include "runtime/cuda/kernels/launch.h"
@@ -20,7 +22,6 @@ __global__ void GridStride(const Params p, int64_t n) {
   }
 }
 
-__device__ void ScatterElement(const ScatterParams& p, int64_t i) { ScatterAt(p, i); }
 __device__ void ElementwiseElement(const ElementwiseParams& p, int64_t i) { ElementwiseAt(p, i); }
 __device__ void StridedCopyElement(const StridedCopyParams& p, int64_t i) { StridedCopyAt(p, i); }
 __device__ void ReduceElement(const ReduceParams& p, int64_t i) { ReduceAt(p, i); }
@@ -97,8 +98,72 @@ int LaunchIota(const IotaParams& p, void* s) { return Launch<IotaParams, IotaEle
 int LaunchGather(const GatherParams& p, void* s) {
   return Launch<GatherParams, GatherElement>(p, p.n, s);
 }
+// Scatter applies the updates in index order, as the CPU executor and the host twin do, so that
+// duplicate indices combine in one fixed order and replicas agree bit for bit (atomics would
+// combine floating-point updates in whatever order threads arrive). Three steps:
+//   1. each update element's target offset in `out` (`skip`, past the end, when its window is
+//      out of bounds) and its index;
+//   2. a stable radix sort of the (offset, index) pairs (CUB), so each target's updates are
+//      adjacent and in index order;
+//   3. one thread per run of equal offsets folds the run's updates into its element in order.
+__global__ void ScatterTargets(const ScatterParams p, uint64_t skip, uint64_t* keys,
+                               uint64_t* order) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < p.n;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    int64_t off = 0;
+    keys[i] = OperandOffset(p.access, i, /*clamp=*/false, &off) ? uint64_t(off) : skip;
+    order[i] = uint64_t(i);
+  }
+}
+
+__global__ void ScatterRuns(const ScatterParams p, uint64_t skip, const uint64_t* keys,
+                            const uint64_t* order) {
+  const int bytes = BitsOf(p.type) / 8;
+  for (int64_t j = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; j < p.n;
+       j += int64_t(gridDim.x) * blockDim.x) {
+    const uint64_t k = keys[j];
+    if (k == skip || (j > 0 && keys[j - 1] == k)) continue;
+    uint64_t word = 0;
+    CopyBytes(p.out, int64_t(k), &word, 0, bytes);
+    for (int64_t m = j; m < p.n && keys[m] == k; ++m) {
+      word = CombineBits(word, Load(p.updates, p.type, int64_t(order[m])), p.type, p.op);
+    }
+    CopyBytes(&word, 0, p.out, int64_t(k), bytes);
+  }
+}
+
 int LaunchScatter(const ScatterParams& p, void* s) {
-  return Launch<ScatterParams, ScatterElement>(p, p.n, s);
+  if (p.n <= 0) return 0;
+  cudaStream_t stream = static_cast<cudaStream_t>(s);
+  uint64_t skip = 1;  // One past the last element of the operand.
+  for (int d = 0; d < p.access.operand_rank; ++d) skip *= uint64_t(p.access.operand_dims[d]);
+  int end_bit = 1;
+  while (end_bit < 64 && (skip >> end_bit) != 0) ++end_bit;
+  uint64_t* pairs = nullptr;  // keys, order, sorted keys, sorted order: p.n each.
+  cudaError_t e = cudaMallocAsync(&pairs, 4 * sizeof(uint64_t) * p.n, stream);
+  if (e != cudaSuccess) return static_cast<int>(e);
+  uint64_t *keys = pairs, *order = pairs + p.n, *sorted_keys = pairs + 2 * p.n,
+           *sorted_order = pairs + 3 * p.n;
+  int64_t blocks = (p.n + kThreads - 1) / kThreads;
+  if (blocks > 65535 * 8) blocks = 65535 * 8;
+  ScatterTargets<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(p, skip, keys, order);
+  size_t temp_bytes = 0;
+  e = cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, keys, sorted_keys, order, sorted_order,
+                                      p.n, 0, end_bit, stream);
+  void* temp = nullptr;
+  if (e == cudaSuccess) e = cudaMallocAsync(&temp, temp_bytes > 0 ? temp_bytes : 1, stream);
+  if (e == cudaSuccess) {
+    e = cub::DeviceRadixSort::SortPairs(temp, temp_bytes, keys, sorted_keys, order, sorted_order,
+                                        p.n, 0, end_bit, stream);
+    cudaFreeAsync(temp, stream);
+  }
+  if (e == cudaSuccess) {
+    ScatterRuns<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(p, skip, sorted_keys,
+                                                                        sorted_order);
+    e = cudaGetLastError();
+  }
+  cudaFreeAsync(pairs, stream);
+  return static_cast<int>(e);
 }
 
 }  // namespace spmd_cuda

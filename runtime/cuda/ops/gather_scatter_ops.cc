@@ -1,8 +1,9 @@
 // gather and scatter with XLA's dimension numbers (semantics as runtime/cpu/ops/
 // gather_scatter_ops.cc): the host builds an IndexedAccess that maps each element of the walked
 // array (gather's output, scatter's updates) to its operand element; the kernel reads the index
-// vector per element. Scatter copies the operand to the result, then combines every update
-// atomically (duplicate indices are safe); a window that does not fit at its start is skipped.
+// vector per element. Scatter copies the operand to the result, then combines the updates in
+// index order, duplicates too (deterministic: kernels.cu LaunchScatter sorts them by target);
+// a window that does not fit at its start is skipped.
 // Scatter with several operands fails clearly.
 #include <algorithm>
 

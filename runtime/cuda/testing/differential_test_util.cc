@@ -33,7 +33,7 @@ CudaRunOptions HostOptions(int64_t num_partitions) {
 }
 
 absl::Status CompareWithCpu(const hlo::HloModule& module, const CudaRunOptions& options,
-                            uint64_t seed) {
+                            uint64_t seed, bool bitwise) {
   const int64_t n = options.num_partitions * options.num_replicas;
   const hlo::HloComputation& entry = *module.entry_computation();
   std::vector<std::vector<hlo::Literal>> args(n);
@@ -52,7 +52,8 @@ absl::Status CompareWithCpu(const hlo::HloModule& module, const CudaRunOptions& 
       const hlo::Literal& e = LeafOf(expected[d], index);
       if (!e.shape().IsArray()) continue;
       const ArrayComparison c =
-          CompareArrays(e, LeafOf(actual[d], index), DefaultTolerance(e.shape().element_type()));
+          CompareArrays(e, LeafOf(actual[d], index),
+                        bitwise ? Tolerance{} : DefaultTolerance(e.shape().element_type()));
       if (!c.ok()) {
         return absl::InternalError(hlo::StrCat(
             "device ", d, " ", LeafName("output", index), ": ", c.mismatches, " of ", c.elements,

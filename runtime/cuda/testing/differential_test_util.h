@@ -22,10 +22,10 @@ absl::StatusOr<std::unique_ptr<hlo::HloModule>> ParseForTest(const std::string& 
 CudaRunOptions HostOptions(int64_t num_partitions);
 
 // Runs `module` on `options`' devices and on the CPU executor (same per-device random
-// arguments); OK when every device's result matches, else a description of the first
-// difference.
+// arguments); OK when every device's result matches (within each type's default tolerance, or
+// bit for bit when `bitwise`), else a description of the first difference.
 absl::Status CompareWithCpu(const hlo::HloModule& module, const CudaRunOptions& options,
-                            uint64_t seed = 1);
+                            uint64_t seed = 1, bool bitwise = false);
 
 }  // namespace cuda
 }  // namespace runtime
