@@ -470,6 +470,35 @@ ENTRY main {
   }
 }
 
+TEST(ScatterPartitionTest, EvenRowShardsDropOtherRowsByTheShiftAlone) {
+  // 8 rows over 4 devices: every shard is as long as the local operand, so an index shifted
+  // by the shard's offset is out of bounds exactly when its row is another device's. No
+  // compare or select per index; the clamp keeps extreme indices (which the whole scatter
+  // drops) from wrapping into range. Signed and unsigned indices.
+  const std::pair<const char*, const char*> kIndices[] = {
+      {"s32", "{-2147483648}, {-1}, {2147483647}, {-7}"},
+      {"s64", "{-9223372036854775807}, {-1}, {4294967296}, {-7}"},
+      {"u32", "{4294967295}, {2147483648}, {2147483647}, {4294967288}"}};
+  for (const auto& [type, extremes] : kIndices) {
+    Partitioned p = Partition(std::string("HloModule scatter, num_partitions=4\n") + kAdd +
+                              "ENTRY main {\n  i = " + type + "[12,1] constant({" + extremes +
+                              ", {0}, {1}, {2}, {7}, {8}, {3}, {5}, {6}}), sharding={replicated}" +
+                              R"(
+  x = f32[8,4] parameter(0), sharding={devices=[4,1]<=[4]}
+  u = f32[12,4] parameter(1), sharding={replicated}
+  ROOT s = f32[8,4] scatter(x, i, u), to_apply=add, update_window_dims={1},
+    inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1,
+    sharding={devices=[4,1]<=[4]}
+})");
+    ASSERT_NE(p.spmd, nullptr) << type;
+    auto counts = Counts(*p.spmd);
+    EXPECT_EQ(counts[HloOpcode::kSelect], 0) << p.spmd->ToString();
+    EXPECT_EQ(counts[HloOpcode::kCompare], 0) << p.spmd->ToString();
+    EXPECT_EQ(counts[HloOpcode::kAllGather], 0) << p.spmd->ToString();
+    ExpectVerifies(p, 4);
+  }
+}
+
 TEST(ScatterPartitionTest, EmbeddingGradScatterAddIntoRowSplitTable) {
   // The embedding gradient: updates split along the batch over 2 devices, the table's rows
   // over 4 (10 rows: 3,3,3,1). Each device scatters its batch half into its rows; the halves

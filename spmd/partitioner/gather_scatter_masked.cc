@@ -114,7 +114,9 @@ HloInstruction* WithComponents(HloInstruction* indices, int64_t index_vector_dim
 }
 
 // One component shifted into the shard of `operand` along `dim`: the local index (as the
-// indices' type) and whether it is inside the shard.
+// indices' type) and whether it is inside the shard (null for a scatter along an evenly split
+// dim: there the shifted index alone is out of bounds exactly when it is outside the shard, as
+// every shard is as long as the local dim, and the clamp keeps the shift from wrapping).
 std::pair<HloInstruction*, HloInstruction*> ShiftComponent(HloInstruction* index, int64_t dim,
                                                            const MaskedOperand& operand,
                                                            const Shape& operand_shape,
@@ -136,6 +138,12 @@ std::pair<HloInstruction*, HloInstruction*> ShiftComponent(HloInstruction* index
       type == PrimitiveType::kS32 ? clamped : ctx.Add(HloOpcode::kConvert, s32, {clamped});
   HloInstruction* lo = Broadcast(
       ctx.PerDeviceScalar(ctx.ShardBounds(operand.sharding, operand_shape, dim)), s32, ctx);
+  if (outside == OutsideShard::kOutOfBounds &&
+      size % operand.sharding.tile_assignment().dim(dim) == 0) {
+    HloInstruction* local = ctx.Add(HloOpcode::kSubtract, s32, {global, lo});
+    if (type != PrimitiveType::kS32) local = ctx.Add(HloOpcode::kConvert, index->shape(), {local});
+    return {local, nullptr};
+  }
   HloInstruction* hi = Broadcast(
       ctx.PerDeviceScalar(ctx.ShardBounds(operand.sharding, operand_shape, dim, /*limits=*/true)),
       s32, ctx);
@@ -269,10 +277,12 @@ ShardIndices ShiftIndicesIntoShard(HloInstruction* indices, int64_t index_vector
         implicit ? indices : Component(indices, index_vector_dim, d.component, ctx);
     auto [local, in] = ShiftComponent(index, d.operand_dim, operand, operand_shape, outside, ctx);
     components[d.component] = local;
-    in_shard = in_shard == nullptr ? in : ctx.Add(HloOpcode::kAnd, in->shape(), {in_shard, in});
+    if (in != nullptr) {
+      in_shard = in_shard == nullptr ? in : ctx.Add(HloOpcode::kAnd, in->shape(), {in_shard, in});
+    }
   }
   ShardIndices out{WithComponents(indices, index_vector_dim, std::move(components), ctx), in_shard};
-  if (implicit) return out;
+  if (implicit || in_shard == nullptr) return out;
   std::vector<int64_t> batch = shape.dimensions();
   batch.erase(batch.begin() + index_vector_dim);
   out.in_shard =

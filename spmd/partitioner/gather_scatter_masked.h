@@ -86,7 +86,8 @@ enum class OutsideShard {
 };
 
 // Local indices and, over their batch dims (index_vector_dim removed), whether the index
-// falls inside this device's shard along every one of `dims`.
+// falls inside this device's shard along every one of `dims` (null when no mask is needed:
+// a scatter along evenly split dims).
 struct ShardIndices {
   hlo::HloInstruction* indices;
   hlo::HloInstruction* in_shard;
