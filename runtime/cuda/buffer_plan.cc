@@ -76,10 +76,10 @@ bool IsAliasingInstruction(const HloInstruction& instr) {
     return instr.operand_count() == 1 && instr.operand(0)->shape().Compatible(instr.shape()) &&
            runtime::IsIdentityCustomCall(instr);
   }
-  return runtime::IsOneOf(
-      instr.opcode(),
-      {HloOpcode::kTuple, HloOpcode::kGetTupleElement, HloOpcode::kBitcast, HloOpcode::kReshape,
-       HloOpcode::kCopy, HloOpcode::kOptimizationBarrier, HloOpcode::kAddDependency});
+  return runtime::IsOneOf(instr.opcode(),
+                          {HloOpcode::kTuple, HloOpcode::kGetTupleElement, HloOpcode::kBitcast,
+                           HloOpcode::kBitcastConvert, HloOpcode::kReshape, HloOpcode::kCopy,
+                           HloOpcode::kOptimizationBarrier, HloOpcode::kAddDependency});
 }
 
 absl::StatusOr<BufferPlan> PlanBuffers(const hlo::HloComputation& computation) {

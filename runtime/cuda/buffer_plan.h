@@ -1,10 +1,10 @@
 // Where each value of a computation lives on the device, with memory reused by liveness.
 //
 // Every array leaf an instruction computes is a buffer. Instructions that only rename values
-// (tuple, get-tuple-element, bitcast, reshape, copy, optimization-barrier, add-dependency, and
-// the identity custom-calls: the partitioner's, propagation barriers, layout constraints)
-// define no buffer: their leaves are their operands' buffers. A buffer is live from the
-// instruction that defines it to the last instruction that reads it through any name; two
+// (tuple, get-tuple-element, bitcast, bitcast-convert, reshape, copy, optimization-barrier,
+// add-dependency, and the identity custom-calls: the partitioner's, propagation barriers,
+// layout constraints) define no buffer: their leaves are their operands' buffers. A buffer is live
+// from the instruction that defines it to the last instruction that reads it through any name; two
 // buffers whose live ranges overlap (ends included, so no op writes over an input it is
 // reading) never share bytes. Buffers are placed in one arena per computation, largest first,
 // each at the lowest 256-byte-aligned offset free during its whole range. Root leaves are

@@ -222,9 +222,10 @@ absl::StatusOr<OwnedValue> CudaExecutor::Execute(const hlo::HloComputation& comp
     }
     if (IsAliasingInstruction(instr) || instr.opcode() == HloOpcode::kParameter ||
         instr.opcode() == HloOpcode::kConstant || instr.opcode() == HloOpcode::kAfterAll) {
-      if (instr.opcode() == HloOpcode::kBitcast &&
+      if (IsOneOf(instr.opcode(), {HloOpcode::kBitcast, HloOpcode::kBitcastConvert}) &&
           LeafBytes(instr.shape()) != LeafBytes(instr.operand(0)->shape())) {
-        return ErrorAt(instr, "bitcast changes the byte size");
+        return ErrorAt(instr,
+                       hlo::StrCat(hlo::HloOpcodeString(instr.opcode()), " changes the byte size"));
       }
       continue;  // Nothing to compute: the value names existing buffers.
     }

@@ -121,6 +121,26 @@ ENTRY e {
   pq = f32[3,4,5] dot(p, q), lhs_batch_dims={1}, lhs_contracting_dims={0}, rhs_batch_dims={1}, rhs_contracting_dims={2}
   ROOT t = (f32[4,5], f32[3,4,5], f32[3,4,5]) tuple(d, bd, pq)
 })"},
+    {"reduce_precision_and_bitcast_convert", R"(
+ENTRY e {
+  x = f32[6,8] parameter(0)
+  big = f32[6,8] constant({{1e30, -1e30, 65504, 65520, 1e-30, -1e-8, 3.14159, 0},
+    {inf, -inf, nan, -nan, 1.5, 2.5, 1.75, -1.25}, {0,0,0,0,0,0,0,0}, {0,0,0,0,0,0,0,0},
+    {0,0,0,0,0,0,0,0}, {0,0,0,0,0,0,0,0}})
+  v = f32[6,8] add(x, big)
+  half = f32[6,8] reduce-precision(v), exponent_bits=5, mantissa_bits=10
+  none = f32[6,8] reduce-precision(v), exponent_bits=3, mantissa_bits=0
+  same = f32[6,8] reduce-precision(v), exponent_bits=8, mantissa_bits=23
+  b = bf16[6,8] convert(v)
+  b8 = bf16[6,8] reduce-precision(b), exponent_bits=5, mantissa_bits=2
+  d = f64[6,8] convert(v)
+  d32 = f64[6,8] reduce-precision(d), exponent_bits=8, mantissa_bits=23
+  h = f16[6,8] convert(v)
+  h4 = f16[6,8] reduce-precision(h), exponent_bits=4, mantissa_bits=3
+  i = s32[6,8] bitcast-convert(half)
+  u = u8[6,8,4] bitcast-convert(none)
+  ROOT t = (f32[6,8], s32[6,8], u8[6,8,4], bf16[6,8], f64[6,8], f16[6,8]) tuple(same, i, u, b8, d32, h4)
+})"},
     {"dot_empty_contraction", R"(
 ENTRY e {
   x = f32[4,0] parameter(0)

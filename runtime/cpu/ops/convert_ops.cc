@@ -24,6 +24,7 @@
 
 #include "hlo/ir/float_codec.h"
 #include "hlo/status_macros.h"
+#include "runtime/common/reduce_precision.h"
 #include "runtime/cpu/element_types.h"
 #include "runtime/cpu/op_registry.h"
 #include "runtime/cpu/ops/elementwise_kernels.h"
@@ -159,63 +160,16 @@ struct FloatFormat {
   int mantissa_bits;
 };
 
-// Masks for reducing values of format `f`, stored in U, to (exponent_bits, mantissa_bits).
-template <typename U>
-struct ReduceMasks {
-  ReduceMasks(FloatFormat f, int exponent_bits, int mantissa_bits)
-      : keep_nan(mantissa_bits > 0),
-        round(mantissa_bits < f.mantissa_bits),
-        clamp(exponent_bits < f.exponent_bits) {
-    constexpr int kBits = 8 * sizeof(U);
-    mantissa_mask = (U{1} << f.mantissa_bits) - 1;
-    exponent_mask = static_cast<U>(((U{1} << f.exponent_bits) - 1) << f.mantissa_bits);
-    sign_mask = static_cast<U>(U{1} << (kBits - 1));
-    if (round) {
-      shift = f.mantissa_bits - mantissa_bits;
-      last_bit = static_cast<U>(U{1} << shift);
-      base_bias = static_cast<U>((last_bit >> 1) - 1);
-      truncation = static_cast<U>(~(last_bit - 1));
-    }
-    if (clamp) {
-      const U bias = (U{1} << (f.exponent_bits - 1)) - 1;
-      const U reduced_bias = (U{1} << (exponent_bits - 1)) - 1;
-      max_exponent = static_cast<U>((bias + reduced_bias) << f.mantissa_bits);
-      min_exponent = static_cast<U>((bias - reduced_bias) << f.mantissa_bits);
-    }
-  }
-
-  U Apply(U v) const {
-    const bool is_nan = (v & exponent_mask) == exponent_mask && (v & mantissa_mask) != 0;
-    if (is_nan) return keep_nan ? v : exponent_mask;  // +inf when no mantissa bits remain.
-    if (round) {
-      const U bias = static_cast<U>(((v & last_bit) >> shift) + base_bias);
-      v = static_cast<U>((v + bias) & truncation);
-    }
-    if (clamp) {
-      const U exponent = v & exponent_mask;
-      if (exponent > max_exponent) {
-        v = static_cast<U>((v & sign_mask) | exponent_mask);
-      } else if (exponent <= min_exponent) {
-        v = static_cast<U>(v & sign_mask);
-      }
-    }
-    return v;
-  }
-
-  bool keep_nan, round, clamp;
-  int shift = 0;
-  U mantissa_mask, exponent_mask, sign_mask;
-  U last_bit = 0, base_bias = 0, truncation = 0, max_exponent = 0, min_exponent = 0;
-};
-
 template <typename U>
 void ReducePrecisionLoop(const Literal& in, Literal& out, FloatFormat f, int exponent_bits,
                          int mantissa_bits) {
-  const ReduceMasks<U> masks(f, exponent_bits, mantissa_bits);
   const U* x = Data<U>(in);
   U* y = MutableData<U>(out);
   const int64_t n = in.element_count();
-  for (int64_t i = 0; i < n; ++i) y[i] = masks.Apply(x[i]);
+  for (int64_t i = 0; i < n; ++i) {
+    y[i] = static_cast<U>(
+        ReducePrecisionBits(x[i], f.exponent_bits, f.mantissa_bits, exponent_bits, mantissa_bits));
+  }
 }
 
 absl::StatusOr<Literal> HandleReducePrecision(const HloInstruction& instr,
@@ -234,8 +188,8 @@ absl::StatusOr<Literal> HandleReducePrecision(const HloInstruction& instr,
   }
   RETURN_IF_ERROR(CheckResultShape(instr, type, in.element_count()));
   Literal out(instr.shape());
-  // Widths beyond the format's own are no-ops; cap them so the shifts stay in range.
-  const int e = static_cast<int>(std::min<int64_t>(exponent_bits, 16));
+  // Widths beyond the format's own are no-ops; cap them to fit an int.
+  const int e = static_cast<int>(std::min<int64_t>(exponent_bits, 64));
   const int m = static_cast<int>(std::min<int64_t>(mantissa_bits, 64));
   switch (type) {
     case PrimitiveType::kF32:

@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "runtime/common/reduce_precision.h"
 #include "runtime/cuda/kernels/kernel_params.h"
 
 #ifdef __CUDACC__
@@ -274,11 +275,45 @@ SPMD_HD Num Unary(int op, Num a, int t) {
 }
 
 // Computes element `i` of an elementwise op.
+// Element s of `src` to element d of `dst`, elements of `bytes` bytes (1, 2, 4 or 8).
+SPMD_HD void CopyBytes(const void* src, int64_t s, void* dst, int64_t d, int bytes) {
+  switch (bytes) {
+    case 1:
+      static_cast<uint8_t*>(dst)[d] = static_cast<const uint8_t*>(src)[s];
+      break;
+    case 2:
+      static_cast<uint16_t*>(dst)[d] = static_cast<const uint16_t*>(src)[s];
+      break;
+    case 4:
+      static_cast<uint32_t*>(dst)[d] = static_cast<const uint32_t*>(src)[s];
+      break;
+    default:
+      static_cast<uint64_t*>(dst)[d] = static_cast<const uint64_t*>(src)[s];
+      break;
+  }
+}
+
+// reduce-precision of element k of `in` (a floating type `t`) into element i of `out`, on the
+// value's bits (runtime/common/reduce_precision.h).
+SPMD_HD void ReducePrecisionAt(const ElementwiseParams& p, int64_t k, int64_t i) {
+  const int t = p.in_type, bytes = BitsOf(t) / 8;
+  const int fe = t == kF64 ? 11 : t == kF16 ? 5 : 8;
+  const int fm = t == kF64 ? 52 : t == kF32 ? 23 : t == kF16 ? 10 : 7;
+  uint64_t bits = 0;
+  CopyBytes(p.in[0], k, &bits, 0, bytes);
+  bits = runtime::ReducePrecisionBits(bits, fe, fm, p.exponent_bits, p.mantissa_bits);
+  CopyBytes(&bits, 0, p.out, i, bytes);
+}
+
 SPMD_HD void ElementwiseAt(const ElementwiseParams& p, int64_t i) {
   const int64_t k0 = (p.scalar_mask & 1) ? 0 : i, k1 = (p.scalar_mask & 2) ? 0 : i,
                 k2 = (p.scalar_mask & 4) ? 0 : i;
   const int t = p.in_type;
   Num r;
+  if (p.op == kReducePrecision) {
+    ReducePrecisionAt(p, k0, i);
+    return;
+  }
   if (p.op == kCopy || p.op == kConvert) {
     r = ConvertNum(Load(p.in[0], t, k0), t, p.out_type);
   } else if (p.op == kSelect) {

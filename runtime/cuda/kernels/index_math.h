@@ -10,15 +10,6 @@
 
 namespace spmd_cuda {
 
-SPMD_HD void CopyBytes(const void* src, int64_t s, void* dst, int64_t d, int bytes) {
-  switch (bytes) {
-    case 1: static_cast<uint8_t*>(dst)[d] = static_cast<const uint8_t*>(src)[s]; break;
-    case 2: static_cast<uint16_t*>(dst)[d] = static_cast<const uint16_t*>(src)[s]; break;
-    case 4: static_cast<uint32_t*>(dst)[d] = static_cast<const uint32_t*>(src)[s]; break;
-    default: static_cast<uint64_t*>(dst)[d] = static_cast<const uint64_t*>(src)[s]; break;
-  }
-}
-
 SPMD_HD void StridedCopyAt(const StridedCopyParams& p, int64_t i) {
   int64_t s = p.src_offset, d = p.dst_offset;
   for (int k = p.rank - 1; k >= 0; --k) {

@@ -23,15 +23,51 @@ enum DType : int {
 // Elementwise operations. Binary ops read in0 and in1; kSelect reads pred in0 and picks in1 or
 // in2; kClamp is clamp(min=in0, x=in1, max=in2); kConvert converts in0 (in_type) to out_type.
 enum ElementOp : int {
-  kCopy, kConvert,
+  kCopy,
+  kConvert,
   // Unary.
-  kNeg, kAbs, kSign, kNot, kExp, kExpm1, kLog, kLog1p, kSqrt, kRsqrt, kCbrt, kTanh, kSin, kCos,
-  kTan, kFloor, kCeil, kRoundAfz, kRoundEven, kLogistic, kIsFinite,
+  kNeg,
+  kAbs,
+  kSign,
+  kNot,
+  kExp,
+  kExpm1,
+  kLog,
+  kLog1p,
+  kSqrt,
+  kRsqrt,
+  kCbrt,
+  kTanh,
+  kSin,
+  kCos,
+  kTan,
+  kFloor,
+  kCeil,
+  kRoundAfz,
+  kRoundEven,
+  kLogistic,
+  kIsFinite,
+  kReducePrecision,  // On the bits: ElementwiseParams' exponent_bits and mantissa_bits.
   // Binary.
-  kAdd, kSub, kMul, kDiv, kRem, kMax, kMin, kPow, kAtan2, kAnd, kOr, kXor, kShl, kShrA, kShrL,
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,
+  kRem,
+  kMax,
+  kMin,
+  kPow,
+  kAtan2,
+  kAnd,
+  kOr,
+  kXor,
+  kShl,
+  kShrA,
+  kShrL,
   kCompare,
   // Ternary.
-  kSelect, kClamp,
+  kSelect,
+  kClamp,
 };
 
 // Comparison directions for kCompare (HLO's order).
@@ -44,6 +80,8 @@ struct ElementwiseParams {
   int in_type = kF32;     // Type of the compared/converted/computed operands (in1 for select).
   const void* in[3] = {nullptr, nullptr, nullptr};
   int scalar_mask = 0;    // Bit k: operand k is a scalar read at index 0.
+  int exponent_bits = 0;  // kReducePrecision's target widths.
+  int mantissa_bits = 0;
   void* out = nullptr;
   int64_t n = 0;
 };
