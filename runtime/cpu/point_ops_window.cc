@@ -16,9 +16,9 @@
 
 #include "hlo/ir/primitive_type.h"
 #include "hlo/status_macros.h"
+#include "runtime/common/convolution_plan.h"
 #include "runtime/common/strided_index.h"
-#include "runtime/cpu/ops/convolution_plan.h"
-#include "runtime/cpu/ops/window_geometry.h"
+#include "runtime/common/window_geometry.h"
 #include "runtime/cpu/point_elements.h"
 #include "runtime/cpu/point_ops.h"
 

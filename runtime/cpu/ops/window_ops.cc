@@ -19,10 +19,10 @@
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
 #include "runtime/common/strided_index.h"
+#include "runtime/common/window_geometry.h"
 #include "runtime/cpu/element_types.h"
 #include "runtime/cpu/ops/reduce_handlers.h"
 #include "runtime/cpu/ops/scalar_computation.h"
-#include "runtime/cpu/ops/window_geometry.h"
 
 namespace runtime {
 namespace {

@@ -1,8 +1,9 @@
-// A convolution's geometry (convolution_ops.cc), shared with the point evaluator
-// (point_ops_window.cc) so that both read the same window coordinates, groups and kernel
-// positions. The semantics are described at the top of convolution_ops.cc.
-#ifndef RUNTIME_CPU_OPS_CONVOLUTION_PLAN_H_
-#define RUNTIME_CPU_OPS_CONVOLUTION_PLAN_H_
+// The geometry of one convolution: dimension numbers, groups, window coordinates and kernel
+// positions, checked against the operand shapes. Shared by the CPU executor (im2col + GEMM,
+// runtime/cpu/ops/convolution_ops.cc, whose file comment gives the semantics), its point
+// evaluator and the CUDA executor (runtime/cuda/ops/convolution_ops.cc).
+#ifndef RUNTIME_COMMON_CONVOLUTION_PLAN_H_
+#define RUNTIME_COMMON_CONVOLUTION_PLAN_H_
 
 #include <cstdint>
 #include <vector>
@@ -35,4 +36,4 @@ absl::StatusOr<ConvPlan> PlanConvolution(const hlo::HloInstruction& instr, const
 
 }  // namespace runtime
 
-#endif  // RUNTIME_CPU_OPS_CONVOLUTION_PLAN_H_
+#endif  // RUNTIME_COMMON_CONVOLUTION_PLAN_H_

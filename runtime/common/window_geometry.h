@@ -1,7 +1,7 @@
 // Window arithmetic shared by reduce-window, select-and-scatter (window_ops.cc) and convolution
 // (convolution_ops.cc).
-#ifndef RUNTIME_CPU_OPS_WINDOW_GEOMETRY_H_
-#define RUNTIME_CPU_OPS_WINDOW_GEOMETRY_H_
+#ifndef RUNTIME_COMMON_WINDOW_GEOMETRY_H_
+#define RUNTIME_COMMON_WINDOW_GEOMETRY_H_
 
 #include <cstdint>
 #include <vector>
@@ -44,4 +44,4 @@ inline std::vector<int64_t> WindowCoordinates(const hlo::WindowDimension& w, int
 
 }  // namespace runtime
 
-#endif  // RUNTIME_CPU_OPS_WINDOW_GEOMETRY_H_
+#endif  // RUNTIME_COMMON_WINDOW_GEOMETRY_H_
