@@ -125,6 +125,10 @@ class CudaDevice : public DeviceApi {
     RETURN_IF_ERROR(Select());
     return LaunchError(spmd_cuda::LaunchScatter(p, stream_), "scatter");
   }
+  absl::Status Im2Col(const spmd_cuda::Im2ColParams& p) override {
+    RETURN_IF_ERROR(Select());
+    return LaunchError(spmd_cuda::LaunchIm2Col(p, stream_), "im2col");
+  }
   absl::Status Gemm(const spmd_cuda::GemmParams& p) override;
 
  private:

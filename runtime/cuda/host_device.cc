@@ -130,6 +130,12 @@ class HostDevice : public DeviceApi {
                               {p.out, "scatter's output"}}));
     return Check(spmd_cuda::HostScatter(p));
   }
+  absl::Status Im2Col(const spmd_cuda::Im2ColParams& p) override {
+    RETURN_IF_ERROR(CheckAll({{p.lhs, "im2col's input"},
+                              {p.coords, "im2col's coordinates"},
+                              {p.out, "im2col's output"}}));
+    return Check(spmd_cuda::HostIm2Col(p));
+  }
   absl::Status Gemm(const spmd_cuda::GemmParams& p) override {
     RETURN_IF_ERROR(CheckAll({{p.a, "GEMM's A"}, {p.b, "GEMM's B"}, {p.c, "GEMM's C"}}));
     return Check(spmd_cuda::HostGemm(p));

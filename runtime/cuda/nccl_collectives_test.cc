@@ -123,6 +123,7 @@ class HangingDevice : public DeviceApi {
   absl::Status Iota(const spmd_cuda::IotaParams& p) override { return host_->Iota(p); }
   absl::Status Gather(const spmd_cuda::GatherParams& p) override { return host_->Gather(p); }
   absl::Status Scatter(const spmd_cuda::ScatterParams& p) override { return host_->Scatter(p); }
+  absl::Status Im2Col(const spmd_cuda::Im2ColParams& p) override { return host_->Im2Col(p); }
   absl::Status Gemm(const spmd_cuda::GemmParams& p) override { return host_->Gemm(p); }
 
  private:

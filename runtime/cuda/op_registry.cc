@@ -11,6 +11,7 @@ CudaOpHandler FindCudaOpHandler(hlo::HloOpcode opcode) {
     RegisterDataMovementOps(*t);
     RegisterReduceOps(*t);
     RegisterDotOps(*t);
+    RegisterConvolutionOps(*t);
     RegisterGatherScatterOps(*t);
     RegisterCollectiveOps(*t);
     return t;

@@ -32,6 +32,7 @@ void RegisterElementwiseOps(CudaOpTable& table);
 void RegisterDataMovementOps(CudaOpTable& table);
 void RegisterReduceOps(CudaOpTable& table);
 void RegisterDotOps(CudaOpTable& table);
+void RegisterConvolutionOps(CudaOpTable& table);
 void RegisterGatherScatterOps(CudaOpTable& table);
 void RegisterCollectiveOps(CudaOpTable& table);
 

@@ -141,6 +141,28 @@ ENTRY e {
   u = u8[6,8,4] bitcast-convert(none)
   ROOT t = (f32[6,8], s32[6,8], u8[6,8,4], bf16[6,8], f64[6,8], f16[6,8]) tuple(same, i, u, b8, d32, h4)
 })"},
+    {"convolution_padded_strided_dilated", R"(
+ENTRY e {
+  x = f32[2,7,6,3] parameter(0)
+  k = f32[3,2,3,4] parameter(1)
+  same = f32[2,7,6,4] convolution(x, k), window={size=3x2 pad=1_1x0_1}, dim_labels=b01f_01io->b01f
+  strided = f32[2,3,5,4] convolution(x, k), window={size=3x2 stride=2x1 pad=0_0x0_0 rhs_dilate=1x1}, dim_labels=b01f_01io->b01f
+  dilated = f32[2,13,5,4] convolution(x, k), window={size=3x2 pad=1_1x1_0 lhs_dilate=2x1 rhs_dilate=1x2 rhs_reversal=1x0}, dim_labels=b01f_01io->b01f
+  ROOT t = (f32[2,7,6,4], f32[2,3,5,4], f32[2,13,5,4]) tuple(same, strided, dilated)
+})"},
+    {"convolution_groups_and_layouts", R"(
+ENTRY e {
+  x = f32[4,6,5] parameter(0)
+  k = f32[3,2,6] parameter(1)
+  grouped = f32[4,6,3] convolution(x, k), window={size=3}, dim_labels=bf0_0io->bf0, feature_group_count=3
+  y = f32[4,5,2] parameter(2)
+  w = f32[5,2,4] parameter(3)
+  batch_grouped = f32[2,1,4] convolution(y, w), window={size=5}, dim_labels=b0f_0io->b0f, batch_group_count=2
+  h = bf16[2,8,3] parameter(4)
+  v = bf16[3,4,3] parameter(5)
+  narrow = f32[2,6,4] convolution(h, v), window={size=3}, dim_labels=b0f_0oi->b0f
+  ROOT t = (f32[4,6,3], f32[2,1,4], f32[2,6,4]) tuple(grouped, batch_grouped, narrow)
+})"},
     {"dot_empty_contraction", R"(
 ENTRY e {
   x = f32[4,0] parameter(0)

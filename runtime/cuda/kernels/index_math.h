@@ -103,6 +103,28 @@ SPMD_HD bool OperandOffset(const IndexedAccess& a, int64_t i, bool clamp, int64_
   return true;
 }
 
+SPMD_HD void Im2ColAt(const Im2ColParams& p, int64_t i) {
+  const int64_t cols = p.kernel_positions * p.in_features;
+  int64_t row = p.row_begin + i / cols;
+  int64_t position = (i % cols) / p.in_features;
+  int64_t offset = p.base + (i % p.in_features) * p.feature_stride;
+  bool inside = true;
+  for (int d = p.spatial - 1; d >= 0; --d) {
+    const int64_t k = position % p.kernel_sizes[d], o = row % p.out_sizes[d];
+    position /= p.kernel_sizes[d];
+    row /= p.out_sizes[d];
+    const int64_t x = p.coords[p.coord_start[d] + o * p.kernel_sizes[d] + k];
+    inside = inside && x >= 0;
+    offset += x * p.spatial_strides[d];
+  }
+  const uint64_t zero = 0;
+  if (inside) {
+    CopyBytes(p.lhs, offset + row * p.batch_stride, p.out, i, p.elem_bytes);
+  } else {
+    CopyBytes(&zero, 0, p.out, i, p.elem_bytes);
+  }
+}
+
 SPMD_HD void GatherAt(const GatherParams& p, int64_t i) {
   int64_t off = 0;
   OperandOffset(p.access, i, /*clamp=*/true, &off);

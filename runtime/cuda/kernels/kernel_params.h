@@ -174,6 +174,31 @@ struct ScatterParams {
   int64_t n = 0;
 };
 
+// im2col of one convolution group (runtime/common/convolution_plan.h): out[r, k, i], row-major
+// [rows, K, I], is the lhs element that kernel position k (row-major over kernel_sizes) and
+// input feature i read for output row row_begin + r (row-major over [batch, out_sizes...]),
+// or zero where that position falls on padding or a dilation hole. coords holds, for spatial
+// dim d at coord_start[d], the input coordinate of output position o and kernel position k at
+// o * kernel_sizes[d] + k (-1: none).
+struct Im2ColParams {
+  int spatial = 0;
+  int elem_bytes = 4;
+  int64_t out_sizes[kMaxRank] = {};
+  int64_t kernel_sizes[kMaxRank] = {};
+  int64_t coord_start[kMaxRank] = {};
+  int64_t spatial_strides[kMaxRank] = {};  // lhs strides of the input spatial dims.
+  int64_t batch_stride = 0;                // lhs strides of the batch and feature dims.
+  int64_t feature_stride = 0;
+  int64_t base = 0;              // lhs offset of the group's first batch and feature.
+  int64_t in_features = 0;       // I.
+  int64_t kernel_positions = 0;  // K.
+  int64_t row_begin = 0;
+  const int64_t* coords = nullptr;
+  const void* lhs = nullptr;
+  void* out = nullptr;
+  int64_t n = 0;  // Rows of this block times K * I.
+};
+
 // One strided batched GEMM in cuBLAS's column-major terms:
 // C[b] (m x n, ldc) = op(A[b]) (m x k) * op(B[b]) (k x n), op = transpose when trans_*.
 struct GemmParams {

@@ -17,6 +17,7 @@ int LaunchReduce(const ReduceParams& p, void* stream);
 int LaunchIota(const IotaParams& p, void* stream);
 int LaunchGather(const GatherParams& p, void* stream);
 int LaunchScatter(const ScatterParams& p, void* stream);
+int LaunchIm2Col(const Im2ColParams& p, void* stream);
 
 int HostElementwise(const ElementwiseParams& p);
 int HostStridedCopy(const StridedCopyParams& p);
@@ -24,6 +25,7 @@ int HostReduce(const ReduceParams& p);
 int HostIota(const IotaParams& p);
 int HostGather(const GatherParams& p);
 int HostScatter(const ScatterParams& p);
+int HostIm2Col(const Im2ColParams& p);
 // C = op(A) op(B) in cuBLAS's column-major terms (kernel_params.h), accumulating in double.
 int HostGemm(const GemmParams& p);
 

@@ -79,24 +79,9 @@ absl::Status HandleDot(OpContext& ctx) {
   const hlo::DotDimensionNumbers& dnums = *instr.attrs().dot_dimension_numbers;
   const DeviceArray& lhs = ctx.operands[0];
   const DeviceArray& rhs = ctx.operands[1];
-  if (lhs.shape.element_type() != rhs.shape.element_type()) {
-    return absl::UnimplementedError(
-        "dot with operands of different element types is not supported by the CUDA executor");
-  }
   spmd_cuda::GemmParams p;
-  ASSIGN_OR_RETURN(p.in_type, DTypeOf(lhs.shape.element_type()));
-  ASSIGN_OR_RETURN(p.out_type, DTypeOf(instr.shape().element_type()));
-  auto is_float = [](int t) {
-    return t == spmd_cuda::kF16 || t == spmd_cuda::kBF16 || t == spmd_cuda::kF32 ||
-           t == spmd_cuda::kF64;
-  };
-  if (!is_float(p.in_type) || !is_float(p.out_type) ||
-      (p.in_type == spmd_cuda::kF64) != (p.out_type == spmd_cuda::kF64)) {
-    return absl::UnimplementedError(hlo::StrCat(
-        "dot of ", hlo::PrimitiveTypeName(lhs.shape.element_type()), " -> ",
-        hlo::PrimitiveTypeName(instr.shape().element_type()),
-        " is not supported by the CUDA executor (f16, bf16, f32 with f32 accumulation; f64)"));
-  }
+  RETURN_IF_ERROR(SetGemmTypes("dot", lhs.shape.element_type(), rhs.shape.element_type(),
+                               instr.shape().element_type(), p));
   ASSIGN_OR_RETURN(GemmOperand a, PrepareOperand(ctx, lhs, dnums.lhs_batch_dimensions,
                                                  dnums.lhs_contracting_dimensions));
   ASSIGN_OR_RETURN(GemmOperand b, PrepareOperand(ctx, rhs, dnums.rhs_batch_dimensions,

@@ -81,6 +81,27 @@ absl::Status LaunchCopy(DeviceApi& device, const CopySpec& spec, int elem_bytes,
   return device.StridedCopy(p);
 }
 
+absl::Status SetGemmTypes(std::string_view what, hlo::PrimitiveType lhs, hlo::PrimitiveType rhs,
+                          hlo::PrimitiveType out, spmd_cuda::GemmParams& p) {
+  if (lhs != rhs) {
+    return absl::UnimplementedError(hlo::StrCat(
+        what, " with operands of different element types is not supported by the CUDA executor"));
+  }
+  ASSIGN_OR_RETURN(p.in_type, DTypeOf(lhs));
+  ASSIGN_OR_RETURN(p.out_type, DTypeOf(out));
+  auto is_float = [](int t) {
+    return t == spmd_cuda::kF16 || t == spmd_cuda::kBF16 || t == spmd_cuda::kF32 ||
+           t == spmd_cuda::kF64;
+  };
+  if (!is_float(p.in_type) || !is_float(p.out_type) ||
+      (p.in_type == spmd_cuda::kF64) != (p.out_type == spmd_cuda::kF64)) {
+    return absl::UnimplementedError(hlo::StrCat(
+        what, " of ", hlo::PrimitiveTypeName(lhs), " -> ", hlo::PrimitiveTypeName(out),
+        " is not supported by the CUDA executor (f16, bf16, f32 with f32 accumulation; f64)"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status FillWithScalar(DeviceApi& device, const DeviceArray& out, const void* scalar) {
   CopySpec spec;
   spec.dims = {out.shape.num_elements()};

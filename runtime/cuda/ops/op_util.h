@@ -4,6 +4,7 @@
 #define RUNTIME_CUDA_OPS_OP_UTIL_H_
 
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -33,6 +34,12 @@ struct CopySpec {
 };
 absl::Status LaunchCopy(DeviceApi& device, const CopySpec& spec, int elem_bytes, const void* src,
                         void* dst);
+
+// Sets the GEMM's in_type and out_type for `what` ("dot", "convolution") with operands of types
+// `lhs` and `rhs` and a result of `out`; fails naming the types unless cuBLAS computes it (equal
+// operand types; f16, bf16 or f32 with f32 accumulation, or f64).
+absl::Status SetGemmTypes(std::string_view what, hlo::PrimitiveType lhs, hlo::PrimitiveType rhs,
+                          hlo::PrimitiveType out, spmd_cuda::GemmParams& p);
 
 // Fills `out` with the scalar at device pointer `scalar` (one element of the array's type).
 absl::Status FillWithScalar(DeviceApi& device, const DeviceArray& out, const void* scalar);
