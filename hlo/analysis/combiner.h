@@ -1,11 +1,13 @@
 // Recognising the combiner computations that reduce, all-reduce, scatter, reduce-window and
-// select-and-scatter apply: one place for the partitioner and both executors.
+// select-and-scatter apply, and the comparators of sort and select-and-scatter: one place for
+// the partitioner and both executors.
 #ifndef HLO_ANALYSIS_COMBINER_H_
 #define HLO_ANALYSIS_COMBINER_H_
 
 #include <optional>
 
 #include "hlo/ir/hlo_computation.h"
+#include "hlo/ir/primitive_type.h"
 
 namespace hlo {
 
@@ -22,6 +24,20 @@ std::optional<HloOpcode> MatchCombiner(const HloComputation& computation);
 // reduction may apply its init value more than once: partial reductions each started from the
 // init and then reduced again give the same result.
 bool IsSelectingCombiner(const HloComputation& computation);
+
+// A comparator `compare(parameter(lhs), parameter(rhs))` (sort's, select-and-scatter's select),
+// as a direction from lhs to rhs and a comparison type.
+struct ParameterComparison {
+  ComparisonDirection direction = ComparisonDirection::kLt;
+  ComparisonType type = ComparisonType::kDefault;
+};
+
+// Matches a comparator whose root compares parameters `lhs` and `rhs` (in either order) of
+// scalar `type`, with the comparison type natural for `type` (or TOTALORDER for floats) and no
+// ordering of complex values; nullopt for any other body.
+std::optional<ParameterComparison> MatchParameterComparison(const HloComputation& computation,
+                                                            int64_t lhs, int64_t rhs,
+                                                            PrimitiveType type);
 
 }  // namespace hlo
 

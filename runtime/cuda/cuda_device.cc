@@ -129,6 +129,10 @@ class CudaDevice : public DeviceApi {
     RETURN_IF_ERROR(Select());
     return LaunchError(spmd_cuda::LaunchIm2Col(p, stream_), "im2col");
   }
+  absl::Status ReduceWindow(const spmd_cuda::ReduceWindowParams& p) override {
+    RETURN_IF_ERROR(Select());
+    return LaunchError(spmd_cuda::LaunchReduceWindow(p, stream_), "reduce-window");
+  }
   absl::Status Gemm(const spmd_cuda::GemmParams& p) override;
 
  private:

@@ -47,6 +47,7 @@ class DeviceApi {
   virtual absl::Status Gather(const spmd_cuda::GatherParams& p) = 0;
   virtual absl::Status Scatter(const spmd_cuda::ScatterParams& p) = 0;
   virtual absl::Status Im2Col(const spmd_cuda::Im2ColParams& p) = 0;
+  virtual absl::Status ReduceWindow(const spmd_cuda::ReduceWindowParams& p) = 0;
   virtual absl::Status Gemm(const spmd_cuda::GemmParams& p) = 0;
 };
 

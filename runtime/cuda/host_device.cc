@@ -136,6 +136,13 @@ class HostDevice : public DeviceApi {
                               {p.out, "im2col's output"}}));
     return Check(spmd_cuda::HostIm2Col(p));
   }
+  absl::Status ReduceWindow(const spmd_cuda::ReduceWindowParams& p) override {
+    RETURN_IF_ERROR(CheckAll({{p.in, "reduce-window's input"},
+                              {p.init, "reduce-window's init"},
+                              {p.coords, "reduce-window's coordinates"},
+                              {p.out, "reduce-window's output"}}));
+    return Check(spmd_cuda::HostReduceWindow(p));
+  }
   absl::Status Gemm(const spmd_cuda::GemmParams& p) override {
     RETURN_IF_ERROR(CheckAll({{p.a, "GEMM's A"}, {p.b, "GEMM's B"}, {p.c, "GEMM's C"}}));
     return Check(spmd_cuda::HostGemm(p));

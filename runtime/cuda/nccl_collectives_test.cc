@@ -124,6 +124,9 @@ class HangingDevice : public DeviceApi {
   absl::Status Gather(const spmd_cuda::GatherParams& p) override { return host_->Gather(p); }
   absl::Status Scatter(const spmd_cuda::ScatterParams& p) override { return host_->Scatter(p); }
   absl::Status Im2Col(const spmd_cuda::Im2ColParams& p) override { return host_->Im2Col(p); }
+  absl::Status ReduceWindow(const spmd_cuda::ReduceWindowParams& p) override {
+    return host_->ReduceWindow(p);
+  }
   absl::Status Gemm(const spmd_cuda::GemmParams& p) override { return host_->Gemm(p); }
 
  private:

@@ -163,6 +163,28 @@ ENTRY e {
   narrow = f32[2,6,4] convolution(h, v), window={size=3}, dim_labels=b0f_0oi->b0f
   ROOT t = (f32[4,6,3], f32[2,1,4], f32[2,6,4]) tuple(grouped, batch_grouped, narrow)
 })"},
+    {"reduce_window", R"(
+mx {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(a, b)
+}
+mn {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT m = s32[] minimum(a, b)
+}
+ENTRY e {
+  x = f32[2,9,8,3] parameter(0)
+  ninf = f32[] constant(-inf)
+  pool = f32[2,5,4,3] reduce-window(x, ninf), window={size=1x3x3x1 stride=1x2x2x1 pad=0_0x1_1x1_1x0_0}, to_apply=mx
+  z = f32[] constant(0)
+  dilated = f32[2,15,7,3] reduce-window(x, z), window={size=1x3x2x1 pad=0_0x0_0x1_0x0_0 lhs_dilate=1x2x1x1 rhs_dilate=1x1x2x1}, to_apply=add
+  i = s32[2,9,8,3] convert(x)
+  big = s32[] constant(2147483647)
+  smallest = s32[2,4,8,3] reduce-window(i, big), window={size=1x3x1x1 stride=1x2x1x1}, to_apply=mn
+  ROOT t = (f32[2,5,4,3], f32[2,15,7,3], s32[2,4,8,3]) tuple(pool, dilated, smallest)
+})"},
     {"dot_empty_contraction", R"(
 ENTRY e {
   x = f32[4,0] parameter(0)

@@ -26,41 +26,6 @@ int64_t ParameterNumberOf(const HloInstruction* instr) {
   return instr->opcode() == HloOpcode::kParameter ? instr->parameter_number() : -1;
 }
 
-hlo::ComparisonDirection Mirror(hlo::ComparisonDirection d) {
-  using hlo::ComparisonDirection;
-  switch (d) {
-    case ComparisonDirection::kLt:
-      return ComparisonDirection::kGt;
-    case ComparisonDirection::kGt:
-      return ComparisonDirection::kLt;
-    case ComparisonDirection::kLe:
-      return ComparisonDirection::kGe;
-    case ComparisonDirection::kGe:
-      return ComparisonDirection::kLe;
-    default:
-      return d;
-  }
-}
-
-// Whether comparison type `t` is the natural one for `type`, so that CompareValues on compute
-// values (with total_order = t is TOTALORDER) implements it.
-bool ComparisonTypeFits(hlo::ComparisonType t, PrimitiveType type) {
-  using hlo::ComparisonType;
-  switch (t) {
-    case ComparisonType::kDefault:
-      return true;
-    case ComparisonType::kFloat:
-    case ComparisonType::kTotalOrder:
-      return hlo::IsFloatingPointType(type);
-    case ComparisonType::kSigned:
-      return hlo::IsSignedIntegralType(type);
-    case ComparisonType::kUnsigned:
-      return hlo::IsUnsignedIntegralType(type) || type == PrimitiveType::kPred;
-    default:
-      return false;
-  }
-}
-
 }  // namespace
 
 bool BinaryOpSupports(HloOpcode op, PrimitiveType type) {
@@ -87,36 +52,6 @@ bool IsAssignCombiner(const HloComputation& computation, PrimitiveType type) {
   if (ParameterNumberOf(root) != 1 || !IsScalarOf(root->shape(), type)) return false;
   const HloInstruction* p0 = computation.parameter_instruction(0);
   return p0 != nullptr && IsScalarOf(p0->shape(), type);
-}
-
-std::optional<ParameterComparison> MatchParameterComparison(const HloComputation& computation,
-                                                            int64_t lhs, int64_t rhs,
-                                                            PrimitiveType type) {
-  const HloInstruction* root = computation.root_instruction();
-  if (root == nullptr || root->opcode() != HloOpcode::kCompare || root->operand_count() != 2) {
-    return std::nullopt;
-  }
-  if (!IsScalarOf(root->operand(0)->shape(), type) ||
-      !IsScalarOf(root->operand(1)->shape(), type)) {
-    return std::nullopt;
-  }
-  int64_t a = ParameterNumberOf(root->operand(0));
-  int64_t b = ParameterNumberOf(root->operand(1));
-  ParameterComparison result;
-  result.type = root->attrs().comparison_type;
-  if (a == lhs && b == rhs) {
-    result.direction = root->attrs().comparison_direction;
-  } else if (a == rhs && b == lhs) {
-    result.direction = Mirror(root->attrs().comparison_direction);
-  } else {
-    return std::nullopt;
-  }
-  const bool ordered = result.direction != hlo::ComparisonDirection::kEq &&
-                       result.direction != hlo::ComparisonDirection::kNe;
-  if (!ComparisonTypeFits(result.type, type) || (ordered && hlo::IsComplexType(type))) {
-    return std::nullopt;
-  }
-  return result;
 }
 
 Literal ScalarOf(const Literal& array, int64_t i) {

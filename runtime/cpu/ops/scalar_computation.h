@@ -23,6 +23,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "hlo/analysis/combiner.h"
 #include "hlo/ir/hlo_computation.h"
 #include "hlo/ir/literal.h"
 #include "runtime/cpu/element_types.h"
@@ -38,19 +39,9 @@ std::optional<hlo::HloOpcode> MatchScalarCombiner(const hlo::HloComputation& com
 // Whether `computation` has two scalar parameters of `type` and returns parameter 1 unchanged.
 bool IsAssignCombiner(const hlo::HloComputation& computation, hlo::PrimitiveType type);
 
-// A body `compare(parameter(lhs), parameter(rhs))`, normalised so that `direction` compares
-// parameter `lhs` (left) with parameter `rhs` (right).
-struct ParameterComparison {
-  hlo::ComparisonDirection direction = hlo::ComparisonDirection::kLt;
-  hlo::ComparisonType type = hlo::ComparisonType::kDefault;
-};
-
-// Matches a comparator whose root compares parameters `lhs` and `rhs` (in either order) of
-// scalar `type`, with the comparison type natural for `type` (or TOTALORDER for floats) and no
-// ordering of complex values; nullopt for any other body.
-std::optional<ParameterComparison> MatchParameterComparison(const hlo::HloComputation& computation,
-                                                            int64_t lhs, int64_t rhs,
-                                                            hlo::PrimitiveType type);
+// Comparator bodies (hlo/analysis/combiner.h).
+using hlo::MatchParameterComparison;
+using hlo::ParameterComparison;
 
 // Whether the typed combiner loop supports `op` on `type`: add/multiply on every type,
 // maximum/minimum on non-complex types, and/or on integers and pred.

@@ -38,6 +38,11 @@ int HostIm2Col(const Im2ColParams& p) {
   return 0;
 }
 
+int HostReduceWindow(const ReduceWindowParams& p) {
+  for (int64_t i = 0; i < p.n; ++i) ReduceWindowAt(p, i);
+  return 0;
+}
+
 int HostGemm(const GemmParams& p) {
   // Column-major: element (r, c) of X with leading dimension ld is X[r + c * ld].
   for (int64_t b = 0; b < p.batch; ++b) {

@@ -55,6 +55,29 @@ SPMD_HD void ReduceAt(const ReduceParams& p, int64_t i) {
   ReduceStore(p, i, acc);
 }
 
+SPMD_HD void ReduceWindowAt(const ReduceWindowParams& p, int64_t i) {
+  int64_t out_index[kMaxRank];
+  for (int64_t d = p.rank - 1, rest = i; d >= 0; --d) {
+    out_index[d] = rest % p.out_dims[d];
+    rest /= p.out_dims[d];
+  }
+  Num acc = Load(p.init, p.type, 0);
+  for (int64_t w = 0; w < p.window_positions; ++w) {
+    int64_t position = w, offset = 0;
+    bool inside = true;
+    for (int d = p.rank - 1; d >= 0 && inside; --d) {
+      const int64_t k = position % p.window[d];
+      position /= p.window[d];
+      const int64_t x = p.coords[p.coord_start[d] + out_index[d] * p.window[d] + k];
+      inside = x >= 0;
+      offset += x * p.in_strides[d];
+    }
+    if (inside) acc = Binary(p.op, acc, Load(p.in, p.type, offset), p.type);
+  }
+  if (!IsFloatType(p.type)) acc.i = Normalize(acc.i, p.type);
+  Store(p.out, p.type, i, acc);
+}
+
 SPMD_HD void IotaAt(const IotaParams& p, int64_t i) {
   const int64_t v = (i / p.inner) % p.dim;
   Store(p.out, p.type, i, IsFloatType(p.type) ? FromF(double(v)) : FromI(v));

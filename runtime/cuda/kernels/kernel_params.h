@@ -120,6 +120,26 @@ struct ReduceParams {
   int64_t red_n = 0;  // Reduced elements per output element.
 };
 
+// reduce-window of one operand: out[o] = init op in[...] over the window positions of output
+// element o (row-major) that fall on the input (padding and base-dilation holes are skipped, as
+// on the CPU executor). coords holds, for dim d at coord_start[d], the input coordinate of
+// output position o and window position k at o * window[d] + k (-1: none).
+struct ReduceWindowParams {
+  int rank = 0;
+  int type = kF32;
+  int op = kAdd;
+  int64_t out_dims[kMaxRank] = {};
+  int64_t window[kMaxRank] = {};
+  int64_t coord_start[kMaxRank] = {};
+  int64_t in_strides[kMaxRank] = {};
+  int64_t window_positions = 1;  // The product of window.
+  const int64_t* coords = nullptr;
+  const void* in = nullptr;
+  const void* init = nullptr;  // One element of `type`.
+  void* out = nullptr;
+  int64_t n = 0;  // Output elements.
+};
+
 // out[i] = coordinate `iota_dim` of element i: (i / inner) % dim.
 struct IotaParams {
   int type = kS32;

@@ -28,6 +28,9 @@ __device__ void ReduceElement(const ReduceParams& p, int64_t i) { ReduceAt(p, i)
 __device__ void IotaElement(const IotaParams& p, int64_t i) { IotaAt(p, i); }
 __device__ void GatherElement(const GatherParams& p, int64_t i) { GatherAt(p, i); }
 __device__ void Im2ColElement(const Im2ColParams& p, int64_t i) { Im2ColAt(p, i); }
+__device__ void ReduceWindowElement(const ReduceWindowParams& p, int64_t i) {
+  ReduceWindowAt(p, i);
+}
 
 template <typename Params, void (*kAt)(const Params&, int64_t)>
 int Launch(const Params& p, int64_t n, void* stream) {
@@ -96,6 +99,9 @@ int LaunchReduce(const ReduceParams& p, void* s) {
   return Launch<ReduceParams, ReduceElement>(p, p.n, s);
 }
 int LaunchIota(const IotaParams& p, void* s) { return Launch<IotaParams, IotaElement>(p, p.n, s); }
+int LaunchReduceWindow(const ReduceWindowParams& p, void* s) {
+  return Launch<ReduceWindowParams, ReduceWindowElement>(p, p.n, s);
+}
 int LaunchIm2Col(const Im2ColParams& p, void* s) {
   return Launch<Im2ColParams, Im2ColElement>(p, p.n, s);
 }
