@@ -133,6 +133,10 @@ class CudaDevice : public DeviceApi {
     RETURN_IF_ERROR(Select());
     return LaunchError(spmd_cuda::LaunchReduceWindow(p, stream_), "reduce-window");
   }
+  absl::Status SelectWindow(const spmd_cuda::SelectWindowParams& p) override {
+    RETURN_IF_ERROR(Select());
+    return LaunchError(spmd_cuda::LaunchSelectWindow(p, stream_), "select-and-scatter select");
+  }
   absl::Status Gemm(const spmd_cuda::GemmParams& p) override;
 
  private:

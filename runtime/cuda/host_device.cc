@@ -139,9 +139,15 @@ class HostDevice : public DeviceApi {
   absl::Status ReduceWindow(const spmd_cuda::ReduceWindowParams& p) override {
     RETURN_IF_ERROR(CheckAll({{p.in, "reduce-window's input"},
                               {p.init, "reduce-window's init"},
-                              {p.coords, "reduce-window's coordinates"},
+                              {p.geometry.coords, "reduce-window's coordinates"},
                               {p.out, "reduce-window's output"}}));
     return Check(spmd_cuda::HostReduceWindow(p));
+  }
+  absl::Status SelectWindow(const spmd_cuda::SelectWindowParams& p) override {
+    RETURN_IF_ERROR(CheckAll({{p.in, "select's input"},
+                              {p.geometry.coords, "select's coordinates"},
+                              {p.selected, "select's output"}}));
+    return Check(spmd_cuda::HostSelectWindow(p));
   }
   absl::Status Gemm(const spmd_cuda::GemmParams& p) override {
     RETURN_IF_ERROR(CheckAll({{p.a, "GEMM's A"}, {p.b, "GEMM's B"}, {p.c, "GEMM's C"}}));

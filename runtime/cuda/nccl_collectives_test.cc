@@ -127,6 +127,9 @@ class HangingDevice : public DeviceApi {
   absl::Status ReduceWindow(const spmd_cuda::ReduceWindowParams& p) override {
     return host_->ReduceWindow(p);
   }
+  absl::Status SelectWindow(const spmd_cuda::SelectWindowParams& p) override {
+    return host_->SelectWindow(p);
+  }
   absl::Status Gemm(const spmd_cuda::GemmParams& p) override { return host_->Gemm(p); }
 
  private:

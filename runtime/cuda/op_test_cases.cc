@@ -185,6 +185,26 @@ ENTRY e {
   smallest = s32[2,4,8,3] reduce-window(i, big), window={size=1x3x1x1 stride=1x2x1x1}, to_apply=mn
   ROOT t = (f32[2,5,4,3], f32[2,15,7,3], s32[2,4,8,3]) tuple(pool, dilated, smallest)
 })"},
+    {"select_and_scatter", R"(
+ge {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=GE
+}
+lt {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = pred[] compare(b, a), direction=GT
+}
+ENTRY e {
+  x = f32[2,9,8,3] parameter(0)
+  g = f32[2,5,4,3] parameter(1)
+  z = f32[] constant(0)
+  overlapping = f32[2,9,8,3] select-and-scatter(x, g, z), window={size=1x3x3x1 stride=1x2x2x1 pad=0_0x1_1x1_1x0_0}, select=ge, scatter=add
+  h = f32[2,4,8,3] parameter(2)
+  mins = f32[2,9,8,3] select-and-scatter(x, h, z), window={size=1x3x1x1 stride=1x2x1x1}, select=lt, scatter=add
+  ROOT t = (f32[2,9,8,3], f32[2,9,8,3]) tuple(overlapping, mins)
+})"},
     {"dot_empty_contraction", R"(
 ENTRY e {
   x = f32[4,0] parameter(0)

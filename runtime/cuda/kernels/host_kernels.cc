@@ -43,6 +43,11 @@ int HostReduceWindow(const ReduceWindowParams& p) {
   return 0;
 }
 
+int HostSelectWindow(const SelectWindowParams& p) {
+  for (int64_t i = 0; i < p.n; ++i) SelectWindowAt(p, i);
+  return 0;
+}
+
 int HostGemm(const GemmParams& p) {
   // Column-major: element (r, c) of X with leading dimension ld is X[r + c * ld].
   for (int64_t b = 0; b < p.batch; ++b) {

@@ -55,27 +55,54 @@ SPMD_HD void ReduceAt(const ReduceParams& p, int64_t i) {
   ReduceStore(p, i, acc);
 }
 
+// The input offset of window position w of output element `out_index`; false on padding.
+SPMD_HD bool WindowInputOffset(const WindowGeometry& g, const int64_t* out_index, int64_t w,
+                               int64_t* offset) {
+  *offset = 0;
+  for (int d = g.rank - 1; d >= 0; --d) {
+    const int64_t k = w % g.window[d];
+    w /= g.window[d];
+    const int64_t x = g.coords[g.coord_start[d] + out_index[d] * g.window[d] + k];
+    if (x < 0) return false;
+    *offset += x * g.in_strides[d];
+  }
+  return true;
+}
+
+SPMD_HD void WindowOutIndex(const WindowGeometry& g, int64_t i, int64_t* out_index) {
+  for (int d = g.rank - 1; d >= 0; --d) {
+    out_index[d] = i % g.out_dims[d];
+    i /= g.out_dims[d];
+  }
+}
+
 SPMD_HD void ReduceWindowAt(const ReduceWindowParams& p, int64_t i) {
   int64_t out_index[kMaxRank];
-  for (int64_t d = p.rank - 1, rest = i; d >= 0; --d) {
-    out_index[d] = rest % p.out_dims[d];
-    rest /= p.out_dims[d];
-  }
+  WindowOutIndex(p.geometry, i, out_index);
   Num acc = Load(p.init, p.type, 0);
-  for (int64_t w = 0; w < p.window_positions; ++w) {
-    int64_t position = w, offset = 0;
-    bool inside = true;
-    for (int d = p.rank - 1; d >= 0 && inside; --d) {
-      const int64_t k = position % p.window[d];
-      position /= p.window[d];
-      const int64_t x = p.coords[p.coord_start[d] + out_index[d] * p.window[d] + k];
-      inside = x >= 0;
-      offset += x * p.in_strides[d];
+  for (int64_t w = 0, offset = 0; w < p.geometry.window_positions; ++w) {
+    if (WindowInputOffset(p.geometry, out_index, w, &offset)) {
+      acc = Binary(p.op, acc, Load(p.in, p.type, offset), p.type);
     }
-    if (inside) acc = Binary(p.op, acc, Load(p.in, p.type, offset), p.type);
   }
   if (!IsFloatType(p.type)) acc.i = Normalize(acc.i, p.type);
   Store(p.out, p.type, i, acc);
+}
+
+SPMD_HD void SelectWindowAt(const SelectWindowParams& p, int64_t i) {
+  int64_t out_index[kMaxRank];
+  WindowOutIndex(p.geometry, i, out_index);
+  int64_t best = -1;
+  Num best_value = FromI(0);
+  for (int64_t w = 0, offset = 0; w < p.geometry.window_positions; ++w) {
+    if (!WindowInputOffset(p.geometry, out_index, w, &offset)) continue;
+    const Num v = Load(p.in, p.type, offset);
+    if (best < 0 || !Compare(best_value, v, p.type, p.compare_dir)) {
+      best = offset;
+      best_value = v;
+    }
+  }
+  p.selected[i] = best < 0 ? p.none : best;
 }
 
 SPMD_HD void IotaAt(const IotaParams& p, int64_t i) {

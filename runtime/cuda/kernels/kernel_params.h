@@ -120,24 +120,42 @@ struct ReduceParams {
   int64_t red_n = 0;  // Reduced elements per output element.
 };
 
-// reduce-window of one operand: out[o] = init op in[...] over the window positions of output
-// element o (row-major) that fall on the input (padding and base-dilation holes are skipped, as
-// on the CPU executor). coords holds, for dim d at coord_start[d], the input coordinate of
-// output position o and window position k at o * window[d] + k (-1: none).
-struct ReduceWindowParams {
+// The windows of reduce-window and select-and-scatter over an input of `in_strides`: output
+// element o (row-major over out_dims) reads window positions (row-major over window) whose
+// input coordinate along dim d is coords[coord_start[d] + o_d * window[d] + k_d] (-1: padding
+// or a base-dilation hole, skipped, as on the CPU executor).
+struct WindowGeometry {
   int rank = 0;
-  int type = kF32;
-  int op = kAdd;
   int64_t out_dims[kMaxRank] = {};
   int64_t window[kMaxRank] = {};
   int64_t coord_start[kMaxRank] = {};
   int64_t in_strides[kMaxRank] = {};
   int64_t window_positions = 1;  // The product of window.
   const int64_t* coords = nullptr;
+};
+
+// reduce-window of one operand: out[o] = init op in[...] over o's window positions.
+struct ReduceWindowParams {
+  WindowGeometry geometry;
+  int type = kF32;
+  int op = kAdd;
   const void* in = nullptr;
   const void* init = nullptr;  // One element of `type`.
   void* out = nullptr;
   int64_t n = 0;  // Output elements.
+};
+
+// select-and-scatter's select: selected[s] = the input offset its select comparator keeps
+// among source element s's window positions (the first, replaced by each later one the kept
+// value does not compare `compare_dir` to), or `none` when no position falls on the input.
+struct SelectWindowParams {
+  WindowGeometry geometry;
+  int type = kF32;
+  int compare_dir = kGe;
+  int64_t none = 0;
+  const void* in = nullptr;
+  int64_t* selected = nullptr;
+  int64_t n = 0;  // Source elements.
 };
 
 // out[i] = coordinate `iota_dim` of element i: (i / inner) % dim.

@@ -31,6 +31,9 @@ __device__ void Im2ColElement(const Im2ColParams& p, int64_t i) { Im2ColAt(p, i)
 __device__ void ReduceWindowElement(const ReduceWindowParams& p, int64_t i) {
   ReduceWindowAt(p, i);
 }
+__device__ void SelectWindowElement(const SelectWindowParams& p, int64_t i) {
+  SelectWindowAt(p, i);
+}
 
 template <typename Params, void (*kAt)(const Params&, int64_t)>
 int Launch(const Params& p, int64_t n, void* stream) {
@@ -101,6 +104,9 @@ int LaunchReduce(const ReduceParams& p, void* s) {
 int LaunchIota(const IotaParams& p, void* s) { return Launch<IotaParams, IotaElement>(p, p.n, s); }
 int LaunchReduceWindow(const ReduceWindowParams& p, void* s) {
   return Launch<ReduceWindowParams, ReduceWindowElement>(p, p.n, s);
+}
+int LaunchSelectWindow(const SelectWindowParams& p, void* s) {
+  return Launch<SelectWindowParams, SelectWindowElement>(p, p.n, s);
 }
 int LaunchIm2Col(const Im2ColParams& p, void* s) {
   return Launch<Im2ColParams, Im2ColElement>(p, p.n, s);

@@ -19,6 +19,7 @@ int LaunchGather(const GatherParams& p, void* stream);
 int LaunchScatter(const ScatterParams& p, void* stream);
 int LaunchIm2Col(const Im2ColParams& p, void* stream);
 int LaunchReduceWindow(const ReduceWindowParams& p, void* stream);
+int LaunchSelectWindow(const SelectWindowParams& p, void* stream);
 
 int HostElementwise(const ElementwiseParams& p);
 int HostStridedCopy(const StridedCopyParams& p);
@@ -28,6 +29,7 @@ int HostGather(const GatherParams& p);
 int HostScatter(const ScatterParams& p);
 int HostIm2Col(const Im2ColParams& p);
 int HostReduceWindow(const ReduceWindowParams& p);
+int HostSelectWindow(const SelectWindowParams& p);
 // C = op(A) op(B) in cuBLAS's column-major terms (kernel_params.h), accumulating in double.
 int HostGemm(const GemmParams& p);
 

@@ -1,9 +1,13 @@
 // reduce and reduce-window with one operand and a simple reducer (add, multiply, maximum,
 // minimum, and, or): one thread per output element walks the reduced dimensions (the window's
-// positions on the input, with the CPU executor's window geometry) in row-major order. Variadic
-// reduces and other reducers fail naming the reducer.
+// positions on the input, with the CPU executor's window geometry) in row-major order; and
+// select-and-scatter with a compare select. Variadic reduces and other reducers or selects fail
+// naming them.
 #include <algorithm>
+#include <optional>
+#include <vector>
 
+#include "hlo/analysis/combiner.h"
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
 #include "runtime/common/strided_index.h"
@@ -48,58 +52,128 @@ absl::Status HandleReduce(OpContext& ctx) {
   return ctx.device().Reduce(p);
 }
 
+// The windows of `instr` over `in` for an output of `out_shape`; `coords` receives the window
+// coordinates, which the caller copies to the device and points geometry.coords at.
+absl::StatusOr<spmd_cuda::WindowGeometry> MakeWindowGeometry(const hlo::HloInstruction& instr,
+                                                             const hlo::Shape& in,
+                                                             const hlo::Shape& out_shape,
+                                                             std::vector<int64_t>& coords) {
+  std::vector<hlo::WindowDimension> window;
+  if (instr.attrs().window.has_value()) window = instr.attrs().window->dimensions;
+  if (static_cast<int64_t>(window.size()) != in.rank() || out_shape.rank() != in.rank()) {
+    return absl::InvalidArgumentError("the window does not match the operand's rank");
+  }
+  if (in.rank() > spmd_cuda::kMaxRank) {
+    return absl::UnimplementedError("a window of too high a rank for the CUDA kernels");
+  }
+  spmd_cuda::WindowGeometry g;
+  g.rank = static_cast<int>(in.rank());
+  const std::vector<int64_t> strides = RowMajorStrides(in.dimensions());
+  for (int d = 0; d < g.rank; ++d) {
+    const hlo::WindowDimension& w = window[d];
+    if (w.stride < 1 || w.base_dilation < 1 || w.window_dilation < 1 ||
+        out_shape.dimensions(d) != WindowedOutputSize(w, in.dimensions(d))) {
+      return absl::InvalidArgumentError(
+          hlo::StrCat("window dimension ", d, " does not give the result's size"));
+    }
+    g.out_dims[d] = out_shape.dimensions(d);
+    g.window[d] = w.size;
+    g.window_positions *= w.size;
+    g.in_strides[d] = strides[d];
+    g.coord_start[d] = static_cast<int64_t>(coords.size());
+    const std::vector<int64_t> c = WindowCoordinates(w, in.dimensions(d), out_shape.dimensions(d));
+    coords.insert(coords.end(), c.begin(), c.end());
+  }
+  return g;
+}
+
+// `values` in a scratch buffer of the device.
+absl::StatusOr<DeviceBuffer> ToDevice(OpContext& ctx, const std::vector<int64_t>& values) {
+  ASSIGN_OR_RETURN(DeviceBuffer buffer,
+                   ctx.executor.Scratch(std::max<size_t>(values.size(), 1) * sizeof(int64_t)));
+  RETURN_IF_ERROR(
+      ctx.device().CopyToDevice(buffer.data(), values.data(), values.size() * sizeof(int64_t)));
+  return buffer;
+}
+
 // reduce-window of one operand: one thread per output element walks its window.
 absl::Status HandleReduceWindow(OpContext& ctx) {
-  const hlo::HloInstruction& instr = ctx.instr;
   if (ctx.operands.size() != 2) {
     return absl::UnimplementedError(
         "variadic reduce-window (several operands) is not supported by the CUDA executor");
   }
   const DeviceArray& in = ctx.operands[0];
   const DeviceArray& out = ctx.outputs[0];
-  std::vector<hlo::WindowDimension> window;
-  if (instr.attrs().window.has_value()) window = instr.attrs().window->dimensions;
-  if (static_cast<int64_t>(window.size()) != in.shape.rank() ||
-      out.shape.rank() != in.shape.rank()) {
-    return absl::InvalidArgumentError("reduce-window's window does not match its operand's rank");
-  }
-  if (in.shape.rank() > spmd_cuda::kMaxRank) {
-    return absl::UnimplementedError("reduce-window of too high a rank for the CUDA kernels");
-  }
   spmd_cuda::ReduceWindowParams p;
   ASSIGN_OR_RETURN(p.type, DTypeOf(in.shape.element_type()));
-  ASSIGN_OR_RETURN(
-      p.op, ReducerOp(instr.to_apply() ? *instr.to_apply() : *instr.called_computations().front()));
-  p.rank = static_cast<int>(in.shape.rank());
-  const std::vector<int64_t> strides = RowMajorStrides(in.shape.dimensions());
+  ASSIGN_OR_RETURN(p.op, ReducerOp(*ctx.instr.to_apply()));
   std::vector<int64_t> coords;
-  for (int d = 0; d < p.rank; ++d) {
-    const hlo::WindowDimension& w = window[d];
-    if (w.stride < 1 || w.base_dilation < 1 || w.window_dilation < 1 ||
-        out.shape.dimensions(d) != WindowedOutputSize(w, in.shape.dimensions(d))) {
-      return absl::InvalidArgumentError(hlo::StrCat(
-          "reduce-window dimension ", d, ": the window does not give the result's size"));
-    }
-    p.out_dims[d] = out.shape.dimensions(d);
-    p.window[d] = w.size;
-    p.window_positions *= w.size;
-    p.in_strides[d] = strides[d];
-    p.coord_start[d] = static_cast<int64_t>(coords.size());
-    const std::vector<int64_t> c =
-        WindowCoordinates(w, in.shape.dimensions(d), out.shape.dimensions(d));
-    coords.insert(coords.end(), c.begin(), c.end());
-  }
+  ASSIGN_OR_RETURN(p.geometry, MakeWindowGeometry(ctx.instr, in.shape, out.shape, coords));
   p.n = out.shape.num_elements();
   if (p.n == 0) return absl::OkStatus();
-  ASSIGN_OR_RETURN(DeviceBuffer coords_dev,
-                   ctx.executor.Scratch(std::max<size_t>(coords.size(), 1) * sizeof(int64_t)));
-  RETURN_IF_ERROR(
-      ctx.device().CopyToDevice(coords_dev.data(), coords.data(), coords.size() * sizeof(int64_t)));
-  p.coords = static_cast<const int64_t*>(coords_dev.data());
+  ASSIGN_OR_RETURN(DeviceBuffer coords_dev, ToDevice(ctx, coords));
+  p.geometry.coords = static_cast<const int64_t*>(coords_dev.data());
   p.in = in.data;
   p.init = ctx.operands[1].data;
   p.out = out.data;
   return ctx.device().ReduceWindow(p);
+}
+
+// select-and-scatter: each source element's selected input offset (one thread per source
+// element), then a scatter of the source into the result filled with init, at those offsets
+// (the scatter kernel: updates to one element combine in source order, as on the CPU).
+absl::Status HandleSelectAndScatter(OpContext& ctx) {
+  const hlo::HloInstruction& instr = ctx.instr;
+  const DeviceArray& in = ctx.operands[0];
+  const DeviceArray& source = ctx.operands[1];
+  const DeviceArray& out = ctx.outputs[0];
+  if (instr.called_computations().size() != 2) {
+    return absl::InvalidArgumentError("select-and-scatter needs select and scatter computations");
+  }
+  std::optional<hlo::ParameterComparison> select =
+      hlo::MatchParameterComparison(*instr.called_computations()[0], 0, 1, in.shape.element_type());
+  if (!select.has_value() || select->type == hlo::ComparisonType::kTotalOrder) {
+    return absl::UnimplementedError(
+        "select-and-scatter whose select is not compare(parameter(0), parameter(1)) of the "
+        "natural comparison type is not supported by the CUDA executor");
+  }
+  spmd_cuda::SelectWindowParams sel;
+  ASSIGN_OR_RETURN(sel.type, DTypeOf(in.shape.element_type()));
+  sel.compare_dir = static_cast<int>(select->direction);
+  std::vector<int64_t> coords;
+  ASSIGN_OR_RETURN(sel.geometry, MakeWindowGeometry(instr, in.shape, source.shape, coords));
+  spmd_cuda::ScatterParams scatter;
+  scatter.type = sel.type;
+  ASSIGN_OR_RETURN(scatter.op, ReducerOp(*instr.called_computations()[1]));
+  RETURN_IF_ERROR(FillWithScalar(ctx.device(), out, ctx.operands[2].data));
+  sel.n = source.shape.num_elements();
+  if (sel.n == 0 || out.shape.num_elements() == 0) return absl::OkStatus();
+  sel.none = out.shape.num_elements();  // Out of bounds: the scatter drops it.
+  ASSIGN_OR_RETURN(DeviceBuffer coords_dev, ToDevice(ctx, coords));
+  ASSIGN_OR_RETURN(DeviceBuffer selected, ctx.executor.Scratch(sel.n * sizeof(int64_t)));
+  sel.geometry.coords = static_cast<const int64_t*>(coords_dev.data());
+  sel.in = in.data;
+  sel.selected = static_cast<int64_t*>(selected.data());
+  RETURN_IF_ERROR(ctx.device().SelectWindow(sel));
+  // A scatter of [n] updates into the result seen as one dim, at the selected offsets.
+  spmd_cuda::IndexedAccess& a = scatter.access;
+  a.rank = 1;
+  a.dims[0] = sel.n;
+  a.batch_pos[0] = 0;
+  a.operand_dim[0] = -1;
+  a.batch_strides[0] = 1;
+  a.index_type = spmd_cuda::kS64;
+  a.indices = selected.data();
+  a.num_index = 1;
+  a.start_index_map[0] = 0;
+  a.operand_rank = 1;
+  a.operand_dims[0] = out.shape.num_elements();
+  a.operand_strides[0] = 1;
+  a.window[0] = 1;
+  scatter.updates = source.data;
+  scatter.out = out.data;
+  scatter.n = sel.n;
+  return ctx.device().Scatter(scatter);
 }
 
 }  // namespace
@@ -107,6 +181,7 @@ absl::Status HandleReduceWindow(OpContext& ctx) {
 void RegisterReduceOps(CudaOpTable& table) {
   table[hlo::HloOpcode::kReduce] = HandleReduce;
   table[hlo::HloOpcode::kReduceWindow] = HandleReduceWindow;
+  table[hlo::HloOpcode::kSelectAndScatter] = HandleSelectAndScatter;
 }
 
 }  // namespace cuda
