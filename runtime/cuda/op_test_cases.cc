@@ -196,6 +196,16 @@ lt {
   b = f32[] parameter(1)
   ROOT c = pred[] compare(b, a), direction=GT
 }
+geb {
+  a = bf16[] parameter(0)
+  b = bf16[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=GE
+}
+addb {
+  a = bf16[] parameter(0)
+  b = bf16[] parameter(1)
+  ROOT s = bf16[] add(a, b)
+}
 ENTRY e {
   x = f32[2,9,8,3] parameter(0)
   g = f32[2,5,4,3] parameter(1)
@@ -203,7 +213,11 @@ ENTRY e {
   overlapping = f32[2,9,8,3] select-and-scatter(x, g, z), window={size=1x3x3x1 stride=1x2x2x1 pad=0_0x1_1x1_1x0_0}, select=ge, scatter=add
   h = f32[2,4,8,3] parameter(2)
   mins = f32[2,9,8,3] select-and-scatter(x, h, z), window={size=1x3x1x1 stride=1x2x1x1}, select=lt, scatter=add
-  ROOT t = (f32[2,9,8,3], f32[2,9,8,3]) tuple(overlapping, mins)
+  xb = bf16[2,9,8,3] convert(x)
+  gb = bf16[2,9,8,3] convert(x)
+  zb = bf16[] constant(0)
+  narrow = bf16[2,9,8,3] select-and-scatter(xb, gb, zb), window={size=1x3x3x1 pad=0_0x1_1x1_1x0_0}, select=geb, scatter=addb
+  ROOT t = (f32[2,9,8,3], f32[2,9,8,3], bf16[2,9,8,3]) tuple(overlapping, mins, narrow)
 })"},
     {"dot_empty_contraction", R"(
 ENTRY e {

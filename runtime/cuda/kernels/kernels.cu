@@ -116,36 +116,63 @@ int LaunchGather(const GatherParams& p, void* s) {
 }
 // Scatter applies the updates in index order, as the CPU executor and the host twin do, so that
 // duplicate indices combine in one fixed order and replicas agree bit for bit (atomics would
-// combine floating-point updates in whatever order threads arrive). Three steps:
+// combine floating-point updates in whatever order threads arrive). Chunk by chunk of at most
+// kScatterChunk updates (bounding the scratch to 32 bytes each), in order:
 //   1. each update element's target offset in `out` (`skip`, past the end, when its window is
 //      out of bounds) and its index;
 //   2. a stable radix sort of the (offset, index) pairs (CUB), so each target's updates are
 //      adjacent and in index order;
 //   3. one thread per run of equal offsets folds the run's updates into its element in order.
-__global__ void ScatterTargets(const ScatterParams p, uint64_t skip, uint64_t* keys,
-                               uint64_t* order) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < p.n;
-       i += int64_t(gridDim.x) * blockDim.x) {
+constexpr int64_t kScatterChunk = int64_t{1} << 25;
+
+__global__ void ScatterTargets(const ScatterParams p, int64_t first, int64_t count, uint64_t skip,
+                               uint64_t* keys, uint64_t* order) {
+  for (int64_t j = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; j < count;
+       j += int64_t(gridDim.x) * blockDim.x) {
     int64_t off = 0;
-    keys[i] = OperandOffset(p.access, i, /*clamp=*/false, &off) ? uint64_t(off) : skip;
-    order[i] = uint64_t(i);
+    keys[j] = OperandOffset(p.access, first + j, /*clamp=*/false, &off) ? uint64_t(off) : skip;
+    order[j] = uint64_t(first + j);
   }
 }
 
-__global__ void ScatterRuns(const ScatterParams p, uint64_t skip, const uint64_t* keys,
-                            const uint64_t* order) {
+__global__ void ScatterRuns(const ScatterParams p, int64_t count, uint64_t skip,
+                            const uint64_t* keys, const uint64_t* order) {
   const int bytes = BitsOf(p.type) / 8;
-  for (int64_t j = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; j < p.n;
+  for (int64_t j = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; j < count;
        j += int64_t(gridDim.x) * blockDim.x) {
     const uint64_t k = keys[j];
     if (k == skip || (j > 0 && keys[j - 1] == k)) continue;
     uint64_t word = 0;
     CopyBytes(p.out, int64_t(k), &word, 0, bytes);
-    for (int64_t m = j; m < p.n && keys[m] == k; ++m) {
+    for (int64_t m = j; m < count && keys[m] == k; ++m) {
       word = CombineBits(word, Load(p.updates, p.type, int64_t(order[m])), p.type, p.op);
     }
     CopyBytes(&word, 0, p.out, int64_t(k), bytes);
   }
+}
+
+// One chunk of updates [first, first + count) with the scratch at `pairs` (4 * count words).
+cudaError_t ScatterChunk(const ScatterParams& p, int64_t first, int64_t count, uint64_t skip,
+                         int end_bit, uint64_t* pairs, cudaStream_t stream) {
+  uint64_t *keys = pairs, *order = pairs + count, *sorted_keys = pairs + 2 * count,
+           *sorted_order = pairs + 3 * count;
+  int64_t blocks = (count + kThreads - 1) / kThreads;
+  if (blocks > 65535 * 8) blocks = 65535 * 8;
+  ScatterTargets<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(p, first, count, skip,
+                                                                         keys, order);
+  size_t temp_bytes = 0;
+  cudaError_t e = cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, keys, sorted_keys, order,
+                                                  sorted_order, count, 0, end_bit, stream);
+  void* temp = nullptr;
+  if (e == cudaSuccess) e = cudaMallocAsync(&temp, temp_bytes > 0 ? temp_bytes : 1, stream);
+  if (e != cudaSuccess) return e;
+  e = cub::DeviceRadixSort::SortPairs(temp, temp_bytes, keys, sorted_keys, order, sorted_order,
+                                      count, 0, end_bit, stream);
+  cudaFreeAsync(temp, stream);
+  if (e != cudaSuccess) return e;
+  ScatterRuns<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(p, count, skip, sorted_keys,
+                                                                      sorted_order);
+  return cudaGetLastError();
 }
 
 int LaunchScatter(const ScatterParams& p, void* s) {
@@ -155,30 +182,19 @@ int LaunchScatter(const ScatterParams& p, void* s) {
   for (int d = 0; d < p.access.operand_rank; ++d) skip *= uint64_t(p.access.operand_dims[d]);
   int end_bit = 1;
   while (end_bit < 64 && (skip >> end_bit) != 0) ++end_bit;
-  uint64_t* pairs = nullptr;  // keys, order, sorted keys, sorted order: p.n each.
-  cudaError_t e = cudaMallocAsync(&pairs, 4 * sizeof(uint64_t) * p.n, stream);
-  if (e != cudaSuccess) return static_cast<int>(e);
-  uint64_t *keys = pairs, *order = pairs + p.n, *sorted_keys = pairs + 2 * p.n,
-           *sorted_order = pairs + 3 * p.n;
-  int64_t blocks = (p.n + kThreads - 1) / kThreads;
-  if (blocks > 65535 * 8) blocks = 65535 * 8;
-  ScatterTargets<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(p, skip, keys, order);
-  size_t temp_bytes = 0;
-  e = cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, keys, sorted_keys, order, sorted_order,
-                                      p.n, 0, end_bit, stream);
-  void* temp = nullptr;
-  if (e == cudaSuccess) e = cudaMallocAsync(&temp, temp_bytes > 0 ? temp_bytes : 1, stream);
-  if (e == cudaSuccess) {
-    e = cub::DeviceRadixSort::SortPairs(temp, temp_bytes, keys, sorted_keys, order, sorted_order,
-                                        p.n, 0, end_bit, stream);
-    cudaFreeAsync(temp, stream);
+  const int64_t chunk = p.n < kScatterChunk ? p.n : kScatterChunk;
+  uint64_t* pairs = nullptr;  // keys, order, sorted keys, sorted order: `chunk` each.
+  cudaError_t e = cudaMallocAsync(&pairs, 4 * sizeof(uint64_t) * chunk, stream);
+  if (e != cudaSuccess) {
+    cudaGetLastError();  // Not sticky: the caller gets it as this launch's error.
+    return static_cast<int>(e);
   }
-  if (e == cudaSuccess) {
-    ScatterRuns<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(p, skip, sorted_keys,
-                                                                        sorted_order);
-    e = cudaGetLastError();
+  for (int64_t first = 0; first < p.n && e == cudaSuccess; first += chunk) {
+    const int64_t count = p.n - first < chunk ? p.n - first : chunk;
+    e = ScatterChunk(p, first, count, skip, end_bit, pairs, stream);
   }
   cudaFreeAsync(pairs, stream);
+  if (e != cudaSuccess) cudaGetLastError();
   return static_cast<int>(e);
 }
 

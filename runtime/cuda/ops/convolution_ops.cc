@@ -133,9 +133,7 @@ absl::Status HandleConvolution(OpContext& ctx) {
   const int out_bytes = static_cast<int>(ElementBytes(out.shape));
   std::vector<int64_t> coords;
   for (const std::vector<int64_t>& c : plan.coords) coords.insert(coords.end(), c.begin(), c.end());
-  ASSIGN_OR_RETURN(DeviceBuffer coords_dev, ctx.executor.Scratch(coords.size() * sizeof(int64_t)));
-  RETURN_IF_ERROR(
-      ctx.device().CopyToDevice(coords_dev.data(), coords.data(), coords.size() * sizeof(int64_t)));
+  ASSIGN_OR_RETURN(DeviceBuffer coords_dev, ScratchCopyOf(ctx, coords));
   const int64_t block_rows =
       std::max<int64_t>(1, std::min(rows, kIm2ColBlockBytes / (cols * in_bytes)));
   ASSIGN_OR_RETURN(DeviceBuffer kernel, ctx.executor.Scratch(cols * plan.out_features * in_bytes));

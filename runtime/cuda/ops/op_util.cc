@@ -1,6 +1,7 @@
 // Element types, copy simplification and reducer recognition for the CUDA op handlers.
 #include "runtime/cuda/ops/op_util.h"
 
+#include <algorithm>
 #include <optional>
 #include <utility>
 
@@ -79,6 +80,14 @@ absl::Status LaunchCopy(DeviceApi& device, const CopySpec& spec, int elem_bytes,
     p.dst_strides[k] = ds[k];
   }
   return device.StridedCopy(p);
+}
+
+absl::StatusOr<DeviceBuffer> ScratchCopyOf(OpContext& ctx, const std::vector<int64_t>& values) {
+  ASSIGN_OR_RETURN(DeviceBuffer buffer,
+                   ctx.executor.Scratch(std::max<size_t>(values.size(), 1) * sizeof(int64_t)));
+  RETURN_IF_ERROR(
+      ctx.device().CopyToDevice(buffer.data(), values.data(), values.size() * sizeof(int64_t)));
+  return buffer;
 }
 
 absl::Status SetGemmTypes(std::string_view what, hlo::PrimitiveType lhs, hlo::PrimitiveType rhs,

@@ -13,6 +13,7 @@
 #include "runtime/cuda/device_api.h"
 #include "runtime/cuda/executor.h"
 #include "runtime/cuda/kernels/kernel_params.h"
+#include "runtime/cuda/op_registry.h"
 
 namespace runtime {
 namespace cuda {
@@ -34,6 +35,9 @@ struct CopySpec {
 };
 absl::Status LaunchCopy(DeviceApi& device, const CopySpec& spec, int elem_bytes, const void* src,
                         void* dst);
+
+// A scratch device buffer holding `values` (index tables such as window coordinates).
+absl::StatusOr<DeviceBuffer> ScratchCopyOf(OpContext& ctx, const std::vector<int64_t>& values);
 
 // Sets the GEMM's in_type and out_type for `what` ("dot", "convolution") with operands of types
 // `lhs` and `rhs` and a result of `out`; fails naming the types unless cuBLAS computes it (equal

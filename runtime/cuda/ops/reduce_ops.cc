@@ -71,7 +71,7 @@ absl::StatusOr<spmd_cuda::WindowGeometry> MakeWindowGeometry(const hlo::HloInstr
   const std::vector<int64_t> strides = RowMajorStrides(in.dimensions());
   for (int d = 0; d < g.rank; ++d) {
     const hlo::WindowDimension& w = window[d];
-    if (w.stride < 1 || w.base_dilation < 1 || w.window_dilation < 1 ||
+    if (w.size < 1 || w.stride < 1 || w.base_dilation < 1 || w.window_dilation < 1 ||
         out_shape.dimensions(d) != WindowedOutputSize(w, in.dimensions(d))) {
       return absl::InvalidArgumentError(
           hlo::StrCat("window dimension ", d, " does not give the result's size"));
@@ -85,15 +85,6 @@ absl::StatusOr<spmd_cuda::WindowGeometry> MakeWindowGeometry(const hlo::HloInstr
     coords.insert(coords.end(), c.begin(), c.end());
   }
   return g;
-}
-
-// `values` in a scratch buffer of the device.
-absl::StatusOr<DeviceBuffer> ToDevice(OpContext& ctx, const std::vector<int64_t>& values) {
-  ASSIGN_OR_RETURN(DeviceBuffer buffer,
-                   ctx.executor.Scratch(std::max<size_t>(values.size(), 1) * sizeof(int64_t)));
-  RETURN_IF_ERROR(
-      ctx.device().CopyToDevice(buffer.data(), values.data(), values.size() * sizeof(int64_t)));
-  return buffer;
 }
 
 // reduce-window of one operand: one thread per output element walks its window.
@@ -111,7 +102,7 @@ absl::Status HandleReduceWindow(OpContext& ctx) {
   ASSIGN_OR_RETURN(p.geometry, MakeWindowGeometry(ctx.instr, in.shape, out.shape, coords));
   p.n = out.shape.num_elements();
   if (p.n == 0) return absl::OkStatus();
-  ASSIGN_OR_RETURN(DeviceBuffer coords_dev, ToDevice(ctx, coords));
+  ASSIGN_OR_RETURN(DeviceBuffer coords_dev, ScratchCopyOf(ctx, coords));
   p.geometry.coords = static_cast<const int64_t*>(coords_dev.data());
   p.in = in.data;
   p.init = ctx.operands[1].data;
@@ -119,40 +110,29 @@ absl::Status HandleReduceWindow(OpContext& ctx) {
   return ctx.device().ReduceWindow(p);
 }
 
-// select-and-scatter: each source element's selected input offset (one thread per source
-// element), then a scatter of the source into the result filled with init, at those offsets
-// (the scatter kernel: updates to one element combine in source order, as on the CPU).
-absl::Status HandleSelectAndScatter(OpContext& ctx) {
-  const hlo::HloInstruction& instr = ctx.instr;
-  const DeviceArray& in = ctx.operands[0];
-  const DeviceArray& source = ctx.operands[1];
-  const DeviceArray& out = ctx.outputs[0];
-  if (instr.called_computations().size() != 2) {
-    return absl::InvalidArgumentError("select-and-scatter needs select and scatter computations");
-  }
-  std::optional<hlo::ParameterComparison> select =
-      hlo::MatchParameterComparison(*instr.called_computations()[0], 0, 1, in.shape.element_type());
-  if (!select.has_value() || select->type == hlo::ComparisonType::kTotalOrder) {
-    return absl::UnimplementedError(
-        "select-and-scatter whose select is not compare(parameter(0), parameter(1)) of the "
-        "natural comparison type is not supported by the CUDA executor");
-  }
-  spmd_cuda::SelectWindowParams sel;
-  ASSIGN_OR_RETURN(sel.type, DTypeOf(in.shape.element_type()));
-  sel.compare_dir = static_cast<int>(select->direction);
-  std::vector<int64_t> coords;
-  ASSIGN_OR_RETURN(sel.geometry, MakeWindowGeometry(instr, in.shape, source.shape, coords));
-  spmd_cuda::ScatterParams scatter;
-  scatter.type = sel.type;
-  ASSIGN_OR_RETURN(scatter.op, ReducerOp(*instr.called_computations()[1]));
-  RETURN_IF_ERROR(FillWithScalar(ctx.device(), out, ctx.operands[2].data));
-  sel.n = source.shape.num_elements();
-  if (sel.n == 0 || out.shape.num_elements() == 0) return absl::OkStatus();
-  sel.none = out.shape.num_elements();  // Out of bounds: the scatter drops it.
-  ASSIGN_OR_RETURN(DeviceBuffer coords_dev, ToDevice(ctx, coords));
+// `n` elements of type `from` at `in` converted to `to` at `out`.
+absl::Status Convert(OpContext& ctx, const void* in, int from, void* out, int to, int64_t n) {
+  spmd_cuda::ElementwiseParams p;
+  p.op = spmd_cuda::kConvert;
+  p.in_type = from;
+  p.out_type = to;
+  p.in[0] = in;
+  p.out = out;
+  p.n = n;
+  return n == 0 ? absl::OkStatus() : ctx.device().Elementwise(p);
+}
+
+// The select step of select-and-scatter (`sel` with its geometry but not its coordinates,
+// which `coords` holds), then the scatter of `updates` at the selected offsets into `result`
+// (n_out elements, already holding init).
+absl::Status ScatterSelected(OpContext& ctx, spmd_cuda::SelectWindowParams sel,
+                             const std::vector<int64_t>& coords, spmd_cuda::ScatterParams scatter,
+                             void* result, int64_t n_out, const void* updates) {
+  sel.none = n_out;  // Out of bounds: the scatter drops it.
+  ASSIGN_OR_RETURN(DeviceBuffer coords_dev, ScratchCopyOf(ctx, coords));
   ASSIGN_OR_RETURN(DeviceBuffer selected, ctx.executor.Scratch(sel.n * sizeof(int64_t)));
   sel.geometry.coords = static_cast<const int64_t*>(coords_dev.data());
-  sel.in = in.data;
+  sel.in = ctx.operands[0].data;
   sel.selected = static_cast<int64_t*>(selected.data());
   RETURN_IF_ERROR(ctx.device().SelectWindow(sel));
   // A scatter of [n] updates into the result seen as one dim, at the selected offsets.
@@ -167,13 +147,73 @@ absl::Status HandleSelectAndScatter(OpContext& ctx) {
   a.num_index = 1;
   a.start_index_map[0] = 0;
   a.operand_rank = 1;
-  a.operand_dims[0] = out.shape.num_elements();
+  a.operand_dims[0] = n_out;
   a.operand_strides[0] = 1;
   a.window[0] = 1;
-  scatter.updates = source.data;
-  scatter.out = out.data;
+  scatter.updates = updates;
+  scatter.out = result;
   scatter.n = sel.n;
   return ctx.device().Scatter(scatter);
+}
+
+// select-and-scatter: each source element's selected input offset (one thread per source
+// element), then a scatter of the source into the result filled with init, at those offsets
+// (the scatter kernel: updates to one element combine in source order, as on the CPU; bf16 and
+// f16 sums are kept in f32 and rounded once, as the CPU keeps them).
+absl::Status HandleSelectAndScatter(OpContext& ctx) {
+  const hlo::HloInstruction& instr = ctx.instr;
+  const DeviceArray& in = ctx.operands[0];
+  const DeviceArray& source = ctx.operands[1];
+  const DeviceArray& out = ctx.outputs[0];
+  if (instr.called_computations().size() != 2) {
+    return absl::InvalidArgumentError("select-and-scatter needs select and scatter computations");
+  }
+  if (source.shape.element_type() != in.shape.element_type() ||
+      ctx.operands[2].shape.element_type() != in.shape.element_type() ||
+      out.shape.element_type() != in.shape.element_type()) {
+    return absl::InvalidArgumentError(
+        "select-and-scatter: operand, source, init and result must share the element type");
+  }
+  std::optional<hlo::ParameterComparison> select =
+      hlo::MatchParameterComparison(*instr.called_computations()[0], 0, 1, in.shape.element_type());
+  if (!select.has_value() || select->type == hlo::ComparisonType::kTotalOrder) {
+    return absl::UnimplementedError(
+        "select-and-scatter whose select is not compare(parameter(0), parameter(1)) of the "
+        "natural comparison type is not supported by the CUDA executor");
+  }
+  spmd_cuda::SelectWindowParams sel;
+  ASSIGN_OR_RETURN(sel.type, DTypeOf(in.shape.element_type()));
+  sel.compare_dir = static_cast<int>(select->direction);
+  sel.n = source.shape.num_elements();
+  std::vector<int64_t> coords;
+  ASSIGN_OR_RETURN(sel.geometry, MakeWindowGeometry(instr, in.shape, source.shape, coords));
+  spmd_cuda::ScatterParams scatter;
+  ASSIGN_OR_RETURN(scatter.op, ReducerOp(*instr.called_computations()[1]));
+  const int64_t n_out = out.shape.num_elements();
+  const bool narrow = sel.type == spmd_cuda::kBF16 || sel.type == spmd_cuda::kF16;
+  scatter.type = narrow ? spmd_cuda::kF32 : sel.type;
+  DeviceBuffer wide_out, wide_source, wide_init;
+  void* result = out.data;
+  const void* updates = source.data;
+  const void* init = ctx.operands[2].data;
+  if (narrow) {
+    ASSIGN_OR_RETURN(wide_out, ctx.executor.Scratch(std::max<int64_t>(n_out, 1) * 4));
+    ASSIGN_OR_RETURN(wide_source, ctx.executor.Scratch(std::max<int64_t>(sel.n, 1) * 4));
+    ASSIGN_OR_RETURN(wide_init, ctx.executor.Scratch(4));
+    RETURN_IF_ERROR(Convert(ctx, init, sel.type, wide_init.data(), spmd_cuda::kF32, 1));
+    RETURN_IF_ERROR(Convert(ctx, updates, sel.type, wide_source.data(), spmd_cuda::kF32, sel.n));
+    result = wide_out.data();
+    updates = wide_source.data();
+    init = wide_init.data();
+  }
+  const hlo::Shape result_shape = hlo::Shape::Array(
+      narrow ? hlo::PrimitiveType::kF32 : out.shape.element_type(), out.shape.dimensions());
+  RETURN_IF_ERROR(FillWithScalar(ctx.device(), DeviceArray{result, result_shape}, init));
+  if (sel.n > 0 && n_out > 0) {
+    RETURN_IF_ERROR(ScatterSelected(ctx, sel, coords, scatter, result, n_out, updates));
+  }
+  return narrow ? Convert(ctx, result, spmd_cuda::kF32, out.data, sel.type, n_out)
+                : absl::OkStatus();
 }
 
 }  // namespace
