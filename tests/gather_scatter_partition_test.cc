@@ -499,6 +499,23 @@ TEST(ScatterPartitionTest, EvenRowShardsDropOtherRowsByTheShiftAlone) {
   }
 }
 
+TEST(ScatterPartitionTest, NarrowIndicesDoNotWrapIntoTheShard) {
+  // u8 indices into 512 rows over 2 devices: device 1's offset (256) is past what u8 counts,
+  // so a shifted index computed in u8 wraps back into its rows (0 - 256 = 0) and writes updates
+  // meant for device 0 there too. The shift is done in s32.
+  Partitioned p = Partition(std::string("HloModule scatter, num_partitions=2\n") + kAdd + R"(
+ENTRY main {
+  i = u8[6,1] constant({{0}, {255}, {7}, {100}, {255}, {3}}), sharding={replicated}
+  x = f32[512,2] parameter(0), sharding={devices=[2,1]<=[2]}
+  u = f32[6,2] parameter(1), sharding={replicated}
+  ROOT s = f32[512,2] scatter(x, i, u), to_apply=add, update_window_dims={1},
+    inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1,
+    sharding={devices=[2,1]<=[2]}
+})");
+  ASSERT_NE(p.spmd, nullptr);
+  ExpectVerifies(p, 2);
+}
+
 TEST(ScatterPartitionTest, EmbeddingGradScatterAddIntoRowSplitTable) {
   // The embedding gradient: updates split along the batch over 2 devices, the table's rows
   // over 4 (10 rows: 3,3,3,1). Each device scatters its batch half into its rows; the halves

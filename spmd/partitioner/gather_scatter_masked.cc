@@ -264,6 +264,12 @@ ShardIndices ShiftIndicesIntoShard(HloInstruction* indices, int64_t index_vector
                                    const std::vector<IndexedDim>& dims,
                                    const MaskedOperand& operand, const Shape& operand_shape,
                                    OutsideShard outside, PartitionContext& ctx) {
+  // Narrow index types are widened first: an operand dim may be longer than they can count, and
+  // a shifted index must not wrap back into the shard (u16 0 less an offset of 65536 is 0).
+  if (hlo::ByteWidth(indices->shape().element_type()) < 4) {
+    indices =
+        ctx.Add(HloOpcode::kConvert, WithType(indices->shape(), PrimitiveType::kS32), {indices});
+  }
   const Shape& shape = indices->shape();
   const bool implicit = index_vector_dim == shape.rank();
   const int64_t count = implicit ? 1 : shape.dimensions(index_vector_dim);
