@@ -137,6 +137,10 @@ class CudaDevice : public DeviceApi {
     RETURN_IF_ERROR(Select());
     return LaunchError(spmd_cuda::LaunchSelectWindow(p, stream_), "select-and-scatter select");
   }
+  absl::Status TopK(const spmd_cuda::TopKParams& p) override {
+    RETURN_IF_ERROR(Select());
+    return LaunchError(spmd_cuda::LaunchTopK(p, stream_), "topk");
+  }
   absl::Status Gemm(const spmd_cuda::GemmParams& p) override;
 
  private:

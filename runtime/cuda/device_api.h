@@ -49,6 +49,7 @@ class DeviceApi {
   virtual absl::Status Im2Col(const spmd_cuda::Im2ColParams& p) = 0;
   virtual absl::Status ReduceWindow(const spmd_cuda::ReduceWindowParams& p) = 0;
   virtual absl::Status SelectWindow(const spmd_cuda::SelectWindowParams& p) = 0;
+  virtual absl::Status TopK(const spmd_cuda::TopKParams& p) = 0;
   virtual absl::Status Gemm(const spmd_cuda::GemmParams& p) = 0;
 };
 

@@ -151,6 +151,11 @@ class HostDevice : public DeviceApi {
                               {p.selected, "select's output"}}));
     return Check(spmd_cuda::HostSelectWindow(p));
   }
+  absl::Status TopK(const spmd_cuda::TopKParams& p) override {
+    RETURN_IF_ERROR(CheckAll(
+        {{p.in, "topk's input"}, {p.values, "topk's values"}, {p.indices, "topk's indices"}}));
+    return Check(spmd_cuda::HostTopK(p));
+  }
   absl::Status Gemm(const spmd_cuda::GemmParams& p) override {
     RETURN_IF_ERROR(CheckAll({{p.a, "GEMM's A"}, {p.b, "GEMM's B"}, {p.c, "GEMM's C"}}));
     return Check(spmd_cuda::HostGemm(p));

@@ -130,6 +130,7 @@ class HangingDevice : public DeviceApi {
   absl::Status SelectWindow(const spmd_cuda::SelectWindowParams& p) override {
     return host_->SelectWindow(p);
   }
+  absl::Status TopK(const spmd_cuda::TopKParams& p) override { return host_->TopK(p); }
   absl::Status Gemm(const spmd_cuda::GemmParams& p) override { return host_->Gemm(p); }
 
  private:

@@ -219,6 +219,21 @@ ENTRY e {
   narrow = bf16[2,9,8,3] select-and-scatter(xb, gb, zb), window={size=1x3x3x1 pad=0_0x1_1x1_1x0_0}, select=geb, scatter=addb
   ROOT t = (f32[2,9,8,3], f32[2,9,8,3], bf16[2,9,8,3]) tuple(overlapping, mins, narrow)
 })"},
+    {"topk", R"(
+ENTRY e {
+  x = f32[3,2,9] parameter(0)
+  special = f32[3,2,9] constant({{{nan, -nan, inf, -inf, 0, -0, 1, 1, -1}, {0,0,0,0,0,0,0,0,0}},
+    {{0,0,0,0,0,0,0,0,0}, {0,0,0,0,0,0,0,0,0}}, {{0,0,0,0,0,0,0,0,0}, {0,0,0,0,0,0,0,0,0}}})
+  v = f32[3,2,9] add(x, special)
+  top = (f32[3,2,4], s32[3,2,4]) topk(v), k=4, largest=true
+  bottom = (f32[3,2,9], s32[3,2,9]) topk(v), k=9, largest=false
+  i = s32[3,2,9] convert(x)
+  ties = (s32[3,2,3], s32[3,2,3]) topk(i), k=3, largest=true
+  b = bf16[3,2,9] convert(v)
+  call = (bf16[3,2,2], s32[3,2,2]) custom-call(b), custom_call_target="TopK"
+  ROOT t = ((f32[3,2,4], s32[3,2,4]), (f32[3,2,9], s32[3,2,9]), (s32[3,2,3], s32[3,2,3]),
+    (bf16[3,2,2], s32[3,2,2])) tuple(top, bottom, ties, call)
+})"},
     {"dot_empty_contraction", R"(
 ENTRY e {
   x = f32[4,0] parameter(0)

@@ -2,6 +2,9 @@
 // whole CUDA executor (buffer plan, op lowering, collectives) run and be checked against the
 // CPU executor on a machine without a GPU.
 
+#include <algorithm>
+#include <vector>
+
 #include "runtime/cuda/kernels/element_math.h"
 #include "runtime/cuda/kernels/index_math.h"
 #include "runtime/cuda/kernels/launch.h"
@@ -45,6 +48,20 @@ int HostReduceWindow(const ReduceWindowParams& p) {
 
 int HostSelectWindow(const SelectWindowParams& p) {
   for (int64_t i = 0; i < p.n; ++i) SelectWindowAt(p, i);
+  return 0;
+}
+
+int HostTopK(const TopKParams& p) {
+  std::vector<int32_t> order(p.rows * p.n);
+  for (int64_t r = 0; r < p.rows; ++r) {
+    int32_t* row = order.data() + r * p.n;
+    for (int64_t j = 0; j < p.n; ++j) row[j] = static_cast<int32_t>(j);
+    std::stable_sort(row, row + p.n, [&](int32_t a, int32_t b) {
+      return OrderedKey(p.in, p.type, r * p.n + a, p.largest) <
+             OrderedKey(p.in, p.type, r * p.n + b, p.largest);
+    });
+  }
+  for (int64_t i = 0; i < p.rows * p.k; ++i) TopKTakeAt(p, order.data(), i);
   return 0;
 }
 

@@ -105,6 +105,31 @@ SPMD_HD void SelectWindowAt(const SelectWindowParams& p, int64_t i) {
   p.selected[i] = best < 0 ? p.none : best;
 }
 
+// Element i of `in` (type t) as an unsigned key whose ascending order is the element's order
+// (IEEE totalOrder for floats: -NaN < -inf < ... < -0 < +0 < ... < +inf < +NaN), reversed when
+// `largest`; only the low BitsOf(t) bits are used.
+SPMD_HD uint64_t OrderedKey(const void* in, int t, int64_t i, bool largest) {
+  const int bits = BitsOf(t);
+  const uint64_t sign = uint64_t{1} << (bits - 1);
+  const uint64_t all = bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
+  uint64_t v = 0;
+  CopyBytes(in, i, &v, 0, bits / 8);
+  if (IsFloatType(t)) {
+    v = (v & sign) ? (~v & all) : (v | sign);
+  } else if (!IsUnsignedType(t)) {
+    v ^= sign;
+  }
+  return largest ? (~v & all) : v;
+}
+
+// topk's output element j of row r from the row's order (`order`: the row's indices sorted).
+SPMD_HD void TopKTakeAt(const TopKParams& p, const int32_t* order, int64_t i) {
+  const int64_t r = i / p.k, j = i % p.k;
+  const int32_t index = order[r * p.n + j];
+  CopyBytes(p.in, r * p.n + index, p.values, i, BitsOf(p.type) / 8);
+  p.indices[i] = index;
+}
+
 SPMD_HD void IotaAt(const IotaParams& p, int64_t i) {
   const int64_t v = (i / p.inner) % p.dim;
   Store(p.out, p.type, i, IsFloatType(p.type) ? FromF(double(v)) : FromI(v));

@@ -237,6 +237,18 @@ struct Im2ColParams {
   int64_t n = 0;  // Rows of this block times K * I.
 };
 
+// topk along the last dim of `in` ([rows, n] of `type`): values[r, j] and indices[r, j] (s32) are
+// the j-th element of row r and its index in a stable sort by XLA's comparator: IEEE totalOrder
+// for floats, value for integers, descending when `largest`; equal elements by lower index.
+struct TopKParams {
+  int type = kF32;
+  bool largest = true;
+  int64_t rows = 0, n = 0, k = 0;
+  const void* in = nullptr;
+  void* values = nullptr;
+  int32_t* indices = nullptr;
+};
+
 // One strided batched GEMM in cuBLAS's column-major terms:
 // C[b] (m x n, ldc) = op(A[b]) (m x k) * op(B[b]) (k x n), op = transpose when trans_*.
 struct GemmParams {

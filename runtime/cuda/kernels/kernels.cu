@@ -3,7 +3,9 @@
 // type through a runtime type switch; the dot, where speed matters most, goes to cuBLAS.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_segmented_radix_sort.cuh>
 
 #include "runtime/cuda/kernels/element_math.h"
 #include "runtime/cuda/kernels/index_math.h"
@@ -105,6 +107,84 @@ int LaunchIota(const IotaParams& p, void* s) { return Launch<IotaParams, IotaEle
 int LaunchReduceWindow(const ReduceWindowParams& p, void* s) {
   return Launch<ReduceWindowParams, ReduceWindowElement>(p, p.n, s);
 }
+// topk: per chunk of rows (CUB counts items in int), each element's ordered key and its index
+// in the row, a stable segmented radix sort of the rows (ties keep the lower index first), then
+// the first k of each row gathered into values and indices.
+__global__ void TopKKeys(const TopKParams p, int64_t first_row, int64_t count, uint64_t* keys,
+                         int32_t* order, int* offsets, int rows) {
+  for (int64_t j = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; j < count;
+       j += int64_t(gridDim.x) * blockDim.x) {
+    keys[j] = OrderedKey(p.in, p.type, first_row * p.n + j, p.largest);
+    order[j] = int32_t(j % p.n);
+    if (j % p.n == 0) offsets[j / p.n] = int(j);
+    if (j == 0) offsets[rows] = int(count);
+  }
+}
+
+__global__ void TopKTake(const TopKParams p, const int32_t* order, int64_t count) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    TopKTakeAt(p, order, i);
+  }
+}
+
+unsigned Blocks(int64_t n) {
+  int64_t blocks = (n + kThreads - 1) / kThreads;
+  return static_cast<unsigned>(blocks > 65535 * 8 ? 65535 * 8 : blocks);
+}
+
+// Rows [first_row, first_row + rows) of `p`, with scratch for that many rows.
+cudaError_t TopKChunk(TopKParams p, int64_t first_row, int rows, uint64_t* keys, int32_t* order,
+                      int* offsets, cudaStream_t stream) {
+  const int64_t count = rows * p.n;
+  uint64_t* sorted_keys = keys + count;
+  int32_t* sorted_order = order + count;
+  TopKKeys<<<Blocks(count), kThreads, 0, stream>>>(p, first_row, count, keys, order, offsets, rows);
+  const int end_bit = BitsOf(p.type);
+  size_t temp_bytes = 0;
+  cudaError_t e = cub::DeviceSegmentedRadixSort::SortPairs(
+      nullptr, temp_bytes, keys, sorted_keys, order, sorted_order, int(count), rows, offsets,
+      offsets + 1, 0, end_bit, stream);
+  void* temp = nullptr;
+  if (e == cudaSuccess) e = cudaMallocAsync(&temp, temp_bytes > 0 ? temp_bytes : 1, stream);
+  if (e != cudaSuccess) return e;
+  e = cub::DeviceSegmentedRadixSort::SortPairs(temp, temp_bytes, keys, sorted_keys, order,
+                                               sorted_order, int(count), rows, offsets, offsets + 1,
+                                               0, end_bit, stream);
+  cudaFreeAsync(temp, stream);
+  if (e != cudaSuccess) return e;
+  p.in = static_cast<const char*>(p.in) + first_row * p.n * (BitsOf(p.type) / 8);
+  p.values = static_cast<char*>(p.values) + first_row * p.k * (BitsOf(p.type) / 8);
+  p.indices += first_row * p.k;
+  TopKTake<<<Blocks(rows * p.k), kThreads, 0, stream>>>(p, sorted_order, rows * p.k);
+  return cudaGetLastError();
+}
+
+int LaunchTopK(const TopKParams& p, void* s) {
+  if (p.rows <= 0 || p.k <= 0) return 0;
+  if (p.n > 0x3fffffff) return static_cast<int>(cudaErrorInvalidValue);
+  cudaStream_t stream = static_cast<cudaStream_t>(s);
+  const int64_t chunk_rows = std::max<int64_t>(1, std::min<int64_t>(p.rows, 0x3fffffff / p.n));
+  const int64_t count = chunk_rows * p.n;
+  char* scratch = nullptr;  // keys and sorted keys, order and sorted order, row offsets.
+  const size_t bytes = 2 * count * (sizeof(uint64_t) + sizeof(int32_t)) + (chunk_rows + 1) * 4;
+  cudaError_t e = cudaMallocAsync(&scratch, bytes, stream);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    return static_cast<int>(e);
+  }
+  uint64_t* keys = reinterpret_cast<uint64_t*>(scratch);
+  int32_t* order = reinterpret_cast<int32_t*>(keys + 2 * count);
+  int* offsets = reinterpret_cast<int*>(order + 2 * count);
+  for (int64_t r = 0; r < p.rows && e == cudaSuccess; r += chunk_rows) {
+    const int rows = int(std::min<int64_t>(chunk_rows, p.rows - r));
+    e = TopKChunk(p, r, rows, keys, order, offsets, stream);
+  }
+  cudaFreeAsync(scratch, stream);
+  if (e != cudaSuccess) cudaGetLastError();
+  return static_cast<int>(e);
+}
+
 int LaunchSelectWindow(const SelectWindowParams& p, void* s) {
   return Launch<SelectWindowParams, SelectWindowElement>(p, p.n, s);
 }

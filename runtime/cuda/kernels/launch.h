@@ -20,6 +20,7 @@ int LaunchScatter(const ScatterParams& p, void* stream);
 int LaunchIm2Col(const Im2ColParams& p, void* stream);
 int LaunchReduceWindow(const ReduceWindowParams& p, void* stream);
 int LaunchSelectWindow(const SelectWindowParams& p, void* stream);
+int LaunchTopK(const TopKParams& p, void* stream);
 
 int HostElementwise(const ElementwiseParams& p);
 int HostStridedCopy(const StridedCopyParams& p);
@@ -30,6 +31,7 @@ int HostScatter(const ScatterParams& p);
 int HostIm2Col(const Im2ColParams& p);
 int HostReduceWindow(const ReduceWindowParams& p);
 int HostSelectWindow(const SelectWindowParams& p);
+int HostTopK(const TopKParams& p);
 // C = op(A) op(B) in cuBLAS's column-major terms (kernel_params.h), accumulating in double.
 int HostGemm(const GemmParams& p);
 

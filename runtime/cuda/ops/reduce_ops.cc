@@ -216,12 +216,59 @@ absl::Status HandleSelectAndScatter(OpContext& ctx) {
                 : absl::OkStatus();
 }
 
+// topk (the opcode, and the custom-call "TopK": largest first, k from the result) along the
+// last dim, as the CPU executor: a stable sort of each row by totalOrder, equal elements by
+// lower index; the first k of each row.
+absl::Status TopK(OpContext& ctx, bool largest) {
+  const hlo::Shape& in = ctx.operands.size() == 1 ? ctx.operands[0].shape : hlo::Shape();
+  if (ctx.operands.size() != 1 || ctx.outputs.size() != 2 || in.rank() < 1) {
+    return absl::InvalidArgumentError("topk takes one array and returns (values, indices)");
+  }
+  const hlo::Shape& values = ctx.outputs[0].shape;
+  const hlo::Shape& indices = ctx.outputs[1].shape;
+  const int64_t rank = in.rank();
+  spmd_cuda::TopKParams p;
+  p.n = in.dimensions(rank - 1);
+  p.k = values.rank() == rank ? values.dimensions(rank - 1) : -1;
+  bool ok = values.rank() == rank && indices.dimensions() == values.dimensions() &&
+            indices.element_type() == hlo::PrimitiveType::kS32 &&
+            values.element_type() == in.element_type() && p.k <= p.n && p.n <= 0x3fffffff;
+  for (int64_t d = 0; ok && d + 1 < rank; ++d) ok = values.dimensions(d) == in.dimensions(d);
+  if (!ok || (ctx.instr.opcode() == hlo::HloOpcode::kTopK && ctx.instr.attrs().k != p.k)) {
+    return absl::InvalidArgumentError(hlo::StrCat("topk: unsupported shapes ", in.ToString(false),
+                                                  " -> ", ctx.instr.shape().ToString(false)));
+  }
+  ASSIGN_OR_RETURN(p.type, DTypeOf(in.element_type()));
+  if (p.type == spmd_cuda::kPred) {
+    return absl::UnimplementedError("topk of pred is not supported by the CUDA executor");
+  }
+  p.largest = largest;
+  p.rows = p.n == 0 ? 0 : in.num_elements() / p.n;
+  p.in = ctx.operands[0].data;
+  p.values = ctx.outputs[0].data;
+  p.indices = static_cast<int32_t*>(ctx.outputs[1].data);
+  if (p.rows == 0 || p.k == 0) return absl::OkStatus();
+  return ctx.device().TopK(p);
+}
+
+absl::Status HandleTopK(OpContext& ctx) { return TopK(ctx, ctx.instr.attrs().largest); }
+
+// Custom-calls with a meaning of their own on this executor: "TopK".
+absl::Status HandleCustomCall(OpContext& ctx) {
+  const std::string& target = ctx.instr.attrs().custom_call_target;
+  if (target == "TopK") return TopK(ctx, /*largest=*/true);
+  return absl::UnimplementedError(
+      hlo::StrCat("custom-call target \"", target, "\" is not supported by the CUDA executor"));
+}
+
 }  // namespace
 
 void RegisterReduceOps(CudaOpTable& table) {
   table[hlo::HloOpcode::kReduce] = HandleReduce;
   table[hlo::HloOpcode::kReduceWindow] = HandleReduceWindow;
   table[hlo::HloOpcode::kSelectAndScatter] = HandleSelectAndScatter;
+  table[hlo::HloOpcode::kTopK] = HandleTopK;
+  table[hlo::HloOpcode::kCustomCall] = HandleCustomCall;
 }
 
 }  // namespace cuda
