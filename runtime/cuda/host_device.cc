@@ -134,7 +134,7 @@ class HostDevice : public DeviceApi {
   }
   absl::Status Im2Col(const spmd_cuda::Im2ColParams& p) override {
     RETURN_IF_ERROR(CheckAll({{p.lhs, "im2col's input"},
-                              {p.coords, "im2col's coordinates"},
+                              {p.spatial.coords, "im2col's coordinates"},
                               {p.out, "im2col's output"}}));
     return Check(spmd_cuda::HostIm2Col(p));
   }

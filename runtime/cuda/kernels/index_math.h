@@ -69,11 +69,14 @@ SPMD_HD bool WindowInputOffset(const WindowGeometry& g, const int64_t* out_index
   return true;
 }
 
-SPMD_HD void WindowOutIndex(const WindowGeometry& g, int64_t i, int64_t* out_index) {
+// The position of output element `i` along each dim; returns what is left of `i` (the batch
+// of an im2col row, 0 when `i` is inside out_dims).
+SPMD_HD int64_t WindowOutIndex(const WindowGeometry& g, int64_t i, int64_t* out_index) {
   for (int d = g.rank - 1; d >= 0; --d) {
     out_index[d] = i % g.out_dims[d];
     i /= g.out_dims[d];
   }
+  return i;
 }
 
 SPMD_HD void ReduceWindowAt(const ReduceWindowParams& p, int64_t i) {
@@ -87,6 +90,20 @@ SPMD_HD void ReduceWindowAt(const ReduceWindowParams& p, int64_t i) {
   }
   if (!IsFloatType(p.type)) acc.i = Normalize(acc.i, p.type);
   Store(p.out, p.type, i, acc);
+}
+
+SPMD_HD void Im2ColAt(const Im2ColParams& p, int64_t i) {
+  const int64_t cols = p.spatial.window_positions * p.in_features;
+  int64_t out_index[kMaxRank];
+  const int64_t batch = WindowOutIndex(p.spatial, p.row_begin + i / cols, out_index);
+  int64_t offset = 0;
+  if (WindowInputOffset(p.spatial, out_index, (i % cols) / p.in_features, &offset)) {
+    offset += p.base + batch * p.batch_stride + (i % p.in_features) * p.feature_stride;
+    CopyBytes(p.lhs, offset, p.out, i, p.elem_bytes);
+  } else {
+    const uint64_t zero = 0;
+    CopyBytes(&zero, 0, p.out, i, p.elem_bytes);
+  }
 }
 
 SPMD_HD void SelectWindowAt(const SelectWindowParams& p, int64_t i) {
@@ -176,28 +193,6 @@ SPMD_HD bool OperandOffset(const IndexedAccess& a, int64_t i, bool clamp, int64_
   }
   *offset = off;
   return true;
-}
-
-SPMD_HD void Im2ColAt(const Im2ColParams& p, int64_t i) {
-  const int64_t cols = p.kernel_positions * p.in_features;
-  int64_t row = p.row_begin + i / cols;
-  int64_t position = (i % cols) / p.in_features;
-  int64_t offset = p.base + (i % p.in_features) * p.feature_stride;
-  bool inside = true;
-  for (int d = p.spatial - 1; d >= 0; --d) {
-    const int64_t k = position % p.kernel_sizes[d], o = row % p.out_sizes[d];
-    position /= p.kernel_sizes[d];
-    row /= p.out_sizes[d];
-    const int64_t x = p.coords[p.coord_start[d] + o * p.kernel_sizes[d] + k];
-    inside = inside && x >= 0;
-    offset += x * p.spatial_strides[d];
-  }
-  const uint64_t zero = 0;
-  if (inside) {
-    CopyBytes(p.lhs, offset + row * p.batch_stride, p.out, i, p.elem_bytes);
-  } else {
-    CopyBytes(&zero, 0, p.out, i, p.elem_bytes);
-  }
 }
 
 SPMD_HD void GatherAt(const GatherParams& p, int64_t i) {

@@ -213,25 +213,18 @@ struct ScatterParams {
 };
 
 // im2col of one convolution group (runtime/common/convolution_plan.h): out[r, k, i], row-major
-// [rows, K, I], is the lhs element that kernel position k (row-major over kernel_sizes) and
-// input feature i read for output row row_begin + r (row-major over [batch, out_sizes...]),
-// or zero where that position falls on padding or a dilation hole. coords holds, for spatial
-// dim d at coord_start[d], the input coordinate of output position o and kernel position k at
-// o * kernel_sizes[d] + k (-1: none).
+// [rows, K, I], is the lhs element that kernel position k and input feature i read for output
+// row row_begin + r (row-major over [batch, spatial out_dims...]), or zero where that position
+// falls on padding or a dilation hole. `spatial` holds the spatial dims' windows: out_dims the
+// output sizes, window the kernel sizes, in_strides the lhs strides, window_positions K.
 struct Im2ColParams {
-  int spatial = 0;
+  WindowGeometry spatial;
   int elem_bytes = 4;
-  int64_t out_sizes[kMaxRank] = {};
-  int64_t kernel_sizes[kMaxRank] = {};
-  int64_t coord_start[kMaxRank] = {};
-  int64_t spatial_strides[kMaxRank] = {};  // lhs strides of the input spatial dims.
-  int64_t batch_stride = 0;                // lhs strides of the batch and feature dims.
+  int64_t batch_stride = 0;  // lhs strides of the batch and feature dims.
   int64_t feature_stride = 0;
-  int64_t base = 0;              // lhs offset of the group's first batch and feature.
-  int64_t in_features = 0;       // I.
-  int64_t kernel_positions = 0;  // K.
+  int64_t base = 0;         // lhs offset of the group's first batch and feature.
+  int64_t in_features = 0;  // I.
   int64_t row_begin = 0;
-  const int64_t* coords = nullptr;
   const void* lhs = nullptr;
   void* out = nullptr;
   int64_t n = 0;  // Rows of this block times K * I.

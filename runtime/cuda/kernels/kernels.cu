@@ -37,13 +37,16 @@ __device__ void SelectWindowElement(const SelectWindowParams& p, int64_t i) {
   SelectWindowAt(p, i);
 }
 
+// Blocks of kThreads for a grid-stride loop over `n` elements (at most 65535 * 8).
+unsigned Blocks(int64_t n) {
+  const int64_t blocks = (n + kThreads - 1) / kThreads;
+  return static_cast<unsigned>(blocks > 65535 * 8 ? 65535 * 8 : blocks);
+}
+
 template <typename Params, void (*kAt)(const Params&, int64_t)>
 int Launch(const Params& p, int64_t n, void* stream) {
   if (n <= 0) return 0;
-  int64_t blocks = (n + kThreads - 1) / kThreads;
-  if (blocks > 65535 * 8) blocks = 65535 * 8;
-  GridStride<Params, kAt><<<static_cast<unsigned>(blocks), kThreads, 0,
-                            static_cast<cudaStream_t>(stream)>>>(p, n);
+  GridStride<Params, kAt><<<Blocks(n), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(p, n);
   return static_cast<int>(cudaGetLastError());
 }
 
@@ -126,11 +129,6 @@ __global__ void TopKTake(const TopKParams p, const int32_t* order, int64_t count
        i += int64_t(gridDim.x) * blockDim.x) {
     TopKTakeAt(p, order, i);
   }
-}
-
-unsigned Blocks(int64_t n) {
-  int64_t blocks = (n + kThreads - 1) / kThreads;
-  return static_cast<unsigned>(blocks > 65535 * 8 ? 65535 * 8 : blocks);
 }
 
 // Rows [first_row, first_row + rows) of `p`, with scratch for that many rows.
@@ -236,10 +234,8 @@ cudaError_t ScatterChunk(const ScatterParams& p, int64_t first, int64_t count, u
                          int end_bit, uint64_t* pairs, cudaStream_t stream) {
   uint64_t *keys = pairs, *order = pairs + count, *sorted_keys = pairs + 2 * count,
            *sorted_order = pairs + 3 * count;
-  int64_t blocks = (count + kThreads - 1) / kThreads;
-  if (blocks > 65535 * 8) blocks = 65535 * 8;
-  ScatterTargets<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(p, first, count, skip,
-                                                                         keys, order);
+  const unsigned blocks = Blocks(count);
+  ScatterTargets<<<blocks, kThreads, 0, stream>>>(p, first, count, skip, keys, order);
   size_t temp_bytes = 0;
   cudaError_t e = cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, keys, sorted_keys, order,
                                                   sorted_order, count, 0, end_bit, stream);
@@ -250,8 +246,7 @@ cudaError_t ScatterChunk(const ScatterParams& p, int64_t first, int64_t count, u
                                       count, 0, end_bit, stream);
   cudaFreeAsync(temp, stream);
   if (e != cudaSuccess) return e;
-  ScatterRuns<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(p, count, skip, sorted_keys,
-                                                                      sorted_order);
+  ScatterRuns<<<blocks, kThreads, 0, stream>>>(p, count, skip, sorted_keys, sorted_order);
   return cudaGetLastError();
 }
 

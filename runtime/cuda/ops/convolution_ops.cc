@@ -67,23 +67,24 @@ spmd_cuda::Im2ColParams Im2Col(const ConvPlan& plan, int64_t g, int elem_bytes,
                                const int64_t* coords) {
   const hlo::ConvolutionDimensionNumbers& dn = plan.dn;
   spmd_cuda::Im2ColParams p;
-  p.spatial = static_cast<int>(plan.kernel_sizes.size());
-  p.elem_bytes = elem_bytes;
+  spmd_cuda::WindowGeometry& w = p.spatial;
+  w.rank = static_cast<int>(plan.kernel_sizes.size());
   int64_t start = 0;
-  for (int d = 0; d < p.spatial; ++d) {
-    p.out_sizes[d] = plan.out_sizes[d];
-    p.kernel_sizes[d] = plan.kernel_sizes[d];
-    p.coord_start[d] = start;
+  for (int d = 0; d < w.rank; ++d) {
+    w.out_dims[d] = plan.out_sizes[d];
+    w.window[d] = plan.kernel_sizes[d];
+    w.coord_start[d] = start;
     start += static_cast<int64_t>(plan.coords[d].size());
-    p.spatial_strides[d] = plan.lhs_strides[dn.input_spatial_dimensions[d]];
+    w.in_strides[d] = plan.lhs_strides[dn.input_spatial_dimensions[d]];
   }
+  w.window_positions = plan.kernel_positions();
+  w.coords = coords;
+  p.elem_bytes = elem_bytes;
   p.batch_stride = plan.lhs_strides[dn.input_batch_dimension];
   p.feature_stride = plan.lhs_strides[dn.input_feature_dimension];
   p.base = plan.batch_grouped ? g * plan.out_batch * p.batch_stride
                               : g * plan.in_features * p.feature_stride;
   p.in_features = plan.in_features;
-  p.kernel_positions = plan.kernel_positions();
-  p.coords = coords;
   return p;
 }
 

@@ -1,8 +1,9 @@
 // reduce and reduce-window with one operand and a simple reducer (add, multiply, maximum,
 // minimum, and, or): one thread per output element walks the reduced dimensions (the window's
 // positions on the input, with the CPU executor's window geometry) in row-major order; and
-// select-and-scatter with a compare select. Variadic reduces and other reducers or selects fail
-// naming them.
+// select-and-scatter with a compare select; topk (the opcode, and the custom-call "TopK", the
+// one custom-call target this executor gives a meaning: the kCustomCall entry dispatches by
+// target). Variadic reduces and other reducers, selects or targets fail naming them.
 #include <algorithm>
 #include <optional>
 #include <vector>
