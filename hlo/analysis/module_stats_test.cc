@@ -231,6 +231,48 @@ TEST(ModuleStatsTest, PeakMemoryFollowsLiveness) {
   EXPECT_EQ(peak.live.back()->opcode(), HloOpcode::kParameter);  // x, the smallest.
 }
 
+// Updates write into operand buffers nothing reads later, as XLA's buffer assignment does:
+// d1 reuses n (4096 B), w reuses a; d2 copies because x is read after it, d3 because p is an
+// argument. Live at m: p, d1 (n's bytes), x, d2, m = 5 * 4096 (6 if d1 copied), with u and i.
+TEST(ModuleStatsTest, PeakMemoryCountsInPlaceUpdatesOnce) {
+  std::unique_ptr<HloModule> m = Parse(R"(HloModule m
+cond {
+  s = (f32[1024]) parameter(0)
+  ROOT c = pred[] constant(false)
+}
+body {
+  ROOT s = (f32[1024]) parameter(0)
+}
+ENTRY e {
+  p = f32[1024] parameter(0)
+  u = f32[8] constant({1,2,3,4,5,6,7,8})
+  i = s32[] constant(3)
+  n = f32[1024] negate(p)
+  d1 = f32[1024] dynamic-update-slice(n, u, i)
+  x = f32[1024] exponential(p)
+  d2 = f32[1024] dynamic-update-slice(x, u, i)
+  m = f32[1024] multiply(x, d2)
+  d3 = f32[1024] dynamic-update-slice(p, u, i)
+  a = f32[1024] add(m, d3)
+  t = (f32[1024]) tuple(a)
+  w = (f32[1024]) while(t), condition=cond, body=body
+  g = f32[1024] get-tuple-element(w), index=0
+  ROOT r = (f32[1024], f32[1024]) tuple(g, d1)
+}
+)");
+  ASSERT_NE(m, nullptr);
+  const PeakMemory peak = ComputePeakMemory(*m->entry_computation());
+  EXPECT_EQ(peak.bytes, 5 * 4096 + 32 + 4);
+  ASSERT_NE(peak.at, nullptr);
+  EXPECT_EQ(peak.at->name(), "m");
+  ASSERT_EQ(peak.live.size(), peak.live_allocated.size());
+  for (size_t k = 0; k < peak.live.size(); ++k) {
+    EXPECT_NE(peak.live[k]->name(), "d1") << "d1 allocates nothing: it writes into n";
+  }
+  EXPECT_EQ(peak.live_bytes.back(), peak.live_bytes[peak.live_bytes.size() - 4])
+      << "the loop writes into a's buffer";
+}
+
 TEST(ModuleStatsTest, CollectiveListHasGroupsAndExecutions) {
   std::unique_ptr<HloModule> m = Parse(kEveryCollective);
   ASSERT_NE(m, nullptr);

@@ -85,7 +85,99 @@ std::vector<size_t> DeathPositions(const HloComputation& comp, const Index& posi
   return death;
 }
 
+// The last position at which each value is read (the computation's size for the root: the
+// caller reads it after the end).
+std::vector<size_t> LastReaders(const HloComputation& comp, const Index& position) {
+  const auto& instrs = comp.instructions();
+  std::vector<size_t> last(instrs.size());
+  for (size_t i = 0; i < instrs.size(); ++i) {
+    last[i] = i;
+    for (const HloInstruction* op : instrs[i]->operands()) {
+      if (auto it = position.find(op); it != position.end()) last[it->second] = i;
+    }
+  }
+  if (auto it = position.find(comp.root_instruction()); it != position.end()) {
+    last[it->second] = instrs.size();
+  }
+  return last;
+}
+
+// Buffers and allocations once in-place instructions write into operand buffers that they
+// read last (XLA's buffer assignment does the same): the instruction allocates only what
+// those buffers lack, and its value aliases them. Argument and constant buffers are never
+// written.
+struct Placement {
+  std::vector<std::vector<size_t>> sets;
+  std::vector<int64_t> allocated;
+};
+
+Placement PlaceInPlace(const HloComputation& comp, const Index& position) {
+  const auto& instrs = comp.instructions();
+  const std::vector<size_t> last_reader = LastReaders(comp, position);
+  Placement p{std::vector<std::vector<size_t>>(instrs.size()),
+              std::vector<int64_t>(instrs.size(), 0)};
+  std::vector<size_t> buffer_last(instrs.size(), 0);  // The last reader of any alias so far.
+  auto set_of = [&](const HloInstruction* op) -> const std::vector<size_t>* {
+    auto it = position.find(op);
+    return it == position.end() ? nullptr : &p.sets[it->second];
+  };
+  for (size_t i = 0; i < instrs.size(); ++i) {
+    const HloInstruction& instr = *instrs[i];
+    const std::vector<int64_t> in_place = InPlaceOperands(instr);
+    std::vector<size_t> blocked;  // Buffers the instruction also reads by another operand.
+    for (int64_t k = 0; k < instr.operand_count(); ++k) {
+      if (std::find(in_place.begin(), in_place.end(), k) != in_place.end()) continue;
+      if (const auto* set = set_of(instr.operand(k))) {
+        blocked.insert(blocked.end(), set->begin(), set->end());
+      }
+    }
+    std::vector<size_t> reused;
+    int64_t reused_bytes = 0;
+    for (int64_t k : in_place) {
+      const auto* set = set_of(instr.operand(k));
+      if (set == nullptr) continue;
+      for (size_t b : *set) {
+        const HloOpcode def = instrs[b]->opcode();
+        if (buffer_last[b] != i || def == HloOpcode::kParameter || def == HloOpcode::kConstant ||
+            std::count(blocked.begin(), blocked.end(), b) > 0 ||
+            std::count(reused.begin(), reused.end(), b) > 0)
+          continue;
+        reused.push_back(b);
+        reused_bytes += p.allocated[b];
+      }
+    }
+    p.allocated[i] = std::max<int64_t>(0, AllocatedBytes(instr) - reused_bytes);
+    std::vector<size_t>& set = p.sets[i];
+    if (p.allocated[i] > 0) set.push_back(i);
+    set.insert(set.end(), reused.begin(), reused.end());
+    if (OnlyAliases(instr.opcode()) || IsAsyncStart(instr.opcode())) {
+      for (const HloInstruction* op : instr.operands()) {
+        if (const auto* s = set_of(op)) set.insert(set.end(), s->begin(), s->end());
+      }
+    }
+    std::sort(set.begin(), set.end());
+    set.erase(std::unique(set.begin(), set.end()), set.end());
+    for (size_t b : set) buffer_last[b] = std::max(buffer_last[b], last_reader[i]);
+  }
+  return p;
+}
+
 }  // namespace
+
+std::vector<int64_t> InPlaceOperands(const HloInstruction& instr) {
+  switch (instr.opcode()) {
+    case HloOpcode::kDynamicUpdateSlice:
+    case HloOpcode::kWhile:
+      return {0};
+    case HloOpcode::kScatter: {
+      std::vector<int64_t> inputs((instr.operand_count() - 1) / 2);
+      for (size_t k = 0; k < inputs.size(); ++k) inputs[k] = static_cast<int64_t>(k);
+      return inputs;
+    }
+    default:
+      return {};
+  }
+}
 
 int64_t AllocatedBytes(const HloInstruction& instr) {
   if (OnlyAliases(instr.opcode())) return 0;
@@ -103,8 +195,9 @@ std::vector<std::vector<size_t>> AliasedBuffers(const HloComputation& comp) {
 PeakMemory ComputePeakMemory(const HloComputation& comp) {
   const auto& instrs = comp.instructions();
   const Index position = Positions(comp);
-  const std::vector<std::vector<size_t>> sets = BufferSets(comp, position);
-  const std::vector<size_t> death = DeathPositions(comp, position, sets);
+  const Placement placement = PlaceInPlace(comp, position);
+  const std::vector<int64_t>& allocated = placement.allocated;
+  const std::vector<size_t> death = DeathPositions(comp, position, placement.sets);
   std::vector<std::vector<size_t>> dies_after(instrs.size() + 1);
   for (size_t i = 0; i < instrs.size(); ++i) dies_after[death[i]].push_back(i);
   auto is_parameter = [&](size_t i) { return instrs[i]->opcode() == HloOpcode::kParameter; };
@@ -113,28 +206,29 @@ PeakMemory ComputePeakMemory(const HloComputation& comp) {
   size_t peak_index = 0;
   int64_t live = 0;  // The arguments are there from the start.
   for (size_t i = 0; i < instrs.size(); ++i) {
-    if (is_parameter(i)) live += AllocatedBytes(*instrs[i]);
+    if (is_parameter(i)) live += allocated[i];
   }
   for (size_t i = 0; i < instrs.size(); ++i) {
-    if (!is_parameter(i)) live += AllocatedBytes(*instrs[i]);
+    if (!is_parameter(i)) live += allocated[i];
     peak.live_bytes.push_back(live);
     if (live > peak.bytes) {
       peak.bytes = live;
       peak.at = instrs[i].get();
       peak_index = i;
     }
-    for (size_t dead : dies_after[i]) live -= AllocatedBytes(*instrs[dead]);
+    for (size_t dead : dies_after[i]) live -= allocated[dead];
   }
   if (peak.at == nullptr) return peak;
   for (size_t i = 0; i < instrs.size(); ++i) {
-    if ((i <= peak_index || is_parameter(i)) && death[i] >= peak_index &&
-        AllocatedBytes(*instrs[i]) > 0)
+    if ((i <= peak_index || is_parameter(i)) && death[i] >= peak_index && allocated[i] > 0)
       peak.live.push_back(instrs[i].get());
   }
-  std::stable_sort(peak.live.begin(), peak.live.end(),
-                   [](const HloInstruction* a, const HloInstruction* b) {
-                     return AllocatedBytes(*a) > AllocatedBytes(*b);
-                   });
+  absl::flat_hash_map<const HloInstruction*, int64_t> bytes;
+  for (size_t i = 0; i < instrs.size(); ++i) bytes[instrs[i].get()] = allocated[i];
+  std::stable_sort(
+      peak.live.begin(), peak.live.end(),
+      [&](const HloInstruction* a, const HloInstruction* b) { return bytes.at(a) > bytes.at(b); });
+  for (const HloInstruction* instr : peak.live) peak.live_allocated.push_back(bytes.at(instr));
   return peak;
 }
 

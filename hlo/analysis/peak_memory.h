@@ -15,6 +15,9 @@ struct PeakMemory {
   const HloInstruction* at = nullptr;  // The instruction at which it is first reached.
   // The instructions whose buffers are live there, largest buffer first (ties by order).
   std::vector<const HloInstruction*> live;
+  // The bytes each of `live` allocated (less than AllocatedBytes where it writes into operand
+  // buffers it reads last, InPlaceOperands).
+  std::vector<int64_t> live_allocated;
   // The live bytes at each instruction of the computation, in order (after it allocates, before
   // the buffers it last uses die): the memory-over-program curve whose maximum is `bytes`.
   std::vector<int64_t> live_bytes;
@@ -26,6 +29,11 @@ struct PeakMemory {
 // element is the operand itself.
 int64_t AllocatedBytes(const HloInstruction& instr);
 
+// The operands whose buffers `instr` may write its result into when it reads them last, as
+// XLA's buffer assignment does: dynamic-update-slice's operand, scatter's inputs, while's
+// initial state.
+std::vector<int64_t> InPlaceOperands(const HloInstruction& instr);
+
 // For each instruction of `comp` (by position in its order), the positions of the
 // instructions whose buffers its value may alias: itself when it allocates, and the buffers of
 // the operands it only forwards (AllocatedBytes), sorted.
@@ -33,7 +41,9 @@ std::vector<std::vector<size_t>> AliasedBuffers(const HloComputation& comp);
 
 // A buffer lives from its definition to the last use of any value that aliases it; parameters
 // (the program's arguments, there before it starts) are live from the start and, with the
-// root's buffers, to the end.
+// root's buffers, to the end. An instruction with InPlaceOperands reuses the buffers of those
+// operands that no later instruction reads (never an argument's or a constant's) and allocates
+// only the bytes they lack.
 PeakMemory ComputePeakMemory(const HloComputation& comp);
 
 }  // namespace hlo

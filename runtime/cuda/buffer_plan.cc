@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "absl/container/flat_hash_map.h"
+#include "hlo/analysis/peak_memory.h"
 #include "hlo/strings.h"
 #include "runtime/common/device_context.h"
 #include "runtime/common/opcode_table.h"
@@ -69,6 +70,80 @@ void Place(BufferPlan& plan) {
   }
 }
 
+// The last instruction that reads each instruction's value (`n` for the root's: the caller
+// reads it after the end).
+std::vector<int64_t> LastReaders(const hlo::HloComputation& computation,
+                                 const absl::flat_hash_map<const HloInstruction*, int64_t>& index) {
+  const auto& instrs = computation.instructions();
+  const int64_t n = static_cast<int64_t>(instrs.size());
+  std::vector<int64_t> last(n);
+  for (int64_t i = 0; i < n; ++i) {
+    last[i] = i;
+    for (const HloInstruction* op : instrs[i]->operands()) {
+      if (auto it = index.find(op); it != index.end()) last[it->second] = i;
+    }
+  }
+  if (auto it = index.find(computation.root_instruction()); it != index.end()) last[it->second] = n;
+  return last;
+}
+
+// For each leaf of instruction `i`, the arena buffer of an in-place operand
+// (hlo::InPlaceOperands: dynamic-update-slice, scatter, while) that it may write into, or -1:
+// the operand's leaf at the same position, when nothing after `i` reads that buffer under any
+// name, no other operand of `i` reads it, and it has the leaf's size.
+std::vector<int64_t> InPlaceLeaves(const HloInstruction& instr, int64_t i, const BufferPlan& plan,
+                                   const std::vector<std::vector<int64_t>>& operand_leaves) {
+  const std::vector<hlo::Shape> shapes = instr.shape().leaf_shapes();
+  std::vector<int64_t> reuse(shapes.size(), -1);
+  const std::vector<int64_t> in_place = hlo::InPlaceOperands(instr);
+  if (in_place.empty()) return reuse;
+  std::vector<int64_t> candidates;  // One per output leaf, in order.
+  for (int64_t k : in_place) {
+    candidates.insert(candidates.end(), operand_leaves[k].begin(), operand_leaves[k].end());
+  }
+  if (candidates.size() != shapes.size()) return reuse;
+  std::vector<int64_t> read_elsewhere;
+  for (int64_t k = 0; k < static_cast<int64_t>(operand_leaves.size()); ++k) {
+    if (std::find(in_place.begin(), in_place.end(), k) != in_place.end()) continue;
+    read_elsewhere.insert(read_elsewhere.end(), operand_leaves[k].begin(), operand_leaves[k].end());
+  }
+  for (size_t leaf = 0; leaf < shapes.size(); ++leaf) {
+    const int64_t b = candidates[leaf];
+    const PlannedBuffer& buf = plan.buffers[b];
+    const auto count = [b](const std::vector<int64_t>& v) {
+      return std::count(v.begin(), v.end(), b);
+    };
+    if (buf.kind == BufferKind::kArena && buf.last == i && shapes[leaf].IsArray() &&
+        buf.bytes == shapes[leaf].byte_size() && count(read_elsewhere) == 0 &&
+        count(candidates) == 1)
+      reuse[leaf] = b;
+  }
+  return reuse;
+}
+
+// Gives instruction `i` its leaves: the buffers `reuse` names, new ones for the rest.
+void DefineLeaves(const HloInstruction& instr, int64_t i, const std::vector<int64_t>& reuse,
+                  BufferPlan& plan) {
+  const std::vector<hlo::Shape> shapes = instr.shape().leaf_shapes();
+  const BufferKind kind = instr.opcode() == HloOpcode::kParameter  ? BufferKind::kParameter
+                          : instr.opcode() == HloOpcode::kConstant ? BufferKind::kConstant
+                                                                   : BufferKind::kArena;
+  for (int64_t leaf = 0; leaf < static_cast<int64_t>(shapes.size()); ++leaf) {
+    if (reuse[leaf] >= 0) {
+      plan.leaves[i].push_back(reuse[leaf]);
+      continue;
+    }
+    PlannedBuffer buf;
+    buf.kind = kind;
+    buf.instruction = i;
+    buf.leaf = leaf;
+    buf.bytes = shapes[leaf].IsArray() ? shapes[leaf].byte_size() : 0;
+    buf.first = buf.last = i;
+    plan.leaves[i].push_back(static_cast<int64_t>(plan.buffers.size()));
+    plan.buffers.push_back(buf);
+  }
+}
+
 }  // namespace
 
 bool IsAliasingInstruction(const HloInstruction& instr) {
@@ -88,38 +163,27 @@ absl::StatusOr<BufferPlan> PlanBuffers(const hlo::HloComputation& computation) {
   absl::flat_hash_map<const HloInstruction*, int64_t> index;
   BufferPlan plan;
   plan.leaves.resize(n);
+  for (int64_t i = 0; i < n; ++i) index[instrs[i].get()] = i;
+  const std::vector<int64_t> last_reader = LastReaders(computation, index);
   for (int64_t i = 0; i < n; ++i) {
     const HloInstruction& instr = *instrs[i];
-    index[&instr] = i;
     std::vector<std::vector<int64_t>> operand_leaves;
     for (const HloInstruction* op : instr.operands()) {
       auto it = index.find(op);
-      if (it == index.end()) {
+      if (it == index.end() || it->second >= i) {
         return absl::InvalidArgumentError(hlo::StrCat("instruction %", instr.name(), ": operand %",
                                                       op->name(), " is not defined before it"));
       }
       operand_leaves.push_back(plan.leaves[it->second]);
-      for (int64_t b : plan.leaves[it->second]) {
-        plan.buffers[b].last = std::max(plan.buffers[b].last, i);
-      }
     }
     if (IsAliasingInstruction(instr) && !operand_leaves.empty()) {
       plan.leaves[i] = AliasedLeaves(instr, operand_leaves);
-      continue;
+    } else {
+      DefineLeaves(instr, i, InPlaceLeaves(instr, i, plan, operand_leaves), plan);
     }
-    const std::vector<hlo::Shape> shapes = instr.shape().leaf_shapes();
-    BufferKind kind = instr.opcode() == HloOpcode::kParameter  ? BufferKind::kParameter
-                      : instr.opcode() == HloOpcode::kConstant ? BufferKind::kConstant
-                                                               : BufferKind::kArena;
-    for (int64_t leaf = 0; leaf < static_cast<int64_t>(shapes.size()); ++leaf) {
-      PlannedBuffer buf;
-      buf.kind = kind;
-      buf.instruction = i;
-      buf.leaf = leaf;
-      buf.bytes = shapes[leaf].IsArray() ? shapes[leaf].byte_size() : 0;
-      buf.first = buf.last = i;
-      plan.leaves[i].push_back(static_cast<int64_t>(plan.buffers.size()));
-      plan.buffers.push_back(buf);
+    // Every buffer this value names lives until the value's last reader.
+    for (int64_t b : plan.leaves[i]) {
+      plan.buffers[b].last = std::max(plan.buffers[b].last, last_reader[i]);
     }
   }
   const HloInstruction* root = computation.root_instruction();

@@ -86,6 +86,65 @@ ENTRY e {
   EXPECT_EQ(plan.arena_bytes, 0);
 }
 
+// Updates write into an operand buffer that nothing reads afterwards, under any name; never into
+// an argument, a constant, or a buffer read later or by another operand.
+TEST(BufferPlanTest, InPlaceUpdatesReuseOperandsReadLast) {
+  const BufferPlan plan = Plan(R"(HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  p = f32[64] parameter(0)
+  u = f32[8] parameter(1)
+  i = s32[] constant(3)
+  n = f32[64] negate(p)
+  d1 = f32[64] dynamic-update-slice(n, u, i)
+  x = f32[64] exponential(p)
+  r = f32[64] reshape(x)
+  d2 = f32[64] dynamic-update-slice(x, u, i)
+  m = f32[64] multiply(r, d2)
+  d3 = f32[64] dynamic-update-slice(p, u, i)
+  idx = s32[2,1] constant({{1},{5}})
+  v = f32[2] slice(d1), slice={[0:2]}
+  s = f32[64] scatter(d1, idx, v), update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+  y = f32[64] tanh(p)
+  c = f32[64] copy(y)
+  d4 = f32[64] dynamic-update-slice(y, c, i)
+  ROOT t = (f32[64], f32[64], f32[64], f32[64]) tuple(s, m, d3, d4)
+})");
+  const auto buffer = [&](int64_t instr) { return plan.leaves[instr][0]; };
+  EXPECT_EQ(buffer(4), buffer(3)) << "d1 writes into n";
+  EXPECT_NE(buffer(7), buffer(5)) << "x is read after d2 (through r)";
+  EXPECT_NE(buffer(9), buffer(0)) << "never into an argument";
+  EXPECT_EQ(buffer(12), buffer(3)) << "the scatter writes into d1, read last there";
+  EXPECT_NE(buffer(15), buffer(13)) << "the update reads y's buffer (copy aliases)";
+  ExpectNoConflicts(plan);
+}
+
+TEST(BufferPlanTest, WhileStateReusesInitialLeavesReadLast) {
+  const BufferPlan plan = Plan(R"(HloModule m
+cond {
+  p = (f32[16], f32[16]) parameter(0)
+  ROOT c = pred[] constant(false)
+}
+body {
+  ROOT p = (f32[16], f32[16]) parameter(0)
+}
+ENTRY e {
+  x = f32[16] parameter(0)
+  a = f32[16] negate(x)
+  b = f32[16] exponential(x)
+  init = (f32[16], f32[16]) tuple(a, b)
+  w = (f32[16], f32[16]) while(init), condition=cond, body=body
+  ROOT t = ((f32[16], f32[16]), f32[16]) tuple(w, b)
+})");
+  EXPECT_EQ(plan.leaves[4][0], plan.leaves[1][0]) << "the state's first leaf is a's buffer";
+  EXPECT_NE(plan.leaves[4][1], plan.leaves[2][0]) << "b is read after the loop";
+  ExpectNoConflicts(plan);
+}
+
 }  // namespace
 }  // namespace cuda
 }  // namespace runtime

@@ -36,6 +36,7 @@ absl::Status Named(const HloInstruction& instr, const absl::Status& s) {
 absl::Status CopyValue(DeviceApi& device, const DeviceValue& src, const DeviceValue& dst) {
   if (src.leaves.size() != dst.leaves.size()) return absl::InternalError("leaf count mismatch");
   for (size_t k = 0; k < src.leaves.size(); ++k) {
+    if (dst.leaves[k].data == src.leaves[k].data) continue;  // In place (the buffer plan).
     RETURN_IF_ERROR(device.CopyOnDevice(dst.leaves[k].data, src.leaves[k].data,
                                         LeafBytes(dst.leaves[k].shape)));
   }

@@ -101,6 +101,41 @@ ENTRY e {
   a = f32[2,3] add(ds, u)
   ROOT dus = f32[6,8] dynamic-update-slice(x, a, j, i)
 })"},
+    {"in_place_updates", R"(
+wcond {
+  p = (s32[], f32[6,8]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(2)
+  ROOT c = pred[] compare(i, n), direction=LT
+}
+wbody {
+  p = (s32[], f32[6,8]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  v = f32[6,8] get-tuple-element(p), index=1
+  one = s32[] constant(1)
+  i2 = s32[] add(i, one)
+  v2 = f32[6,8] multiply(v, v)
+  ROOT t = (s32[], f32[6,8]) tuple(i2, v2)
+}
+ENTRY e {
+  x = f32[6,8] parameter(0)
+  u = f32[2,3] parameter(1)
+  i = s32[] constant(1)
+  j = s32[] constant(4)
+  n = f32[6,8] negate(x)
+  d1 = f32[6,8] dynamic-update-slice(n, u, i, j)
+  e = f32[6,8] sine(x)
+  d2 = f32[6,8] dynamic-update-slice(e, u, j, i)
+  m = f32[6,8] multiply(e, d2)
+  idx = s32[2,1] constant({{5},{0}})
+  v = f32[2,8] slice(d1), slice={[0:2], [0:8]}
+  s = f32[6,8] scatter(d1, idx, v), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+  zero = s32[] constant(0)
+  init = (s32[], f32[6,8]) tuple(zero, m)
+  w = (s32[], f32[6,8]) while(init), condition=wcond, body=wbody
+  wv = f32[6,8] get-tuple-element(w), index=1
+  ROOT t = (f32[6,8], f32[6,8], f32[6,8]) tuple(s, wv, d2)
+})"},
     {"reduce", R"(
 ENTRY e {
   x = f32[4,5,6] parameter(0)

@@ -82,8 +82,9 @@ std::string PeakTable(const InspectedModule& m) {
                  " per device, reached at <code>", Escape(m.peak.at->name()),
                  "</code>:</p>\n<table id=\"peak-memory\">\n<tr><th>bytes</th><th>instruction</th>"
                  "<th>opcode</th><th>shape</th></tr>\n");
-  for (const hlo::HloInstruction* instr : m.peak.live) {
-    hlo::StrAppend(&out, "<tr>", BytesCell(hlo::AllocatedBytes(*instr)), Cell(instr->name()),
+  for (size_t i = 0; i < m.peak.live.size(); ++i) {
+    const hlo::HloInstruction* instr = m.peak.live[i];
+    hlo::StrAppend(&out, "<tr>", BytesCell(m.peak.live_allocated[i]), Cell(instr->name()),
                    Cell(OpcodeLabel(*instr)), Cell(ShortShape(instr->shape())), "</tr>\n");
   }
   return out + "</table>\n";

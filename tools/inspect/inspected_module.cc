@@ -49,8 +49,9 @@ std::string PeakTable(const InspectedModule& m) {
       hlo::StrCat("peak memory per device: ", m.peak.bytes, " bytes, at ", m.peak.at->name(), " (",
                   ComputationName(*m.peak.at), "); live buffers there:\n");
   std::vector<std::vector<std::string>> rows = {{"bytes", "instruction", "opcode", "shape"}};
-  for (const hlo::HloInstruction* instr : m.peak.live) {
-    rows.push_back({hlo::StrCat(hlo::AllocatedBytes(*instr)), instr->name(), OpcodeLabel(*instr),
+  for (size_t i = 0; i < m.peak.live.size(); ++i) {
+    const hlo::HloInstruction* instr = m.peak.live[i];
+    rows.push_back({hlo::StrCat(m.peak.live_allocated[i]), instr->name(), OpcodeLabel(*instr),
                     ShortShape(instr->shape())});
   }
   return out + FormatTextTable(rows, "  ");

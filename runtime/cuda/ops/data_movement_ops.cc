@@ -67,7 +67,7 @@ absl::Status HandleDynamicUpdateSlice(OpContext& ctx) {
   const DeviceArray& in = ctx.operands[0];
   const DeviceArray& update = ctx.operands[1];
   const DeviceArray& out = ctx.outputs[0];
-  RETURN_IF_ERROR(ctx.device().CopyOnDevice(out.data, in.data, out.shape.byte_size()));
+  RETURN_IF_ERROR(CopyUnlessInPlace(ctx.device(), in, out));
   ASSIGN_OR_RETURN(std::vector<int64_t> starts,
                    ClampedStarts(ctx, 2, in.shape, update.shape.dimensions()));
   return CopyPlaced(ctx, UpdatePlacement(update.shape, starts), update, out);

@@ -131,7 +131,7 @@ absl::Status HandleScatter(OpContext& ctx) {
   p.updates = updates.data;
   p.out = out.data;
   p.n = updates.shape.num_elements();
-  RETURN_IF_ERROR(ctx.device().CopyOnDevice(out.data, operand.data, out.shape.byte_size()));
+  RETURN_IF_ERROR(CopyUnlessInPlace(ctx.device(), operand, out));
   if (p.n == 0) return absl::OkStatus();
   return ctx.device().Scatter(p);
 }

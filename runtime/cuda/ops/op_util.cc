@@ -111,6 +111,11 @@ absl::Status SetGemmTypes(std::string_view what, hlo::PrimitiveType lhs, hlo::Pr
   return absl::OkStatus();
 }
 
+absl::Status CopyUnlessInPlace(DeviceApi& device, const DeviceArray& in, const DeviceArray& out) {
+  if (in.data == out.data) return absl::OkStatus();
+  return device.CopyOnDevice(out.data, in.data, out.shape.byte_size());
+}
+
 absl::Status FillWithScalar(DeviceApi& device, const DeviceArray& out, const void* scalar) {
   CopySpec spec;
   spec.dims = {out.shape.num_elements()};

@@ -45,6 +45,10 @@ absl::StatusOr<DeviceBuffer> ScratchCopyOf(OpContext& ctx, const std::vector<int
 absl::Status SetGemmTypes(std::string_view what, hlo::PrimitiveType lhs, hlo::PrimitiveType rhs,
                           hlo::PrimitiveType out, spmd_cuda::GemmParams& p);
 
+// Copies `in` into `out` before an update writes over part of it (dynamic-update-slice,
+// scatter); nothing when the buffer plan put both in one buffer (an in-place update).
+absl::Status CopyUnlessInPlace(DeviceApi& device, const DeviceArray& in, const DeviceArray& out);
+
 // Fills `out` with the scalar at device pointer `scalar` (one element of the array's type).
 absl::Status FillWithScalar(DeviceApi& device, const DeviceArray& out, const void* scalar);
 // Fills `out` with zeros (all-zero bits: zero in every supported type).
