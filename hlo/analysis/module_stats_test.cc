@@ -273,6 +273,33 @@ ENTRY e {
       << "the loop writes into a's buffer";
 }
 
+// A loop's state elements its body returns unchanged stay in the initial buffers (here the
+// arguments): the while allocates only the element it changes. Peak at w: p, q, w's 4096.
+TEST(ModuleStatsTest, PeakMemoryKeepsForwardedLoopStateInPlace) {
+  std::unique_ptr<HloModule> m = Parse(R"(HloModule m
+cond {
+  s = (f32[1024], f32[1024], f32[1024]) parameter(0)
+  ROOT c = pred[] constant(false)
+}
+body {
+  s = (f32[1024], f32[1024], f32[1024]) parameter(0)
+  a = f32[1024] get-tuple-element(s), index=0
+  b = f32[1024] get-tuple-element(s), index=1
+  c = f32[1024] get-tuple-element(s), index=2
+  n = f32[1024] add(a, b)
+  ROOT t = (f32[1024], f32[1024], f32[1024]) tuple(n, b, c)
+}
+ENTRY e {
+  p = f32[1024] parameter(0)
+  q = f32[1024] parameter(1)
+  t = (f32[1024], f32[1024], f32[1024]) tuple(p, q, p)
+  ROOT w = (f32[1024], f32[1024], f32[1024]) while(t), condition=cond, body=body
+}
+)");
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(ComputePeakMemory(*m->entry_computation()).bytes, 3 * 4096);
+}
+
 TEST(ModuleStatsTest, CollectiveListHasGroupsAndExecutions) {
   std::unique_ptr<HloModule> m = Parse(kEveryCollective);
   ASSERT_NE(m, nullptr);

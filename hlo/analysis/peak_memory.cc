@@ -133,6 +133,16 @@ Placement PlaceInPlace(const HloComputation& comp, const Index& position) {
     }
     std::vector<size_t> reused;
     int64_t reused_bytes = 0;
+    if (instr.opcode() == HloOpcode::kWhile && instr.operand(0)->opcode() == HloOpcode::kTuple) {
+      // Elements the loop never writes stay where the initial tuple has them.
+      const HloInstruction& init = *instr.operand(0);
+      for (int64_t k = 0; k < init.operand_count(); ++k) {
+        const auto* set = set_of(init.operand(k));
+        if (set == nullptr || !WhileBodyForwards(instr, k)) continue;
+        reused.insert(reused.end(), set->begin(), set->end());
+        reused_bytes += instr.shape().tuple_shapes(k).byte_size();
+      }
+    }
     for (int64_t k : in_place) {
       const auto* set = set_of(instr.operand(k));
       if (set == nullptr) continue;
@@ -163,6 +173,17 @@ Placement PlaceInPlace(const HloComputation& comp, const Index& position) {
 }
 
 }  // namespace
+
+bool WhileBodyForwards(const HloInstruction& while_instr, int64_t element) {
+  if (while_instr.opcode() != HloOpcode::kWhile || while_instr.while_body() == nullptr)
+    return false;
+  const HloInstruction* root = while_instr.while_body()->root_instruction();
+  if (root == nullptr || root->opcode() != HloOpcode::kTuple || element >= root->operand_count())
+    return false;
+  const HloInstruction* gte = root->operand(element);
+  return gte->opcode() == HloOpcode::kGetTupleElement && gte->tuple_index() == element &&
+         gte->operand(0)->opcode() == HloOpcode::kParameter;
+}
 
 std::vector<int64_t> InPlaceOperands(const HloInstruction& instr) {
   switch (instr.opcode()) {

@@ -34,6 +34,11 @@ int64_t AllocatedBytes(const HloInstruction& instr);
 // initial state.
 std::vector<int64_t> InPlaceOperands(const HloInstruction& instr);
 
+// True when the body of `while_instr` returns element `element` of its state unchanged (the
+// root tuple's operand is get-tuple-element(parameter(0)) of that index): the loop never writes
+// it, so the state can keep it in the initial value's buffer, even an argument's.
+bool WhileBodyForwards(const HloInstruction& while_instr, int64_t element);
+
 // For each instruction of `comp` (by position in its order), the positions of the
 // instructions whose buffers its value may alias: itself when it allocates, and the buffers of
 // the operands it only forwards (AllocatedBytes), sorted.

@@ -90,7 +90,8 @@ std::vector<int64_t> LastReaders(const hlo::HloComputation& computation,
 // For each leaf of instruction `i`, the arena buffer of an in-place operand
 // (hlo::InPlaceOperands: dynamic-update-slice, scatter, while) that it may write into, or -1:
 // the operand's leaf at the same position, when nothing after `i` reads that buffer under any
-// name, no other operand of `i` reads it, and it has the leaf's size.
+// name, no other operand of `i` reads it, and it has the leaf's size; and a while's state leaf
+// that its body returns unchanged (hlo::WhileBodyForwards), wherever the initial leaf lives.
 std::vector<int64_t> InPlaceLeaves(const HloInstruction& instr, int64_t i, const BufferPlan& plan,
                                    const std::vector<std::vector<int64_t>>& operand_leaves) {
   const std::vector<hlo::Shape> shapes = instr.shape().leaf_shapes();
@@ -107,9 +108,15 @@ std::vector<int64_t> InPlaceLeaves(const HloInstruction& instr, int64_t i, const
     if (std::find(in_place.begin(), in_place.end(), k) != in_place.end()) continue;
     read_elsewhere.insert(read_elsewhere.end(), operand_leaves[k].begin(), operand_leaves[k].end());
   }
+  const bool flat_while = instr.opcode() == HloOpcode::kWhile &&
+                          instr.shape().tuple_shapes_size() == static_cast<int64_t>(shapes.size());
   for (size_t leaf = 0; leaf < shapes.size(); ++leaf) {
     const int64_t b = candidates[leaf];
     const PlannedBuffer& buf = plan.buffers[b];
+    if (flat_while && hlo::WhileBodyForwards(instr, static_cast<int64_t>(leaf))) {
+      reuse[leaf] = b;  // Never written by the loop: read where it is, any kind of buffer.
+      continue;
+    }
     const auto count = [b](const std::vector<int64_t>& v) {
       return std::count(v.begin(), v.end(), b);
     };

@@ -145,6 +145,32 @@ ENTRY e {
   ExpectNoConflicts(plan);
 }
 
+// A state leaf the body returns unchanged stays in the initial value's buffer, even an
+// argument's that is read after the loop; a leaf the body changes gets its own.
+TEST(BufferPlanTest, WhileStateKeepsForwardedLeavesWhereTheyAre) {
+  const BufferPlan plan = Plan(R"(HloModule m
+cond {
+  p = (f32[16], f32[16]) parameter(0)
+  ROOT c = pred[] constant(false)
+}
+body {
+  p = (f32[16], f32[16]) parameter(0)
+  a = f32[16] get-tuple-element(p), index=0
+  x = f32[16] get-tuple-element(p), index=1
+  s = f32[16] add(a, x)
+  ROOT t = (f32[16], f32[16]) tuple(s, x)
+}
+ENTRY e {
+  x = f32[16] parameter(0)
+  init = (f32[16], f32[16]) tuple(x, x)
+  w = (f32[16], f32[16]) while(init), condition=cond, body=body
+  ROOT t = ((f32[16], f32[16]), f32[16]) tuple(w, x)
+})");
+  EXPECT_NE(plan.leaves[2][0], plan.leaves[0][0]) << "the body changes leaf 0";
+  EXPECT_EQ(plan.leaves[2][1], plan.leaves[0][0]) << "leaf 1 is forwarded";
+  ExpectNoConflicts(plan);
+}
+
 }  // namespace
 }  // namespace cuda
 }  // namespace runtime

@@ -179,15 +179,23 @@ absl::Status CudaExecutor::Compute(const HloInstruction& instr,
 
 // The result: output buffers move out; anything else (parameters, constants, a buffer named
 // twice) is copied into a fresh allocation.
-absl::StatusOr<OwnedValue> CudaExecutor::TakeResult(Frame& frame, size_t root) {
+absl::StatusOr<OwnedValue> CudaExecutor::TakeResult(Frame& frame,
+                                                    const hlo::HloComputation& computation,
+                                                    size_t root, bool forward_state) {
   OwnedValue result;
   result.value = frame.values[root];
   for (size_t k = 0; k < frame.plan.leaves[root].size(); ++k) {
     const int64_t b = frame.plan.leaves[root][k];
+    const PlannedBuffer& buf = frame.plan.buffers[b];
     DeviceArray& leaf = result.value.leaves[k];
     if (frame.outputs[b].data() != nullptr) {
       result.buffers.push_back(std::move(frame.outputs[b]));
       continue;
+    }
+    if (forward_state && buf.kind == BufferKind::kParameter &&
+        buf.leaf == static_cast<int64_t>(k) &&
+        computation.instructions()[buf.instruction]->parameter_number() == 0) {
+      continue;  // The state leaf, unchanged: the caller's buffer already holds it.
     }
     ASSIGN_OR_RETURN(DeviceBuffer copy, DeviceBuffer::Allocate(device_, LeafBytes(leaf.shape)));
     RETURN_IF_ERROR(device_.CopyOnDevice(copy.data(), leaf.data, LeafBytes(leaf.shape)));
@@ -198,7 +206,8 @@ absl::StatusOr<OwnedValue> CudaExecutor::TakeResult(Frame& frame, size_t root) {
 }
 
 absl::StatusOr<OwnedValue> CudaExecutor::Execute(const hlo::HloComputation& computation,
-                                                 absl::Span<const DeviceValue> params) {
+                                                 absl::Span<const DeviceValue> params,
+                                                 bool forward_state) {
   if (static_cast<int64_t>(params.size()) != computation.num_parameters()) {
     return absl::InvalidArgumentError(hlo::StrCat("computation ", computation.name(), " takes ",
                                                   computation.num_parameters(),
@@ -236,7 +245,7 @@ absl::StatusOr<OwnedValue> CudaExecutor::Execute(const hlo::HloComputation& comp
     }
     RETURN_IF_ERROR(Named(instr, Compute(instr, operands, value)));
   }
-  return TakeResult(frame, position.at(computation.root_instruction()));
+  return TakeResult(frame, computation, position.at(computation.root_instruction()), forward_state);
 }
 
 absl::Status CudaExecutor::RunControlFlow(const HloInstruction& instr,
@@ -265,14 +274,16 @@ absl::Status CudaExecutor::RunControlFlow(const HloInstruction& instr,
     ASSIGN_OR_RETURN(OwnedValue out, Execute(*branches[branch], {&operands[branch + 1], 1}));
     return CopyValue(device_, out.value, result);
   }
-  // while: the state lives in this instruction's buffers; each body result is copied back.
+  // while: the state lives in this instruction's buffers (leaves the body returns unchanged stay
+  // in the initial value's, BufferPlan); each body result is copied back, those leaves excepted.
   RETURN_IF_ERROR(CopyValue(device_, operands[0], result));
   while (true) {
     ASSIGN_OR_RETURN(OwnedValue keep_going, Execute(*instr.while_condition(), {&result, 1}));
     uint8_t pred = 0;
     RETURN_IF_ERROR(device_.CopyToHost(&pred, keep_going.value.leaves[0].data, 1));
     if (!pred) return absl::OkStatus();
-    ASSIGN_OR_RETURN(OwnedValue next, Execute(*instr.while_body(), {&result, 1}));
+    ASSIGN_OR_RETURN(OwnedValue next,
+                     Execute(*instr.while_body(), {&result, 1}, /*forward_state=*/true));
     RETURN_IF_ERROR(CopyValue(device_, next.value, result));
   }
 }

@@ -55,9 +55,12 @@ class CudaExecutor {
   absl::StatusOr<hlo::Literal> RunEntry(const std::vector<hlo::Literal>& args);
   // Runs the entry computation on device-resident arguments.
   absl::StatusOr<OwnedValue> RunEntryOnDevice(absl::Span<const DeviceValue> args);
-  // Runs `computation` with `params` borrowed.
+  // Runs `computation` with `params` borrowed. With `forward_state`, a result leaf that is
+  // leaf k of parameter 0 returned at position k (a while body's unchanged state) comes back
+  // borrowed, not copied.
   absl::StatusOr<OwnedValue> Execute(const hlo::HloComputation& computation,
-                                     absl::Span<const DeviceValue> params);
+                                     absl::Span<const DeviceValue> params,
+                                     bool forward_state = false);
 
   absl::StatusOr<OwnedValue> Upload(const hlo::Literal& literal);
   absl::StatusOr<hlo::Literal> Download(const DeviceValue& value);
@@ -86,7 +89,8 @@ class CudaExecutor {
   absl::Status Compute(const hlo::HloInstruction& instr, const std::vector<DeviceValue>& operands,
                        const DeviceValue& result);
   // The computation's result, owning its memory.
-  absl::StatusOr<OwnedValue> TakeResult(Frame& frame, size_t root);
+  absl::StatusOr<OwnedValue> TakeResult(Frame& frame, const hlo::HloComputation& computation,
+                                        size_t root, bool forward_state);
   absl::StatusOr<void*> ConstantLeaf(const hlo::HloInstruction& instr, int64_t leaf);
   // Runs control-flow opcodes: fills `result` from a called computation.
   absl::Status RunControlFlow(const hlo::HloInstruction& instr,

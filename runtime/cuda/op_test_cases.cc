@@ -103,19 +103,20 @@ ENTRY e {
 })"},
     {"in_place_updates", R"(
 wcond {
-  p = (s32[], f32[6,8]) parameter(0)
+  p = (s32[], f32[6,8], f32[6,8]) parameter(0)
   i = s32[] get-tuple-element(p), index=0
   n = s32[] constant(2)
   ROOT c = pred[] compare(i, n), direction=LT
 }
 wbody {
-  p = (s32[], f32[6,8]) parameter(0)
+  p = (s32[], f32[6,8], f32[6,8]) parameter(0)
   i = s32[] get-tuple-element(p), index=0
   v = f32[6,8] get-tuple-element(p), index=1
+  x = f32[6,8] get-tuple-element(p), index=2
   one = s32[] constant(1)
   i2 = s32[] add(i, one)
-  v2 = f32[6,8] multiply(v, v)
-  ROOT t = (s32[], f32[6,8]) tuple(i2, v2)
+  v2 = f32[6,8] multiply(v, x)
+  ROOT t = (s32[], f32[6,8], f32[6,8]) tuple(i2, v2, x)
 }
 ENTRY e {
   x = f32[6,8] parameter(0)
@@ -131,10 +132,34 @@ ENTRY e {
   v = f32[2,8] slice(d1), slice={[0:2], [0:8]}
   s = f32[6,8] scatter(d1, idx, v), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
   zero = s32[] constant(0)
-  init = (s32[], f32[6,8]) tuple(zero, m)
-  w = (s32[], f32[6,8]) while(init), condition=wcond, body=wbody
+  init = (s32[], f32[6,8], f32[6,8]) tuple(zero, m, x)
+  w = (s32[], f32[6,8], f32[6,8]) while(init), condition=wcond, body=wbody
   wv = f32[6,8] get-tuple-element(w), index=1
-  ROOT t = (f32[6,8], f32[6,8], f32[6,8]) tuple(s, wv, d2)
+  wx = f32[6,8] get-tuple-element(w), index=2
+  ROOT t = (f32[6,8], f32[6,8], f32[6,8], f32[6,8], f32[6,8]) tuple(s, wv, d2, wx, x)
+})"},
+    {"while_swaps_state", R"(
+cond {
+  p = (s32[], f32[4], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(3)
+  ROOT c = pred[] compare(i, n), direction=LT
+}
+body {
+  p = (s32[], f32[4], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  a = f32[4] get-tuple-element(p), index=1
+  b = f32[4] get-tuple-element(p), index=2
+  one = s32[] constant(1)
+  i2 = s32[] add(i, one)
+  ROOT t = (s32[], f32[4], f32[4]) tuple(i2, b, a)
+}
+ENTRY e {
+  x = f32[4] parameter(0)
+  y = f32[4] parameter(1)
+  zero = s32[] constant(0)
+  init = (s32[], f32[4], f32[4]) tuple(zero, x, y)
+  ROOT w = (s32[], f32[4], f32[4]) while(init), condition=cond, body=body
 })"},
     {"reduce", R"(
 ENTRY e {
