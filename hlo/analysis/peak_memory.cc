@@ -143,9 +143,10 @@ Placement PlaceInPlace(const HloComputation& comp, const Index& position) {
         reused_bytes += instr.shape().tuple_shapes(k).byte_size();
       }
     }
+    const int64_t wanted = AllocatedBytes(instr);
     for (int64_t k : in_place) {
       const auto* set = set_of(instr.operand(k));
-      if (set == nullptr) continue;
+      if (set == nullptr || reused_bytes >= wanted) continue;
       for (size_t b : *set) {
         const HloOpcode def = instrs[b]->opcode();
         if (buffer_last[b] != i || def == HloOpcode::kParameter || def == HloOpcode::kConstant ||
@@ -156,7 +157,7 @@ Placement PlaceInPlace(const HloComputation& comp, const Index& position) {
         reused_bytes += p.allocated[b];
       }
     }
-    p.allocated[i] = std::max<int64_t>(0, AllocatedBytes(instr) - reused_bytes);
+    p.allocated[i] = std::max<int64_t>(0, wanted - reused_bytes);
     std::vector<size_t>& set = p.sets[i];
     if (p.allocated[i] > 0) set.push_back(i);
     set.insert(set.end(), reused.begin(), reused.end());
@@ -196,8 +197,17 @@ std::vector<int64_t> InPlaceOperands(const HloInstruction& instr) {
       return inputs;
     }
     default:
-      return {};
+      break;
   }
+  std::vector<int64_t> operands;  // Elementwise: each result element overwrites its own inputs.
+  if (!IsElementwiseOpcode(instr.opcode()) || !instr.shape().IsArray()) return operands;
+  for (int64_t k = 0; k < instr.operand_count(); ++k) {
+    const Shape& s = instr.operand(k)->shape();
+    if (s.IsArray() && s.dimensions() == instr.shape().dimensions() &&
+        ByteWidth(s.element_type()) == ByteWidth(instr.shape().element_type()))
+      operands.push_back(k);
+  }
+  return operands;
 }
 
 int64_t AllocatedBytes(const HloInstruction& instr) {

@@ -31,7 +31,7 @@ int64_t AllocatedBytes(const HloInstruction& instr);
 
 // The operands whose buffers `instr` may write its result into when it reads them last, as
 // XLA's buffer assignment does: dynamic-update-slice's operand, scatter's inputs, while's
-// initial state.
+// initial state, and an elementwise op's operands of the result's dimensions and element width.
 std::vector<int64_t> InPlaceOperands(const HloInstruction& instr);
 
 // True when the body of `while_instr` returns element `element` of its state unchanged (the

@@ -46,7 +46,7 @@ ENTRY e {
   sq = f32[1024] multiply(p, p)
   n1 = f32[] reduce(sq, zero), dimensions={0}, to_apply=add
   b = f32[1024] add(p, p)
-  c = f32[1024] multiply(b, b)
+  c = f32[1024] reverse(b), dimensions={0}
   nb = f32[] reduce(c, zero), dimensions={0}, to_apply=add
   n2 = f32[] reduce(sq, zero), dimensions={0}, to_apply=add
   ROOT t = (f32[], f32[], f32[]) tuple(n1, n2, nb)

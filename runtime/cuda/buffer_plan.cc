@@ -88,7 +88,8 @@ std::vector<int64_t> LastReaders(const hlo::HloComputation& computation,
 }
 
 // For each leaf of instruction `i`, the arena buffer of an in-place operand
-// (hlo::InPlaceOperands: dynamic-update-slice, scatter, while) that it may write into, or -1:
+// (hlo::InPlaceOperands: dynamic-update-slice, scatter, while, elementwise) that it may write
+// into, or -1:
 // the operand's leaf at the same position, when nothing after `i` reads that buffer under any
 // name, no other operand of `i` reads it, and it has the leaf's size; and a while's state leaf
 // that its body returns unchanged (hlo::WhileBodyForwards), wherever the initial leaf lives.
@@ -102,12 +103,25 @@ std::vector<int64_t> InPlaceLeaves(const HloInstruction& instr, int64_t i, const
   for (int64_t k : in_place) {
     candidates.insert(candidates.end(), operand_leaves[k].begin(), operand_leaves[k].end());
   }
-  if (candidates.size() != shapes.size()) return reuse;
   std::vector<int64_t> read_elsewhere;
   for (int64_t k = 0; k < static_cast<int64_t>(operand_leaves.size()); ++k) {
     if (std::find(in_place.begin(), in_place.end(), k) != in_place.end()) continue;
     read_elsewhere.insert(read_elsewhere.end(), operand_leaves[k].begin(), operand_leaves[k].end());
   }
+  if (hlo::IsElementwiseOpcode(instr.opcode())) {
+    // Any one operand that qualifies: each thread reads its index, then writes it.
+    for (int64_t b : candidates) {
+      const PlannedBuffer& buf = plan.buffers[b];
+      if (buf.kind == BufferKind::kArena && buf.last == i && buf.bytes == shapes[0].byte_size() &&
+          shapes[0].byte_size() > 0 &&
+          std::count(read_elsewhere.begin(), read_elsewhere.end(), b) == 0) {
+        reuse[0] = b;
+        break;
+      }
+    }
+    return reuse;
+  }
+  if (candidates.size() != shapes.size()) return reuse;
   const bool flat_while = instr.opcode() == HloOpcode::kWhile &&
                           instr.shape().tuple_shapes_size() == static_cast<int64_t>(shapes.size());
   for (size_t leaf = 0; leaf < shapes.size(); ++leaf) {

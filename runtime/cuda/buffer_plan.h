@@ -11,9 +11,14 @@
 // outputs, allocated separately on every run so they outlive the arena; parameters and
 // constants live elsewhere (the caller's and the executor's memory).
 //
-// Example: p = parameter(0); a = exp(p); b = negate(a); c = tanh(b); ROOT d = sine(c), all
-// f32[1024]. a, b and c are arena buffers, at most two live at once (a dies at b, b at c), so
-// a and c share bytes: an 8 KiB arena instead of 12 KiB. d is an output, p a parameter.
+// In-place updates (hlo::InPlaceOperands: dynamic-update-slice, scatter, while, elementwise ops)
+// write into an operand's arena buffer when nothing reads it afterwards under any name, and a
+// while's state leaf that its body returns unchanged stays in the initial value's buffer.
+//
+// Example: p = parameter(0); a = reverse(p); b = reverse(a); c = reverse(b); ROOT d = reverse(c),
+// all f32[1024]. a, b and c are arena buffers, at most two live at once (a dies at b, b at c), so
+// a and c share bytes: an 8 KiB arena instead of 12 KiB. d is an output, p a parameter. Were b
+// negate(a), it would write into a's buffer.
 #ifndef RUNTIME_CUDA_BUFFER_PLAN_H_
 #define RUNTIME_CUDA_BUFFER_PLAN_H_
 

@@ -37,11 +37,11 @@ TEST(BufferPlanTest, ChainReusesDeadBuffers) {
   const BufferPlan plan = Plan(R"(HloModule m
 ENTRY e {
   p = f32[1024] parameter(0)
-  a = f32[1024] exponential(p)
-  b = f32[1024] negate(a)
-  c = f32[1024] tanh(b)
-  d = f32[1024] sine(c)
-  ROOT r = f32[1024] cosine(d)
+  a = f32[1024] reverse(p), dimensions={0}
+  b = f32[1024] reverse(a), dimensions={0}
+  c = f32[1024] reverse(b), dimensions={0}
+  d = f32[1024] reverse(c), dimensions={0}
+  ROOT r = f32[1024] reverse(d), dimensions={0}
 })");
   // a..d are arena buffers of 4 KiB; at most two are live at once.
   EXPECT_EQ(plan.unshared_bytes, 4 * 4096);
@@ -61,9 +61,9 @@ ENTRY e {
   b = f32[256] negate(p)
   g = f32[256] get-tuple-element(t), index=0
   c = f32[256] add(g, b)
-  ROOT o = f32[16,16] add(r, r)
+  ROOT o = f32[16,16] transpose(r), dimensions={1,0}
 })");
-  // The tuple, reshape and get-tuple-element name a's buffer: it lives until c (index 6).
+  // The tuple, reshape and get-tuple-element name a's buffer: it lives until o (index 7).
   const int64_t a = plan.leaves[1][0];
   EXPECT_EQ(plan.leaves[2][0], a);
   EXPECT_EQ(plan.leaves[3][0], a);
