@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "hlo/ir/hlo_computation.h"
 #include "hlo/ir/hlo_instruction.h"
@@ -82,11 +83,43 @@ class Importer {
   MeshTable meshes_;
 };
 
+// The computation's order with each instruction moved just after what it reads, if it came
+// earlier (the rewrites append replacements, e.g. a boundary's tuple, after their users); the
+// rest keeps its order.
+absl::Status OperandsFirst(HloComputation& computation) {
+  std::vector<HloInstruction*> order;
+  absl::flat_hash_set<const HloInstruction*> placed;
+  std::vector<std::pair<HloInstruction*, size_t>> stack;  // Instruction, next input to visit.
+  auto inputs = [](const HloInstruction* instr) {
+    std::vector<HloInstruction*> in(instr->operands().begin(), instr->operands().end());
+    in.insert(in.end(), instr->control_predecessors().begin(), instr->control_predecessors().end());
+    return in;
+  };
+  for (const auto& owned : computation.instructions()) {
+    if (placed.contains(owned.get())) continue;
+    stack.push_back({owned.get(), 0});
+    placed.insert(owned.get());
+    while (!stack.empty()) {
+      auto& [instr, next] = stack.back();
+      const std::vector<HloInstruction*> in = inputs(instr);
+      if (next < in.size()) {
+        HloInstruction* op = in[next++];
+        if (placed.insert(op).second) stack.push_back({op, 0});
+        continue;
+      }
+      order.push_back(instr);
+      stack.pop_back();
+    }
+  }
+  return computation.ReorderInstructions(order);
+}
+
 absl::Status Importer::Run() {
   for (HloComputation* computation : module_->MakeComputationPostOrder()) {
     std::vector<HloInstruction*> instrs;
     for (const auto& instr : computation->instructions()) instrs.push_back(instr.get());
     for (HloInstruction* instr : instrs) RETURN_IF_ERROR(ImportInstruction(instr));
+    RETURN_IF_ERROR(OperandsFirst(*computation));
   }
   return absl::OkStatus();
 }

@@ -137,6 +137,32 @@ ENTRY e {
   EXPECT_EQ(m->ToString().find("xla.sdy"), std::string::npos) << m->ToString();
 }
 
+// A boundary of several values becomes a tuple of per-value boundaries; its readers come
+// after it in the computation's order (the executors and verifiers walk it in order).
+TEST(SdyImportTest, TupleBoundaryPrecedesItsReaders) {
+  std::unique_ptr<HloModule> m = Parse(Module(R"(
+  x = f32[64,256] parameter(0)
+  y = f32[64,256] parameter(1)
+  g = (f32[32,64], f32[32,64]) custom-call(x, y), custom_call_target="xla.sdy.GlobalToLocalShape", custom_call_has_side_effect=true, frontend_attributes={xla.sdy.in_shardings="#sdy.sharding_per_value<[<@mesh, [{\"data\"}, {\"model\"}]>, <@mesh, [{\"data\"}, {\"model\"}]>]>",xla.sdy.manual_axes="#sdy<manual_axes{\"data\", \"model\"}>"}
+  a = f32[32,64] get-tuple-element(g), index=0
+  b = f32[32,64] get-tuple-element(g), index=1
+  ROOT s = f32[32,64] add(a, b), sharding={manual}
+)"));
+  ASSERT_NE(m, nullptr);
+  absl::Status status = ImportShardy(m.get());
+  ASSERT_TRUE(status.ok()) << status;
+  std::vector<std::string> seen;
+  for (const auto& instr : m->entry_computation()->instructions()) {
+    for (const HloInstruction* op : instr->operands()) {
+      EXPECT_NE(std::find(seen.begin(), seen.end(), op->name()), seen.end())
+          << "%" << instr->name() << " reads %" << op->name() << " before it\n"
+          << m->ToString();
+    }
+    seen.push_back(instr->name());
+  }
+  EXPECT_EQ(m->entry_computation()->root_instruction()->name(), "s");
+}
+
 TEST(SdyImportTest, PartlyManualShardMapKeepsFreeAxesSplit) {
   std::unique_ptr<HloModule> m = Parse(Module(R"(
   x = f32[64,256] parameter(0)

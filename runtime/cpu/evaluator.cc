@@ -172,9 +172,22 @@ absl::StatusOr<Literal> Evaluator::Execute(const hlo::HloComputation& computatio
   for (size_t i = 0; i < instrs.size(); ++i) {
     index[instrs[i].get()] = i;
     last_use[i] = i;
-    for (const HloInstruction* op : instrs[i]->operands()) last_use[index.at(op)] = i;
+    for (const HloInstruction* op : instrs[i]->operands()) {
+      auto it = index.find(op);
+      if (it == index.end()) {
+        return ErrorAt(*instrs[i], hlo::StrCat("operand %", op->name(),
+                                               " is not computed before it in computation ",
+                                               computation.name()));
+      }
+      last_use[it->second] = i;
+    }
   }
-  const size_t root = index.at(computation.root_instruction());
+  auto root_it = index.find(computation.root_instruction());
+  if (root_it == index.end()) {
+    return absl::InvalidArgumentError(
+        hlo::StrCat("computation ", computation.name(), " has no root"));
+  }
+  const size_t root = root_it->second;
   // values[i] owns what instruction i computed; value_ptrs[i] is what readers see (a borrowed
   // argument for parameters of called computations, else &*values[i]).
   std::vector<std::optional<Literal>> values(instrs.size());
