@@ -85,23 +85,6 @@ std::vector<size_t> DeathPositions(const HloComputation& comp, const Index& posi
   return death;
 }
 
-// The last position at which each value is read (the computation's size for the root: the
-// caller reads it after the end).
-std::vector<size_t> LastReaders(const HloComputation& comp, const Index& position) {
-  const auto& instrs = comp.instructions();
-  std::vector<size_t> last(instrs.size());
-  for (size_t i = 0; i < instrs.size(); ++i) {
-    last[i] = i;
-    for (const HloInstruction* op : instrs[i]->operands()) {
-      if (auto it = position.find(op); it != position.end()) last[it->second] = i;
-    }
-  }
-  if (auto it = position.find(comp.root_instruction()); it != position.end()) {
-    last[it->second] = instrs.size();
-  }
-  return last;
-}
-
 // Buffers and allocations once in-place instructions write into operand buffers that they
 // read last (XLA's buffer assignment does the same): the instruction allocates only what
 // those buffers lack, and its value aliases them. Argument and constant buffers are never
@@ -113,7 +96,7 @@ struct Placement {
 
 Placement PlaceInPlace(const HloComputation& comp, const Index& position) {
   const auto& instrs = comp.instructions();
-  const std::vector<size_t> last_reader = LastReaders(comp, position);
+  const std::vector<size_t> last_reader = LastReaders(comp);
   Placement p{std::vector<std::vector<size_t>>(instrs.size()),
               std::vector<int64_t>(instrs.size(), 0)};
   std::vector<size_t> buffer_last(instrs.size(), 0);  // The last reader of any alias so far.
@@ -174,6 +157,23 @@ Placement PlaceInPlace(const HloComputation& comp, const Index& position) {
 }
 
 }  // namespace
+
+std::vector<size_t> LastReaders(const HloComputation& comp) {
+  const auto& instrs = comp.instructions();
+  absl::flat_hash_map<const HloInstruction*, size_t> position;
+  std::vector<size_t> last(instrs.size());
+  for (size_t i = 0; i < instrs.size(); ++i) {
+    position[instrs[i].get()] = i;
+    last[i] = i;
+    for (const HloInstruction* op : instrs[i]->operands()) {
+      if (auto it = position.find(op); it != position.end()) last[it->second] = i;
+    }
+  }
+  if (auto it = position.find(comp.root_instruction()); it != position.end()) {
+    last[it->second] = instrs.size();
+  }
+  return last;
+}
 
 bool WhileBodyForwards(const HloInstruction& while_instr, int64_t element) {
   if (while_instr.opcode() != HloOpcode::kWhile || while_instr.while_body() == nullptr)

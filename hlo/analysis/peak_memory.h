@@ -34,6 +34,11 @@ int64_t AllocatedBytes(const HloInstruction& instr);
 // initial state, and an elementwise op's operands of the result's dimensions and element width.
 std::vector<int64_t> InPlaceOperands(const HloInstruction& instr);
 
+// For each instruction of `comp` (by position), the position of the last instruction that reads
+// its value (itself when none does; the computation's size for the root, which the caller reads
+// after the end). Operands defined later than their reader are ignored.
+std::vector<size_t> LastReaders(const HloComputation& comp);
+
 // True when the body of `while_instr` returns element `element` of its state unchanged (the
 // root tuple's operand is get-tuple-element(parameter(0)) of that index): the loop never writes
 // it, so the state can keep it in the initial value's buffer, even an argument's.

@@ -70,23 +70,6 @@ void Place(BufferPlan& plan) {
   }
 }
 
-// The last instruction that reads each instruction's value (`n` for the root's: the caller
-// reads it after the end).
-std::vector<int64_t> LastReaders(const hlo::HloComputation& computation,
-                                 const absl::flat_hash_map<const HloInstruction*, int64_t>& index) {
-  const auto& instrs = computation.instructions();
-  const int64_t n = static_cast<int64_t>(instrs.size());
-  std::vector<int64_t> last(n);
-  for (int64_t i = 0; i < n; ++i) {
-    last[i] = i;
-    for (const HloInstruction* op : instrs[i]->operands()) {
-      if (auto it = index.find(op); it != index.end()) last[it->second] = i;
-    }
-  }
-  if (auto it = index.find(computation.root_instruction()); it != index.end()) last[it->second] = n;
-  return last;
-}
-
 // For each leaf of instruction `i`, the arena buffer of an in-place operand
 // (hlo::InPlaceOperands: dynamic-update-slice, scatter, while, elementwise) that it may write
 // into, or -1:
@@ -185,7 +168,7 @@ absl::StatusOr<BufferPlan> PlanBuffers(const hlo::HloComputation& computation) {
   BufferPlan plan;
   plan.leaves.resize(n);
   for (int64_t i = 0; i < n; ++i) index[instrs[i].get()] = i;
-  const std::vector<int64_t> last_reader = LastReaders(computation, index);
+  const std::vector<size_t> last_reader = hlo::LastReaders(computation);
   for (int64_t i = 0; i < n; ++i) {
     const HloInstruction& instr = *instrs[i];
     std::vector<std::vector<int64_t>> operand_leaves;
@@ -204,7 +187,7 @@ absl::StatusOr<BufferPlan> PlanBuffers(const hlo::HloComputation& computation) {
     }
     // Every buffer this value names lives until the value's last reader.
     for (int64_t b : plan.leaves[i]) {
-      plan.buffers[b].last = std::max(plan.buffers[b].last, last_reader[i]);
+      plan.buffers[b].last = std::max(plan.buffers[b].last, static_cast<int64_t>(last_reader[i]));
     }
   }
   const HloInstruction* root = computation.root_instruction();
