@@ -126,6 +126,28 @@ ENTRY main {
   ExpectMaskedGather(p, "f32[3,4]", 2);
 }
 
+TEST(GatherPartitionTest, MaskedPartialsReduceScatterIntoASplitResult) {
+  // Rows split 4 ways and picked by replicated indices, the result wanted split by columns:
+  // the partials are reduce-scattered straight into the result's column shards (a quarter of
+  // the all-reduce's bytes, and no slice after it).
+  Partitioned p = Partition(R"(
+HloModule gather, num_partitions=4
+ENTRY main {
+  x = f32[1024,32] parameter(0), sharding={devices=[4,1]<=[4]}
+  i = s32[16,1] parameter(1), sharding={replicated}
+  ROOT g = f32[16,32] gather(x, i), offset_dims={1}, collapsed_slice_dims={0},
+    start_index_map={0}, index_vector_dim=1, slice_sizes={1,32}, sharding={devices=[1,4]<=[4]}
+})");
+  ASSERT_NE(p.spmd, nullptr);
+  auto counts = Counts(*p.spmd);
+  EXPECT_EQ(counts[HloOpcode::kAllGather], 0) << p.spmd->ToString();
+  EXPECT_EQ(counts[HloOpcode::kAllReduce], 0) << p.spmd->ToString();
+  EXPECT_THAT(Instructions(*p.spmd), Contains(AllOf(op::ReduceScatter(), HasShape("f32[16,8]"))))
+      << p.spmd->ToString();
+  EXPECT_NE(p.explain.find("reduce-scattered along dim 1"), std::string::npos) << p.explain;
+  ExpectVerifies(p, 4);
+}
+
 TEST(GatherPartitionTest, MaskedGatherOnUnevenShards) {
   // 7 rows over 4 devices (2,2,2,1 rows, padded to 2): padding rows are never picked, and
   // out-of-range indices (the random ones span -8..7) clamp as in the whole gather. Columns
@@ -315,6 +337,28 @@ ENTRY main {
   EXPECT_EQ(counts[HloOpcode::kAllReduce], 1) << p.spmd->ToString();
   EXPECT_EQ(hlo::ComputeModuleStats(*p.spmd).flops, 0) << p.spmd->ToString();
   ExpectVerifies(p, 2);
+}
+
+TEST(ScatterPartitionTest, IndexParallelPartialsReduceScatterIntoASplitResult) {
+  // Updates split along their scatter dim, the result wanted split by rows: the partial sums
+  // are reduce-scattered into the row shards instead of all-reduced and sliced.
+  Partitioned p = Partition(std::string("HloModule scatter, num_partitions=4\n") + kAdd + R"(
+ENTRY main {
+  x = f32[64,32] parameter(0), sharding={replicated}
+  i = s32[256,1] parameter(1), sharding={devices=[4,1]<=[4]}
+  u = f32[256,32] parameter(2), sharding={devices=[4,1]<=[4]}
+  ROOT s = f32[64,32] scatter(x, i, u), to_apply=add, update_window_dims={1},
+    inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1,
+    sharding={devices=[4,1]<=[4]}
+})");
+  ASSERT_NE(p.spmd, nullptr);
+  auto counts = Counts(*p.spmd);
+  EXPECT_EQ(counts[HloOpcode::kAllGather], 0) << p.spmd->ToString();
+  EXPECT_EQ(counts[HloOpcode::kAllReduce], 0) << p.spmd->ToString();
+  EXPECT_THAT(Instructions(*p.spmd), Contains(AllOf(op::ReduceScatter(), HasShape("f32[16,32]"))))
+      << p.spmd->ToString();
+  EXPECT_NE(p.explain.find("reduce-scattered along dim 0"), std::string::npos) << p.explain;
+  ExpectVerifies(p, 4);
 }
 
 TEST(ScatterPartitionTest, ExplicitBatchDimsSplitOperandIndicesAndUpdatesAlike) {
@@ -544,7 +588,7 @@ TEST(ScatterPartitionTest, EmbeddingGradIntoFullyTiledTableSumsRowShardsOnly) {
   // second axis. Keeping only the row split for the scatter (indices shifted into each row
   // shard) lets the updates keep their batch split: the batch halves are summed over row
   // shards (f32[16,16]), never the whole table (f32[64,16]), which the plan that ignores the
-  // table's split all-reduced.
+  // table's split all-reduced; the sum reduce-scatters them into the column halves wanted.
   Partitioned p = Partition(std::string("HloModule scatter, num_partitions=8\n") + kAdd + R"(
 ENTRY main {
   z = f32[] constant(0)
@@ -560,7 +604,7 @@ ENTRY main {
       << p.spmd->ToString();
   EXPECT_EQ(Collectives(*p.spmd, "all-gather").find("f32[64,16]"), std::string::npos)
       << p.spmd->ToString();
-  EXPECT_NE(Collectives(*p.spmd, "all-reduce").find("f32[16,16]"), std::string::npos)
+  EXPECT_THAT(Instructions(*p.spmd), Contains(AllOf(op::ReduceScatter(), HasShape("f32[16,8]"))))
       << p.spmd->ToString();
   ExpectVerifies(p, 8);
 }

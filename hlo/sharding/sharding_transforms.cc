@@ -17,6 +17,8 @@
 #include <algorithm>
 #include <deque>
 #include <numeric>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -426,6 +428,78 @@ absl::StatusOr<HloSharding> MoveTileDim(const HloSharding& sharding, int64_t fro
   std::vector<OpShardingType> types = sharding.subgroup_types();
   if (sharding.replicate_on_last_tile_dim()) types = {OpShardingType::kReplicated};
   return HloSharding::Subgroup(*std::move(reshaped), types, sharding.metadata());
+}
+
+absl::StatusOr<HloSharding> SplitAmongGroups(const HloSharding& held, int64_t rank, int64_t dim,
+                                             const std::vector<std::vector<int64_t>>& groups) {
+  auto fail = [&](const std::string& why) {
+    return absl::InvalidArgumentError(absl::StrCat("cannot split dim ", dim, " of ",
+                                                   held.ToStringWithoutMetadata(),
+                                                   " among the groups: ", why));
+  };
+  if (groups.empty() || groups[0].empty()) return fail("no groups");
+  if (dim < 0 || dim >= rank) return fail("not a data dim");
+  const int64_t k = static_cast<int64_t>(groups[0].size());
+  absl::flat_hash_map<int64_t, std::pair<int64_t, int64_t>> where;  // device -> (group, index)
+  int64_t devices = 0;
+  for (size_t g = 0; g < groups.size(); ++g) {
+    if (static_cast<int64_t>(groups[g].size()) != k) return fail("groups differ in size");
+    for (size_t i = 0; i < groups[g].size(); ++i) {
+      where[groups[g][i]] = {static_cast<int64_t>(g), static_cast<int64_t>(i)};
+      ++devices;
+    }
+  }
+  TileAssignment ta;
+  if (held.IsReplicated()) {
+    std::vector<int64_t> dims(rank, 1);
+    dims.push_back(devices);
+    ASSIGN_OR_RETURN(ta, TileAssignment::Iota(dims));
+  } else if (held.IsTiled() && held.TiledDataRank() == rank &&
+             (held.NumSubgroupDims() == 0 ||
+              (held.NumSubgroupDims() == 1 && held.SubgroupReplicationDim() == rank))) {
+    ta = held.tile_assignment();
+  } else {
+    return fail("not replicated or tiled with only replication");
+  }
+  const int64_t replicas = ta.rank() > rank ? ta.dim(rank) : 1;
+  if (replicas % k != 0) return fail("the group size does not divide the replication");
+  std::vector<int64_t> dims(ta.dims().begin(), ta.dims().begin() + rank);
+  dims[dim] *= k;
+  if (replicas / k > 1) dims.push_back(replicas / k);
+  std::vector<int64_t> placed(ta.num_devices(), -1);
+  std::vector<int64_t> group_tile(groups.size(), -1);  // Linear index of each group's tile.
+  std::vector<int64_t> group_slot(groups.size(), -1);
+  std::vector<int64_t> next_slot(ta.num_devices() / replicas, 0);
+  absl::Status status = absl::OkStatus();
+  ta.ForEach([&](absl::Span<const int64_t> index, int64_t device) {
+    auto it = where.find(device);
+    if (!status.ok()) return;
+    if (it == where.end()) {
+      status = fail(absl::StrCat("device ", device, " is in no group"));
+      return;
+    }
+    const auto [g, i] = it->second;
+    int64_t tile = 0;
+    for (int64_t d = 0; d < rank; ++d) tile = tile * ta.dim(d) + index[d];
+    if (group_tile[g] < 0) {
+      group_tile[g] = tile;
+      group_slot[g] = next_slot[tile]++;
+    } else if (group_tile[g] != tile) {
+      status = fail(absl::StrCat("group ", g, " spans two tiles"));
+      return;
+    }
+    int64_t linear = 0;
+    for (int64_t d = 0; d < rank; ++d) {
+      linear = linear * dims[d] + (d == dim ? index[d] * k + i : index[d]);
+    }
+    if (replicas / k > 1) linear = linear * (replicas / k) + group_slot[g];
+    placed[linear] = device;
+  });
+  RETURN_IF_ERROR(status);
+  ASSIGN_OR_RETURN(TileAssignment split, TileAssignment::Explicit(dims, placed));
+  if (std::optional<TileAssignment> iota = split.ToIota()) split = *std::move(iota);
+  if (replicas / k > 1) return HloSharding::PartialTile(std::move(split), held.metadata());
+  return HloSharding::Tile(std::move(split), held.metadata());
 }
 
 absl::StatusOr<HloSharding> MergeShardings(const HloSharding& a, const HloSharding& b) {

@@ -68,6 +68,20 @@ absl::StatusOr<HloSharding> WholeInManualSubgroups(const HloSharding& sharding, 
 // are equal.
 absl::StatusOr<HloSharding> MoveTileDim(const HloSharding& sharding, int64_t from, int64_t to);
 
+// The sharding a reduce-scatter leaves behind when each of `groups` holds partial sums of one
+// tile of `held` (the group's devices replicate that tile) and scatters data dim `dim` of it:
+// a group's i-th device keeps block i of the tile along `dim`, so `dim` is tiled k times more
+// (k, the group size) and the replication k times less. The groups within one tile take its
+// replica slots in the order of their first device there. `rank` is the data rank (used when
+// `held` is replicated). Whether each block is exactly a shard of the result (an even split
+// inside a tile) is the caller's to check.
+//   SplitAmongGroups({devices=[2,2]<=[4] last_tile_dim_replicate}, 2, 1, {{0,1},{2,3}})
+//     => {devices=[2,2]<=[4]}
+// Fails when a group is not inside one tile's replication, groups differ in size, a replica
+// is in no group, or `held` has manual or unreduced subgroups or is not tiled or replicated.
+absl::StatusOr<HloSharding> SplitAmongGroups(const HloSharding& held, int64_t rank, int64_t dim,
+                                             const std::vector<std::vector<int64_t>>& groups);
+
 // One sharding that holds, on every device, the tiles both `a` and `b` give it: a data dim
 // tiled in only one input takes that tiling; a dim tiled in both must be tiled alike.
 // {replicated} and {unknown} merge to the other input; equal inputs merge to themselves.

@@ -135,6 +135,28 @@ TEST(MoveTileDimTest, MovesTilesIntoTheMinorPartOfAnotherDim) {
   EXPECT_THAT(Moved("{replicated}", 0, 1), HasSubstr("cannot move"));
 }
 
+TEST(SplitAmongGroupsTest, EachGroupScattersItsTile) {
+  using Groups = std::vector<std::vector<int64_t>>;
+  auto split = [](const std::string& held, int64_t rank, int64_t dim, const Groups& groups) {
+    absl::StatusOr<HloSharding> r = SplitAmongGroups(P(held), rank, dim, groups);
+    return r.ok() ? r->ToString() : std::string(r.status().message());
+  };
+  const std::string pairs = "{devices=[2,1,2]<=[4] last_tile_dim_replicate}";
+  EXPECT_EQ(split(pairs, 2, 1, {{0, 1}, {2, 3}}), "{devices=[2,2]<=[4]}");
+  EXPECT_EQ(split(pairs, 2, 0, {{0, 1}, {2, 3}}), "{devices=[4,1]<=[4]}");
+  // A group's order is the blocks' order.
+  EXPECT_EQ(split(pairs, 2, 1, {{1, 0}, {3, 2}}), "{devices=[2,2]1,0,3,2}");
+  // Two groups share each tile of a replicated value: they take its replica slots in turn.
+  EXPECT_EQ(split("{replicated}", 2, 0, {{0, 2}, {1, 3}}),
+            "{devices=[2,1,2]<=[4] last_tile_dim_replicate}");
+  EXPECT_THAT(split(pairs, 2, 1, {{0, 2}, {1, 3}}), HasSubstr("spans two tiles"));
+  EXPECT_THAT(split(pairs, 2, 1, {{0, 1, 2, 3}}), HasSubstr("does not divide"));
+  EXPECT_THAT(split(pairs, 2, 1, {{0, 1}}), HasSubstr("device 2 is in no group"));
+  EXPECT_THAT(split(pairs, 2, 2, {{0, 1}, {2, 3}}), HasSubstr("not a data dim"));
+  EXPECT_THAT(split("{devices=[2,2]<=[4] last_tile_dims={manual}}", 1, 0, {{0, 1}, {2, 3}}),
+              HasSubstr("only replication"));
+}
+
 TEST(OperandShardingFromResultTest, MappedDimsKeepTilesTheRestReplicate) {
   auto operand = [](const std::string& result, int64_t rank, std::vector<int64_t> dim_map) {
     absl::StatusOr<HloSharding> r = OperandShardingFromResult(P(result), rank, dim_map);

@@ -122,6 +122,11 @@ struct LocalPlan {
   HloSharding updates = HloSharding::Replicate();  // Scatter only.
   std::vector<int64_t> combine_dims;               // Scatter: updates dims split by index.
   std::vector<int64_t> masked_dims;                // Operand dims split along indexed dims.
+  int64_t scatter_dim = -1;  // Partials reduce-scattered along this result dim; -1: all-reduced.
+  std::optional<HloSharding> scattered;  // The result's sharding after that reduce-scatter.
+
+  // The sharding the plan leaves its result in.
+  const HloSharding& Finished() const { return scattered ? *scattered : result; }
   double cost_us = 0;
   int64_t local_elements = 0;
 };
@@ -198,6 +203,12 @@ double MaskedAllReduceCost(const MaskedOperand& masked, int64_t bytes, Partition
 // differ in their last digits, and the smaller local result should then decide.
 constexpr double kPlanTimeTolerance = 1e-6;
 
+// How a plan's partial results are summed, for --explain.
+std::string SumText(const LocalPlan& p) {
+  if (p.scatter_dim < 0) return "all-reduced";
+  return hlo::StrCat("reduce-scattered along dim ", p.scatter_dim);
+}
+
 // Picks the plan with the smallest local result among those within kPlanTimeTolerance of the
 // least time (ties: the lesser time, then the earlier candidate) and logs the table.
 const LocalPlan* Choose(const std::vector<LocalPlan>& plans, const HloInstruction& original,
@@ -213,18 +224,18 @@ const LocalPlan* Choose(const std::vector<LocalPlan>& plans, const HloInstructio
     }
   }
   std::string line = hlo::StrCat(hlo::HloOpcodeString(original.opcode()), " %", original.name(),
-                                 ": chose ", best->source, " -> ", best->result.ToString());
+                                 ": chose ", best->source, " -> ", best->Finished().ToString());
   for (const LocalPlan& p : plans) {
     hlo::StrAppend(&line, "\n  ", p.source, ": operand ", p.operand.ToString(), ", indices ",
                    p.indices.ToString());
     if (original.opcode() == HloOpcode::kScatter) {
       hlo::StrAppend(&line, ", updates ", p.updates.ToString());
-      if (!p.combine_dims.empty()) hlo::StrAppend(&line, " (partials all-reduced)");
+      if (!p.combine_dims.empty()) hlo::StrAppend(&line, " (partials ", SumText(p), ")");
       if (!p.masked_dims.empty()) hlo::StrAppend(&line, " (masked: indices shifted into shards)");
     } else if (!p.masked_dims.empty()) {
-      hlo::StrAppend(&line, " (masked: local gather, partials all-reduced)");
+      hlo::StrAppend(&line, " (masked: local gather, partials ", SumText(p), ")");
     }
-    hlo::StrAppend(&line, ", result ", p.result.ToString(), ": ", p.cost_us, " us");
+    hlo::StrAppend(&line, ", result ", p.Finished().ToString(), ": ", p.cost_us, " us");
   }
   ctx.log().lines.push_back(std::move(line));
   return best;
@@ -311,11 +322,26 @@ absl::StatusOr<LocalPlan> CostGatherPlan(std::string source, const HloSharding& 
   ASSIGN_OR_RETURN(p.indices, Project(result, m.indices_to_output));
   ASSIGN_OR_RETURN(double operand_cost, ReshardCost(gather.operand(0), p.operand, ctx));
   ASSIGN_OR_RETURN(double indices_cost, ReshardCost(gather.operand(1), p.indices, ctx));
-  ASSIGN_OR_RETURN(double result_cost, ResultCost(gather.shape(), result, wanted, ctx));
-  p.cost_us = operand_cost + indices_cost + result_cost;
   ASSIGN_OR_RETURN(Shape local, LocalShape(result, gather.shape()));
   p.local_elements = local.num_elements();
-  if (masked != nullptr) p.cost_us += MaskedAllReduceCost(*masked, local.byte_size(), ctx);
+  if (masked == nullptr) {
+    ASSIGN_OR_RETURN(double result_cost, ResultCost(gather.shape(), result, wanted, ctx));
+    p.cost_us = operand_cost + indices_cost + result_cost;
+    return p;
+  }
+  ASSIGN_OR_RETURN(hlo::TileAssignment groups,
+                   hlo::DeviceGroupsAlongDims(masked->sharding.tile_assignment(), masked->dims));
+  // A sum of pred is an or: all-reduced only (PartitionContext::ReduceScatterSum sums).
+  const hlo::PrimitiveType type = local.element_type();
+  const std::vector<std::vector<int64_t>> lists = type == hlo::PrimitiveType::kPred
+                                                      ? std::vector<std::vector<int64_t>>{}
+                                                      : hlo::GroupLists(groups);
+  ASSIGN_OR_RETURN(PartialSum sum,
+                   PlanPartialSum(gather.shape(), result, lists, wanted, type,
+                                  MaskedAllReduceCost(*masked, local.byte_size(), ctx), ctx));
+  p.scatter_dim = sum.scatter_dim;
+  if (sum.scatter_dim >= 0) p.scattered = sum.result;
+  p.cost_us = operand_cost + indices_cost + sum.cost_us;
   return p;
 }
 
@@ -379,9 +405,9 @@ absl::Status EmitGather(const HloInstruction& original, const LocalPlan& plan, c
   if (!plan.masked_dims.empty()) {
     ASSIGN_OR_RETURN(
         gather, SumMaskedShards(gather, shifted.in_shard, DimsExcept(local.rank(), dn.offset_dims),
-                                masked, ctx));
+                                masked, plan.scatter_dim, ctx));
   }
-  ctx.Set(&original, {gather, plan.result, original.shape()});
+  ctx.Set(&original, {gather, plan.Finished(), original.shape()});
   return absl::OkStatus();
 }
 
@@ -586,9 +612,11 @@ absl::StatusOr<LocalPlan> CostScatterPlan(std::string source, HloSharding update
   for (int64_t i = 0; i < sp.n; ++i) {
     ASSIGN_OR_RETURN(double operand_cost, ReshardCost(s.operand(i), p.operand, ctx));
     ASSIGN_OR_RETURN(double updates_cost, ReshardCost(s.operand(sp.n + 1 + i), p.updates, ctx));
+    cost += operand_cost + updates_cost;
+    if (!p.combine_dims.empty()) continue;  // Costed with the sum below (n == 1).
     const HloSharding& want = wanted.IsTuple() ? wanted.tuple_elements()[i] : wanted_leaf;
     ASSIGN_OR_RETURN(double result_cost, ResultCost(s.operand(i)->shape(), p.result, want, ctx));
-    cost += operand_cost + updates_cost + result_cost;
+    cost += result_cost;
   }
   ASSIGN_OR_RETURN(double indices_cost, ReshardCost(s.operand(sp.n), p.indices, ctx));
   cost += indices_cost;
@@ -597,9 +625,17 @@ absl::StatusOr<LocalPlan> CostScatterPlan(std::string source, HloSharding update
   if (!p.combine_dims.empty()) {
     ASSIGN_OR_RETURN(hlo::TileAssignment groups,
                      hlo::DeviceGroupsAlongDims(updates.tile_assignment(), p.combine_dims));
-    cost += PlanWideSum(local, sp.CombineType(local.element_type()), groups.dim(1),
-                        ctx.planner().link())
-                .us;
+    const hlo::PrimitiveType type = sp.CombineType(local.element_type());
+    const double all_reduce_us = PlanWideSum(local, type, groups.dim(1), ctx.planner().link()).us;
+    // Only a sum is reduce-scattered (PartitionContext::ReduceScatterSum).
+    const std::vector<std::vector<int64_t>> lists = sp.combiner == HloOpcode::kAdd
+                                                        ? hlo::GroupLists(groups)
+                                                        : std::vector<std::vector<int64_t>>{};
+    ASSIGN_OR_RETURN(PartialSum sum, PlanPartialSum(s.operand(0)->shape(), p.operand, lists,
+                                                    wanted_leaf, type, all_reduce_us, ctx));
+    p.scatter_dim = sum.scatter_dim;
+    if (sum.scatter_dim >= 0) p.scattered = sum.result;
+    cost += sum.cost_us;
   }
   p.cost_us = cost;
   return p;
@@ -686,6 +722,13 @@ absl::StatusOr<HloInstruction*> EmitCombinedScatter(const ScatterProblem& sp, co
   }
   ASSIGN_OR_RETURN(hlo::TileAssignment groups,
                    hlo::DeviceGroupsAlongDims(plan.updates.tile_assignment(), plan.combine_dims));
+  if (plan.scatter_dim >= 0) {
+    ASSIGN_OR_RETURN(HloInstruction * block,
+                     ctx.ReduceScatterSum(partial, hlo::GroupLists(groups), plan.scatter_dim));
+    if (!widen) return block;
+    return ctx.Add(HloOpcode::kConvert,
+                   Shape::Array(local.element_type(), block->shape().dimensions()), {block});
+  }
   if (widen) return EmitWideSum(partial, local, groups, reducer, ctx);
   return AllReduceInGroups(partial, groups, reducer, ctx);
 }
@@ -763,7 +806,7 @@ absl::Status HandleScatter(const HloInstruction& original, const HloSharding& sh
                                        plan.indices, plan.masked_dims, ctx));
   ASSIGN_OR_RETURN(Shape local, LocalShape(plan.result, original.operand(0)->shape()));
   HloInstruction* result = nullptr;
-  HloSharding result_sharding = plan.result;
+  HloSharding result_sharding = plan.Finished();
   if (!plan.combine_dims.empty()) {
     ASSIGN_OR_RETURN(
         result, EmitCombinedScatter(sp, plan, local, operands[0], operands[1], operands[2], ctx));

@@ -298,7 +298,7 @@ ShardIndices ShiftIndicesIntoShard(HloInstruction* indices, int64_t index_vector
 
 absl::StatusOr<HloInstruction*> SumMaskedShards(HloInstruction* value, HloInstruction* in_shard,
                                                 const std::vector<int64_t>& batch_dims,
-                                                const MaskedOperand& operand,
+                                                const MaskedOperand& operand, int64_t scatter_dim,
                                                 PartitionContext& ctx) {
   const Shape& shape = value->shape();
   HloInstruction* mask =
@@ -308,6 +308,7 @@ absl::StatusOr<HloInstruction*> SumMaskedShards(HloInstruction* value, HloInstru
   HloInstruction* mine = ctx.Add(HloOpcode::kSelect, shape, {mask, value, zeros});
   ASSIGN_OR_RETURN(hlo::TileAssignment groups,
                    hlo::DeviceGroupsAlongDims(operand.sharding.tile_assignment(), operand.dims));
+  if (scatter_dim >= 0) return ctx.ReduceScatterSum(mine, hlo::GroupLists(groups), scatter_dim);
   // Add on pred is or, so one sum serves every type.
   return ctx.AllReduceSum(mine, hlo::GroupLists(groups));
 }

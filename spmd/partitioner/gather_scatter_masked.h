@@ -101,12 +101,14 @@ ShardIndices ShiftIndicesIntoShard(hlo::HloInstruction* indices, int64_t index_v
                                    OutsideShard outside, PartitionContext& ctx);
 
 // `value` with its elements outside the shard (`in_shard` broadcast along `batch_dims` of
-// `value`) zeroed, summed over the devices that split `operand.dims`.
+// `value`) zeroed, summed over the devices that split `operand.dims`: all-reduced, or with
+// `scatter_dim` >= 0 reduce-scattered along that dim (each device keeps the block of its
+// index in its group).
 absl::StatusOr<hlo::HloInstruction*> SumMaskedShards(hlo::HloInstruction* value,
                                                      hlo::HloInstruction* in_shard,
                                                      const std::vector<int64_t>& batch_dims,
                                                      const MaskedOperand& operand,
-                                                     PartitionContext& ctx);
+                                                     int64_t scatter_dim, PartitionContext& ctx);
 
 // An all-reduce of `value` by `reducer` (the scatter's combiner) within the rows of `groups`
 // ([num_groups, size]).
