@@ -12,29 +12,9 @@
 namespace hlo {
 namespace {
 
-bool OnlyAliases(HloOpcode op) {
-  switch (op) {
-    case HloOpcode::kGetTupleElement:
-    case HloOpcode::kTuple:
-    case HloOpcode::kBitcast:
-    case HloOpcode::kAllGatherDone:
-    case HloOpcode::kAllReduceDone:
-    case HloOpcode::kCollectivePermuteDone:
-    case HloOpcode::kAsyncDone:
-    case HloOpcode::kAsyncUpdate:
-    case HloOpcode::kCopyDone:
-    case HloOpcode::kOptimizationBarrier:
-    case HloOpcode::kAddDependency:
-      return true;
-    default:
-      return false;
-  }
-}
-
-bool IsAsyncStart(HloOpcode op) {
-  return op == HloOpcode::kAllGatherStart || op == HloOpcode::kCollectivePermuteStart ||
-         op == HloOpcode::kAsyncStart || op == HloOpcode::kCopyStart;
-}
+// The opcode table says which ops allocate nothing and which async starts hold their operands.
+bool OnlyAliases(HloOpcode op) { return HasOpcodeFlag(op, op_traits::kAliasesOperands); }
+bool IsAsyncStart(HloOpcode op) { return HasOpcodeFlag(op, op_traits::kStartHoldsOperands); }
 
 using Index = absl::flat_hash_map<const HloInstruction*, size_t>;
 
@@ -187,17 +167,13 @@ bool WhileBodyForwards(const HloInstruction& while_instr, int64_t element) {
 }
 
 std::vector<int64_t> InPlaceOperands(const HloInstruction& instr) {
-  switch (instr.opcode()) {
-    case HloOpcode::kDynamicUpdateSlice:
-    case HloOpcode::kWhile:
-      return {0};
-    case HloOpcode::kScatter: {
-      std::vector<int64_t> inputs((instr.operand_count() - 1) / 2);
-      for (size_t k = 0; k < inputs.size(); ++k) inputs[k] = static_cast<int64_t>(k);
-      return inputs;
-    }
-    default:
-      break;
+  if (HasOpcodeFlag(instr.opcode(), op_traits::kUpdatesInPlace)) {
+    // The updated values lead the operands: one, or a scatter's inputs (then indices, updates).
+    const int64_t updated =
+        instr.opcode() == HloOpcode::kScatter ? (instr.operand_count() - 1) / 2 : 1;
+    std::vector<int64_t> inputs(updated);
+    for (int64_t k = 0; k < updated; ++k) inputs[k] = k;
+    return inputs;
   }
   std::vector<int64_t> operands;  // Elementwise: each result element overwrites its own inputs.
   if (!IsElementwiseOpcode(instr.opcode()) || !instr.shape().IsArray()) return operands;

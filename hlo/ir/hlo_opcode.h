@@ -47,6 +47,14 @@ inline constexpr uint32_t kForwardsOperand = 1 << 1;  // Its value is its operan
 inline constexpr uint32_t kRunsCallees = 1 << 2;
 // A commutative, associative reduction recognised in combiner computations (`MatchCombiner`).
 inline constexpr uint32_t kReducer = 1 << 3;
+// Allocates nothing: its value is its operands' buffers, or a part of them.
+inline constexpr uint32_t kAliasesOperands = 1 << 4;
+// An asynchronous start whose result tuple holds its operands as element 0 (aliased; the rest
+// is allocated).
+inline constexpr uint32_t kStartHoldsOperands = 1 << 5;
+// May write its result into the buffer of the value it updates: operand 0 (dynamic-update-slice,
+// while: the loop state) or its inputs (scatter: the first half of the operands but the indices).
+inline constexpr uint32_t kUpdatesInPlace = 1 << 6;
 
 // `printed`: the opcode-specific attributes the printer writes, in this order: dimensions, then
 // one of index..custom-call, then the attributes any op may carry (window, dot and gather
@@ -80,131 +88,133 @@ inline constexpr uint32_t kPrintCalledList = 1 << 22;     // called_computations
 }  // namespace op_traits
 
 // V(enumerator, "text-name", family, types, flags, printed)
-#define HLO_OPCODE_LIST(V)                                                                \
-  V(kAbs, "abs", kUnary, kSignedNumeric, 0, 0)                                            \
-  V(kAdd, "add", kBinary, kAnyType, kReducer, 0)                                          \
-  V(kAddDependency, "add-dependency", kOther, kNoTypes, 0, 0)                             \
-  V(kAfterAll, "after-all", kOther, kNoTypes, 0, 0)                                       \
-  V(kAllGather, "all-gather", kCollective, kNoTypes, 0, kPrintDimensions)                 \
-  V(kAllGatherDone, "all-gather-done", kCollective, kNoTypes, 0, 0)                       \
-  V(kAllGatherStart, "all-gather-start", kCollective, kNoTypes, 0, kPrintDimensions)      \
-  V(kAllReduce, "all-reduce", kCollective, kNoTypes, 0, 0)                                \
-  V(kAllReduceDone, "all-reduce-done", kCollective, kNoTypes, 0, 0)                       \
-  V(kAllReduceStart, "all-reduce-start", kCollective, kNoTypes, 0, 0)                     \
-  V(kAllToAll, "all-to-all", kCollective, kNoTypes, 0, kPrintDimensionsIfAny)             \
-  V(kAnd, "and", kBinary, kPredOrIntegral, kReducer, 0)                                   \
-  V(kAsyncDone, "async-done", kAsync, kNoTypes, 0, 0)                                     \
-  V(kAsyncStart, "async-start", kAsync, kNoTypes, kRunsCallees, kPrintCalls)              \
-  V(kAsyncUpdate, "async-update", kAsync, kNoTypes, 0, 0)                                 \
-  V(kAtan2, "atan2", kBinary, kFloatOrComplex, 0, 0)                                      \
-  V(kBatchNormGrad, "batch-norm-grad", kOther, kNoTypes, 0, kPrintBatchNorm)              \
-  V(kBatchNormInference, "batch-norm-inference", kOther, kNoTypes, 0, kPrintBatchNorm)    \
-  V(kBatchNormTraining, "batch-norm-training", kOther, kNoTypes, 0, kPrintBatchNorm)      \
-  V(kBitcast, "bitcast", kOther, kNoTypes, 0, 0)                                          \
-  V(kBitcastConvert, "bitcast-convert", kOther, kNoTypes, 0, 0)                           \
-  V(kBroadcast, "broadcast", kOther, kNoTypes, 0, kPrintDimensions)                       \
-  V(kCall, "call", kOther, kNoTypes, kRunsCallees, 0)                                     \
-  V(kCbrt, "cbrt", kUnary, kFloating, 0, 0)                                               \
-  V(kCeil, "ceil", kUnary, kFloating, 0, 0)                                               \
-  V(kCholesky, "cholesky", kOther, kNoTypes, 0, 0)                                        \
-  V(kClamp, "clamp", kOther, kNoTypes, 0, 0)                                              \
-  V(kClz, "count-leading-zeros", kUnary, kIntegral, 0, 0)                                 \
-  V(kCollectiveBroadcast, "collective-broadcast", kCollective, kNoTypes, 0, 0)            \
-  V(kCollectivePermute, "collective-permute", kCollective, kNoTypes, 0, 0)                \
-  V(kCollectivePermuteDone, "collective-permute-done", kCollective, kNoTypes, 0, 0)       \
-  V(kCollectivePermuteStart, "collective-permute-start", kCollective, kNoTypes, 0, 0)     \
-  V(kCollectiveReduce, "collective-reduce", kCollective, kNoTypes, 0, 0)                  \
-  V(kCompare, "compare", kOther, kNoTypes, 0, kPrintComparison)                           \
-  V(kComplex, "complex", kBinary, kF32OrF64, 0, 0)                                        \
-  V(kConcatenate, "concatenate", kOther, kNoTypes, 0, kPrintDimensions)                   \
-  V(kConditional, "conditional", kOther, kNoTypes, kRunsCallees, kPrintBranches)          \
-  V(kConstant, "constant", kOther, kNoTypes, 0, 0)                                        \
-  V(kConvert, "convert", kOther, kNoTypes, 0, 0)                                          \
-  V(kConvolution, "convolution", kOther, kNoTypes, 0, 0)                                  \
-  V(kCopy, "copy", kUnary, kAnyType, kForwardsOperand, 0)                                 \
-  V(kCopyDone, "copy-done", kOther, kNoTypes, 0, 0)                                       \
-  V(kCopyStart, "copy-start", kOther, kNoTypes, 0, 0)                                     \
-  V(kCos, "cosine", kUnary, kFloatOrComplex, 0, 0)                                        \
-  V(kCustomCall, "custom-call", kOther, kNoTypes, 0, kPrintCustomCall | kPrintCalledList) \
-  V(kDivide, "divide", kBinary, kNumeric, 0, 0)                                           \
-  V(kDomain, "domain", kOther, kNoTypes, 0, 0)                                            \
-  V(kDot, "dot", kOther, kNoTypes, 0, 0)                                                  \
-  V(kDynamicReshape, "dynamic-reshape", kOther, kNoTypes, 0, 0)                           \
-  V(kDynamicSlice, "dynamic-slice", kOther, kNoTypes, 0, kPrintSliceSizes)                \
-  V(kDynamicUpdateSlice, "dynamic-update-slice", kOther, kNoTypes, 0, 0)                  \
-  V(kErf, "erf", kUnary, kFloating, 0, 0)                                                 \
-  V(kExp, "exponential", kUnary, kFloatOrComplex, 0, 0)                                   \
-  V(kExpm1, "exponential-minus-one", kUnary, kFloatOrComplex, 0, 0)                       \
-  V(kFft, "fft", kOther, kNoTypes, 0, kPrintFft)                                          \
-  V(kFloor, "floor", kUnary, kFloating, 0, 0)                                             \
-  V(kFusion, "fusion", kOther, kNoTypes, kRunsCallees, kPrintFusionKind | kPrintCalls)    \
-  V(kGather, "gather", kOther, kNoTypes, 0, 0)                                            \
-  V(kGetDimensionSize, "get-dimension-size", kOther, kNoTypes, 0, kPrintDimensions)       \
-  V(kGetTupleElement, "get-tuple-element", kOther, kNoTypes, 0, kPrintIndex)              \
-  V(kImag, "imag", kUnary, kFloatOrComplex, 0, 0)                                         \
-  V(kInfeed, "infeed", kOther, kNoTypes, kSideEffect, kPrintInfeedConfig)                 \
-  V(kIota, "iota", kOther, kNoTypes, 0, kPrintIotaDimension)                              \
-  V(kIsFinite, "is-finite", kUnary, kFloating, 0, 0)                                      \
-  V(kLog, "log", kUnary, kFloatOrComplex, 0, 0)                                           \
-  V(kLog1p, "log-plus-one", kUnary, kFloatOrComplex, 0, 0)                                \
-  V(kLogistic, "logistic", kUnary, kFloatOrComplex, 0, 0)                                 \
-  V(kMap, "map", kOther, kNoTypes, 0, kPrintDimensions)                                   \
-  V(kMaximum, "maximum", kBinary, kPredOrReal, kReducer, 0)                               \
-  V(kMinimum, "minimum", kBinary, kPredOrReal, kReducer, 0)                               \
-  V(kMultiply, "multiply", kBinary, kAnyType, kReducer, 0)                                \
-  V(kNegate, "negate", kUnary, kNumeric, 0, 0)                                            \
-  V(kNot, "not", kUnary, kPredOrIntegral, 0, 0)                                           \
-  V(kOptimizationBarrier, "opt-barrier", kOther, kNoTypes, kForwardsOperand, 0)           \
-  V(kOr, "or", kBinary, kPredOrIntegral, kReducer, 0)                                     \
-  V(kOutfeed, "outfeed", kOther, kNoTypes, kSideEffect, kPrintOutfeedConfig)              \
-  V(kPad, "pad", kOther, kNoTypes, 0, kPrintPadding)                                      \
-  V(kParameter, "parameter", kOther, kNoTypes, kSideEffect, 0)                            \
-  V(kPartitionId, "partition-id", kOther, kNoTypes, 0, 0)                                 \
-  V(kPopulationCount, "popcnt", kUnary, kIntegral, 0, 0)                                  \
-  V(kPower, "power", kBinary, kNumeric, 0, 0)                                             \
-  V(kRaggedAllToAll, "ragged-all-to-all", kCollective, kNoTypes, 0, 0)                    \
-  V(kRaggedDot, "ragged-dot", kOther, kNoTypes, 0, 0)                                     \
-  V(kReal, "real", kUnary, kFloatOrComplex, 0, 0)                                         \
-  V(kRecv, "recv", kOther, kNoTypes, kSideEffect, 0)                                      \
-  V(kRecvDone, "recv-done", kOther, kNoTypes, kSideEffect, 0)                             \
-  V(kReduce, "reduce", kOther, kNoTypes, 0, kPrintDimensions)                             \
-  V(kReducePrecision, "reduce-precision", kOther, kNoTypes, 0, kPrintPrecisionBits)       \
-  V(kReduceScatter, "reduce-scatter", kCollective, kNoTypes, 0, kPrintDimensions)         \
-  V(kReduceWindow, "reduce-window", kOther, kNoTypes, 0, 0)                               \
-  V(kRemainder, "remainder", kBinary, kReal, 0, 0)                                        \
-  V(kReplicaId, "replica-id", kOther, kNoTypes, 0, 0)                                     \
-  V(kReshape, "reshape", kOther, kNoTypes, 0, 0)                                          \
-  V(kReverse, "reverse", kOther, kNoTypes, 0, kPrintDimensions)                           \
-  V(kRng, "rng", kOther, kNoTypes, kSideEffect, kPrintDistribution)                       \
-  V(kRngBitGenerator, "rng-bit-generator", kOther, kNoTypes, 0, 0)                        \
-  V(kRngGetAndUpdateState, "rng-get-and-update-state", kOther, kNoTypes, kSideEffect, 0)  \
-  V(kRoundNearestAfz, "round-nearest-afz", kUnary, kFloating, 0, 0)                       \
-  V(kRoundNearestEven, "round-nearest-even", kUnary, kFloating, 0, 0)                     \
-  V(kRsqrt, "rsqrt", kUnary, kFloatOrComplex, 0, 0)                                       \
-  V(kScan, "scan", kOther, kNoTypes, 0, kPrintDimensions)                                 \
-  V(kScatter, "scatter", kOther, kNoTypes, 0, 0)                                          \
-  V(kSelect, "select", kOther, kNoTypes, 0, 0)                                            \
-  V(kSelectAndScatter, "select-and-scatter", kOther, kNoTypes, 0, kPrintSelectScatter)    \
-  V(kSend, "send", kOther, kNoTypes, kSideEffect, 0)                                      \
-  V(kSendDone, "send-done", kOther, kNoTypes, kSideEffect, 0)                             \
-  V(kSetDimensionSize, "set-dimension-size", kOther, kNoTypes, 0, kPrintDimensions)       \
-  V(kShiftLeft, "shift-left", kBinary, kIntegral, 0, 0)                                   \
-  V(kShiftRightArithmetic, "shift-right-arithmetic", kBinary, kIntegral, 0, 0)            \
-  V(kShiftRightLogical, "shift-right-logical", kBinary, kIntegral, 0, 0)                  \
-  V(kSign, "sign", kUnary, kSignedNumeric, 0, 0)                                          \
-  V(kSin, "sine", kUnary, kFloatOrComplex, 0, 0)                                          \
-  V(kSlice, "slice", kOther, kNoTypes, 0, kPrintSlice)                                    \
-  V(kSort, "sort", kOther, kNoTypes, 0, kPrintDimensions | kPrintStable)                  \
-  V(kSqrt, "sqrt", kUnary, kFloatOrComplex, 0, 0)                                         \
-  V(kStochasticConvert, "stochastic-convert", kOther, kNoTypes, 0, 0)                     \
-  V(kSubtract, "subtract", kBinary, kNumeric, 0, 0)                                       \
-  V(kTan, "tan", kUnary, kFloatOrComplex, 0, 0)                                           \
-  V(kTanh, "tanh", kUnary, kFloatOrComplex, 0, 0)                                         \
-  V(kTopK, "topk", kOther, kNoTypes, 0, kPrintTopK)                                       \
-  V(kTranspose, "transpose", kOther, kNoTypes, 0, kPrintDimensions)                       \
-  V(kTriangularSolve, "triangular-solve", kOther, kNoTypes, 0, 0)                         \
-  V(kTuple, "tuple", kOther, kNoTypes, 0, 0)                                              \
-  V(kWhile, "while", kOther, kNoTypes, kRunsCallees, kPrintConditionBody)                 \
+#define HLO_OPCODE_LIST(V)                                                                         \
+  V(kAbs, "abs", kUnary, kSignedNumeric, 0, 0)                                                     \
+  V(kAdd, "add", kBinary, kAnyType, kReducer, 0)                                                   \
+  V(kAddDependency, "add-dependency", kOther, kNoTypes, kAliasesOperands, 0)                       \
+  V(kAfterAll, "after-all", kOther, kNoTypes, 0, 0)                                                \
+  V(kAllGather, "all-gather", kCollective, kNoTypes, 0, kPrintDimensions)                          \
+  V(kAllGatherDone, "all-gather-done", kCollective, kNoTypes, kAliasesOperands, 0)                 \
+  V(kAllGatherStart, "all-gather-start", kCollective, kNoTypes, kStartHoldsOperands,               \
+    kPrintDimensions)                                                                              \
+  V(kAllReduce, "all-reduce", kCollective, kNoTypes, 0, 0)                                         \
+  V(kAllReduceDone, "all-reduce-done", kCollective, kNoTypes, kAliasesOperands, 0)                 \
+  V(kAllReduceStart, "all-reduce-start", kCollective, kNoTypes, 0, 0)                              \
+  V(kAllToAll, "all-to-all", kCollective, kNoTypes, 0, kPrintDimensionsIfAny)                      \
+  V(kAnd, "and", kBinary, kPredOrIntegral, kReducer, 0)                                            \
+  V(kAsyncDone, "async-done", kAsync, kNoTypes, kAliasesOperands, 0)                               \
+  V(kAsyncStart, "async-start", kAsync, kNoTypes, kRunsCallees | kStartHoldsOperands, kPrintCalls) \
+  V(kAsyncUpdate, "async-update", kAsync, kNoTypes, kAliasesOperands, 0)                           \
+  V(kAtan2, "atan2", kBinary, kFloatOrComplex, 0, 0)                                               \
+  V(kBatchNormGrad, "batch-norm-grad", kOther, kNoTypes, 0, kPrintBatchNorm)                       \
+  V(kBatchNormInference, "batch-norm-inference", kOther, kNoTypes, 0, kPrintBatchNorm)             \
+  V(kBatchNormTraining, "batch-norm-training", kOther, kNoTypes, 0, kPrintBatchNorm)               \
+  V(kBitcast, "bitcast", kOther, kNoTypes, kAliasesOperands, 0)                                    \
+  V(kBitcastConvert, "bitcast-convert", kOther, kNoTypes, 0, 0)                                    \
+  V(kBroadcast, "broadcast", kOther, kNoTypes, 0, kPrintDimensions)                                \
+  V(kCall, "call", kOther, kNoTypes, kRunsCallees, 0)                                              \
+  V(kCbrt, "cbrt", kUnary, kFloating, 0, 0)                                                        \
+  V(kCeil, "ceil", kUnary, kFloating, 0, 0)                                                        \
+  V(kCholesky, "cholesky", kOther, kNoTypes, 0, 0)                                                 \
+  V(kClamp, "clamp", kOther, kNoTypes, 0, 0)                                                       \
+  V(kClz, "count-leading-zeros", kUnary, kIntegral, 0, 0)                                          \
+  V(kCollectiveBroadcast, "collective-broadcast", kCollective, kNoTypes, 0, 0)                     \
+  V(kCollectivePermute, "collective-permute", kCollective, kNoTypes, 0, 0)                         \
+  V(kCollectivePermuteDone, "collective-permute-done", kCollective, kNoTypes, kAliasesOperands, 0) \
+  V(kCollectivePermuteStart, "collective-permute-start", kCollective, kNoTypes,                    \
+    kStartHoldsOperands, 0)                                                                        \
+  V(kCollectiveReduce, "collective-reduce", kCollective, kNoTypes, 0, 0)                           \
+  V(kCompare, "compare", kOther, kNoTypes, 0, kPrintComparison)                                    \
+  V(kComplex, "complex", kBinary, kF32OrF64, 0, 0)                                                 \
+  V(kConcatenate, "concatenate", kOther, kNoTypes, 0, kPrintDimensions)                            \
+  V(kConditional, "conditional", kOther, kNoTypes, kRunsCallees, kPrintBranches)                   \
+  V(kConstant, "constant", kOther, kNoTypes, 0, 0)                                                 \
+  V(kConvert, "convert", kOther, kNoTypes, 0, 0)                                                   \
+  V(kConvolution, "convolution", kOther, kNoTypes, 0, 0)                                           \
+  V(kCopy, "copy", kUnary, kAnyType, kForwardsOperand, 0)                                          \
+  V(kCopyDone, "copy-done", kOther, kNoTypes, kAliasesOperands, 0)                                 \
+  V(kCopyStart, "copy-start", kOther, kNoTypes, kStartHoldsOperands, 0)                            \
+  V(kCos, "cosine", kUnary, kFloatOrComplex, 0, 0)                                                 \
+  V(kCustomCall, "custom-call", kOther, kNoTypes, 0, kPrintCustomCall | kPrintCalledList)          \
+  V(kDivide, "divide", kBinary, kNumeric, 0, 0)                                                    \
+  V(kDomain, "domain", kOther, kNoTypes, 0, 0)                                                     \
+  V(kDot, "dot", kOther, kNoTypes, 0, 0)                                                           \
+  V(kDynamicReshape, "dynamic-reshape", kOther, kNoTypes, 0, 0)                                    \
+  V(kDynamicSlice, "dynamic-slice", kOther, kNoTypes, 0, kPrintSliceSizes)                         \
+  V(kDynamicUpdateSlice, "dynamic-update-slice", kOther, kNoTypes, kUpdatesInPlace, 0)             \
+  V(kErf, "erf", kUnary, kFloating, 0, 0)                                                          \
+  V(kExp, "exponential", kUnary, kFloatOrComplex, 0, 0)                                            \
+  V(kExpm1, "exponential-minus-one", kUnary, kFloatOrComplex, 0, 0)                                \
+  V(kFft, "fft", kOther, kNoTypes, 0, kPrintFft)                                                   \
+  V(kFloor, "floor", kUnary, kFloating, 0, 0)                                                      \
+  V(kFusion, "fusion", kOther, kNoTypes, kRunsCallees, kPrintFusionKind | kPrintCalls)             \
+  V(kGather, "gather", kOther, kNoTypes, 0, 0)                                                     \
+  V(kGetDimensionSize, "get-dimension-size", kOther, kNoTypes, 0, kPrintDimensions)                \
+  V(kGetTupleElement, "get-tuple-element", kOther, kNoTypes, kAliasesOperands, kPrintIndex)        \
+  V(kImag, "imag", kUnary, kFloatOrComplex, 0, 0)                                                  \
+  V(kInfeed, "infeed", kOther, kNoTypes, kSideEffect, kPrintInfeedConfig)                          \
+  V(kIota, "iota", kOther, kNoTypes, 0, kPrintIotaDimension)                                       \
+  V(kIsFinite, "is-finite", kUnary, kFloating, 0, 0)                                               \
+  V(kLog, "log", kUnary, kFloatOrComplex, 0, 0)                                                    \
+  V(kLog1p, "log-plus-one", kUnary, kFloatOrComplex, 0, 0)                                         \
+  V(kLogistic, "logistic", kUnary, kFloatOrComplex, 0, 0)                                          \
+  V(kMap, "map", kOther, kNoTypes, 0, kPrintDimensions)                                            \
+  V(kMaximum, "maximum", kBinary, kPredOrReal, kReducer, 0)                                        \
+  V(kMinimum, "minimum", kBinary, kPredOrReal, kReducer, 0)                                        \
+  V(kMultiply, "multiply", kBinary, kAnyType, kReducer, 0)                                         \
+  V(kNegate, "negate", kUnary, kNumeric, 0, 0)                                                     \
+  V(kNot, "not", kUnary, kPredOrIntegral, 0, 0)                                                    \
+  V(kOptimizationBarrier, "opt-barrier", kOther, kNoTypes, kForwardsOperand | kAliasesOperands, 0) \
+  V(kOr, "or", kBinary, kPredOrIntegral, kReducer, 0)                                              \
+  V(kOutfeed, "outfeed", kOther, kNoTypes, kSideEffect, kPrintOutfeedConfig)                       \
+  V(kPad, "pad", kOther, kNoTypes, 0, kPrintPadding)                                               \
+  V(kParameter, "parameter", kOther, kNoTypes, kSideEffect, 0)                                     \
+  V(kPartitionId, "partition-id", kOther, kNoTypes, 0, 0)                                          \
+  V(kPopulationCount, "popcnt", kUnary, kIntegral, 0, 0)                                           \
+  V(kPower, "power", kBinary, kNumeric, 0, 0)                                                      \
+  V(kRaggedAllToAll, "ragged-all-to-all", kCollective, kNoTypes, 0, 0)                             \
+  V(kRaggedDot, "ragged-dot", kOther, kNoTypes, 0, 0)                                              \
+  V(kReal, "real", kUnary, kFloatOrComplex, 0, 0)                                                  \
+  V(kRecv, "recv", kOther, kNoTypes, kSideEffect, 0)                                               \
+  V(kRecvDone, "recv-done", kOther, kNoTypes, kSideEffect, 0)                                      \
+  V(kReduce, "reduce", kOther, kNoTypes, 0, kPrintDimensions)                                      \
+  V(kReducePrecision, "reduce-precision", kOther, kNoTypes, 0, kPrintPrecisionBits)                \
+  V(kReduceScatter, "reduce-scatter", kCollective, kNoTypes, 0, kPrintDimensions)                  \
+  V(kReduceWindow, "reduce-window", kOther, kNoTypes, 0, 0)                                        \
+  V(kRemainder, "remainder", kBinary, kReal, 0, 0)                                                 \
+  V(kReplicaId, "replica-id", kOther, kNoTypes, 0, 0)                                              \
+  V(kReshape, "reshape", kOther, kNoTypes, 0, 0)                                                   \
+  V(kReverse, "reverse", kOther, kNoTypes, 0, kPrintDimensions)                                    \
+  V(kRng, "rng", kOther, kNoTypes, kSideEffect, kPrintDistribution)                                \
+  V(kRngBitGenerator, "rng-bit-generator", kOther, kNoTypes, 0, 0)                                 \
+  V(kRngGetAndUpdateState, "rng-get-and-update-state", kOther, kNoTypes, kSideEffect, 0)           \
+  V(kRoundNearestAfz, "round-nearest-afz", kUnary, kFloating, 0, 0)                                \
+  V(kRoundNearestEven, "round-nearest-even", kUnary, kFloating, 0, 0)                              \
+  V(kRsqrt, "rsqrt", kUnary, kFloatOrComplex, 0, 0)                                                \
+  V(kScan, "scan", kOther, kNoTypes, 0, kPrintDimensions)                                          \
+  V(kScatter, "scatter", kOther, kNoTypes, kUpdatesInPlace, 0)                                     \
+  V(kSelect, "select", kOther, kNoTypes, 0, 0)                                                     \
+  V(kSelectAndScatter, "select-and-scatter", kOther, kNoTypes, 0, kPrintSelectScatter)             \
+  V(kSend, "send", kOther, kNoTypes, kSideEffect, 0)                                               \
+  V(kSendDone, "send-done", kOther, kNoTypes, kSideEffect, 0)                                      \
+  V(kSetDimensionSize, "set-dimension-size", kOther, kNoTypes, 0, kPrintDimensions)                \
+  V(kShiftLeft, "shift-left", kBinary, kIntegral, 0, 0)                                            \
+  V(kShiftRightArithmetic, "shift-right-arithmetic", kBinary, kIntegral, 0, 0)                     \
+  V(kShiftRightLogical, "shift-right-logical", kBinary, kIntegral, 0, 0)                           \
+  V(kSign, "sign", kUnary, kSignedNumeric, 0, 0)                                                   \
+  V(kSin, "sine", kUnary, kFloatOrComplex, 0, 0)                                                   \
+  V(kSlice, "slice", kOther, kNoTypes, 0, kPrintSlice)                                             \
+  V(kSort, "sort", kOther, kNoTypes, 0, kPrintDimensions | kPrintStable)                           \
+  V(kSqrt, "sqrt", kUnary, kFloatOrComplex, 0, 0)                                                  \
+  V(kStochasticConvert, "stochastic-convert", kOther, kNoTypes, 0, 0)                              \
+  V(kSubtract, "subtract", kBinary, kNumeric, 0, 0)                                                \
+  V(kTan, "tan", kUnary, kFloatOrComplex, 0, 0)                                                    \
+  V(kTanh, "tanh", kUnary, kFloatOrComplex, 0, 0)                                                  \
+  V(kTopK, "topk", kOther, kNoTypes, 0, kPrintTopK)                                                \
+  V(kTranspose, "transpose", kOther, kNoTypes, 0, kPrintDimensions)                                \
+  V(kTriangularSolve, "triangular-solve", kOther, kNoTypes, 0, 0)                                  \
+  V(kTuple, "tuple", kOther, kNoTypes, kAliasesOperands, 0)                                        \
+  V(kWhile, "while", kOther, kNoTypes, kRunsCallees | kUpdatesInPlace, kPrintConditionBody)        \
   V(kXor, "xor", kBinary, kPredOrIntegral, 0, 0)
 
 enum class HloOpcode {

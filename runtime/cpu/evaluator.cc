@@ -4,6 +4,7 @@
 
 #include <optional>
 
+#include "hlo/analysis/peak_memory.h"
 #include "hlo/ir/hlo_computation.h"
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
@@ -168,18 +169,14 @@ absl::StatusOr<Literal> Evaluator::Execute(const hlo::HloComputation& computatio
                                                   " arguments, got ", params.size()));
   }
   absl::flat_hash_map<const HloInstruction*, size_t> index;
-  std::vector<size_t> last_use(instrs.size());
   for (size_t i = 0; i < instrs.size(); ++i) {
     index[instrs[i].get()] = i;
-    last_use[i] = i;
     for (const HloInstruction* op : instrs[i]->operands()) {
-      auto it = index.find(op);
-      if (it == index.end()) {
+      if (!index.contains(op)) {
         return ErrorAt(*instrs[i], hlo::StrCat("operand %", op->name(),
                                                " is not computed before it in computation ",
                                                computation.name()));
       }
-      last_use[it->second] = i;
     }
   }
   auto root_it = index.find(computation.root_instruction());
@@ -188,6 +185,9 @@ absl::StatusOr<Literal> Evaluator::Execute(const hlo::HloComputation& computatio
         hlo::StrCat("computation ", computation.name(), " has no root"));
   }
   const size_t root = root_it->second;
+  // Each value is freed after its last reader (the root's is kept: its last reader is "after
+  // the end").
+  const std::vector<size_t> last_use = hlo::LastReaders(computation);
   // values[i] owns what instruction i computed; value_ptrs[i] is what readers see (a borrowed
   // argument for parameters of called computations, else &*values[i]).
   std::vector<std::optional<Literal>> values(instrs.size());
@@ -226,12 +226,12 @@ absl::StatusOr<Literal> Evaluator::Execute(const hlo::HloComputation& computatio
     // Drop operands whose last use this was.
     for (const HloInstruction* op : instr.operands()) {
       size_t k = index.at(op);
-      if (last_use[k] == i && k != root) {
+      if (last_use[k] == i) {
         values[k].reset();
         value_ptrs[k] = nullptr;
       }
     }
-    if (last_use[i] == i && i != root) {
+    if (last_use[i] == i) {
       values[i].reset();
       value_ptrs[i] = nullptr;
     }
