@@ -56,6 +56,23 @@ TEST(RebuildPartitionTest, ReshapeAndTransposeOfAWholeValueAreRebuiltWhole) {
   }
 }
 
+// XLA's NoReshardOnBroadcastDims: a split reshape of a split broadcast, wanted in another
+// device order, is rebuilt tile by tile (the reshape maps the tiles exactly) from the broadcast
+// rebuilt in the matching order; never from the whole broadcast, which held the full array on
+// every device (3.8x the peak).
+TEST(RebuildPartitionTest, ReshapeThatMapsTilesIsRebuiltTileByTile) {
+  Partitioned p = PartitionBody(
+      "p = f32[2,3] parameter(0), sharding={replicated}\n"
+      "b = f32[20,2,20,3,20] broadcast(p), dimensions={1,3}, sharding={devices=[2,1,2,1,2]<=[8]}\n"
+      "r = f32[10,4,10,6,20] reshape(b), sharding={devices=[2,1,2,1,2]<=[8]}\n"
+      "ROOT c = f32[10,4,10,6,20] copy(r), sharding={devices=[2,1,2,1,2]7,6,3,2,5,4,0,1}",
+      8);
+  ASSERT_NE(p.spmd, nullptr);
+  EXPECT_EQ(BytesReceived(p), 0) << p.explain << p.spmd->ToString();
+  EXPECT_EQ(p.spmd->ToString().find("f32[20,2,20,3,20]"), std::string::npos) << p.spmd->ToString();
+  ExpectVerifies(p, 8);
+}
+
 // XLA's SelectAndScatterNoOverlap and TiledToReplicated: a split constant, wanted whole (or
 // in another layout), is cloned from its literal and sliced locally instead of gathered. A
 // constant over CSE's merge limit (1 KiB) is not: its clones would each hold the literal.

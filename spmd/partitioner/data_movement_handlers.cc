@@ -106,18 +106,6 @@ std::optional<ReshapeCandidate> CandidateFromOperand(const HloInstruction& origi
   return ReshapeCandidate{operand, *std::move(local)};
 }
 
-// The result's tiling seen on the operand, when the reshape maps it exactly and evenly.
-std::optional<HloSharding> DirectOperandSharding(const HloInstruction& original,
-                                                 const HloSharding& sharding) {
-  const Shape& operand_shape = original.operand(0)->shape();
-  absl::StatusOr<HloSharding> direct =
-      hlo::ReshapeSharding(sharding, original.shape(), operand_shape);
-  if (!direct.ok() || !Even(sharding, original.shape()) || !Even(*direct, operand_shape)) {
-    return std::nullopt;
-  }
-  return *std::move(direct);
-}
-
 // The candidates, in order of preference on equal cost: the result's tiling seen on the
 // operand (`direct`); the result's tiles that map onto the operand (the rest sliced locally
 // after, e.g. [2,64,8] {devices=[1,2,4]} from [128,8]: the 4 tiles of dim 2 survive); the
@@ -207,6 +195,17 @@ absl::Status HandleIota(const HloInstruction& original, const HloSharding& shard
 }
 
 }  // namespace
+
+std::optional<HloSharding> DirectOperandSharding(const HloInstruction& original,
+                                                 const HloSharding& sharding) {
+  const Shape& operand_shape = original.operand(0)->shape();
+  absl::StatusOr<HloSharding> direct =
+      hlo::ReshapeSharding(sharding, original.shape(), operand_shape);
+  if (!direct.ok() || !Even(sharding, original.shape()) || !Even(*direct, operand_shape)) {
+    return std::nullopt;
+  }
+  return *std::move(direct);
+}
 
 void RegisterDataMovementHandlers(HandlerTable& table) {
   for (HloOpcode opcode : DimensionMapOpcodes()) table[opcode] = &HandleDimensionMap;

@@ -5,6 +5,8 @@
 #ifndef SPMD_PARTITIONER_HANDLERS_H_
 #define SPMD_PARTITIONER_HANDLERS_H_
 
+#include <optional>
+
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "spmd/partitioner/partition_context.h"
@@ -138,6 +140,11 @@ hlo::HloInstruction* CloneWithOperands(const hlo::HloInstruction& original, hlo:
                                        PartitionContext& ctx);
 // The padded per-device shape of `base` under `sharding`.
 absl::StatusOr<hlo::Shape> LocalShape(const hlo::HloSharding& sharding, const hlo::Shape& base);
+// The tiling of a reshape's operand that gives `sharding` of its result by a local reshape: the
+// result's tiling seen on the operand (hlo::ReshapeSharding), when it maps exactly and evenly
+// (no padding on either side); else nullopt.
+std::optional<hlo::HloSharding> DirectOperandSharding(const hlo::HloInstruction& reshape,
+                                                      const hlo::HloSharding& sharding);
 // `original`'s operand `i` fully replicated (tuples element by element).
 absl::StatusOr<hlo::HloInstruction*> GetReplicated(const hlo::HloInstruction* original,
                                                    PartitionContext& ctx);

@@ -1,6 +1,7 @@
 #include "spmd/partitioner/rebuild.h"
 
 #include <algorithm>
+#include <optional>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -66,7 +67,8 @@ bool TransposeRule(const HloInstruction& instr, const HloSharding& to, Rule& rul
 }
 
 // Whole from whole operands (then sliced locally): the ops whose tilings do not map through
-// in general (reshape) or whose operands' layouts depend on data (gather, dynamic-slice).
+// (a reshape that splits a tile) or whose operands' layouts depend on data (gather,
+// dynamic-slice).
 bool WholeRule(const HloInstruction& instr, const HloSharding&, Rule& rule) {
   for (const HloInstruction* operand : instr.operands()) {
     if (!operand->shape().IsArray()) return false;
@@ -74,6 +76,16 @@ bool WholeRule(const HloInstruction& instr, const HloSharding&, Rule& rule) {
   }
   rule.computed = HloSharding::Replicate();
   return true;
+}
+
+// A reshape whose tiling maps onto its operand exactly and evenly is rebuilt locally from the
+// operand in that tiling; another, whole from the whole operand, then sliced.
+bool ReshapeRule(const HloInstruction& instr, const HloSharding& to, Rule& rule) {
+  if (std::optional<HloSharding> s = DirectOperandSharding(instr, to)) {
+    rule.operands = {*std::move(s)};
+    return true;
+  }
+  return WholeRule(instr, to, rule);
 }
 
 // From nothing (PartitionContext::LocalIota), for the types it builds.
@@ -94,8 +106,8 @@ const MoveRule* FindMoveRule(HloOpcode op) {
   static const auto* rules = new absl::flat_hash_map<HloOpcode, MoveRule>{
       {HloOpcode::kBroadcast, &BroadcastRule},  // Operand tiled through the dimension map.
       {HloOpcode::kTranspose, &TransposeRule},  // Likewise.
-      {HloOpcode::kReshape, &WholeRule},        // Whole from whole operands, then sliced.
-      {HloOpcode::kGather, &WholeRule},         // Likewise.
+      {HloOpcode::kReshape, &ReshapeRule},      // Tiled through when exact, else whole.
+      {HloOpcode::kGather, &WholeRule},         // Whole from whole operands, then sliced.
       {HloOpcode::kSlice, &WholeRule},          // Likewise.
       {HloOpcode::kDynamicSlice, &WholeRule},   // Likewise.
       {HloOpcode::kPad, &WholeRule},            // Likewise.
