@@ -123,6 +123,9 @@ ENTRY main {
     start_index_map={0}, index_vector_dim=1, slice_sizes={1,4}, sharding={replicated}
 })");
   EXPECT_NE(p.explain.find("masked"), std::string::npos) << p.explain;
+  // Whether a row is in the shard is one unsigned comparison of its shifted index with the
+  // shard's width (a negative one wraps past it), not two comparisons and an and.
+  EXPECT_EQ(Counts(*p.spmd)[HloOpcode::kAnd], 0) << p.spmd->ToString();
   ExpectMaskedGather(p, "f32[3,4]", 2);
 }
 

@@ -144,13 +144,20 @@ std::pair<HloInstruction*, HloInstruction*> ShiftComponent(HloInstruction* index
     if (type != PrimitiveType::kS32) local = ctx.Add(HloOpcode::kConvert, index->shape(), {local});
     return {local, nullptr};
   }
-  HloInstruction* hi = Broadcast(
-      ctx.PerDeviceScalar(ctx.ShardBounds(operand.sharding, operand_shape, dim, /*limits=*/true)),
-      s32, ctx);
-  HloInstruction* in_shard = ctx.Add(HloOpcode::kAnd, WithType(s32, PrimitiveType::kPred),
-                                     {Compare(global, lo, hlo::ComparisonDirection::kGe, ctx),
-                                      Compare(global, hi, hlo::ComparisonDirection::kLt, ctx)});
   HloInstruction* local = ctx.Add(HloOpcode::kSubtract, s32, {global, lo});
+  // In the shard when 0 <= local < its width: one unsigned comparison, since a negative local
+  // read as u32 is past every width.
+  std::vector<int64_t> widths =
+      ctx.ShardBounds(operand.sharding, operand_shape, dim, /*limits=*/true);
+  const std::vector<int64_t> starts = ctx.ShardBounds(operand.sharding, operand_shape, dim);
+  for (size_t k = 0; k < widths.size(); ++k)
+    widths[k] = std::max<int64_t>(0, widths[k] - starts[k]);
+  const Shape u32 = WithType(s32, PrimitiveType::kU32);
+  HloInstruction* width = ctx.Add(HloOpcode::kConvert, Shape::Array(PrimitiveType::kU32, {}),
+                                  {ctx.PerDeviceScalar(widths)});
+  HloInstruction* in_shard =
+      Compare(ctx.Add(HloOpcode::kBitcastConvert, u32, {local}), Broadcast(width, u32, ctx),
+              hlo::ComparisonDirection::kLt, ctx);
   if (outside == OutsideShard::kOutOfBounds) {
     // Past the end of every shard (a window is 1 wide along `dim`).
     HloInstruction* past = Broadcast(ctx.ScalarConstant(PrimitiveType::kS32, size), s32, ctx);
