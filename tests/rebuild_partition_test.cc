@@ -7,6 +7,7 @@
 #include "gtest/gtest.h"
 #include "hlo/analysis/module_stats.h"
 #include "hlo/ir/hlo_module.h"
+#include "runtime/cpu/modular_verify.h"
 #include "tests/partition_test_util.h"
 
 namespace {
@@ -71,6 +72,35 @@ TEST(RebuildPartitionTest, ReshapeThatMapsTilesIsRebuiltTileByTile) {
   EXPECT_EQ(BytesReceived(p), 0) << p.explain << p.spmd->ToString();
   EXPECT_EQ(p.spmd->ToString().find("f32[20,2,20,3,20]"), std::string::npos) << p.spmd->ToString();
   ExpectVerifies(p, 8);
+}
+
+// A value rebuilt instead of sliced from its whole (a split reshape of a split parameter,
+// wanted split where its own sharding is whole) is a second home of the original: it has an
+// origin record, so modular verification cuts it like the first. Unrecorded, the rebuilt
+// value was computed from cut operands and compared with the original's cut values: a false
+// mismatch the partition fuzzer found.
+TEST(RebuildPartitionTest, ValuesRebuiltInsteadOfSlicedAreRecorded) {
+  spmd::PartitionerOptions recording;
+  recording.record_origins = true;
+  Partitioned p = Partition(
+      "HloModule m, num_partitions=4\nENTRY main {\n"
+      "p0 = bf16[8,8] parameter(0), sharding={devices=[4,1]<=[4]}\n"
+      "reshape = bf16[64] reshape(p0), sharding={replicated}\n"
+      "abs = bf16[64] abs(reshape), sharding={devices=[4]<=[4]}\n"
+      "ROOT tuple = (bf16[64], bf16[64]) tuple(reshape, abs), "
+      "sharding={{replicated}, {devices=[4]<=[4]}}\n}\n",
+      recording);
+  ASSERT_NE(p.spmd, nullptr);
+  EXPECT_NE(p.explain.find("rather than sliced from the whole value"), std::string::npos)
+      << p.explain;
+  ExpectVerifies(p, 4);
+  runtime::ModularVerifyOptions options;
+  options.seed = 1;
+  options.num_partitions = 4;
+  absl::StatusOr<runtime::ModularResult> checked =
+      runtime::VerifyModular(*p.original, *p.spmd, p.origins, options);
+  ASSERT_TRUE(checked.ok()) << checked.status();
+  EXPECT_TRUE(checked->ok()) << checked->ToString() << p.spmd->ToString();
 }
 
 // XLA's SelectAndScatterNoOverlap and TiledToReplicated: a split constant, wanted whole (or

@@ -275,20 +275,7 @@ absl::StatusOr<HloInstruction*> PartitionContext::GetInSharding(const HloInstruc
     // Computed again where it is wanted when that beats moving it (rebuild.h).
     const Received moved = ReshardReceived(original->shape(), pv->sharding, sharding, *this);
     if (*us < moved.us) {
-      const size_t before = output_->instructions().size();
-      ASSIGN_OR_RETURN(result, Rebuild(original, sharding, *this));
-      // A second home of the value (hlo/sharding/spmd_origin.h), when the rebuild made one: a
-      // marker or copy rebuilt as its operand's existing value (a Sharding custom-call of a
-      // replicated parameter) is that operand's home, recorded with it, and the modular
-      // verifier reads an instruction's first record.
-      const bool made =
-          std::any_of(output_->instructions().begin() + static_cast<std::ptrdiff_t>(before),
-                      output_->instructions().end(),
-                      [&](const std::unique_ptr<HloInstruction>& i) { return i.get() == result; });
-      if (options_->record_origins && made && !log_->preprocessed.contains(original)) {
-        log_->origins.push_back({hlo::SpmdOrigin::Kind::kValue, output_->name(), result->name(),
-                                 original->parent()->name(), original->name(), sharding});
-      }
+      ASSIGN_OR_RETURN(result, RebuildRecorded(original, sharding));
       if (log_->keep_lines) {
         log_->lines.push_back(hlo::StrCat(
             "reshard %", original->name(), " ", pv->sharding.ToStringWithoutMetadata(), " -> ",
@@ -333,7 +320,26 @@ absl::StatusOr<HloInstruction*> PartitionContext::RebuildInsteadOfSlice(
                                       to.ToStringWithoutMetadata(), ": rebuilt (", *us,
                                       " us) rather than sliced from the whole value"));
   }
-  return Rebuild(original, to, *this);
+  return RebuildRecorded(original, to);
+}
+
+absl::StatusOr<HloInstruction*> PartitionContext::RebuildRecorded(const HloInstruction* original,
+                                                                  const HloSharding& to) {
+  const size_t before = output_->instructions().size();
+  ASSIGN_OR_RETURN(HloInstruction * result, Rebuild(original, to, *this));
+  // A second home of the value (hlo/sharding/spmd_origin.h), when the rebuild made one: a
+  // marker or copy rebuilt as its operand's existing value (a Sharding custom-call of a
+  // replicated parameter) is that operand's home, recorded with it, and the modular verifier
+  // reads an instruction's first record.
+  const bool made =
+      std::any_of(output_->instructions().begin() + static_cast<std::ptrdiff_t>(before),
+                  output_->instructions().end(),
+                  [&](const std::unique_ptr<HloInstruction>& i) { return i.get() == result; });
+  if (options_->record_origins && made && !log_->preprocessed.contains(original)) {
+    log_->origins.push_back({hlo::SpmdOrigin::Kind::kValue, output_->name(), result->name(),
+                             original->parent()->name(), original->name(), to});
+  }
+  return result;
 }
 
 absl::StatusOr<HloInstruction*> PartitionContext::ReshardAlongConstantDims(

@@ -164,6 +164,10 @@ class PartitionContext {
   absl::StatusOr<hlo::HloInstruction*> RebuildInsteadOfSlice(const hlo::HloInstruction* original,
                                                              const PartitionedValue& pv,
                                                              const hlo::HloSharding& to);
+  // `original` computed again in `to` (rebuild.h), with an origin record for the value it makes
+  // (a second home of `original`, which the modular verifier cuts like the first).
+  absl::StatusOr<hlo::HloInstruction*> RebuildRecorded(const hlo::HloInstruction* original,
+                                                       const hlo::HloSharding& to);
   // `pv` (the value of `original`) resharded to `to` when `original` is constant along dims
   // that either sharding splits (hlo::ConstantAlongDims: a broadcast's new dims): one element
   // along them is resharded with them replicated, then broadcast to `to`'s shard; the copies
