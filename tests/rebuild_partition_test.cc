@@ -78,29 +78,41 @@ TEST(RebuildPartitionTest, ReshapeThatMapsTilesIsRebuiltTileByTile) {
 // wanted split where its own sharding is whole) is a second home of the original: it has an
 // origin record, so modular verification cuts it like the first. Unrecorded, the rebuilt
 // value was computed from cut operands and compared with the original's cut values: a false
-// mismatch the partition fuzzer found.
+// mismatch the partition fuzzer found. A marker (a Sharding custom-call) rebuilt so returns
+// its operand's home, which must not be recorded as the marker's (the verifier cuts a marker
+// with its operand's values).
 TEST(RebuildPartitionTest, ValuesRebuiltInsteadOfSlicedAreRecorded) {
-  spmd::PartitionerOptions recording;
-  recording.record_origins = true;
-  Partitioned p = Partition(
-      "HloModule m, num_partitions=4\nENTRY main {\n"
-      "p0 = bf16[8,8] parameter(0), sharding={devices=[4,1]<=[4]}\n"
-      "reshape = bf16[64] reshape(p0), sharding={replicated}\n"
-      "abs = bf16[64] abs(reshape), sharding={devices=[4]<=[4]}\n"
-      "ROOT tuple = (bf16[64], bf16[64]) tuple(reshape, abs), "
-      "sharding={{replicated}, {devices=[4]<=[4]}}\n}\n",
-      recording);
-  ASSERT_NE(p.spmd, nullptr);
-  EXPECT_NE(p.explain.find("rather than sliced from the whole value"), std::string::npos)
-      << p.explain;
-  ExpectVerifies(p, 4);
-  runtime::ModularVerifyOptions options;
-  options.seed = 1;
-  options.num_partitions = 4;
-  absl::StatusOr<runtime::ModularResult> checked =
-      runtime::VerifyModular(*p.original, *p.spmd, p.origins, options);
-  ASSERT_TRUE(checked.ok()) << checked.status();
-  EXPECT_TRUE(checked->ok()) << checked->ToString() << p.spmd->ToString();
+  for (const std::string& body :
+       {std::string("p0 = bf16[8,8] parameter(0), sharding={devices=[4,1]<=[4]}\n"
+                    "reshape = bf16[64] reshape(p0), sharding={replicated}\n"
+                    "abs = bf16[64] abs(reshape), sharding={devices=[4]<=[4]}\n"
+                    "ROOT tuple = (bf16[64], bf16[64]) tuple(reshape, abs), "
+                    "sharding={{replicated}, {devices=[4]<=[4]}}"),
+        std::string("p = f32[] parameter(0), sharding={replicated}\n"
+                    "br = f32[3] broadcast(p), dimensions={}, sharding={devices=[4]<=[4]}\n"
+                    "add = f32[3] add(br, br)\n"
+                    "annotate = f32[3] custom-call(add), custom_call_target=\"Sharding\", "
+                    "sharding={replicated}\n"
+                    "ROOT copy = f32[3] copy(annotate), sharding={devices=[4]3,2,1,0}")}) {
+    SCOPED_TRACE(body);
+    spmd::PartitionerOptions recording;
+    recording.record_origins = true;
+    Partitioned p =
+        Partition("HloModule m, num_partitions=4\nENTRY main {\n" + body + "\n}\n", recording);
+    ASSERT_NE(p.spmd, nullptr);
+    EXPECT_NE(p.explain.find("rather than sliced from the whole value"), std::string::npos)
+        << p.explain;
+    ExpectVerifies(p, 4);
+    for (uint64_t seed : {0, 1, 2}) {
+      runtime::ModularVerifyOptions options;
+      options.seed = seed;
+      options.num_partitions = 4;
+      absl::StatusOr<runtime::ModularResult> checked =
+          runtime::VerifyModular(*p.original, *p.spmd, p.origins, options);
+      ASSERT_TRUE(checked.ok()) << checked.status();
+      EXPECT_TRUE(checked->ok()) << checked->ToString() << p.spmd->ToString();
+    }
+  }
 }
 
 // XLA's SelectAndScatterNoOverlap and TiledToReplicated: a split constant, wanted whole (or

@@ -327,11 +327,13 @@ absl::StatusOr<HloInstruction*> PartitionContext::RebuildRecorded(const HloInstr
                                                                   const HloSharding& to) {
   const size_t before = output_->instructions().size();
   ASSIGN_OR_RETURN(HloInstruction * result, Rebuild(original, to, *this));
-  // A second home of the value (hlo/sharding/spmd_origin.h), when the rebuild made one: a
-  // marker or copy rebuilt as its operand's existing value (a Sharding custom-call of a
-  // replicated parameter) is that operand's home, recorded with it, and the modular verifier
-  // reads an instruction's first record.
+  // A second home of the value (hlo/sharding/spmd_origin.h), when the rebuild made one of its
+  // own: a marker rebuilt as its operand's value (a Sharding custom-call of a replicated
+  // parameter) returns the operand's home, existing or just made (recorded with the operand when
+  // rebuilt; a reshard has no record), and the modular verifier reads an instruction's first
+  // record.
   const bool made =
+      !RebuiltAsOperand(*original) &&
       std::any_of(output_->instructions().begin() + static_cast<std::ptrdiff_t>(before),
                   output_->instructions().end(),
                   [&](const std::unique_ptr<HloInstruction>& i) { return i.get() == result; });

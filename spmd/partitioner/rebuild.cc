@@ -263,6 +263,8 @@ bool RebuildsAnywhere(const HloInstruction* original, PartitionContext& ctx) {
   return true;
 }
 
+bool RebuiltAsOperand(const HloInstruction& original) { return IsMarker(original); }
+
 absl::StatusOr<HloInstruction*> Rebuild(const HloInstruction* original, const HloSharding& to,
                                         PartitionContext& ctx) {
   std::optional<Rule> rule = RuleFor(*original, to);

@@ -55,6 +55,10 @@ std::optional<double> RebuildAgainUs(const hlo::HloInstruction* original,
 // more work per device than its own (RebuildUs prices each).
 bool RebuildsAnywhere(const hlo::HloInstruction* original, PartitionContext& ctx);
 
+// Whether `original` is rebuilt as its operand's value (a marking custom-call): what it
+// returns is the operand's home, not a home of its own.
+bool RebuiltAsOperand(const hlo::HloInstruction& original);
+
 // Emits the rebuild of `original` in `to`, taking its operands through ctx.GetInSharding.
 // REQUIRES: RebuildUs(original, to, ctx) has a value and `original` is not available in `to`.
 absl::StatusOr<hlo::HloInstruction*> Rebuild(const hlo::HloInstruction* original,
