@@ -136,20 +136,18 @@ std::pair<HloInstruction*, HloInstruction*> ShiftComponent(HloInstruction* index
   const Shape s32 = WithType(index->shape(), PrimitiveType::kS32);
   HloInstruction* global =
       type == PrimitiveType::kS32 ? clamped : ctx.Add(HloOpcode::kConvert, s32, {clamped});
-  HloInstruction* lo = Broadcast(
-      ctx.PerDeviceScalar(ctx.ShardBounds(operand.sharding, operand_shape, dim)), s32, ctx);
+  const std::vector<int64_t> starts = ctx.ShardBounds(operand.sharding, operand_shape, dim);
+  HloInstruction* lo = Broadcast(ctx.PerDeviceScalar(starts), s32, ctx);
+  HloInstruction* local = ctx.Add(HloOpcode::kSubtract, s32, {global, lo});
   if (outside == OutsideShard::kOutOfBounds &&
       size % operand.sharding.tile_assignment().dim(dim) == 0) {
-    HloInstruction* local = ctx.Add(HloOpcode::kSubtract, s32, {global, lo});
     if (type != PrimitiveType::kS32) local = ctx.Add(HloOpcode::kConvert, index->shape(), {local});
     return {local, nullptr};
   }
-  HloInstruction* local = ctx.Add(HloOpcode::kSubtract, s32, {global, lo});
   // In the shard when 0 <= local < its width: one unsigned comparison, since a negative local
   // read as u32 is past every width.
   std::vector<int64_t> widths =
       ctx.ShardBounds(operand.sharding, operand_shape, dim, /*limits=*/true);
-  const std::vector<int64_t> starts = ctx.ShardBounds(operand.sharding, operand_shape, dim);
   for (size_t k = 0; k < widths.size(); ++k)
     widths[k] = std::max<int64_t>(0, widths[k] - starts[k]);
   const Shape u32 = WithType(s32, PrimitiveType::kU32);
