@@ -207,6 +207,25 @@ ENTRY entry {
   Outcome b = SpmdRun("--verify --sampled=modular " + broadcasts);
   EXPECT_EQ(b.code, 0) << b.output;
   EXPECT_THAT(b.output, HasSubstr("0 mismatches, 0 not verified"));
+  // Two equal reshapes, partitioned alike and merged: the merged instruction holds both
+  // originals' value, one of which is also rebuilt whole for its reader. Both originals get
+  // one random stand-in, whichever record a reader goes through (a mutant of XLA's
+  // ReshapeWithSpecialCache1 the partition fuzzer found).
+  const std::string reshapes = WriteFile("merged_reshapes.hlo", R"(
+HloModule merged_reshapes, num_partitions=4
+
+ENTRY entry {
+  p0 = bf16[8,8] parameter(0), sharding={replicated}
+  reshape = bf16[64] reshape(p0), sharding={devices=[4]<=[4]}
+  reshape.2 = bf16[64] reshape(p0), sharding={devices=[4]<=[4]}
+  abs = bf16[64] abs(reshape.2), sharding={replicated}
+  ROOT tuple = (bf16[64], bf16[64], bf16[64]) tuple(reshape, reshape.2, abs),
+    sharding={{devices=[4]<=[4]}, {devices=[4]<=[4]}, {replicated}}
+}
+)");
+  Outcome m = SpmdRun("--verify --sampled=modular " + reshapes);
+  EXPECT_EQ(m.code, 0) << m.output;
+  EXPECT_THAT(m.output, HasSubstr("0 mismatches, 0 not verified"));
 }
 
 // The unpartitioned module cannot run here (a custom-call without a kernel): our partitioning of

@@ -264,6 +264,43 @@ const HloInstruction& ValueSource(const HloInstruction& original) {
   return *at;
 }
 
+// Originals that hold one value: recorded at one SPMD instruction with compatible shapes (the
+// partitioner's cleanup merged their identical partitioned instructions, e.g. two equal
+// reshapes). One random value stands in for all of them -- their ValueSource's, the first
+// recorded -- so that whichever record a reader goes through, the reference and the devices
+// read the same values.
+class SameValues {
+ public:
+  SameValues(const NameIndex& devices, const NameIndex& originals,
+             absl::Span<const SpmdOrigin> origins) {
+    absl::flat_hash_map<const HloInstruction*, const HloInstruction*> first_at;
+    for (const SpmdOrigin& origin : origins) {
+      if (origin.kind == SpmdOrigin::Kind::kReturn) continue;
+      const HloInstruction* device = Find(devices, origin.computation, origin.instruction);
+      const HloInstruction* original =
+          Find(originals, origin.original_computation, origin.original_instruction);
+      if (device == nullptr || original == nullptr) continue;
+      const HloInstruction* source = &ValueSource(*original);
+      const auto [at, added] = first_at.try_emplace(device, source);
+      if (!added && at->second->shape().Compatible(source->shape())) Join(at->second, source);
+    }
+  }
+  // The instruction whose random value stands in for `source` (a ValueSource).
+  const HloInstruction& Of(const HloInstruction& source) const { return *Root(&source); }
+
+ private:
+  const HloInstruction* Root(const HloInstruction* at) const {
+    for (auto up = parent_.find(at); up != parent_.end(); up = parent_.find(at)) at = up->second;
+    return at;
+  }
+  void Join(const HloInstruction* first, const HloInstruction* other) {
+    const HloInstruction* a = Root(first);
+    const HloInstruction* b = Root(other);
+    if (a != b) parent_[b] = a;
+  }
+  absl::flat_hash_map<const HloInstruction*, const HloInstruction*> parent_;
+};
+
 absl::StatusOr<Resolved> Resolve(const hlo::HloModule& unpartitioned, const hlo::HloModule& spmd,
                                  absl::Span<const SpmdOrigin> origins, uint64_t seed) {
   Resolved r;
@@ -271,6 +308,7 @@ absl::StatusOr<Resolved> Resolve(const hlo::HloModule& unpartitioned, const hlo:
   const NameIndex originals = IndexByName(unpartitioned);
   absl::flat_hash_map<const HloInstruction*, bool> fixed;
   hlo::ConstantDimsMemo constant_dims;
+  const SameValues same(devices, originals, origins);
   for (const SpmdOrigin& origin : origins) {
     const HloInstruction* device = Find(devices, origin.computation, origin.instruction);
     if (device == nullptr) continue;  // Removed as dead code: nothing reads it.
@@ -290,7 +328,7 @@ absl::StatusOr<Resolved> Resolve(const hlo::HloModule& unpartitioned, const hlo:
       continue;
     }
     r.values.push_back({&origin, device, original});
-    const HloInstruction& source = ValueSource(*original);
+    const HloInstruction& source = same.Of(ValueSource(*original));
     const uint64_t stream =
         SampleHash(seed ^ HashName(source.parent()->name(), source.name()));
     const CutValue& cut =
