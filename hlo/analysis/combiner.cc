@@ -2,6 +2,8 @@
 // computation's two parameters, each used once; a comparator likewise: a compare of the two.
 #include "hlo/analysis/combiner.h"
 
+#include <initializer_list>
+
 namespace hlo {
 namespace {
 
@@ -121,6 +123,123 @@ std::optional<ParameterComparison> MatchParameterComparison(const HloComputation
     return std::nullopt;
   }
   return result;
+}
+
+namespace {
+
+// Whether `a` computes from element x's parameters what `b` computes from y's: the same tree
+// of deterministic elementwise ops and constants, parameter 2i in one where the other has 2i+1.
+bool SwappedKeys(const HloInstruction& a, const HloInstruction& b, int depth = 0) {
+  if (depth > 64 || a.opcode() != b.opcode() || !a.shape().Compatible(b.shape()) ||
+      a.operand_count() != b.operand_count()) {
+    return false;
+  }
+  switch (a.opcode()) {
+    case HloOpcode::kParameter:
+      return (a.parameter_number() ^ 1) == b.parameter_number();
+    case HloOpcode::kConstant:
+      return a.attrs().literal.has_value() && b.attrs().literal.has_value() &&
+             *a.attrs().literal == *b.attrs().literal;
+    case HloOpcode::kCompare:
+      if (a.attrs().comparison_direction != b.attrs().comparison_direction ||
+          a.attrs().comparison_type != b.attrs().comparison_type) {
+        return false;
+      }
+      break;
+    case HloOpcode::kBitcastConvert:
+      break;
+    default:
+      if (!IsElementwiseOpcode(a.opcode()) || a.opcode() == HloOpcode::kReducePrecision) {
+        return false;
+      }
+  }
+  for (int64_t i = 0; i < a.operand_count(); ++i) {
+    if (!SwappedKeys(*a.operand(i), *b.operand(i), depth + 1)) return false;
+  }
+  return true;
+}
+
+bool IsCompare(const HloInstruction& instr, std::initializer_list<ComparisonDirection> directions) {
+  if (instr.opcode() != HloOpcode::kCompare || instr.operand_count() != 2) return false;
+  for (ComparisonDirection d : directions) {
+    if (instr.attrs().comparison_direction == d) return true;
+  }
+  return false;
+}
+
+// Whether `key` reads the parameters of one element alone (all even or all odd numbers).
+bool OneElement(const HloInstruction& key, int* parity, int depth = 0) {
+  if (depth > 64) return false;
+  if (key.opcode() == HloOpcode::kParameter) {
+    const int p = static_cast<int>(key.parameter_number() & 1);
+    if (*parity >= 0 && *parity != p) return false;
+    *parity = p;
+    return true;
+  }
+  for (const HloInstruction* operand : key.operands()) {
+    if (!OneElement(*operand, parity, depth + 1)) return false;
+  }
+  return true;
+}
+
+// `compare(K(x), K(y))`, LT or GT, K a function of one element.
+bool IsStrictComparison(const HloInstruction& instr) {
+  int parity = -1;
+  return IsCompare(instr, {ComparisonDirection::kLt, ComparisonDirection::kGt}) &&
+         SwappedKeys(*instr.operand(0), *instr.operand(1)) &&
+         OneElement(*instr.operand(0), &parity);
+}
+
+// Whether `tie` says that the strict comparison `order` ties x and y.
+bool TiesOf(const HloInstruction& tie, const HloInstruction& order) {
+  if (!IsCompare(tie, {ComparisonDirection::kEq})) return false;
+  const HloInstruction& a = *tie.operand(0);
+  const HloInstruction& b = *tie.operand(1);
+  const HloInstruction& kx = *order.operand(0);
+  const HloInstruction& ky = *order.operand(1);
+  // compare(K(x), K(y)), EQ, either way round.
+  if ((&a == &kx && &b == &ky) || (&a == &ky && &b == &kx)) return true;
+  // compare(S(x, y), S(y, x)), EQ: one of them is `order`, the other its mirror.
+  const auto mirrored = [&](const HloInstruction& s, const HloInstruction& m) {
+    return &s == &order && IsCompare(m, {order.attrs().comparison_direction}) &&
+           m.attrs().comparison_type == order.attrs().comparison_type && m.operand(0) == &ky &&
+           m.operand(1) == &kx;
+  };
+  return mirrored(a, b) || mirrored(b, a);
+}
+
+bool IsStrictWeakOrder(const HloInstruction& instr, int depth) {
+  if (depth > 16) return false;
+  if (IsStrictComparison(instr)) return true;
+  if (instr.opcode() == HloOpcode::kSelect) {
+    const HloInstruction& order = *instr.operand(2);
+    return IsStrictComparison(order) && TiesOf(*instr.operand(0), order) &&
+           IsStrictWeakOrder(*instr.operand(1), depth + 1);
+  }
+  if (instr.opcode() != HloOpcode::kOr || instr.operand_count() != 2) return false;
+  for (int s = 0; s < 2; ++s) {
+    const HloInstruction& order = *instr.operand(s);
+    const HloInstruction& tie_break = *instr.operand(1 - s);
+    if (!IsStrictComparison(order) || tie_break.opcode() != HloOpcode::kAnd) continue;
+    for (int e = 0; e < 2; ++e) {
+      if (TiesOf(*tie_break.operand(e), order) &&
+          IsStrictWeakOrder(*tie_break.operand(1 - e), depth + 1)) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+bool IsStrictWeakOrder(const HloComputation& computation) {
+  const HloInstruction* root = computation.root_instruction();
+  if (root == nullptr || computation.num_parameters() % 2 != 0) return false;
+  for (int64_t i = 0; i < computation.num_parameters(); ++i) {
+    if (computation.parameter_instruction(i) == nullptr) return false;
+  }
+  return IsStrictWeakOrder(*root, 0);
 }
 
 }  // namespace hlo

@@ -39,6 +39,19 @@ std::optional<ParameterComparison> MatchParameterComparison(const HloComputation
                                                             int64_t lhs, int64_t rhs,
                                                             PrimitiveType type);
 
+// Whether the sort comparator `computation` (2n scalar parameters: element x's operands at
+// 2i, element y's at 2i+1) is recognisably a strict weak order, so that sorting any subset of
+// the elements orders it as the whole sort orders it (a blockwise sort and a merge equal one
+// sort). Recognised, recursively:
+//   - a strict comparison `compare(K(x), K(y))`, LT or GT, of one key function K of the
+//     parameters (deterministic elementwise ops, constants) on x's and y's parameters;
+//   - a lexicographic tie-break of such an order S by another order T:
+//     `select(E, T, S)`, `or(S, and(E, T))` (operands in either order), where E says that S
+//     ties x and y: `compare(K(x), K(y)), EQ` or `compare(S(x, y), S(y, x)), EQ`.
+// Float keys are orders on values that are not NaN, as XLA's comparators are (a NaN in a
+// sort with such a comparator leaves the order unspecified for the whole sort too).
+bool IsStrictWeakOrder(const HloComputation& computation);
+
 }  // namespace hlo
 
 #endif  // HLO_ANALYSIS_COMBINER_H_

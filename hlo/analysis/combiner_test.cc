@@ -128,5 +128,113 @@ TEST(MatchCombinerTest, SelectingCombinersReturnOneInputWhole) {
   EXPECT_FALSE(selecting("three"));
 }
 
+constexpr char kComparators[] = R"(HloModule comparators
+
+greater {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT gt = pred[] compare(a, b), direction=GT
+}
+
+// XLA's TopK rewrite: floats as total-order integers, larger first, ties by lower index.
+total_order_then_index {
+  a = bf16[] parameter(0)
+  b = bf16[] parameter(1)
+  i = s32[] parameter(2)
+  j = s32[] parameter(3)
+  ca = f32[] convert(a)
+  ia = s32[] bitcast-convert(ca)
+  zero = s32[] constant(0)
+  na = pred[] compare(ia, zero), direction=LT
+  max = u32[] constant(2147483647)
+  ua = u32[] bitcast-convert(ca)
+  sa = u32[] subtract(max, ua)
+  fa = s32[] bitcast-convert(sa)
+  ka = s32[] select(na, fa, ia)
+  cb = f32[] convert(b)
+  ib = s32[] bitcast-convert(cb)
+  nb = pred[] compare(ib, zero), direction=LT
+  ub = u32[] bitcast-convert(cb)
+  sb = u32[] subtract(max, ub)
+  fb = s32[] bitcast-convert(sb)
+  kb = s32[] select(nb, fb, ib)
+  gt = pred[] compare(ka, kb), direction=GT
+  lt = pred[] compare(kb, ka), direction=GT
+  tie = pred[] compare(gt, lt), direction=EQ
+  first = pred[] compare(i, j), direction=LT
+  ROOT r = pred[] select(tie, first, gt)
+}
+
+// The same with the tie test mutated (EQ -> LE: "not greater"): smaller values then order by
+// index, which orders no set consistently.
+not_an_order {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  i = s32[] parameter(2)
+  j = s32[] parameter(3)
+  gt = pred[] compare(a, b), direction=GT
+  lt = pred[] compare(b, a), direction=GT
+  tie = pred[] compare(gt, lt), direction=LE
+  first = pred[] compare(i, j), direction=LT
+  ROOT r = pred[] select(tie, first, gt)
+}
+
+or_and_tie_break {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  i = s32[] parameter(2)
+  j = s32[] parameter(3)
+  gt = pred[] compare(a, b), direction=GT
+  eq = pred[] compare(b, a), direction=EQ
+  later = pred[] compare(i, j), direction=GT
+  tie = pred[] and(later, eq)
+  ROOT r = pred[] or(tie, gt)
+}
+
+not_strict {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT ge = pred[] compare(a, b), direction=GE
+}
+
+// x - y < y - x: a key of both elements (not an order once the subtraction wraps).
+both_elements {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  d = s32[] subtract(a, b)
+  e = s32[] subtract(b, a)
+  ROOT lt = pred[] compare(d, e), direction=LT
+}
+
+// Ties broken by a different key than the one compared.
+wrong_tie {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  i = s32[] parameter(2)
+  j = s32[] parameter(3)
+  gt = pred[] compare(a, b), direction=GT
+  eq = pred[] compare(i, j), direction=EQ
+  first = pred[] compare(i, j), direction=LT
+  ROOT r = pred[] select(eq, first, gt)
+}
+)";
+
+// Which sort comparators are recognisably strict weak orders (a blockwise sort and a merge
+// then equal one sort of the whole).
+TEST(StrictWeakOrderTest, RecognisesKeyOrdersAndTheirTieBreaks) {
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(kComparators);
+  ASSERT_TRUE(module.ok()) << module.status();
+  auto order = [&](std::string_view name) {
+    return IsStrictWeakOrder(*(*module)->GetComputation(name));
+  };
+  EXPECT_TRUE(order("greater"));
+  EXPECT_TRUE(order("total_order_then_index"));
+  EXPECT_TRUE(order("or_and_tie_break"));
+  EXPECT_FALSE(order("not_an_order"));
+  EXPECT_FALSE(order("not_strict"));
+  EXPECT_FALSE(order("both_elements"));
+  EXPECT_FALSE(order("wrong_tie"));
+}
+
 }  // namespace
 }  // namespace hlo

@@ -10,6 +10,7 @@
 #include "hlo/sharding/sharding_transforms.h"
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
+#include "spmd/partitioner/preprocess_util.h"
 
 namespace spmd {
 namespace {
@@ -143,36 +144,6 @@ absl::StatusOr<std::optional<HloSharding>> ReshapedSharding(const HloInstruction
   return std::optional<HloSharding>(std::move(s));
 }
 
-class Namer {
- public:
-  explicit Namer(const hlo::HloModule& module) {
-    for (const auto& computation : module.computations()) {
-      for (const auto& instr : computation->instructions()) taken_.insert(instr->name());
-    }
-  }
-  std::string Fresh(const std::string& base) {
-    std::string name = base;
-    for (int n = 1; taken_.contains(name); ++n) name = hlo::StrCat(base, ".", n);
-    taken_.insert(name);
-    return name;
-  }
-
- private:
-  absl::flat_hash_set<std::string> taken_;
-};
-
-// One instruction of the chain: `opcode` over `operands` with `shape`, the convolution's
-// metadata and `sharding` when there is one.
-HloInstruction* Add(hlo::HloComputation& computation, HloOpcode opcode, Shape shape,
-                    std::vector<HloInstruction*> operands, const HloInstruction& conv,
-                    const std::optional<HloSharding>& sharding, const std::string& name) {
-  auto instr = HloInstruction::Create(opcode, std::move(shape), operands);
-  instr->mutable_attrs()->metadata = conv.attrs().metadata;
-  if (sharding.has_value()) instr->set_sharding(*sharding);
-  instr->set_name(name);
-  return computation.AddInstruction(std::move(instr));
-}
-
 std::vector<int64_t> Inverse(const std::vector<int64_t>& perm) {
   std::vector<int64_t> inverse(perm.size());
   for (size_t i = 0; i < perm.size(); ++i) inverse[perm[i]] = static_cast<int64_t>(i);
@@ -180,7 +151,7 @@ std::vector<int64_t> Inverse(const std::vector<int64_t>& perm) {
 }
 
 // Rewrites `conv` (file comment); false when its shardings do not map.
-absl::StatusOr<bool> RewriteOne(HloInstruction& conv, const DotForm& form, Namer& namer,
+absl::StatusOr<bool> RewriteOne(HloInstruction& conv, const DotForm& form, FreshNames& namer,
                                 absl::flat_hash_set<const HloInstruction*>& added) {
   HloInstruction* input = conv.operand(0);
   HloInstruction* kernel = conv.operand(1);
@@ -225,17 +196,17 @@ absl::StatusOr<bool> RewriteOne(HloInstruction& conv, const DotForm& form, Namer
   std::vector<HloInstruction*> made;
   const std::string name = conv.name();  // A copy: `conv` is removed below.
   if (!form.input_dropped.empty()) {
-    input = Add(computation, HloOpcode::kReshape, input_shape, {input}, conv, *input_sharding,
-                namer.Fresh(name + ".input"));
+    input = AddLike(computation, HloOpcode::kReshape, input_shape, {input}, conv, *input_sharding,
+                    namer.Fresh(name + ".input"));
     made.push_back(input);
   }
   if (!form.kernel_dropped.empty()) {
-    kernel = Add(computation, HloOpcode::kReshape, kernel_shape, {kernel}, conv, *kernel_sharding,
-                 namer.Fresh(name + ".kernel"));
+    kernel = AddLike(computation, HloOpcode::kReshape, kernel_shape, {kernel}, conv,
+                     *kernel_sharding, namer.Fresh(name + ".kernel"));
     made.push_back(kernel);
   }
-  HloInstruction* value = Add(computation, HloOpcode::kDot, dot_shape, {input, kernel}, conv,
-                              dot_sharding, namer.Fresh(name + ".dot"));
+  HloInstruction* value = AddLike(computation, HloOpcode::kDot, dot_shape, {input, kernel}, conv,
+                                  dot_sharding, namer.Fresh(name + ".dot"));
   value->mutable_attrs()->dot_dimension_numbers = form.numbers;
   value->mutable_attrs()->operand_precision = conv.attrs().operand_precision;
   made.push_back(value);
@@ -243,14 +214,14 @@ absl::StatusOr<bool> RewriteOne(HloInstruction& conv, const DotForm& form, Namer
   for (size_t j = 0; j < perm.size(); ++j)
     identity = identity && perm[j] == static_cast<int64_t>(j);
   if (!identity) {
-    value = Add(computation, HloOpcode::kTranspose, kept_shape, {value}, conv, *kept_sharding,
-                namer.Fresh(name + ".transpose"));
+    value = AddLike(computation, HloOpcode::kTranspose, kept_shape, {value}, conv, *kept_sharding,
+                    namer.Fresh(name + ".transpose"));
     value->mutable_attrs()->dimensions = perm;
     made.push_back(value);
   }
   if (!form.contracted_outputs.empty()) {
-    value = Add(computation, HloOpcode::kReshape, shape, {value}, conv, std::nullopt,
-                namer.Fresh(name + ".reshape"));
+    value = AddLike(computation, HloOpcode::kReshape, shape, {value}, conv, std::nullopt,
+                    namer.Fresh(name + ".reshape"));
     made.push_back(value);
   }
   *value->mutable_shape() = shape;
@@ -268,10 +239,7 @@ absl::StatusOr<bool> RewriteOne(HloInstruction& conv, const DotForm& form, Namer
 
 absl::StatusOr<std::vector<std::string>> ConvolutionsAsDots(
     hlo::HloComputation& computation, absl::flat_hash_set<const HloInstruction*>& added) {
-  absl::flat_hash_set<const HloInstruction*> ordering;
-  for (const std::unique_ptr<HloInstruction>& instr : computation.instructions()) {
-    ordering.insert(instr->control_predecessors().begin(), instr->control_predecessors().end());
-  }
+  const absl::flat_hash_set<const HloInstruction*> ordering = OrderingInstructions(computation);
   std::vector<std::pair<HloInstruction*, DotForm>> convs;
   for (const std::unique_ptr<HloInstruction>& instr : computation.instructions()) {
     if (instr->opcode() != HloOpcode::kConvolution || !instr->shape().IsArray() ||
@@ -281,7 +249,7 @@ absl::StatusOr<std::vector<std::string>> ConvolutionsAsDots(
     if (std::optional<DotForm> form = FormOf(*instr)) convs.push_back({instr.get(), *form});
   }
   if (convs.empty() || computation.parent() == nullptr) return std::vector<std::string>();
-  Namer namer(*computation.parent());
+  FreshNames namer(*computation.parent());
   std::vector<std::string> names;
   for (auto& [conv, form] : convs) {
     const std::string name = conv->name();

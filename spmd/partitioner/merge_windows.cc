@@ -7,6 +7,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "hlo/status_macros.h"
+#include "spmd/partitioner/preprocess_util.h"
 
 namespace spmd {
 namespace {
@@ -84,11 +85,7 @@ absl::Status MergeOne(HloInstruction& slice, const std::vector<HloInstruction*>&
 }  // namespace
 
 absl::StatusOr<std::vector<std::string>> MergeSlicesOfPads(hlo::HloComputation& computation) {
-  // Instructions that order others (their successors hold pointers to them) are never removed.
-  absl::flat_hash_set<const HloInstruction*> ordering;
-  for (const std::unique_ptr<HloInstruction>& instr : computation.instructions()) {
-    ordering.insert(instr->control_predecessors().begin(), instr->control_predecessors().end());
-  }
+  const absl::flat_hash_set<const HloInstruction*> ordering = OrderingInstructions(computation);
   std::vector<std::pair<HloInstruction*, std::vector<HloInstruction*>>> merges;
   for (const std::unique_ptr<HloInstruction>& instr : computation.instructions()) {
     if (instr->opcode() != HloOpcode::kSlice || !instr->shape().IsArray() ||

@@ -21,6 +21,7 @@
 #include "spmd/partitioner/conv_as_dot.h"
 #include "spmd/partitioner/handlers.h"
 #include "spmd/partitioner/merge_windows.h"
+#include "spmd/partitioner/sort_slices.h"
 
 namespace spmd {
 namespace {
@@ -310,6 +311,8 @@ absl::Status SpmdPartitioner::Preprocess(hlo::HloModule& module) {
     ASSIGN_OR_RETURN(std::vector<std::string> merged, MergeSlicesOfPads(*computation));
     ASSIGN_OR_RETURN(std::vector<std::string> dots,
                      ConvolutionsAsDots(*computation, log_.preprocessed));
+    ASSIGN_OR_RETURN(std::vector<NarrowedSort> sorts,
+                     NarrowSlicedSorts(*computation, log_.preprocessed));
     if (!log_.keep_lines) continue;
     for (const std::string& name : merged) {
       log_.lines.push_back(hlo::StrCat("%", name,
@@ -320,6 +323,10 @@ absl::Status SpmdPartitioner::Preprocess(hlo::HloModule& module) {
       log_.lines.push_back(hlo::StrCat("%", name,
                                        ": a convolution that is an einsum, partitioned as a dot "
                                        "(conv_as_dot.h)"));
+    }
+    for (const NarrowedSort& sort : sorts) {
+      log_.lines.push_back(hlo::StrCat("%", sort.name, ": read only through slices, ", sort.how,
+                                       " (sort_slices.h)"));
     }
   }
   return absl::OkStatus();
