@@ -238,6 +238,17 @@ TEST(SortTopKPartitionTest, AComparatorNotRecognisedAsAnOrderSortsWhole) {
   ExpectVerifies(p, 4);
 }
 
+TEST(SortTopKPartitionTest, ASliceThatIsTheRootIsRecreatedAsTheRoot) {
+  // The values' top k is the result itself (the indices unread).
+  std::string text = SortTopK(4, 3, 64, 5, "1,4", "0:3", kGreater);
+  text = text.substr(0, text.find("  is = s32"));  // Drop the indices' slice and the tuple.
+  text.replace(text.find("  vs = "), 7, "  ROOT vs = ");
+  Partitioned root = Partition(text + "}\n");
+  ASSERT_NE(root.spmd, nullptr);
+  EXPECT_NE(root.explain.find("sorted in 4 blocks of 16"), std::string::npos) << root.explain;
+  ExpectVerifies(root, 4);
+}
+
 TEST(SortTopKPartitionTest, ASortReadWholeStaysWhole) {
   // A reader other than a slice (the sorted values reduced) keeps the sort as written.
   const std::string reader =

@@ -40,7 +40,11 @@ bool AllSlices(const HloInstruction& value,
                const absl::flat_hash_set<const HloInstruction*>& ordering,
                std::vector<HloInstruction*>& slices) {
   for (HloInstruction* user : value.users()) {
-    if (user->opcode() != HloOpcode::kSlice || !Free(*user, ordering)) return false;
+    // A slice may be the root (it is re-created as the root); nothing may order it.
+    if (user->opcode() != HloOpcode::kSlice || !user->control_predecessors().empty() ||
+        ordering.contains(user)) {
+      return false;
+    }
     slices.push_back(user);
   }
   return true;
@@ -332,6 +336,7 @@ class SortRewrite {
                                     ShardingOf(slice), names_.Fresh(name + ".again"));
     again->mutable_attrs()->slice_dimensions = std::move(window);
     slice.ReplaceAllUsesWith(again);
+    if (computation_.root_instruction() == &slice) computation_.set_root_instruction(again);
     RETURN_IF_ERROR(computation_.RemoveInstruction(&slice));
     again->set_name(name);
     return absl::OkStatus();
