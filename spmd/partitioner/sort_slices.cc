@@ -130,9 +130,14 @@ absl::StatusOr<std::optional<HloSharding>> NarrowedSharding(
 }
 
 // Whether `operand` holds its position along `dim`: an iota along `dim`, or a broadcast of an
-// iota whose dim lands on `dim`.
+// iota whose dim lands on `dim`, of a 32- or 64-bit integer type that holds every position (a
+// narrower one wraps, and shifted positions would not order as the wrapped ones do).
 bool PositionsAlong(const HloInstruction& operand, int64_t dim) {
-  if (!hlo::IsIntegralType(operand.shape().element_type())) return false;
+  const hlo::PrimitiveType type = operand.shape().element_type();
+  if (type != hlo::PrimitiveType::kS32 && type != hlo::PrimitiveType::kU32 &&
+      type != hlo::PrimitiveType::kS64 && type != hlo::PrimitiveType::kU64) {
+    return false;
+  }
   if (operand.opcode() == HloOpcode::kIota) return operand.attrs().iota_dimension == dim;
   if (operand.opcode() != HloOpcode::kBroadcast) return false;
   const HloInstruction& iota = *operand.operand(0);
