@@ -178,6 +178,9 @@ class SortRewrite {
   SortRewrite(HloInstruction& sort, FreshNames& names)
       : sort_(sort), computation_(*sort.parent()), names_(names), name_(sort.name()) {}
 
+  // The instructions added so far, in order.
+  const std::vector<HloInstruction*>& added() const { return added_; }
+
   // The operands sliced to `hull` along the other dims, each keeping its sharding with the dims
   // narrowed below their tile count replicated (NarrowedSharding).
   absl::Status Narrow(const Hull& hull, int64_t sort_dim) {
@@ -347,10 +350,6 @@ class SortRewrite {
     return absl::OkStatus();
   }
 
- public:
-  const std::vector<HloInstruction*>& added() const { return added_; }
-
- private:
   HloInstruction& sort_;
   hlo::HloComputation& computation_;
   FreshNames& names_;
