@@ -134,24 +134,22 @@ bool SwappedKeys(const HloInstruction& a, const HloInstruction& b, int depth = 0
       a.operand_count() != b.operand_count()) {
     return false;
   }
-  switch (a.opcode()) {
-    case HloOpcode::kParameter:
-      return (a.parameter_number() ^ 1) == b.parameter_number();
-    case HloOpcode::kConstant:
-      return a.attrs().literal.has_value() && b.attrs().literal.has_value() &&
-             *a.attrs().literal == *b.attrs().literal;
-    case HloOpcode::kCompare:
-      if (a.attrs().comparison_direction != b.attrs().comparison_direction ||
-          a.attrs().comparison_type != b.attrs().comparison_type) {
-        return false;
-      }
-      break;
-    case HloOpcode::kBitcastConvert:
-      break;
-    default:
-      if (!IsElementwiseOpcode(a.opcode()) || a.opcode() == HloOpcode::kReducePrecision) {
-        return false;
-      }
+  if (a.opcode() == HloOpcode::kParameter) {
+    return (a.parameter_number() ^ 1) == b.parameter_number();
+  }
+  if (a.opcode() == HloOpcode::kConstant) {
+    return a.attrs().literal.has_value() && b.attrs().literal.has_value() &&
+           *a.attrs().literal == *b.attrs().literal;
+  }
+  // Deterministic elementwise ops (the opcode table's families), whose only attributes are a
+  // comparison's (default, so equal, for the others); reduce-precision's bit counts are not
+  // compared, so it is not one of them.
+  const bool elementwise =
+      (IsElementwiseOpcode(a.opcode()) && a.opcode() != HloOpcode::kReducePrecision) ||
+      a.opcode() == HloOpcode::kBitcastConvert;
+  if (!elementwise || a.attrs().comparison_direction != b.attrs().comparison_direction ||
+      a.attrs().comparison_type != b.attrs().comparison_type) {
+    return false;
   }
   for (int64_t i = 0; i < a.operand_count(); ++i) {
     if (!SwappedKeys(*a.operand(i), *b.operand(i), depth + 1)) return false;
