@@ -4,9 +4,10 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <utility>
 
-#include "hlo/strings.h"
 #include "hlo/ir/float_codec.h"
+#include "hlo/strings.h"
 
 namespace hlo {
 
@@ -16,6 +17,13 @@ Literal::Literal(const Shape& shape) : shape_(shape) {
   } else if (shape.IsArray()) {
     data_.assign(shape.num_elements() * ByteWidth(shape.element_type()), 0);
   }
+}
+
+Literal Literal::Tuple(const Shape& shape, std::vector<Literal> elements) {
+  Literal tuple;
+  tuple.shape_ = shape;
+  tuple.elements_ = std::move(elements);
+  return tuple;
 }
 
 namespace {

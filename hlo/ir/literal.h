@@ -20,6 +20,9 @@ class Literal {
   // A zero-filled literal of `shape` (tuples recursively). Layouts are ignored: data is
   // row-major (dimension 0 most major).
   explicit Literal(const Shape& shape);
+  // A tuple literal of `shape` holding `elements` (moved in, not zero-filled first).
+  // REQUIRES: shape.IsTuple() with one tuple shape per element.
+  static Literal Tuple(const Shape& shape, std::vector<Literal> elements);
 
   const Shape& shape() const { return shape_; }
   int64_t element_count() const { return shape_.IsArray() ? shape_.num_elements() : 0; }

@@ -20,14 +20,47 @@ namespace runtime {
 namespace points {
 
 // The raw bits of element `i` of an array literal whose elements are `width` (<= 8) bytes.
+// The common widths copy a fixed size (inlined loads and stores, no memcpy call).
 inline uint64_t BitsAt(const hlo::Literal& literal, int64_t i, int width) {
+  const uint8_t* at = literal.data().data() + i * width;
   uint64_t bits = 0;
-  std::memcpy(&bits, literal.data().data() + i * width, width);
+  switch (width) {
+    case 4:
+      std::memcpy(&bits, at, 4);
+      break;
+    case 1:
+      std::memcpy(&bits, at, 1);
+      break;
+    case 2:
+      std::memcpy(&bits, at, 2);
+      break;
+    case 8:
+      std::memcpy(&bits, at, 8);
+      break;
+    default:
+      std::memcpy(&bits, at, width);
+  }
   return bits;
 }
 
 inline void SetBits(hlo::Literal& literal, int64_t i, int width, uint64_t bits) {
-  std::memcpy(literal.mutable_data()->data() + i * width, &bits, width);
+  uint8_t* at = literal.mutable_data()->data() + i * width;
+  switch (width) {
+    case 4:
+      std::memcpy(at, &bits, 4);
+      break;
+    case 1:
+      std::memcpy(at, &bits, 1);
+      break;
+    case 2:
+      std::memcpy(at, &bits, 2);
+      break;
+    case 8:
+      std::memcpy(at, &bits, 8);
+      break;
+    default:
+      std::memcpy(at, &bits, width);
+  }
 }
 
 // Row-major linear index <-> multi-index over `dims`.
@@ -37,6 +70,38 @@ inline void Unravel(int64_t linear, const std::vector<int64_t>& dims, int64_t* i
     linear = dims[d] == 0 ? 0 : linear / dims[d];
   }
 }
+
+// Advances a row-major multi-index over `dims` by `delta` > 0 elements (Unravel of linear +
+// delta), dividing only where a dimension carries: cheap for runs of nearby indices.
+inline void Advance(const std::vector<int64_t>& dims, int64_t delta, int64_t* index) {
+  for (int64_t d = static_cast<int64_t>(dims.size()) - 1; d >= 0 && delta > 0; --d) {
+    index[d] += delta;
+    if (index[d] < dims[d]) return;
+    delta = index[d] / dims[d];
+    index[d] %= dims[d];
+  }
+}
+
+// The multi-index of each of `indices` in turn, written to `index`: Advance from the previous
+// one where they ascend, else Unravel.
+class MultiIndexWalk {
+ public:
+  explicit MultiIndexWalk(const std::vector<int64_t>& dims) : dims_(dims), index_(dims.size()) {}
+  const int64_t* To(int64_t linear) {
+    if (previous_ >= 0 && linear > previous_) {
+      Advance(dims_, linear - previous_, index_.data());
+    } else {
+      Unravel(linear, dims_, index_.data());
+    }
+    previous_ = linear;
+    return index_.data();
+  }
+
+ private:
+  const std::vector<int64_t>& dims_;
+  std::vector<int64_t> index_;
+  int64_t previous_ = -1;
+};
 
 inline int64_t Ravel(const int64_t* index, const std::vector<int64_t>& dims) {
   int64_t linear = 0;

@@ -439,4 +439,21 @@ ENTRY e { p = f32[4] parameter(0)  ROOT r = f32[4] rng(p, p), distribution=rng_u
 }
 
 }  // namespace
+// The walk advances from one asked index to the next (carrying through dimensions, gaps of
+// any size) or unravels afresh when they descend: always the multi-index Unravel gives.
+TEST(PointElementsTest, MultiIndexWalkMatchesUnravel) {
+  const std::vector<int64_t> dims = {3, 1, 5, 7};
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int64_t> gap(-20, 40);
+  points::MultiIndexWalk walk(dims);
+  std::vector<int64_t> expected(dims.size());
+  int64_t linear = 0;
+  for (int step = 0; step < 2000; ++step) {
+    linear = std::clamp<int64_t>(linear + gap(rng), 0, 3 * 5 * 7 - 1);
+    const int64_t* got = walk.To(linear);
+    points::Unravel(linear, dims, expected.data());
+    ASSERT_EQ(std::vector<int64_t>(got, got + dims.size()), expected) << linear;
+  }
+}
+
 }  // namespace runtime

@@ -82,15 +82,25 @@ AskedRows RowsOf(absl::Span<const int64_t> indices, const std::vector<int64_t>& 
   AskedRows asked;
   absl::flat_hash_map<int64_t, int64_t> row_of;
   asked.where.resize(indices.size());
-  std::vector<int64_t> i(dims.size());
+  std::vector<int64_t> operand_strides(operand_dims.size());
+  for (int64_t d = static_cast<int64_t>(operand_dims.size()) - 1, s = 1; d >= 0; --d) {
+    operand_strides[d] = d == dim ? 0 : s;  // The row's start: position along `dim` dropped.
+    s *= operand_dims[d];
+  }
+  points::MultiIndexWalk walk(dims);
+  int64_t last_start = -1;  // Consecutive elements mostly share a row: looked up once.
+  int64_t last_row = -1;
   for (size_t e = 0; e < indices.size(); ++e) {
-    points::Unravel(indices[e], dims, i.data());
-    const int64_t position = i[dim];
-    i[dim] = 0;
-    const int64_t start = points::Ravel(i.data(), operand_dims);
-    auto [it, inserted] = row_of.try_emplace(start, static_cast<int64_t>(asked.starts.size()));
-    if (inserted) asked.starts.push_back(start);
-    asked.where[e] = {it->second, position};
+    const int64_t* i = walk.To(indices[e]);
+    int64_t start = 0;
+    for (size_t d = 0; d < dims.size(); ++d) start += i[d] * operand_strides[d];
+    if (start != last_start) {
+      auto [it, inserted] = row_of.try_emplace(start, static_cast<int64_t>(asked.starts.size()));
+      if (inserted) asked.starts.push_back(start);
+      last_start = start;
+      last_row = it->second;
+    }
+    asked.where[e] = {last_row, i[dim]};
   }
   return asked;
 }
@@ -180,11 +190,13 @@ absl::StatusOr<Literal> PointOps::Move(PointEvaluator& ev, const HloInstruction&
                                        int64_t leaf, absl::Span<const int64_t> indices,
                                        const Mapper& map) {
   ASSIGN_OR_RETURN(const Shape* shape, points::FlatLeafShape(instr, leaf));
-  std::vector<int64_t> index(shape->rank());
+  points::MultiIndexWalk walk(shape->dimensions());
+  std::vector<int64_t> mapped(shape->rank());  // The mapper's copy: it may rewrite it.
   std::vector<Source> sources(indices.size());
   for (size_t i = 0; i < indices.size(); ++i) {
-    points::Unravel(indices[i], shape->dimensions(), index.data());
-    RETURN_IF_ERROR(map(index.data(), sources[i]));
+    const int64_t* index = walk.To(indices[i]);
+    std::copy(index, index + mapped.size(), mapped.begin());
+    RETURN_IF_ERROR(map(mapped.data(), sources[i]));
   }
   return Fetch(ev, shape->element_type(), sources);
 }

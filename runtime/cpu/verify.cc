@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <complex>
+#include <cstring>
 #include <map>
 
 #include "hlo/sharding/shard_geometry.h"
@@ -41,9 +42,30 @@ double UniformMinusOneToOne(uint64_t& state) {
   return static_cast<double>(SplitMix64(state) >> 11) * 0x1.0p-52 - 1.0;
 }
 
+// Stores `draw(state)`, converted to T, into each of the `count` elements at `data`.
+template <typename T, typename Draw>
+void FillTyped(uint8_t* data, int64_t count, uint64_t& state, Draw draw) {
+  for (int64_t i = 0; i < count; ++i) {
+    const T value = static_cast<T>(draw(state));
+    std::memcpy(data + i * sizeof(T), &value, sizeof(T));
+  }
+}
+
 void FillRandomArray(Literal& literal, uint64_t state) {
   if (!literal.shape().IsArray()) return;
-  for (int64_t i = 0; i < literal.element_count(); ++i) SetRandomElement(literal, i, state);
+  const int64_t count = literal.element_count();
+  uint8_t* data = literal.mutable_data()->data();
+  // The commonest types in a typed loop: the same draws and conversions as SetRandomElement.
+  const PrimitiveType type = literal.shape().element_type();
+  if (type == PrimitiveType::kF32) {
+    return FillTyped<float>(data, count, state, UniformMinusOneToOne);
+  }
+  if (type == PrimitiveType::kS32) {
+    return FillTyped<int32_t>(data, count, state, [](uint64_t& s) {
+      return static_cast<int64_t>(SplitMix64(s) % 16) - 8;
+    });
+  }
+  for (int64_t i = 0; i < count; ++i) SetRandomElement(literal, i, state);
 }
 
 // ---- Manual values ---------------------------------------------------------------------------
@@ -656,6 +678,19 @@ bool IsDeviceDependentInput(const absl::Status& status) {
   return status.GetPayload(kDeviceDependentUrl).has_value();
 }
 
+namespace {
+
+// `shape`'s tuple structure with empty leaves, for leaves that are assigned whole (allocating
+// them first only to overwrite them would cost the result's size again).
+Literal TupleSkeleton(const Shape& shape) {
+  if (!shape.IsTuple()) return Literal();
+  std::vector<Literal> elements;
+  for (const Shape& element : shape.tuple_shapes()) elements.push_back(TupleSkeleton(element));
+  return Literal::Tuple(shape, std::move(elements));
+}
+
+}  // namespace
+
 absl::StatusOr<VerifyResult> CompareResults(const hlo::HloModule& unpartitioned,
                                             std::vector<Literal> expected,
                                             const std::vector<Literal>& device_results,
@@ -671,12 +706,16 @@ absl::StatusOr<VerifyResult> CompareResults(const hlo::HloModule& unpartitioned,
     }
   }
   VerifyResult result;
-  result.assembled = Literal(root.shape());
+  result.assembled = TupleSkeleton(root.shape());
   for (size_t k = 0; k < leaves.size(); ++k) {
     ASSIGN_OR_RETURN(LeafVerdict verdict,
                      VerifyLeaf(root, leaves[k], static_cast<int64_t>(k), device_results, expected,
                                 result.assembled, options));
     result.leaves.push_back(std::move(verdict));
+    Literal& assembled = MutableLeafOf(result.assembled, leaves[k]);
+    if (assembled.shape().element_type() == hlo::PrimitiveType::kInvalid) {
+      assembled = Literal(result.leaves.back().shape);  // No device assembled it: zeros.
+    }
   }
   result.expected = std::move(expected.front());
   return result;

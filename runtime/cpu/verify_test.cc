@@ -142,6 +142,18 @@ TEST(VerifyTest, RealTypesCompareNanInfinityAndTolerance) {
   }
 }
 
+// f32 and s32 fill in typed loops; f64 and s64 through SetRandomElement: the same draws.
+TEST(VerifyTest, TypedRandomFillsDrawWhatTheGenericOneDraws) {
+  const Literal f32 = RandomLiteral(Shape::Array(PrimitiveType::kF32, {300}), 5, 2);
+  const Literal f64 = RandomLiteral(Shape::Array(PrimitiveType::kF64, {300}), 5, 2);
+  const Literal s32 = RandomLiteral(Shape::Array(PrimitiveType::kS32, {300}), 5, 2);
+  const Literal s64 = RandomLiteral(Shape::Array(PrimitiveType::kS64, {300}), 5, 2);
+  for (int64_t i = 0; i < 300; ++i) {
+    EXPECT_EQ(f32.GetDouble(i), static_cast<float>(f64.GetDouble(i))) << i;
+    EXPECT_EQ(s32.GetInt(i), s64.GetInt(i)) << i;
+  }
+}
+
 TEST(VerifyTest, RandomArgumentsAreSeededAndInRange) {
   const Shape shape = Shape::Array(PrimitiveType::kF32, {64});
   const Literal a = RandomLiteral(shape, 3, 0);

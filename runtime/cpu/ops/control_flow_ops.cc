@@ -29,11 +29,13 @@ absl::StatusOr<Literal> HandleConstant(const HloInstruction& instr, Operands, Ev
 }
 
 absl::StatusOr<Literal> HandleTuple(const HloInstruction& instr, Operands operands, Evaluator&) {
-  Literal tuple(instr.shape());
-  for (size_t k = 0; k < operands.size(); ++k) {
-    (*tuple.mutable_tuple_elements())[k] = *operands[k];
+  if (!instr.shape().IsTuple() || instr.shape().tuple_shapes().size() != operands.size()) {
+    return Invalid("tuple shape does not hold one element per operand");
   }
-  return tuple;
+  std::vector<Literal> elements;
+  elements.reserve(operands.size());
+  for (const Literal* operand : operands) elements.push_back(*operand);
+  return Literal::Tuple(instr.shape(), std::move(elements));
 }
 
 absl::StatusOr<Literal> HandleGetTupleElement(const HloInstruction& instr, Operands operands,

@@ -33,6 +33,7 @@
 #include "runtime/cpu/op_registry.h"
 #include "runtime/cpu/ops/gather_scatter_geometry.h"
 #include "runtime/cpu/ops/scalar_computation.h"
+#include "runtime/cpu/ops/strided_copy.h"
 
 namespace runtime {
 namespace {
@@ -134,31 +135,6 @@ WindowOffsets MakeWindowOffsets(const Shape& operand, const Shape& other,
     w.other.push_back(c.offset(1));
   }
   return w;
-}
-
-template <int kWidth>
-void CopyWindow(const uint8_t* src, uint8_t* dst, const std::vector<int64_t>& src_offsets,
-                const std::vector<int64_t>& dst_offsets) {
-  for (size_t i = 0; i < src_offsets.size(); ++i) {
-    std::memcpy(dst + dst_offsets[i] * kWidth, src + src_offsets[i] * kWidth, kWidth);
-  }
-}
-
-void CopyWindowBytes(int width, const uint8_t* src, uint8_t* dst,
-                     const std::vector<int64_t>& src_offsets,
-                     const std::vector<int64_t>& dst_offsets) {
-  switch (width) {
-    case 1:
-      return CopyWindow<1>(src, dst, src_offsets, dst_offsets);
-    case 2:
-      return CopyWindow<2>(src, dst, src_offsets, dst_offsets);
-    case 4:
-      return CopyWindow<4>(src, dst, src_offsets, dst_offsets);
-    case 8:
-      return CopyWindow<8>(src, dst, src_offsets, dst_offsets);
-    default:
-      return CopyWindow<16>(src, dst, src_offsets, dst_offsets);
-  }
 }
 
 absl::Status CheckGatherShapes(const HloInstruction& instr, const Shape& operand,
@@ -300,8 +276,8 @@ absl::StatusOr<Literal> HandleGather(const HloInstruction& instr,
     for (int64_t d = 0; d < op_shape.rank(); ++d) {
       base += std::clamp<int64_t>(start[d], 0, op_shape.dimensions(d) - slice[d]) * op_strides[d];
     }
-    CopyWindowBytes(width, operand.data().data() + base * width, dst + c.offset(1) * width,
-                    w.operand, w.other);
+    CopyIndexedElements(operand.data().data() + base * width, w.operand, dst + c.offset(1) * width,
+                        w.other, width);
   }
   return out;
 }
@@ -405,8 +381,8 @@ absl::StatusOr<Literal> HandleScatter(const HloInstruction& instr,
     const uint8_t* src = operands[2]->data().data();
     uint8_t* dst = outs[0].mutable_data()->data();
     RETURN_IF_ERROR(ForEachScatterWindow(plan, indices, [&](int64_t base, int64_t update_base) {
-      CopyWindowBytes(width, src + update_base * width, dst + base * width, plan.window.other,
-                      plan.window.operand);
+      CopyIndexedElements(src + update_base * width, plan.window.other, dst + base * width,
+                          plan.window.operand, width);
       return absl::OkStatus();
     }));
   } else if (n == 1 && combiner.has_value()) {

@@ -83,9 +83,7 @@ absl::StatusOr<std::vector<hlo::Shape>> VariadicResultShapes(const hlo::Shape& s
 
 Literal PackVariadic(std::vector<Literal> results, const hlo::Shape& shape) {
   if (!shape.IsTuple()) return std::move(results[0]);
-  Literal tuple(shape);
-  *tuple.mutable_tuple_elements() = std::move(results);
-  return tuple;
+  return Literal::Tuple(shape, std::move(results));
 }
 
 absl::StatusOr<std::vector<Literal>> CallScalarComputation(

@@ -6,6 +6,7 @@
 // element.
 #include "runtime/cpu/ops/sort_comparator.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -587,19 +588,28 @@ bool SortComparator::SortRowByKeys(int64_t base, int64_t stride, std::vector<int
   const int64_t m = static_cast<int64_t>(lex.size());
   if (m == 0) return false;
   codes_.resize(m * length);
-  column_.resize(length);
   for (int64_t k = 0; k < m; ++k) {
-    if (!lex[k].pair->Encode(base, stride, length, column_.data())) return false;
-    const uint64_t flip = lex[k].descending ? ~uint64_t{0} : 0;
-    for (int64_t j = 0; j < length; ++j) codes_[j * m + k] = column_[j] ^ flip;
+    uint64_t* column = codes_.data() + k * length;
+    if (!lex[k].pair->Encode(base, stride, length, column)) return false;
+    if (lex[k].descending) {
+      for (int64_t j = 0; j < length; ++j) column[j] = ~column[j];
+    }
+  }
+  std::iota(perm.begin(), perm.end(), 0);
+  if (perm.size() >= kRadixMinLength) {
+    // Least significant key first: each stable pass keeps the order of the keys after it.
+    for (int64_t k = m - 1; k >= 0; --k) {
+      StableRadixSortByCode(absl::MakeConstSpan(codes_.data() + k * length, length), perm,
+                            scratch_);
+    }
+    return true;
   }
   const uint64_t* codes = codes_.data();
-  std::iota(perm.begin(), perm.end(), 0);
-  std::stable_sort(perm.begin(), perm.end(), [codes, m](int64_t a, int64_t b) {
-    const uint64_t* x = codes + a * m;
-    const uint64_t* y = codes + b * m;
+  std::stable_sort(perm.begin(), perm.end(), [codes, m, length](int64_t a, int64_t b) {
     for (int64_t k = 0; k < m; ++k) {
-      if (x[k] != y[k]) return x[k] < y[k];
+      const uint64_t x = codes[k * length + a];
+      const uint64_t y = codes[k * length + b];
+      if (x != y) return x < y;
     }
     return false;
   });

@@ -30,6 +30,7 @@
 #include "hlo/ir/hlo_computation.h"
 #include "hlo/ir/literal.h"
 #include "runtime/cpu/evaluator.h"
+#include "runtime/cpu/ops/radix_sort.h"
 
 namespace runtime {
 
@@ -68,8 +69,8 @@ class SortComparator {
 
   std::unique_ptr<Program> program_;
   std::vector<uint8_t> slots_;    // The per-pair value of each node.
-  std::vector<uint64_t> codes_;   // SortRowByKeys: the keys' codes, element-major.
-  std::vector<uint64_t> column_;  // SortRowByKeys: one key's codes.
+  std::vector<uint64_t> codes_;   // SortRowByKeys: the keys' codes, key-major.
+  RadixScratch scratch_;          // SortRowByKeys: the radix passes' working storage.
 };
 
 }  // namespace runtime

@@ -19,6 +19,7 @@
 #include "hlo/ir/shape.h"
 #include "hlo/parser/hlo_parser.h"
 #include "runtime/cpu/evaluator.h"
+#include "runtime/cpu/ops/radix_sort.h"
 
 namespace runtime {
 namespace {
@@ -91,18 +92,25 @@ mixed_value {
 }
 )";
 
+// Operands are [6, 80]: rows along dimension 1 are long enough for the radix sort of
+// SortRowByKeys (kRadixMinLength), rows along dimension 0 take the comparison sort.
+constexpr int64_t kRows = 6;
+constexpr int64_t kCols = 80;
+static_assert(kCols >= static_cast<int64_t>(kRadixMinLength) &&
+              kRows < static_cast<int64_t>(kRadixMinLength));
+
 std::string SortModule(const std::string& value_type, const std::string& comparator,
                        int64_t dim) {
-  const std::string v = value_type + "[6,40]";
+  const std::string v = value_type + "[6,80]";
   return std::string("HloModule m\n") + kComparators + "\nENTRY e {\n  x = " + v +
-         " parameter(0)\n  y = s32[6,40] parameter(1)\n  ROOT s = (" + v +
-         ", s32[6,40]) sort(x, y), dimensions={" + std::to_string(dim) +
+         " parameter(0)\n  y = s32[6,80] parameter(1)\n  ROOT s = (" + v +
+         ", s32[6,80]) sort(x, y), dimensions={" + std::to_string(dim) +
          "}, is_stable=true, to_apply=" + comparator + "\n}\n";
 }
 
 // Values from a small pool (many ties) with NaNs of both signs, signed zeros and infinities.
 Literal RandomValues(PrimitiveType type, std::mt19937& rng) {
-  Literal l(Shape::Array(type, {6, 40}));
+  Literal l(Shape::Array(type, {kRows, kCols}));
   const bool bf16 = type == PrimitiveType::kBF16;
   const std::vector<uint32_t> pool =
       bf16 ? std::vector<uint32_t>{0x0000, 0x8000, 0x3F80, 0xBF80, 0x7F80, 0xFF80, 0x7FC0,
@@ -119,7 +127,7 @@ Literal RandomValues(PrimitiveType type, std::mt19937& rng) {
 }
 
 Literal RandomIndices(std::mt19937& rng) {
-  Literal l(Shape::Array(PrimitiveType::kS32, {6, 40}));
+  Literal l(Shape::Array(PrimitiveType::kS32, {kRows, kCols}));
   std::uniform_int_distribution<int> pick(-3, 3);
   for (int64_t i = 0; i < l.element_count(); ++i) l.SetInt(i, pick(rng));
   return l;
@@ -154,10 +162,10 @@ std::vector<Literal> ReferenceSort(Evaluator& evaluator, const hlo::HloComputati
   const std::vector<Literal> sy = Scalars(y);
   Literal ox = x;
   Literal oy = y;
-  const int64_t rows = dim == 1 ? 6 : 40;
-  const int64_t length = dim == 1 ? 40 : 6;
-  const int64_t stride = dim == 1 ? 1 : 40;
-  const int64_t row_step = dim == 1 ? 40 : 1;
+  const int64_t rows = dim == 1 ? kRows : kCols;
+  const int64_t length = dim == 1 ? kCols : kRows;
+  const int64_t stride = dim == 1 ? 1 : kCols;
+  const int64_t row_step = dim == 1 ? kCols : 1;
   const int64_t wx = hlo::ByteWidth(x.shape().element_type());
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t base = r * row_step;

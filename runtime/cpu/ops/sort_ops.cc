@@ -28,9 +28,11 @@
 #include "hlo/strings.h"
 #include "runtime/common/strided_index.h"
 #include "runtime/cpu/element_types.h"
+#include "runtime/cpu/ops/radix_sort.h"
 #include "runtime/cpu/ops/reduce_handlers.h"
 #include "runtime/cpu/ops/scalar_computation.h"
 #include "runtime/cpu/ops/sort_comparator.h"
+#include "runtime/cpu/ops/strided_copy.h"
 
 namespace runtime {
 namespace {
@@ -109,19 +111,15 @@ class TypedRowSorter : public RowSorter {
     return absl::OkStatus();
   }
 
-  // Rows at least this long take the radix path (below it a comparison sort is as fast).
-  static constexpr size_t kRadixMinLength = 64;
-
-  // Stable LSD radix sort of `perm` by float key, ascending (`lt`) or descending, giving the
+  // Stable radix sort of `perm` by float key, ascending (`lt`) or descending, giving the
   // order the LT/GT comparison sort gives: -0 and +0 compare equal (both map to one key), and
   // a descending sort inverts the keys rather than the order, so ties keep their order.
   // Returns false, sorting nothing, when the row holds a NaN (there LT is no strict weak
   // order and only the comparison sort defines the result).
   bool RadixSortFloat(std::vector<int64_t>& perm, bool lt) {
-    const size_t n = perm.size();
-    std::vector<std::pair<uint32_t, int64_t>> a(n), b(n);
-    for (size_t j = 0; j < n; ++j) {
-      const float v = values_[perm[j]];
+    codes_.resize(values_.size());
+    for (size_t j = 0; j < values_.size(); ++j) {
+      const float v = values_[j];
       if (std::isnan(v)) return false;
       uint32_t bits;
       const float positive_zero_for_both = v == 0.0f ? 0.0f : v;
@@ -129,16 +127,9 @@ class TypedRowSorter : public RowSorter {
       // Unsigned order of the mapped bits is the float order.
       uint32_t key = (bits & 0x80000000u) ? ~bits : bits | 0x80000000u;
       if (!lt) key = ~key;
-      a[j] = {key, perm[j]};
+      codes_[j] = key;
     }
-    for (int shift = 0; shift < 32; shift += 8) {
-      size_t count[257] = {0};
-      for (const auto& e : a) ++count[((e.first >> shift) & 0xFF) + 1];
-      for (int i = 0; i < 256; ++i) count[i + 1] += count[i];
-      for (const auto& e : a) b[count[(e.first >> shift) & 0xFF]++] = e;
-      a.swap(b);
-    }
-    for (size_t j = 0; j < n; ++j) perm[j] = a[j].second;
+    StableRadixSortByCode(codes_, perm, scratch_);
     return true;
   }
 
@@ -146,6 +137,8 @@ class TypedRowSorter : public RowSorter {
   const SortRows& rows_;
   ParameterComparison cmp_;
   std::vector<ComputeType<T>> values_;
+  std::vector<uint64_t> codes_;  // RadixSortFloat: each value's order code.
+  RadixScratch scratch_;         // RadixSortFloat: the radix passes' working storage.
 };
 
 // Sorts rows by a SortComparator program (keys computed once for all rows).
@@ -287,16 +280,21 @@ absl::StatusOr<Literal> HandleSort(const HloInstruction& instr,
   ASSIGN_OR_RETURN(std::unique_ptr<RowSorter> sorter,
                    MakeRowSorter(instr, operands, rows, evaluator));
   std::vector<Literal> outs;
+  outs.reserve(n);
   for (const Shape& s : shapes) outs.emplace_back(s);
   std::vector<int64_t> perm(rows.length);
+  std::vector<int64_t> sources(rows.length);  // The sorted row's element offsets in the operands.
+  std::vector<int64_t> targets(rows.length);  // Its positions, from the row's start.
+  for (int64_t j = 0; j < rows.length; ++j) targets[j] = j * rows.stride;
   for (StridedCounter c(rows.outer_bounds, {rows.outer_strides}); !c.done(); c.Next()) {
     const int64_t base = c.offset(0);
     std::iota(perm.begin(), perm.end(), 0);
     RETURN_IF_ERROR(sorter->Sort(base, perm));
+    for (int64_t j = 0; j < rows.length; ++j) sources[j] = base + perm[j] * rows.stride;
     for (int64_t k = 0; k < n; ++k) {
-      for (int64_t j = 0; j < rows.length; ++j) {
-        CopyElement(*operands[k], base + perm[j] * rows.stride, outs[k], base + j * rows.stride);
-      }
+      const int64_t width = hlo::ByteWidth(operands[k]->shape().element_type());
+      CopyIndexedElements(operands[k]->data().data(), sources,
+                          outs[k].mutable_data()->data() + base * width, targets, width);
     }
   }
   return PackVariadic(std::move(outs), instr.shape());

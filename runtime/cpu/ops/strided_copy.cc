@@ -126,7 +126,36 @@ void CopyGenericElements(const uint8_t* src, uint8_t* dst, std::vector<LoopDim> 
   });
 }
 
+template <int kBytes>
+void CopyIndexedFixed(const uint8_t* src, absl::Span<const int64_t> src_offsets, uint8_t* dst,
+                      absl::Span<const int64_t> dst_offsets) {
+  for (size_t j = 0; j < src_offsets.size(); ++j) {
+    std::memcpy(dst + dst_offsets[j] * kBytes, src + src_offsets[j] * kBytes, kBytes);
+  }
+}
+
 }  // namespace
+
+void CopyIndexedElements(const uint8_t* src, absl::Span<const int64_t> src_offsets, uint8_t* dst,
+                         absl::Span<const int64_t> dst_offsets, int64_t element_bytes) {
+  switch (element_bytes) {
+    case 1:
+      return CopyIndexedFixed<1>(src, src_offsets, dst, dst_offsets);
+    case 2:
+      return CopyIndexedFixed<2>(src, src_offsets, dst, dst_offsets);
+    case 4:
+      return CopyIndexedFixed<4>(src, src_offsets, dst, dst_offsets);
+    case 8:
+      return CopyIndexedFixed<8>(src, src_offsets, dst, dst_offsets);
+    case 16:
+      return CopyIndexedFixed<16>(src, src_offsets, dst, dst_offsets);
+    default:
+      for (size_t j = 0; j < src_offsets.size(); ++j) {
+        std::memcpy(dst + dst_offsets[j] * element_bytes, src + src_offsets[j] * element_bytes,
+                    element_bytes);
+      }
+  }
+}
 
 void StridedCopy(const uint8_t* src, uint8_t* dst, const StridedCopySpec& spec,
                  int64_t element_bytes) {

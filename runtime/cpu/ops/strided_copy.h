@@ -44,6 +44,13 @@ std::vector<int64_t> RowMajorByteStrides(absl::Span<const int64_t> dims, int64_t
 // The same for an array `shape` (its element type's ByteWidth).
 std::vector<int64_t> RowMajorByteStrides(const hlo::Shape& shape);
 
+// Indexed copy: the element at dst_offsets[j] of `dst` becomes the one at src_offsets[j] of
+// `src` (offsets in elements of `element_bytes` bytes), for j < src_offsets.size(). Applies a
+// gather's or scatter's windows and a sorted row's permutation.
+// REQUIRES: dst_offsets.size() == src_offsets.size().
+void CopyIndexedElements(const uint8_t* src, absl::Span<const int64_t> src_offsets, uint8_t* dst,
+                         absl::Span<const int64_t> dst_offsets, int64_t element_bytes);
+
 // Fills `count` elements at `dst` with copies of the `element_bytes` bytes at `value`.
 void FillElements(uint8_t* dst, int64_t count, const uint8_t* value, int64_t element_bytes);
 
