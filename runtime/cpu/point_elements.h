@@ -19,48 +19,32 @@
 namespace runtime {
 namespace points {
 
-// The raw bits of element `i` of an array literal whose elements are `width` (<= 8) bytes.
-// The common widths copy a fixed size (inlined loads and stores, no memcpy call).
-inline uint64_t BitsAt(const hlo::Literal& literal, int64_t i, int width) {
-  const uint8_t* at = literal.data().data() + i * width;
-  uint64_t bits = 0;
+// Copies `width` (<= 8) bytes; the common widths as fixed-size copies (inlined loads and
+// stores, no memcpy call).
+inline void CopyBytes(void* to, const void* from, int width) {
   switch (width) {
     case 4:
-      std::memcpy(&bits, at, 4);
-      break;
+      return static_cast<void>(std::memcpy(to, from, 4));
     case 1:
-      std::memcpy(&bits, at, 1);
-      break;
+      return static_cast<void>(std::memcpy(to, from, 1));
     case 2:
-      std::memcpy(&bits, at, 2);
-      break;
+      return static_cast<void>(std::memcpy(to, from, 2));
     case 8:
-      std::memcpy(&bits, at, 8);
-      break;
+      return static_cast<void>(std::memcpy(to, from, 8));
     default:
-      std::memcpy(&bits, at, width);
+      std::memcpy(to, from, width);
   }
+}
+
+// The raw bits of element `i` of an array literal whose elements are `width` (<= 8) bytes.
+inline uint64_t BitsAt(const hlo::Literal& literal, int64_t i, int width) {
+  uint64_t bits = 0;
+  CopyBytes(&bits, literal.data().data() + i * width, width);
   return bits;
 }
 
 inline void SetBits(hlo::Literal& literal, int64_t i, int width, uint64_t bits) {
-  uint8_t* at = literal.mutable_data()->data() + i * width;
-  switch (width) {
-    case 4:
-      std::memcpy(at, &bits, 4);
-      break;
-    case 1:
-      std::memcpy(at, &bits, 1);
-      break;
-    case 2:
-      std::memcpy(at, &bits, 2);
-      break;
-    case 8:
-      std::memcpy(at, &bits, 8);
-      break;
-    default:
-      std::memcpy(at, &bits, width);
-  }
+  CopyBytes(literal.mutable_data()->data() + i * width, &bits, width);
 }
 
 // Row-major linear index <-> multi-index over `dims`.
@@ -82,8 +66,8 @@ inline void Advance(const std::vector<int64_t>& dims, int64_t delta, int64_t* in
   }
 }
 
-// The multi-index of each of `indices` in turn, written to `index`: Advance from the previous
-// one where they ascend, else Unravel.
+// The multi-indices of a sequence of linear indices, in turn: each advanced from the previous
+// one where they ascend, else unravelled afresh.
 class MultiIndexWalk {
  public:
   explicit MultiIndexWalk(const std::vector<int64_t>& dims) : dims_(dims), index_(dims.size()) {}

@@ -15,6 +15,7 @@
 #include "hlo/strings.h"
 #include "runtime/common/collective_groups.h"
 #include "runtime/common/opcode_table.h"
+#include "runtime/common/strided_index.h"
 #include "runtime/common/strided_view.h"
 #include "runtime/common/tuple_leaves.h"
 #include "runtime/cpu/evaluator.h"
@@ -82,11 +83,8 @@ AskedRows RowsOf(absl::Span<const int64_t> indices, const std::vector<int64_t>& 
   AskedRows asked;
   absl::flat_hash_map<int64_t, int64_t> row_of;
   asked.where.resize(indices.size());
-  std::vector<int64_t> operand_strides(operand_dims.size());
-  for (int64_t d = static_cast<int64_t>(operand_dims.size()) - 1, s = 1; d >= 0; --d) {
-    operand_strides[d] = d == dim ? 0 : s;  // The row's start: position along `dim` dropped.
-    s *= operand_dims[d];
-  }
+  std::vector<int64_t> operand_strides = RowMajorStrides(operand_dims);
+  operand_strides[dim] = 0;  // A row's start: the position along `dim` dropped.
   points::MultiIndexWalk walk(dims);
   int64_t last_start = -1;  // Consecutive elements mostly share a row: looked up once.
   int64_t last_row = -1;

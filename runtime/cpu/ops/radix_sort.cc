@@ -29,16 +29,17 @@ void StableRadixSortByCode(absl::Span<const uint64_t> codes, std::vector<int64_t
     previous = code;
   }
   if (ascending) return;
-  std::vector<int> shifts;
+  std::array<int, 8> shifts;
+  size_t passes = 0;
   for (int shift = 0; shift < 64; shift += 8) {
-    if (((differ >> shift) & 0xFF) != 0) shifts.push_back(shift);
+    if (((differ >> shift) & 0xFF) != 0) shifts[passes++] = shift;
   }
   std::vector<std::array<size_t, 256>>& counts = scratch.counts;
-  counts.assign(shifts.size(), std::array<size_t, 256>{});
+  counts.assign(passes, std::array<size_t, 256>{});
   for (const auto& e : a) {
-    for (size_t p = 0; p < shifts.size(); ++p) ++counts[p][(e.first >> shifts[p]) & 0xFF];
+    for (size_t p = 0; p < passes; ++p) ++counts[p][(e.first >> shifts[p]) & 0xFF];
   }
-  for (size_t p = 0; p < shifts.size(); ++p) {
+  for (size_t p = 0; p < passes; ++p) {
     std::array<size_t, 256> start;
     size_t sum = 0;
     for (int v = 0; v < 256; ++v) {
