@@ -79,9 +79,15 @@ void ReplaceAttributeValue(std::string& text, std::string_view attribute,
   if (start != std::string::npos) text.replace(start, end - start, replacement);
 }
 
+// A literal's bits, leaf by leaf: the printed form does not tell NaN payloads apart.
+void AppendLiteralBits(const Literal& literal, std::string* key) {
+  key->append(literal.data().begin(), literal.data().end());
+  for (const Literal& element : literal.tuple_elements()) AppendLiteralBits(element, key);
+}
+
 // What `instr` computes: its printed form without name and metadata, and with any channel id's
 // value blanked (whether there is one matters: an all-reduce without one reduces across
-// replicas, with one across partitions).
+// replicas, with one across partitions); a constant's bits follow it.
 std::string KeyOf(const HloInstruction& instr) {
   std::string text;
   PrintInstruction(instr, &text);
@@ -89,6 +95,10 @@ std::string KeyOf(const HloInstruction& instr) {
   if (eq != std::string::npos) text.erase(0, eq + 3);
   ReplaceAttributeValue(text, "metadata", "");
   ReplaceAttributeValue(text, "channel_id", "_");
+  if (instr.opcode() == HloOpcode::kConstant && instr.attrs().literal.has_value()) {
+    text.push_back('\0');
+    AppendLiteralBits(*instr.attrs().literal, &text);
+  }
   return text;
 }
 

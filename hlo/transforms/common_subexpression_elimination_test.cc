@@ -1,5 +1,7 @@
 #include "hlo/transforms/common_subexpression_elimination.h"
 
+#include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -123,6 +125,31 @@ ENTRY e {
   ROOT n2 = f32[4] negate(p)
 })");
   EXPECT_EQ(names, (std::vector<std::string>{"p", "n", "o", "n2"}));
+}
+
+// Constants that print alike but hold different bits are different values: two NaNs with
+// different payloads (both print "nan") stay apart; two with the same payload merge.
+TEST(CommonSubexpressionEliminationTest, NaNPayloadsAreDifferentConstants) {
+  auto m = ParseHloModule(R"(HloModule m
+ENTRY e {
+  a = f32[2] constant({nan, 1})
+  b = f32[2] constant({nan, 1})
+  c = f32[2] constant({nan, 1})
+  ROOT t = (f32[2], f32[2], f32[2]) tuple(a, b, c)
+})");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  HloComputation* entry = (*m)->entry_computation();
+  const uint32_t payload = 0x7fc00001;
+  for (const auto& instr : entry->instructions()) {
+    if (instr->name() != "b") continue;
+    std::vector<uint8_t>* bytes = instr->mutable_attrs()->literal->mutable_data();
+    std::memcpy(bytes->data(), &payload, sizeof(payload));
+  }
+  CommonSubexpressionElimination cse;
+  ASSERT_TRUE(cse.Run(m->get()).ok());
+  ASSERT_EQ(cse.merged().size(), 1u);
+  EXPECT_EQ(cse.merged()[0].removed, "c");
+  EXPECT_EQ(cse.merged()[0].kept, "a");
 }
 
 }  // namespace
