@@ -332,13 +332,57 @@ ENTRY main {
 })", "f32[4]");
 }
 
-TEST(ManualPartitionTest, LeavingManualSubgroupsWithoutConversionIsRefused) {
-  ExpectPartitionError(R"(
+// A value inside manual subgroups annotated {replicated} stays inside them: replicated within
+// each group (XLA's reading; the groups {0,2} and {1,3} hold independent values). Dim 0 is
+// gathered inside the groups; gathering it across them fails verification.
+TEST(ManualPartitionTest, ReplicatedInsideManualSubgroupsIsWholeInEachGroup) {
+  constexpr char kReplicatedInGroups[] = R"(
 HloModule sub, num_partitions=4
 ENTRY main {
   x = f32[8,2] parameter(0), sharding={devices=[2,1,2]<=[4] last_tile_dims={manual}}
   ROOT n = f32[8,2] negate(x), sharding={replicated}
-})", "SPMDShardToFullShape");
+})";
+  constexpr char kAcrossGroups[] = R"(
+HloModule wrong, num_partitions=4
+ENTRY main {
+  x = f32[4,2] parameter(0)
+  g = f32[8,2] all-gather(x), dimensions={0}, channel_id=1, replica_groups={{0,1},{2,3}}, use_global_device_ids=true
+  ROOT n = f32[8,2] negate(g)
+})";
+  ExpectCatchesWrongProgram(kReplicatedInGroups, kAcrossGroups, 4);
+}
+
+// The same for an unannotated root (partitioned without propagation, so replicated by XLA's
+// rule): whole inside each manual group, leaf by leaf; the replicated leaf stays global.
+TEST(ManualPartitionTest, UnannotatedRootInsideManualSubgroupsIsWholeInEachGroup) {
+  constexpr char kTupleRoot[] = R"(
+HloModule sub, num_partitions=4
+ENTRY main {
+  x = f32[8,2] parameter(0), sharding={devices=[2,1,2]<=[4] last_tile_dims={manual}}
+  y = f32[3] parameter(1), sharding={replicated}
+  t = (f32[8,2], f32[3]) tuple(x, y)
+  ROOT c = (f32[8,2], f32[3]) copy(t)
+})";
+  constexpr char kAcrossGroups[] = R"(
+HloModule wrong, num_partitions=4
+ENTRY main {
+  x = f32[4,2] parameter(0)
+  y = f32[3] parameter(1)
+  g = f32[8,2] all-gather(x), dimensions={0}, channel_id=1, replica_groups={{0,1},{2,3}}, use_global_device_ids=true
+  ROOT t = (f32[8,2], f32[3]) tuple(g, y)
+})";
+  ExpectCatchesWrongProgram(kTupleRoot, kAcrossGroups, 4);
+}
+
+// A tiled sharding has no reading inside the groups: leaving them that way is refused.
+TEST(ManualPartitionTest, LeavingManualSubgroupsForATilingIsRefused) {
+  ExpectPartitionError(R"(
+HloModule sub, num_partitions=4
+ENTRY main {
+  x = f32[8,2] parameter(0), sharding={devices=[2,1,2]<=[4] last_tile_dims={manual}}
+  ROOT n = f32[8,2] negate(x), sharding={devices=[2,1,2]<=[4] last_tile_dim_replicate}
+})",
+                       "SPMDShardToFullShape");
 }
 
 // Found by the partition fuzzer (seed 48, mutant 234): s32[7] enters a manual region in four

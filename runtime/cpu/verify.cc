@@ -11,6 +11,7 @@
 #include <map>
 
 #include "hlo/sharding/shard_geometry.h"
+#include "hlo/sharding/sharding_transforms.h"
 #include "hlo/sharding/unreduced.h"
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
@@ -274,6 +275,35 @@ absl::Status ReferenceAgrees(const HloInstruction& root, const LeafVerdict& leaf
   return absl::OkStatus();
 }
 
+// A replicated root leaf computed inside manual subgroups is replicated within each group (the
+// partitioner reads it so, as XLA does): the groups hold independent values. Returns the
+// leaf's sharding whole in the manual groups of the first manual-subgroup sharding of the
+// module's entry within whose groups the per-device reference results agree; nullopt if none.
+std::optional<HloSharding> ReplicatedWithinManualGroups(const HloInstruction& root,
+                                                        const LeafVerdict& leaf,
+                                                        const ShapeIndex& index,
+                                                        const std::vector<Literal>& expected) {
+  const int64_t rank = leaf.shape.rank();
+  for (const auto& instr : root.parent()->instructions()) {
+    if (!instr->has_sharding()) continue;
+    for (const HloSharding& s : instr->sharding().Leaves()) {
+      if (!s.HasManualSubgroup() || s.tile_assignment().num_devices() != expected.size()) continue;
+      absl::StatusOr<HloSharding> whole = hlo::WholeInManualSubgroups(s, rank);
+      if (!whole.ok()) continue;
+      std::map<int64_t, int64_t> first_of_group;
+      bool agree = true;
+      for (int64_t d = 0; d < static_cast<int64_t>(expected.size()) && agree; ++d) {
+        auto [it, fresh] = first_of_group.try_emplace(ManualValueIndex(*whole, d), d);
+        agree = fresh || CompareArrays(LeafOf(expected[it->second], index),
+                                       LeafOf(expected[d], index), leaf.tolerance)
+                             .ok();
+      }
+      if (agree) return *std::move(whole);
+    }
+  }
+  return std::nullopt;
+}
+
 // Assembles and compares root leaf `index` (flattened position `k`).
 absl::StatusOr<LeafVerdict> VerifyLeaf(const HloInstruction& root, const ShapeIndex& index,
                                        int64_t k, const std::vector<Literal>& device_results,
@@ -300,10 +330,19 @@ absl::StatusOr<LeafVerdict> VerifyLeaf(const HloInstruction& root, const ShapeIn
     return absl::InvalidArgumentError(
         hlo::StrCat(verdict.name, ": ", hlo::ToStd(parts.status().message())));
   }
+  LeafVerdict whole = verdict;
   verdict.disagreement = std::move(parts->disagreement);
   verdict.comparison = CompareArrays(LeafOf(expected, index), parts->value, verdict.tolerance);
   MutableLeafOf(assembled, index) = std::move(parts->value);
-  if (!verdict.ok()) RETURN_IF_ERROR(ReferenceAgrees(root, verdict, sharding, index, expected_per_device));
+  if (verdict.ok() || expected_per_device.size() < 2) return verdict;
+  if (sharding.IsReplicated()) {
+    if (std::optional<HloSharding> groups =
+            ReplicatedWithinManualGroups(root, whole, index, expected_per_device)) {
+      return VerifyManualGroupsLeaf(std::move(whole), index, *groups, device_results,
+                                    expected_per_device, assembled);
+    }
+  }
+  RETURN_IF_ERROR(ReferenceAgrees(root, verdict, sharding, index, expected_per_device));
   return verdict;
 }
 

@@ -72,13 +72,25 @@ std::optional<HloSharding> PassThroughSharding(const HloInstruction& instr,
   return hlo::PassThroughSharding(instr, std::move(leaves));
 }
 
+// Whether every leaf of `sharding` is replicated.
+bool AllLeavesReplicated(const HloSharding& sharding) {
+  const absl::Span<const HloSharding> leaves = sharding.Leaves();
+  return std::all_of(leaves.begin(), leaves.end(),
+                     [](const HloSharding& leaf) { return leaf.IsReplicated(); });
+}
+
+// An instruction reading a value that is inside manual subgroups stays inside them when it is
+// unannotated or annotated replicated: "replicated" is read within each manual group, as XLA
+// reads it (the groups hold independent values, which only SPMDShardToFullShape joins).
 HloSharding InferredSharding(const HloInstruction& instr, const PartitionContext& ctx) {
   HloSharding sharding = ShardingOf(instr);
-  if (instr.has_sharding()) return sharding;
+  const bool replicated = AllLeavesReplicated(sharding);
+  if (instr.has_sharding() && !replicated) return sharding;
   for (const HloInstruction* operand : instr.operands()) {
     absl::StatusOr<const PartitionedValue*> value = ctx.Get(operand);
     if (!value.ok()) continue;
-    if ((*value)->sharding.IsManual() && hlo::ManualFlowsToResults(instr)) {
+    if (!instr.has_sharding() && (*value)->sharding.IsManual() &&
+        hlo::ManualFlowsToResults(instr)) {
       return hlo::ManualOver(instr.shape());
     }
     // Inside manual subgroups: whole within each group. (Asked only of a sharding that has
@@ -89,6 +101,7 @@ HloSharding InferredSharding(const HloInstruction& instr, const PartitionContext
       return *std::move(whole);
     }
   }
+  if (instr.has_sharding()) return sharding;
   if (instr.opcode() == hlo::HloOpcode::kTuple ||
       instr.opcode() == hlo::HloOpcode::kGetTupleElement) {
     if (std::optional<HloSharding> passed = PassThroughSharding(instr, ctx)) return *passed;
@@ -197,11 +210,25 @@ absl::Status CheckMadeInManualGroups(const OutputMark& mark, const HloSharding* 
   return absl::OkStatus();
 }
 
-// The root's per-device value in the root's sharding. An unannotated root is replicated (XLA's
-// rule, and what the reference reads), also when it is computed in a manual region: leaving
-// the region that way is an error (UnannotatedRootHint) unless propagation claimed the root.
-absl::StatusOr<HloInstruction*> FinalizeRoot(const HloInstruction& root, PartitionContext& ctx) {
+// The sharding the entry returns its root in: the root's own; an unannotated root is
+// replicated (XLA's rule, and what the reference reads). A replicated root computed inside
+// manual subgroups is replicated within each group (InferredSharding's reading); computed in a
+// fully manual region, leaving it that way is an error (UnannotatedRootHint) unless
+// propagation claimed the root.
+HloSharding RootSharding(const HloInstruction& root, const PartitionContext& ctx) {
   const HloSharding sharding = ShardingOf(root);
+  absl::StatusOr<const PartitionedValue*> value = ctx.Get(&root);
+  if (!value.ok() || !AllLeavesReplicated(sharding) ||
+      ManualSubgroupLeaf((*value)->sharding) == nullptr) {
+    return sharding;
+  }
+  absl::StatusOr<HloSharding> whole = WholeInManualGroups((*value)->sharding, root.shape());
+  return whole.ok() ? *std::move(whole) : sharding;
+}
+
+// The root's per-device value in RootSharding.
+absl::StatusOr<HloInstruction*> FinalizeRoot(const HloInstruction& root, PartitionContext& ctx) {
+  const HloSharding sharding = RootSharding(root, ctx);
   const OutputMark mark = MarkOutput(ctx);
   absl::StatusOr<HloInstruction*> value = ctx.GetInSharding(&root, sharding);
   StampSourceMetadata(root, mark, ctx);
@@ -352,7 +379,7 @@ absl::StatusOr<bool> SpmdPartitioner::RunImpl(hlo::HloModule* module) {
   RETURN_IF_ERROR(NameInstruction(UnannotatedRootHint(root.status(), *entry->root_instruction()),
                                   *entry->root_instruction()));
   output->set_root_instruction(*root);
-  RecordOrigins(*entry, **root, ShardingOf(*entry->root_instruction()), ctx);
+  RecordOrigins(*entry, **root, RootSharding(*entry->root_instruction(), ctx), ctx);
   log_.preprocessed.clear();  // Their instructions go with the old entry and its callees.
   // Swap the new entry in: callees stay; the old entry's instructions go away with it.
   HloComputation* new_entry = output;
