@@ -507,4 +507,45 @@ ENTRY e {
   EXPECT_TRUE(result->ok()) << result->ToString() << (*spmd)->ToString();
 }
 
+// A partial-auto shard_map as JAX exports it in GSPMD mode: the conversions leave dim 1 open
+// (`unspecified_dims`), and propagation splits it on their global sides (from the parameter
+// and from the root). Each device's manual value is still its tile with dim 1 whole: the
+// partitioner takes the operand whole along dim 1 (gathering propagation's split), and the
+// result's users reshard from tiles whole along it; the reference reads the conversions alike.
+TEST(ManualPartitionTest, ConversionsTakeOpenDimsWholeWhereTheManualValueIsWhole) {
+  constexpr char kText[] = R"(
+HloModule open_dims, num_partitions=4
+ENTRY e {
+  p = f32[4,6] parameter(0), sharding={devices=[1,2,2]<=[2,2]T(1,0) last_tile_dim_replicate}
+  a = f32[4,6] custom-call(p), custom_call_target="Sharding", backend_config="unspecified_dims=[1]",
+    sharding={devices=[2,1,2]<=[4] last_tile_dim_replicate}
+  m = f32[2,6] custom-call(a), custom_call_target="SPMDFullToShardShape",
+    backend_config="unspecified_dims=[1]",
+    sharding={devices=[1,1,2,2]<=[4] last_tile_dims={manual, replicated}}
+  n = f32[2,6] negate(m), sharding={devices=[1,1,2,2]<=[4] last_tile_dims={manual, replicated}}
+  f = f32[4,6] custom-call(n), custom_call_target="SPMDShardToFullShape",
+    backend_config="unspecified_dims=[1]", sharding={devices=[2,1,2]<=[4] last_tile_dim_replicate}
+  ROOT c = f32[4,6] copy(f), sharding={devices=[1,2,2]<=[2,2]T(1,0) last_tile_dim_replicate}
+})";
+  std::unique_ptr<hlo::HloModule> m = Parse(kText);
+  ASSERT_NE(m, nullptr);
+  spmd::ShardingPropagation propagation;
+  ASSERT_TRUE(propagation.Run(m.get()).ok());
+  // Propagation did split dim 1 on both global sides (what the partitioner must undo).
+  int64_t split = 0;
+  for (const auto& instr : m->entry_computation()->instructions()) {
+    if (instr->name() != "a" && instr->name() != "f") continue;
+    ASSERT_TRUE(instr->has_sharding()) << m->ToString();
+    EXPECT_EQ(instr->sharding().tile_assignment().dim(1), 2) << m->ToString();
+    ++split;
+  }
+  EXPECT_EQ(split, 2);
+  const std::string propagated = m->ToString();
+  absl::StatusOr<std::unique_ptr<hlo::HloModule>> spmd = Partition(propagated);
+  ASSERT_TRUE(spmd.ok()) << spmd.status();
+  absl::StatusOr<runtime::VerifyResult> result = Verify(propagated, **spmd, 4);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_TRUE(result->ok()) << result->ToString() << (*spmd)->ToString();
+}
+
 }  // namespace

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdlib>
 
 #include "hlo/strings.h"
 
@@ -111,6 +112,24 @@ absl::StatusOr<std::vector<int64_t>> CustomCallConfig::List(std::string_view key
         hlo::StrCat("custom-call \"", target_, "\": \"", key, "\" must be a [list]"));
   }
   return (*value)->numbers;
+}
+
+std::optional<std::vector<int64_t>> ParseUnspecifiedDims(const std::string& backend_config) {
+  const std::string key = "unspecified_dims=[";
+  const size_t at = backend_config.find(key);
+  if (at == std::string::npos) return std::nullopt;
+  std::vector<int64_t> dims;
+  const char* p = backend_config.c_str() + at + key.size();
+  while (*p != '\0' && *p != ']') {
+    char* end = nullptr;
+    const long long value = std::strtoll(p, &end, 10);
+    if (end == p) return std::nullopt;
+    dims.push_back(value);
+    p = end;
+    while (*p == ',' || *p == ' ') ++p;
+  }
+  if (*p != ']') return std::nullopt;
+  return dims;
 }
 
 }  // namespace hlo

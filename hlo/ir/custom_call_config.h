@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,6 +39,11 @@ class CustomCallConfig {
   std::string target_;
   std::map<std::string, Value, std::less<>> values_;
 };
+
+// The dims listed as `unspecified_dims=[a,b]` in a custom-call's backend_config (a Sharding
+// constraint's or a manual conversion's dims left open to sharding propagation), or nullopt
+// when the config does not list any.
+std::optional<std::vector<int64_t>> ParseUnspecifiedDims(const std::string& backend_config);
 
 }  // namespace hlo
 

@@ -2,6 +2,9 @@
 
 #include <utility>
 
+#include "hlo/ir/custom_call_config.h"
+#include "hlo/sharding/sharding_transforms.h"
+
 namespace hlo {
 
 bool ManualFlowsToResults(const HloInstruction& instr) {
@@ -48,6 +51,17 @@ std::optional<HloSharding> PassThroughSharding(const HloInstruction& instr,
   absl::StatusOr<HloSharding> sharding = FromLeaves(instr.shape(), std::move(leaves));
   if (!sharding.ok()) return std::nullopt;
   return *std::move(sharding);
+}
+
+absl::StatusOr<HloSharding> ConversionGlobalSharding(const HloInstruction& conversion,
+                                                     const HloSharding& global,
+                                                     const Shape& device_shape) {
+  const bool to_shard = conversion.attrs().custom_call_target == "SPMDFullToShardShape";
+  if (conversion.operand_count() != 1) return global;
+  const Shape& global_shape = to_shard ? conversion.operand(0)->shape() : conversion.shape();
+  const std::vector<int64_t> open =
+      ParseUnspecifiedDims(conversion.attrs().backend_config).value_or(std::vector<int64_t>{});
+  return ManualConversionSharding(global, global_shape, device_shape, open);
 }
 
 }  // namespace hlo

@@ -6,6 +6,8 @@
 //     leaves the region). A conditional's branch arguments count like its index: the branches
 //     run on each device's own manual value, so the results are per device even when the
 //     index is the same everywhere;
+//   * manual conversions: which sharding of the global side makes each device's shard its
+//     manual value (ConversionGlobalSharding);
 //   * tuple pass-through: a tuple or get-tuple-element moves no data, so its leaves keep their
 //     operands' leaf shardings (replicating them would gather every element).
 //
@@ -34,6 +36,16 @@ bool ManualFlowsToResults(const HloInstruction& instr);
 
 // {manual} for every leaf of `shape`.
 HloSharding ManualOver(const Shape& shape);
+
+// The sharding the global side of manual conversion `conversion` (SPMDFullToShardShape's
+// operand, SPMDShardToFullShape's result), sharded `global`, has for each device's shard to be
+// its manual value of shape `device_shape`: ManualConversionSharding
+// (sharding_transforms.h) over the conversion's `unspecified_dims`, the dims it leaves open to
+// propagation (which may split them further on the global side). The partitioner and the CPU
+// executor's reference both read conversions through it.
+absl::StatusOr<HloSharding> ConversionGlobalSharding(const HloInstruction& conversion,
+                                                     const HloSharding& global,
+                                                     const Shape& device_shape);
 
 // The position of tuple element `index`'s first leaf among the leaves of `tuple` (the leaves
 // of the elements before it).

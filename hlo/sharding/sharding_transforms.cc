@@ -543,6 +543,28 @@ absl::StatusOr<HloSharding> WholeInManualSubgroups(const HloSharding& sharding, 
   return HloSharding::Subgroup(*std::move(reshaped), types, whole->metadata());
 }
 
+absl::StatusOr<HloSharding> ManualConversionSharding(const HloSharding& global,
+                                                     const Shape& global_shape,
+                                                     const Shape& device_shape,
+                                                     absl::Span<const int64_t> open_dims) {
+  if (!global.IsTiled() || !global_shape.IsArray() || !device_shape.IsArray() ||
+      global_shape.rank() != device_shape.rank() || global.HasManualSubgroup()) {
+    return global;
+  }
+  std::vector<int64_t> whole;
+  for (int64_t d : open_dims) {
+    if (d >= 0 && d < global.TiledDataRank() &&
+        device_shape.dimensions(d) == global_shape.dimensions(d) &&
+        global.tile_assignment().dim(d) > 1) {
+      whole.push_back(d);
+    }
+  }
+  std::sort(whole.begin(), whole.end());
+  whole.erase(std::unique(whole.begin(), whole.end()), whole.end());
+  if (whole.empty()) return global;
+  return PartiallyReplicate(global, whole);
+}
+
 absl::StatusOr<HloSharding> OperandShardingFromResult(const HloSharding& result,
                                                       int64_t result_rank,
                                                       const std::vector<int64_t>& dim_map) {

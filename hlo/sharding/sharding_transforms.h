@@ -60,6 +60,21 @@ absl::StatusOr<HloSharding> PartiallyReplicate(const HloSharding& sharding,
 // Fails when `sharding` has no manual subgroup dim.
 absl::StatusOr<HloSharding> WholeInManualSubgroups(const HloSharding& sharding, int64_t rank);
 
+// The sharding a manual conversion's global side (SPMDFullToShardShape's operand,
+// SPMDShardToFullShape's result), sharded `global`, has for each device's shard to be its
+// manual value, of shape `device_shape` (with manual subgroups that tile inside each group,
+// the device's tile): `global` with those of `open_dims` replicated along which that value is
+// whole (device_shape[d] == global_shape[d]). The conversion's `unspecified_dims` are its
+// open dims: propagation may split them further on the global side. Other shardings are
+// returned unchanged.
+//   ManualConversionSharding({devices=[2,2,1,2]<=[8] last_tile_dim_replicate}, f32[6,3,8],
+//                            f32[3,3,8], {1, 2}) => {devices=[2,1,1,4]<=[8]
+//                                                    last_tile_dim_replicate}
+absl::StatusOr<HloSharding> ManualConversionSharding(const HloSharding& global,
+                                                     const Shape& global_shape,
+                                                     const Shape& device_shape,
+                                                     absl::Span<const int64_t> open_dims);
+
 // `sharding` with the tiles of data dim `from` moved into data dim `to` (as its minor part):
 // dim `to` is tiled dim(to) * dim(from) ways, `from` becomes whole. The devices of one
 // `from` row end up in adjacent `to` tiles, so the move is one all-to-all per group.

@@ -119,6 +119,31 @@ TEST(WholeInManualSubgroupsTest, KeepsTheGroupsAndFoldsTheTilesIntoReplication) 
   EXPECT_THAT(WholeInGroups("{devices=[2,2]<=[4]}", 2), HasSubstr("has no manual subgroup"));
 }
 
+std::string Conversion(const std::string& s, std::vector<int64_t> global,
+                       std::vector<int64_t> local, std::vector<int64_t> open) {
+  absl::StatusOr<HloSharding> r =
+      ManualConversionSharding(P(s), Shape::Array(PrimitiveType::kF32, global),
+                               Shape::Array(PrimitiveType::kF32, local), open);
+  return r.ok() ? r->ToString() : std::string(r.status().message());
+}
+
+TEST(ManualConversionShardingTest, ReplicatesOpenDimsAlongWhichTheManualValueIsWhole) {
+  // Dim 0 is the manual split; propagation split open dim 1 too.
+  EXPECT_EQ(Conversion("{devices=[2,2,1,2]0,1,4,5,2,3,6,7 last_tile_dim_replicate}", {6, 3, 8},
+                       {3, 3, 8}, {1, 2}),
+            "{devices=[2,1,1,4]0,1,4,5,2,3,6,7 last_tile_dim_replicate}");
+  // A dim the device's value is split along keeps its tiles.
+  EXPECT_EQ(
+      Conversion("{devices=[2,2,1,2]<=[8] last_tile_dim_replicate}", {6, 4, 8}, {3, 2, 8}, {1, 2}),
+      "{devices=[2,2,1,2]<=[8] last_tile_dim_replicate}");
+  // A closed dim is never changed, whatever its tiles (the shapes then disagree: an error for
+  // the caller to report).
+  EXPECT_EQ(
+      Conversion("{devices=[2,2,1,2]<=[8] last_tile_dim_replicate}", {6, 3, 8}, {3, 3, 8}, {2}),
+      "{devices=[2,2,1,2]<=[8] last_tile_dim_replicate}");
+  EXPECT_EQ(Conversion("{replicated}", {6, 3, 8}, {6, 3, 8}, {0, 1, 2}), "{replicated}");
+}
+
 std::string Moved(const std::string& s, int64_t from, int64_t to) {
   absl::StatusOr<HloSharding> r = MoveTileDim(P(s), from, to);
   return r.ok() ? r->ToString() : std::string(r.status().message());

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "hlo/sharding/device_groups.h"
+#include "hlo/sharding/implied_sharding.h"
 #include "hlo/sharding/sharding_transforms.h"
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
@@ -265,12 +266,14 @@ absl::Status HandleFullToShardShape(const HloInstruction& original, const HloSha
         "manual subgroup");
   }
   const HloInstruction* operand = original.operand(0);
-  const HloSharding from = AnnotatedSharding(*operand);
-  RETURN_IF_ERROR(CheckNoManualSubgroups(from, "the operand's"));
-  ASSIGN_OR_RETURN(HloInstruction * shard, ctx.GetInSharding(operand, from));
+  RETURN_IF_ERROR(CheckNoManualSubgroups(AnnotatedSharding(*operand), "the operand's"));
   // Each device's shard becomes its manual value: with manual subgroups, its (padded) tile of
-  // the group's value under the result's sharding.
+  // the group's value under the result's sharding. The operand is taken whole along the open
+  // dims that value is whole along, whatever propagation split there.
   ASSIGN_OR_RETURN(Shape want, LocalShape(sharding, original.shape()));
+  ASSIGN_OR_RETURN(const HloSharding from,
+                   hlo::ConversionGlobalSharding(original, AnnotatedSharding(*operand), want));
+  ASSIGN_OR_RETURN(HloInstruction * shard, ctx.GetInSharding(operand, from));
   RETURN_IF_ERROR(CheckShapesMatch(original, shard->shape(), want,
                                    hlo::StrCat("the operand's shard under ", from.ToString())));
   // The region's code may read (or move) a padded tile's padding: it is zeros there, as the
@@ -298,10 +301,14 @@ absl::Status HandleShardToFullShape(const HloInstruction& original, const HloSha
   if (!from.IsManual() && !from.HasManualSubgroup()) from = current->sharding;
   if (!from.IsManual() && !from.HasManualSubgroup()) from = HloSharding::Manual();
   ASSIGN_OR_RETURN(HloInstruction * manual, ctx.GetInSharding(operand, from));
-  ASSIGN_OR_RETURN(Shape local, LocalShape(sharding, original.shape()));
+  // The manual values become tiles of the result whole along the open dims they are whole
+  // along; where propagation split the result further, its users reshard from those tiles.
+  ASSIGN_OR_RETURN(const HloSharding tiles,
+                   hlo::ConversionGlobalSharding(original, sharding, manual->shape()));
+  ASSIGN_OR_RETURN(Shape local, LocalShape(tiles, original.shape()));
   RETURN_IF_ERROR(CheckShapesMatch(original, local, manual->shape(),
-                                   hlo::StrCat("the result's shard under ", sharding.ToString())));
-  ctx.Set(&original, {manual, sharding, original.shape()});
+                                   hlo::StrCat("the result's shard under ", tiles.ToString())));
+  ctx.Set(&original, {manual, tiles, original.shape()});
   return absl::OkStatus();
 }
 

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
+#include "hlo/ir/custom_call_config.h"
 #include "hlo/ir/hlo_computation.h"
 #include "hlo/sharding/implied_sharding.h"
 #include "hlo/sharding/sharding_transforms.h"
@@ -106,7 +107,7 @@ bool HasUnknownLeaf(const HloInstruction& instr) {
 // allowed it.
 bool MayChange(const hlo::HloModule& module, const HloInstruction& instr) {
   const bool refinable = instr.opcode() == HloOpcode::kCustomCall &&
-                         ParseUnspecifiedDims(instr.attrs().backend_config).has_value();
+                         hlo::ParseUnspecifiedDims(instr.attrs().backend_config).has_value();
   const bool open = !instr.has_sharding() || HasUnknownLeaf(instr) || refinable;
   if (instr.parent() != module.entry_computation()) return open;
   const hlo::HloModuleConfig& config = module.config();

@@ -3,8 +3,8 @@
 // without a sharding are held {replicated} unless their propagation flag is true.
 #include "spmd/propagation/user_shardings.h"
 
-#include <cstdlib>
 
+#include "hlo/ir/custom_call_config.h"
 #include "hlo/ir/hlo_computation.h"
 #include "hlo/strings.h"
 
@@ -55,7 +55,7 @@ std::optional<UserSharding> LeafIntent(const hlo::HloModule& module, const HloIn
   UserSharding intent{leaf_sharding->WithShardGroup({}), Hold::kFixed, {}, &instr};
   if (flag.value_or(false)) intent.hold = Hold::kFree;
   if (instr.opcode() == hlo::HloOpcode::kCustomCall && instr.shape().IsArray()) {
-    if (auto dims = ParseUnspecifiedDims(instr.attrs().backend_config)) {
+    if (auto dims = hlo::ParseUnspecifiedDims(instr.attrs().backend_config)) {
       intent.hold = Hold::kRefinable;
       intent.open_dims.assign(instr.shape().rank(), false);
       for (int64_t d : *dims) {
@@ -116,24 +116,6 @@ bool PropagationAllowed(const std::vector<bool>& flags, int64_t index) {
   if (flags.empty()) return false;
   if (flags.size() == 1) return flags[0];
   return index >= 0 && index < static_cast<int64_t>(flags.size()) && flags[index];
-}
-
-std::optional<std::vector<int64_t>> ParseUnspecifiedDims(const std::string& backend_config) {
-  const std::string key = "unspecified_dims=[";
-  const size_t at = backend_config.find(key);
-  if (at == std::string::npos) return std::nullopt;
-  std::vector<int64_t> dims;
-  const char* p = backend_config.c_str() + at + key.size();
-  while (*p != '\0' && *p != ']') {
-    char* end = nullptr;
-    const long long value = std::strtoll(p, &end, 10);
-    if (end == p) return std::nullopt;
-    dims.push_back(value);
-    p = end;
-    while (*p == ',' || *p == ' ') ++p;
-  }
-  if (*p != ']') return std::nullopt;
-  return dims;
 }
 
 std::vector<std::optional<UserSharding>> CollectUserShardings(const hlo::HloModule& module,

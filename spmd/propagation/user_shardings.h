@@ -43,10 +43,6 @@ struct UserSharding {
 std::vector<std::optional<UserSharding>> CollectUserShardings(const hlo::HloModule& module,
                                                               const ValueClasses& classes);
 
-// The dims listed as `unspecified_dims=[a,b]` in a custom-call backend_config, or nullopt when
-// the config does not list any.
-std::optional<std::vector<int64_t>> ParseUnspecifiedDims(const std::string& backend_config);
-
 // Fails when a while loop's annotations place it on two devices: among the while's own
 // sharding and the shardings in its body, every one that puts the whole value on a single
 // device ({maximal device=N}, or a tuple all on N) must name the same device (XLA rejects these

@@ -4,6 +4,7 @@
 #include <optional>
 #include <vector>
 
+#include "hlo/sharding/implied_sharding.h"
 #include "hlo/sharding/shard_geometry.h"
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
@@ -65,16 +66,33 @@ absl::StatusOr<Literal> FullToShard(const HloInstruction& instr, const Literal& 
   }
   Literal shard(instr.shape());
   Literal full = operand;
-  RETURN_IF_ERROR(CopyRegion(ShardingOrReplicated(*instr.operand(0)),
-                             evaluator.device().partition_id, full, shard, /*to_full=*/false));
+  ASSIGN_OR_RETURN(
+      const HloSharding from,
+      hlo::ConversionGlobalSharding(instr, ShardingOrReplicated(*instr.operand(0)), instr.shape()));
+  RETURN_IF_ERROR(
+      CopyRegion(from, evaluator.device().partition_id, full, shard, /*to_full=*/false));
   return shard;
 }
 
 absl::StatusOr<Literal> ShardToFull(const HloInstruction& instr, const Literal& operand,
                                     Evaluator& evaluator) {
   const DeviceContext& device = evaluator.device();
-  const HloSharding sharding = ShardingOrReplicated(instr);
   Literal full(instr.shape());
+  // A value with manual subgroups is whole on each device here; the SPMD program holds only
+  // the device's tile of it (under the operand's sharding), so that tile is what it brings.
+  const HloSharding operand_sharding = ShardingOrReplicated(*instr.operand(0));
+  std::optional<Literal> tile;
+  if (operand_sharding.HasManualSubgroup()) {
+    ASSIGN_OR_RETURN(Shape tile_shape, hlo::PaddedShardShape(operand_sharding, operand.shape()));
+    tile.emplace(tile_shape);
+    Literal whole = operand;
+    RETURN_IF_ERROR(
+        CopyRegion(operand_sharding, device.partition_id, whole, *tile, /*to_full=*/false));
+  }
+  const Literal& mine = tile ? *tile : operand;
+  // The tiles are placed whole along the dims they are whole along (ManualConversionSharding).
+  ASSIGN_OR_RETURN(const HloSharding sharding,
+                   hlo::ConversionGlobalSharding(instr, ShardingOrReplicated(instr), mine.shape()));
   // Into manual subgroups (a nested manual region): each group assembles its own value from
   // its devices' tiles; the devices of a group share their index along the manual dim.
   std::vector<int64_t> group_of;
@@ -96,18 +114,6 @@ absl::StatusOr<Literal> ShardToFull(const HloInstruction& instr, const Literal& 
     }
     return absl::OkStatus();
   };
-  // A value with manual subgroups is whole on each device here; the SPMD program holds only
-  // the device's tile of it (under the operand's sharding), so that tile is what it brings.
-  const HloSharding operand_sharding = ShardingOrReplicated(*instr.operand(0));
-  std::optional<Literal> tile;
-  if (operand_sharding.HasManualSubgroup()) {
-    ASSIGN_OR_RETURN(Shape tile_shape, hlo::PaddedShardShape(operand_sharding, operand.shape()));
-    tile.emplace(tile_shape);
-    Literal whole = operand;
-    RETURN_IF_ERROR(
-        CopyRegion(operand_sharding, device.partition_id, whole, *tile, /*to_full=*/false));
-  }
-  const Literal& mine = tile ? *tile : operand;
   if (device.hub == nullptr || device.num_partitions == 1) {
     const Literal* only = &mine;
     RETURN_IF_ERROR(assemble(absl::MakeConstSpan(&only, 1)));
