@@ -12,11 +12,14 @@ namespace runtime {
 namespace {
 
 // The order must be std::stable_sort's on the codes, from any starting permutation: codes with
-// many ties, differing in low, middle or high bytes only, or already in order.
+// many ties, differing in low, middle or high bytes only, in all 32 low bits (f32 keys: 32-bit
+// entries, three 11-bit digits), in bits that straddle bit 32 (64-bit entries), or in all 64
+// bits; or already in order.
 TEST(RadixSortTest, MatchesAStableSortOfTheCodes) {
   std::mt19937_64 rng(99);
   RadixScratch scratch;
-  const std::vector<uint64_t> masks = {0xFF, 0xF0F000, 0xFF00000000000000ull, ~uint64_t{0}};
+  const std::vector<uint64_t> masks = {
+      0xFF, 0xF0F000, 0xFFFFFFFFull, 0x3FFFFFFFCull, 0xFF00000000000000ull, ~uint64_t{0}};
   for (uint64_t mask : masks) {
     for (size_t n : {0, 1, 2, 63, 64, 500}) {
       for (int trial = 0; trial < 3; ++trial) {
