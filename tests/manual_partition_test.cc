@@ -374,6 +374,34 @@ ENTRY main {
   ExpectCatchesWrongProgram(kTupleRoot, kAcrossGroups, 4);
 }
 
+// SPMDShardToFullShape annotated {replicated} still leaves the manual subgroups (the reading
+// of "replicated" within the groups is for the ops inside them): its value is global, so it
+// may be split like any other. (Read as still inside the groups, the split had to recompute
+// the region from its input, which the all-reduce across the groups {0,1} and {2,3} prevents.)
+TEST(ManualPartitionTest, ShardToFullShapeToReplicatedLeavesTheSubgroups) {
+  constexpr char kLeaveThenSplit[] = R"(
+HloModule leave_then_split, num_partitions=4
+sum {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY main {
+  x = f32[4,6] parameter(0), sharding={replicated}
+  m = f32[4,6] custom-call(x), custom_call_target="SPMDFullToShardShape",
+    sharding={devices=[1,1,2,2]<=[4] last_tile_dims={manual, replicated}}
+  n = f32[4,6] all-reduce(m), channel_id=1, replica_groups={{0,2},{1,3}}, use_global_device_ids=true,
+    to_apply=sum, sharding={devices=[1,1,2,2]<=[4] last_tile_dims={manual, replicated}}
+  f = f32[4,6] custom-call(n), custom_call_target="SPMDShardToFullShape", sharding={replicated}
+  ROOT t = f32[4,6] copy(f), sharding={devices=[2,1,2]<=[4] last_tile_dim_replicate}
+})";
+  absl::StatusOr<std::unique_ptr<hlo::HloModule>> spmd = Partition(kLeaveThenSplit);
+  ASSERT_TRUE(spmd.ok()) << spmd.status();
+  absl::StatusOr<runtime::VerifyResult> result = Verify(kLeaveThenSplit, **spmd, 4);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_TRUE(result->ok()) << result->ToString() << (*spmd)->ToString();
+}
+
 // A tiled sharding has no reading inside the groups: leaving them that way is refused.
 TEST(ManualPartitionTest, LeavingManualSubgroupsForATilingIsRefused) {
   ExpectPartitionError(R"(

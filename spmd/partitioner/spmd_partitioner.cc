@@ -81,11 +81,12 @@ bool AllLeavesReplicated(const HloSharding& sharding) {
 
 // An instruction reading a value that is inside manual subgroups stays inside them when it is
 // unannotated or annotated replicated: "replicated" is read within each manual group, as XLA
-// reads it (the groups hold independent values, which only SPMDShardToFullShape joins).
+// reads it (the groups hold independent values, which only SPMDShardToFullShape joins; it
+// leaves them whatever its sharding, ManualFlowsToResults).
 HloSharding InferredSharding(const HloInstruction& instr, const PartitionContext& ctx) {
   HloSharding sharding = ShardingOf(instr);
-  const bool replicated = AllLeavesReplicated(sharding);
-  if (instr.has_sharding() && !replicated) return sharding;
+  const bool within_groups = AllLeavesReplicated(sharding) && hlo::ManualFlowsToResults(instr);
+  if (instr.has_sharding() && !within_groups) return sharding;
   for (const HloInstruction* operand : instr.operands()) {
     absl::StatusOr<const PartitionedValue*> value = ctx.Get(operand);
     if (!value.ok()) continue;
