@@ -40,6 +40,15 @@ absl::StatusOr<runtime::VerifyResult> Verify(const std::string& original,
   return runtime::VerifyAgainst(*full, spmd, options);
 }
 
+// Partitions `text` and verifies the SPMD program against it on `devices` devices.
+void ExpectPartitionsAndVerifies(const std::string& text, int64_t devices) {
+  absl::StatusOr<std::unique_ptr<hlo::HloModule>> spmd = Partition(text);
+  ASSERT_TRUE(spmd.ok()) << spmd.status();
+  absl::StatusOr<runtime::VerifyResult> result = Verify(text, **spmd, devices);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_TRUE(result->ok()) << result->ToString() << (*spmd)->ToString();
+}
+
 // `wrong` (a hand-written SPMD program with `original`'s interface) fails verification and
 // the partitioned `original` passes, on `devices` devices.
 void ExpectCatchesWrongProgram(const std::string& original, const std::string& wrong,
@@ -48,11 +57,7 @@ void ExpectCatchesWrongProgram(const std::string& original, const std::string& w
   absl::StatusOr<runtime::VerifyResult> result = Verify(original, *wrong_module, devices);
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_FALSE(result->ok()) << result->ToString();
-  absl::StatusOr<std::unique_ptr<hlo::HloModule>> spmd = Partition(original);
-  ASSERT_TRUE(spmd.ok()) << spmd.status();
-  absl::StatusOr<runtime::VerifyResult> good = Verify(original, **spmd, devices);
-  ASSERT_TRUE(good.ok()) << good.status();
-  EXPECT_TRUE(good->ok()) << good->ToString() << (*spmd)->ToString();
+  ExpectPartitionsAndVerifies(original, devices);
 }
 
 // Enter, compute with the device's id, all-reduce inside the region, leave, and compute on.
@@ -275,11 +280,7 @@ ENTRY main {
   m2 = s32[16,16,8] custom-call(r1), custom_call_target="SPMDShardToFullShape", sharding={devices=[2,2,1,2]<=[8] last_tile_dims={manual}}
   ROOT out = s32[16,16,16] custom-call(m2), custom_call_target="SPMDShardToFullShape", sharding={devices=[2,2,2]<=[8]}
 })";
-  absl::StatusOr<std::unique_ptr<hlo::HloModule>> spmd = Partition(kNested);
-  ASSERT_TRUE(spmd.ok()) << spmd.status();
-  absl::StatusOr<runtime::VerifyResult> result = Verify(kNested, **spmd, 8);
-  ASSERT_TRUE(result.ok()) << result.status();
-  EXPECT_TRUE(result->ok()) << result->ToString() << (*spmd)->ToString();
+  ExpectPartitionsAndVerifies(kNested, 8);
 }
 
 // XLA shards an outfeed as (data leaves..., token): a manual outfeed runs as written.
@@ -395,11 +396,7 @@ ENTRY main {
   f = f32[4,6] custom-call(n), custom_call_target="SPMDShardToFullShape", sharding={replicated}
   ROOT t = f32[4,6] copy(f), sharding={devices=[2,1,2]<=[4] last_tile_dim_replicate}
 })";
-  absl::StatusOr<std::unique_ptr<hlo::HloModule>> spmd = Partition(kLeaveThenSplit);
-  ASSERT_TRUE(spmd.ok()) << spmd.status();
-  absl::StatusOr<runtime::VerifyResult> result = Verify(kLeaveThenSplit, **spmd, 4);
-  ASSERT_TRUE(result.ok()) << result.status();
-  EXPECT_TRUE(result->ok()) << result->ToString() << (*spmd)->ToString();
+  ExpectPartitionsAndVerifies(kLeaveThenSplit, 4);
 }
 
 // A tiled sharding has no reading inside the groups: leaving them that way is refused.
@@ -528,11 +525,7 @@ ENTRY e {
   EXPECT_TRUE(c->sharding().IsManual()) << m->ToString();
   // The region claims the unannotated root (which says so after propagation).
   const std::string propagated = m->ToString();
-  absl::StatusOr<std::unique_ptr<hlo::HloModule>> spmd = Partition(propagated);
-  ASSERT_TRUE(spmd.ok()) << spmd.status();
-  absl::StatusOr<runtime::VerifyResult> result = Verify(propagated, **spmd, 2);
-  ASSERT_TRUE(result.ok()) << result.status();
-  EXPECT_TRUE(result->ok()) << result->ToString() << (*spmd)->ToString();
+  ExpectPartitionsAndVerifies(propagated, 2);
 }
 
 // A partial-auto shard_map as JAX exports it in GSPMD mode: the conversions leave dim 1 open
@@ -569,11 +562,7 @@ ENTRY e {
   }
   EXPECT_EQ(split, 2);
   const std::string propagated = m->ToString();
-  absl::StatusOr<std::unique_ptr<hlo::HloModule>> spmd = Partition(propagated);
-  ASSERT_TRUE(spmd.ok()) << spmd.status();
-  absl::StatusOr<runtime::VerifyResult> result = Verify(propagated, **spmd, 4);
-  ASSERT_TRUE(result.ok()) << result.status();
-  EXPECT_TRUE(result->ok()) << result->ToString() << (*spmd)->ToString();
+  ExpectPartitionsAndVerifies(propagated, 4);
 }
 
 }  // namespace

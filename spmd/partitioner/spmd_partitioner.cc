@@ -72,20 +72,13 @@ std::optional<HloSharding> PassThroughSharding(const HloInstruction& instr,
   return hlo::PassThroughSharding(instr, std::move(leaves));
 }
 
-// Whether every leaf of `sharding` is replicated.
-bool AllLeavesReplicated(const HloSharding& sharding) {
-  const absl::Span<const HloSharding> leaves = sharding.Leaves();
-  return std::all_of(leaves.begin(), leaves.end(),
-                     [](const HloSharding& leaf) { return leaf.IsReplicated(); });
-}
-
 // An instruction reading a value that is inside manual subgroups stays inside them when it is
 // unannotated or annotated replicated: "replicated" is read within each manual group, as XLA
 // reads it (the groups hold independent values, which only SPMDShardToFullShape joins; it
 // leaves them whatever its sharding, ManualFlowsToResults).
 HloSharding InferredSharding(const HloInstruction& instr, const PartitionContext& ctx) {
   HloSharding sharding = ShardingOf(instr);
-  const bool within_groups = AllLeavesReplicated(sharding) && hlo::ManualFlowsToResults(instr);
+  const bool within_groups = sharding.IsReplicated() && hlo::ManualFlowsToResults(instr);
   if (instr.has_sharding() && !within_groups) return sharding;
   for (const HloInstruction* operand : instr.operands()) {
     absl::StatusOr<const PartitionedValue*> value = ctx.Get(operand);
@@ -219,7 +212,7 @@ absl::Status CheckMadeInManualGroups(const OutputMark& mark, const HloSharding* 
 HloSharding RootSharding(const HloInstruction& root, const PartitionContext& ctx) {
   const HloSharding sharding = ShardingOf(root);
   absl::StatusOr<const PartitionedValue*> value = ctx.Get(&root);
-  if (!value.ok() || !AllLeavesReplicated(sharding) ||
+  if (!value.ok() || !sharding.IsReplicated() ||
       ManualSubgroupLeaf((*value)->sharding) == nullptr) {
     return sharding;
   }

@@ -1,6 +1,5 @@
 #include "runtime/cpu/ops/radix_sort.h"
 
-#include <algorithm>
 #include <cstdint>
 #include <utility>
 
@@ -67,17 +66,14 @@ void StableRadixSortByCode(absl::Span<const uint64_t> codes, std::vector<int64_t
   // kRadixDigitBits bits.
   const uint64_t first = codes[perm[0]];
   uint64_t differ = 0;
-  size_t max_index = 0;
-  for (int64_t i : perm) {
-    differ |= codes[i] ^ first;
-    max_index = std::max(max_index, static_cast<size_t>(i));
-  }
+  for (int64_t i : perm) differ |= codes[i] ^ first;
   if (differ == 0) return;
   const int low = __builtin_ctzll(differ);
   const int span = 64 - __builtin_clzll(differ) - low;
   const int passes = (span + kRadixDigitBits - 1) / kRadixDigitBits;
   const int width = (span + passes - 1) / passes;
-  if (low + span <= 32 && max_index <= UINT32_MAX) {
+  // perm's indices are below codes.size().
+  if (low + span <= 32 && codes.size() - 1 <= UINT32_MAX) {
     SortNarrowOrWide(codes, perm, low, width, passes, scratch.narrow_a, scratch.narrow_b,
                      scratch.counts);
   } else {
