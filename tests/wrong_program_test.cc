@@ -4,8 +4,9 @@
 // collective-permute with a wrong pair, a windowed loop one trip short -- fails, and the
 // unchanged output passes. Also: an opaque custom-call is named as not verified while the
 // program around it is still checked; manual values are checked on each device (reading
-// another device's is caught) and partially manual ones refused; checks past the deadline
-// are named as not verified.
+// another device's is caught), partially manual ones on each manual group, and shard_map's
+// conversions between global and manual values as each device; checks past the deadline are
+// named as not verified.
 #include <chrono>
 #include <cstdlib>
 #include <functional>
@@ -420,8 +421,29 @@ TEST(WrongProgramTest, ReadingAnotherDevicesManualValueIsCaught) {
       << result.ToString();
 }
 
-TEST(WrongProgramTest, PartiallyManualShardingsAreRefused) {
-  constexpr char kPartial[] = R"(
+// The first instruction applying `op` reads its first operand moved along `pairs` by a
+// collective-permute (of `shape`) put in before it.
+Mutation ReadThroughPermute(std::string op, std::string shape, std::string pairs) {
+  return [=](const std::string& text) {
+    std::string out = text;
+    const size_t call = out.find(" " + op + "(");
+    EXPECT_NE(call, std::string::npos) << "no " << op << " in\n" << text;
+    if (call == std::string::npos) return out;
+    const size_t open = call + op.size() + 2;
+    const size_t close = out.find_first_of(",)", open);
+    const std::string operand = out.substr(open, close - open);
+    out.replace(open, close - open, "%moved");
+    out.insert(out.rfind('\n', call) + 1, "  %moved = " + shape + " collective-permute(" + operand +
+                                              "), channel_id=77, source_target_pairs=" + pairs +
+                                              "\n");
+    return out;
+  };
+}
+
+// A partially manual value is one array per manual group, tiled inside the group: each group's
+// is cut on its own and each device holds its tile. [1,2,2] last_tile_dims={manual}: groups
+// {0,2} and {1,3}, the first member of each holding columns 0-3.
+constexpr char kPartial[] = R"(
 HloModule partial, num_partitions=4
 
 ENTRY e {
@@ -429,10 +451,136 @@ ENTRY e {
   ROOT n = f32[2,8] negate(p), sharding={devices=[1,2,2]<=[4] last_tile_dims={manual}}
 }
 )";
-  absl::StatusOr<runtime::ModularResult> result = VerifyOwnPartitioning(kPartial, 4);
-  ASSERT_FALSE(result.ok());
-  EXPECT_NE(std::string(result.status().message()).find("partially manual"), std::string::npos)
-      << result.status();
+
+runtime::ModularResult VerifyPartial(const Mutation& mutation) {
+  auto verified = PartitionMutateVerify(kPartial, {}, mutation, 4, 0);
+  return verified ? verified->first : runtime::ModularResult{};
+}
+
+TEST(WrongProgramTest, PartiallyManualValuesVerifyPerGroup) {
+  const runtime::ModularResult result = VerifyPartial(nullptr);
+  EXPECT_TRUE(result.ok()) << result.ToString();
+  EXPECT_GE(result.instructions, 1) << result.ToString();
+}
+
+TEST(WrongProgramTest, ReadingAnotherGroupsValueIsCaught) {
+  // The same tile of the other group.
+  const runtime::ModularResult result =
+      VerifyPartial(ReadThroughPermute("negate", "f32[2,4]", "{{0,1},{1,0},{2,3},{3,2}}"));
+  EXPECT_FALSE(result.ok()) << result.ToString();
+  ASSERT_FALSE(result.mismatches.empty());
+  EXPECT_NE(result.mismatches.front().find("manual value"), std::string::npos) << result.ToString();
+}
+
+TEST(WrongProgramTest, ReadingTheOtherTileOfTheGroupIsCaught) {
+  const runtime::ModularResult result =
+      VerifyPartial(ReadThroughPermute("negate", "f32[2,4]", "{{0,2},{2,0},{1,3},{3,1}}"));
+  EXPECT_FALSE(result.ok()) << result.ToString();
+}
+
+// shard_map as JAX writes it: a global value enters a manual region by SPMDFullToShardShape,
+// is computed on per device, and leaves by SPMDShardToFullShape to be resharded. The reference
+// evaluates the conversions as each device (a device's manual value is its shard; the global
+// value reads each device's), so the region and what reads its result are checked.
+constexpr char kShardMap[] = R"(
+HloModule shard_map, num_partitions=4
+
+ENTRY e {
+  p = f32[8,16] parameter(0), sharding={devices=[4,1]<=[4]}
+  c = f32[8,16] custom-call(p), custom_call_target="Sharding", sharding={devices=[4,1]<=[4]}
+  m = f32[2,16] custom-call(c), custom_call_target="SPMDFullToShardShape", sharding={manual}
+  n = f32[2,16] negate(m), sharding={manual}
+  f = f32[8,16] custom-call(n), custom_call_target="SPMDShardToFullShape", sharding={devices=[4,1]<=[4]}
+  ROOT t = f32[16,8] transpose(f), dimensions={1,0}, sharding={devices=[1,4]<=[4]}
+}
+)";
+
+runtime::ModularResult VerifyShardMap(const Mutation& mutation) {
+  auto verified = PartitionMutateVerify(kShardMap, {}, mutation, 4, 0);
+  return verified ? verified->first : runtime::ModularResult{};
+}
+
+TEST(WrongProgramTest, ShardMapConversionsVerify) {
+  const runtime::ModularResult result = VerifyShardMap(nullptr);
+  EXPECT_TRUE(result.ok()) << result.ToString();
+  EXPECT_GE(result.instructions, 4) << result.ToString();
+}
+
+TEST(WrongProgramTest, ShardMapReadingAnotherDevicesShardIsCaught) {
+  const runtime::ModularResult result =
+      VerifyShardMap(ReadThroughPermute("negate", "f32[2,16]", "{{0,1},{1,0},{2,3},{3,2}}"));
+  EXPECT_FALSE(result.ok()) << result.ToString();
+}
+
+TEST(WrongProgramTest, ShardMapResultPlacedOnTheWrongDevicesIsCaught) {
+  // The global value after the region holds the devices' manual values in reverse order.
+  const runtime::ModularResult result =
+      VerifyShardMap(ReadThroughPermute("transpose", "f32[2,16]", "{{0,3},{3,0},{1,2},{2,1}}"));
+  EXPECT_FALSE(result.ok()) << result.ToString();
+}
+
+// shard_map's psum: devices 0 and 1 (and 2 and 3) sum their blocks, so SPMDShardToFullShape
+// may place their equal values in one region, replicated, reading the first. Their stand-ins
+// must agree too (the program relies on it, and the all-reduce that makes them agree is checked
+// itself); dropping the all-reduce is caught.
+constexpr char kShardMapPsum[] = R"(
+HloModule shard_map_psum, num_partitions=4
+
+%sum {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %s = f32[] add(%a, %b)
+}
+
+ENTRY e {
+  x = f32[8,16] parameter(0), sharding={devices=[2,2]<=[4]}
+  m = f32[4,8] custom-call(x), custom_call_target="SPMDFullToShardShape", sharding={manual}
+  s = f32[4,8] all-reduce(m), channel_id=1, replica_groups={{0,1},{2,3}}, use_global_device_ids=true, to_apply=%sum, sharding={manual}
+  f = f32[8,8] custom-call(s), custom_call_target="SPMDShardToFullShape", sharding={devices=[2,1,2]<=[4] last_tile_dim_replicate}
+  ROOT t = f32[8,8] tanh(f), sharding={devices=[1,2,2]<=[4] last_tile_dim_replicate}
+}
+)";
+
+TEST(WrongProgramTest, ShardMapPsumReplicatedOnLeavingVerifies) {
+  auto verified = PartitionMutateVerify(kShardMapPsum, {}, nullptr, 4, 0);
+  ASSERT_TRUE(verified.has_value());
+  EXPECT_TRUE(verified->first.ok()) << verified->first.ToString() << verified->second;
+}
+
+TEST(WrongProgramTest, ShardMapPsumDroppedIsCaught) {
+  auto verified = PartitionMutateVerify(kShardMapPsum, {}, DropAllReduce, 4, 0);
+  ASSERT_TRUE(verified.has_value());
+  EXPECT_FALSE(verified->first.ok()) << verified->first.ToString() << verified->second;
+}
+
+// shard_map over one mesh axis of two (partially manual: groups {0,1} and {2,3}, each holding
+// its block of rows whole), with a sharding annotation forwarding the manual value. What only
+// forwards a conversion is not cut either: its value is the global operand's block.
+constexpr char kPartialShardMap[] = R"(
+HloModule partial_shard_map, num_partitions=4
+
+ENTRY e {
+  x = f32[8,16] parameter(0), sharding={devices=[2,1,2]<=[4] last_tile_dim_replicate}
+  m = f32[4,16] custom-call(x), custom_call_target="SPMDFullToShardShape", sharding={devices=[1,1,2,2]<=[2,2]T(1,0) last_tile_dims={replicated, manual}}
+  a = f32[4,16] custom-call(m), custom_call_target="Sharding", sharding={devices=[1,1,2,2]<=[2,2]T(1,0) last_tile_dims={replicated, manual}}
+  n = f32[4,16] negate(a), sharding={devices=[1,1,2,2]<=[2,2]T(1,0) last_tile_dims={replicated, manual}}
+  f = f32[8,16] custom-call(n), custom_call_target="SPMDShardToFullShape", sharding={devices=[2,1,2]<=[4] last_tile_dim_replicate}
+  ROOT t = f32[8,16] tanh(f), sharding={devices=[1,2,2]<=[4] last_tile_dim_replicate}
+}
+)";
+
+TEST(WrongProgramTest, PartiallyManualShardMapVerifies) {
+  auto verified = PartitionMutateVerify(kPartialShardMap, {}, nullptr, 4, 0);
+  ASSERT_TRUE(verified.has_value());
+  EXPECT_TRUE(verified->first.ok()) << verified->first.ToString() << verified->second;
+}
+
+TEST(WrongProgramTest, PartiallyManualShardMapReadingAnotherGroupIsCaught) {
+  auto verified = PartitionMutateVerify(
+      kPartialShardMap, {}, ReadThroughPermute("negate", "f32[4,16]", "{{0,2},{2,0},{1,3},{3,1}}"),
+      4, 0);
+  ASSERT_TRUE(verified.has_value());
+  EXPECT_FALSE(verified->first.ok()) << verified->first.ToString() << verified->second;
 }
 
 }  // namespace

@@ -18,6 +18,8 @@
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
 #include "runtime/common/opcode_table.h"
+#include "runtime/cpu/modular_cuts.h"
+#include "runtime/cpu/ops/manual_ops.h"
 #include "runtime/cpu/point_elements.h"
 #include "runtime/cpu/point_evaluator.h"
 #include "runtime/cpu/sampled_verify.h"
@@ -34,6 +36,13 @@ using hlo::HloSharding;
 using hlo::Literal;
 using hlo::Shape;
 using hlo::SpmdOrigin;
+
+using modular::CutValue;
+using modular::FillFull;
+using modular::FillManual;
+using modular::FillShard;
+using modular::IsManual;
+using modular::IsManualLeaf;
 
 using NameKey = std::pair<std::string, std::string>;  // (computation, instruction)
 
@@ -64,161 +73,6 @@ uint64_t HashName(const std::string& computation, const std::string& instruction
   return h;
 }
 
-// The random value standing in for one original instruction's value.
-struct CutValue {
-  const HloInstruction* original;  // In the unpartitioned module.
-  HloSharding sharding;            // Its layout on the devices.
-  uint64_t stream;
-  // False for a value the partitioner may rebuild wherever it is used instead of resharding
-  // it: one fixed by the program (constants and what is computed from them alone) and a
-  // broadcast (made again from its operand in a consumer's shape). Such a value keeps its
-  // true value on both sides, computed from its operands' (Rebuildable).
-  bool cut = true;
-  // The dims along which the original's value does not vary (hlo::ConstantAlongDims: a
-  // broadcast's new dims and what elementwise ops keep of them). The partitioner may rely on
-  // that (it reshards such a value by moving one element along them), so the random value
-  // standing in for it is constant along them too: a value the original could have.
-  std::vector<int64_t> constant_dims;
-  // The parts of the original's value that are iotas (an index array's batch positions beside
-  // computed indices; hlo::IotaPieces): the partitioner may rely on them (it splits the operand
-  // dims they address like batch dims), so the stand-in keeps their true values there.
-  std::vector<hlo::IotaPiece> iota_pieces;
-};
-
-// The value element `index` (row-major in `full`) of `cut` keeps because it lies in an iota
-// piece of the original, or nullopt.
-std::optional<int64_t> IotaElement(const CutValue& cut, const Shape& full, int64_t index) {
-  if (cut.iota_pieces.empty() || !full.IsArray()) return std::nullopt;
-  std::vector<int64_t> coordinates(full.rank());
-  points::Unravel(index, full.dimensions(), coordinates.data());
-  return hlo::IotaValueAt(cut.iota_pieces, coordinates);
-}
-
-// Whether `instr`'s value is fixed by the program text: computed from constants and iotas
-// alone, with no parameter, state, randomness, I/O or opaque call in between (`fixed`
-// memoizes). partition-id and the like have no operands and are not constants: not fixed.
-bool IsFixed(const HloInstruction& instr,
-             absl::flat_hash_map<const HloInstruction*, bool>& fixed) {
-  const auto found = fixed.find(&instr);
-  if (found != fixed.end()) return found->second;
-  const HloOpcode op = instr.opcode();
-  bool is = !hlo::HasOpcodeFlag(op, hlo::op_traits::kSideEffect) &&
-            !hlo::HasOpcodeFlag(op, hlo::op_traits::kRunsCallees) && op != HloOpcode::kCustomCall &&
-            (instr.operand_count() > 0 || IsOneOf(op, {HloOpcode::kConstant, HloOpcode::kIota}));
-  for (const HloInstruction* operand : instr.operands()) {
-    if (!is) break;
-    is = IsFixed(*operand, fixed);
-  }
-  fixed[&instr] = is;
-  return is;
-}
-
-bool Rebuildable(const HloInstruction& instr,
-                 absl::flat_hash_map<const HloInstruction*, bool>& fixed) {
-  return instr.opcode() == HloOpcode::kBroadcast || IsFixed(instr, fixed);
-}
-
-// `index` (row-major in `shape`) with its coordinates along `dims` set to 0.
-int64_t FirstAlong(const Shape& shape, const std::vector<int64_t>& dims, int64_t index) {
-  int64_t result = 0, stride = 1;
-  for (int64_t d = shape.rank() - 1; d >= 0; --d) {
-    const int64_t n = shape.dimensions(d);
-    const int64_t coordinate = n == 0 ? 0 : index % n;
-    index = n == 0 ? index : index / n;
-    if (std::find(dims.begin(), dims.end(), d) == dims.end()) result += coordinate * stride;
-    stride *= n;
-  }
-  return result;
-}
-
-uint64_t ElementState(const CutValue& cut, int64_t leaf, int64_t index) {
-  if (!cut.constant_dims.empty()) {
-    index = FirstAlong(cut.original->shape(), cut.constant_dims, index);
-  }
-  return SampleHash(cut.stream + static_cast<uint64_t>(leaf) * 0x9e3779b97f4a7c15ULL +
-                    SampleHash(static_cast<uint64_t>(index)));
-}
-
-// Elements `indices` of leaf `leaf` of `cut`, each drawn from `state(index)` in the
-// original's type (then widened when `out` is the f64 reference's).
-template <typename State>
-void FillStates(const CutValue& cut, int64_t leaf, absl::Span<const int64_t> indices,
-                Literal& out, State state) {
-  const Shape& full = *points::LeafAt(cut.original->shape(), leaf);
-  Literal narrow(Shape::Array(full.element_type(), {static_cast<int64_t>(indices.size())}));
-  for (size_t i = 0; i < indices.size(); ++i) {
-    if (std::optional<int64_t> iota = IotaElement(cut, full, indices[i])) {
-      narrow.SetInt(static_cast<int64_t>(i), *iota);
-      continue;
-    }
-    uint64_t s = state(indices[i]);
-    SetRandomElement(narrow, static_cast<int64_t>(i), s);
-  }
-  out = narrow.shape().element_type() == out.shape().element_type() ? std::move(narrow)
-                                                                     : WidenLiteral(narrow);
-}
-
-// A manual value is a different array on each device: its elements' states mix the device in.
-uint64_t ManualElementState(const CutValue& cut, int64_t leaf, int64_t index, int64_t device) {
-  return SampleHash(ElementState(cut, leaf, index) ^
-                    SampleHash(0x6d616e75616cULL + static_cast<uint64_t>(device)));
-}
-
-// Device `device`'s elements `indices` of manual leaf `leaf` of `cut` (the same on both sides).
-absl::Status FillManual(const CutValue& cut, int64_t leaf, int64_t device,
-                        absl::Span<const int64_t> indices, Literal& out) {
-  if (device < 0) {
-    return absl::UnimplementedError(hlo::StrCat(
-        "%", cut.original->name(), " is manual (a different value on each device) but is read "
-        "where the program has one value for all devices"));
-  }
-  FillStates(cut, leaf, indices, out, [&](int64_t index) {
-    return ManualElementState(cut, leaf, index, device);
-  });
-  return absl::OkStatus();
-}
-
-bool IsManualLeaf(const CutValue& cut, int64_t leaf) {
-  absl::StatusOr<HloSharding> s = LeafSharding(&cut.sharding, cut.original->shape(), leaf);
-  return s.ok() && s->IsManual();
-}
-
-// Device `device`'s elements `indices` of its padded shard (shaped `local`) of leaf `leaf`.
-absl::Status FillShard(const CutValue& cut, const Shape& local, int64_t leaf, int64_t device,
-                       absl::Span<const int64_t> indices, Literal& out) {
-  const Shape& full = *points::LeafAt(cut.original->shape(), leaf);
-  ASSIGN_OR_RETURN(HloSharding sharding,
-                   LeafSharding(&cut.sharding, cut.original->shape(), leaf));
-  ASSIGN_OR_RETURN(hlo::ShardRegion region, DeviceRegion(sharding, full, device));
-  if (local.rank() != full.rank()) {
-    return absl::InvalidArgumentError(hlo::StrCat("a value of %", cut.original->name(),
-                                                  " has rank ", local.rank(), ", not ",
-                                                  full.rank()));
-  }
-  points::ForEachShardElement(
-      local.dimensions(), full.dimensions(), region, indices, [&](size_t i, int64_t global) {
-        if (std::optional<int64_t> iota =
-                global >= 0 ? IotaElement(cut, full, global) : std::nullopt) {
-          out.SetInt(static_cast<int64_t>(i), *iota);
-          return;
-        }
-        uint64_t state =
-            global >= 0 ? ElementState(cut, leaf, global)
-                        : SampleHash(cut.stream ^ SampleHash(static_cast<uint64_t>(device) << 40 ^
-                                                             static_cast<uint64_t>(indices[i])));
-        SetRandomElement(out, static_cast<int64_t>(i), state);
-      });
-  return absl::OkStatus();
-}
-
-// The full value's elements `indices`, drawn in the original's type (then widened when `out`
-// is the f64 reference's).
-void FillFull(const CutValue& cut, int64_t leaf, absl::Span<const int64_t> indices,
-              Literal& out) {
-  FillStates(cut, leaf, indices, out,
-             [&](int64_t index) { return ElementState(cut, leaf, index); });
-}
-
 // The records resolved against both modules.
 struct Resolved {
   struct Value {
@@ -242,10 +96,10 @@ struct Resolved {
 absl::Status CheckLayouts(const SpmdOrigin& origin, const Shape& shape) {
   for (int64_t leaf = 0; leaf < shape.leaf_count(); ++leaf) {
     ASSIGN_OR_RETURN(HloSharding s, LeafSharding(&origin.sharding, shape, leaf));
-    if (s.HasManualSubgroup() || hlo::HasUnreduced(s)) {
-      return absl::UnimplementedError(hlo::StrCat(
-          "modular verification does not support partially manual or unreduced values (%",
-          origin.original_instruction, " is ", s.ToString(), ")"));
+    if (hlo::HasUnreduced(s)) {
+      return absl::UnimplementedError(
+          hlo::StrCat("modular verification does not support unreduced values (%",
+                      origin.original_instruction, " is ", s.ToString(), ")"));
     }
   }
   return absl::OkStatus();
@@ -302,7 +156,8 @@ class SameValues {
 };
 
 absl::StatusOr<Resolved> Resolve(const hlo::HloModule& unpartitioned, const hlo::HloModule& spmd,
-                                 absl::Span<const SpmdOrigin> origins, uint64_t seed) {
+                                 absl::Span<const SpmdOrigin> origins, uint64_t seed,
+                                 int64_t num_devices) {
   Resolved r;
   const NameIndex devices = IndexByName(spmd);
   const NameIndex originals = IndexByName(unpartitioned);
@@ -328,16 +183,20 @@ absl::StatusOr<Resolved> Resolve(const hlo::HloModule& unpartitioned, const hlo:
       continue;
     }
     r.values.push_back({&origin, device, original});
+    // A manual conversion's value is its operand's, laid out per device: it is not cut, nor is
+    // what only forwards it, so the reference computes it from its operand's cut value
+    // (point_ops_devices.cc) and the devices read their shards of that same value.
+    if (IsManualConversion(ValueSource(*original))) continue;
     const HloInstruction& source = same.Of(ValueSource(*original));
     const uint64_t stream =
         SampleHash(seed ^ HashName(source.parent()->name(), source.name()));
     const CutValue& cut =
         r.device_cuts
-            .try_emplace(device,
-                         CutValue{original, origin.sharding, stream,
-                                  !Rebuildable(*original, fixed),
-                                  hlo::ConstantAlongDims(*original, constant_dims),
-                                  hlo::IotaPieces(source)})
+            .try_emplace(
+                device,
+                CutValue{original, origin.sharding, stream, !modular::Rebuildable(*original, fixed),
+                         hlo::ConstantAlongDims(*original, constant_dims), hlo::IotaPieces(source),
+                         modular::AgreeingGroups(source, origin.sharding, num_devices)})
             .first->second;
     if (cut.cut) r.reference_cuts[computation].insert_or_assign(KeyOf(*original), &cut);
   }
@@ -354,7 +213,6 @@ class DeviceCuts : public CutSource {
   absl::Status Fill(const HloInstruction& instr, int64_t leaf, int64_t device,
                     absl::Span<const int64_t> indices, Literal& out) const override {
     const CutValue& cut = resolved_.device_cuts.at(&instr);
-    if (IsManualLeaf(cut, leaf)) return FillManual(cut, leaf, device, indices, out);
     return FillShard(cut, *points::LeafAt(instr.shape(), leaf), leaf, device, indices, out);
   }
 
@@ -549,9 +407,9 @@ class Checker {
     ReferenceCuts reference_cuts(site == resolved_.reference_cuts.end() ? kNone : site->second);
     DeviceCuts device_cuts(resolved_);
     NoArguments no_arguments;
-    if (sharding.IsManual()) {
-      return CompareManual(check, leaf, full, tolerance, reference_cuts, device_cuts, result,
-                           spmd_error);
+    if (IsManual(sharding)) {
+      return CompareManual(check, leaf, full, *local, sharding, tolerance, reference_cuts,
+                           device_cuts, result, spmd_error);
     }
     PointEvaluator devices(spmd_, no_arguments, options_.num_partitions);
     devices.set_cuts(&device_cuts);
@@ -565,7 +423,8 @@ class Checker {
     } count{devices, result.elements};
     auto reference_in = [&](const hlo::HloModule& module, const HloInstruction& instr,
                             absl::Span<const int64_t> global) -> absl::StatusOr<Literal> {
-      PointEvaluator reference(module, no_arguments, 1);
+      // All devices: a manual conversion's global value reads each device's manual one.
+      PointEvaluator reference(module, no_arguments, options_.num_partitions);
       reference.set_cuts(&reference_cuts);
       reference.set_element_budget(options_.element_budget);
       reference.set_deadline(options_.deadline);
@@ -634,24 +493,17 @@ class Checker {
     return line;
   }
 
-  // A manual leaf: a different value on each device, so each device's elements are held to
-  // the reference computed as that device (its manual operands' cut values are that device's).
-  // The same sample on every device: the first and last elements and random ones.
+  // A manual leaf: a different value in each manual group (each device when fully manual), so
+  // each device's elements are held to the reference computed as that device (its manual
+  // operands' cut values are its group's). Each device's region of its group's value (all of
+  // it when fully manual) is sampled alike: its first and last elements and random ones.
   absl::StatusOr<std::string> CompareManual(const Check& check, int64_t leaf, const Shape& full,
+                                            const Shape& local, const HloSharding& sharding,
                                             const Tolerance& tolerance,
                                             const ReferenceCuts& reference_cuts,
                                             const DeviceCuts& device_cuts, ModularResult& result,
                                             bool* spmd_error) {
-    const int64_t count = full.num_elements();
-    if (count == 0) return std::string();
-    std::vector<int64_t> sample = {0, count - 1};
     const uint64_t salt = SampleHash(options_.seed ^ HashName(check.what, std::to_string(leaf)));
-    for (int64_t k = 0; k < options_.random_samples + options_.per_device_random; ++k) {
-      sample.push_back(static_cast<int64_t>(SampleHash(salt + static_cast<uint64_t>(k)) %
-                                            static_cast<uint64_t>(count)));
-    }
-    std::sort(sample.begin(), sample.end());
-    sample.erase(std::unique(sample.begin(), sample.end()), sample.end());
     NoArguments no_arguments;
     const int64_t n = options_.num_partitions;
     PointEvaluator reference(unpartitioned_, no_arguments, n);
@@ -669,10 +521,30 @@ class Checker {
       ~Count() { total += a.memoized_elements() + b.memoized_elements(); }
     } count_work{reference, devices, result.elements};
     for (int64_t d = 0; d < n; ++d) {
-      ASSIGN_OR_RETURN(Literal expected, reference.Elements(*check.reference, leaf, d, sample,
+      ASSIGN_OR_RETURN(const hlo::ShardRegion region, DeviceRegion(sharding, full, d));
+      if (!region.holds_data || region.empty()) continue;
+      const std::vector<int64_t> sizes = region.sizes();
+      int64_t count = 1;
+      for (int64_t size : sizes) count *= size;
+      std::vector<int64_t> sample = {0, count - 1};
+      for (int64_t k = 0; k < options_.random_samples + options_.per_device_random; ++k) {
+        sample.push_back(static_cast<int64_t>(SampleHash(salt + static_cast<uint64_t>(k)) %
+                                              static_cast<uint64_t>(count)));
+      }
+      std::sort(sample.begin(), sample.end());
+      sample.erase(std::unique(sample.begin(), sample.end()), sample.end());
+      // Each sampled position of the region, in the group's value and in the padded shard.
+      std::vector<int64_t> global(sample.size()), mine(sample.size()), index(full.rank());
+      for (size_t k = 0; k < sample.size(); ++k) {
+        points::Unravel(sample[k], sizes, index.data());
+        mine[k] = points::Ravel(index.data(), local.dimensions());
+        for (int64_t j = 0; j < full.rank(); ++j) index[j] += region.offsets[j];
+        global[k] = points::Ravel(index.data(), full.dimensions());
+      }
+      ASSIGN_OR_RETURN(Literal expected, reference.Elements(*check.reference, leaf, d, global,
                                                             check.compute_reference));
       absl::StatusOr<Literal> actual =
-          devices.Elements(*check.device, leaf, d, sample, check.compute_device);
+          devices.Elements(*check.device, leaf, d, mine, check.compute_device);
       if (!actual.ok()) {
         *spmd_error = true;
         return actual.status();
@@ -680,8 +552,7 @@ class Checker {
       result.compared += static_cast<int64_t>(sample.size());
       const ArrayComparison compared = CompareArrays(expected, *actual, tolerance);
       if (compared.first_mismatch.empty()) continue;
-      std::vector<int64_t> index(full.rank());
-      points::Unravel(sample[compared.first_mismatch[0]], full.dimensions(), index.data());
+      points::Unravel(global[compared.first_mismatch[0]], full.dimensions(), index.data());
       return hlo::StrCat(check.what, " (%", check.device->name(), " in %",
                          check.device->parent()->name(), "): device ", d, ", element ",
                          FormatIndex(index), " of its manual value ", full.ToString(),
@@ -831,7 +702,8 @@ std::vector<Check> Checks(const Resolved& resolved, ModularResult& result) {
     // computed the same way from the same operands (two sharding custom-calls of one value:
     // the value is computed) or the owner's value itself (a copy of the owner: the value is
     // read, the owner's cut).
-    const bool shared = resolved.device_cuts.at(value.device).original != &original;
+    const auto held = resolved.device_cuts.find(value.device);
+    const bool shared = held != resolved.device_cuts.end() && held->second.original != &original;
     checks.push_back({Named(original), &original, true, value.device, true,
                       value.device->parent(), value.origin->sharding, /*instruction=*/true,
                       /*or_read=*/shared});
@@ -876,15 +748,17 @@ absl::StatusOr<ModularResult> VerifyModular(const hlo::HloModule& unpartitioned,
     return absl::InvalidArgumentError(
         "modular verification needs the partitioner's records of where each value comes from");
   }
-  // Fully manual values are modelled: each device's value is cut on its own, and the
-  // reference computes as each device (CompareManual).
+  // Manual regions are modelled: each manual group's value is cut on its own, and the
+  // reference computes as each device (CompareManual); a manual conversion's other side is
+  // evaluated from each device's (point_ops_devices.cc).
   if (std::optional<std::string> why =
-          PerDeviceReferenceReason(unpartitioned, /*fully_manual_ok=*/true)) {
+          PerDeviceReferenceReason(unpartitioned, PerDeviceModel::kManualRegions)) {
     return absl::UnimplementedError(hlo::StrCat(
         "modular verification does not support modules that are in part SPMD programs already (",
         *why, ")"));
   }
-  ASSIGN_OR_RETURN(Resolved resolved, Resolve(unpartitioned, spmd, origins, options.seed));
+  ASSIGN_OR_RETURN(Resolved resolved,
+                   Resolve(unpartitioned, spmd, origins, options.seed, options.num_partitions));
   ModularResult result;
   const std::vector<Check> checks = Checks(resolved, result);
   result.boundaries = std::count_if(checks.begin(), checks.end(),

@@ -27,7 +27,15 @@
 // around it is still checked (its value is cut like any other). A check over the element
 // budget is named the same way, unless one replica of each region can afford it (a sum over a
 // whole replicated weight on each of 8 devices): then that is checked and the report says so.
-// Manual and unreduced shardings are refused: such values are not shards of one array.
+// Manual regions are modelled: a manual value is one array per manual group (per device when
+// fully manual; a partially manual one tiled inside its group), cut per group (modular_cuts.h),
+// and checked on each device against the reference computed as that device; the conversions
+// into and out of a region are not cut -- the reference evaluates them as each device from their
+// operand's cut value, and what reads a global value made of manual ones reads each device's --
+// and groups whose values SPMDShardToFullShape places in one region get one stand-in (the
+// conversion reads the first; the program must make them agree, which their own checks see).
+// Unreduced shardings are refused, and so are collectives and partition-ids outside manual
+// regions (no single reference there).
 #ifndef RUNTIME_CPU_MODULAR_VERIFY_H_
 #define RUNTIME_CPU_MODULAR_VERIFY_H_
 

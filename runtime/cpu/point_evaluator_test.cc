@@ -258,6 +258,27 @@ ENTRY e {
                4);
 }
 
+// SPMDFullToShardShape and SPMDShardToFullShape as the executor runs them on each device
+// (ops/manual_ops.h): uneven shards zero-padded, a region held by several devices read from
+// the first, a partially manual operand bringing its device's tile.
+TEST(PointEvaluatorTest, ManualConversionsMatchTheExecutor) {
+  CheckDevices(R"(
+HloModule m, num_partitions=4
+ENTRY e {
+  p = f32[7,6] parameter(0), sharding={devices=[4,1]<=[4]}
+  m = f32[2,6] custom-call(p), custom_call_target="SPMDFullToShardShape", sharding={manual}
+  n = f32[2,6] negate(m), sharding={manual}
+  f = f32[7,6] custom-call(n), custom_call_target="SPMDShardToFullShape", sharding={devices=[4,1]<=[4]}
+  q = f32[6,4] parameter(1), sharding={devices=[1,2,2]<=[4] last_tile_dim_replicate}
+  g = f32[6,2] custom-call(q), custom_call_target="SPMDFullToShardShape", sharding={manual}
+  h = f32[6,4] custom-call(g), custom_call_target="SPMDShardToFullShape", sharding={devices=[1,2,2]<=[4] last_tile_dim_replicate}
+  r = f32[4,6] parameter(2), sharding={devices=[2,1,2]<=[4] last_tile_dims={manual}}
+  s = f32[4,12] custom-call(r), custom_call_target="SPMDShardToFullShape", sharding={devices=[2,2]<=[4]}
+  ROOT out = (f32[2,6], f32[7,6], f32[6,4], f32[4,12]) tuple(n, f, h, s)
+})",
+               4);
+}
+
 TEST(PointEvaluatorTest, CollectivesInsideALoopMeetAtTheSameIteration) {
   CheckDevices(R"(
 HloModule m, num_partitions=2

@@ -1,9 +1,9 @@
 // Opcode semantics of the point evaluator (point_evaluator.h). Data movement (transpose, slice,
-// pad, collectives, ...) maps each asked element to one operand element (or a zero); arithmetic
-// gathers the operand elements it needs into small arrays and runs the CPU executor's handler
-// on a synthetic instruction over them (elementwise ops on [n], a dot on [n,K] x [n,K], a
-// reduce over [n,R], a sort over [rows,S], a topk over [rows,N], an all-reduce as a chain of maps
-// over the group).
+// pad, ...) maps each asked element to one operand element (or a zero); arithmetic gathers the
+// operand elements it needs into small arrays and runs the CPU executor's handler on a
+// synthetic instruction over them (elementwise ops on [n], a dot on [n,K] x [n,K], a reduce
+// over [n,R], a sort over [rows,S], a topk over [rows,N]). Collectives and manual conversions
+// are in point_ops_devices.cc.
 #include "runtime/cpu/point_ops.h"
 
 #include <algorithm>
@@ -19,6 +19,7 @@
 #include "runtime/common/strided_view.h"
 #include "runtime/common/tuple_leaves.h"
 #include "runtime/cpu/evaluator.h"
+#include "runtime/cpu/ops/manual_ops.h"
 #include "runtime/cpu/point_elements.h"
 #include "runtime/cpu/point_evaluator.h"
 
@@ -639,107 +640,6 @@ absl::StatusOr<Literal> PointOps::Fft(PointEvaluator& ev, const HloInstruction& 
   return PickFromRows(transformed, where, out_size);
 }
 
-// all-reduce's combination of `operand`'s elements `indices` over `group`, in group order.
-absl::StatusOr<Literal> PointOps::CombineOverGroup(PointEvaluator& ev, const HloInstruction& instr,
-                                                   const HloInstruction& operand, int64_t leaf,
-                                                   const Frame* frame, const DeviceGroup& group,
-                                                   absl::Span<const int64_t> indices) {
-  ASSIGN_OR_RETURN(Literal acc,
-                   ev.Get(operand, leaf, ev.OnDevice(frame, group.devices.front()), indices));
-  for (size_t j = 1; j < group.devices.size(); ++j) {
-    ASSIGN_OR_RETURN(Literal next,
-                     ev.Get(operand, leaf, ev.OnDevice(frame, group.devices[j]), indices));
-    const Literal* pair[] = {&acc, &next};
-    // The reduction computation mapped over the two arrays.
-    Synthetic synthetic;
-    HloInstruction* map = synthetic.Make(HloOpcode::kMap, acc.shape(), pair);
-    map->mutable_attrs()->dimensions = {0};
-    map->AppendCalledComputation(instr.to_apply());
-    map->set_name(instr.name());
-    ASSIGN_OR_RETURN(Literal combined, RunHandler(ev, *map, pair));
-    acc = std::move(combined);
-  }
-  return acc;
-}
-
-absl::StatusOr<Literal> PointOps::Collective(PointEvaluator& ev, const HloInstruction& instr,
-                                             int64_t leaf, const Frame* frame,
-                                             absl::Span<const int64_t> indices) {
-  // A combined collective (several operands) has one leaf per operand.
-  const bool combined = instr.operand_count() > 1;
-  const HloInstruction& operand = *instr.operand(combined ? leaf : 0);
-  const int64_t operand_leaf = combined ? 0 : leaf;
-  if (frame->device < 0) {
-    if (IsIdentityAllReduce(instr)) return ev.Get(operand, operand_leaf, frame, indices);
-    return Unsupported(instr, "in the unpartitioned reference");
-  }
-  DeviceContext device;
-  device.partition_id = frame->device;
-  device.num_partitions = ev.num_devices_;
-  if (instr.opcode() == HloOpcode::kCollectivePermute) {
-    ASSIGN_OR_RETURN(int64_t source, PermuteSourceOf(instr, device));
-    if (source < 0) {
-      ASSIGN_OR_RETURN(const Shape* shape, points::FlatLeafShape(instr, leaf));
-      return Literal(Shape::Array(shape->element_type(), {static_cast<int64_t>(indices.size())}));
-    }
-    return ev.Get(operand, operand_leaf, ev.OnDevice(frame, source), indices);
-  }
-  ASSIGN_OR_RETURN(DeviceGroup group, DeviceGroupOf(instr, device));
-  const int64_t size = static_cast<int64_t>(group.devices.size());
-  // Stays a switch: each case reads this group's members differently (one function's locals).
-  switch (instr.opcode()) {
-    case HloOpcode::kAllReduce:
-      // Every member holds the same combination: computed once, by the group's first member
-      // (a group of N devices costs N operand reads, not N per member).
-      if (group.rank != 0) {
-        return ev.Get(instr, leaf, ev.OnDevice(frame, group.devices.front()), indices);
-      }
-      return CombineOverGroup(ev, instr, operand, operand_leaf, frame, group, indices);
-    case HloOpcode::kReduceScatter: {
-      ASSIGN_OR_RETURN(const Shape* shape, points::FlatLeafShape(instr, leaf));
-      const int64_t d = instr.dimensions().at(0);
-      const int64_t chunk = shape->dimensions(d);
-      const Shape& in = *points::LeafAt(operand.shape(), operand_leaf);
-      std::vector<int64_t> asked(indices.size()), o(shape->rank());
-      for (size_t e = 0; e < indices.size(); ++e) {
-        points::Unravel(indices[e], shape->dimensions(), o.data());
-        o[d] += group.rank * chunk;
-        asked[e] = points::Ravel(o.data(), in.dimensions());
-      }
-      return CombineOverGroup(ev, instr, operand, operand_leaf, frame, group, asked);
-    }
-    case HloOpcode::kCollectiveBroadcast:  // Every member gets its group's first member's value.
-      return ev.Get(operand, operand_leaf, ev.OnDevice(frame, group.devices.front()), indices);
-    case HloOpcode::kAllGather:
-      return Move(ev, instr, leaf, indices, [&](int64_t* o, Source& s) {
-        const int64_t d = instr.dimensions().at(0);
-        const Shape& in = *points::LeafAt(operand.shape(), operand_leaf);
-        const int64_t chunk = in.dimensions(d);
-        const int64_t from = o[d] / chunk;
-        o[d] %= chunk;
-        s = Source{&operand, operand_leaf, ev.OnDevice(frame, group.devices[from]),
-                   points::Ravel(o, in.dimensions())};
-        return absl::OkStatus();
-      });
-    case HloOpcode::kAllToAll:
-      if (instr.dimensions().empty()) {  // Tuple form: leaf j comes from device j's operand.
-        return ev.Get(*instr.operand(group.rank), 0, ev.OnDevice(frame, group.devices[leaf]),
-                      indices);
-      }
-      return Move(ev, instr, leaf, indices, [&](int64_t* o, Source& s) {
-        const int64_t d = instr.dimensions().at(0);
-        const int64_t chunk = instr.shape().dimensions(d) / size;
-        const int64_t from = o[d] / chunk;
-        o[d] = group.rank * chunk + o[d] % chunk;
-        s = Source{&operand, 0, ev.OnDevice(frame, group.devices[from]),
-                   points::Ravel(o, operand.shape().dimensions())};
-        return absl::OkStatus();
-      });
-    default:
-      return Unsupported(instr);
-  }
-}
-
 namespace {
 
 using Indices = absl::Span<const int64_t>;
@@ -820,6 +720,7 @@ PointOps::ComputeFn PointOps::HandlerOf(HloOpcode opcode) {
        }},
       {HloOpcode::kCustomCall,
        [](E ev, I instr, int64_t leaf, const Frame* frame, Indices at) -> absl::StatusOr<Literal> {
+         if (IsManualConversion(instr)) return ManualConversion(ev, instr, leaf, frame, at);
          if (!IsIdentityCustomCall(instr)) {
            return Unsupported(instr, hlo::StrCat("\"", instr.attrs().custom_call_target, "\""));
          }
@@ -848,8 +749,8 @@ PointOps::ComputeFn PointOps::HandlerOf(HloOpcode opcode) {
        }},
       {HloOpcode::kPartitionId,
        [](E, I instr, int64_t, const Frame* frame, Indices at) -> absl::StatusOr<Literal> {
-         return Repeated(instr.shape().element_type(), at.size(),
-                         std::max<int64_t>(0, frame->device));
+         if (frame->device < 0) return Unsupported(instr, "in the unpartitioned reference");
+         return Repeated(instr.shape().element_type(), at.size(), frame->device);
        }},
       {HloOpcode::kReplicaId,
        [](E, I instr, int64_t, const Frame*, Indices at) -> absl::StatusOr<Literal> {

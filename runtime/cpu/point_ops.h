@@ -1,8 +1,8 @@
 // Internals of the point evaluator's opcode semantics (point_ops*.cc): where an asked element
 // comes from, synthetic instructions for the executor's handlers, and the PointOps class whose
-// members the opcode families define (point_ops.cc: dispatch, data movement, arithmetic,
-// collectives; point_ops_indexed.cc: gather, scatter; point_ops_window.cc: convolution,
-// reduce-window, select-and-scatter).
+// members the opcode families define (point_ops.cc: dispatch, data movement, arithmetic;
+// point_ops_devices.cc: collectives and manual conversions; point_ops_indexed.cc: gather,
+// scatter; point_ops_window.cc: convolution, reduce-window, select-and-scatter).
 #ifndef RUNTIME_CPU_POINT_OPS_H_
 #define RUNTIME_CPU_POINT_OPS_H_
 
@@ -188,6 +188,19 @@ class PointOps {
                                                  const hlo::HloInstruction& instr, int64_t leaf,
                                                  const points::Frame* frame,
                                                  absl::Span<const int64_t> indices);
+  // SPMDFullToShardShape and SPMDShardToFullShape as each device (point_ops_devices.cc).
+  static absl::StatusOr<hlo::Literal> ManualConversion(PointEvaluator& ev,
+                                                       const hlo::HloInstruction& instr,
+                                                       int64_t leaf, const points::Frame* frame,
+                                                       absl::Span<const int64_t> indices);
+  static absl::StatusOr<hlo::Literal> FullToShard(PointEvaluator& ev,
+                                                  const hlo::HloInstruction& instr,
+                                                  const points::Frame* frame,
+                                                  absl::Span<const int64_t> indices);
+  static absl::StatusOr<hlo::Literal> ShardToFull(PointEvaluator& ev,
+                                                  const hlo::HloInstruction& instr,
+                                                  const points::Frame* frame,
+                                                  absl::Span<const int64_t> indices);
   static absl::StatusOr<hlo::Literal> Fft(PointEvaluator& ev, const hlo::HloInstruction& instr,
                                           const points::Frame* frame,
                                           absl::Span<const int64_t> indices);

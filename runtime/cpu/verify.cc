@@ -379,30 +379,39 @@ std::string_view Article(std::string_view word) {
 }  // namespace
 
 std::optional<std::string> PerDeviceReferenceReason(const hlo::HloModule& module,
-                                                    bool fully_manual_ok) {
+                                                    PerDeviceModel model) {
+  const bool regions = model == PerDeviceModel::kManualRegions;
+  auto manual = [&](const HloSharding& e) {
+    return (e.IsManual() && model == PerDeviceModel::kNone) || (e.HasManualSubgroup() && !regions);
+  };
+  auto in_region = [&](const hlo::HloInstruction& instr) {
+    if (!regions || !instr.has_sharding()) return false;
+    const HloSharding& s = instr.sharding();
+    auto leaf = [](const HloSharding& e) { return e.IsManual() || e.HasManualSubgroup(); };
+    return s.IsTuple() ? std::any_of(s.tuple_elements().begin(), s.tuple_elements().end(), leaf)
+                       : leaf(s);
+  };
   for (const auto& computation : module.computations()) {
     for (const auto& instr : computation->instructions()) {
       const hlo::HloOpcode op = instr->opcode();
       if (IsIdentityAllReduce(*instr)) continue;  // No SPMD program for it.
-      if (hlo::GetHloOpcodeFamily(op) == hlo::HloOpcodeFamily::kCollective ||
-          op == hlo::HloOpcode::kPartitionId || op == hlo::HloOpcode::kReplicaId) {
+      if ((hlo::GetHloOpcodeFamily(op) == hlo::HloOpcodeFamily::kCollective ||
+           op == hlo::HloOpcode::kPartitionId || op == hlo::HloOpcode::kReplicaId) &&
+          !in_region(*instr)) {
         return hlo::StrCat("%", instr->name(), " is ", Article(hlo::HloOpcodeString(op)), " ",
-                           hlo::HloOpcodeString(op));
+                           hlo::HloOpcodeString(op), regions ? " outside manual regions" : "");
       }
-      if (op == hlo::HloOpcode::kCustomCall &&
+      if (!regions && op == hlo::HloOpcode::kCustomCall &&
           (instr->attrs().custom_call_target == "SPMDFullToShardShape" ||
            instr->attrs().custom_call_target == "SPMDShardToFullShape")) {
         return hlo::StrCat("%", instr->name(), " converts between manual and global values");
       }
       if (!instr->has_sharding()) continue;
       const HloSharding& s = instr->sharding();
-      auto manual = [&](const HloSharding& e) {
-        return (e.IsManual() && !fully_manual_ok) || e.HasManualSubgroup();
-      };
       if (s.IsTuple() ? std::any_of(s.tuple_elements().begin(), s.tuple_elements().end(), manual)
                       : manual(s)) {
-        return hlo::StrCat("%", instr->name(), " is ", fully_manual_ok ? "partially " : "",
-                           "manual");
+        return hlo::StrCat("%", instr->name(), " is ",
+                           model == PerDeviceModel::kFullyManual ? "partially " : "", "manual");
       }
     }
   }
@@ -410,7 +419,7 @@ std::optional<std::string> PerDeviceReferenceReason(const hlo::HloModule& module
 }
 
 bool NeedsPerDeviceReference(const hlo::HloModule& module) {
-  return PerDeviceReferenceReason(module, /*fully_manual_ok=*/false).has_value();
+  return PerDeviceReferenceReason(module, PerDeviceModel::kNone).has_value();
 }
 
 Literal ManualLeafForDevice(const Literal& full, int64_t device, int64_t parameter,

@@ -131,11 +131,17 @@ absl::StatusOr<std::vector<std::vector<hlo::Literal>>> ShardArguments(
 
 // See the file comment.
 bool NeedsPerDeviceReference(const hlo::HloModule& module);
-// Why `module` is in part an SPMD program already (its first such instruction, named), or
-// nullopt; with `fully_manual_ok`, values manual on every device do not count (modular
-// verification models them: modular_verify.h).
+// What of an SPMD program a verifier models without a per-device reference run.
+enum class PerDeviceModel {
+  kNone,
+  kFullyManual,    // Values manual on every device.
+  kManualRegions,  // Manual regions: manual values (partially too), the conversions into and
+                   // out of them, and the collectives and partition-ids computed inside them.
+};
+// Why `module` is in part an SPMD program already beyond what `model` covers (its first such
+// instruction, named), or nullopt.
 std::optional<std::string> PerDeviceReferenceReason(const hlo::HloModule& module,
-                                                    bool fully_manual_ok);
+                                                    PerDeviceModel model);
 // Device `device`'s value of a manual parameter leaf whose full argument is `full`.
 hlo::Literal ManualLeafForDevice(const hlo::Literal& full, int64_t device, int64_t parameter,
                                  int64_t leaf);

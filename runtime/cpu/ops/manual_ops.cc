@@ -18,10 +18,6 @@ using hlo::HloSharding;
 using hlo::Literal;
 using hlo::Shape;
 
-HloSharding ShardingOrReplicated(const HloInstruction& instr) {
-  return instr.has_sharding() ? instr.sharding() : HloSharding::Replicate();
-}
-
 // Copies device `device`'s region of `full` (under `sharding`) into `shard` at the origin, or
 // (with `to_full`) `shard`'s origin box into that region of `full`.
 absl::Status CopyRegion(const HloSharding& sharding, int64_t device, Literal& full,
@@ -54,15 +50,10 @@ absl::Status CheckRanks(const HloInstruction& instr, const Shape& a, const Shape
 
 absl::StatusOr<Literal> FullToShard(const HloInstruction& instr, const Literal& operand,
                                     Evaluator& evaluator) {
-  const HloSharding result = ShardingOrReplicated(instr);
-  if (result.HasManualSubgroup()) {
-    for (int64_t d = 0; d < result.TiledDataRank(); ++d) {
-      if (result.tile_assignment().dim(d) != 1) {
-        return absl::UnimplementedError(
-            "SPMDFullToShardShape into manual subgroups that tile the value inside each group "
-            "is not supported by the CPU executor");
-      }
-    }
+  if (TilesInsideManualGroups(ShardingOrReplicated(instr))) {
+    return absl::UnimplementedError(
+        "SPMDFullToShardShape into manual subgroups that tile the value inside each group is "
+        "not supported by the CPU executor");
   }
   Literal shard(instr.shape());
   Literal full = operand;
@@ -96,13 +87,7 @@ absl::StatusOr<Literal> ShardToFull(const HloInstruction& instr, const Literal& 
   // Into manual subgroups (a nested manual region): each group assembles its own value from
   // its devices' tiles; the devices of a group share their index along the manual dim.
   std::vector<int64_t> group_of;
-  if (sharding.HasManualSubgroup()) {
-    const int64_t manual = sharding.SubgroupManualDim();
-    group_of.assign(device.num_partitions, -1);
-    sharding.tile_assignment().ForEach([&](absl::Span<const int64_t> index, int64_t d) {
-      if (d >= 0 && d < device.num_partitions) group_of[d] = index[manual];
-    });
-  }
+  if (sharding.HasManualSubgroup()) group_of = ManualGroupOf(sharding, device.num_partitions);
   auto assemble = [&](absl::Span<const Literal* const> shards) -> absl::Status {
     // A region held by several devices is written by each; visiting the devices in reverse
     // leaves the first holder's values.
@@ -126,6 +111,27 @@ absl::StatusOr<Literal> ShardToFull(const HloInstruction& instr, const Literal& 
 }
 
 }  // namespace
+
+HloSharding ShardingOrReplicated(const HloInstruction& instr) {
+  return instr.has_sharding() ? instr.sharding() : HloSharding::Replicate();
+}
+
+bool TilesInsideManualGroups(const HloSharding& sharding) {
+  if (!sharding.HasManualSubgroup()) return false;
+  for (int64_t d = 0; d < sharding.TiledDataRank(); ++d) {
+    if (sharding.tile_assignment().dim(d) != 1) return true;
+  }
+  return false;
+}
+
+std::vector<int64_t> ManualGroupOf(const HloSharding& sharding, int64_t num_devices) {
+  std::vector<int64_t> group_of(num_devices, -1);
+  const int64_t manual = sharding.SubgroupManualDim();
+  sharding.tile_assignment().ForEach([&](absl::Span<const int64_t> index, int64_t d) {
+    if (d >= 0 && d < num_devices) group_of[d] = index[manual];
+  });
+  return group_of;
+}
 
 bool IsManualConversion(const HloInstruction& instr) {
   const std::string& target = instr.attrs().custom_call_target;

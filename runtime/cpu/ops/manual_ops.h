@@ -13,6 +13,9 @@
 #ifndef RUNTIME_CPU_OPS_MANUAL_OPS_H_
 #define RUNTIME_CPU_OPS_MANUAL_OPS_H_
 
+#include <cstdint>
+#include <vector>
+
 #include "absl/status/statusor.h"
 #include "hlo/ir/hlo_instruction.h"
 #include "hlo/ir/literal.h"
@@ -22,6 +25,17 @@ namespace runtime {
 
 // Whether `instr` is SPMDFullToShardShape or SPMDShardToFullShape.
 bool IsManualConversion(const hlo::HloInstruction& instr);
+
+// `instr`'s sharding, or replicated when it has none (as the conversions read it).
+hlo::HloSharding ShardingOrReplicated(const hlo::HloInstruction& instr);
+
+// Whether `sharding` has manual subgroups and splits the value inside them (which
+// SPMDFullToShardShape into them does not support here).
+bool TilesInsideManualGroups(const hlo::HloSharding& sharding);
+
+// The index along the manual subgroup dim of each of `num_devices` devices (-1: not used).
+// REQUIRES: sharding.HasManualSubgroup().
+std::vector<int64_t> ManualGroupOf(const hlo::HloSharding& sharding, int64_t num_devices);
 
 // Runs a manual conversion on this device. REQUIRES: IsManualConversion(instr).
 absl::StatusOr<hlo::Literal> RunManualConversion(const hlo::HloInstruction& instr,
