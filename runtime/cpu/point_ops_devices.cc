@@ -3,7 +3,8 @@
 // with manual regions, evaluated as each device as the CPU executor runs them (ops/manual_ops.h):
 //
 //   SPMDFullToShardShape  device d's element i is the global operand's element at d's offset
-//                         plus i (zero past d's region: the executor's zero padding);
+//                         plus i (zero past d's region: the executor's zero padding; into
+//                         manual subgroups tiled inside, the region is its group's);
 //   SPMDShardToFullShape  element g is read on the first device whose region holds g, at g
 //                         less that region's offset (an operand with manual subgroups is whole
 //                         on each device here, so that device's tile of it is what it brings).
@@ -158,18 +159,12 @@ absl::StatusOr<Literal> PointOps::FullToShard(PointEvaluator& ev, const HloInstr
   if (frame->device < 0) {
     return Unsupported(instr, "read where the program has one value for all devices");
   }
-  if (TilesInsideManualGroups(ShardingOrReplicated(instr))) {
-    return Unsupported(instr, "into manual subgroups that tile the value inside each group");
-  }
-  ASSIGN_OR_RETURN(
-      const HloSharding from,
-      hlo::ConversionGlobalSharding(instr, ShardingOrReplicated(operand), instr.shape()));
   ASSIGN_OR_RETURN(const ShardRegion region,
-                   hlo::ShardRegionForDevice(from, operand.shape(), frame->device));
+                   FullToShardRegion(instr, frame->device, ev.num_devices_));
   const std::vector<int64_t> sizes = region.sizes();
   RETURN_IF_ERROR(CheckFits(instr, sizes, instr.shape()));
   return Move(ev, instr, 0, indices, [&](int64_t* o, Source& s) {
-    for (size_t d = 0; d < sizes.size(); ++d) {
+    for (size_t d = 0; d < sizes.size() || !region.holds_data; ++d) {
       if (!region.holds_data || o[d] >= sizes[d]) {
         s = Source{};  // Past the device's region: zero.
         return absl::OkStatus();

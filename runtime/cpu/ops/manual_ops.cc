@@ -1,6 +1,7 @@
 // SPMDFullToShardShape and SPMDShardToFullShape on simulated devices (see manual_ops.h).
 #include "runtime/cpu/ops/manual_ops.h"
 
+#include <algorithm>
 #include <optional>
 #include <vector>
 
@@ -50,18 +51,21 @@ absl::Status CheckRanks(const HloInstruction& instr, const Shape& a, const Shape
 
 absl::StatusOr<Literal> FullToShard(const HloInstruction& instr, const Literal& operand,
                                     Evaluator& evaluator) {
-  if (TilesInsideManualGroups(ShardingOrReplicated(instr))) {
-    return absl::UnimplementedError(
-        "SPMDFullToShardShape into manual subgroups that tile the value inside each group is "
-        "not supported by the CPU executor");
-  }
+  const DeviceContext& device = evaluator.device();
+  ASSIGN_OR_RETURN(const hlo::ShardRegion region,
+                   FullToShardRegion(instr, device.partition_id, device.num_partitions));
   Literal shard(instr.shape());
-  Literal full = operand;
-  ASSIGN_OR_RETURN(
-      const HloSharding from,
-      hlo::ConversionGlobalSharding(instr, ShardingOrReplicated(*instr.operand(0)), instr.shape()));
+  if (region.empty()) return shard;
+  const std::vector<int64_t> sizes = region.sizes();
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i] > shard.shape().dimensions(i)) {
+      return absl::InvalidArgumentError(hlo::StrCat(
+          "device ", device.partition_id, "'s region of ", operand.shape().ToString(false),
+          " does not fit the manual shape ", shard.shape().ToString(false)));
+    }
+  }
   RETURN_IF_ERROR(
-      CopyRegion(from, evaluator.device().partition_id, full, shard, /*to_full=*/false));
+      CopyBox(operand, region.offsets, shard, std::vector<int64_t>(sizes.size(), 0), sizes));
   return shard;
 }
 
@@ -131,6 +135,43 @@ std::vector<int64_t> ManualGroupOf(const HloSharding& sharding, int64_t num_devi
     if (d >= 0 && d < num_devices) group_of[d] = index[manual];
   });
   return group_of;
+}
+
+absl::StatusOr<hlo::ShardRegion> FullToShardRegion(const HloInstruction& instr, int64_t device,
+                                                   int64_t num_devices) {
+  const HloSharding result = ShardingOrReplicated(instr);
+  const HloInstruction& operand = *instr.operand(0);
+  Shape device_shape = instr.shape();
+  std::vector<int64_t> members = {device};
+  if (TilesInsideManualGroups(result)) {
+    ASSIGN_OR_RETURN(device_shape, hlo::PaddedShardShape(result, instr.shape()));
+    const std::vector<int64_t> group_of = ManualGroupOf(result, num_devices);
+    if (device < 0 || device >= num_devices || group_of[device] < 0) {
+      return absl::InvalidArgumentError(
+          hlo::StrCat(result.ToString(), " places nothing on device ", device));
+    }
+    members.clear();
+    for (int64_t e = 0; e < num_devices; ++e) {
+      if (group_of[e] == group_of[device]) members.push_back(e);
+    }
+  }
+  ASSIGN_OR_RETURN(const HloSharding from, hlo::ConversionGlobalSharding(
+                                               instr, ShardingOrReplicated(operand), device_shape));
+  std::optional<hlo::ShardRegion> box;
+  for (int64_t e : members) {
+    ASSIGN_OR_RETURN(hlo::ShardRegion region, hlo::ShardRegionForDevice(from, operand.shape(), e));
+    if (region.empty()) continue;
+    if (!box) {
+      box = std::move(region);
+      continue;
+    }
+    for (size_t d = 0; d < region.offsets.size(); ++d) {
+      box->offsets[d] = std::min(box->offsets[d], region.offsets[d]);
+      box->limits[d] = std::max(box->limits[d], region.limits[d]);
+    }
+  }
+  if (box) return *box;
+  return hlo::ShardRegionForDevice(from, operand.shape(), device);
 }
 
 bool IsManualConversion(const HloInstruction& instr) {

@@ -3,7 +3,8 @@
 //
 //   SPMDFullToShardShape  device d's value is its shard of the (full, identical on every
 //                         device) operand under the operand's sharding, zero-padded to the
-//                         result shape.
+//                         result shape (into manual subgroups that tile the value inside each
+//                         group: its group's value, the shards of the group's devices).
 //   SPMDShardToFullShape  every device contributes its value as its shard of the result
 //                         under the result's sharding; each device gets the assembled full
 //                         value (a region held by several devices is taken from the first).
@@ -19,6 +20,7 @@
 #include "absl/status/statusor.h"
 #include "hlo/ir/hlo_instruction.h"
 #include "hlo/ir/literal.h"
+#include "hlo/sharding/shard_geometry.h"
 #include "runtime/cpu/evaluator.h"
 
 namespace runtime {
@@ -36,6 +38,13 @@ bool TilesInsideManualGroups(const hlo::HloSharding& sharding);
 // The index along the manual subgroup dim of each of `num_devices` devices (-1: not used).
 // REQUIRES: sharding.HasManualSubgroup().
 std::vector<int64_t> ManualGroupOf(const hlo::HloSharding& sharding, int64_t num_devices);
+
+// The region of SPMDFullToShardShape `instr`'s global operand that is device `device`'s manual
+// value (of `num_devices`): its shard under ConversionGlobalSharding, or, into manual subgroups
+// that tile the value inside each group, the box its group's devices' shards cover (a group's
+// value is whole on each of its devices here).
+absl::StatusOr<hlo::ShardRegion> FullToShardRegion(const hlo::HloInstruction& instr, int64_t device,
+                                                   int64_t num_devices);
 
 // Runs a manual conversion on this device. REQUIRES: IsManualConversion(instr).
 absl::StatusOr<hlo::Literal> RunManualConversion(const hlo::HloInstruction& instr,
