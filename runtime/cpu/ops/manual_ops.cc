@@ -57,13 +57,6 @@ absl::StatusOr<Literal> FullToShard(const HloInstruction& instr, const Literal& 
   Literal shard(instr.shape());
   if (region.empty()) return shard;
   const std::vector<int64_t> sizes = region.sizes();
-  for (size_t i = 0; i < sizes.size(); ++i) {
-    if (sizes[i] > shard.shape().dimensions(i)) {
-      return absl::InvalidArgumentError(hlo::StrCat(
-          "device ", device.partition_id, "'s region of ", operand.shape().ToString(false),
-          " does not fit the manual shape ", shard.shape().ToString(false)));
-    }
-  }
   RETURN_IF_ERROR(
       CopyBox(operand, region.offsets, shard, std::vector<int64_t>(sizes.size(), 0), sizes));
   return shard;
@@ -170,8 +163,15 @@ absl::StatusOr<hlo::ShardRegion> FullToShardRegion(const HloInstruction& instr, 
       box->limits[d] = std::max(box->limits[d], region.limits[d]);
     }
   }
-  if (box) return *box;
-  return hlo::ShardRegionForDevice(from, operand.shape(), device);
+  if (!box) return hlo::ShardRegionForDevice(from, operand.shape(), device);
+  for (int64_t d = 0; d < instr.shape().rank(); ++d) {
+    if (box->limits[d] - box->offsets[d] > instr.shape().dimensions(d)) {
+      return absl::InvalidArgumentError(hlo::StrCat(
+          "%", instr.name(), ": device ", device, "'s region of ", operand.shape().ToString(false),
+          " does not fit the manual shape ", instr.shape().ToString(false)));
+    }
+  }
+  return *box;
 }
 
 bool IsManualConversion(const HloInstruction& instr) {
