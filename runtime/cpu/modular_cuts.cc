@@ -191,16 +191,15 @@ void FillFull(const CutValue& cut, int64_t leaf, absl::Span<const int64_t> indic
 
 std::vector<int64_t> AgreeingGroups(const HloInstruction& source, const HloSharding& sharding,
                                     int64_t num_devices) {
-  if (!source.shape().IsArray() || !IsManual(sharding)) return {};
+  if (!source.shape().IsArray() || !IsManual(sharding) || num_devices < 1) return {};
   // The group of each device, and the classes as a union-find over groups.
-  std::vector<int64_t> group_of(num_devices, -1);
-  int64_t groups = 0;
-  for (int64_t d = 0; d < num_devices; ++d) {
-    absl::StatusOr<int64_t> g = ManualGroup(sharding, d);
-    if (!g.ok()) continue;
-    group_of[d] = *g;
-    groups = std::max(groups, *g + 1);
+  std::vector<int64_t> group_of(num_devices);
+  if (sharding.IsManual()) {
+    for (int64_t d = 0; d < num_devices; ++d) group_of[d] = d;
+  } else {
+    group_of = ManualGroupOf(sharding, num_devices);
   }
+  const int64_t groups = 1 + *std::max_element(group_of.begin(), group_of.end());
   std::vector<int64_t> parent(groups);
   for (int64_t g = 0; g < groups; ++g) parent[g] = g;
   auto root = [&](int64_t g) {
