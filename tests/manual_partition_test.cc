@@ -11,6 +11,7 @@
 #include "runtime/cpu/verify.h"
 #include "spmd/partitioner/spmd_partitioner.h"
 #include "spmd/propagation/sharding_propagation.h"
+#include "tests/tool_runner.h"
 
 namespace {
 
@@ -565,23 +566,13 @@ ENTRY e {
   ExpectPartitionsAndVerifies(propagated, 4);
 }
 
-// shard_map over one mesh axis of two (the other left to the partitioner): the manual value is
-// each row block, tiled by columns inside its manual group. The reference takes each group's
-// block whole (the union of its devices' shards); a program that leaves the tiles where the
-// region produced them, not where the result's sharding wants them, fails.
-constexpr char kShardMapOverSomeAxes[] = R"(
-HloModule auto_axes, num_partitions=4
-ENTRY e {
-  x = f32[8,16] parameter(0), sharding={devices=[2,2]<=[4]}
-  m = f32[4,16] custom-call(x), custom_call_target="SPMDFullToShardShape", sharding={devices=[1,2,2]<=[2,2]T(1,0) last_tile_dims={manual}}
-  n = f32[4,16] negate(m), sharding={devices=[1,2,2]<=[2,2]T(1,0) last_tile_dims={manual}}
-  f = f32[8,16] custom-call(n), custom_call_target="SPMDShardToFullShape", sharding={devices=[2,2]<=[4]}
-  ROOT t = f32[16,8] transpose(f), dimensions={1,0}, sharding={devices=[2,2]<=[4]}
-}
-)";
-
+// shard_map over some mesh axes (tests/testdata/partition/shard_map_over_some_axes.hlo): the
+// manual value is tiled inside its group. The reference takes each group's block whole (the
+// union of its devices' shards); a program that leaves the tiles where the region produced
+// them, not where the result's sharding wants them, fails.
 TEST(ManualPartitionTest, ShardMapOverSomeAxesTiledInsideGroupsVerifies) {
-  ExpectCatchesWrongProgram(kShardMapOverSomeAxes, R"(
+  ExpectCatchesWrongProgram(
+      testing_tools::ReadFile("tests/testdata/partition/shard_map_over_some_axes.hlo"), R"(
 HloModule auto_axes_spmd, num_partitions=4
 ENTRY e {
   x = f32[4,8] parameter(0)
@@ -589,7 +580,7 @@ ENTRY e {
   ROOT t = f32[8,4] transpose(n), dimensions={1,0}
 }
 )",
-                            4);
+      4);
 }
 
 }  // namespace

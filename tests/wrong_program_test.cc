@@ -583,30 +583,25 @@ TEST(WrongProgramTest, PartiallyManualShardMapReadingAnotherGroupIsCaught) {
   EXPECT_FALSE(verified->first.ok()) << verified->first.ToString() << verified->second;
 }
 
-// shard_map over one mesh axis of two, the manual value tiled by columns inside its group:
-// SPMDFullToShardShape gives each group its block of rows whole in the reference. The program
-// moves tiles to the result's devices after the region; keeping them in place is caught.
-constexpr char kShardMapOverSomeAxes[] = R"(
-HloModule auto_axes, num_partitions=4
-ENTRY e {
-  x = f32[8,16] parameter(0), sharding={devices=[2,2]<=[4]}
-  m = f32[4,16] custom-call(x), custom_call_target="SPMDFullToShardShape", sharding={devices=[1,2,2]<=[2,2]T(1,0) last_tile_dims={manual}}
-  n = f32[4,16] negate(m), sharding={devices=[1,2,2]<=[2,2]T(1,0) last_tile_dims={manual}}
-  f = f32[8,16] custom-call(n), custom_call_target="SPMDShardToFullShape", sharding={devices=[2,2]<=[4]}
-  ROOT t = f32[16,8] transpose(f), dimensions={1,0}, sharding={devices=[2,2]<=[4]}
+// shard_map over some mesh axes (tests/testdata/partition/shard_map_over_some_axes.hlo), the
+// manual value tiled by columns inside its group: SPMDFullToShardShape gives each group its
+// block of rows whole in the reference. The program moves tiles to the result's devices after
+// the region; keeping them in place is caught.
+std::string ShardMapOverSomeAxes() {
+  return testing_tools::ReadFile("tests/testdata/partition/shard_map_over_some_axes.hlo");
 }
-)";
 
 TEST(WrongProgramTest, ShardMapOverSomeAxesVerifies) {
-  auto verified = PartitionMutateVerify(kShardMapOverSomeAxes, {}, nullptr, 4, 0);
+  auto verified = PartitionMutateVerify(ShardMapOverSomeAxes(), {}, nullptr, 4, 0);
   ASSERT_TRUE(verified.has_value());
   EXPECT_TRUE(verified->first.ok()) << verified->first.ToString() << verified->second;
   EXPECT_GE(verified->first.instructions, 4) << verified->first.ToString();
 }
 
 TEST(WrongProgramTest, ShardMapOverSomeAxesTilesLeftInPlaceAreCaught) {
-  auto verified = PartitionMutateVerify(
-      kShardMapOverSomeAxes, {}, OnLines("collective-permute", "{1,2},{2,1}", "{1,1},{2,2}"), 4, 0);
+  auto verified =
+      PartitionMutateVerify(ShardMapOverSomeAxes(), {},
+                            OnLines("collective-permute", "{1,2},{2,1}", "{1,1},{2,2}"), 4, 0);
   ASSERT_TRUE(verified.has_value());
   EXPECT_FALSE(verified->first.ok()) << verified->first.ToString() << verified->second;
 }
