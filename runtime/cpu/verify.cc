@@ -382,7 +382,7 @@ std::optional<std::string> PerDeviceReferenceReason(const hlo::HloModule& module
                                                     PerDeviceModel model) {
   const bool regions = model == PerDeviceModel::kManualRegions;
   auto manual = [&](const HloSharding& e) {
-    return (e.IsManual() && model == PerDeviceModel::kNone) || (e.HasManualSubgroup() && !regions);
+    return !regions && (e.IsManual() || e.HasManualSubgroup());
   };
   auto in_region = [&](const hlo::HloInstruction& instr) {
     if (!regions || !instr.has_sharding()) return false;
@@ -410,8 +410,7 @@ std::optional<std::string> PerDeviceReferenceReason(const hlo::HloModule& module
       const HloSharding& s = instr->sharding();
       if (s.IsTuple() ? std::any_of(s.tuple_elements().begin(), s.tuple_elements().end(), manual)
                       : manual(s)) {
-        return hlo::StrCat("%", instr->name(), " is ",
-                           model == PerDeviceModel::kFullyManual ? "partially " : "", "manual");
+        return hlo::StrCat("%", instr->name(), " is manual");
       }
     }
   }

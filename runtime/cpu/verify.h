@@ -134,7 +134,6 @@ bool NeedsPerDeviceReference(const hlo::HloModule& module);
 // What of an SPMD program a verifier models without a per-device reference run.
 enum class PerDeviceModel {
   kNone,
-  kFullyManual,    // Values manual on every device.
   kManualRegions,  // Manual regions: manual values (partially too), the conversions into and
                    // out of them, and the collectives and partition-ids computed inside them.
 };
