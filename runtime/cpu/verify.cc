@@ -19,6 +19,7 @@
 #include "runtime/common/tuple_leaves.h"
 #include "runtime/cpu/box_copy.h"
 #include "runtime/cpu/multi_device_runner.h"
+#include "runtime/cpu/ops/manual_ops.h"
 
 namespace runtime {
 namespace {
@@ -381,37 +382,29 @@ std::string_view Article(std::string_view word) {
 std::optional<std::string> PerDeviceReferenceReason(const hlo::HloModule& module,
                                                     PerDeviceModel model) {
   const bool regions = model == PerDeviceModel::kManualRegions;
-  auto manual = [&](const HloSharding& e) {
-    return !regions && (e.IsManual() || e.HasManualSubgroup());
-  };
-  auto in_region = [&](const hlo::HloInstruction& instr) {
-    if (!regions || !instr.has_sharding()) return false;
-    const HloSharding& s = instr.sharding();
-    auto leaf = [](const HloSharding& e) { return e.IsManual() || e.HasManualSubgroup(); };
-    return s.IsTuple() ? std::any_of(s.tuple_elements().begin(), s.tuple_elements().end(), leaf)
-                       : leaf(s);
-  };
   for (const auto& computation : module.computations()) {
     for (const auto& instr : computation->instructions()) {
       const hlo::HloOpcode op = instr->opcode();
       if (IsIdentityAllReduce(*instr)) continue;  // No SPMD program for it.
+      // Whether some leaf of its value is manual, on every device or in subgroups.
+      bool manual = false;
+      if (instr->has_sharding()) {
+        const absl::Span<const HloSharding> leaves = instr->sharding().Leaves();
+        manual = std::any_of(leaves.begin(), leaves.end(), [](const HloSharding& e) {
+          return e.IsManual() || e.HasManualSubgroup();
+        });
+      }
       if ((hlo::GetHloOpcodeFamily(op) == hlo::HloOpcodeFamily::kCollective ||
            op == hlo::HloOpcode::kPartitionId || op == hlo::HloOpcode::kReplicaId) &&
-          !in_region(*instr)) {
+          !(regions && manual)) {
         return hlo::StrCat("%", instr->name(), " is ", Article(hlo::HloOpcodeString(op)), " ",
                            hlo::HloOpcodeString(op), regions ? " outside manual regions" : "");
       }
-      if (!regions && op == hlo::HloOpcode::kCustomCall &&
-          (instr->attrs().custom_call_target == "SPMDFullToShardShape" ||
-           instr->attrs().custom_call_target == "SPMDShardToFullShape")) {
+      if (regions) continue;
+      if (IsManualConversion(*instr)) {
         return hlo::StrCat("%", instr->name(), " converts between manual and global values");
       }
-      if (!instr->has_sharding()) continue;
-      const HloSharding& s = instr->sharding();
-      if (s.IsTuple() ? std::any_of(s.tuple_elements().begin(), s.tuple_elements().end(), manual)
-                      : manual(s)) {
-        return hlo::StrCat("%", instr->name(), " is manual");
-      }
+      if (manual) return hlo::StrCat("%", instr->name(), " is manual");
     }
   }
   return std::nullopt;
