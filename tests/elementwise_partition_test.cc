@@ -6,6 +6,8 @@
 #include "gtest/gtest.h"
 #include "hlo/analysis/module_stats.h"
 #include "hlo/ir/hlo_module.h"
+#include "hlo/parser/hlo_parser.h"
+#include "runtime/cpu/verify.h"
 #include "tests/partition_test_util.h"
 
 namespace {
@@ -77,6 +79,38 @@ ENTRY e {
   ASSERT_NE(product.spmd, nullptr);
   EXPECT_EQ(Counts(*product.spmd)[hlo::HloOpcode::kAllReduce], 2) << product.spmd->ToString();
   ExpectVerifies(product, 2);
+}
+
+// Partial maxima (Shardy's `unreduced=max{...}`, XLA's NamedUnreducedParamGrouped): a sum of
+// two values held as partial maxima needs each maximum first (two all-reduces with a `maximum`
+// reducer); a maximum of partial maxima is itself one (reduced once, as sums of sums are).
+// Combining by add instead is caught by verification.
+TEST(ElementwisePartitionTest, PartialMaximaAreReducedByMaximum) {
+  const std::string params = R"(HloModule m, num_partitions=4
+ENTRY e {
+  a = s32[2,4] parameter(0), sharding={mesh['a'=2, 'b'=2], [], unreduced=max{'a', 'b'}}
+  b = s32[2,4] parameter(1), sharding={mesh['a'=2, 'b'=2], [], unreduced=max{'a', 'b'}}
+)";
+  Partitioned sum = Partition(params + "  ROOT s = s32[2,4] add(a, b)\n}");
+  ASSERT_NE(sum.spmd, nullptr);
+  EXPECT_EQ(Counts(*sum.spmd)[hlo::HloOpcode::kAllReduce], 2) << sum.spmd->ToString();
+  EXPECT_EQ(Counts(*sum.spmd)[hlo::HloOpcode::kMaximum], 1) << sum.spmd->ToString();
+  ExpectVerifies(sum, 4);
+  Partitioned max = Partition(params + "  ROOT s = s32[2,4] maximum(a, b)\n}");
+  ASSERT_NE(max.spmd, nullptr);
+  EXPECT_EQ(Counts(*max.spmd)[hlo::HloOpcode::kAllReduce], 1) << max.spmd->ToString();
+  ExpectVerifies(max, 4);
+  // The same program reducing by add.
+  std::string text = max.spmd->ToString();
+  for (size_t at; (at = text.find("maximum(")) != std::string::npos;) text.replace(at, 7, "add");
+  absl::StatusOr<std::unique_ptr<hlo::HloModule>> wrong = hlo::ParseHloModule(text);
+  ASSERT_TRUE(wrong.ok()) << wrong.status();
+  runtime::VerifyOptions options;
+  options.num_partitions = 4;
+  absl::StatusOr<runtime::VerifyResult> result =
+      runtime::VerifyAgainst(*max.original, **wrong, options);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_FALSE(result->ok()) << text;
 }
 
 }  // namespace

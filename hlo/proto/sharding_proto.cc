@@ -64,7 +64,7 @@ xla::OpSharding WriteSharding(const HloSharding& sharding, bool* lossy) {
       break;
     }
   }
-  for (const std::string& text : sharding.metadata()) {
+  for (const std::string& text : sharding.PrintedMetadata()) {
     std::optional<OpMetadata> metadata = proto_internal::ParseMetadataText(text);
     if (!metadata || proto_internal::MetadataText(*metadata) != text) {
       *lossy = true;
@@ -167,6 +167,8 @@ absl::StatusOr<HloSharding> ReadSharding(const xla::OpSharding& proto) {
       return absl::InvalidArgumentError(
           hlo::StrCat("unknown sharding type ", static_cast<int>(proto.type())));
   }
+  // A max or min reduction op travels as XLA's metadata entry (hlo_sharding.h).
+  if (sharding.ok()) sharding = sharding->TakeReductionOpFromMetadata();
   if (!sharding.ok() || !proto.is_shard_group()) return sharding;
   if (proto.shard_group_id() < 0) {
     return absl::InvalidArgumentError(

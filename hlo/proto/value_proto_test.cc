@@ -181,6 +181,23 @@ TEST(ShardingProtoTest, ExplicitFormAndSubgroups) {
   RoundTrip(manual);
 }
 
+// XLA's tile-assignment proto carries a max or min reduction op as a metadata entry
+// (op_type "sdy::reduction_op", op_name "MAX"/"MIN"); it comes back as the op, not as metadata.
+TEST(ShardingProtoTest, UnreducedReductionOp) {
+  HloSharding max = *HloSharding::Subgroup(*TileAssignment::Iota({2, 2}),
+                                           {OpShardingType::kUnreduced}, {"op_name=\"a\""})
+                         ->WithReductionOp(ReductionOp::kMax);
+  xla::OpSharding proto = ShardingToProto(max);
+  ASSERT_EQ(proto.metadata_size(), 2);
+  EXPECT_EQ(proto.metadata(1).op_type(), "sdy::reduction_op");
+  EXPECT_EQ(proto.metadata(1).op_name(), "MAX");
+  HloSharding back = RoundTrip(max);
+  EXPECT_EQ(back.reduction_op(), ReductionOp::kMax);
+  EXPECT_EQ(back.metadata().size(), 1);
+  EXPECT_EQ(RoundTrip(*HloSharding::Unreduced().WithReductionOp(ReductionOp::kMin)).reduction_op(),
+            ReductionOp::kMin);
+}
+
 TEST(ShardingProtoTest, KindsMetadataAndGroups) {
   HloSharding maximal = *HloSharding::Maximal(5, {"op_name=\"m\" source_line=2"});
   xla::OpSharding proto = ShardingToProto(maximal);

@@ -11,9 +11,11 @@
 #include "hlo/sharding/hlo_sharding.h"
 
 #include <algorithm>
+#include <cctype>
 #include <numeric>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
@@ -54,6 +56,11 @@ bool IsValidSubgroupType(OpShardingType type) {
 }
 
 }  // namespace
+
+std::string_view ReductionOpName(ReductionOp op) {
+  static constexpr std::string_view kNames[] = {"sum", "max", "min"};  // By enum value.
+  return kNames[static_cast<int>(op)];
+}
 
 std::string_view SubgroupTypeName(OpShardingType type) {
   switch (type) {
@@ -381,6 +388,60 @@ HloSharding HloSharding::WithMetadata(Metadata metadata) const {
   return s;
 }
 
+namespace {
+
+// XLA's metadata entry for a max or min reduction op in the tile-assignment form.
+constexpr char kReductionOpType[] = "op_type=\"sdy::reduction_op\"";
+
+std::string ReductionOpEntry(ReductionOp op) {
+  std::string upper(ReductionOpName(op));
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return absl::StrCat(kReductionOpType, " op_name=\"", upper, "\"");
+}
+
+}  // namespace
+
+absl::StatusOr<HloSharding> HloSharding::WithReductionOp(ReductionOp op) const {
+  const bool unreduced =
+      kind_ == Kind::kUnreduced || std::find(subgroup_types_.begin(), subgroup_types_.end(),
+                                             OpShardingType::kUnreduced) != subgroup_types_.end();
+  if (kind_ == Kind::kTuple || (op != ReductionOp::kSum && !unreduced)) {
+    return absl::InvalidArgumentError(absl::StrCat("reduction op ",
+                                                   std::string(ReductionOpName(op)),
+                                                   " on a sharding without unreduced devices"));
+  }
+  HloSharding s = *this;
+  s.reduction_op_ = op;
+  return s;
+}
+
+HloSharding HloSharding::WithReductionOpOf(const HloSharding& like) const {
+  absl::StatusOr<HloSharding> with = WithReductionOp(like.reduction_op());
+  return with.ok() ? *std::move(with) : *this;
+}
+
+HloSharding::Metadata HloSharding::PrintedMetadata() const {
+  Metadata printed = metadata();
+  if (reduction_op_ != ReductionOp::kSum) printed.push_back(ReductionOpEntry(reduction_op_));
+  return printed;
+}
+
+absl::StatusOr<HloSharding> HloSharding::TakeReductionOpFromMetadata() const {
+  const Metadata& entries = metadata();
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (!absl::StrContains(entries[i], kReductionOpType)) continue;
+    for (ReductionOp op : {ReductionOp::kSum, ReductionOp::kMax, ReductionOp::kMin}) {
+      if (entries[i] != ReductionOpEntry(op)) continue;
+      Metadata rest = entries;
+      rest.erase(rest.begin() + static_cast<int64_t>(i));
+      return WithMetadata(std::move(rest)).WithReductionOp(op);
+    }
+    return absl::InvalidArgumentError(absl::StrCat(
+        "metadata {", entries[i], "} names no reduction op (SUM, MAX or MIN, op_type first)"));
+  }
+  return *this;
+}
+
 HloSharding HloSharding::WithShardGroup(ShardGroup group) const {
   HloSharding s = *this;
   s.shard_group_ = group;
@@ -431,14 +492,17 @@ void HloSharding::AppendLeaf(std::string* out, bool include_metadata) const {
     absl::StrAppend(out, shard_group_.kind == ShardGroup::Kind::kAs ? " shard_as " : " shard_like ",
                     shard_group_.id);
   }
-  if (include_metadata && !metadata().empty()) {
+  // The reduction op is part of the value: printed even without the rest of the metadata.
+  const Metadata printed =
+      include_metadata ? PrintedMetadata() : WithoutMetadata().PrintedMetadata();
+  if (!printed.empty()) {
     out->append(" metadata={");
-    if (metadata().size() == 1) {
-      out->append(metadata()[0]);
+    if (printed.size() == 1) {
+      out->append(printed[0]);
     } else {
-      for (size_t i = 0; i < metadata().size(); ++i) {
+      for (size_t i = 0; i < printed.size(); ++i) {
         if (i > 0) out->append(", ");
-        absl::StrAppend(out, "{", metadata()[i], "}");
+        absl::StrAppend(out, "{", printed[i], "}");
       }
     }
     out->push_back('}');
@@ -539,7 +603,10 @@ absl::Status HloSharding::Validate(const Shape& shape, int64_t num_devices) cons
 
 bool operator==(const HloSharding& a, const HloSharding& b) {
   using Kind = HloSharding::Kind;
-  if (a.kind_ != b.kind_ || a.shard_group_ != b.shard_group_) return false;
+  if (a.kind_ != b.kind_ || a.shard_group_ != b.shard_group_ ||
+      a.reduction_op_ != b.reduction_op_) {
+    return false;
+  }
   switch (a.kind_) {
     case Kind::kMaximal:
       return a.maximal_device_ == b.maximal_device_;

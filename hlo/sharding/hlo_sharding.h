@@ -27,8 +27,12 @@
 //
 // Parse also accepts XLA's named-mesh form (`{mesh['x'=2,'y'=2] [{'x'}, {}]}`, see
 // named_mesh.h) and converts it to the equivalent sharding above; the named form is not kept, so
-// ToString prints the tile-assignment form. Unreduced axes with a reduction other than sum
-// (`unreduced=max{...}`) have no such form and are a parse error.
+// ToString prints the tile-assignment form.
+//
+// Unreduced devices combine their partial values by a ReductionOp: sum (the default), max or
+// min (Shardy's `unreduced=max{'x'}`). The tile-assignment form has no word for max and min;
+// as XLA does, it carries them as a metadata entry `op_type="sdy::reduction_op" op_name="MAX"`,
+// which the parser (and proto conversion) takes back out of the metadata.
 #ifndef HLO_SHARDING_HLO_SHARDING_H_
 #define HLO_SHARDING_HLO_SHARDING_H_
 
@@ -60,6 +64,13 @@ enum class OpShardingType : int {
   kUnknown = 5,
   kUnreduced = 6,
 };
+
+// How the devices of an unreduced group combine into the value (Shardy's and XLA's
+// ReductionOp, value for value).
+enum class ReductionOp : int { kSum = 0, kMax = 1, kMin = 2 };
+
+// "sum", "max" or "min".
+std::string_view ReductionOpName(ReductionOp op);
 
 // The text name of a subgroup type: "replicated", "manual", "unreduced" (others: "other").
 std::string_view SubgroupTypeName(OpShardingType type);
@@ -162,6 +173,9 @@ class HloSharding {
   const Metadata& metadata() const { return metadata_ != nullptr ? *metadata_ : NoMetadata(); }
   // The shard group; text prints it for leaves only.
   const ShardGroup& shard_group() const { return shard_group_; }
+  // How unreduced devices combine: kSum unless this leaf has unreduced devices that say
+  // otherwise (see WithReductionOp).
+  ReductionOp reduction_op() const { return reduction_op_; }
   // The device of a maximal sharding. REQUIRES: kind() == Kind::kMaximal.
   int64_t maximal_device() const { return maximal_device_; }
 
@@ -186,6 +200,18 @@ class HloSharding {
   // This sharding with `metadata` (on a tuple: on every element).
   HloSharding WithMetadata(Metadata metadata) const;
   HloSharding WithoutMetadata() const { return WithMetadata({}); }
+  // This leaf with its unreduced devices combining by `op`. Fails for a tuple, and for an op
+  // other than kSum on a leaf without unreduced devices.
+  absl::StatusOr<HloSharding> WithReductionOp(ReductionOp op) const;
+  // This sharding with `like`'s reduction op when this one has unreduced devices (for
+  // transforms that rebuild a sharding from another's tile assignment); else unchanged.
+  HloSharding WithReductionOpOf(const HloSharding& like) const;
+  // The metadata entries as printed: metadata() plus, for max or min, the entry naming the op.
+  Metadata PrintedMetadata() const;
+  // This sharding (a leaf) with the reduction-op metadata entry, if any, taken out of its
+  // metadata and applied (WithReductionOp). Fails when the entry names an unknown op or the
+  // leaf has no unreduced devices.
+  absl::StatusOr<HloSharding> TakeReductionOpFromMetadata() const;
   // This sharding in shard group `group`.
   HloSharding WithShardGroup(ShardGroup group) const;
   // For a tuple `shape` and a non-tuple sharding: the sharding repeated for every leaf (what
@@ -203,7 +229,8 @@ class HloSharding {
   template <typename H>
   friend H AbslHashValue(H h, const HloSharding& s) {
     h = H::combine(std::move(h), static_cast<int>(s.kind_), static_cast<int>(s.shard_group_.kind),
-                   s.shard_group_.is_set() ? s.shard_group_.id : -1);
+                   s.shard_group_.is_set() ? s.shard_group_.id : -1,
+                   static_cast<int>(s.reduction_op_));
     switch (s.kind_) {
       case Kind::kMaximal:
         return H::combine(std::move(h), s.maximal_device_);
@@ -240,6 +267,7 @@ class HloSharding {
   std::shared_ptr<const Metadata> metadata_;
   ShardGroup shard_group_;
   int64_t maximal_device_ = -1;
+  ReductionOp reduction_op_ = ReductionOp::kSum;
 };
 
 }  // namespace hlo

@@ -235,10 +235,16 @@ absl::StatusOr<HloSharding> NamedShardingToHloSharding(const NamedMesh& mesh,
   out_dims.push_back(replicated);
   ASSIGN_OR_RETURN(TileAssignment ta, PermutePieces(mesh, pieces, std::move(perm)));
   ASSIGN_OR_RETURN(ta, ta.Reshape(out_dims));
-  return HloSharding::Subgroup(
-      std::move(ta),
-      {OpShardingType::kManual, OpShardingType::kUnreduced, OpShardingType::kReplicated},
-      std::move(metadata));
+  ASSIGN_OR_RETURN(HloSharding sharding,
+                   HloSharding::Subgroup(std::move(ta),
+                                         {OpShardingType::kManual, OpShardingType::kUnreduced,
+                                          OpShardingType::kReplicated},
+                                         std::move(metadata)));
+  // Unreduced axes of size 1 leave no unreduced devices, and nothing to combine.
+  if (axes.unreduced_op == ReductionOp::kSum || !sharding.WithReductionOp(axes.unreduced_op).ok()) {
+    return sharding;
+  }
+  return sharding.WithReductionOp(axes.unreduced_op);
 }
 
 absl::StatusOr<std::vector<std::vector<int64_t>>> MeshAxesReplicaGroups(

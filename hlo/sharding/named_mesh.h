@@ -90,6 +90,7 @@ struct NamedShardingAxes {
   std::vector<MeshAxisRef> replicated;
   std::vector<MeshAxisRef> unreduced;
   std::vector<MeshAxisRef> manual;
+  ReductionOp unreduced_op = ReductionOp::kSum;  // `unreduced=max{...}`: how they combine.
 };
 
 // The tile-assignment sharding equal to `axes` on `mesh` (see the file comment). Fails when a

@@ -35,7 +35,9 @@ absl::StatusOr<HloSharding> RebuildTiled(const HloSharding& like, TileAssignment
   if (like.replicate_on_last_tile_dim())
     return HloSharding::PartialTile(std::move(ta), like.metadata());
   if (!like.subgroup_types().empty()) {
-    return HloSharding::Subgroup(std::move(ta), like.subgroup_types(), like.metadata());
+    ASSIGN_OR_RETURN(HloSharding rebuilt,
+                     HloSharding::Subgroup(std::move(ta), like.subgroup_types(), like.metadata()));
+    return rebuilt.WithReductionOpOf(like);
   }
   return HloSharding::Tile(std::move(ta), like.metadata());
 }
@@ -399,7 +401,9 @@ absl::StatusOr<HloSharding> PartiallyReplicate(const HloSharding& sharding,
   if (!transposed.ok()) return transposed.status();
   absl::StatusOr<TileAssignment> reshaped = transposed->Reshape(new_dims);
   if (!reshaped.ok()) return reshaped.status();
-  return HloSharding::Subgroup(*std::move(reshaped), types, sharding.metadata());
+  ASSIGN_OR_RETURN(HloSharding rebuilt,
+                   HloSharding::Subgroup(*std::move(reshaped), types, sharding.metadata()));
+  return rebuilt.WithReductionOpOf(sharding);
 }
 
 absl::StatusOr<HloSharding> MoveTileDim(const HloSharding& sharding, int64_t from, int64_t to) {
@@ -427,7 +431,9 @@ absl::StatusOr<HloSharding> MoveTileDim(const HloSharding& sharding, int64_t fro
   if (!reshaped.ok()) return reshaped.status();
   std::vector<OpShardingType> types = sharding.subgroup_types();
   if (sharding.replicate_on_last_tile_dim()) types = {OpShardingType::kReplicated};
-  return HloSharding::Subgroup(*std::move(reshaped), types, sharding.metadata());
+  ASSIGN_OR_RETURN(HloSharding rebuilt,
+                   HloSharding::Subgroup(*std::move(reshaped), types, sharding.metadata()));
+  return rebuilt.WithReductionOpOf(sharding);
 }
 
 absl::StatusOr<HloSharding> SplitAmongGroups(const HloSharding& held, int64_t rank, int64_t dim,
@@ -540,7 +546,9 @@ absl::StatusOr<HloSharding> WholeInManualSubgroups(const HloSharding& sharding, 
   if (!reshaped.ok()) return reshaped.status();
   std::vector<OpShardingType> types = whole->subgroup_types();
   if (whole->replicate_on_last_tile_dim()) types = {OpShardingType::kReplicated};
-  return HloSharding::Subgroup(*std::move(reshaped), types, whole->metadata());
+  ASSIGN_OR_RETURN(HloSharding rebuilt,
+                   HloSharding::Subgroup(*std::move(reshaped), types, whole->metadata()));
+  return rebuilt.WithReductionOpOf(*whole);
 }
 
 absl::StatusOr<HloSharding> ManualConversionSharding(const HloSharding& global,

@@ -62,6 +62,19 @@ TEST(TransposeShardingTest, PermutesDataDimsOnly) {
               HasSubstr("is not a permutation of the 2 data dims"));
 }
 
+// A transform that rebuilds a sharding keeps how its unreduced devices combine (max here):
+// losing it would silently turn partial maxima into partial sums.
+TEST(TransposeShardingTest, KeepsTheReductionOp) {
+  const HloSharding max = P("{mesh['a'=2,'b'=2] [{'a'}, {}], unreduced=max{'b'}}");
+  ASSERT_EQ(max.reduction_op(), ReductionOp::kMax);
+  EXPECT_EQ(TransposeSharding(max, {1, 0})->reduction_op(), ReductionOp::kMax);
+  EXPECT_EQ(ReshapeSharding(max, Shape::Array(PrimitiveType::kF32, {4, 6}),
+                            Shape::Array(PrimitiveType::kF32, {4, 2, 3}))
+                ->reduction_op(),
+            ReductionOp::kMax);
+  EXPECT_EQ(PartiallyReplicate(max, {0})->reduction_op(), ReductionOp::kMax);
+}
+
 TEST(ReshapeShardingTest, KeepsElementsOnTheirDevices) {
   EXPECT_EQ(Reshaped("{devices=[2,1]<=[2]}", {4, 6}, {24}), "{devices=[2]<=[2]}");
   EXPECT_EQ(Reshaped("{devices=[2,3]<=[6]}", {4, 6}, {2, 2, 6}), "{devices=[2,1,3]<=[6]}");

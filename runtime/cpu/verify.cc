@@ -8,6 +8,7 @@
 #include <cmath>
 #include <complex>
 #include <cstring>
+#include <limits>
 #include <map>
 
 #include "hlo/sharding/shard_geometry.h"
@@ -502,26 +503,63 @@ absl::StatusOr<int64_t> UnreducedHolder(const HloSharding& sharding, int64_t dev
   return -1;
 }
 
-// The sum, element by element, of literals of one array shape.
-Literal SumOf(const std::vector<const Literal*>& parts) {
-  Literal sum(parts.front()->shape());
-  const PrimitiveType type = sum.shape().element_type();
-  for (int64_t i = 0; i < sum.element_count(); ++i) {
+// The sum (maximum, minimum: `op`), element by element, of literals of one array shape; a NaN
+// in any part makes a maximum or minimum NaN, as XLA's maximum and minimum do.
+absl::StatusOr<Literal> CombineOf(const std::vector<const Literal*>& parts, hlo::ReductionOp op) {
+  Literal out(parts.front()->shape());
+  const PrimitiveType type = out.shape().element_type();
+  const bool sum = op == hlo::ReductionOp::kSum;
+  const bool max = op == hlo::ReductionOp::kMax;
+  if (!sum && hlo::IsComplexType(type)) {
+    return absl::UnimplementedError("unreduced max or min of a complex value");
+  }
+  auto pick = [&](auto a, auto b) { return max ? std::max(a, b) : std::min(a, b); };
+  for (int64_t i = 0; i < out.element_count(); ++i) {
     if (hlo::IsComplexType(type)) {
       std::complex<double> total = 0;
       for (const Literal* p : parts) total += p->GetComplex(i);
-      sum.SetComplex(i, total);
+      out.SetComplex(i, total);
     } else if (hlo::IsFloatingPointType(type)) {
-      double total = 0;
-      for (const Literal* p : parts) total += p->GetDouble(i);
-      sum.SetDouble(i, total);
+      double total = parts.front()->GetDouble(i);
+      for (size_t k = 1; k < parts.size(); ++k) {
+        const double v = parts[k]->GetDouble(i);
+        total = sum ? total + v : (std::isnan(total) || std::isnan(v) ? NAN : pick(total, v));
+      }
+      out.SetDouble(i, total);
     } else {
-      int64_t total = 0;
-      for (const Literal* p : parts) total += p->GetInt(i);
-      sum.SetInt(i, total);
+      int64_t total = parts.front()->GetInt(i);
+      for (size_t k = 1; k < parts.size(); ++k) {
+        total = sum ? total + parts[k]->GetInt(i) : pick(total, parts[k]->GetInt(i));
+      }
+      out.SetInt(i, total);
     }
   }
-  return sum;
+  return out;
+}
+
+// Fills `l` with what an unreduced group's members other than the holder hold: the identity of
+// `op` (zeros for sums, as `l` starts; the lowest value for maxima, the highest for minima), so
+// that combining the group gives the holder's value.
+absl::Status FillWithIdentity(hlo::ReductionOp op, Literal* l) {
+  if (op == hlo::ReductionOp::kSum) return absl::OkStatus();
+  const PrimitiveType type = l->shape().element_type();
+  const bool max = op == hlo::ReductionOp::kMax;
+  if (hlo::IsComplexType(type)) {
+    return absl::UnimplementedError("unreduced max or min of a complex value");
+  }
+  const int bits = hlo::BitWidth(type);
+  const uint64_t high_bit = bits >= 64 ? uint64_t{1} << 63 : uint64_t{1} << (bits - 1);
+  for (int64_t i = 0; i < l->element_count(); ++i) {
+    if (hlo::IsFloatingPointType(type)) {
+      l->SetDouble(i, max ? -std::numeric_limits<double>::infinity()
+                          : std::numeric_limits<double>::infinity());
+    } else if (hlo::IsSignedIntegralType(type)) {  // Two's complement: -high_bit .. high_bit-1.
+      l->SetUint(i, max ? ~(high_bit - 1) : high_bit - 1);
+    } else {  // Unsigned and pred: 0 .. all ones.
+      l->SetUint(i, max ? 0 : (high_bit - 1) | high_bit);
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -529,7 +567,8 @@ Literal SumOf(const std::vector<const Literal*>& parts) {
 absl::StatusOr<Literal> ShardForDevice(const Literal& full, const HloSharding& sharding,
                                        const Shape& device_shape, int64_t device) {
   if (hlo::HasUnreduced(sharding)) {
-    // Partial sums: the group's first member holds the value, the others zeros.
+    // Partial values: the group's first member holds the value, the others the identity of
+    // the reduction (zeros for sums).
     int64_t holder = 0;  // {unreduced}: device 0 of all.
     if (sharding.IsTiled()) {
       ASSIGN_OR_RETURN(holder, UnreducedHolder(sharding, device,
@@ -537,7 +576,10 @@ absl::StatusOr<Literal> ShardForDevice(const Literal& full, const HloSharding& s
     }
     ASSIGN_OR_RETURN(HloSharding reduced, hlo::UnreducedAsReplicated(sharding));
     if (holder == device) return ShardForDevice(full, reduced, device_shape, device);
-    return Literal(device_shape);
+    Literal identity(device_shape);
+    if (device_shape.IsArray())
+      RETURN_IF_ERROR(FillWithIdentity(sharding.reduction_op(), &identity));
+    return identity;
   }
   Literal shard(device_shape);
   if (!full.shape().IsArray()) return shard;  // Tokens carry no data.
@@ -596,7 +638,7 @@ absl::StatusOr<Assembled> AssembleFromShards(absl::Span<const Literal* const> sh
                                              const HloSharding& sharding, const Shape& full_shape) {
   if (!full_shape.IsArray()) return Assembled{Literal(full_shape), ""};
   if (hlo::HasUnreduced(sharding)) {
-    // Sum each unreduced group; every member then holds the group's value.
+    // Combine each unreduced group; every member then holds the group's value.
     const int64_t n = static_cast<int64_t>(shards.size());
     ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> groups, hlo::UnreducedGroups(sharding, n));
     ASSIGN_OR_RETURN(HloSharding reduced, hlo::UnreducedAsReplicated(sharding));
@@ -610,7 +652,7 @@ absl::StatusOr<Assembled> AssembleFromShards(absl::Span<const Literal* const> sh
         }
         parts.push_back(shards[d]);
       }
-      sums[group.front()] = SumOf(parts);
+      ASSIGN_OR_RETURN(sums[group.front()], CombineOf(parts, sharding.reduction_op()));
       for (int64_t d : group) summed[d] = &sums[group.front()];
     }
     return AssembleFromShards(summed, reduced, full_shape);

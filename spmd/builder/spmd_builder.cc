@@ -166,12 +166,15 @@ HloInstruction* SpmdBuilder::UpdateDim(HloInstruction* base, HloInstruction* upd
   return Add(HloOpcode::kDynamicUpdateSlice, base->shape(), operands);
 }
 
-absl::StatusOr<hlo::HloComputation*> SpmdBuilder::AddReducer(PrimitiveType type) {
-  auto it = reducers_.find(type);
+absl::StatusOr<hlo::HloComputation*> SpmdBuilder::AddReducer(PrimitiveType type,
+                                                             hlo::ReductionOp op) {
+  auto it = reducers_.find({type, op});
   if (it != reducers_.end()) return it->second;
   hlo::HloModule* module = computation_->parent();
   RET_CHECK(module != nullptr);
-  const std::string name = hlo::StrCat("reshard.add.", hlo::PrimitiveTypeName(type));
+  const bool sum_op = op == hlo::ReductionOp::kSum;
+  const std::string name = hlo::StrCat("reshard.", sum_op ? "add" : hlo::ReductionOpName(op), ".",
+                                       hlo::PrimitiveTypeName(type));
   hlo::HloComputation* add = module->GetComputation(name);
   if (add == nullptr) {
     auto computation = std::make_unique<hlo::HloComputation>(name);
@@ -184,9 +187,12 @@ absl::StatusOr<hlo::HloComputation*> SpmdBuilder::AddReducer(PrimitiveType type)
     HloInstruction* y = computation->AddInstruction(std::move(y_param));
     x->set_name("x");
     y->set_name("y");
+    const HloOpcode combine = sum_op                         ? HloOpcode::kAdd
+                              : op == hlo::ReductionOp::kMax ? HloOpcode::kMaximum
+                                                             : HloOpcode::kMinimum;
     HloInstruction* sum =
-        computation->AddInstruction(HloInstruction::Create(HloOpcode::kAdd, scalar, {x, y}));
-    sum->set_name("sum");
+        computation->AddInstruction(HloInstruction::Create(combine, scalar, {x, y}));
+    sum->set_name(std::string(sum_op ? "sum" : hlo::ReductionOpName(op)));
     computation->set_root_instruction(sum);
     add = module->AddComputation(std::move(computation));
     // Named as the reshard emitter first named them, whichever builder adds the computation.
@@ -194,13 +200,14 @@ absl::StatusOr<hlo::HloComputation*> SpmdBuilder::AddReducer(PrimitiveType type)
       instr->set_name(hlo::StrCat(instr->name(), ".rs", instr->unique_id()));
     }
   }
-  reducers_[type] = add;
+  reducers_[{type, op}] = add;
   return add;
 }
 
 absl::StatusOr<HloInstruction*> SpmdBuilder::AllReduceSum(HloInstruction* value,
-                                                          hlo::ReplicaGroups groups) {
-  ASSIGN_OR_RETURN(hlo::HloComputation * add, AddReducer(value->shape().element_type()));
+                                                          hlo::ReplicaGroups groups,
+                                                          hlo::ReductionOp op) {
+  ASSIGN_OR_RETURN(hlo::HloComputation * add, AddReducer(value->shape().element_type(), op));
   return ReducingCollective(HloOpcode::kAllReduce, value->shape(), value, std::move(groups), add);
 }
 

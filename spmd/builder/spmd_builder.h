@@ -115,12 +115,15 @@ class SpmdBuilder {
   hlo::HloInstruction* UpdateDim(hlo::HloInstruction* base, hlo::HloInstruction* update,
                                  int64_t dim, hlo::HloInstruction* start);
 
-  // The scalar add computation for `type`, added to the computation's module once (found by
-  // name when another builder added it).
-  absl::StatusOr<hlo::HloComputation*> AddReducer(hlo::PrimitiveType type);
-  // An all-reduce summing `value` over `groups` (new channel, global device ids).
+  // The scalar add (or maximum, minimum: `op`) computation for `type`, added to the
+  // computation's module once (found by name when another builder added it).
+  absl::StatusOr<hlo::HloComputation*> AddReducer(hlo::PrimitiveType type,
+                                                  hlo::ReductionOp op = hlo::ReductionOp::kSum);
+  // An all-reduce summing `value` over `groups` (new channel, global device ids); with `op`,
+  // taking the maximum or minimum instead.
   absl::StatusOr<hlo::HloInstruction*> AllReduceSum(hlo::HloInstruction* value,
-                                                    hlo::ReplicaGroups groups);
+                                                    hlo::ReplicaGroups groups,
+                                                    hlo::ReductionOp op = hlo::ReductionOp::kSum);
   // A reduce-scatter summing `value` over groups of `group_size` devices along `dim`, each
   // device keeping the block of its index in its group; `dim` padded at the high end with zeros
   // to a multiple of `group_size` first.
@@ -154,7 +157,7 @@ class SpmdBuilder {
   int64_t* shared_sequence_ = nullptr;
   std::vector<hlo::HloInstruction*>* added_ = nullptr;
   hlo::HloInstruction* partition_id_ = nullptr;
-  std::map<hlo::PrimitiveType, hlo::HloComputation*> reducers_;
+  std::map<std::pair<hlo::PrimitiveType, hlo::ReductionOp>, hlo::HloComputation*> reducers_;
 };
 
 // Whether every entry of `table` is the same (a per-device value that is a constant).

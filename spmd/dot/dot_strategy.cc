@@ -206,7 +206,8 @@ class CandidateBuilder {
         absl::StatusOr<DotCandidate> rs = ReduceScatterVariant(base, d);
         if (rs.ok()) finished.push_back(*std::move(rs));
       }
-      if (hlo::HasUnreduced(p_.wanted)) {
+      // A dot's partial results are partial sums: kept only where sums are wanted.
+      if (hlo::HasUnreduced(p_.wanted) && p_.wanted.reduction_op() == hlo::ReductionOp::kSum) {
         absl::StatusOr<HloSharding> unreduced = PendingAsUnreduced(p_.space, base.space,
                                                                    p_.num_devices);
         if (unreduced.ok()) {

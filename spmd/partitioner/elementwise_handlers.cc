@@ -11,6 +11,7 @@
 //      not two)
 #include <optional>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "hlo/sharding/unreduced.h"
 #include "hlo/status_macros.h"
@@ -27,14 +28,17 @@ using hlo::HloOpcode;
 using hlo::HloSharding;
 using hlo::Shape;
 
-// Whether `original`, run on each device's partial sums, gives partial sums of its result:
-// sums, differences, negation and copies of operands that are all partial sums alike (a
-// replicated or scalar operand would be counted once per device; a convert rounds each part).
-bool KeepsPartialSums(const HloInstruction& original) {
-  static const auto* linear =
-      new absl::flat_hash_set<HloOpcode>{HloOpcode::kAdd, HloOpcode::kSubtract, HloOpcode::kNegate,
-                                         HloOpcode::kCopy};
-  if (!linear->contains(original.opcode())) return false;
+// Whether `original`, run on each device's partial values (combined by `op`), gives partial
+// values of its result: for sums, sums, differences, negation and copies; for maxima (minima),
+// maxima (minima) and copies; of operands that are all partial alike (a replicated or scalar
+// operand would be counted once per device; a convert rounds each part).
+bool KeepsPartials(const HloInstruction& original, hlo::ReductionOp op) {
+  using Op = hlo::ReductionOp;
+  static const auto* keeping = new absl::flat_hash_map<Op, absl::flat_hash_set<HloOpcode>>{
+      {Op::kSum, {HloOpcode::kAdd, HloOpcode::kSubtract, HloOpcode::kNegate, HloOpcode::kCopy}},
+      {Op::kMax, {HloOpcode::kMaximum, HloOpcode::kCopy}},
+      {Op::kMin, {HloOpcode::kMinimum, HloOpcode::kCopy}}};
+  if (!keeping->at(op).contains(original.opcode())) return false;
   for (const HloInstruction* operand : original.operands()) {
     if (!operand->shape().IsArray() || operand->shape().rank() != original.shape().rank()) {
       return false;
@@ -53,14 +57,14 @@ bool PlainTiledOrReplicated(const HloSharding& s) {
 // result, rather than operand by operand.
 std::optional<HloSharding> CommonPartialSums(const HloInstruction& original,
                                              PartitionContext& ctx) {
-  if (!KeepsPartialSums(original)) return std::nullopt;
   std::optional<HloSharding> common;
   for (const HloInstruction* operand : original.operands()) {
     absl::StatusOr<const PartitionedValue*> pv = ctx.Get(operand);
     if (!pv.ok() || (common && *common != (*pv)->sharding)) return std::nullopt;
     common = (*pv)->sharding;
   }
-  if (!common || !hlo::HasUnreduced(*common) || common->HasManualSubgroup() || common->IsManual()) {
+  if (!common || !hlo::HasUnreduced(*common) || common->HasManualSubgroup() || common->IsManual() ||
+      !KeepsPartials(original, common->reduction_op())) {
     return std::nullopt;
   }
   return common;
@@ -140,7 +144,7 @@ absl::Status HandleElementwise(const HloInstruction& original, const HloSharding
   // A non-linear op (exp, multiply, ...) needs whole values: it runs on the summed operands,
   // and the result is made partial again only where a user asks for that.
   std::optional<HloSharding> reduced;
-  if (hlo::HasUnreduced(wanted) && !KeepsPartialSums(original)) {
+  if (hlo::HasUnreduced(wanted) && !KeepsPartials(original, wanted.reduction_op())) {
     ASSIGN_OR_RETURN(reduced, hlo::UnreducedAsReplicated(wanted));
   }
   const HloSharding sharding =

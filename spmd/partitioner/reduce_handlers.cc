@@ -41,7 +41,9 @@ absl::StatusOr<HloSharding> DropDims(const HloSharding& sharding, const std::vec
   }
   ASSIGN_OR_RETURN(hlo::TileAssignment reshaped, ta.Reshape(new_dims));
   if (sharding.replicate_on_last_tile_dim()) return HloSharding::PartialTile(std::move(reshaped));
-  return HloSharding::Subgroup(std::move(reshaped), sharding.subgroup_types());
+  ASSIGN_OR_RETURN(HloSharding rebuilt,
+                   HloSharding::Subgroup(std::move(reshaped), sharding.subgroup_types()));
+  return rebuilt.WithReductionOpOf(sharding);
 }
 
 // Whether the subgroup dims of tiled `sharding` are replication or manual groups only (a

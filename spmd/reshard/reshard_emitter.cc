@@ -96,7 +96,8 @@ absl::StatusOr<HloInstruction*> ReshardEmitter::EmitStep(const StepContext& cont
     case ReshardStepKind::kDirectAllToAll:
       return EmitDirectAllToAll(context);
     case ReshardStepKind::kAllReduce:
-      return builder_.AllReduceSum(context.value, step.replica_groups);
+      return builder_.AllReduceSum(context.value, step.replica_groups,
+                                   context.before.reduction_op());
     case ReshardStepKind::kUnreduce:
       return EmitUnreduce(context);
     case ReshardStepKind::kGatherSubset:
@@ -110,6 +111,8 @@ absl::StatusOr<HloInstruction*> ReshardEmitter::EmitStep(const StepContext& cont
 }
 
 absl::StatusOr<HloInstruction*> ReshardEmitter::EmitUnreduce(const StepContext& context) {
+  // The maximum (minimum) of copies of the value is the value: every member keeps it.
+  if (context.step.sharding.reduction_op() != hlo::ReductionOp::kSum) return context.value;
   std::vector<int64_t> keeps(context.num_devices, 0);
   for (const std::vector<int64_t>& group : context.step.replica_groups.Expanded()) {
     if (!group.empty()) keeps[group.front()] = 1;

@@ -43,10 +43,12 @@ enum class ReshardStepKind {
   // Full tiling -> full tiling over disjoint split dims in one all-to-all among all devices
   // (reshard_direct.h); `replica_groups` holds the one group in piece order.
   kDirectAllToAll,
-  // Unreduced -> reduced: all-reduce (sum) over `replica_groups`, the unreduced groups.
+  // Unreduced -> reduced: all-reduce over `replica_groups`, the unreduced groups, combining as
+  // the source's reduction op says (sum, max or min).
   kAllReduce,
   // Reduced -> unreduced: the first member of each group in `replica_groups` keeps the value,
-  // the others hold zeros (their sum is the value). No communication.
+  // the others hold zeros (their sum is the value); for max and min every member keeps it. No
+  // communication.
   kUnreduce,
   // A tiling over a subset of the devices -> replicated: each tile's first holder places its
   // shard (padding zeroed) in a zero buffer of the whole array, then an all-reduce (sum) over
