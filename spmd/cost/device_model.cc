@@ -218,6 +218,22 @@ absl::StatusOr<DeviceModel> ParseDeviceModelJson(std::string_view json) {
   return model;
 }
 
+size_t ChooseNearFastest(absl::Span<const double> us, absl::Span<const int64_t> bytes,
+                         const std::function<bool(size_t, size_t)>& prefer) {
+  if (us.empty()) return 0;
+  const double least = *std::min_element(us.begin(), us.end());
+  size_t best = us.size();
+  for (size_t i = 0; i < us.size(); ++i) {
+    if (us[i] > least * (1 + kEstimateTolerance)) continue;
+    if (best == us.size() || bytes[i] < bytes[best]) {
+      best = i;
+    } else if (bytes[i] == bytes[best] && (prefer ? prefer(i, best) : us[i] < us[best])) {
+      best = i;
+    }
+  }
+  return best;
+}
+
 absl::StatusOr<DeviceModel> LoadDeviceModel(std::string_view spec) {
   if (spec.empty()) return DefaultDeviceModel();
   if (spec.find('/') == std::string_view::npos && spec.find(".json") == std::string_view::npos) {

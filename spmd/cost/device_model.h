@@ -19,7 +19,9 @@
 #ifndef SPMD_COST_DEVICE_MODEL_H_
 #define SPMD_COST_DEVICE_MODEL_H_
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -69,6 +71,14 @@ struct DeviceModel {
 // precise, the bytes a plan moves (and the memory it holds) are certain. Among candidates that
 // close to the least estimated time, the dot and convolution choices take the fewest bytes.
 inline constexpr double kEstimateTolerance = 0.05;
+
+// The rule every strategy choice follows: among the candidates whose estimated time `us[i]` is
+// within kEstimateTolerance of the least, the one whose devices receive the fewest bytes
+// (`bytes[i]`); equal bytes go to the one `prefer(a, b)` puts first (when given, else the lesser
+// time), then to the earlier. The index chosen; 0 for no candidates.
+// REQUIRES: us.size() == bytes.size().
+size_t ChooseNearFastest(absl::Span<const double> us, absl::Span<const int64_t> bytes,
+                         const std::function<bool(size_t, size_t)>& prefer = nullptr);
 
 // The default model (h100-nvlink).
 DeviceModel DefaultDeviceModel();

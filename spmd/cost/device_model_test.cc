@@ -1,5 +1,7 @@
 #include "spmd/cost/device_model.h"
 
+#include <limits>
+
 #include "gtest/gtest.h"
 #include "spmd/cost/json_value.h"
 
@@ -127,6 +129,19 @@ TEST(DeviceModelTest, RejectsBadJson) {
   ASSERT_FALSE(m.ok());
   EXPECT_NE(std::string(m.status().message()).find("bandwidth_gbps"), std::string::npos);
   EXPECT_FALSE(LoadDeviceModel("/nonexistent/model.json").ok());
+}
+
+TEST(ChooseNearFastestTest, FewestBytesAmongTheNearlyFastest) {
+  // 104 us is within 5% of 100 us and receives fewer bytes; 106 us is not, however few it moves.
+  EXPECT_EQ(ChooseNearFastest({100.0, 104.0, 106.0}, {1000, 800, 10}), 1u);
+  // Equal bytes: the lesser time, unless `prefer` says otherwise; then the earlier.
+  EXPECT_EQ(ChooseNearFastest({101.0, 100.0}, {500, 500}), 1u);
+  EXPECT_EQ(ChooseNearFastest({101.0, 100.0}, {500, 500}, [](size_t, size_t) { return false; }),
+            0u);
+  EXPECT_EQ(ChooseNearFastest({100.0, 100.0}, {500, 500}), 0u);
+  // An ineligible candidate (infinite time) is never chosen while another is eligible.
+  EXPECT_EQ(ChooseNearFastest({std::numeric_limits<double>::infinity(), 7.0}, {0, 9}), 1u);
+  EXPECT_EQ(ChooseNearFastest({}, {}), 0u);
 }
 
 }  // namespace

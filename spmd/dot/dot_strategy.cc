@@ -534,13 +534,13 @@ absl::StatusOr<DotDecision> ChooseDotStrategy(const DotProblem& problem,
   }
   // Within kEstimateTolerance of the least time, the fewest bytes.
   const DotCandidate* fastest = best;
+  std::vector<double> us;
+  std::vector<int64_t> bytes;
   for (const DotCandidate& c : decision.candidates) {
-    if (!c.eligible || c.total_us > fastest->total_us * (1 + kEstimateTolerance)) continue;
-    if (c.comm_bytes < best->comm_bytes ||
-        (c.comm_bytes == best->comm_bytes && c.total_us < best->total_us)) {
-      best = &c;
-    }
+    us.push_back(c.eligible ? c.total_us : std::numeric_limits<double>::infinity());
+    bytes.push_back(c.comm_bytes);
   }
+  best = &decision.candidates[ChooseNearFastest(us, bytes)];
   decision.winner = best - decision.candidates.data();
   if (!options.forced_family.empty()) {
     decision.reason = hlo::StrCat("forced by --dot-strategy=", options.forced_family);

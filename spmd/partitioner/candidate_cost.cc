@@ -6,6 +6,7 @@
 
 #include "hlo/sharding/sharding_transforms.h"
 #include "hlo/status_macros.h"
+#include "hlo/strings.h"
 #include "spmd/partitioner/handlers.h"
 #include "spmd/partitioner/rebuild.h"
 
@@ -37,15 +38,19 @@ const LinkModel& CollectiveLink(PartitionContext& ctx) { return ctx.planner().li
 absl::StatusOr<PartialSum> PlanPartialSum(const Shape& shape, const HloSharding& held,
                                           const std::vector<std::vector<int64_t>>& groups,
                                           const HloSharding& wanted, hlo::PrimitiveType sum_type,
-                                          double all_reduce_us, PartitionContext& ctx) {
-  ASSIGN_OR_RETURN(double reshard_us, ResultCost(shape, held, wanted, ctx));
-  PartialSum best{-1, held, all_reduce_us + reshard_us};
+                                          const Received& all_reduce, PartitionContext& ctx) {
+  const Received reshard = ReshardReceived(shape, held, wanted, ctx);
+  if (reshard.bytes >= kUnplannable) {
+    return absl::UnimplementedError(
+        hlo::StrCat("no reshard plan from ", held.ToString(), " to ", wanted.ToString()));
+  }
+  PartialSum best{-1, held, all_reduce + reshard};
   const int64_t g = groups.empty() ? 1 : static_cast<int64_t>(groups[0].size());
   if (g <= 1 || !wanted.IsTiled() || !(held.IsTiled() || held.IsReplicated())) return best;
   ASSIGN_OR_RETURN(Shape local, LocalShape(held, shape));
   const int64_t bytes = local.num_elements() * hlo::ByteWidth(sum_type);
-  const double scatter_us =
-      EstimateCollective(CollectiveKind::kReduceScatter, bytes, g, CollectiveLink(ctx)).time_us;
+  const CollectiveCost scatter =
+      EstimateCollective(CollectiveKind::kReduceScatter, bytes, g, CollectiveLink(ctx));
   for (int64_t d = 0; d < shape.rank() && d < wanted.TiledDataRank(); ++d) {
     const int64_t tiles = held.IsTiled() ? held.tile_assignment().dim(d) : 1;
     const int64_t block = local.dimensions(d), n = shape.dimensions(d);
@@ -55,10 +60,9 @@ absl::StatusOr<PartialSum> PlanPartialSum(const Shape& shape, const HloSharding&
     }
     absl::StatusOr<HloSharding> split = hlo::SplitAmongGroups(held, shape.rank(), d, groups);
     if (!split.ok()) continue;
-    absl::StatusOr<double> after = ResultCost(shape, *split, wanted, ctx);
-    if (after.ok() && scatter_us + *after < best.cost_us) {
-      best = {d, *std::move(split), scatter_us + *after};
-    }
+    const Received after = Received{scatter.bytes_received, scatter.time_us} +
+                           ReshardReceived(shape, *split, wanted, ctx);
+    if (after.us < best.moved.us) best = {d, *std::move(split), after};
   }
   return best;
 }

@@ -77,20 +77,20 @@ Received HalosReceived(const hlo::Shape& shape, const hlo::HloSharding& sharding
                        const std::vector<WindowSplit>& splits, PartitionContext& ctx);
 
 // How partial results reach `wanted`. The devices of each of `groups` hold partial sums (in
-// `sum_type`) of one tile of `held`, for an array of `shape`. An all-reduce, whose time the
-// caller gives (`all_reduce_us`), leaves `held`. A reduce-scatter along a dim `wanted` splits
+// `sum_type`) of one tile of `held`, for an array of `shape`. An all-reduce, whose cost the
+// caller gives (`all_reduce`), leaves `held`. A reduce-scatter along a dim `wanted` splits
 // more than `held` does leaves `held` split among the groups (hlo::SplitAmongGroups); only dims
 // whose blocks are exactly the new shards are tried. The cheapest by the sum's time plus the
 // reshard of what it leaves to `wanted`.
 struct PartialSum {
   int64_t scatter_dim = -1;                                 // -1: the all-reduce.
   hlo::HloSharding result = hlo::HloSharding::Replicate();  // What the sum leaves.
-  double cost_us = 0;                                       // The sum and the reshard.
+  Received moved;                                           // The sum and the reshard.
 };
 absl::StatusOr<PartialSum> PlanPartialSum(const hlo::Shape& shape, const hlo::HloSharding& held,
                                           const std::vector<std::vector<int64_t>>& groups,
                                           const hlo::HloSharding& wanted,
-                                          hlo::PrimitiveType sum_type, double all_reduce_us,
+                                          hlo::PrimitiveType sum_type, const Received& all_reduce,
                                           PartitionContext& ctx);
 
 }  // namespace spmd

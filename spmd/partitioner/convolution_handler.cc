@@ -754,19 +754,13 @@ absl::StatusOr<ConvStrategy> ChooseStrategy(const HloInstruction& conv, const Hl
     RETURN_IF_ERROR(AddStrategies(conv, other, sharding, ctx, all));
   }
   std::vector<double> us;
+  std::vector<int64_t> bytes;
   for (ConvStrategy& s : all) {
     s.flops = LocalFlops(conv, s);
     us.push_back(TimeUs(conv, s, ctx));
+    bytes.push_back(s.moved.bytes);
   }
-  const double least = *std::min_element(us.begin(), us.end());
-  size_t best = all.size();
-  for (size_t i = 0; i < all.size(); ++i) {
-    if (us[i] > least * (1 + kEstimateTolerance)) continue;
-    if (best == all.size() || all[i].moved.bytes < all[best].moved.bytes ||
-        (all[i].moved.bytes == all[best].moved.bytes && us[i] < us[best])) {
-      best = i;
-    }
-  }
+  const size_t best = ChooseNearFastest(us, bytes);
   if (all.size() > 1) {
     std::string line = hlo::StrCat("convolution %", conv.name(), ": ");
     for (size_t i = 0; i < all.size(); ++i) {

@@ -116,17 +116,14 @@ HloSharding ComputeSharding(const HloInstruction& original, const HloSharding& w
   }
   if (candidates.size() == 1) return wanted;
   std::vector<Received> costs;
-  double least = kUnplannableUs;
+  std::vector<double> us;
+  std::vector<int64_t> bytes;
   for (const HloSharding& c : candidates) {
     costs.push_back(CandidateReceived(original, c, wanted, ctx));
-    least = std::min(least, costs.back().us);
+    us.push_back(costs.back().us);
+    bytes.push_back(costs.back().bytes);
   }
-  size_t best = 0;
-  for (size_t i = 1; i < candidates.size(); ++i) {
-    const bool fast = costs[i].us <= least * (1 + kEstimateTolerance);
-    const bool best_fast = costs[best].us <= least * (1 + kEstimateTolerance);
-    if (fast && (!best_fast || costs[i].bytes < costs[best].bytes)) best = i;
-  }
+  const size_t best = ChooseNearFastest(us, bytes, [](size_t, size_t) { return false; });
   if (best != 0 && ctx.log().keep_lines) {
     ctx.log().lines.push_back(hlo::StrCat(
         "%", original.name(), ": computed in ", candidates[best].ToString(), " (",

@@ -127,7 +127,7 @@ struct LocalPlan {
 
   // The sharding the plan leaves its result in.
   const HloSharding& Finished() const { return scattered ? *scattered : result; }
-  double cost_us = 0;
+  Received moved;  // What its reshards and sums receive per device, and their time.
   int64_t local_elements = 0;
 };
 
@@ -140,6 +140,15 @@ void AddCandidate(Candidates& out, std::string name, absl::StatusOr<HloSharding>
     if (existing == *s) return;
   }
   out.emplace_back(std::move(name), *std::move(s));
+}
+
+// `p`, unless a reshard it needs has no plan.
+absl::StatusOr<LocalPlan> Plannable(LocalPlan p) {
+  if (p.moved.bytes >= kUnplannable) {
+    return absl::UnimplementedError(
+        hlo::StrCat("a reshard the ", p.source, " plan needs has no plan"));
+  }
+  return p;
 }
 
 // A masked operand and the shardings of the other array (the result, or the updates) to cost
@@ -192,16 +201,14 @@ std::vector<MaskedCandidateSet> MaskedCandidates(const std::vector<HloSharding>&
   return out;
 }
 
-// The time of an all-reduce of `bytes` over the devices that split `masked.dims`.
-double MaskedAllReduceCost(const MaskedOperand& masked, int64_t bytes, PartitionContext& ctx) {
+// An all-reduce of `bytes` over the devices that split `masked.dims`.
+Received MaskedAllReduceCost(const MaskedOperand& masked, int64_t bytes, PartitionContext& ctx) {
   int64_t group = 1;
   for (int64_t d : masked.dims) group *= masked.sharding.tile_assignment().dim(d);
-  return EstimateCollective(CollectiveKind::kAllReduce, bytes, group, ctx.planner().link()).time_us;
+  const CollectiveCost c =
+      EstimateCollective(CollectiveKind::kAllReduce, bytes, group, ctx.planner().link());
+  return {c.bytes_received, c.time_us};
 }
-
-// Estimated times this close count as equal: the same collectives summed in another order
-// differ in their last digits, and the smaller local result should then decide.
-constexpr double kPlanTimeTolerance = 1e-6;
 
 // How a plan's partial results are summed, for --explain.
 std::string SumText(const LocalPlan& p) {
@@ -209,20 +216,23 @@ std::string SumText(const LocalPlan& p) {
   return hlo::StrCat("reduce-scattered along dim ", p.scatter_dim);
 }
 
-// Picks the plan with the smallest local result among those within kPlanTimeTolerance of the
-// least time (ties: the lesser time, then the earlier candidate) and logs the table.
+// Picks the plan as every strategy choice does (ChooseNearFastest: the fewest bytes received
+// among those within kEstimateTolerance of the least time; on equal bytes the smaller local
+// result, then the lesser time, then the earlier candidate) and logs the table.
 const LocalPlan* Choose(const std::vector<LocalPlan>& plans, const HloInstruction& original,
                         PartitionContext& ctx) {
-  double least = plans.front().cost_us;
-  for (const LocalPlan& p : plans) least = std::min(least, p.cost_us);
-  const LocalPlan* best = nullptr;
+  std::vector<double> us;
+  std::vector<int64_t> bytes;
   for (const LocalPlan& p : plans) {
-    if (p.cost_us > least * (1 + kPlanTimeTolerance)) continue;
-    if (best == nullptr || p.local_elements < best->local_elements ||
-        (p.local_elements == best->local_elements && p.cost_us < best->cost_us)) {
-      best = &p;
-    }
+    us.push_back(p.moved.us);
+    bytes.push_back(p.moved.bytes);
   }
+  const LocalPlan* best = &plans[ChooseNearFastest(us, bytes, [&](size_t a, size_t b) {
+    if (plans[a].local_elements != plans[b].local_elements) {
+      return plans[a].local_elements < plans[b].local_elements;
+    }
+    return plans[a].moved.us < plans[b].moved.us;
+  })];
   std::string line = hlo::StrCat(hlo::HloOpcodeString(original.opcode()), " %", original.name(),
                                  ": chose ", best->source, " -> ", best->Finished().ToString());
   for (const LocalPlan& p : plans) {
@@ -235,7 +245,8 @@ const LocalPlan* Choose(const std::vector<LocalPlan>& plans, const HloInstructio
     } else if (!p.masked_dims.empty()) {
       hlo::StrAppend(&line, " (masked: local gather, partials ", SumText(p), ")");
     }
-    hlo::StrAppend(&line, ", result ", p.Finished().ToString(), ": ", p.cost_us, " us");
+    hlo::StrAppend(&line, ", result ", p.Finished().ToString(), ": ", p.moved.bytes,
+                   " bytes per device, ", p.moved.us, " us");
   }
   ctx.log().lines.push_back(std::move(line));
   return best;
@@ -320,14 +331,13 @@ absl::StatusOr<LocalPlan> CostGatherPlan(std::string source, const HloSharding& 
     return absl::UnimplementedError("the operand's tiles do not match the result's");
   }
   ASSIGN_OR_RETURN(p.indices, Project(result, m.indices_to_output));
-  ASSIGN_OR_RETURN(double operand_cost, ReshardCost(gather.operand(0), p.operand, ctx));
-  ASSIGN_OR_RETURN(double indices_cost, ReshardCost(gather.operand(1), p.indices, ctx));
+  p.moved = ReshardReceived(gather.operand(0), p.operand, ctx) +
+            ReshardReceived(gather.operand(1), p.indices, ctx);
   ASSIGN_OR_RETURN(Shape local, LocalShape(result, gather.shape()));
   p.local_elements = local.num_elements();
   if (masked == nullptr) {
-    ASSIGN_OR_RETURN(double result_cost, ResultCost(gather.shape(), result, wanted, ctx));
-    p.cost_us = operand_cost + indices_cost + result_cost;
-    return p;
+    p.moved = p.moved + ReshardReceived(gather.shape(), result, wanted, ctx);
+    return Plannable(std::move(p));
   }
   ASSIGN_OR_RETURN(hlo::TileAssignment groups,
                    hlo::DeviceGroupsAlongDims(masked->sharding.tile_assignment(), masked->dims));
@@ -341,8 +351,8 @@ absl::StatusOr<LocalPlan> CostGatherPlan(std::string source, const HloSharding& 
                                   MaskedAllReduceCost(*masked, local.byte_size(), ctx), ctx));
   p.scatter_dim = sum.scatter_dim;
   if (sum.scatter_dim >= 0) p.scattered = sum.result;
-  p.cost_us = operand_cost + indices_cost + sum.cost_us;
-  return p;
+  p.moved = p.moved + sum.moved;
+  return Plannable(std::move(p));
 }
 
 // Result shardings worth costing: the wanted one, the operand's and the indices', their merge,
@@ -531,13 +541,14 @@ struct ScatterProblem {
 // block narrowed, and an all-gather of the narrow blocks along `scatter_dim` (for f32 over bf16
 // three quarters of the bytes, one more latency). The cheaper by estimated time.
 struct WideSum {
-  double us = 0;
+  Received moved;
   int64_t scatter_dim = -1;  // -1: the all-reduce.
 };
 WideSum PlanWideSum(const Shape& local, hlo::PrimitiveType wide, int64_t g, const LinkModel& link) {
   const int64_t widen = hlo::BitWidth(wide) / hlo::BitWidth(local.element_type());
-  WideSum best{
-      EstimateCollective(CollectiveKind::kAllReduce, local.byte_size() * widen, g, link).time_us};
+  const CollectiveCost all_reduce =
+      EstimateCollective(CollectiveKind::kAllReduce, local.byte_size() * widen, g, link);
+  WideSum best{{all_reduce.bytes_received, all_reduce.time_us}};
   if (widen == 1 || g <= 1 || local.rank() == 0) return best;
   int64_t dim = 0;
   for (int64_t d = 1; d < local.rank(); ++d) {
@@ -547,10 +558,13 @@ WideSum PlanWideSum(const Shape& local, hlo::PrimitiveType wide, int64_t g, cons
   if (n < g) return best;
   const int64_t padded = (n + g - 1) / g * g;
   const int64_t narrow_bytes = local.byte_size() / n * padded;
-  const double us =
-      EstimateCollective(CollectiveKind::kReduceScatter, narrow_bytes * widen, g, link).time_us +
-      EstimateCollective(CollectiveKind::kAllGather, narrow_bytes, g, link).time_us;
-  if (us < best.us) best = {us, dim};
+  const CollectiveCost scatter =
+      EstimateCollective(CollectiveKind::kReduceScatter, narrow_bytes * widen, g, link);
+  const CollectiveCost gather =
+      EstimateCollective(CollectiveKind::kAllGather, narrow_bytes, g, link);
+  const Received moved = Received{scatter.bytes_received, scatter.time_us} +
+                         Received{gather.bytes_received, gather.time_us};
+  if (moved.us < best.moved.us) best = {moved, dim};
   return best;
 }
 
@@ -608,37 +622,34 @@ absl::StatusOr<LocalPlan> CostScatterPlan(std::string source, HloSharding update
   ASSIGN_OR_RETURN(p.indices, Project(updates, m.indices_to_updates));
   p.result = p.operand;
   const HloSharding& wanted_leaf = wanted.IsTuple() ? wanted.tuple_elements()[0] : wanted;
-  double cost = 0;
+  Received moved;
   for (int64_t i = 0; i < sp.n; ++i) {
-    ASSIGN_OR_RETURN(double operand_cost, ReshardCost(s.operand(i), p.operand, ctx));
-    ASSIGN_OR_RETURN(double updates_cost, ReshardCost(s.operand(sp.n + 1 + i), p.updates, ctx));
-    cost += operand_cost + updates_cost;
+    moved = moved + ReshardReceived(s.operand(i), p.operand, ctx) +
+            ReshardReceived(s.operand(sp.n + 1 + i), p.updates, ctx);
     if (!p.combine_dims.empty()) continue;  // Costed with the sum below (n == 1).
     const HloSharding& want = wanted.IsTuple() ? wanted.tuple_elements()[i] : wanted_leaf;
-    ASSIGN_OR_RETURN(double result_cost, ResultCost(s.operand(i)->shape(), p.result, want, ctx));
-    cost += result_cost;
+    moved = moved + ReshardReceived(s.operand(i)->shape(), p.result, want, ctx);
   }
-  ASSIGN_OR_RETURN(double indices_cost, ReshardCost(s.operand(sp.n), p.indices, ctx));
-  cost += indices_cost;
+  moved = moved + ReshardReceived(s.operand(sp.n), p.indices, ctx);
   ASSIGN_OR_RETURN(Shape local, LocalShape(p.result, s.operand(0)->shape()));
   p.local_elements = local.num_elements();
   if (!p.combine_dims.empty()) {
     ASSIGN_OR_RETURN(hlo::TileAssignment groups,
                      hlo::DeviceGroupsAlongDims(updates.tile_assignment(), p.combine_dims));
     const hlo::PrimitiveType type = sp.CombineType(local.element_type());
-    const double all_reduce_us = PlanWideSum(local, type, groups.dim(1), ctx.planner().link()).us;
+    const Received all_reduce = PlanWideSum(local, type, groups.dim(1), ctx.planner().link()).moved;
     // Only a sum is reduce-scattered (PartitionContext::ReduceScatterSum).
     const std::vector<std::vector<int64_t>> lists = sp.combiner == HloOpcode::kAdd
                                                         ? hlo::GroupLists(groups)
                                                         : std::vector<std::vector<int64_t>>{};
     ASSIGN_OR_RETURN(PartialSum sum, PlanPartialSum(s.operand(0)->shape(), p.operand, lists,
-                                                    wanted_leaf, type, all_reduce_us, ctx));
+                                                    wanted_leaf, type, all_reduce, ctx));
     p.scatter_dim = sum.scatter_dim;
     if (sum.scatter_dim >= 0) p.scattered = sum.result;
-    cost += sum.cost_us;
+    moved = moved + sum.moved;
   }
-  p.cost_us = cost;
-  return p;
+  p.moved = moved;
+  return Plannable(std::move(p));
 }
 
 // Updates shardings worth costing: the wanted result's, the operand's, the updates' and the
