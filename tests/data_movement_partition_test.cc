@@ -544,6 +544,22 @@ ENTRY main {
   ExpectVerifies(p, 4);
 }
 
+// An iota split along its iota dim adds each device's offset to one row, converts that row,
+// and broadcasts it (XLA's way): the local work is the row, not the shard.
+TEST(IotaPartitionTest, OffsetAndConversionApplyToOneRow) {
+  Partitioned p = Partition(R"(
+HloModule iota, num_partitions=4
+ENTRY main {
+  ROOT i = bf16[16,80,92] iota(), iota_dimension=2, sharding={devices=[1,2,2]<=[4]}
+})");
+  ASSERT_NE(p.spmd, nullptr);
+  EXPECT_THAT(p.spmd->entry_computation()->root_instruction(),
+              AllOf(op::Broadcast(op::Convert(op::Add())), HasShape("bf16[16,40,46]")));
+  // At most an add and a convert of the 46-element row (not of the 16x40x46 shard).
+  EXPECT_LE(hlo::ComputeModuleStats(*p.spmd).flops, 2 * 46) << p.spmd->ToString();
+  ExpectVerifies(p, 4);
+}
+
 // A sharding over some of the devices (0, 1, 4 and 5 of 6): the others hold nothing; the
 // per-device tables (iota offsets, dynamic-slice bounds) give them zeros instead of failing,
 // and no all-reduce is emitted that would leave them out of every group.

@@ -406,15 +406,27 @@ absl::StatusOr<HloInstruction*> PartitionContext::LocalIota(const HloInstruction
   const int64_t dim = original.attrs().iota_dimension;
   ASSIGN_OR_RETURN(Shape local, hlo::PaddedShardShape(sharding, shape));
   local.clear_layout();
-  const Shape s32_shape = Shape::Array(PrimitiveType::kS32, local.dimensions());
-  HloInstruction* iota = Add(HloOpcode::kIota, s32_shape, {});
-  iota->mutable_attrs()->iota_dimension = dim;
   const std::vector<int64_t> offsets = ShardBounds(sharding, shape, dim);
-  if (!IsUniform(offsets) || offsets[0] != 0) {
-    HloInstruction* offset = Add(HloOpcode::kBroadcast, s32_shape, {PerDeviceScalar(offsets)});
-    iota = Add(HloOpcode::kAdd, s32_shape, {iota, offset});
+  const bool shifted = !IsUniform(offsets) || offsets[0] != 0;
+  // The offset and the conversion apply along the iota dim only: computed on a 1-D iota and
+  // broadcast, so the local work is one row, not the whole shard.
+  const bool as_row = local.rank() > 1 && (shifted || type != PrimitiveType::kS32);
+  const Shape row =
+      Shape::Array(PrimitiveType::kS32,
+                   as_row ? std::vector<int64_t>{local.dimensions(dim)} : local.dimensions());
+  HloInstruction* iota = Add(HloOpcode::kIota, row, {});
+  iota->mutable_attrs()->iota_dimension = as_row ? 0 : dim;
+  if (shifted) {
+    HloInstruction* offset = Add(HloOpcode::kBroadcast, row, {PerDeviceScalar(offsets)});
+    iota = Add(HloOpcode::kAdd, row, {iota, offset});
   }
-  return type == PrimitiveType::kS32 ? iota : Add(HloOpcode::kConvert, local, {iota});
+  if (type != PrimitiveType::kS32) {
+    iota = Add(HloOpcode::kConvert, Shape::Array(type, row.dimensions()), {iota});
+  }
+  if (!as_row) return iota;
+  HloInstruction* whole = Add(HloOpcode::kBroadcast, local, {iota});
+  whole->mutable_attrs()->dimensions = {dim};
+  return whole;
 }
 
 const std::vector<HloSharding>& PartitionContext::ReshardedShardings(

@@ -154,7 +154,8 @@ class PartitionContext {
                                                const hlo::HloSharding& to);
 
   // The iota `original` laid out as `sharding` (replicated, or tiled with replicated subgroups
-  // only): a local iota plus each device's offset along the iota dim. nullptr for other
+  // only): a local iota plus each device's offset along the iota dim (of rank > 1: a 1-D iota,
+  // shifted and converted, then broadcast, as XLA does). nullptr for other
   // shardings and for element types other than integral and floating-point.
   absl::StatusOr<hlo::HloInstruction*> LocalIota(const hlo::HloInstruction& original,
                                                  const hlo::HloSharding& sharding);
