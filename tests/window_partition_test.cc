@@ -376,6 +376,27 @@ TEST(WindowPartitionTest, SmallSlicesFetchOnlyTheirWindows) {
   }
 }
 
+// Fetched window pieces are written into a zero buffer around the window. The slack it needs
+// is what real pieces reach past the window plus room for the pieces a device writes without
+// receiving anything (one dynamic-update-slice serves every device): those go where later
+// pieces overwrite them or zeros land on zeros, so the buffer is barely wider than the window
+// (here 30 columns, where a slack of one round's width on each side took 45).
+TEST(WindowPartitionTest, FetchedPiecesNeedLittleSlack) {
+  Partitioned p = Partition(R"(
+HloModule s, num_partitions=4
+ENTRY main {
+  x = f32[3,62] parameter(0), sharding={devices=[1,4]<=[4]}
+  ROOT s = f32[3,60] slice(x), slice={[0:3], [2:62]}, sharding={devices=[1,4]<=[4]}
+})");
+  ASSERT_NE(p.spmd, nullptr);
+  for (const auto& instr : p.spmd->entry_computation()->instructions()) {
+    if (instr->shape().IsArray() && instr->shape().rank() == 2) {
+      EXPECT_LE(instr->shape().dimensions(1), 2 * 16) << instr->ToString();
+    }
+  }
+  ExpectVerifies(p, 4);
+}
+
 // XLA's SliceToHalfSize and PadToDoubleSize: each device's window reads one or two elements
 // from shards up to 8 hops away, but no device sends or receives more than twice, so the pieces
 // travel in two collective-permutes (one per round), not one per hop.

@@ -23,8 +23,24 @@ bool IsAsyncPart(HloOpcode opcode) {
          GetHloOpcodeFamily(opcode) == HloOpcodeFamily::kAsync;
 }
 
+// A fill (a broadcast of a scalar) that an op updates in place (op_traits::kUpdatesInPlace:
+// dynamic-update-slice, scatter) is that op's own buffer: shared with another user, the writer
+// could not update it in place and would need a copy, which costs more than the fill.
+bool IsUpdatedFill(const HloInstruction& instr) {
+  if (instr.opcode() != HloOpcode::kBroadcast || instr.operand(0)->shape().rank() != 0) {
+    return false;
+  }
+  for (const HloInstruction* user : instr.users()) {
+    if (HasOpcodeFlag(user->opcode(), op_traits::kUpdatesInPlace) && user->operand(0) == &instr) {
+      return true;
+    }
+  }
+  return false;
+}
+
 bool MayMerge(const HloInstruction& instr) {
   const HloOpcode op = instr.opcode();
+  if (IsUpdatedFill(instr)) return false;
   if (HasSideEffect(instr) || op == HloOpcode::kParameter || op == HloOpcode::kCustomCall ||
       HasOpcodeFlag(op, op_traits::kRunsCallees) || IsAsyncPart(op)) {
     return false;

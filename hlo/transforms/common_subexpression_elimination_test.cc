@@ -152,5 +152,26 @@ ENTRY e {
   EXPECT_EQ(cse.merged()[0].kept, "a");
 }
 
+// A fill that a dynamic-update-slice writes into stays its own: shared, one of the two writers
+// would have to copy it. Fills read only (the negates') still merge.
+TEST(CommonSubexpressionEliminationTest, KeepsFillsUpdatedInPlaceApart) {
+  const std::vector<std::string> names = Cleaned(R"(HloModule m
+ENTRY e {
+  p = f32[2] parameter(0)
+  z = f32[] constant(0)
+  i = s32[] constant(1)
+  a = f32[8] broadcast(z), dimensions={}
+  u = f32[8] dynamic-update-slice(a, p, i)
+  b = f32[8] broadcast(z), dimensions={}
+  v = f32[8] dynamic-update-slice(b, p, i)
+  c = f32[8] broadcast(z), dimensions={}
+  d = f32[8] broadcast(z), dimensions={}
+  nc = f32[8] negate(c)
+  nd = f32[8] negate(d)
+  ROOT t = (f32[8], f32[8], f32[8], f32[8]) tuple(u, v, nc, nd)
+})");
+  EXPECT_EQ(names, (std::vector<std::string>{"p", "z", "i", "a", "u", "b", "v", "c", "nc", "t"}));
+}
+
 }  // namespace
 }  // namespace hlo

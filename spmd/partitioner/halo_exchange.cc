@@ -131,10 +131,109 @@ bool FetchesPieces(const HaloGeometry& g) {
   return g.fetched >= 0 && g.fetched < SpanElements(g) && g.fetch_rounds <= SpanHops(g);
 }
 
+// Where FetchWindow writes each round's piece: buffer [low | window (needed) | high], at[r][i]
+// the first position of block i's piece in round r.
+struct PiecePlacement {
+  int64_t low = 0, high = 0;
+  std::vector<std::vector<int64_t>> at;
+};
+
+using Span = std::pair<int64_t, int64_t>;  // [first, limit) of buffer positions.
+
+// The parts of [a, b) that none of `spans` covers.
+std::vector<Span> Uncovered(int64_t a, int64_t b, std::vector<Span> spans) {
+  std::sort(spans.begin(), spans.end());
+  std::vector<Span> gaps;
+  for (const auto& [first, limit] : spans) {
+    if (limit <= a || first >= b) continue;
+    if (first > a) gaps.push_back({a, first});
+    a = std::max(a, limit);
+  }
+  if (a < b) gaps.push_back({a, b});
+  return gaps;
+}
+
+// Whether writing a piece of `width` at `at` leaves block i's window [low, low + needed) as the
+// real writes make it: every window position the piece covers is written again later, or the
+// piece is zeros (`zero`) and nothing real was written there before.
+bool HarmlessPark(int64_t at, int64_t width, bool zero, int64_t low, int64_t needed,
+                  const std::vector<Span>& earlier, const std::vector<Span>& later) {
+  const int64_t a = std::max(at, low), b = std::min(at + width, low + needed);
+  if (a >= b) return true;
+  for (const auto& [first, limit] : Uncovered(a, b, later)) {
+    if (!zero || Uncovered(first, limit, earlier) != std::vector<Span>{{first, limit}}) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Real pieces land at their window positions, which may reach before or past the window (a
+// narrower piece riding a wider round as a longer piece of its sender's shard): the slack on
+// each side is what they reach. A block that receives nothing in a round still writes the
+// round's piece (one dynamic-update-slice serves every device): a remote round's piece is
+// zeros there, a local round's the block's own data. It goes where it changes nothing the
+// window keeps (HarmlessPark: overwritten later, or zeros over zeros), else past the buffer,
+// whose high slack then grows to hold it.
+PiecePlacement PlacePieces(const std::vector<FetchRound>& rounds, const HaloGeometry& g) {
+  PiecePlacement p;
+  const int64_t tiles = rounds.empty() ? 0 : static_cast<int64_t>(rounds[0].from.size());
+  auto rel = [&](const FetchRound& r, int64_t i) {
+    return r.from[i] * g.shard + r.start[i] - g.starts[i];
+  };
+  for (const FetchRound& r : rounds) {
+    for (int64_t i = 0; i < tiles; ++i) {
+      if (r.from[i] < 0) continue;
+      p.low = std::max(p.low, -rel(r, i));
+      p.high = std::max(p.high, rel(r, i) + r.width - g.needed);
+    }
+  }
+  const int64_t size = p.low + g.needed + p.high;
+  p.at.assign(rounds.size(), std::vector<int64_t>(tiles, 0));
+  for (size_t k = 0; k < rounds.size(); ++k) {
+    for (int64_t i = 0; i < tiles; ++i) {
+      if (rounds[k].from[i] >= 0) p.at[k][i] = p.low + rel(rounds[k], i);
+    }
+  }
+  std::vector<std::pair<size_t, int64_t>> overflow;  // Parks with no place in the buffer.
+  for (size_t k = 0; k < rounds.size(); ++k) {
+    const FetchRound& r = rounds[k];
+    for (int64_t i = 0; i < tiles; ++i) {
+      if (r.from[i] >= 0) continue;
+      std::vector<Span> earlier, later;
+      std::vector<int64_t> starts = {0, size - r.width, p.low, p.low + g.needed};
+      for (size_t q = 0; q < rounds.size(); ++q) {
+        if (q == k || rounds[q].from[i] < 0) continue;
+        const Span w{p.at[q][i], p.at[q][i] + rounds[q].width};
+        (q < k ? earlier : later).push_back(w);
+        for (int64_t edge : {w.first, w.second}) {
+          starts.push_back(edge);
+          starts.push_back(edge - r.width);
+        }
+      }
+      std::sort(starts.begin(), starts.end());
+      const auto place = std::find_if(starts.begin(), starts.end(), [&](int64_t at) {
+        return at >= 0 && at + r.width <= size &&
+               HarmlessPark(at, r.width, !r.local, p.low, g.needed, earlier, later);
+      });
+      if (place != starts.end()) {
+        p.at[k][i] = *place;
+      } else {
+        overflow.push_back({k, i});
+      }
+    }
+  }
+  int64_t extra = 0;
+  for (const auto& [k, i] : overflow) extra = std::max(extra, rounds[k].width);
+  p.high += extra;
+  for (const auto& [k, i] : overflow) p.at[k][i] = size + extra - rounds[k].width;
+  return p;
+}
+
 // ExchangeHalo by pieces: each device slices the positions its receivers' windows read from its
 // shard, the pieces travel in rounds (WindowFetches, one collective-permute each), and each
-// device writes them at their places in a zero buffer [slack | window | slack] and keeps the
-// window. Positions outside [0, N) stay zero (no piece carries shard padding).
+// device writes them at their places in a zero buffer around the window (PlacePieces) and
+// keeps the window. Positions outside [0, N) stay zero (no piece carries shard padding).
 absl::StatusOr<HloInstruction*> FetchWindow(PartitionContext& ctx, HloInstruction* value,
                                             const HloSharding& sharding, const WindowedDim& wd,
                                             const HaloGeometry& g, HloInstruction* pad,
@@ -143,21 +242,30 @@ absl::StatusOr<HloInstruction*> FetchWindow(PartitionContext& ctx, HloInstructio
   if (!rounds) return absl::InternalError("halo exchange: the window pieces carry padding");
   const int64_t d = wd.dim;
   const std::vector<int64_t> block = BlockOfDevice(sharding, d, ctx.num_devices());
-  int64_t slack = 0;
-  for (const FetchRound& r : *rounds) slack = std::max(slack, r.width);
+  // Parks are easiest early (a local round's own data is overwritten by later real pieces,
+  // zeros land where nothing was written yet): the rounds with the fewest receivers first, when
+  // that asks for the smaller buffer.
+  std::vector<FetchRound> reordered = *rounds;
+  auto receivers = [](const FetchRound& r) {
+    return std::count_if(r.from.begin(), r.from.end(), [](int64_t f) { return f >= 0; });
+  };
+  std::stable_sort(
+      reordered.begin(), reordered.end(),
+      [&](const FetchRound& a, const FetchRound& b) { return receivers(a) < receivers(b); });
+  PiecePlacement placed = PlacePieces(*rounds, g);
+  if (PiecePlacement early = PlacePieces(reordered, g); early.high < placed.high) {
+    placed = std::move(early);
+    rounds = std::move(reordered);
+  }
   std::vector<int64_t> dims = value->shape().dimensions();
-  dims[d] = g.needed + 2 * slack;
+  dims[d] = placed.low + g.needed + placed.high;
   HloInstruction* buffer = ctx.builder().Zeros(Shape::Array(value->shape().element_type(), dims));
-  for (const FetchRound& r : *rounds) {
-    HloInstruction* piece = SendRound(ctx, value, sharding, d, block, r);
-    // A block that receives nothing in this round parks its (zero) piece in the high slack.
-    HloInstruction* at = PerBlockScalar(ctx, block, [&](int64_t i) -> int64_t {
-      if (r.from[i] < 0) return g.needed + 2 * slack - r.width;
-      return slack + r.from[i] * g.shard + r.start[i] - g.starts[i];
-    });
+  for (size_t k = 0; k < rounds->size(); ++k) {
+    HloInstruction* piece = SendRound(ctx, value, sharding, d, block, (*rounds)[k]);
+    HloInstruction* at = PerBlockScalar(ctx, block, [&](int64_t i) { return placed.at[k][i]; });
     buffer = ctx.builder().UpdateDim(buffer, piece, d, at);
   }
-  HloInstruction* window = SliceDim(ctx, buffer, d, slack, slack + g.needed);
+  HloInstruction* window = SliceDim(ctx, buffer, d, placed.low, placed.low + g.needed);
   if (outside != Outside::kPad || !ReadsOutside(wd, g, /*valid=*/true)) return window;
   return MaskOutside(ctx, window, wd, g, block, pad);
 }
