@@ -217,6 +217,13 @@ TEST(DotPartitionTest, BidirectionalAllGatherLoopsVerify) {
       // Two permutes per loop step; even rings add a last one-way transfer.
       EXPECT_EQ(counts[HloOpcode::kCollectivePermute], devices % 2 == 0 ? 3 : 2)
           << p.spmd->ToString();
+      // The first step, before the loop, starts a sum with its own partial: nothing adds zeros.
+      for (const auto& instr : p.spmd->entry_computation()->instructions()) {
+        if (instr->opcode() != HloOpcode::kAdd || !instr->shape().IsArray()) continue;
+        for (const hlo::HloInstruction* operand : instr->operands()) {
+          EXPECT_NE(operand->opcode(), HloOpcode::kBroadcast) << instr->ToString();
+        }
+      }
       ExpectVerifies(p, devices);
     }
   }

@@ -144,7 +144,8 @@ absl::StatusOr<Shape> LocalResultShape(const DotCandidate& c, const DotProblem& 
 
 // What every all-gather loop step does: the dot of the block that came from ring position
 // `index` with the matching part of the other operand, written into (or added to) the
-// accumulator.
+// accumulator. A null `acc` (the first step, when blocks are added) starts the sum with the
+// partial itself: no zeros to add it to.
 struct AllGatherBlocks {
   const HloInstruction* dot = nullptr;
   bool lhs_moves = true;
@@ -157,8 +158,8 @@ struct AllGatherBlocks {
     HloInstruction* rest = other_dim >= 0 ? b.SliceDim(other, other_dim, start, blk) : other;
     HloInstruction* partial = lhs_moves ? AddDot(b, *dot, block, rest, partial_shape)
                                         : AddDot(b, *dot, rest, block, partial_shape);
-    return out_dim < 0 ? b.Binary(HloOpcode::kAdd, acc, partial)
-                       : b.UpdateDim(acc, partial, out_dim, start);
+    if (out_dim >= 0) return b.UpdateDim(acc, partial, out_dim, start);
+    return acc == nullptr ? partial : b.Binary(HloOpcode::kAdd, acc, partial);
   }
   // (r + shift) mod g for a non-negative `shift` expression.
   HloInstruction* Index(SpmdBuilder& b, HloInstruction* r, HloInstruction* shift) const {
@@ -324,10 +325,12 @@ absl::StatusOr<HloInstruction*> EmitAllGatherLoop(const HloInstruction& dot,
   int64_t zero_counter = 0;
   SpmdBuilder outer =
       LoopBuilder(ctx.output(), ctx.UniqueName(dot.name() + ".acc"), &zero_counter, ctx);
-  HloInstruction* zeros = outer.Zeros(acc_shape);
   if (w.bidirectional) {
-    return EmitBidirectionalAllGatherLoop(blocks, w.groups, block, other, zeros, rank, ctx);
+    // Its first step runs before the loop: a sum starts from that step's partial.
+    HloInstruction* first = blocks.out_dim < 0 ? nullptr : outer.Zeros(acc_shape);
+    return EmitBidirectionalAllGatherLoop(blocks, w.groups, block, other, first, rank, ctx);
   }
+  HloInstruction* zeros = outer.Zeros(acc_shape);
   LoopSpec spec;
   spec.name = dot.name() + ".window_ag";
   spec.steps = blocks.g;
