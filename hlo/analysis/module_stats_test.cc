@@ -274,6 +274,51 @@ ENTRY e {
       << "the loop writes into a's buffer";
 }
 
+// A sort writes each result leaf into its operand's buffer when it reads that buffer last (XLA's
+// dataflow analysis shares them): sorting the negate and the iota allocates nothing more. The
+// second sort reads the argument p, which it may not overwrite, and allocates its 4096 bytes.
+TEST(ModuleStatsTest, PeakMemorySortsInPlace) {
+  std::unique_ptr<HloModule> m = Parse(R"(HloModule m
+lt {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  c = s32[] parameter(2)
+  d = s32[] parameter(3)
+  ROOT l = pred[] compare(a, b), direction=LT
+}
+lt1 {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT l = pred[] compare(a, b), direction=LT
+}
+ENTRY e {
+  p = f32[1024] parameter(0)
+  n = f32[1024] negate(p)
+  i = s32[1024] iota(), iota_dimension=0
+  s = (f32[1024], s32[1024]) sort(n, i), dimensions={0}, to_apply=lt
+  k = f32[1024] sort(p), dimensions={0}, to_apply=lt1
+  ROOT r = ((f32[1024], s32[1024]), f32[1024]) tuple(s, k)
+}
+)");
+  ASSERT_NE(m, nullptr);
+  const PeakMemory peak = ComputePeakMemory(*m->entry_computation());
+  EXPECT_EQ(peak.bytes, 4 * 4096) << "p, n, i (the sorted pair in place), k";
+}
+
+// A copy of a tuple is shallow, as XLA's: its elements stay its operand's buffers.
+TEST(ModuleStatsTest, PeakMemoryTupleCopyIsShallow) {
+  std::unique_ptr<HloModule> m = Parse(R"(HloModule m
+ENTRY e {
+  p = f32[1024] parameter(0)
+  n = f32[1024] negate(p)
+  t = (f32[1024], f32[1024]) tuple(n, n)
+  ROOT c = (f32[1024], f32[1024]) copy(t)
+}
+)");
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(ComputePeakMemory(*m->entry_computation()).bytes, 2 * 4096) << "p and n";
+}
+
 // A loop's state elements its body returns unchanged stay in the initial buffers (here the
 // arguments): the while allocates only the element it changes. Peak at w: p, q, w's 4096.
 TEST(ModuleStatsTest, PeakMemoryKeepsForwardedLoopStateInPlace) {

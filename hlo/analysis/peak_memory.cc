@@ -13,7 +13,11 @@ namespace hlo {
 namespace {
 
 // The opcode table says which ops allocate nothing and which async starts hold their operands.
-bool OnlyAliases(HloOpcode op) { return HasOpcodeFlag(op, op_traits::kAliasesOperands); }
+// Also a copy of a tuple: XLA copies only its top-level table; the elements stay its operand's.
+bool OnlyAliases(const HloInstruction& instr) {
+  return HasOpcodeFlag(instr.opcode(), op_traits::kAliasesOperands) ||
+         (instr.opcode() == HloOpcode::kCopy && instr.shape().IsTuple());
+}
 bool IsAsyncStart(HloOpcode op) { return HasOpcodeFlag(op, op_traits::kStartHoldsOperands); }
 
 using Index = absl::flat_hash_map<const HloInstruction*, size_t>;
@@ -31,7 +35,7 @@ std::vector<std::vector<size_t>> BufferSets(const HloComputation& comp, const In
   for (size_t i = 0; i < instrs.size(); ++i) {
     const HloInstruction& instr = *instrs[i];
     if (AllocatedBytes(instr) > 0) sets[i].push_back(i);
-    if (!OnlyAliases(instr.opcode()) && !IsAsyncStart(instr.opcode())) continue;
+    if (!OnlyAliases(instr) && !IsAsyncStart(instr.opcode())) continue;
     for (const HloInstruction* op : instr.operands()) {
       auto it = position.find(op);
       if (it == position.end()) continue;
@@ -124,7 +128,7 @@ Placement PlaceInPlace(const HloComputation& comp, const Index& position) {
     std::vector<size_t>& set = p.sets[i];
     if (p.allocated[i] > 0) set.push_back(i);
     set.insert(set.end(), reused.begin(), reused.end());
-    if (OnlyAliases(instr.opcode()) || IsAsyncStart(instr.opcode())) {
+    if (OnlyAliases(instr) || IsAsyncStart(instr.opcode())) {
       for (const HloInstruction* op : instr.operands()) {
         if (const auto* s = set_of(op)) set.insert(set.end(), s->begin(), s->end());
       }
@@ -168,9 +172,11 @@ bool WhileBodyForwards(const HloInstruction& while_instr, int64_t element) {
 
 std::vector<int64_t> InPlaceOperands(const HloInstruction& instr) {
   if (HasOpcodeFlag(instr.opcode(), op_traits::kUpdatesInPlace)) {
-    // The updated values lead the operands: one, or a scatter's inputs (then indices, updates).
-    const int64_t updated =
-        instr.opcode() == HloOpcode::kScatter ? (instr.operand_count() - 1) / 2 : 1;
+    // The updated values lead the operands: one, a scatter's inputs (then indices, updates), or
+    // all of a sort's.
+    int64_t updated = 1;
+    if (instr.opcode() == HloOpcode::kScatter) updated = (instr.operand_count() - 1) / 2;
+    if (instr.opcode() == HloOpcode::kSort) updated = instr.operand_count();
     std::vector<int64_t> inputs(updated);
     for (int64_t k = 0; k < updated; ++k) inputs[k] = k;
     return inputs;
@@ -187,7 +193,7 @@ std::vector<int64_t> InPlaceOperands(const HloInstruction& instr) {
 }
 
 int64_t AllocatedBytes(const HloInstruction& instr) {
-  if (OnlyAliases(instr.opcode())) return 0;
+  if (OnlyAliases(instr)) return 0;
   const Shape& shape = instr.shape();
   if (IsAsyncStart(instr.opcode()) && shape.IsTuple() && shape.tuple_shapes_size() > 0) {
     return shape.byte_size() - shape.tuple_shapes(0).byte_size();

@@ -25,13 +25,14 @@ struct PeakMemory {
 
 // The bytes `instr` allocates: its shape's size, except for instructions that only alias
 // their operands (get-tuple-element, tuple, bitcast, the -done half of an async pair,
-// opt-barrier, add-dependency), which allocate nothing, and async starts, whose tuple's first
-// element is the operand itself.
+// opt-barrier, add-dependency, a copy of a tuple: XLA's is shallow), which allocate nothing,
+// and async starts, whose tuple's first element is the operand itself.
 int64_t AllocatedBytes(const HloInstruction& instr);
 
 // The operands whose buffers `instr` may write its result into when it reads them last, as
 // XLA's buffer assignment does: dynamic-update-slice's operand, scatter's inputs, while's
-// initial state, and an elementwise op's operands of the result's dimensions and element width.
+// initial state, sort's operands, and an elementwise op's operands of the result's dimensions
+// and element width.
 std::vector<int64_t> InPlaceOperands(const HloInstruction& instr);
 
 // For each instruction of `comp` (by position), the position of the last instruction that reads

@@ -53,7 +53,8 @@ inline constexpr uint32_t kAliasesOperands = 1 << 4;
 // is allocated).
 inline constexpr uint32_t kStartHoldsOperands = 1 << 5;
 // May write its result into the buffer of the value it updates: operand 0 (dynamic-update-slice,
-// while: the loop state) or its inputs (scatter: the first half of the operands but the indices).
+// while: the loop state), its inputs (scatter: the first half of the operands but the indices)
+// or every operand (sort: result leaf k into operand k, as XLA's dataflow analysis shares them).
 inline constexpr uint32_t kUpdatesInPlace = 1 << 6;
 
 // `printed`: the opcode-specific attributes the printer writes, in this order: dimensions, then
@@ -204,7 +205,7 @@ inline constexpr uint32_t kPrintCalledList = 1 << 22;     // called_computations
   V(kSign, "sign", kUnary, kSignedNumeric, 0, 0)                                                   \
   V(kSin, "sine", kUnary, kFloatOrComplex, 0, 0)                                                   \
   V(kSlice, "slice", kOther, kNoTypes, 0, kPrintSlice)                                             \
-  V(kSort, "sort", kOther, kNoTypes, 0, kPrintDimensions | kPrintStable)                           \
+  V(kSort, "sort", kOther, kNoTypes, kUpdatesInPlace, kPrintDimensions | kPrintStable)             \
   V(kSqrt, "sqrt", kUnary, kFloatOrComplex, 0, 0)                                                  \
   V(kStochasticConvert, "stochastic-convert", kOther, kNoTypes, 0, 0)                              \
   V(kSubtract, "subtract", kBinary, kNumeric, 0, 0)                                                \

@@ -71,7 +71,7 @@ void Place(BufferPlan& plan) {
 }
 
 // For each leaf of instruction `i`, the arena buffer of an in-place operand
-// (hlo::InPlaceOperands: dynamic-update-slice, scatter, while, elementwise) that it may write
+// (hlo::InPlaceOperands: dynamic-update-slice, scatter, while, sort, elementwise) that it may write
 // into, or -1:
 // the operand's leaf at the same position, when nothing after `i` reads that buffer under any
 // name, no other operand of `i` reads it, and it has the leaf's size; and a while's state leaf

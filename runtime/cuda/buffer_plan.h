@@ -11,8 +11,8 @@
 // outputs, allocated separately on every run so they outlive the arena; parameters and
 // constants live elsewhere (the caller's and the executor's memory).
 //
-// In-place updates (hlo::InPlaceOperands: dynamic-update-slice, scatter, while, elementwise ops)
-// write into an operand's arena buffer when nothing reads it afterwards under any name, and a
+// In-place updates (hlo::InPlaceOperands: dynamic-update-slice, scatter, while, sort, elementwise
+// ops) write into an operand's arena buffer when nothing reads it afterwards under any name, and a
 // while's state leaf that its body returns unchanged stays in the initial value's buffer.
 //
 // Example: p = parameter(0); a = reverse(p); b = reverse(a); c = reverse(b); ROOT d = reverse(c),
