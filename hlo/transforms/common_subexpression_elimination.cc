@@ -24,8 +24,8 @@ bool IsAsyncPart(HloOpcode opcode) {
 }
 
 // A fill (a broadcast of a scalar) that an op updates in place (op_traits::kUpdatesInPlace:
-// dynamic-update-slice, scatter) is that op's own buffer: shared with another user, the writer
-// could not update it in place and would need a copy, which costs more than the fill.
+// dynamic-update-slice, scatter, sort) is that op's own buffer: shared with another user, the
+// writer could not update it in place and would need a copy, which costs more than the fill.
 bool IsUpdatedFill(const HloInstruction& instr) {
   if (instr.opcode() != HloOpcode::kBroadcast || instr.operand(0)->shape().rank() != 0) {
     return false;

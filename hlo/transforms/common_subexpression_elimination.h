@@ -12,12 +12,11 @@
 // Never merged: instructions with side effects (hlo::HasSideEffect), parameters, custom-calls,
 // control flow and async ops (they run or call code whose effects the IR does not state),
 // instructions with control dependencies, constants over kMaxMergedConstantBytes (comparing them
-// costs more than it saves), a fill (broadcast of a scalar) that a dynamic-update-slice or
-// scatter updates in place (sharing it would cost that writer a copy), and a computation's root
-// (its caller reads it by position). Two
-// collectives that differ only in channel id are merged: in an SPMD program every device runs
-// both, in the same order, so one serves (but not one with a channel id and one without: an
-// all-reduce without one reduces across replicas).
+// costs more than it saves), a fill (broadcast of a scalar) that a dynamic-update-slice,
+// scatter or sort updates in place (sharing it would cost that writer a copy), and a computation's
+// root (its caller reads it by position). Two collectives that differ only in channel id are
+// merged: in an SPMD program every device runs both, in the same order, so one serves (but not one
+// with a channel id and one without: an all-reduce without one reduces across replicas).
 #ifndef HLO_TRANSFORMS_COMMON_SUBEXPRESSION_ELIMINATION_H_
 #define HLO_TRANSFORMS_COMMON_SUBEXPRESSION_ELIMINATION_H_
 
