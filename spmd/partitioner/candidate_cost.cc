@@ -60,8 +60,7 @@ absl::StatusOr<PartialSum> PlanPartialSum(const Shape& shape, const HloSharding&
     }
     absl::StatusOr<HloSharding> split = hlo::SplitAmongGroups(held, shape.rank(), d, groups);
     if (!split.ok()) continue;
-    const Received after = Received{scatter.bytes_received, scatter.time_us} +
-                           ReshardReceived(shape, *split, wanted, ctx);
+    const Received after = Received::Of(scatter) + ReshardReceived(shape, *split, wanted, ctx);
     if (after.us < best.moved.us) best = {d, *std::move(split), after};
   }
   return best;

@@ -39,6 +39,8 @@ struct Received {
   double us = 0;
 
   static Received Unplannable() { return {kUnplannable, kUnplannableUs}; }
+  // What one collective's estimate says a device receives, and its time.
+  static Received Of(const CollectiveCost& c) { return {c.bytes_received, c.time_us}; }
   Received operator+(const Received& o) const {
     return {std::min(kUnplannable, bytes + o.bytes), std::min(kUnplannableUs, us + o.us)};
   }

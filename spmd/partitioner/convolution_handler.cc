@@ -304,7 +304,7 @@ Received ResultReceived(const ConvSetting& set, const ConvStrategy& s, Partition
   const CollectiveCost sum =
       EstimateCollective(scatter ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce,
                          bytes, g, CollectiveLink(ctx));
-  return moved + Received{sum.bytes_received, sum.time_us};
+  return moved + Received::Of(sum);
 }
 
 // The sharding a reduce-scatter of `set`'s summing strategies along output dim `d` produces:

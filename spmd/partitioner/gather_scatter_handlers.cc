@@ -205,9 +205,8 @@ std::vector<MaskedCandidateSet> MaskedCandidates(const std::vector<HloSharding>&
 Received MaskedAllReduceCost(const MaskedOperand& masked, int64_t bytes, PartitionContext& ctx) {
   int64_t group = 1;
   for (int64_t d : masked.dims) group *= masked.sharding.tile_assignment().dim(d);
-  const CollectiveCost c =
-      EstimateCollective(CollectiveKind::kAllReduce, bytes, group, ctx.planner().link());
-  return {c.bytes_received, c.time_us};
+  return Received::Of(
+      EstimateCollective(CollectiveKind::kAllReduce, bytes, group, ctx.planner().link()));
 }
 
 // How a plan's partial results are summed, for --explain.
@@ -548,7 +547,7 @@ WideSum PlanWideSum(const Shape& local, hlo::PrimitiveType wide, int64_t g, cons
   const int64_t widen = hlo::BitWidth(wide) / hlo::BitWidth(local.element_type());
   const CollectiveCost all_reduce =
       EstimateCollective(CollectiveKind::kAllReduce, local.byte_size() * widen, g, link);
-  WideSum best{{all_reduce.bytes_received, all_reduce.time_us}};
+  WideSum best{Received::Of(all_reduce)};
   if (widen == 1 || g <= 1 || local.rank() == 0) return best;
   int64_t dim = 0;
   for (int64_t d = 1; d < local.rank(); ++d) {
@@ -562,8 +561,7 @@ WideSum PlanWideSum(const Shape& local, hlo::PrimitiveType wide, int64_t g, cons
       EstimateCollective(CollectiveKind::kReduceScatter, narrow_bytes * widen, g, link);
   const CollectiveCost gather =
       EstimateCollective(CollectiveKind::kAllGather, narrow_bytes, g, link);
-  const Received moved = Received{scatter.bytes_received, scatter.time_us} +
-                         Received{gather.bytes_received, gather.time_us};
+  const Received moved = Received::Of(scatter) + Received::Of(gather);
   if (moved.us < best.moved.us) best = {moved, dim};
   return best;
 }
