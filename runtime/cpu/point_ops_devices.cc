@@ -5,7 +5,8 @@
 //   SPMDFullToShardShape  device d's element i is the global operand's element at d's offset
 //                         plus i (zero past d's region: the executor's zero padding; into
 //                         manual subgroups tiled inside, the region is its group's);
-//   SPMDShardToFullShape  element g is read on the first device whose region holds g, at g
+//   SPMDShardToFullShape  element g is read on the frame's own device where its region holds
+//                         g, else on the first device whose region holds g, at g
 //                         less that region's offset (an operand with manual subgroups is whole
 //                         on each device here, so that device's tile of it is what it brings).
 #include <algorithm>
@@ -196,15 +197,21 @@ absl::StatusOr<Literal> PointOps::ShardToFull(PointEvaluator& ev, const HloInstr
     }
     group_of = ManualGroupOf(sharding, n);
   }
-  // The first device (in id order) holding each region, with where its tile starts in its
-  // whole value (an operand with manual subgroups) and in the result.
+  // The device holding each region (this frame's device where it holds one, else the first in
+  // id order), with where its tile starts in its whole value (an operand with manual
+  // subgroups) and in the result.
   struct Holder {
     int64_t device;
     std::vector<int64_t> tile_offsets;
     ShardRegion region;
   };
   absl::flat_hash_map<std::vector<int64_t>, Holder> holders;
+  std::vector<int64_t> order;
+  if (frame->device >= 0 && frame->device < n) order.push_back(frame->device);
   for (int64_t d = 0; d < n; ++d) {
+    if (d != frame->device) order.push_back(d);
+  }
+  for (int64_t d : order) {
     if (sharding.IsTiled() && !sharding.UsesDevice(d)) continue;
     if (!group_of.empty() && group_of[d] != group_of[frame->device]) continue;
     ASSIGN_OR_RETURN(ShardRegion region, hlo::ShardRegionForDevice(sharding, instr.shape(), d));

@@ -379,6 +379,32 @@ ENTRY e {
                                 "different values"));
 }
 
+// The same fault where the result is tiled: SPMDShardToFullShape makes devices 0 and 1 replicas
+// of rows 0-1, but their manual values differ (rows 0 and 1 of p). Each device's reference
+// keeps its own value where it holds one, so the references differ and the oracle names the
+// input's fault (before, every reference took device 0's rows and device 1 looked wrong).
+TEST(VerifyTest, TiledReplicasThatTheModuleItselfMakesDiffer) {
+  const std::string full = R"(
+HloModule full, num_partitions=4
+ENTRY e {
+  p = f32[4,3] parameter(0), sharding={devices=[4,1]<=[4]}
+  m = f32[1,3] custom-call(p), custom_call_target="SPMDFullToShardShape", sharding={manual}
+  ROOT r = f32[2,3] custom-call(m), custom_call_target="SPMDShardToFullShape",
+    sharding={devices=[2,1,2]<=[4] last_tile_dim_replicate}
+})";
+  const std::string spmd = R"(
+HloModule spmd, num_partitions=4
+ENTRY e {
+  p = f32[1,3] parameter(0)
+  ROOT r = f32[1,3] copy(p)
+})";
+  absl::StatusOr<VerifyResult> result = Verify(full, spmd, 4);
+  ASSERT_FALSE(result.ok()) << result->ToString();
+  EXPECT_TRUE(IsDeviceDependentInput(result.status())) << result.status();
+  EXPECT_THAT(std::string(result.status().message()),
+              HasSubstr("the unpartitioned module itself gives devices 0 and 1 different values"));
+}
+
 TEST(VerifyTest, ProgramsThatDoNotFitAreErrors) {
   const std::string spmd = R"(
 HloModule spmd, num_partitions=4

@@ -86,15 +86,22 @@ absl::StatusOr<Literal> ShardToFull(const HloInstruction& instr, const Literal& 
   std::vector<int64_t> group_of;
   if (sharding.HasManualSubgroup()) group_of = ManualGroupOf(sharding, device.num_partitions);
   auto assemble = [&](absl::Span<const Literal* const> shards) -> absl::Status {
-    // A region held by several devices is written by each; visiting the devices in reverse
-    // leaves the first holder's values.
-    for (int64_t d = static_cast<int64_t>(shards.size()) - 1; d >= 0; --d) {
-      if (sharding.IsTiled() && !sharding.UsesDevice(d)) continue;
-      if (!group_of.empty() && group_of[d] != group_of[device.partition_id]) continue;
+    // A region held by several devices is written by each: the device's own region last (its
+    // own value there, so that a module whose replicas differ gives devices different values,
+    // which the verifier names), the others in reverse, leaving the first holder's values.
+    const int64_t self = shards.size() == 1 ? 0 : device.partition_id;
+    auto place = [&](int64_t d) -> absl::Status {
+      if (sharding.IsTiled() && !sharding.UsesDevice(d)) return absl::OkStatus();
+      if (!group_of.empty() && group_of[d] != group_of[device.partition_id]) {
+        return absl::OkStatus();
+      }
       Literal shard = *shards[d];
-      RETURN_IF_ERROR(CopyRegion(sharding, d, full, shard, /*to_full=*/true));
+      return CopyRegion(sharding, d, full, shard, /*to_full=*/true);
+    };
+    for (int64_t d = static_cast<int64_t>(shards.size()) - 1; d >= 0; --d) {
+      if (d != self) RETURN_IF_ERROR(place(d));
     }
-    return absl::OkStatus();
+    return place(self);
   };
   if (device.hub == nullptr || device.num_partitions == 1) {
     const Literal* only = &mine;

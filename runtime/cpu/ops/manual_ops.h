@@ -7,7 +7,8 @@
 //                         group: its group's value, the shards of the group's devices).
 //   SPMDShardToFullShape  every device contributes its value as its shard of the result
 //                         under the result's sharding; each device gets the assembled full
-//                         value (a region held by several devices is taken from the first).
+//                         value (a region held by several devices is the device's own
+//                         there, else taken from the first).
 //
 // When the operand and result shapes agree the call is an identity (as the partitioner's own
 // output treats it).
