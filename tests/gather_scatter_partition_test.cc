@@ -18,6 +18,7 @@ using hlo::testing::HasShape;
 using hlo::testing::Instructions;
 using ::testing::AllOf;
 using ::testing::Contains;
+using ::testing::Not;
 namespace op = hlo::testing::op;
 using testing_util::Counts;
 using testing_util::ExpectVerifies;
@@ -273,10 +274,11 @@ ENTRY main {
 }
 
 // A bf16 scatter-add with its updates split along the scatter dim (XLA's
-// ScatterPreferUpdateIndexIfSmaller): each device scatters its updates into f32 zeros, the
-// partial sums are all-reduced in f32 and rounded once, so the reordered sum stays as close to
-// the exact one as the sequential bf16 sum (the verifier judges against the f64 result); 256
-// updates into 8 rows.
+// ScatterPreferUpdateIndexIfSmaller): each device scatters its updates into f32 zeros and
+// rounds its partial sum to bf16 once; the bf16 partials are all-reduced in bf16 (XLA's bytes),
+// or, with --wide-partial-sums, in f32 and rounded once. Either way the reordered sum stays as
+// close to the exact one as the sequential bf16 sum (the verifier judges against the f64
+// result); 256 updates into 8 rows.
 constexpr char kBf16Scatter[] = R"(HloModule scatter_bf16, num_partitions=4
 add_bf16 {
   a = bf16[] parameter(0)
@@ -295,8 +297,23 @@ ENTRY main {
     sharding={replicated}
 })";
 
-TEST(ScatterPartitionTest, NarrowFloatSumsCombineInF32) {
+TEST(ScatterPartitionTest, NarrowFloatSumsAccumulateInF32AndCombineInTheirType) {
   Partitioned p = Partition(kBf16Scatter);
+  ASSERT_NE(p.spmd, nullptr);
+  EXPECT_THAT(Instructions(*p.spmd), Contains(AllOf(op::Scatter(), HasShape("f32[8,6]"))))
+      << p.spmd->ToString();
+  EXPECT_THAT(Instructions(*p.spmd), Contains(AllOf(op::AllReduce(), HasShape("bf16[8,6]"))))
+      << p.spmd->ToString();
+  EXPECT_THAT(Instructions(*p.spmd), Not(Contains(AllOf(op::AllReduce(), HasShape("f32[8,6]")))))
+      << p.spmd->ToString();
+  EXPECT_EQ(Counts(*p.spmd)[HloOpcode::kAllGather], 0) << p.spmd->ToString();
+  ExpectVerifies(p, 4);
+}
+
+TEST(ScatterPartitionTest, WidePartialSumsCombineInF32) {
+  spmd::PartitionerOptions options;
+  options.wide_partial_sums = true;
+  Partitioned p = Partition(kBf16Scatter, options);
   ASSERT_NE(p.spmd, nullptr);
   EXPECT_THAT(Instructions(*p.spmd), Contains(AllOf(op::AllReduce(), HasShape("f32[8,6]"))))
       << p.spmd->ToString();
@@ -304,11 +321,12 @@ TEST(ScatterPartitionTest, NarrowFloatSumsCombineInF32) {
   ExpectVerifies(p, 4);
 }
 
-// Where bytes outweigh one more latency (here: links without latency), the f32 partials are
-// reduce-scattered, each block rounded to bf16 once, and the bf16 blocks all-gathered: three
-// quarters of the f32 all-reduce's bytes, the same rounding.
+// With --wide-partial-sums, where bytes outweigh one more latency (here: links without
+// latency), the f32 partials are reduce-scattered, each block rounded to bf16 once, and the bf16
+// blocks all-gathered: three quarters of the f32 all-reduce's bytes, the same rounding.
 TEST(ScatterPartitionTest, NarrowFloatSumsReduceScatterWideAndGatherNarrow) {
   spmd::PartitionerOptions options;
+  options.wide_partial_sums = true;
   for (spmd::MeshLevel& level : options.device_model.levels) level.link.latency_us = 0;
   Partitioned p = Partition(kBf16Scatter, options);
   ASSERT_NE(p.spmd, nullptr);

@@ -107,6 +107,7 @@ absl::StatusOr<spmd::PartitionerOptions> MakePartitionerOptions(const DriverOpti
   out.dot.forced_family = options.dot_strategy;
   out.dot.enable_windowed_einsum = !options.disable_windowed_einsum;
   out.strict = options.strict;
+  out.wide_partial_sums = options.wide_partial_sums;
   out.explain = KeepsExplain(options);
   out.record_origins = options.record_origins;
   if (options.windowed_einsum_threshold_bytes >= 0) {

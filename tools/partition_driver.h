@@ -30,6 +30,8 @@ struct DriverOptions {
   int64_t windowed_einsum_threshold_bytes = -1;  // --windowed-einsum-threshold BYTES.
   // --strict: a split instruction computed whole (replicated fallback) fails the input.
   bool strict = false;
+  // --wide-partial-sums: narrow float scatter-adds sum their partials across devices in f32.
+  bool wide_partial_sums = false;
   // --explain: collect the passes' decision log into DriverResult::explain (also collected when
   // dump_dir is set, for explain.txt). Off, the passes do not build it.
   bool explain = false;

@@ -39,6 +39,7 @@ struct Flags {
   int64_t windowed_einsum_threshold = -1;
   int jobs = 1;
   bool explain = false, recursive = false, no_windowed_einsum = false, strict = false;
+  bool wide_partial_sums = false;
 };
 
 // With --stats json and no --stats-file, stderr carries JSON Lines only.
@@ -68,6 +69,10 @@ void AddOptions(CLI::App& app, Flags& f) {
   app.add_flag("--strict", f.strict,
                "fail an input when a split instruction would be computed whole (a replicated "
                "fallback) instead of counting it");
+  app.add_flag("--wide-partial-sums", f.wide_partial_sums,
+               "sum the partials of a split bf16/f16 scatter-add across devices in f32, rounded "
+               "once (twice the bytes), instead of each device's f32 partial rounded and summed "
+               "in the scatter's type");
   app.add_option("--device-model", f.device_model, "cost-model name or JSON file");
   app.add_option("--dot-strategy", f.dot_strategy, "force one dot strategy (by name)");
   app.add_flag("--no-windowed-einsum", f.no_windowed_einsum, "never choose windowed einsum");
@@ -89,6 +94,7 @@ absl::StatusOr<tools::DriverOptions> MakeOptions(const Flags& f) {
   options.disable_windowed_einsum = f.no_windowed_einsum;
   options.windowed_einsum_threshold_bytes = f.windowed_einsum_threshold;
   options.strict = f.strict;
+  options.wide_partial_sums = f.wide_partial_sums;
   options.explain = f.explain;
   if (absl::Status s = tools::ValidateDriverOptions(options); !s.ok()) return s;
   return options;

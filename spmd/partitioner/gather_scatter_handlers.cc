@@ -523,15 +523,23 @@ struct ScatterProblem {
   ScatterMaps maps;
   std::optional<HloOpcode> combiner;  // Set when split scatter dims can be combined.
   std::optional<hlo::Literal> identity;
-  // A narrow float sum (bf16, f16, f8) combines its partials in f32: the local scatters (the
-  // operand converted) and the all-reduce happen in f32, and the result is rounded once, so it
-  // is at least as close to the exact sum as the sequential one. kInvalid: the scatter's own
-  // type.
+  // A narrow float sum (bf16, f16, f8) accumulates its local scatters in f32 (the operand and
+  // updates converted). kInvalid: the scatter's own type.
   hlo::PrimitiveType accumulate = hlo::PrimitiveType::kInvalid;
+  // Whether the partials cross devices in `accumulate` too (rounded once, after the sum:
+  // PartitionerOptions::wide_partial_sums) rather than each rounded to the scatter's type and
+  // summed in it, as a dot's partial results are (half the bytes for bf16; each partial is an
+  // f32 sum rounded once, so the result is at least as close to the exact sum as XLA's, whose
+  // local scatters add in the narrow type).
+  bool wide_across_devices = false;
 
-  // The element type the partials of a scatter of `type` are combined in.
+  // The element type the local scatters of a scatter of `type` accumulate in.
   hlo::PrimitiveType CombineType(hlo::PrimitiveType type) const {
     return accumulate == hlo::PrimitiveType::kInvalid ? type : accumulate;
+  }
+  // The element type the partials are summed across devices in.
+  hlo::PrimitiveType SumType(hlo::PrimitiveType type) const {
+    return wide_across_devices ? CombineType(type) : type;
   }
 };
 
@@ -634,7 +642,7 @@ absl::StatusOr<LocalPlan> CostScatterPlan(std::string source, HloSharding update
   if (!p.combine_dims.empty()) {
     ASSIGN_OR_RETURN(hlo::TileAssignment groups,
                      hlo::DeviceGroupsAlongDims(updates.tile_assignment(), p.combine_dims));
-    const hlo::PrimitiveType type = sp.CombineType(local.element_type());
+    const hlo::PrimitiveType type = sp.SumType(local.element_type());
     const Received all_reduce = PlanWideSum(local, type, groups.dim(1), ctx.planner().link()).moved;
     // Only a sum is reduce-scattered (PartitionContext::ReduceScatterSum).
     const std::vector<std::vector<int64_t>> lists = sp.combiner == HloOpcode::kAdd
@@ -701,7 +709,7 @@ absl::StatusOr<HloInstruction*> EmitCombinedScatter(const ScatterProblem& sp, co
                                                     PartitionContext& ctx) {
   const HloInstruction& original = *sp.scatter;
   const hlo::PrimitiveType type = sp.CombineType(local.element_type());
-  const bool widen = type != local.element_type();
+  bool widen = type != local.element_type();
   const Shape wide = Shape::Array(type, local.dimensions());
   HloInstruction* identity = ctx.Add(HloOpcode::kConstant, Shape::Array(type, {}), {});
   identity->mutable_attrs()->literal = *sp.identity;
@@ -726,8 +734,14 @@ absl::StatusOr<HloInstruction*> EmitCombinedScatter(const ScatterProblem& sp, co
   HloInstruction* partial = CloneWithOperands(original, wide, {base, indices, updates}, ctx);
   hlo::HloComputation* reducer = original.to_apply();
   if (widen) {
-    ASSIGN_OR_RETURN(reducer, ctx.AddReducer(type));
-    partial->set_called_computation(0, reducer);
+    ASSIGN_OR_RETURN(hlo::HloComputation * wide_reducer, ctx.AddReducer(type));
+    partial->set_called_computation(0, wide_reducer);
+    if (sp.wide_across_devices) {
+      reducer = wide_reducer;
+    } else {  // Each partial rounded once, then summed in the scatter's type.
+      partial = ctx.Add(HloOpcode::kConvert, local, {partial});
+      widen = false;
+    }
   }
   ASSIGN_OR_RETURN(hlo::TileAssignment groups,
                    hlo::DeviceGroupsAlongDims(plan.updates.tile_assignment(), plan.combine_dims));
@@ -768,7 +782,10 @@ absl::Status HandleScatter(const HloInstruction& original, const HloSharding& sh
     // A narrow float sum or product in another order can round far from the sequential one:
     // a sum is accumulated in f32 instead (ScatterProblem::accumulate); a product is not split.
     const bool narrow = hlo::IsFloatingPointType(type) && hlo::BitWidth(type) < 32;
-    if (narrow && op == HloOpcode::kAdd) sp.accumulate = hlo::PrimitiveType::kF32;
+    if (narrow && op == HloOpcode::kAdd) {
+      sp.accumulate = hlo::PrimitiveType::kF32;
+      sp.wide_across_devices = ctx.options().wide_partial_sums;
+    }
     if (op && !(narrow && op == HloOpcode::kMultiply)) {
       sp.identity = CombinerIdentity(*op, sp.CombineType(type));
     }

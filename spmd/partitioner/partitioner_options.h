@@ -14,6 +14,10 @@ struct PartitionerOptions {
   DotStrategyOptions dot;
   // A split instruction computed whole (a replicated fallback) is an error, not a logged cost.
   bool strict = false;
+  // A narrow float scatter-add split across devices sums its partials in f32 and rounds once
+  // (twice the bytes of bf16 partials), instead of rounding each device's f32 partial to the
+  // scatter's type and summing those in it, as XLA and our dots do.
+  bool wide_partial_sums = false;
   // Keep the --explain decision log (PartitionLog::lines). Off, the hot paths (reshard plans,
   // dot tables) do not build their lines: a run without --explain spends nothing on them.
   bool explain = true;
