@@ -52,6 +52,11 @@ class HashedArguments : public ArgumentSource {
       return absl::OkStatus();
     }
     ASSIGN_OR_RETURN(HloSharding sharding, LeafSharding(full->sharding_ptr(), full->shape(), leaf));
+    if (hlo::HasUnreduced(sharding)) {  // As ShardForDevice passes it.
+      ASSIGN_OR_RETURN(const int64_t holder, UnreducedHolder(sharding, device));
+      if (holder != device) return FillWithReductionIdentity(sharding.reduction_op(), &out);
+      ASSIGN_OR_RETURN(sharding, hlo::UnreducedAsReplicated(sharding));
+    }
     ASSIGN_OR_RETURN(hlo::ShardRegion region,
                      hlo::ShardRegionForDevice(sharding, *full_shape, device));
     const Shape* local_shape =
@@ -110,20 +115,6 @@ absl::Status CheckSupported(const hlo::HloModule& unpartitioned) {
     return absl::UnimplementedError(
         "sampled verification does not support modules that are in part SPMD programs already "
         "(collectives, partition-id or manual shardings in the input)");
-  }
-  const hlo::HloComputation& entry = *unpartitioned.entry_computation();
-  std::vector<const HloInstruction*> annotated = {entry.root_instruction()};
-  for (int64_t p = 0; p < entry.num_parameters(); ++p) {
-    annotated.push_back(entry.parameter_instruction(p));
-  }
-  for (const HloInstruction* instr : annotated) {
-    for (int64_t k = 0; k < instr->shape().leaf_count(); ++k) {
-      ASSIGN_OR_RETURN(HloSharding s, LeafSharding(instr->sharding_ptr(), instr->shape(), k));
-      if (hlo::HasUnreduced(s)) {
-        return absl::UnimplementedError(hlo::StrCat(
-            "sampled verification does not support unreduced shardings (%", instr->name(), ")"));
-      }
-    }
   }
   return absl::OkStatus();
 }
@@ -247,20 +238,42 @@ absl::StatusOr<LeafVerdict> VerifySampledLeaf(const hlo::HloModule& unpartitione
   const Shape* device_shape =
       points::LeafAt(spmd.entry_computation()->root_instruction()->shape(), leaf);
   ASSIGN_OR_RETURN(HloSharding sharding, LeafSharding(root.sharding_ptr(), root.shape(), leaf));
+  // An unreduced leaf: each device's value is its group's values combined (as
+  // AssembleFromShards reads them), compared where the reduced sharding puts it.
+  std::vector<int64_t> group_of(options.num_partitions, -1);
+  std::vector<std::vector<int64_t>> groups;
+  const hlo::ReductionOp op = sharding.reduction_op();
+  if (hlo::HasUnreduced(sharding)) {
+    ASSIGN_OR_RETURN(groups, hlo::UnreducedGroups(sharding, options.num_partitions));
+    for (size_t g = 0; g < groups.size(); ++g) {
+      for (int64_t d : groups[g]) {
+        if (d < options.num_partitions) group_of[d] = static_cast<int64_t>(g);
+      }
+    }
+    ASSIGN_OR_RETURN(sharding, hlo::UnreducedAsReplicated(sharding));
+  }
+  auto device_value = [&](int64_t device,
+                          absl::Span<const int64_t> local) -> absl::StatusOr<Literal> {
+    if (group_of[device] < 0) return devices.EntryRootElements(device, leaf, local);
+    std::vector<Literal> parts;
+    for (int64_t member : groups[group_of[device]]) {
+      ASSIGN_OR_RETURN(parts.emplace_back(), devices.EntryRootElements(member, leaf, local));
+    }
+    std::vector<const Literal*> views;
+    for (const Literal& part : parts) views.push_back(&part);
+    return CombinePartials(views, op);
+  };
   LeafVerdict verdict;
   verdict.shape = shape;
   verdict.tolerance = options.tolerance.value_or(DefaultTolerance(shape.element_type()));
   ASSIGN_OR_RETURN(
       SampledComparison compared,
       CompareSampledLeaf(
-          shape, *device_shape, sharding, options, static_cast<uint64_t>(leaf),
-          verdict.tolerance,
+          shape, *device_shape, sharding, options, static_cast<uint64_t>(leaf), verdict.tolerance,
           [&](absl::Span<const int64_t> global) {
             return reference.EntryRootElements(-1, leaf, global);
           },
-          [&](int64_t device, absl::Span<const int64_t> local) {
-            return devices.EntryRootElements(device, leaf, local);
-          }));
+          device_value));
   verdict.comparison = std::move(compared.comparison);
   verdict.name = hlo::StrCat(LeafName("output", LeafIndices(root.shape()).at(leaf)), " (sampled: ",
                              compared.sample.size(), " of ", shape.num_elements(), " elements, ",

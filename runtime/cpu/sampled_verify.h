@@ -6,13 +6,16 @@
 //   1. arguments are a pure function of (seed, parameter, leaf, element index) with verify.h's
 //      distributions, so the reference and every device see the same values without either
 //      being materialized; a device's parameter element is the full argument's element at the
-//      shard's offset (zero in the padding of an uneven shard);
+//      shard's offset (zero in the padding of an uneven shard; an unreduced argument is held by
+//      its group's first member, the others holding the reduction's identity, as verify.h's
+//      ShardForDevice passes it);
 //   2. for each root leaf, the sample is: the first and last element of every device's region
 //      (where shard-boundary mistakes show), a few random elements inside each region, and
 //      `random_samples` uniformly random elements of the whole array;
 //   3. each sampled element is computed by the unpartitioned program and by the devices it was
 //      picked for plus up to `holders_per_element` others that hold it, and compared under
-//      verify.h's tolerances.
+//      verify.h's tolerances (an unreduced leaf's value on a device is its group's values
+//      combined).
 // Exact on the sampled elements; a mistake confined to unsampled elements is not seen. The
 // verdict's leaf names say how many elements were compared. Modules that need a per-device
 // reference (NeedsPerDeviceReference: collectives or manual shardings in the input) and ops the

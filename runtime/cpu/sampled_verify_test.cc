@@ -91,6 +91,76 @@ ENTRY e {
   EXPECT_NE(r->ToString().find("MISMATCH"), std::string::npos) << r->ToString();
 }
 
+// Unreduced values, as the full verifier reads them: an unreduced result is the combination of
+// its group's partial values (sum here, maximum below); an unreduced parameter is held by its
+// group's first member, the others holding the reduction's identity (zeros for a sum).
+const char kUnreducedDot[] = R"(
+HloModule m
+ENTRY e {
+  a = f32[8,16] parameter(0), sharding={devices=[1,2]<=[2]}
+  b = f32[16,8] parameter(1), sharding={devices=[2,1]<=[2]}
+  c = f32[8,8] parameter(2), sharding={unreduced}
+  d = f32[8,8] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT s = f32[8,8] add(d, c), sharding={unreduced}
+})";
+
+TEST(SampledVerifyTest, UnreducedValuesAreTheirGroupsSums) {
+  // Right: each device's partial dot plus its part of c.
+  const std::string right = R"(
+HloModule m_spmd, num_partitions=2
+ENTRY e {
+  a = f32[8,8] parameter(0)
+  b = f32[8,8] parameter(1)
+  c = f32[8,8] parameter(2)
+  d = f32[8,8] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT s = f32[8,8] add(d, c)
+})";
+  // Wrong: the partial dots summed before the group's sum (twice the dot), and c dropped.
+  const std::string summed_twice = R"(
+HloModule m_spmd, num_partitions=2
+add { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT s = f32[] add(x, y) }
+ENTRY e {
+  a = f32[8,8] parameter(0)
+  b = f32[8,8] parameter(1)
+  c = f32[8,8] parameter(2)
+  d = f32[8,8] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ar = f32[8,8] all-reduce(d), channel_id=1, replica_groups={{0,1}}, use_global_device_ids=true, to_apply=add
+  ROOT s = f32[8,8] add(ar, c)
+})";
+  absl::StatusOr<VerifyResult> r = Verify(kUnreducedDot, right, 2);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->ok()) << r->ToString();
+  r = Verify(kUnreducedDot, summed_twice, 2);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_FALSE(r->ok()) << r->ToString();
+}
+
+// A maximum's group: the holder holds the value and the others the lowest value (-inf), so a
+// copy of the parts keeps the group's maximum, and negating the parts does not (the others'
+// +inf wins).
+std::string MaxModule(const std::string& op) {
+  const std::string max =
+      "{devices=[1,2,2]<=[4] last_tile_dims={unreduced} metadata={op_type="
+      "\"sdy::reduction_op\" op_name=\"MAX\"}}";
+  return "HloModule m\nENTRY e {\n  a = f32[8,4] parameter(0), sharding=" + max +
+         "\n  ROOT n = f32[8,4] " + op + "(a), sharding=" + max + "\n}\n";
+}
+
+std::string LocalModule(const std::string& op) {
+  return "HloModule m_spmd, num_partitions=4\nENTRY e {\n  a = f32[8,2] parameter(0)\n  ROOT n = "
+         "f32[8,2] " +
+         op + "(a)\n}\n";
+}
+
+TEST(SampledVerifyTest, UnreducedMaximaTakeTheirGroupsMaximum) {
+  absl::StatusOr<VerifyResult> r = Verify(MaxModule("copy"), LocalModule("copy"), 4);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->ok()) << r->ToString();
+  r = Verify(MaxModule("negate"), LocalModule("negate"), 4);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_FALSE(r->ok()) << r->ToString();
+}
+
 TEST(SampledVerifyTest, RefusesModulesThatNeedAPerDeviceReference) {
   absl::StatusOr<VerifyResult> r = Verify(R"(
 HloModule m

@@ -489,23 +489,19 @@ absl::StatusOr<HloSharding> LeafSharding(const HloSharding* sharding, const Shap
   return normalized.tuple_elements()[leaf];
 }
 
-namespace {
-
-// The first member of `device`'s unreduced group (the one that holds the value; the others
-// hold zeros), or -1 when `sharding` has no unreduced devices.
-absl::StatusOr<int64_t> UnreducedHolder(const HloSharding& sharding, int64_t device,
-                                        int64_t num_devices) {
+absl::StatusOr<int64_t> UnreducedHolder(const HloSharding& sharding, int64_t device) {
+  if (!sharding.IsTiled()) return 0;  // {unreduced}: device 0 of all.
   ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> groups,
-                   hlo::UnreducedGroups(sharding, num_devices));
+                   hlo::UnreducedGroups(sharding, sharding.tile_assignment().num_devices()));
   for (const std::vector<int64_t>& group : groups) {
     if (std::find(group.begin(), group.end(), device) != group.end()) return group.front();
   }
   return -1;
 }
 
-// The sum (maximum, minimum: `op`), element by element, of literals of one array shape; a NaN
-// in any part makes a maximum or minimum NaN, as XLA's maximum and minimum do.
-absl::StatusOr<Literal> CombineOf(const std::vector<const Literal*>& parts, hlo::ReductionOp op) {
+// A NaN in any part makes a maximum or minimum NaN, as XLA's maximum and minimum do.
+absl::StatusOr<Literal> CombinePartials(const std::vector<const Literal*>& parts,
+                                        hlo::ReductionOp op) {
   Literal out(parts.front()->shape());
   const PrimitiveType type = out.shape().element_type();
   const bool sum = op == hlo::ReductionOp::kSum;
@@ -537,11 +533,11 @@ absl::StatusOr<Literal> CombineOf(const std::vector<const Literal*>& parts, hlo:
   return out;
 }
 
-// Fills `l` with what an unreduced group's members other than the holder hold: the identity of
-// `op` (zeros for sums, as `l` starts; the lowest value for maxima, the highest for minima), so
-// that combining the group gives the holder's value.
-absl::Status FillWithIdentity(hlo::ReductionOp op, Literal* l) {
-  if (op == hlo::ReductionOp::kSum) return absl::OkStatus();
+absl::Status FillWithReductionIdentity(hlo::ReductionOp op, Literal* l) {
+  if (op == hlo::ReductionOp::kSum) {
+    std::fill(l->mutable_data()->begin(), l->mutable_data()->end(), 0);
+    return absl::OkStatus();
+  }
   const PrimitiveType type = l->shape().element_type();
   const bool max = op == hlo::ReductionOp::kMax;
   if (hlo::IsComplexType(type)) {
@@ -562,23 +558,17 @@ absl::Status FillWithIdentity(hlo::ReductionOp op, Literal* l) {
   return absl::OkStatus();
 }
 
-}  // namespace
-
 absl::StatusOr<Literal> ShardForDevice(const Literal& full, const HloSharding& sharding,
                                        const Shape& device_shape, int64_t device) {
   if (hlo::HasUnreduced(sharding)) {
     // Partial values: the group's first member holds the value, the others the identity of
     // the reduction (zeros for sums).
-    int64_t holder = 0;  // {unreduced}: device 0 of all.
-    if (sharding.IsTiled()) {
-      ASSIGN_OR_RETURN(holder, UnreducedHolder(sharding, device,
-                                               sharding.tile_assignment().num_devices()));
-    }
+    ASSIGN_OR_RETURN(const int64_t holder, UnreducedHolder(sharding, device));
     ASSIGN_OR_RETURN(HloSharding reduced, hlo::UnreducedAsReplicated(sharding));
     if (holder == device) return ShardForDevice(full, reduced, device_shape, device);
     Literal identity(device_shape);
     if (device_shape.IsArray())
-      RETURN_IF_ERROR(FillWithIdentity(sharding.reduction_op(), &identity));
+      RETURN_IF_ERROR(FillWithReductionIdentity(sharding.reduction_op(), &identity));
     return identity;
   }
   Literal shard(device_shape);
@@ -652,7 +642,7 @@ absl::StatusOr<Assembled> AssembleFromShards(absl::Span<const Literal* const> sh
         }
         parts.push_back(shards[d]);
       }
-      ASSIGN_OR_RETURN(sums[group.front()], CombineOf(parts, sharding.reduction_op()));
+      ASSIGN_OR_RETURN(sums[group.front()], CombinePartials(parts, sharding.reduction_op()));
       for (int64_t d : group) summed[d] = &sums[group.front()];
     }
     return AssembleFromShards(summed, reduced, full_shape);

@@ -65,6 +65,16 @@ absl::StatusOr<hlo::HloSharding> LeafSharding(const hlo::HloSharding* sharding,
 // zeros.
 inline constexpr uint8_t kPaddingPoison = 0xFF;
 
+// Unreduced values (hlo/sharding/unreduced.h) as the verifiers pass and read them: an
+// unreduced argument is held by its group's first member (UnreducedHolder; device 0 for
+// `{unreduced}`), the others holding the identity of the reduction (FillWithReductionIdentity:
+// zeros for a sum, the lowest value for a maximum, the highest for a minimum); an unreduced
+// result is its group's members' values combined (CombinePartials).
+absl::StatusOr<int64_t> UnreducedHolder(const hlo::HloSharding& sharding, int64_t device);
+absl::Status FillWithReductionIdentity(hlo::ReductionOp op, hlo::Literal* literal);
+absl::StatusOr<hlo::Literal> CombinePartials(const std::vector<const hlo::Literal*>& parts,
+                                             hlo::ReductionOp op);
+
 // Device `device`'s argument of shape `device_shape` cut from the full array leaf `full` by
 // `sharding`: its region at the origin, kPaddingPoison elsewhere. Fails when the region does
 // not fit in `device_shape` or the element types differ.
