@@ -325,6 +325,18 @@ ENTRY main {
 })", "SPMDFullToShardShape");
 }
 
+// The operand's tiling names devices 0 and 1 of 6, so devices 2-5 would enter the manual region
+// with values nothing defines (the fuzzer's mutant 3834 of MixWithManualPartitioning).
+TEST(ManualPartitionTest, OperandTiledOverSomeDevicesIsAnError) {
+  ExpectPartitionError(R"(
+HloModule bad, num_partitions=6
+ENTRY main {
+  x = f32[8,2] parameter(0), sharding={devices=[2,1]<=[2]}
+  ROOT s = f32[4,2] custom-call(x), custom_call_target="SPMDFullToShardShape", sharding={manual}
+})",
+                       "does not use devices 2-5");
+}
+
 TEST(ManualPartitionTest, ShapeMismatchIsAnError) {
   ExpectPartitionError(R"(
 HloModule bad, num_partitions=2

@@ -59,6 +59,10 @@ using hlo::HloInstruction;
 using hlo::HloModule;
 using hlo::HloOpcode;
 
+// The skip reason of a module whose value depends on the device (manual code that makes
+// devices differ where a sharding says they agree).
+constexpr char kDeviceDependent[] = "an SPMD program whose value depends on the device";
+
 // ---- Error classes ----------------------------------------------------------------------------
 
 std::string Message(const absl::Status& status) {
@@ -422,13 +426,13 @@ CheckResult Compare(const HloModule& full, const std::vector<hlo::Literal>& expe
     if (IsUnsupported(verdict.status()))
       return Skip("unsupported by the oracle", Message(verdict.status()));
     if (runtime::IsDeviceDependentInput(verdict.status())) {
-      return Skip("an SPMD program whose value depends on the device", Message(verdict.status()));
+      return Skip(kDeviceDependent, Message(verdict.status()));
     }
     return Fail("compare-error", Message(verdict.status()));
   }
   if (verdict->ok()) return Result(Outcome::kVerified, "");
   if (DeviceDependentInput(full, expected)) {
-    return Skip("an SPMD program whose value depends on the device", verdict->ToString());
+    return Skip(kDeviceDependent, verdict->ToString());
   }
   verify.tolerance = LooseTolerance(*verdict);
   absl::StatusOr<runtime::VerifyResult> loose =
@@ -486,13 +490,13 @@ CheckResult Execute(const HloModule& full, const HloModule& spmd, int64_t device
 // uses it for what it cannot run: it must pass what the full run passed, and is the oracle where
 // the full run could not go ahead for a reason other than nondeterminism. A mismatch is a
 // failure; what it refuses (manual and unreduced values, collectives in the input) keeps
-// `result`.
+// `result`. A module whose value depends on the device has no single meaning to check.
 CheckResult CheckModular(const HloModule& full, const HloModule& spmd, int64_t devices,
                          uint64_t seed, const std::vector<hlo::SpmdOrigin>& origins,
                          CheckResult result, const Progress& progress) {
   const bool ran = result.outcome == Outcome::kVerified || result.outcome == Outcome::kNearMiss;
-  const bool could_not_run =
-      result.outcome == Outcome::kPartitioned && result.kind != "nondeterministic";
+  const bool could_not_run = result.outcome == Outcome::kPartitioned &&
+                             result.kind != "nondeterministic" && result.kind != kDeviceDependent;
   if (origins.empty() || !(ran || could_not_run)) return result;
   progress("modular");
   runtime::ModularVerifyOptions modular;

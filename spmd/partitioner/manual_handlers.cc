@@ -76,6 +76,26 @@ absl::Status CheckShapesMatch(const HloInstruction& original, const Shape& local
                   " is ", want.ToString(false)));
 }
 
+// SPMDFullToShardShape gives every device its shard of the operand as its manual value: a
+// tiling over some of the devices (which the partitioner otherwise accepts) leaves the others'
+// values undefined.
+absl::Status CheckUsesEveryDevice(const HloSharding& from, int64_t num_devices) {
+  if (!from.IsTiled()) return absl::OkStatus();
+  std::vector<int64_t> unused;
+  for (int64_t d = 0; d < num_devices; ++d) {
+    if (!from.UsesDevice(d)) unused.push_back(d);
+  }
+  if (unused.empty()) return absl::OkStatus();
+  const std::string which =
+      unused.size() == 1 ? hlo::StrCat("device ", unused.front())
+      : unused.back() - unused.front() + 1 == static_cast<int64_t>(unused.size())
+          ? hlo::StrCat("devices ", unused.front(), "-", unused.back())
+          : hlo::StrCat(unused.size(), " of the devices (", unused.front(), ", ...)");
+  return absl::InvalidArgumentError(
+      hlo::StrCat("custom-call \"SPMDFullToShardShape\": the operand's sharding ", from.ToString(),
+                  " does not use ", which, " of the ", num_devices,
+                  " devices, whose manual values would then be undefined"));
+}
 
 // The sharding `operand` must be in for `original` (sharded `sharding`) to run as written.
 absl::StatusOr<HloSharding> OperandShardingForManual(const HloInstruction& original,
@@ -273,6 +293,7 @@ absl::Status HandleFullToShardShape(const HloInstruction& original, const HloSha
   ASSIGN_OR_RETURN(Shape want, LocalShape(sharding, original.shape()));
   ASSIGN_OR_RETURN(const HloSharding from,
                    hlo::ConversionGlobalSharding(original, AnnotatedSharding(*operand), want));
+  RETURN_IF_ERROR(CheckUsesEveryDevice(from, ctx.num_devices()));
   ASSIGN_OR_RETURN(HloInstruction * shard, ctx.GetInSharding(operand, from));
   RETURN_IF_ERROR(CheckShapesMatch(original, shard->shape(), want,
                                    hlo::StrCat("the operand's shard under ", from.ToString())));
