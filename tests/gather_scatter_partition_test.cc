@@ -306,6 +306,7 @@ TEST(ScatterPartitionTest, NarrowFloatSumsAccumulateInF32AndCombineInTheirType) 
       << p.spmd->ToString();
   EXPECT_THAT(Instructions(*p.spmd), Not(Contains(AllOf(op::AllReduce(), HasShape("f32[8,6]")))))
       << p.spmd->ToString();
+  EXPECT_NE(p.explain.find("(partials all-reduced in bf16)"), std::string::npos) << p.explain;
   EXPECT_EQ(Counts(*p.spmd)[HloOpcode::kAllGather], 0) << p.spmd->ToString();
   ExpectVerifies(p, 4);
 }

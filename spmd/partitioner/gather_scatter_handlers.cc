@@ -124,6 +124,8 @@ struct LocalPlan {
   std::vector<int64_t> masked_dims;                // Operand dims split along indexed dims.
   int64_t scatter_dim = -1;  // Partials reduce-scattered along this result dim; -1: all-reduced.
   std::optional<HloSharding> scattered;  // The result's sharding after that reduce-scatter.
+  // Scatter: the element type the partials are summed in (kInvalid: not said).
+  hlo::PrimitiveType sum_type = hlo::PrimitiveType::kInvalid;
 
   // The sharding the plan leaves its result in.
   const HloSharding& Finished() const { return scattered ? *scattered : result; }
@@ -211,8 +213,12 @@ Received MaskedAllReduceCost(const MaskedOperand& masked, int64_t bytes, Partiti
 
 // How a plan's partial results are summed, for --explain.
 std::string SumText(const LocalPlan& p) {
-  if (p.scatter_dim < 0) return "all-reduced";
-  return hlo::StrCat("reduce-scattered along dim ", p.scatter_dim);
+  std::string text = p.scatter_dim < 0 ? std::string("all-reduced")
+                                       : hlo::StrCat("reduce-scattered along dim ", p.scatter_dim);
+  if (p.sum_type != hlo::PrimitiveType::kInvalid) {
+    hlo::StrAppend(&text, " in ", hlo::PrimitiveTypeName(p.sum_type));
+  }
+  return text;
 }
 
 // Picks the plan as every strategy choice does (ChooseNearFastest: the fewest bytes received
@@ -651,6 +657,7 @@ absl::StatusOr<LocalPlan> CostScatterPlan(std::string source, HloSharding update
     ASSIGN_OR_RETURN(PartialSum sum, PlanPartialSum(s.operand(0)->shape(), p.operand, lists,
                                                     wanted_leaf, type, all_reduce, ctx));
     p.scatter_dim = sum.scatter_dim;
+    p.sum_type = type;
     if (sum.scatter_dim >= 0) p.scattered = sum.result;
     moved = moved + sum.moved;
   }
