@@ -395,6 +395,45 @@ runtime::ModularResult VerifyManual(const Mutation& mutation) {
   return verified ? verified->first : runtime::ModularResult{};
 }
 
+// A small error (1e-3 relative in f32) fails under the default tolerances and passes under ten
+// times them (ModularVerifyOptions::tolerance_scale, the fuzzer's near-miss check); a large one
+// fails under both.
+TEST(WrongProgramTest, ToleranceScaleLoosensTheDefaultTolerances) {
+  spmd::PartitionerOptions options;
+  options.record_origins = true;
+  testing_util::Partitioned p = testing_util::Partition(R"(
+HloModule scaled, num_partitions=2
+ENTRY main {
+  a = f32[8,8] parameter(0), sharding={devices=[2,1]<=[2]}
+  c = f32[] constant(2)
+  b = f32[8,8] broadcast(c), dimensions={}, sharding={devices=[2,1]<=[2]}
+  ROOT m = f32[8,8] multiply(a, b), sharding={devices=[2,1]<=[2]}
+})",
+                                                        options);
+  ASSERT_NE(p.spmd, nullptr);
+  auto verifies = [&](const std::string& constant, double scale) {
+    std::string program = p.spmd->ToString();
+    const std::string two = "constant(2)";
+    const size_t at = program.find(two);
+    EXPECT_NE(at, std::string::npos) << program;
+    if (at != std::string::npos) program.replace(at, two.size(), "constant(" + constant + ")");
+    absl::StatusOr<std::unique_ptr<hlo::HloModule>> spmd = hlo::ParseHloModule(program);
+    EXPECT_TRUE(spmd.ok()) << spmd.status();
+    if (!spmd.ok()) return false;
+    runtime::ModularVerifyOptions verify;
+    verify.num_partitions = 2;
+    verify.tolerance_scale = scale;
+    absl::StatusOr<runtime::ModularResult> result =
+        runtime::VerifyModular(*p.original, **spmd, p.origins, verify);
+    EXPECT_TRUE(result.ok()) << result.status();
+    return result.ok() && result->ok() && result->compared > 0;
+  };
+  EXPECT_TRUE(verifies("2", 1));
+  EXPECT_FALSE(verifies("2.002", 1));
+  EXPECT_TRUE(verifies("2.002", 10));
+  EXPECT_FALSE(verifies("3", 10));
+}
+
 TEST(WrongProgramTest, ManualValuesVerifyPerDevice) {
   const runtime::ModularResult result = VerifyManual(nullptr);
   EXPECT_TRUE(result.ok()) << result.ToString();

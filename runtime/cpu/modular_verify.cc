@@ -400,8 +400,11 @@ class Checker {
                          padded.ok() ? padded->ToString(false) : std::string(padded.status().message()),
                          " of ", full.ToString(false), " under ", sharding.ToString());
     }
-    const Tolerance tolerance =
-        options_.tolerance.value_or(DefaultTolerance(full.element_type()));
+    Tolerance tolerance = options_.tolerance.value_or(DefaultTolerance(full.element_type()));
+    if (!options_.tolerance.has_value()) {
+      tolerance.rtol *= options_.tolerance_scale;
+      tolerance.atol *= options_.tolerance_scale;
+    }
     const auto site = resolved_.reference_cuts.find(check.site);
     static const absl::flat_hash_map<NameKey, const CutValue*> kNone;
     ReferenceCuts reference_cuts(site == resolved_.reference_cuts.end() ? kNone : site->second);

@@ -70,6 +70,9 @@ struct ModularVerifyOptions {
   // Evaluation stops at this time: a check cut short, and those not started, are not verified.
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
   std::optional<Tolerance> tolerance;
+  // Without `tolerance`: the default tolerances of floating types times this (the fuzzer's
+  // near-miss check asks whether a mismatch is within ten times them).
+  double tolerance_scale = 1;
 };
 
 struct ModularResult {
