@@ -261,7 +261,10 @@ void Summary::Add(const Mutant& mutant, const CheckResult& result) {
       ++partitioned;
       ++executed;
       ++(result.outcome == Outcome::kVerified ? verified : near_misses);
-      if (result.outcome == Outcome::kNearMiss) ++near_miss_kinds[result.kind];
+      if (result.outcome == Outcome::kNearMiss) {
+        ++near_miss_kinds[result.kind];
+        near_miss_first.try_emplace(result.kind, mutant.Describe());
+      }
       return;
     case Outcome::kFailure:
       break;
@@ -294,7 +297,8 @@ std::string Summary::ToString() const {
     out << "    " << count << " x " << signature << "\n";
   }
   for (const auto& [kind, count] : near_miss_kinds) {
-    out << "    near miss: " << count << " x " << kind << "\n";
+    out << "    near miss: " << count << " x " << kind << " (first: " << near_miss_first.at(kind)
+        << ")\n";
   }
   out << "slowest mutant: " << slowest_seconds << " s, " << slowest << "\n";
   out << "partitioned but not executed:\n";

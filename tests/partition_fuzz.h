@@ -181,6 +181,7 @@ struct Summary {
   std::map<std::string, int64_t> partition_error_kinds;
   std::map<std::string, int64_t> skip_reasons;  // Why partitioned mutants were not executed.
   std::map<std::string, int64_t> near_miss_kinds;
+  std::map<std::string, std::string> near_miss_first;  // Kind -> its first mutant (Describe).
   std::map<std::string, int64_t> failure_signatures;
   std::vector<Failure> failures;  // Every failing mutant (the text of the first few kept).
   double seconds = 0;
