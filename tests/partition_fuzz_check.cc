@@ -509,8 +509,9 @@ CheckResult CheckModular(const HloModule& full, const HloModule& spmd, int64_t d
   absl::StatusOr<runtime::ModularResult> checked =
       runtime::VerifyModular(full, spmd, origins, modular);
   if (!checked.ok() || checked->ok()) return result;
-  // As for the full run (Compare): floating mismatches within ten times the default tolerance
-  // are a near miss (e.g. a bf16 dot's partial sums all-reduced in bf16 over 16 devices).
+  // As for the full run (Compare, which also floors the loose tolerance at 1e-3): floating
+  // mismatches within ten times the default tolerance are a near miss (e.g. a bf16 dot's partial
+  // sums all-reduced in bf16 over 16 devices).
   modular.tolerance_scale = 10;
   modular.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   absl::StatusOr<runtime::ModularResult> loose =

@@ -716,7 +716,10 @@ absl::StatusOr<HloInstruction*> EmitCombinedScatter(const ScatterProblem& sp, co
                                                     PartitionContext& ctx) {
   const HloInstruction& original = *sp.scatter;
   const hlo::PrimitiveType type = sp.CombineType(local.element_type());
-  bool widen = type != local.element_type();
+  const bool widen = type != local.element_type();
+  // Whether the partials cross devices wide too (else each is rounded once, then summed in the
+  // scatter's type): SumType, as CostScatterPlan costed it.
+  const bool wide_sum = sp.SumType(local.element_type()) != local.element_type();
   const Shape wide = Shape::Array(type, local.dimensions());
   HloInstruction* identity = ctx.Add(HloOpcode::kConstant, Shape::Array(type, {}), {});
   identity->mutable_attrs()->literal = *sp.identity;
@@ -743,11 +746,10 @@ absl::StatusOr<HloInstruction*> EmitCombinedScatter(const ScatterProblem& sp, co
   if (widen) {
     ASSIGN_OR_RETURN(hlo::HloComputation * wide_reducer, ctx.AddReducer(type));
     partial->set_called_computation(0, wide_reducer);
-    if (sp.wide_across_devices) {
+    if (wide_sum) {
       reducer = wide_reducer;
-    } else {  // Each partial rounded once, then summed in the scatter's type.
+    } else {
       partial = ctx.Add(HloOpcode::kConvert, local, {partial});
-      widen = false;
     }
   }
   ASSIGN_OR_RETURN(hlo::TileAssignment groups,
@@ -755,11 +757,11 @@ absl::StatusOr<HloInstruction*> EmitCombinedScatter(const ScatterProblem& sp, co
   if (plan.scatter_dim >= 0) {
     ASSIGN_OR_RETURN(HloInstruction * block,
                      ctx.ReduceScatterSum(partial, hlo::GroupLists(groups), plan.scatter_dim));
-    if (!widen) return block;
+    if (!wide_sum) return block;
     return ctx.Add(HloOpcode::kConvert,
                    Shape::Array(local.element_type(), block->shape().dimensions()), {block});
   }
-  if (widen) return EmitWideSum(partial, local, groups, reducer, ctx);
+  if (wide_sum) return EmitWideSum(partial, local, groups, reducer, ctx);
   return AllReduceInGroups(partial, groups, reducer, ctx);
 }
 
