@@ -418,6 +418,42 @@ ENTRY main {
   }
 }
 
+// A decode step's KV-cache write: an update much shorter than a shard along the split dim
+// (one position of a sequence split 8 ways). Each device writes only an update-sized window of
+// its shard (the overlap, clamped into the shard), so no temporary is as large as the shard:
+// the cache is the largest buffer a decode step holds. Starts inside a shard, at its edges,
+// straddling two shards, clamped below 0 and past the end, on even and uneven tilings.
+TEST(DynamicUpdateSlicePartitionTest, ShortUpdateWritesAnUpdateSizedWindow) {
+  struct Case {
+    std::string operand, update;
+  };
+  for (const Case& c : {Case{"f32[2,64,4]", "f32[2,1,4]"}, Case{"f32[2,64,4]", "f32[2,3,4]"},
+                        Case{"f32[2,60,4]", "f32[2,3,4]"}}) {
+    for (const std::string& start : {"0", "5", "7", "8", "14", "59", "63", "-3", "100"}) {
+      SCOPED_TRACE(c.operand + " " + c.update + " start " + start);
+      Partitioned p = Partition(R"(
+HloModule dus, num_partitions=8
+ENTRY main {
+  x = )" + c.operand + R"( parameter(0), sharding={devices=[1,8,1]<=[8]}
+  u = )" + c.update + R"( parameter(1), sharding={replicated}
+  z = s32[] constant(0)
+  i = s32[] constant()" + start +
+                                R"()
+  ROOT r = )" + c.operand + R"( dynamic-update-slice(x, u, z, i, z), sharding={devices=[1,8,1]<=[8]}
+})");
+      ASSERT_NE(p.spmd, nullptr);
+      for (const HloInstruction* instr : Instructions(*p.spmd)) {
+        if (instr->opcode() == HloOpcode::kParameter ||
+            instr->opcode() == HloOpcode::kDynamicUpdateSlice || !instr->shape().IsArray()) {
+          continue;
+        }
+        EXPECT_LT(instr->shape().num_elements(), 2 * 8 * 4) << instr->ToString();
+      }
+      ExpectVerifies(p, 8);
+    }
+  }
+}
+
 TEST(DynamicUpdateSlicePartitionTest, RuntimeStartOnUnevenTwoDimensionalTiling) {
   Partitioned p = Partition(R"(
 HloModule dus, num_partitions=8

@@ -3,19 +3,26 @@
 // operand), and each device writes the part of it that falls into its own shard.
 //
 // Along a split dimension d with start s (clamped to [0, N-U] as the op does), the device whose
-// shard starts at o needs update[p - s] at its local position p - o. Padding the update by one
-// shard (Is) on both sides and dynamic-slicing it at o - s + Is gives exactly that alignment
-// whenever the shard overlaps [s, s+U); where it does not, the slice start is clamped, but the
-// mask (s <= p < s+U) keeps the operand's own values there (selected within the region the
-// local dynamic-update-slice writes, so no temporary is as large as the operand). Unsplit
-// dimensions are updated by the local dynamic-update-slice itself. On 4 devices:
+// shard starts at o needs update[p - s] at its local position p - o. Each device writes a
+// window of W = min(U, Is) positions of its shard (Is: the shard size), starting at local
+// l = clamp(s - o, 0, Is - W), which holds the shard's overlap with [s, s+U) whenever there is
+// one. Padding the update by W - 1 on both sides and dynamic-slicing it at o + l - s + W - 1 gives
+// exactly that alignment; where the shard does not overlap, the slice start is clamped, but the
+// mask (s <= p < s+U) keeps the operand's own values there (selected within the window the
+// local dynamic-update-slice writes). So the temporaries along d are update-sized (the padded
+// copy under 3U), not shard-sized: a decode step's one-position write into a sequence-split KV
+// cache holds nothing cache-sized but the cache. Unsplit dimensions are updated by the local
+// dynamic-update-slice itself. On 4 devices (U = 3 < Is = 4):
 //
 //   %r = f32[16,8] dynamic-update-slice(f32[16,8] %x, f32[3,8] %u, %i, %j),
 //        sharding={devices=[4,1]<=[4]}
-//   -> %u whole along dim 0; aligned = dynamic-slice(pad(%u, 4_4), o - s + 4) (f32[4,5]);
-//      kept = dynamic-slice(%x.shard, 0, %j) (f32[4,5]);
-//      %r.spmd = dynamic-update-slice(%x.shard, select(s <= o + iota < s + 3, aligned, kept),
-//      0, %j)
+//   -> %u whole along dim 0; l = clamp(s - o, 0, 1);
+//      aligned = dynamic-slice(pad(%u, 2_2), o + l - s + 2) (f32[3,5]);
+//      kept = dynamic-slice(%x.shard, l, %j) (f32[3,5]);
+//      %r.spmd = dynamic-update-slice(%x.shard, select(s <= o + l + iota < s + 3, aligned,
+//      kept), l, %j)
+#include <algorithm>
+
 #include "hlo/sharding/shard_geometry.h"
 #include "hlo/sharding/sharding_transforms.h"
 #include "hlo/status_macros.h"
@@ -31,24 +38,31 @@ using hlo::HloSharding;
 using hlo::PrimitiveType;
 using hlo::Shape;
 
-// The part of `update` (whole along d) that lands on each device's shard along d, padded to
-// the shard size `shard`: dynamic-slice(pad(update, shard_shard), offset - start + shard).
+// The part of `update` (whole along d) that lands in each device's window of `shard` positions
+// along d starting at global position `offset`: dynamic-slice(pad(update, (shard-1)_(shard-1)),
+// offset - start + shard - 1). A window overlapping [start, start+U) begins at most shard-1
+// positions before it and ends at most shard-1 after it, so that padding keeps the slice
+// unclamped wherever the window is written.
 HloInstruction* AlignToShard(PartitionContext& ctx, HloInstruction* update, int64_t d,
                              int64_t shard, HloInstruction* offset, HloInstruction* start) {
   const PrimitiveType type = update->shape().element_type();
   const Shape s32 = Shape::Array(PrimitiveType::kS32, {});
-  std::vector<int64_t> padded_dims = update->shape().dimensions();
-  padded_dims[d] += 2 * shard;
-  hlo::PaddingConfig config;
-  config.dimensions.resize(padded_dims.size());
-  config.dimensions[d] = {shard, shard, 0};
-  HloInstruction* padded = ctx.Add(HloOpcode::kPad, Shape::Array(type, padded_dims),
-                                   {update, ctx.ScalarConstant(type, 0)});
-  padded->mutable_attrs()->padding_config = std::move(config);
-  HloInstruction* at = ctx.Add(
-      HloOpcode::kAdd, s32,
-      {ctx.Add(HloOpcode::kSubtract, s32, {offset, start}),
-       ctx.ScalarConstant(PrimitiveType::kS32, static_cast<double>(shard))});
+  const int64_t margin = shard - 1;
+  HloInstruction* padded = update;
+  if (margin > 0) {
+    std::vector<int64_t> padded_dims = update->shape().dimensions();
+    padded_dims[d] += 2 * margin;
+    hlo::PaddingConfig config;
+    config.dimensions.resize(padded_dims.size());
+    config.dimensions[d] = {margin, margin, 0};
+    padded = ctx.Add(HloOpcode::kPad, Shape::Array(type, padded_dims),
+                     {update, ctx.ScalarConstant(type, 0)});
+    padded->mutable_attrs()->padding_config = std::move(config);
+  }
+  HloInstruction* at =
+      ctx.Add(HloOpcode::kAdd, s32,
+              {ctx.Add(HloOpcode::kSubtract, s32, {offset, start}),
+               ctx.ScalarConstant(PrimitiveType::kS32, static_cast<double>(margin))});
   std::vector<int64_t> dims = update->shape().dimensions();
   dims[d] = shard;
   std::vector<HloInstruction*> operands = {padded};
@@ -92,13 +106,27 @@ absl::Status HandleDynamicUpdateSlice(const HloInstruction& original, const HloS
   }
   ASSIGN_OR_RETURN(Shape local, LocalShape(sharding, shape));
   std::vector<HloInstruction*> offsets(shape.rank(), nullptr), starts(shape.rank(), nullptr);
+  const Shape s32 = Shape::Array(PrimitiveType::kS32, {});
   for (int64_t d : moving_split) {
     const int64_t size = update_shape.dimensions(d);
+    const int64_t shard = local.dimensions(d);
+    const int64_t window = std::min(size, shard);
     starts[d] = ctx.ClampedIndex(indices[d], shape.dimensions(d) - size);
     const std::vector<int64_t> table = ctx.ShardBounds(sharding, shape, d);
     offsets[d] = ctx.PerDeviceScalar(table);
-    update = AlignToShard(ctx, update, d, local.dimensions(d), offsets[d], starts[d]);
-    indices[d] = ctx.ScalarConstant(indices[d]->shape().element_type(), 0);
+    const PrimitiveType index_type = indices[d]->shape().element_type();
+    if (window == shard) {
+      indices[d] = ctx.ScalarConstant(index_type, 0);
+    } else {
+      // The window holds the shard's overlap with [s, s+U) when there is one.
+      HloInstruction* local_start = ctx.ClampedIndex(
+          ctx.Add(HloOpcode::kSubtract, s32, {starts[d], offsets[d]}), shard - window);
+      offsets[d] = ctx.Add(HloOpcode::kAdd, s32, {offsets[d], local_start});
+      indices[d] = index_type == PrimitiveType::kS32
+                       ? local_start
+                       : ctx.Add(HloOpcode::kConvert, Shape::Array(index_type, {}), {local_start});
+    }
+    update = AlignToShard(ctx, update, d, window, offsets[d], starts[d]);
   }
   if (!moving_split.empty()) {
     // Outside [s, s+U) along a split dim the device keeps its operand: select within the
