@@ -303,6 +303,27 @@ ENTRY main {
   ExpectVerifies(p, 4);
 }
 
+// A contracted dim split so that each device's block is wholly data or wholly padding (3
+// positions on 4 devices: the last holds none; XLA's ConvAsDotOnTrivialDims splits a size-1
+// window dim 2 ways): zeroing the small partial result of the devices holding padding is
+// cheaper than zeroing both operands' padding (each a full copy of the operand).
+TEST(DotPartitionTest, WhollyPaddedContractedBlocksZeroTheResult) {
+  Partitioned p = Partition(R"(
+HloModule padded_block, num_partitions=4
+ENTRY main {
+  x = f32[8,3,32] parameter(0), sharding={devices=[1,4,1]<=[4]}
+  w = f32[3,32,4] parameter(1), sharding={devices=[4,1,1]<=[4]}
+  ROOT d = f32[8,4] dot(x, w), lhs_contracting_dims={1,2}, rhs_contracting_dims={0,1}, sharding={replicated}
+})");
+  ASSERT_NE(p.spmd, nullptr);
+  EXPECT_EQ(Counts(*p.spmd)[HloOpcode::kAllReduce], 1) << p.spmd->ToString() << p.explain;
+  for (const hlo::HloInstruction* instr : Instructions(*p.spmd)) {
+    if (instr->opcode() != HloOpcode::kSelect) continue;
+    EXPECT_EQ(instr->shape().ToString(), "f32[8,4]") << p.spmd->ToString();
+  }
+  ExpectVerifies(p, 4);
+}
+
 // Batch dims and a 2-D mesh: batch split by one axis, contracting by the other.
 TEST(DotPartitionTest, BatchAndContractingOnTwoMeshAxesVerify) {
   constexpr char kText[] = R"(

@@ -116,6 +116,17 @@ HloInstruction* SpmdBuilder::PerDeviceFlag(const std::vector<int64_t>& table) {
   return flag;
 }
 
+HloInstruction* SpmdBuilder::KeepOnDevices(HloInstruction* value, const std::vector<int64_t>& keeps,
+                                           HloInstruction* fill) {
+  const Shape& shape = value->shape();
+  HloInstruction* mask =
+      Add(HloOpcode::kBroadcast, Shape::Array(PrimitiveType::kPred, shape.dimensions()),
+          {PerDeviceFlag(keeps)});
+  HloInstruction* filler =
+      fill == nullptr ? Zeros(shape) : Add(HloOpcode::kBroadcast, shape, {fill});
+  return Add(HloOpcode::kSelect, shape, {mask, value, filler});
+}
+
 HloInstruction* SpmdBuilder::PadHigh(HloInstruction* value, const std::vector<int64_t>& dims) {
   const std::vector<int64_t>& current = value->shape().dimensions();
   if (current == dims) return value;

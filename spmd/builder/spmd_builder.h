@@ -102,6 +102,10 @@ class SpmdBuilder {
   hlo::HloInstruction* PerDeviceScalar(const std::vector<int64_t>& table);
   // The pred scalar table[partition-id] == 1.
   hlo::HloInstruction* PerDeviceFlag(const std::vector<int64_t>& table);
+  // `value` on the devices whose `keeps` entry is 1, elsewhere `fill` (a scalar of its type;
+  // null: zero) broadcast: select(broadcast(PerDeviceFlag(keeps)), value, fill).
+  hlo::HloInstruction* KeepOnDevices(hlo::HloInstruction* value, const std::vector<int64_t>& keeps,
+                                     hlo::HloInstruction* fill = nullptr);
 
   // `value` padded at the high end with zeros to `dims` (`value` itself when it has them).
   hlo::HloInstruction* PadHigh(hlo::HloInstruction* value, const std::vector<int64_t>& dims);

@@ -6,6 +6,8 @@
 // contracting dims masked to zero, the local dot (or a windowed loop), and the finishing
 // all-reduce or reduce-scatter. The result is recorded in the sharding the strategy produced;
 // consumers that want the dot's own sharding get the reshard the candidate was costed with.
+#include <optional>
+
 #include "hlo/analysis/dot_readers.h"
 #include "hlo/sharding/shard_geometry.h"
 #include "hlo/status_macros.h"
@@ -53,6 +55,41 @@ absl::StatusOr<HloInstruction*> Operand(const HloInstruction& dot, int64_t i,
   return ctx.MaskPadding(value, operand->shape(), sharding);
 }
 
+// When `c` contracts dims split unevenly in both operands and every device's block along
+// them is wholly data or wholly padding (3 positions on 4 devices; a size-1 window dim split
+// 2 ways), and the local result is smaller than the two operand blocks: whether each device's
+// blocks hold data (1) or padding (0). The devices holding padding then zero their partial
+// result instead of both operands' padding (XLA's ConvAsDotOnTrivialDims).
+std::optional<std::vector<int64_t>> DataHolders(const HloInstruction& dot, const DotCandidate& c,
+                                                const Shape& local, PartitionContext& ctx) {
+  const hlo::DotDimensionNumbers& dn = *dot.attrs().dot_dimension_numbers;
+  const std::vector<int64_t>* contracting[2] = {&dn.lhs_contracting_dimensions,
+                                                &dn.rhs_contracting_dimensions};
+  const HloSharding* shardings[2] = {&c.lhs, &c.rhs};
+  std::vector<int64_t> holds(ctx.num_devices(), 1);
+  int64_t operand_elements = 0;
+  for (int64_t i = 0; i < 2; ++i) {
+    const Shape& shape = dot.operand(i)->shape();
+    if (!SplitsUnevenly(*shardings[i], shape, *contracting[i])) return std::nullopt;
+    absl::StatusOr<Shape> block = LocalShape(*shardings[i], shape);
+    if (!block.ok()) return std::nullopt;
+    operand_elements += block->num_elements();
+    for (int64_t d : *contracting[i]) {
+      const int64_t tiles = shardings[i]->tile_assignment().dim(d);
+      if (tiles == 1 || shape.dimensions(d) % tiles == 0) continue;
+      const std::vector<int64_t> offsets = ctx.ShardBounds(*shardings[i], shape, d);
+      const std::vector<int64_t> limits = ctx.ShardBounds(*shardings[i], shape, d, true);
+      for (int64_t device = 0; device < ctx.num_devices(); ++device) {
+        const int64_t valid = limits[device] - offsets[device];
+        if (valid != 0 && valid != block->dimensions(d)) return std::nullopt;
+        if (valid == 0) holds[device] = 0;
+      }
+    }
+  }
+  if (local.num_elements() >= operand_elements) return std::nullopt;
+  return holds;
+}
+
 // All-reduce or reduce-scatter of the local partial sums.
 absl::StatusOr<HloInstruction*> Finish(const DotCandidate& c, HloInstruction* local,
                                        PartitionContext& ctx) {
@@ -78,10 +115,16 @@ absl::StatusOr<HloInstruction*> EmitCandidate(const HloInstruction& dot, const D
                      Operand(dot, 1 - moving, moving == 0 ? c.rhs : c.lhs, ctx));
     ASSIGN_OR_RETURN(local, EmitAllGatherLoop(dot, p, c, block, other, ctx));
   } else {
-    ASSIGN_OR_RETURN(HloInstruction * lhs, Operand(dot, 0, c.lhs, ctx));
-    ASSIGN_OR_RETURN(HloInstruction * rhs, Operand(dot, 1, c.rhs, ctx));
     ASSIGN_OR_RETURN(Shape shape, LocalShape(c.local, p.result_shape));
-    local = CloneWithOperands(dot, shape, {lhs, rhs}, ctx);
+    if (std::optional<std::vector<int64_t>> holds = DataHolders(dot, c, shape, ctx)) {
+      ASSIGN_OR_RETURN(HloInstruction * lhs, ctx.GetInSharding(dot.operand(0), c.lhs));
+      ASSIGN_OR_RETURN(HloInstruction * rhs, ctx.GetInSharding(dot.operand(1), c.rhs));
+      local = ctx.builder().KeepOnDevices(CloneWithOperands(dot, shape, {lhs, rhs}, ctx), *holds);
+    } else {
+      ASSIGN_OR_RETURN(HloInstruction * lhs, Operand(dot, 0, c.lhs, ctx));
+      ASSIGN_OR_RETURN(HloInstruction * rhs, Operand(dot, 1, c.rhs, ctx));
+      local = CloneWithOperands(dot, shape, {lhs, rhs}, ctx);
+    }
   }
   return Finish(c, local, ctx);
 }

@@ -736,11 +736,7 @@ absl::StatusOr<HloInstruction*> EmitCombinedScatter(const ScatterProblem& sp, co
     first[device] = std::all_of(plan.combine_dims.begin(), plan.combine_dims.end(),
                                 [&](int64_t u) { return tile[u] == 0; });
   }
-  HloInstruction* keep =
-      ctx.Add(HloOpcode::kBroadcast, Shape::Array(hlo::PrimitiveType::kPred, local.dimensions()),
-              {ctx.builder().PerDeviceFlag(first)});
-  HloInstruction* base = ctx.Add(HloOpcode::kSelect, wide,
-                                 {keep, operand, ctx.Add(HloOpcode::kBroadcast, wide, {identity})});
+  HloInstruction* base = ctx.builder().KeepOnDevices(operand, first, identity);
   HloInstruction* partial = CloneWithOperands(original, wide, {base, indices, updates}, ctx);
   hlo::HloComputation* reducer = original.to_apply();
   if (widen) {

@@ -171,10 +171,7 @@ absl::StatusOr<HloInstruction*> PartitionContext::SumDataTiles(HloInstruction* v
                                 PerDeviceScalar(offsets[i]));
   }
   const Shape& buffer = placed->shape();
-  HloInstruction* keep =
-      Add(HloOpcode::kBroadcast, Shape::Array(PrimitiveType::kPred, buffer.dimensions()),
-          {builder_.PerDeviceFlag(holds)});
-  HloInstruction* masked = Add(HloOpcode::kSelect, buffer, {keep, placed, builder_.Zeros(buffer)});
+  HloInstruction* masked = builder_.KeepOnDevices(placed, holds);
   ASSIGN_OR_RETURN(hlo::TileAssignment groups,
                    hlo::DeviceGroupsAlongDims(sharding.tile_assignment(), along));
   ASSIGN_OR_RETURN(HloInstruction * summed, AllReduceSum(masked, hlo::GroupLists(groups)));

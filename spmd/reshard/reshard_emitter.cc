@@ -117,13 +117,7 @@ absl::StatusOr<HloInstruction*> ReshardEmitter::EmitUnreduce(const StepContext& 
   for (const std::vector<int64_t>& group : context.step.replica_groups.Expanded()) {
     if (!group.empty()) keeps[group.front()] = 1;
   }
-  const Shape& shape = context.value->shape();
-  HloInstruction* flag = builder_.PerDeviceFlag(keeps);
-  HloInstruction* mask = builder_.Add(
-      HloOpcode::kBroadcast, Shape::Array(PrimitiveType::kPred, shape.dimensions()), {flag});
-  HloInstruction* zeros = builder_.Add(HloOpcode::kBroadcast, shape,
-                                       {builder_.ScalarConstant(shape.element_type(), 0)});
-  return builder_.Add(HloOpcode::kSelect, shape, {mask, context.value, zeros});
+  return builder_.KeepOnDevices(context.value, keeps);
 }
 
 absl::StatusOr<HloInstruction*> ReshardEmitter::EmitAllGather(const StepContext& context) {
