@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "hlo/ir/hlo_computation.h"
@@ -79,9 +80,44 @@ class Importer {
   // Replaces `instr` by the single value or the tuple of `values`, then removes it.
   absl::Status ReplaceWith(HloInstruction* instr, const std::vector<HloInstruction*>& values);
 
+  // The manual axes in effect in each computation that runs inside a shard_map body (the
+  // `xla.sdy.manual_computation_body` a call reaches from its GlobalToLocalShape, and what that
+  // body calls, nested bodies adding theirs).
+  void FindManualBodies();
+
   HloModule* module_;
   MeshTable meshes_;
+  absl::flat_hash_map<const HloComputation*, std::vector<std::string>> manual_axes_;
 };
+
+// The manual axes of the shard_map whose body `call` runs: those of the GlobalToLocalShape its
+// operands come from (through get-tuple-elements), else of the LocalToGlobalShape its results
+// go to.
+std::optional<std::vector<std::string>> ManualAxesOfBodyCall(const HloInstruction& call) {
+  auto axes_of = [](const HloInstruction* instr) -> std::optional<std::vector<std::string>> {
+    while (instr->opcode() == HloOpcode::kGetTupleElement) instr = instr->operand(0);
+    if (instr->opcode() != HloOpcode::kCustomCall) return std::nullopt;
+    const std::string& target = instr->attrs().custom_call_target;
+    if (target != "xla.sdy.GlobalToLocalShape" && target != "xla.sdy.LocalToGlobalShape") {
+      return std::nullopt;
+    }
+    const std::string* text = FindAttr(instr->attrs().frontend_attributes, kManualAxesAttr);
+    if (text == nullptr) return std::nullopt;
+    absl::StatusOr<std::vector<std::string>> axes = ParseManualAxes(*text);
+    if (!axes.ok()) return std::nullopt;
+    return *std::move(axes);
+  };
+  for (const HloInstruction* operand : call.operands()) {
+    if (auto axes = axes_of(operand)) return axes;
+  }
+  for (const HloInstruction* user : call.users()) {
+    for (const HloInstruction* reader : user->users()) {
+      if (auto axes = axes_of(reader)) return axes;
+    }
+    if (auto axes = axes_of(user)) return axes;
+  }
+  return std::nullopt;
+}
 
 // The computation's order with each instruction moved just after what it reads, if it came
 // earlier (the rewrites append replacements, e.g. a boundary's tuple, after their users); the
@@ -114,7 +150,34 @@ absl::Status OperandsFirst(HloComputation& computation) {
   return computation.ReorderInstructions(order);
 }
 
+void Importer::FindManualBodies() {
+  std::vector<HloComputation*> order = module_->MakeComputationPostOrder();
+  std::reverse(order.begin(), order.end());  // Callers first.
+  for (HloComputation* computation : order) {
+    auto outer = manual_axes_.find(computation);
+    const std::vector<std::string> inherited =
+        outer == manual_axes_.end() ? std::vector<std::string>() : outer->second;
+    for (const auto& instr : computation->instructions()) {
+      const HloOpcode op = instr->opcode();
+      if (op != HloOpcode::kCall && op != HloOpcode::kWhile && op != HloOpcode::kConditional) {
+        continue;
+      }
+      for (HloComputation* callee : instr->called_computations()) {
+        std::vector<std::string> axes = inherited;
+        if (op == HloOpcode::kCall &&
+            callee->name().rfind("xla.sdy.manual_computation_body", 0) == 0) {
+          if (std::optional<std::vector<std::string>> own = ManualAxesOfBodyCall(*instr)) {
+            axes.insert(axes.end(), own->begin(), own->end());
+          }
+        }
+        if (!axes.empty()) manual_axes_[callee] = std::move(axes);
+      }
+    }
+  }
+}
+
 absl::Status Importer::Run() {
+  FindManualBodies();
   for (HloComputation* computation : module_->MakeComputationPostOrder()) {
     std::vector<HloInstruction*> instrs;
     for (const auto& instr : computation->instructions()) instrs.push_back(instr.get());
@@ -202,27 +265,40 @@ absl::Status Importer::ApplySharding(HloInstruction* instr,
     return absl::InvalidArgumentError(StrCat("%", instr->name(), ": xla.sdy.sharding gives ",
                                              values.size(), " shardings for ", count, " values"));
   }
-  std::vector<HloSharding> leaves;
+  // Inside a shard_map body the sharding names only the free axes; the manual ones are a
+  // manual subgroup. JAX writes the HLO sharding there without them (e.g. {replicated} for
+  // open dims), which the manual form replaces.
+  const auto manual = manual_axes_.find(instr->parent());
+  const bool in_body = manual != manual_axes_.end();
+  std::vector<HloSharding> leaves, plain_leaves;
   for (int64_t i = 0; i < count; ++i) {
     const Shape& value = tuple ? shape.tuple_shapes()[i] : shape;
     if (value.IsTuple()) {
       return absl::InvalidArgumentError(
           StrCat("%", instr->name(), ": xla.sdy.sharding of a nested tuple value"));
     }
-    absl::StatusOr<HloSharding> leaf = ToHloSharding(values[i], value.rank());
+    absl::StatusOr<HloSharding> plain = ToHloSharding(values[i], value.rank());
+    if (!plain.ok()) return At(instr, plain.status());
+    absl::StatusOr<HloSharding> leaf =
+        in_body ? ToManualHloSharding(values[i], value.rank(), manual->second) : *plain;
     if (!leaf.ok()) return At(instr, leaf.status());
     leaves.push_back(*std::move(leaf));
+    plain_leaves.push_back(*std::move(plain));
   }
   absl::StatusOr<HloSharding> sharding =
       tuple ? HloSharding::Tuple(shape, std::move(leaves)) : std::move(leaves[0]);
   if (!sharding.ok()) return At(instr, sharding.status());
-  if (instr->has_sharding() && !(instr->sharding() == *sharding)) {
+  absl::StatusOr<HloSharding> plain =
+      tuple ? HloSharding::Tuple(shape, std::move(plain_leaves)) : std::move(plain_leaves[0]);
+  if (!plain.ok()) return At(instr, plain.status());
+  if (instr->has_sharding() && !(instr->sharding() == *sharding) &&
+      !(in_body && instr->sharding() == *plain)) {
     return absl::InvalidArgumentError(
         StrCat("%", instr->name(), ": sharding=", instr->sharding().ToStringWithoutMetadata(),
                " and xla.sdy.sharding=", text, " (that is ", sharding->ToStringWithoutMetadata(),
                ") disagree"));
   }
-  if (!instr->has_sharding()) instr->set_sharding(*std::move(sharding));
+  instr->set_sharding(*std::move(sharding));
   const bool sharding_call =
       instr->opcode() == HloOpcode::kCustomCall && instr->attrs().custom_call_target == "Sharding";
   std::string& config = instr->mutable_attrs()->backend_config;

@@ -173,6 +173,36 @@ TEST(SdyImportTest, PartlyManualShardMapKeepsFreeAxesSplit) {
   EXPECT_EQ(ShardingOf(*m, "g.local0"), "{devices=[2,1,4]<=[8] last_tile_dims={manual}}");
 }
 
+// JAX's partly manual shard_map (axis_names={'model'}): inside the body, the shardings name only
+// the free axes, and the HLO sharding JAX writes beside them lacks the manual subgroup
+// ({replicated} for open dims). The body's shardings become manual-subgroup ones.
+TEST(SdyImportTest, ShardingsInAPartlyManualBodyKeepTheManualAxes) {
+  std::unique_ptr<HloModule> m = Parse(std::string("HloModule m, ") + kMeshes + R"(
+
+xla.sdy.manual_computation_body.1 {
+  p = f32[64,64] parameter(0)
+  n = f32[64,64] negate(p)
+  c = f32[64,64] custom-call(n), custom_call_target="Sharding", sharding={replicated}, frontend_attributes={xla.sdy.sharding="#sdy.sharding_per_value<[<@mesh, [{?}, {?}]>]>"}
+  d = f32[64,64] custom-call(c), custom_call_target="Sharding", sharding={devices=[2,1,4]<=[8] last_tile_dim_replicate}, frontend_attributes={xla.sdy.sharding="#sdy.sharding_per_value<[<@mesh, [{\"data\"}, {}]>]>"}
+  ROOT t = (f32[64,64]) tuple(d)
+}
+
+ENTRY e {
+  x = f32[64,256] parameter(0)
+  g = f32[64,64] custom-call(x), custom_call_target="xla.sdy.GlobalToLocalShape", frontend_attributes={xla.sdy.in_shardings="#sdy.sharding_per_value<[<@mesh, [{\"data\"}, {\"model\"}]>]>",xla.sdy.manual_axes="#sdy<manual_axes{\"model\"}>"}
+  k = (f32[64,64]) call(g), to_apply=xla.sdy.manual_computation_body.1
+  r = f32[64,64] get-tuple-element(k), index=0
+  ROOT l = f32[64,256] custom-call(r), custom_call_target="xla.sdy.LocalToGlobalShape", frontend_attributes={xla.sdy.manual_axes="#sdy<manual_axes{\"model\"}>",xla.sdy.out_shardings="#sdy.sharding_per_value<[<@mesh, [{\"data\"}, {\"model\"}]>]>"}
+}
+)");
+  ASSERT_NE(m, nullptr);
+  absl::Status status = ImportShardy(m.get());
+  ASSERT_TRUE(status.ok()) << status;
+  EXPECT_EQ(ShardingOf(*m, "c"),
+            "{devices=[1,1,4,2]<=[2,4]T(1,0) last_tile_dims={manual, replicated}}");
+  EXPECT_EQ(ShardingOf(*m, "d"), "{devices=[2,1,4]<=[8] last_tile_dims={manual}}");
+}
+
 TEST(SdyImportTest, FuncResultShardingAndShardingGroup) {
   std::unique_ptr<HloModule> m = Parse(Module(R"(
   x = f32[64,256] parameter(0)
