@@ -29,7 +29,8 @@ import tempfile
 
 NDEV = 8
 PROGRAMS = ["train_step", "scan_layers", "collective_matmul", "moe_topk",
-            "custom_partitioning", "conv_net", "embedding_grad", "host_offload"]
+            "custom_partitioning", "conv_net", "embedding_grad", "host_offload",
+            "shard_map_partial"]
 MODES = ["gspmd", "sdy"]
 
 DESCRIPTIONS = {
@@ -48,6 +49,9 @@ DESCRIPTIONS = {
                 "(reduce_window), dense, cross-entropy, grad + SGD",
     "embedding_grad": "embedding lookups (jnp.take, indexing) and their gradient "
                       "(scatter-add) with a vocab-sharded table, shard_alike, SGD update",
+    "shard_map_partial": "partly manual shard_map (axis_names={'model'}; 'data' stays "
+                         "automatic): psum of a dot and a tiled all_gather over 'model' in the "
+                         "body, whose Shardy shardings name only the free axis",
     "host_offload": "MLP train step with remat offload policy (save_and_offload_only_these_names) "
                     "and momentum on pinned_host (device_put inside jit); lowered for TPU",
 }
@@ -391,11 +395,30 @@ def _programs():
         # them to annotate_device_placement), so lower for TPU, as a TPU user would.
         return f, (p_abs, p_abs, sds((B, D))), ("tpu",)
 
+    # -- shard_map_partial --------------------------------------------------------------
+    def shard_map_partial():
+        def local(x, w):                                       # x [B, D/4], w [D/4, F]
+            h = jax.lax.psum(x @ w, "model")                   # [B, F]
+            g = jax.lax.all_gather(x, "model", axis=1, tiled=True)   # [B, D]
+            return h, g * 2.0
+
+        sm = jax.shard_map(local, mesh=mesh, in_specs=(P(None, "model"), P("model", None)),
+                           out_specs=(P(), P()), axis_names={"model"}, check_vma=False)
+
+        def f(x, w):
+            h, g = sm(wsc(x, "data", "model"), w)
+            return jnp.tanh(h), g
+
+        j = jax.jit(f, in_shardings=(S("data", "model"), S("model", None)),
+                    out_shardings=(S("data", None), S("data", None)))
+        return j, (sds((16, 64)), sds((64, 32))), None
+
     return mesh, {
         "train_step": train_step, "scan_layers": scan_layers,
         "collective_matmul": collective_matmul, "moe_topk": moe_topk,
         "custom_partitioning": custom_partitioning_prog, "conv_net": conv_net,
         "embedding_grad": embedding_grad, "host_offload": host_offload,
+        "shard_map_partial": shard_map_partial,
     }
 
 
@@ -441,7 +464,11 @@ def worker(name, mode, out, status_path):
         status["pb"] = "skipped: " + _first_line(e)
 
     xp_name = f"{name}.xla_partitioned.txt" if mode == "gspmd" else f"{name}.sdy.xla_partitioned.txt"
-    tmp = tempfile.mkdtemp(prefix=f"jaxfx_{name}_{mode}_")
+    # The driver's dump directory: if XLA aborts the process while compiling, the driver still
+    # finds the status so far and the before_optimizations dump there.
+    tmp = os.environ.get("JAXFX_DUMP_DIR") or tempfile.mkdtemp(prefix=f"jaxfx_{name}_{mode}_")
+    status["compile"] = "crashed"
+    write(status_path, json.dumps(status, sort_keys=True))
     try:
         dump = {"xla_dump_to": tmp, "xla_dump_hlo_as_text": True,
                 "xla_dump_large_constants": True,
@@ -569,9 +596,25 @@ def main():
                         os.remove(stale)
                 print(f"[{n} {m}]", flush=True)
                 st_path = os.path.join(tmp, f"{n}.{m}.json")
+                dump_dir = os.path.join(tmp, f"{n}.{m}.dump")
+                os.makedirs(dump_dir)
                 p = subprocess.run([sys.executable, os.path.abspath(__file__), "--out", out,
-                                    "--worker", n, m, st_path], capture_output=True, text=True)
-                if p.returncode != 0 or not os.path.exists(st_path):
+                                    "--worker", n, m, st_path], capture_output=True, text=True,
+                                   env=dict(os.environ, JAXFX_DUMP_DIR=dump_dir))
+                if p.returncode != 0 and os.path.exists(st_path):
+                    # XLA aborted while compiling (a CHECK): keep the exports and the dump
+                    # written before it, and say why the partitioned dump is absent.
+                    st = json.load(open(st_path))
+                    check = [re.sub(r"^[FEWI]\d{4} [\d:.]+\s+\d+ ", "", l.strip())
+                             for l in p.stderr.splitlines() if "Check failed" in l]
+                    st["compile"] = "XLA aborted: " + (check[0][:200] if check else f"rc={p.returncode}")
+                    before = sorted(glob.glob(os.path.join(dump_dir, "*.before_optimizations.txt")))
+                    if before:
+                        shutil.copyfile(before[0], os.path.join(out, f"{n}.{m}.dump.txt"))
+                        st["dump"] = "ok"
+                    st["xla_partitioned"] = "skipped: " + st["compile"]
+                    print("  " + st["compile"], flush=True)
+                elif p.returncode != 0 or not os.path.exists(st_path):
                     rc = 1
                     err = [l for l in p.stderr.splitlines()
                            if re.match(r"^[A-Za-z_.]*(Error|Exception)\b", l)]
