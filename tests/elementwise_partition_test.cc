@@ -113,4 +113,27 @@ ENTRY e {
   EXPECT_FALSE(result->ok()) << text;
 }
 
+// A bitcast-convert between types of one width runs on each device's tile (no gather); one
+// between widths is computed whole.
+TEST(ElementwisePartitionTest, SameWidthBitcastConvertRunsOnTheTile) {
+  Partitioned p = Partition(R"(HloModule m, num_partitions=8
+ENTRY e {
+  x = u32[32,64] parameter(0), sharding={devices=[2,4]<=[8]}
+  b = f32[32,64] bitcast-convert(x), sharding={devices=[2,4]<=[8]}
+  ROOT w = u8[32,64,4] bitcast-convert(b), sharding={replicated}
+})");
+  ASSERT_NE(p.spmd, nullptr);
+  bool tiled = false;
+  for (const auto& computation : p.spmd->computations()) {
+    for (const auto& instr : computation->instructions()) {
+      if (instr->opcode() == hlo::HloOpcode::kBitcastConvert &&
+          instr->shape().ToString() == "f32[16,16]") {
+        tiled = true;
+      }
+    }
+  }
+  EXPECT_TRUE(tiled) << p.spmd->ToString();
+  ExpectVerifies(p, 8);
+}
+
 }  // namespace

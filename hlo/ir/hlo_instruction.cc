@@ -97,6 +97,16 @@ bool IsPlacementCustomCall(const HloInstruction& instr) {
   return std::find(std::begin(kTargets), std::end(kTargets), target) != std::end(kTargets);
 }
 
+bool IsElementwise(const HloInstruction& instr) {
+  if (instr.opcode() == HloOpcode::kBitcastConvert) {
+    return instr.operand_count() == 1 && instr.shape().IsArray() &&
+           instr.operand(0)->shape().IsArray() &&
+           ByteWidth(instr.shape().element_type()) ==
+               ByteWidth(instr.operand(0)->shape().element_type());
+  }
+  return IsElementwiseOpcode(instr.opcode());
+}
+
 bool ForwardsOperand(const HloInstruction& instr) {
   if (HasOpcodeFlag(instr.opcode(), op_traits::kForwardsOperand)) return true;
   if (instr.opcode() != HloOpcode::kCustomCall) return false;

@@ -218,6 +218,11 @@ bool HasSideEffect(const HloInstruction& instr);
 // `LayoutConstraint`, the placement custom-calls). The executors run it as a copy or an alias.
 bool ForwardsOperand(const HloInstruction& instr);
 
+// Whether each result element of `instr` depends only on its operands' elements at its index:
+// an elementwise opcode (IsElementwiseOpcode), or a bitcast-convert between types of one width
+// (the same bits read as another type).
+bool IsElementwise(const HloInstruction& instr);
+
 // The integer list of the first raw (verbatim) attribute of `instr` named one of `names`
 // (`{1,2}` or `1`), empty when there is none; an error naming the attribute when its text is
 // not such a list. For attributes the IR keeps as text, e.g. ragged-dot's lhs_ragged_dims.

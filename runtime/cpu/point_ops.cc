@@ -128,15 +128,8 @@ Literal PickFromRows(const Literal& result, const std::vector<std::pair<int64_t,
   return out;
 }
 
-bool IsElementwise(const HloInstruction& instr) {
-  if (instr.opcode() == HloOpcode::kBitcastConvert) {  // Elementwise when widths agree.
-    return hlo::ByteWidth(instr.shape().element_type()) ==
-           hlo::ByteWidth(instr.operand(0)->shape().element_type());
-  }
-  return IsOneOf(instr.opcode(),
-                 {HloOpcode::kCompare, HloOpcode::kSelect, HloOpcode::kClamp, HloOpcode::kConvert,
-                  HloOpcode::kReducePrecision, HloOpcode::kMap}) ||
-         hlo::IsElementwiseUnary(instr.opcode()) || hlo::IsElementwiseBinary(instr.opcode());
+bool IsPointElementwise(const HloInstruction& instr) {
+  return hlo::IsElementwise(instr) || instr.opcode() == HloOpcode::kMap;
 }
 
 }  // namespace
@@ -817,7 +810,7 @@ absl::StatusOr<Literal> PointOps::Compute(PointEvaluator& ev, const HloInstructi
   bool handled = false;
   absl::StatusOr<Literal> moved = DataMovement(ev, instr, leaf, frame, indices, &handled);
   if (handled) return moved;
-  if (IsElementwise(instr)) return Elementwise(ev, instr, frame, indices);
+  if (IsPointElementwise(instr)) return Elementwise(ev, instr, frame, indices);
   return Unsupported(instr);
 }
 

@@ -174,6 +174,14 @@ absl::Status HandleAllReduce(const HloInstruction& original, const HloSharding& 
   return HandleElementwise(original, wanted, ctx);
 }
 
+// A bitcast-convert between types of one width reads each element's bits as another type, on
+// each device's tile; between widths it changes the minor dim and is computed whole.
+absl::Status HandleBitcastConvert(const HloInstruction& original, const HloSharding& wanted,
+                                  PartitionContext& ctx) {
+  if (!hlo::IsElementwise(original)) return HandleReplicated(original, wanted, ctx);
+  return HandleElementwise(original, wanted, ctx);
+}
+
 }  // namespace
 
 void RegisterElementwiseHandlers(HandlerTable& table) {
@@ -182,6 +190,7 @@ void RegisterElementwiseHandlers(HandlerTable& table) {
     if (hlo::IsElementwiseOpcode(opcode)) table[opcode] = &HandleElementwise;
   }
   table[HloOpcode::kAllReduce] = &HandleAllReduce;
+  table[HloOpcode::kBitcastConvert] = &HandleBitcastConvert;
 }
 
 }  // namespace spmd

@@ -154,7 +154,7 @@ std::optional<Rule> RuleFor(const HloInstruction& instr, const HloSharding& to) 
   if (IsMarker(instr)) {
     rule.operands = {to};
     rule.forwards = ok = true;
-  } else if (hlo::IsElementwiseOpcode(instr.opcode())) {
+  } else if (hlo::IsElementwise(instr)) {
     ok = ElementwiseRule(instr, to, rule);
   } else if (const MoveRule* move = FindMoveRule(instr.opcode())) {
     ok = (*move)(instr, to, rule);
@@ -185,8 +185,7 @@ double LocalUs(const HloInstruction& instr, const Rule& rule, PartitionContext& 
     if (in.ok()) bytes += static_cast<double>(in->byte_size());
   }
   const DeviceModel& model = ctx.options().device_model;
-  const double flops =
-      hlo::IsElementwiseOpcode(instr.opcode()) ? static_cast<double>(local->num_elements()) : 0;
+  const double flops = hlo::IsElementwise(instr) ? static_cast<double>(local->num_elements()) : 0;
   return std::max(model.ComputeTimeUs(flops, instr.shape().element_type()),
                   model.MemoryTimeUs(bytes));
 }
@@ -221,8 +220,7 @@ std::optional<double> RebuildUs(const HloInstruction* original, const HloShardin
       ReshardReceived(original->shape(), rule->computed, to, ctx).bytes != 0) {
     return std::nullopt;
   }
-  if (!any_work && hlo::IsElementwiseOpcode(original->opcode()) &&
-      !NoMoreWork(*original, *rule, ctx)) {
+  if (!any_work && hlo::IsElementwise(*original) && !NoMoreWork(*original, *rule, ctx)) {
     return std::nullopt;
   }
   double us = rule->forwards ? 0 : LocalUs(*original, *rule, ctx);

@@ -5,7 +5,7 @@
 // again in that layout: no byte moves, and the work is the local shard's. This is XLA's habit of
 // re-emitting a broadcast of a replicated scalar, or a reshape of a replicated parameter, rather
 // than gathering it. The ops, and the layout each takes its operands in (a table in rebuild.cc):
-//   - elementwise ops (hlo::IsElementwiseOpcode): operands in the wanted layout, scalars
+//   - elementwise ops (hlo::IsElementwise): operands in the wanted layout, scalars
 //   replicated;
 //   - broadcast and transpose: the operand in the wanted layout seen through the op's dims;
 //   - iota: rebuilt from nothing (PartitionContext::LocalIota);

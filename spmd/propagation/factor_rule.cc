@@ -51,6 +51,13 @@ std::optional<FactorRule> Elementwise(const HloInstruction& instr) {
   return std::move(b).Build();
 }
 
+// A bitcast-convert between types of one width is elementwise; between widths it grows or
+// drops a minor dim (no rule: its operands and result are not split alike).
+std::optional<FactorRule> SameWidthBitcastConvert(const HloInstruction& instr) {
+  if (!hlo::IsElementwise(instr)) return std::nullopt;
+  return Elementwise(instr);
+}
+
 std::optional<FactorRule> Broadcast(const HloInstruction& instr) {
   if (!AllArrays(instr)) return std::nullopt;
   const std::vector<int64_t>& dims = instr.dimensions();
@@ -495,6 +502,7 @@ const RuleTableArray& RuleTable() {
                          HloOpcode::kConvert, HloOpcode::kReducePrecision, HloOpcode::kCopy}) {
       set(op, &Elementwise);
     }
+    set(HloOpcode::kBitcastConvert, &SameWidthBitcastConvert);
     set_dimension_map(HloOpcode::kBroadcast, &Broadcast);
     set_dimension_map(HloOpcode::kTranspose, &Transpose);
     set(HloOpcode::kReshape, &Reshape);

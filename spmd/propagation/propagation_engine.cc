@@ -167,8 +167,7 @@ std::vector<Proposal> PropagationEngine::Proposals(const RuleEdge& edge, int64_t
   // An elementwise op whose result is held replicated takes each operand whole on its own:
   // aligning one operand with another gains nothing there and may move one of them twice.
   const ClassState& produced = states_[edge.classes[result]];
-  const bool whole_elementwise = edge.instr != nullptr &&
-                                 hlo::IsElementwiseOpcode(edge.instr->opcode()) &&
+  const bool whole_elementwise = edge.instr != nullptr && hlo::IsElementwise(*edge.instr) &&
                                  produced.hold == Hold::kFixed && produced.sharding.has_value() &&
                                  produced.sharding->IsReplicated();
   for (int64_t from = 0; from <= result; ++from) {

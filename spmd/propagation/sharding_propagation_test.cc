@@ -76,6 +76,23 @@ TEST_F(PropagationTest, ForwardThroughDotAndElementwise) {
   EXPECT_EQ(S("x"), "{replicated}");
 }
 
+// JAX's random bits: a bitcast-convert between types of one width (u32 -> f32) is elementwise,
+// so the split of the values they feed reaches back to the iota counters; one between widths
+// (f32 -> u8[..., 4]) gets no rule.
+TEST_F(PropagationTest, SameWidthBitcastConvertIsElementwise) {
+  Propagate(R"(HloModule m, num_partitions=8
+ENTRY e {
+  x = f32[32,64] parameter(0), sharding={devices=[2,4]<=[8]}
+  i = u32[32,64] iota(), iota_dimension=1
+  b = f32[32,64] bitcast-convert(i)
+  y = f32[32,64] add(x, b)
+  w = u8[32,64,4] bitcast-convert(y)
+  ROOT t = (f32[32,64], u8[32,64,4]) tuple(y, w), sharding={{devices=[2,4]<=[8]}, {replicated}}
+})");
+  EXPECT_EQ(S("b"), "{devices=[2,4]<=[8]}");
+  EXPECT_EQ(S("i"), "{devices=[2,4]<=[8]}");
+}
+
 // A sort of (values, iota) -- top-k as JAX emits it: the batch split of the values reaches the
 // iota and both result leaves (and through them the get-tuple-elements), the sorted dim stays
 // whole.
