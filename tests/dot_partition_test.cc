@@ -481,6 +481,48 @@ ENTRY main {
   ExpectVerifies(p, 4);
 }
 
+// JAX's argmax reducer (NaN first; a tie on the value goes to the lower index through a second
+// predicate) over a split dim, on values with many ties (floor of 2x): partial (value, index)
+// pairs are gathered and reduced again, and the lowest index of the maximum still wins.
+TEST(ReducePartitionTest, JaxArgmaxWithTiesGathersPartialResults) {
+  Partitioned p = Partition(R"(HloModule argmax, num_partitions=4
+argmax {
+  a = f32[] parameter(0)
+  i = s32[] parameter(1)
+  b = f32[] parameter(2)
+  j = s32[] parameter(3)
+  gt = pred[] compare(a, b), direction=GT
+  nan = pred[] compare(a, a), direction=NE
+  pv = pred[] or(gt, nan)
+  v = f32[] select(pv, a, b)
+  eq = pred[] compare(a, b), direction=EQ
+  lt = pred[] compare(i, j), direction=LT
+  tie = pred[] and(eq, lt)
+  pi = pred[] or(pv, tie)
+  k = s32[] select(pi, i, j)
+  ROOT t = (f32[], s32[]) tuple(v, k)
+}
+ENTRY main {
+  x = f32[6,64] parameter(0), sharding={devices=[1,4]<=[4]}
+  two = f32[] constant(2)
+  t = f32[6,64] broadcast(two), dimensions={}
+  m = f32[6,64] multiply(x, t), sharding={devices=[1,4]<=[4]}
+  f = f32[6,64] floor(m), sharding={devices=[1,4]<=[4]}
+  i = s32[6,64] iota(), iota_dimension=1, sharding={devices=[1,4]<=[4]}
+  v0 = f32[] constant(-inf)
+  i0 = s32[] constant(0)
+  ROOT r = (f32[6], s32[6]) reduce(f, i, v0, i0), dimensions={1}, to_apply=argmax,
+    sharding={{replicated}, {replicated}}
+})");
+  ASSERT_NE(p.spmd, nullptr);
+  EXPECT_THAT(Instructions(*p.spmd), Not(Contains(AllOf(op::AllGather(), HasShape("f32[6,64]")))))
+      << p.spmd->ToString();
+  EXPECT_THAT(Instructions(*p.spmd),
+              Contains(AllOf(op::AllGather(), HasShape("(f32[4,6], s32[4,6])"))))
+      << p.spmd->ToString();
+  ExpectVerifies(p, 4);
+}
+
 // Variadic reduces that need no partial results run where the data is: kept dims split (the
 // reduced dim whole), or all on one device. A tuple reducer that is not selecting (a sum pair,
 // whose init would count once per block) gathers the split reduced dim instead.

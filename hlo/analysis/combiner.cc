@@ -65,6 +65,39 @@ std::optional<HloOpcode> MatchCombiner(const HloComputation& computation) {
   return root->opcode();
 }
 
+namespace {
+
+// Whether `q` chooses the lhs exactly where `p` does, up to elements whose value the inputs
+// share: q is p, or or(p, and(equal(lhs_k, rhs_k), ...)) (operands in either order) for an
+// element k that `p` selects. Where q alone picks the lhs, lhs_k = rhs_k, so the tuple chosen
+// is still one input (JAX's argmax and argmin: ties on the value go to the lower index).
+bool SameChoice(const HloInstruction* q, const HloInstruction* p,
+                const std::vector<const HloInstruction*>& predicates, int64_t n) {
+  if (q == p) return true;
+  if (q->opcode() != HloOpcode::kOr || q->operand_count() != 2) return false;
+  for (int64_t side = 0; side < 2; ++side) {
+    const HloInstruction* tie = q->operand(1 - side);
+    if (q->operand(side) != p || tie->opcode() != HloOpcode::kAnd) continue;
+    for (const HloInstruction* term : tie->operands()) {
+      if (term->opcode() != HloOpcode::kCompare ||
+          term->attrs().comparison_direction != ComparisonDirection::kEq) {
+        continue;
+      }
+      const HloInstruction* x = term->operand(0);
+      const HloInstruction* y = term->operand(1);
+      if (x->opcode() != HloOpcode::kParameter || y->opcode() != HloOpcode::kParameter) continue;
+      const int64_t k = std::min(x->parameter_number(), y->parameter_number());
+      if (k < n && std::max(x->parameter_number(), y->parameter_number()) == n + k &&
+          predicates[k] == p) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 bool IsSelectingCombiner(const HloComputation& computation) {
   if (std::optional<HloOpcode> op = MatchCombiner(computation)) {
     return *op == HloOpcode::kMaximum || *op == HloOpcode::kMinimum || *op == HloOpcode::kAnd ||
@@ -78,19 +111,20 @@ bool IsSelectingCombiner(const HloComputation& computation) {
   auto parameter = [](const HloInstruction* instr) -> int64_t {
     return instr->opcode() == HloOpcode::kParameter ? instr->parameter_number() : -1;
   };
-  const HloInstruction* predicate = nullptr;
+  std::vector<const HloInstruction*> predicates;
   int64_t lhs_first = -1;  // 1: select(p, lhs, rhs); 0: select(p, rhs, lhs).
   for (int64_t i = 0; i < n; ++i) {
     const HloInstruction* select = root->operand(i);
     if (select->opcode() != HloOpcode::kSelect) return false;
     const int64_t a = parameter(select->operand(1)), b = parameter(select->operand(2));
     const int64_t orientation = a == i && b == n + i ? 1 : (a == n + i && b == i ? 0 : -1);
-    if (orientation < 0 ||
-        (predicate != nullptr && (select->operand(0) != predicate || orientation != lhs_first))) {
-      return false;
-    }
-    predicate = select->operand(0);
+    if (orientation < 0 || (lhs_first >= 0 && orientation != lhs_first)) return false;
+    predicates.push_back(select->operand(0));
     lhs_first = orientation;
+  }
+  // One predicate, or ones that differ from it only on elements the inputs share.
+  for (const HloInstruction* q : predicates) {
+    if (!SameChoice(q, predicates[0], predicates, n)) return false;
   }
   return true;
 }

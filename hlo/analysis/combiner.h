@@ -20,9 +20,11 @@ std::optional<HloOpcode> MatchCombiner(const HloComputation& computation);
 // Whether the combiner `computation` of n-tuples (2n scalar parameters: lhs 0..n-1, rhs
 // n..2n-1) always returns one of its two inputs whole: maximum, minimum, and, or of the two
 // parameters, or a tuple of `select(p, lhs_i, rhs_i)` with one predicate p and one orientation
-// for every element (argmax, argmin). Such a combiner is idempotent (f(x, x) = x), so a
-// reduction may apply its init value more than once: partial reductions each started from the
-// init and then reduced again give the same result.
+// for every element (argmax, argmin), where an element's predicate may also pick the lhs on a
+// tie of another element's values, or(p, and(lhs_k == rhs_k, ...)) (JAX's argmax: ties to the
+// lower index). Such a combiner is idempotent (f(x, x) = x), so a reduction may apply its init
+// value more than once: partial reductions each started from the init and then reduced again
+// give the same result.
 bool IsSelectingCombiner(const HloComputation& computation);
 
 // A comparator `compare(parameter(lhs), parameter(rhs))` (sort's, select-and-scatter's select),

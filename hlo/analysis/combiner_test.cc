@@ -79,6 +79,41 @@ two_predicates {
   ROOT t = (f32[], s32[]) tuple(v, k)
 }
 
+// JAX's argmax: NaN first, ties on the value broken by the lower index (the index's predicate
+// adds "equal values" to the value's).
+jax_argmax {
+  a = f32[] parameter(0)
+  i = s32[] parameter(1)
+  b = f32[] parameter(2)
+  j = s32[] parameter(3)
+  gt = pred[] compare(a, b), direction=GT
+  nan = pred[] compare(a, a), direction=NE
+  pv = pred[] or(gt, nan)
+  v = f32[] select(pv, a, b)
+  eq = pred[] compare(a, b), direction=EQ
+  lt = pred[] compare(i, j), direction=LT
+  tie = pred[] and(eq, lt)
+  pi = pred[] or(pv, tie)
+  k = s32[] select(pi, i, j)
+  ROOT t = (f32[], s32[]) tuple(v, k)
+}
+
+// The same with the tie test on the indices instead of the values: it mixes the two inputs.
+tie_on_indices {
+  a = f32[] parameter(0)
+  i = s32[] parameter(1)
+  b = f32[] parameter(2)
+  j = s32[] parameter(3)
+  gt = pred[] compare(a, b), direction=GT
+  v = f32[] select(gt, a, b)
+  eq = pred[] compare(i, j), direction=EQ
+  lt = pred[] compare(i, j), direction=LT
+  tie = pred[] and(eq, lt)
+  pi = pred[] or(gt, tie)
+  k = s32[] select(pi, i, j)
+  ROOT t = (f32[], s32[]) tuple(v, k)
+}
+
 sum_pair {
   a = f32[] parameter(0)
   i = s32[] parameter(1)
@@ -123,6 +158,8 @@ TEST(MatchCombinerTest, SelectingCombinersReturnOneInputWhole) {
   EXPECT_TRUE(selecting("argmax"));
   EXPECT_FALSE(selecting("mixed_orientation"));
   EXPECT_FALSE(selecting("two_predicates"));
+  EXPECT_TRUE(selecting("jax_argmax"));
+  EXPECT_FALSE(selecting("tie_on_indices"));
   EXPECT_FALSE(selecting("sum_pair"));
   EXPECT_FALSE(selecting("subtract"));
   EXPECT_FALSE(selecting("three"));
