@@ -404,5 +404,38 @@ TEST(ModuleStatsTextTest, HumanUnitsAndKey) {
             std::string::npos);
 }
 
+// A call runs its callee's instructions while the caller's values stay live: the callee's own
+// temporaries (a 1.6 MB broadcast reduced to 16 bytes) count at the call, not only the bytes
+// the call returns. Its parameters are the caller's operands and count once.
+TEST(PeakMemoryTest, CalleeTemporariesCountAtTheCall) {
+  std::unique_ptr<HloModule> m = Parse(R"(HloModule m
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+big {
+  p = f32[4] parameter(0)
+  b = f32[4,100000] broadcast(p), dimensions={0}
+  c = f32[4,100000] exponential(b)
+  z = f32[] constant(0)
+  ROOT r = f32[4] reduce(c, z), dimensions={1}, to_apply=add
+}
+ENTRY main {
+  a = f32[4] parameter(0)
+  k = f32[4] call(a), to_apply=big
+  ROOT n = f32[4] negate(k)
+}
+)");
+  ASSERT_NE(m, nullptr);
+  const PeakMemory callee = ComputePeakMemory(*m->GetComputation("big"));
+  const PeakMemory peak = ComputePeakMemory(*m->entry_computation());
+  EXPECT_GE(callee.bytes, 4 * 100000 * 4);
+  // The caller's argument (16 B) plus the callee's peak less its parameter (the same 16 B).
+  EXPECT_EQ(peak.bytes, callee.bytes);
+  ASSERT_NE(peak.at, nullptr);
+  EXPECT_EQ(peak.at->name(), "k");
+}
+
 }  // namespace
 }  // namespace hlo

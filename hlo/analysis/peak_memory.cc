@@ -205,7 +205,35 @@ std::vector<std::vector<size_t>> AliasedBuffers(const HloComputation& comp) {
   return BufferSets(comp, Positions(comp));
 }
 
-PeakMemory ComputePeakMemory(const HloComputation& comp) {
+namespace {
+
+using TransientMemo = absl::flat_hash_map<const HloComputation*, int64_t>;
+
+PeakMemory PeakOf(const HloComputation& comp, TransientMemo& memo);
+
+// The bytes a computation that `instr` runs whole once (a call, a conditional's branches) adds
+// while it runs: its own peak less its parameters, which are the caller's operands. The largest
+// over `instr`'s callees. Not a loop's body: its state is updated in place, which this model
+// of separate parameter buffers cannot say (the loop is its result's buffers, as before).
+int64_t CalleeTransient(const HloInstruction& instr, TransientMemo& memo) {
+  if (instr.opcode() != HloOpcode::kCall && instr.opcode() != HloOpcode::kConditional) return 0;
+  int64_t most = 0;
+  for (const HloComputation* callee : instr.called_computations()) {
+    auto it = memo.find(callee);
+    if (it == memo.end()) {
+      memo[callee] = 0;  // A computation that reaches itself adds nothing the second time.
+      int64_t bytes = PeakOf(*callee, memo).bytes;
+      for (const HloInstruction* param : callee->parameter_instructions()) {
+        bytes -= AllocatedBytes(*param);
+      }
+      it = memo.insert_or_assign(callee, std::max<int64_t>(bytes, 0)).first;
+    }
+    most = std::max(most, it->second);
+  }
+  return most;
+}
+
+PeakMemory PeakOf(const HloComputation& comp, TransientMemo& memo) {
   const auto& instrs = comp.instructions();
   const Index position = Positions(comp);
   const Placement placement = PlaceInPlace(comp, position);
@@ -222,10 +250,14 @@ PeakMemory ComputePeakMemory(const HloComputation& comp) {
     if (is_parameter(i)) live += allocated[i];
   }
   for (size_t i = 0; i < instrs.size(); ++i) {
+    // While it runs, an instruction that runs callees holds their temporaries besides what is
+    // live; its result is there when they are done.
+    const int64_t running = live + CalleeTransient(*instrs[i], memo);
     if (!is_parameter(i)) live += allocated[i];
-    peak.live_bytes.push_back(live);
-    if (live > peak.bytes) {
-      peak.bytes = live;
+    const int64_t here = std::max(live, running);
+    peak.live_bytes.push_back(here);
+    if (here > peak.bytes) {
+      peak.bytes = here;
       peak.at = instrs[i].get();
       peak_index = i;
     }
@@ -243,6 +275,13 @@ PeakMemory ComputePeakMemory(const HloComputation& comp) {
       [&](const HloInstruction* a, const HloInstruction* b) { return bytes.at(a) > bytes.at(b); });
   for (const HloInstruction* instr : peak.live) peak.live_allocated.push_back(bytes.at(instr));
   return peak;
+}
+
+}  // namespace
+
+PeakMemory ComputePeakMemory(const HloComputation& comp) {
+  TransientMemo memo;
+  return PeakOf(comp, memo);
 }
 
 }  // namespace hlo

@@ -54,7 +54,10 @@ std::vector<std::vector<size_t>> AliasedBuffers(const HloComputation& comp);
 // (the program's arguments, there before it starts) are live from the start and, with the
 // root's buffers, to the end. An instruction with InPlaceOperands reuses the buffers of those
 // operands that no later instruction reads (never an argument's or a constant's) and allocates
-// only the bytes they lack.
+// only the bytes they lack. A call or conditional also holds, while it runs, the largest of its
+// callees' own peaks less their parameters (the caller's operands); a while loop counts as its
+// result's buffers (its body's temporaries are not modelled: the body updates the state in
+// place, which separate parameter buffers cannot say).
 PeakMemory ComputePeakMemory(const HloComputation& comp);
 
 }  // namespace hlo
