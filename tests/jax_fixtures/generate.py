@@ -30,7 +30,7 @@ import tempfile
 NDEV = 8
 PROGRAMS = ["train_step", "scan_layers", "collective_matmul", "moe_topk",
             "custom_partitioning", "conv_net", "embedding_grad", "host_offload",
-            "shard_map_partial"]
+            "shard_map_partial", "argmax_dropout"]
 MODES = ["gspmd", "sdy"]
 
 DESCRIPTIONS = {
@@ -52,6 +52,9 @@ DESCRIPTIONS = {
     "shard_map_partial": "partly manual shard_map (axis_names={'model'}; 'data' stays "
                          "automatic): psum of a dot and a tiled all_gather over 'model' in the "
                          "body, whose Shardy shardings name only the free axis",
+    "argmax_dropout": "jnp.argmax / argmin along sharded axes (JAX's NaN-first, lowest-index "
+                      "variadic reduce) and jax.random dropout and normal weights (threefry "
+                      "counters bitcast to floats) feeding sharded values",
     "host_offload": "MLP train step with remat offload policy (save_and_offload_only_these_names) "
                     "and momentum on pinned_host (device_put inside jit); lowered for TPU",
 }
@@ -413,12 +416,26 @@ def _programs():
                     out_shardings=(S("data", None), S("data", None)))
         return j, (sds((16, 64)), sds((64, 32))), None
 
+    # -- argmax_dropout -----------------------------------------------------------------
+    def argmax_dropout():
+        def f(key, x):
+            k1, k2 = jax.random.split(key)
+            keep = jax.random.bernoulli(k1, 0.8, x.shape)
+            y = jnp.where(keep, x / 0.8, 0.0)
+            w = jax.random.normal(k2, (x.shape[1], 16))
+            h = wsc(y, "data", "model") @ w
+            return h, jnp.argmax(x, axis=1), jnp.argmin(x, axis=0)
+
+        j = jax.jit(f, in_shardings=(S(), S("data", "model")),
+                    out_shardings=(S("data", None), S("data"), S("model")))
+        return j, (jax.ShapeDtypeStruct((2,), jnp.uint32), sds((32, 64))), None
+
     return mesh, {
         "train_step": train_step, "scan_layers": scan_layers,
         "collective_matmul": collective_matmul, "moe_topk": moe_topk,
         "custom_partitioning": custom_partitioning_prog, "conv_net": conv_net,
         "embedding_grad": embedding_grad, "host_offload": host_offload,
-        "shard_map_partial": shard_map_partial,
+        "shard_map_partial": shard_map_partial, "argmax_dropout": argmax_dropout,
     }
 
 
