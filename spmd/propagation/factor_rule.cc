@@ -465,14 +465,21 @@ std::optional<FactorRule> Scatter(const HloInstruction& instr) {
   not_window.insert(not_window.end(), sc.input_batching_dims.begin(), sc.input_batching_dims.end());
   const std::vector<int64_t> window = DimsExcept(operand.rank(), not_window);
   if (window.size() != sc.update_window_dims.size()) return std::nullopt;
+  // The result is the operand updated: every operand dim reaches the result whole or split (a
+  // split scattered dim is partitioned by masking the updates that land outside each shard), as
+  // XLA's propagation gives a scatter its operand's sharding. An update window narrower than
+  // the operand's dim does not share the operand's split.
   for (size_t j = 0; j < window.size(); ++j) {
     const int64_t d = window[j];
     const int64_t u = sc.update_window_dims[j];
-    b.Add(updates.dimensions(u) == operand.dimensions(d) ? Kind::kPassThrough
-                                                         : Kind::kNeedReplication,
-          {d, -1, u, d});
+    if (updates.dimensions(u) == operand.dimensions(d)) {
+      b.Add(Kind::kPassThrough, {d, -1, u, d});
+    } else {
+      b.Add(Kind::kPassThrough, {d, -1, -1, d});
+      b.Add(Kind::kNeedReplication, {-1, -1, u, -1});
+    }
   }
-  for (int64_t d : sc.inserted_window_dims) b.Add(Kind::kNeedReplication, {d, -1, -1, d});
+  for (int64_t d : sc.inserted_window_dims) b.Add(Kind::kPassThrough, {d, -1, -1, d});
   return std::move(b).Build();
 }
 

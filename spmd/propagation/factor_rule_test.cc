@@ -86,7 +86,7 @@ ENTRY e {
   EXPECT_EQ(Project(*g, 2, 1, "{devices=[4,1]<=[4]}"), "{devices=[4,1]<=[4]}");
 }
 
-TEST_F(RuleTest, ScatterPassesWholeWindowDimsOnly) {
+TEST_F(RuleTest, ScatterResultIsItsOperandUpdatedWindowDimsReachTheUpdates) {
   const HloInstruction* sc = Root(R"(HloModule m
 add { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT s = f32[] add(a, b) }
 ENTRY e {
@@ -98,9 +98,13 @@ ENTRY e {
 })");
   EXPECT_EQ(Project(*sc, 0, 3, "{devices=[1,4]<=[4]}"), "{devices=[1,4]<=[4]}");
   EXPECT_EQ(Project(*sc, 3, 2, "{devices=[1,4]<=[4]}"), "{devices=[1,4]<=[4]}");
-  // Rows are scattered into: they stay whole, and so do the updates' scatter dims.
-  EXPECT_EQ(Project(*sc, 0, 3, "{devices=[4,1]<=[4]}"), "{replicated}");
+  // The result is the operand updated: split rows stay split (XLA's propagation gives a
+  // scatter its operand's sharding; the partitioner masks the updates outside each shard). The
+  // updates' scatter dim is an index batch dim: it does not reach the result's rows.
+  EXPECT_EQ(Project(*sc, 0, 3, "{devices=[4,1]<=[4]}"), "{devices=[4,1]<=[4]}");
+  EXPECT_EQ(Project(*sc, 3, 0, "{devices=[4,1]<=[4]}"), "{devices=[4,1]<=[4]}");
   EXPECT_EQ(Project(*sc, 2, 3, "{devices=[4,1]<=[4]}"), "{replicated}");
+  EXPECT_EQ(Project(*sc, 3, 2, "{devices=[4,1]<=[4]}"), "{replicated}");
 }
 
 TEST_F(RuleTest, DepthwiseConvolutionSplitsFeaturesOnBothSides) {
