@@ -38,16 +38,16 @@ using hlo::HloSharding;
 using hlo::PrimitiveType;
 using hlo::Shape;
 
-// The part of `update` (whole along d) that lands in each device's window of `shard` positions
-// along d starting at global position `offset`: dynamic-slice(pad(update, (shard-1)_(shard-1)),
-// offset - start + shard - 1). A window overlapping [start, start+U) begins at most shard-1
-// positions before it and ends at most shard-1 after it, so that padding keeps the slice
+// The part of `update` (whole along d) that lands in each device's window of `window` positions
+// along d starting at global position `offset`: dynamic-slice(pad(update, (window-1)_(window-1)),
+// offset - start + window - 1). A window overlapping [start, start+U) begins at most window-1
+// positions before it and ends at most window-1 after it, so that padding keeps the slice
 // unclamped wherever the window is written.
-HloInstruction* AlignToShard(PartitionContext& ctx, HloInstruction* update, int64_t d,
-                             int64_t shard, HloInstruction* offset, HloInstruction* start) {
+HloInstruction* AlignToWindow(PartitionContext& ctx, HloInstruction* update, int64_t d,
+                              int64_t window, HloInstruction* offset, HloInstruction* start) {
   const PrimitiveType type = update->shape().element_type();
   const Shape s32 = Shape::Array(PrimitiveType::kS32, {});
-  const int64_t margin = shard - 1;
+  const int64_t margin = window - 1;
   HloInstruction* padded = update;
   if (margin > 0) {
     std::vector<int64_t> padded_dims = update->shape().dimensions();
@@ -64,7 +64,7 @@ HloInstruction* AlignToShard(PartitionContext& ctx, HloInstruction* update, int6
               {ctx.Add(HloOpcode::kSubtract, s32, {offset, start}),
                ctx.ScalarConstant(PrimitiveType::kS32, static_cast<double>(margin))});
   std::vector<int64_t> dims = update->shape().dimensions();
-  dims[d] = shard;
+  dims[d] = window;
   std::vector<HloInstruction*> operands = {padded};
   for (int64_t k = 0; k < static_cast<int64_t>(dims.size()); ++k) {
     operands.push_back(k == d ? at : ctx.ScalarConstant(PrimitiveType::kS32, 0));
@@ -126,7 +126,7 @@ absl::Status HandleDynamicUpdateSlice(const HloInstruction& original, const HloS
                        ? local_start
                        : ctx.Add(HloOpcode::kConvert, Shape::Array(index_type, {}), {local_start});
     }
-    update = AlignToShard(ctx, update, d, window, offsets[d], starts[d]);
+    update = AlignToWindow(ctx, update, d, window, offsets[d], starts[d]);
   }
   if (!moving_split.empty()) {
     // Outside [s, s+U) along a split dim the device keeps its operand: select within the
