@@ -794,4 +794,27 @@ ENTRY main {
   ExpectVerifies(p, 4);
 }
 
+// A cumulative max along a split dim, wanted whole along the other dim its operand splits
+// (jax.lax.cummax with out_shardings P(None, 'model') on a ('data', 'model') operand): scanned
+// with the data dim still split -- only the scanned dim gathered -- and the result gathered
+// after, 2048 bytes a device, not the operand gathered along both dims first (3584).
+TEST(ReduceWindowPartitionTest, ScanRunsInTheOperandsTilingWhenTheResultMovesLess) {
+  Partitioned p = Partition(R"(HloModule cummax, num_partitions=8
+max {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(a, b)
+}
+ENTRY main {
+  x = f32[16,64] parameter(0), sharding={devices=[2,4]<=[8]}
+  init = f32[] constant(-inf)
+  ROOT r = f32[16,64] reduce-window(x, init), window={size=1x64 pad=0_0x63_0}, to_apply=max,
+    sharding={devices=[1,4,2]<=[2,4]T(1,0) last_tile_dim_replicate}
+})");
+  ASSERT_NE(p.spmd, nullptr);
+  EXPECT_LE(hlo::ComputeModuleStats(*p.spmd).comm_bytes, 2048) << p.explain << p.spmd->ToString();
+  EXPECT_NE(p.explain.find("%r: computed in its operand's tiling"), std::string::npos) << p.explain;
+  ExpectVerifies(p, 8);
+}
+
 }  // namespace

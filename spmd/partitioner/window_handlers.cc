@@ -73,24 +73,24 @@ bool TrivialWindow(const hlo::WindowDimension& w) {
          w.window_dilation == 1 && w.base_dilation == 1;
 }
 
-absl::Status HandleReduceWindow(const HloInstruction& original, const HloSharding& sharding,
-                                PartitionContext& ctx) {
-  const bool plain = original.shape().IsArray() && original.operand_count() == 2 &&
-                     sharding.IsTiled() && sharding.subgroup_types().empty() &&
-                     original.attrs().window.has_value() &&
-                     static_cast<int64_t>(original.attrs().window->dimensions.size()) ==
-                         original.shape().rank();
-  if (!plain)
-    return FallBackToReplicated(original, sharding, ctx,
-                                "a window op with subgroups in its sharding");
-  const hlo::Window& window = *original.attrs().window;
-  const int64_t rank = original.shape().rank();
-  const std::optional<hlo::HloOpcode> op = hlo::MatchCombiner(*original.to_apply());
-  std::optional<hlo::Literal> identity =
-      op.has_value() ? CombinerIdentity(*op, original.shape().element_type()) : std::nullopt;
-  std::vector<int64_t> whole;
+// A reduce-window computed in some tiling: the result's local tiling (whole along the dims
+// that cannot stay split), the tiling its operand is fetched in, and the split window dims.
+struct WindowPlan {
+  HloSharding local = HloSharding::Replicate();
+  HloSharding operand = HloSharding::Replicate();
   std::vector<WindowSplit> splits;
-  for (int64_t d = 0; d < rank; ++d) {
+};
+
+// The plan for computing `original` (a plain reduce-window) in `sharding`, or the reason none
+// keeps a split.
+absl::StatusOr<std::optional<WindowPlan>> PlanReduceWindow(const HloInstruction& original,
+                                                           const HloSharding& sharding,
+                                                           bool has_identity,
+                                                           PartitionContext& ctx) {
+  const hlo::Window& window = *original.attrs().window;
+  std::vector<int64_t> whole;
+  WindowPlan plan;
+  for (int64_t d = 0; d < original.shape().rank(); ++d) {
     const int64_t tiles = sharding.tile_assignment().dim(d);
     const hlo::WindowDimension& w = window.dimensions[d];
     if (tiles == 1 || TrivialWindow(w)) continue;
@@ -99,35 +99,99 @@ absl::Status HandleReduceWindow(const HloInstruction& original, const HloShardin
                 original.shape().dimensions(d), w};
     split.output_dim = d;
     split.window_index = d;
-    if (!identity.has_value() ||
-        (!SplittableWindow(w) && !DilatedWindowGeometry(split.wd).has_value())) {
+    if (!has_identity || (!SplittableWindow(w) && !DilatedWindowGeometry(split.wd).has_value())) {
       whole.push_back(d);
       continue;
     }
-    splits.push_back(split);
+    plan.splits.push_back(split);
   }
-  ASSIGN_OR_RETURN(HloSharding local, hlo::PartiallyReplicate(sharding, whole));
-  if (local.IsReplicated())
-    return FallBackToReplicated(original, sharding, ctx, "no windowed dimension can stay split");
-  ASSIGN_OR_RETURN(HloSharding operand_sharding,
-                   ChooseSameRankOperand(original, local, splits, ctx));
+  ASSIGN_OR_RETURN(plan.local, hlo::PartiallyReplicate(sharding, whole));
+  if (plan.local.IsReplicated()) return std::optional<WindowPlan>();
+  ASSIGN_OR_RETURN(plan.operand, ChooseSameRankOperand(original, plan.local, plan.splits, ctx));
+  return std::optional<WindowPlan>(std::move(plan));
+}
+
+// What a plan receives: its operand's reshard, halos, and its result's reshard to `wanted`.
+Received PlanReceived(const HloInstruction& original, const WindowPlan& plan,
+                      const HloSharding& wanted, PartitionContext& ctx) {
+  Received r = ReshardReceived(original.operand(0), plan.operand, ctx) +
+               HalosReceived(original.operand(0)->shape(), plan.operand, plan.splits, ctx);
+  if (!(plan.local == wanted)) r = r + ReshardReceived(original.shape(), plan.local, wanted, ctx);
+  return r;
+}
+
+absl::Status EmitReduceWindow(const HloInstruction& original, std::optional<hlo::Literal> identity,
+                              WindowPlan plan, PartitionContext& ctx) {
   ASSIGN_OR_RETURN(HloInstruction * init, GetReplicated(original.operand(1), ctx));
   HloInstruction* fill = nullptr;
-  if (!splits.empty()) {
+  if (!plan.splits.empty()) {
     fill = ctx.Add(hlo::HloOpcode::kConstant, init->shape(), {});
     fill->mutable_attrs()->literal = *std::move(identity);
   }
   const bool zero = fill != nullptr && IsZeroConstant(*fill);
   ASSIGN_OR_RETURN(HloInstruction * operand,
-                   BuildWindowInput(ctx, original.operand(0), operand_sharding, local, splits, fill,
-                                    zero ? Outside::kZeroPad : Outside::kPad));
-  ASSIGN_OR_RETURN(Shape local_shape, LocalShape(local, original.shape()));
-  local_shape = WithDims(local_shape, WindowOutputDims(local_shape.dimensions(), splits));
+                   BuildWindowInput(ctx, original.operand(0), plan.operand, plan.local, plan.splits,
+                                    fill, zero ? Outside::kZeroPad : Outside::kPad));
+  ASSIGN_OR_RETURN(Shape local_shape, LocalShape(plan.local, original.shape()));
+  local_shape = WithDims(local_shape, WindowOutputDims(local_shape.dimensions(), plan.splits));
   HloInstruction* result = CloneWithOperands(original, local_shape, {operand, init}, ctx);
-  result->mutable_attrs()->window = WithoutPadding(window, splits);
-  ASSIGN_OR_RETURN(result, CutDilatedOutputs(ctx, result, local, splits));
-  ctx.Set(&original, {result, local, original.shape()});
+  result->mutable_attrs()->window = WithoutPadding(*original.attrs().window, plan.splits);
+  ASSIGN_OR_RETURN(result, CutDilatedOutputs(ctx, result, plan.local, plan.splits));
+  ctx.Set(&original, {result, plan.local, original.shape()});
   return absl::OkStatus();
+}
+
+// Reduce-window: computed in the wanted sharding, or in its operand's current tiling and the
+// result resharded when that receives less within 5% of the time (a cumulative sum wanted whole
+// along a dim its operand splits: scanned with that dim split, then gathered, instead of
+// gathering the operand along both dims first). Each candidate's explain lines are kept only
+// for the one chosen.
+absl::Status HandleReduceWindow(const HloInstruction& original, const HloSharding& sharding,
+                                PartitionContext& ctx) {
+  const bool plain =
+      original.shape().IsArray() && original.operand_count() == 2 && sharding.IsTiled() &&
+      sharding.subgroup_types().empty() && original.attrs().window.has_value() &&
+      static_cast<int64_t>(original.attrs().window->dimensions.size()) == original.shape().rank();
+  if (!plain)
+    return FallBackToReplicated(original, sharding, ctx,
+                                "a window op with subgroups in its sharding");
+  const std::optional<hlo::HloOpcode> op = hlo::MatchCombiner(*original.to_apply());
+  std::optional<hlo::Literal> identity =
+      op.has_value() ? CombinerIdentity(*op, original.shape().element_type()) : std::nullopt;
+  std::vector<std::string>& lines = ctx.log().lines;
+  const size_t first_line = lines.size();
+  ASSIGN_OR_RETURN(std::optional<WindowPlan> direct,
+                   PlanReduceWindow(original, sharding, identity.has_value(), ctx));
+  if (!direct.has_value())
+    return FallBackToReplicated(original, sharding, ctx, "no windowed dimension can stay split");
+  ASSIGN_OR_RETURN(const PartitionedValue* operand_now, ctx.Get(original.operand(0)));
+  const HloSharding& current = operand_now->sharding;
+  const size_t alt_line = lines.size();
+  std::optional<WindowPlan> alt;
+  if (current.IsTiled() && current.subgroup_types().empty() &&
+      current.TiledDataRank() == original.shape().rank() && !(current == sharding)) {
+    ASSIGN_OR_RETURN(alt, PlanReduceWindow(original, current, identity.has_value(), ctx));
+  }
+  if (alt.has_value()) {
+    const Received d = PlanReceived(original, *direct, sharding, ctx);
+    const Received a = PlanReceived(original, *alt, sharding, ctx);
+    if (ChooseNearFastest({d.us, a.us}, {d.bytes, a.bytes}) == 1) {
+      lines.erase(lines.begin() + first_line, lines.begin() + alt_line);
+      lines.push_back(hlo::StrCat("%", original.name(), ": computed in its operand's tiling ",
+                                  alt->local.ToStringWithoutMetadata(), " and resharded to ",
+                                  sharding.ToStringWithoutMetadata(), " (", a.bytes, " bytes, ",
+                                  a.us, " us, against ", d.bytes, " bytes, ", d.us, " us)"));
+      const HloSharding computed = alt->local;
+      RETURN_IF_ERROR(EmitReduceWindow(original, std::move(identity), *std::move(alt), ctx));
+      ASSIGN_OR_RETURN(const PartitionedValue* value, ctx.Get(&original));
+      ASSIGN_OR_RETURN(HloInstruction * result,
+                       ctx.Reshard(value->value, original.shape(), computed, sharding));
+      ctx.Set(&original, {result, sharding, original.shape()});
+      return absl::OkStatus();
+    }
+  }
+  lines.erase(lines.begin() + alt_line, lines.end());
+  return EmitReduceWindow(original, std::move(identity), *std::move(direct), ctx);
 }
 
 // Whether select-and-scatter's windows along `d` never cross a shard boundary when `d` is split
