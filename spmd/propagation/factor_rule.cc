@@ -578,8 +578,32 @@ std::optional<FactorRule> VariadicReduceLeafRule(const HloInstruction& instr) {
 
 }  // namespace
 
+// top-k (values, indices) of its operand's last dim, for one result leaf: the other dims pass
+// through, the top-k dim stays whole (k of N positions).
+std::optional<FactorRule> TopKLeafRule(const HloInstruction& instr) {
+  const hlo::Shape& shape = instr.shape();
+  if (instr.operand_count() != 1 || !instr.operand(0)->shape().IsArray() || !shape.IsTuple() ||
+      shape.tuple_shapes_size() != 2) {
+    return std::nullopt;
+  }
+  const hlo::Shape& operand = instr.operand(0)->shape();
+  const int64_t rank = operand.rank();
+  for (const hlo::Shape& leaf : shape.tuple_shapes()) {
+    if (!leaf.IsArray() || leaf.rank() != rank || rank == 0) return std::nullopt;
+    for (int64_t d = 0; d + 1 < rank; ++d) {
+      if (leaf.dimensions(d) != operand.dimensions(d)) return std::nullopt;
+    }
+  }
+  FactorRuleBuilder b("topk", 1);
+  for (int64_t d = 0; d < rank; ++d) {
+    b.Add(d + 1 < rank ? Kind::kPassThrough : Kind::kNeedReplication, {d, d});
+  }
+  return std::move(b).Build();
+}
+
 std::optional<FactorRule> VariadicLeafRule(const HloInstruction& instr) {
   if (instr.opcode() == HloOpcode::kReduce) return VariadicReduceLeafRule(instr);
+  if (instr.opcode() == HloOpcode::kTopK) return TopKLeafRule(instr);
   const hlo::Shape& shape = instr.shape();
   if (instr.opcode() != HloOpcode::kSort || !shape.IsTuple() ||
       shape.tuple_shapes_size() != instr.operand_count() || instr.operand_count() < 2) {

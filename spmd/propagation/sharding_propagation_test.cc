@@ -93,6 +93,23 @@ ENTRY e {
   EXPECT_EQ(S("i"), "{devices=[2,4]<=[8]}");
 }
 
+// lax.top_k over a split last dim: both result leaves keep the operand's other splits (the rows
+// on 'data'), the top-k dim whole, so the top-k need not be computed replicated.
+TEST_F(PropagationTest, TopKLeavesKeepTheOperandsOtherSplits) {
+  Propagate(R"(HloModule m, num_partitions=8
+ENTRY e {
+  x = f32[16,128] parameter(0), sharding={devices=[2,4]<=[8]}
+  t = (f32[16,8], s32[16,8]) topk(x), k=8, largest=true
+  v = f32[16,8] get-tuple-element(t), index=0
+  i = s32[16,8] get-tuple-element(t), index=1
+  c = f32[16,8] convert(i)
+  ROOT a = f32[16,8] add(v, c)
+})");
+  EXPECT_EQ(S("t"),
+            "{{devices=[2,1,4]<=[8] last_tile_dim_replicate}, "
+            "{devices=[2,1,4]<=[8] last_tile_dim_replicate}}");
+}
+
 // A sort of (values, iota) -- top-k as JAX emits it: the batch split of the values reaches the
 // iota and both result leaves (and through them the get-tuple-elements), the sorted dim stays
 // whole.
