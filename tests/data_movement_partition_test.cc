@@ -418,6 +418,46 @@ ENTRY main {
   }
 }
 
+// An fft keeps the tiles of the dims it does not transform and moves those of its transformed
+// dims to another dim (an all-to-all), never computing whole: an RFFT over the last dim of
+// f32[4,16,32] split [2,1,4] runs on c64[2,4,17] blocks; a 2-D FFT whose last dim is split
+// moves that split too.
+TEST(FftPartitionTest, TransformedDimsWholeOtherDimsKeepTheirTiles) {
+  struct Case {
+    std::string text;
+    std::string local_shape;
+  };
+  const std::vector<Case> cases = {
+      {R"(HloModule fft, num_partitions=8
+ENTRY main {
+  x = f32[4,16,32] parameter(0), sharding={devices=[2,1,4]<=[8]}
+  ROOT f = c64[4,16,17] fft(x), fft_type=RFFT, fft_length={32}, sharding={devices=[2,1,4]<=[8]}
+})",
+       "c64[2,4,17]"},
+      {R"(HloModule fft2, num_partitions=4
+ENTRY main {
+  x = f32[8,16,32] parameter(0)
+  c = c64[8,16,32] convert(x), sharding={devices=[1,2,2]<=[4]}
+  ROOT f = c64[8,16,32] fft(c), fft_type=FFT, fft_length={16,32}, sharding={devices=[1,2,2]<=[4]}
+})",
+       "c64[2,16,32]"},
+  };
+  for (const Case& c : cases) {
+    Partitioned p = Partition(c.text);
+    ASSERT_NE(p.spmd, nullptr);
+    bool local = false;
+    for (const HloInstruction* instr : Instructions(*p.spmd)) {
+      if (instr->opcode() == HloOpcode::kFft) {
+        EXPECT_EQ(instr->shape().ToString(), c.local_shape) << p.spmd->ToString();
+        local = true;
+      }
+    }
+    EXPECT_TRUE(local);
+    EXPECT_EQ(Counts(*p.spmd)[HloOpcode::kAllGather], 0) << p.spmd->ToString();
+    ExpectVerifies(p, p.spmd->config().num_partitions);
+  }
+}
+
 // A decode step's KV-cache write: an update much shorter than a shard along the split dim
 // (one position of a sequence split 8 ways). Each device writes only an update-sized window of
 // its shard (the overlap, clamped into the shard), so no temporary is as large as the shard:

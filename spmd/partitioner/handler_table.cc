@@ -21,7 +21,7 @@ PartitionHandler FindPartitionHandler(hlo::HloOpcode opcode) {
     RegisterReduceHandlers(*t);
     RegisterDotHandlers(*t);
     RegisterStructuralHandlers(*t);
-    RegisterSortHandler(*t);
+    RegisterSortAndFftHandlers(*t);
     RegisterTopKHandler(*t);
     RegisterConvolutionHandler(*t);
     RegisterWindowHandlers(*t);

@@ -24,7 +24,7 @@ void RegisterDataMovementHandlers(HandlerTable& table);
 void RegisterReduceHandlers(HandlerTable& table);
 void RegisterDotHandlers(HandlerTable& table);
 void RegisterStructuralHandlers(HandlerTable& table);
-void RegisterSortHandler(HandlerTable& table);
+void RegisterSortAndFftHandlers(HandlerTable& table);
 void RegisterTopKHandler(HandlerTable& table);
 void RegisterConvolutionHandler(HandlerTable& table);
 void RegisterWindowHandlers(HandlerTable& table);

@@ -1,13 +1,20 @@
-// Sort: every row along the sort dimension must sit whole on one device.
+// Ops whose rows along some dimensions must sit whole on one device: sort (its sort dimension)
+// and fft (its 1 to 3 innermost, transformed dimensions).
 //
-// When the requested tiling splits the sort dimension, its tiles move to another dimension
-// that can take them evenly (one all-to-all per group, and each device still holds 1/N of
-// the data) -- the dimension with the most elements per tile wins; only when no dimension can
-// take them is the sort dimension replicated (an all-gather). Operands and results of a
-// variadic sort share one tiling. Consumers reshard from the sort's tiling as they need.
+// When the requested tiling splits such a dimension, its tiles move to another dimension that
+// can take them evenly (one all-to-all per group, and each device still holds 1/N of the data)
+// -- the dimension with the most elements per tile wins; only when no dimension can take them
+// is the dimension replicated (an all-gather). Operands and results of a variadic sort share
+// one tiling. Consumers reshard from the op's tiling as they need.
 //
 //   %s = f32[4,16,8] sort(%x), dimensions={2}, sharding={devices=[1,1,4]<=[4]}
 //   -> %x in {devices=[1,4,1]<=[4]} (all-to-all), %s.spmd = f32[4,4,8] sort(...)
+//   %f = c64[4,16,17] fft(f32[4,16,32] %x), fft_type=RFFT, fft_length={32},
+//        sharding={devices=[2,1,4]<=[8]}
+//   -> %x in {devices=[2,4,1]<=[8]} (all-to-all), %f.spmd = c64[2,4,17] fft(...)
+#include <algorithm>
+#include <vector>
+
 #include "hlo/sharding/sharding_transforms.h"
 #include "hlo/status_macros.h"
 #include "spmd/partitioner/handlers.h"
@@ -19,23 +26,35 @@ using hlo::HloInstruction;
 using hlo::HloSharding;
 using hlo::Shape;
 
-// The tiling a sort along `dim` of arrays shaped `shape` runs in, given the requested `leaf`.
-absl::StatusOr<HloSharding> SortTiling(const HloSharding& leaf, const Shape& shape, int64_t dim) {
-  const int64_t tiles = leaf.tile_assignment().dim(dim);
-  if (tiles == 1) return leaf;
-  int64_t best = -1;
-  int64_t best_per_tile = 0;
-  for (int64_t d = 0; d < shape.rank(); ++d) {
-    const int64_t ways = leaf.tile_assignment().dim(d) * tiles;
-    if (d == dim || shape.dimensions(d) % ways != 0) continue;
-    const int64_t per_tile = shape.dimensions(d) / ways;
-    if (per_tile > best_per_tile) {
-      best = d;
-      best_per_tile = per_tile;
+// The tiling an op needing `whole` dims of arrays shaped `shape` runs in, given the requested
+// `leaf`: each split whole dim's tiles moved to the other dim that takes them evenly with the
+// most elements per tile, else replicated.
+absl::StatusOr<HloSharding> WholeDimsTiling(HloSharding leaf, const Shape& shape,
+                                            const std::vector<int64_t>& whole) {
+  auto is_whole = [&](int64_t d) {
+    return std::find(whole.begin(), whole.end(), d) != whole.end();
+  };
+  for (int64_t dim : whole) {
+    const int64_t tiles = leaf.tile_assignment().dim(dim);
+    if (tiles == 1) continue;
+    int64_t best = -1;
+    int64_t best_per_tile = 0;
+    for (int64_t d = 0; d < shape.rank(); ++d) {
+      const int64_t ways = leaf.tile_assignment().dim(d) * tiles;
+      if (is_whole(d) || shape.dimensions(d) % ways != 0) continue;
+      const int64_t per_tile = shape.dimensions(d) / ways;
+      if (per_tile > best_per_tile) {
+        best = d;
+        best_per_tile = per_tile;
+      }
+    }
+    if (best >= 0) {
+      ASSIGN_OR_RETURN(leaf, hlo::MoveTileDim(leaf, dim, best));
+    } else {
+      ASSIGN_OR_RETURN(leaf, hlo::PartiallyReplicate(leaf, {dim}));
     }
   }
-  if (best >= 0) return hlo::MoveTileDim(leaf, dim, best);
-  return hlo::PartiallyReplicate(leaf, {dim});
+  return leaf;
 }
 
 absl::Status HandleSort(const HloInstruction& original, const HloSharding& sharding,
@@ -47,7 +66,7 @@ absl::Status HandleSort(const HloInstruction& original, const HloSharding& shard
     return FallBackToReplicated(original, sharding, ctx,
                                 "a sort with subgroups in its sharding, or of several dimensions");
   }
-  ASSIGN_OR_RETURN(HloSharding local, SortTiling(leaf, array, original.dimensions()[0]));
+  ASSIGN_OR_RETURN(HloSharding local, WholeDimsTiling(leaf, array, {original.dimensions()[0]}));
   std::vector<HloInstruction*> operands;
   for (const HloInstruction* operand : original.operands()) {
     ASSIGN_OR_RETURN(HloInstruction * value, ctx.GetInSharding(operand, local));
@@ -64,8 +83,30 @@ absl::Status HandleSort(const HloInstruction& original, const HloSharding& shard
   return absl::OkStatus();
 }
 
+// An fft transforms its innermost fft_length.size() dims: those stay whole; the others keep
+// their tiles (an RFFT's or IRFFT's last dim changes size, but it is whole on both sides).
+absl::Status HandleFft(const HloInstruction& original, const HloSharding& sharding,
+                       PartitionContext& ctx) {
+  const Shape& shape = original.shape();
+  const int64_t transformed = static_cast<int64_t>(original.attrs().fft_length.size());
+  if (!sharding.IsTiled() || !sharding.subgroup_types().empty() || !shape.IsArray() ||
+      transformed < 1 || transformed > shape.rank()) {
+    return FallBackToReplicated(original, sharding, ctx, "an fft with subgroups in its sharding");
+  }
+  std::vector<int64_t> whole;
+  for (int64_t d = shape.rank() - transformed; d < shape.rank(); ++d) whole.push_back(d);
+  ASSIGN_OR_RETURN(HloSharding local, WholeDimsTiling(sharding, shape, whole));
+  ASSIGN_OR_RETURN(HloInstruction * operand, ctx.GetInSharding(original.operand(0), local));
+  ASSIGN_OR_RETURN(Shape local_shape, LocalShape(local, shape));
+  ctx.Set(&original, {CloneWithOperands(original, local_shape, {operand}, ctx), local, shape});
+  return absl::OkStatus();
+}
+
 }  // namespace
 
-void RegisterSortHandler(HandlerTable& table) { table[hlo::HloOpcode::kSort] = &HandleSort; }
+void RegisterSortAndFftHandlers(HandlerTable& table) {
+  table[hlo::HloOpcode::kSort] = &HandleSort;
+  table[hlo::HloOpcode::kFft] = &HandleFft;
+}
 
 }  // namespace spmd

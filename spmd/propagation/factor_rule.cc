@@ -329,6 +329,17 @@ std::optional<FactorRule> WholeAlongDimensions(const HloInstruction& instr) {
   return SameRankWithWholeDims(instr, std::string(hlo::HloOpcodeString(instr.opcode())), whole, -1);
 }
 
+// fft: its innermost fft_length.size() dims are transformed (whole); the others pass through.
+std::optional<FactorRule> Fft(const HloInstruction& instr) {
+  if (!SameRank(instr) || instr.operand_count() != 1) return std::nullopt;
+  const int64_t rank = instr.shape().rank();
+  const int64_t transformed = static_cast<int64_t>(instr.attrs().fft_length.size());
+  if (transformed < 1 || transformed > rank) return std::nullopt;
+  std::vector<bool> whole(rank, false);
+  for (int64_t d = rank - transformed; d < rank; ++d) whole[d] = true;
+  return SameRankWithWholeDims(instr, "fft", whole, -1);
+}
+
 std::optional<FactorRule> Concatenate(const HloInstruction& instr) {
   if (!AllArrays(instr) || instr.dimensions().size() != 1) return std::nullopt;
   const int64_t n = instr.operand_count();
@@ -524,6 +535,7 @@ const RuleTableArray& RuleTable() {
     set(HloOpcode::kDynamicUpdateSlice, &DynamicUpdateSlice);
     set(HloOpcode::kReverse, &Reverse);
     set(HloOpcode::kSort, &WholeAlongDimensions);
+    set(HloOpcode::kFft, &Fft);
     set(HloOpcode::kConcatenate, &Concatenate);
     set(HloOpcode::kCustomCall, &CustomCall);
     set(HloOpcode::kGather, &Gather);

@@ -93,6 +93,19 @@ ENTRY e {
   EXPECT_EQ(S("i"), "{devices=[2,4]<=[8]}");
 }
 
+// jnp.fft.rfft over the last axis of a ('data', _, 'model') operand: the batch split passes to
+// the result, the transformed dim stays whole.
+TEST_F(PropagationTest, FftKeepsTheSplitsOfTheDimsItDoesNotTransform) {
+  Propagate(R"(HloModule m, num_partitions=8
+ENTRY e {
+  x = f32[4,16,32] parameter(0), sharding={devices=[2,1,4]<=[8]}
+  f = c64[4,16,17] fft(x), fft_type=RFFT, fft_length={32}
+  a = f32[4,16,17] abs(f)
+  ROOT t = (f32[4,16,17]) tuple(a), sharding={{devices=[2,1,1,4]<=[8] last_tile_dim_replicate}}
+})");
+  EXPECT_EQ(S("f"), "{devices=[2,1,1,4]<=[8] last_tile_dim_replicate}");
+}
+
 // lax.top_k over a split last dim: both result leaves keep the operand's other splits (the rows
 // on 'data'), the top-k dim whole, so the top-k need not be computed replicated.
 TEST_F(PropagationTest, TopKLeavesKeepTheOperandsOtherSplits) {
