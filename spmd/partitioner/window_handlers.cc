@@ -177,10 +177,12 @@ absl::Status HandleReduceWindow(const HloInstruction& original, const HloShardin
     const Received a = PlanReceived(original, *alt, sharding, ctx);
     if (ChooseNearFastest({d.us, a.us}, {d.bytes, a.bytes}) == 1) {
       lines.erase(lines.begin() + first_line, lines.begin() + alt_line);
-      lines.push_back(hlo::StrCat("%", original.name(), ": computed in its operand's tiling ",
-                                  alt->local.ToStringWithoutMetadata(), " and resharded to ",
-                                  sharding.ToStringWithoutMetadata(), " (", a.bytes, " bytes, ",
-                                  a.us, " us, against ", d.bytes, " bytes, ", d.us, " us)"));
+      if (ctx.log().keep_lines) {
+        lines.push_back(hlo::StrCat("%", original.name(), ": computed in its operand's tiling ",
+                                    alt->local.ToStringWithoutMetadata(), " and resharded to ",
+                                    sharding.ToStringWithoutMetadata(), " (", a.bytes, " bytes, ",
+                                    a.us, " us, against ", d.bytes, " bytes, ", d.us, " us)"));
+      }
       const HloSharding computed = alt->local;
       RETURN_IF_ERROR(EmitReduceWindow(original, std::move(identity), *std::move(alt), ctx));
       ASSIGN_OR_RETURN(const PartitionedValue* value, ctx.Get(&original));
