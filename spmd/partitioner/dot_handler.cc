@@ -116,15 +116,16 @@ absl::StatusOr<HloInstruction*> EmitCandidate(const HloInstruction& dot, const D
     ASSIGN_OR_RETURN(local, EmitAllGatherLoop(dot, p, c, block, other, ctx));
   } else {
     ASSIGN_OR_RETURN(Shape shape, LocalShape(c.local, p.result_shape));
-    if (std::optional<std::vector<int64_t>> holds = DataHolders(dot, c, shape, ctx)) {
-      ASSIGN_OR_RETURN(HloInstruction * lhs, ctx.GetInSharding(dot.operand(0), c.lhs));
-      ASSIGN_OR_RETURN(HloInstruction * rhs, ctx.GetInSharding(dot.operand(1), c.rhs));
-      local = ctx.builder().KeepOnDevices(CloneWithOperands(dot, shape, {lhs, rhs}, ctx), *holds);
-    } else {
-      ASSIGN_OR_RETURN(HloInstruction * lhs, Operand(dot, 0, c.lhs, ctx));
-      ASSIGN_OR_RETURN(HloInstruction * rhs, Operand(dot, 1, c.rhs, ctx));
-      local = CloneWithOperands(dot, shape, {lhs, rhs}, ctx);
-    }
+    // Operands with their padding zeroed, or, where the padding devices' result is zeroed
+    // instead, as they are.
+    const std::optional<std::vector<int64_t>> holds = DataHolders(dot, c, shape, ctx);
+    auto fetch = [&](int64_t i, const HloSharding& s) {
+      return holds ? ctx.GetInSharding(dot.operand(i), s) : Operand(dot, i, s, ctx);
+    };
+    ASSIGN_OR_RETURN(HloInstruction * lhs, fetch(0, c.lhs));
+    ASSIGN_OR_RETURN(HloInstruction * rhs, fetch(1, c.rhs));
+    local = CloneWithOperands(dot, shape, {lhs, rhs}, ctx);
+    if (holds) local = ctx.builder().KeepOnDevices(local, *holds);
   }
   return Finish(c, local, ctx);
 }
