@@ -12,6 +12,7 @@
 
 #include "hlo/analysis/dot_readers.h"
 #include "hlo/sharding/sharding_transforms.h"
+#include "hlo/status_macros.h"
 #include "hlo/strings.h"
 #include "spmd/propagation/factor_projection.h"
 
@@ -159,6 +160,29 @@ void PropagationEngine::Visit(int64_t e) {
   }
 }
 
+namespace {
+
+// What a kRefinable `target` (a constraint with unspecified_dims) may take of `proposed`: its
+// open dims' splits, merged into the splits the constraint gives its other dims. Those stay as
+// annotated whatever the proposal's tile count: a split that does not fit beside them (other
+// devices than the constraint's replicas) fails.
+absl::StatusOr<HloSharding> WithinConstraint(const ClassState& target,
+                                             const HloSharding& proposed) {
+  std::vector<int64_t> open, closed;
+  for (int64_t d = 0; d < static_cast<int64_t>(target.open_dims.size()); ++d) {
+    (target.open_dims[d] ? open : closed).push_back(d);
+  }
+  ASSIGN_OR_RETURN(HloSharding splits, hlo::PartiallyReplicate(proposed, closed));
+  if (closed.empty() || !target.sharding.has_value() || !target.sharding->IsTiled() ||
+      target.sharding->HasManualSubgroup()) {
+    return splits;
+  }
+  ASSIGN_OR_RETURN(HloSharding kept, hlo::PartiallyReplicate(*target.sharding, open));
+  return hlo::MergeShardings(kept, splits);
+}
+
+}  // namespace
+
 std::vector<Proposal> PropagationEngine::Proposals(const RuleEdge& edge, int64_t side,
                                                    const std::vector<int64_t>& seen) const {
   std::vector<Proposal> out;
@@ -185,11 +209,7 @@ std::vector<Proposal> PropagationEngine::Proposals(const RuleEdge& edge, int64_t
     if (IsManual(*p)) return {Proposal{*std::move(p), from}};
     if (!p->IsTiled()) continue;
     if (target.hold == Hold::kRefinable) {
-      std::vector<int64_t> closed;
-      for (int64_t d = 0; d < static_cast<int64_t>(target.open_dims.size()); ++d) {
-        if (!target.open_dims[d]) closed.push_back(d);
-      }
-      p = hlo::PartiallyReplicate(*p, closed);
+      p = WithinConstraint(target, *p);
       if (!p.ok() || !p->IsTiled()) continue;
     }
     if (!p->Validate(SideShape(edge, side), num_devices_).ok()) continue;

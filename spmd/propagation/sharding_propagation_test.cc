@@ -494,6 +494,30 @@ ENTRY e {
   EXPECT_EQ(S("c"), "{replicated}");
 }
 
+TEST_F(PropagationTest, AProposalWithMoreTilesDoesNotDropAConstraintsSpecifiedSplit) {
+  Propagate(R"(HloModule m, num_partitions=8
+ENTRY e {
+  p = f32[16,64] parameter(0), sharding={devices=[8,1]<=[8]}
+  c = f32[16,64] custom-call(p), custom_call_target="Sharding",
+    sharding={devices=[1,4,2]<=[8] last_tile_dim_replicate}, backend_config="unspecified_dims=[0]"
+  ROOT n = f32[16,64] negate(c)
+})");
+  // p's 8-way split of dim 0 cannot join the constraint's split of dim 1 (its replicas are
+  // pairs of devices); dim 1 keeps the constraint's split whatever the proposal's tile count.
+  EXPECT_EQ(S("c"), "{devices=[1,4,2]<=[8] last_tile_dim_replicate}");
+}
+
+TEST_F(PropagationTest, AnOpenDimTakesTheSplitThatFitsTheConstraintsReplicas) {
+  Propagate(R"(HloModule m, num_partitions=8
+ENTRY e {
+  p = f32[16,64] parameter(0), sharding={devices=[2,4]<=[4,2]T(1,0)}
+  c = f32[16,64] custom-call(p), custom_call_target="Sharding",
+    sharding={devices=[1,4,2]<=[8] last_tile_dim_replicate}, backend_config="unspecified_dims=[0]"
+  ROOT n = f32[16,64] negate(c)
+})");
+  EXPECT_EQ(S("c"), "{devices=[2,4]<=[4,2]T(1,0)}");
+}
+
 TEST_F(PropagationTest, OutputFlagLetsPropagationChangeTheRoot) {
   const char* text = R"(HloModule m, num_partitions=2%s
 ENTRY e {
