@@ -596,3 +596,76 @@ ENTRY e {
 }
 
 }  // namespace
+
+// JAX's partly manual shard_map (axis_names={'model'} on a (data=2, model=4) mesh), as its
+// GSPMD export writes it: every dim open. The data split of x enters the region, the dot and
+// the psum run on each device's rows, and the result leaves split; nothing is gathered.
+constexpr char kPartlyManual[] = R"(
+HloModule partly_manual, num_partitions=8
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY main {
+  x = f32[16,64] parameter(0), sharding={devices=[2,4]<=[8]}
+  w = f32[64,32] parameter(1), sharding={devices=[4,1,2]<=[2,4]T(1,0) last_tile_dim_replicate}
+  gx = f32[16,64] custom-call(x), custom_call_target="Sharding",
+    sharding={devices=[1,4,2]<=[2,4]T(1,0) last_tile_dim_replicate}, backend_config="unspecified_dims=[0,1]"
+  lx = f32[16,16] custom-call(gx), custom_call_target="SPMDFullToShardShape",
+    sharding={devices=[1,1,4,2]<=[2,4]T(1,0) last_tile_dims={manual, replicated}}, backend_config="unspecified_dims=[0,1]"
+  gw = f32[64,32] custom-call(w), custom_call_target="Sharding",
+    sharding={devices=[4,1,2]<=[2,4]T(1,0) last_tile_dim_replicate}, backend_config="unspecified_dims=[0,1]"
+  lw = f32[16,32] custom-call(gw), custom_call_target="SPMDFullToShardShape",
+    sharding={devices=[1,1,4,2]<=[2,4]T(1,0) last_tile_dims={manual, replicated}}, backend_config="unspecified_dims=[0,1]"
+  d = f32[16,32] dot(lx, lw), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  dc = f32[16,32] custom-call(d), custom_call_target="Sharding",
+    sharding={devices=[1,1,4,2]<=[2,4]T(1,0) last_tile_dims={manual, replicated}}, backend_config="unspecified_dims=[0,1]"
+  ar = f32[16,32] all-reduce(dc), channel_id=1, replica_groups={{0,1,2,3},{4,5,6,7}},
+    use_global_device_ids=true, to_apply=add
+  lo = f32[16,32] custom-call(ar), custom_call_target="Sharding",
+    sharding={devices=[1,1,4,2]<=[2,4]T(1,0) last_tile_dims={manual, replicated}}, backend_config="unspecified_dims=[0,1]"
+  go = f32[16,32] custom-call(lo), custom_call_target="SPMDShardToFullShape", sharding={replicated},
+    backend_config="unspecified_dims=[0,1]"
+  ROOT t = f32[16,32] tanh(go), sharding={devices=[2,1,4]<=[8] last_tile_dim_replicate}
+})";
+
+// Propagates `text`, then partitions and verifies it on `devices` devices; the partitioned
+// program's text.
+std::string PropagatePartitionAndVerify(const std::string& text, int64_t devices) {
+  std::unique_ptr<hlo::HloModule> m = Parse(text);
+  if (m == nullptr) return "";
+  spmd::ShardingPropagation propagation;
+  absl::StatusOr<bool> ran = propagation.Run(m.get());
+  EXPECT_TRUE(ran.ok()) << ran.status();
+  const std::string propagated = m->ToString();
+  absl::StatusOr<std::unique_ptr<hlo::HloModule>> spmd = Partition(propagated);
+  EXPECT_TRUE(spmd.ok()) << spmd.status();
+  if (!spmd.ok()) return "";
+  absl::StatusOr<runtime::VerifyResult> result = Verify(propagated, **spmd, devices);
+  EXPECT_TRUE(result.ok()) << result.status();
+  if (result.ok()) EXPECT_TRUE(result->ok()) << result->ToString() << (*spmd)->ToString();
+  return (*spmd)->ToString();
+}
+
+TEST(ManualPartitionTest, FreeAxesSplitTheOpenDimsOfAPartlyManualRegion) {
+  const std::string spmd = PropagatePartitionAndVerify(kPartlyManual, 8);
+  EXPECT_EQ(spmd.find("all-gather"), std::string::npos) << spmd;
+  EXPECT_NE(spmd.find("f32[8,32] all-reduce"), std::string::npos) << spmd;
+}
+
+// Propagation splits the region's values along the free axis (from the root's layout) while
+// the conversion out is held {replicated}: each group's whole value is what leaves.
+TEST(ManualPartitionTest, ATiledManualValueLeavesWholeForAHeldReplicatedResult) {
+  PropagatePartitionAndVerify(R"(
+HloModule leave_whole, num_partitions=8
+ENTRY main {
+  p0 = f32[16,16] parameter(0), sharding={devices=[2,1,4]<=[8] last_tile_dims={manual}}
+  p1 = f32[16,32] parameter(1), sharding={devices=[1,1,4,2]<=[2,4]T(1,0) last_tile_dims={manual, replicated}}
+  d = f32[16,32] dot(p0, p1), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  c = f32[16,32] custom-call(d), custom_call_target="Sharding",
+    sharding={devices=[1,1,4,2]<=[2,4]T(1,0) last_tile_dims={manual, replicated}}, backend_config="unspecified_dims=[0,1]"
+  ROOT t = f32[16,32] custom-call(c), custom_call_target="SPMDShardToFullShape", sharding={replicated}
+})",
+                              8);
+}

@@ -255,6 +255,16 @@ absl::StatusOr<std::vector<TensorSharding>> Importer::ParseValueShardings(
 
 // Converts `values` (read from `text`: one sharding, or one per tuple element when the shape is
 // a tuple) and sets or checks the instruction's sharding.
+// `unspecified_dims=[...]` naming `value`'s open dims (`?`), XLA's form; empty when none.
+std::string UnspecifiedDimsConfig(const TensorSharding& value) {
+  if (value.open_dims.empty()) return "";
+  std::string config = "unspecified_dims=[";
+  for (size_t i = 0; i < value.open_dims.size(); ++i) {
+    StrAppend(&config, i == 0 ? "" : ",", value.open_dims[i]);
+  }
+  return config + "]";
+}
+
 absl::Status Importer::ApplySharding(HloInstruction* instr,
                                      const std::vector<TensorSharding>& values,
                                      const std::string& text) {
@@ -302,13 +312,7 @@ absl::Status Importer::ApplySharding(HloInstruction* instr,
   const bool sharding_call =
       instr->opcode() == HloOpcode::kCustomCall && instr->attrs().custom_call_target == "Sharding";
   std::string& config = instr->mutable_attrs()->backend_config;
-  if (sharding_call && !tuple && !values[0].open_dims.empty() && config.empty()) {
-    config = "unspecified_dims=[";
-    for (size_t i = 0; i < values[0].open_dims.size(); ++i) {
-      StrAppend(&config, i == 0 ? "" : ",", values[0].open_dims[i]);
-    }
-    config += "]";
-  }
+  if (sharding_call && !tuple && config.empty()) config = UnspecifiedDimsConfig(values[0]);
   return absl::OkStatus();
 }
 
@@ -396,9 +400,15 @@ absl::Status Importer::ManualBoundary(HloInstruction* instr, bool entering) {
     const std::string from = entering ? "global" : "local", to = entering ? "local" : "global";
     HloInstruction* held = AddCustomCall(instr, "Sharding", operand, operand->shape(),
                                          entering ? *global : *local, StrCat(from, i));
-    values.push_back(AddCustomCall(instr,
-                                   entering ? "SPMDFullToShardShape" : "SPMDShardToFullShape", held,
-                                   results[i], entering ? *local : *global, StrCat(to, i)));
+    HloInstruction* moved =
+        AddCustomCall(instr, entering ? "SPMDFullToShardShape" : "SPMDShardToFullShape", held,
+                      results[i], entering ? *local : *global, StrCat(to, i));
+    // Open dims stay open on both sides, as JAX's GSPMD export writes them: the free axes may
+    // split them inside the region too (hlo/sharding/manual_conversion.h).
+    for (HloInstruction* call : {held, moved}) {
+      call->mutable_attrs()->backend_config = UnspecifiedDimsConfig(shardings[i]);
+    }
+    values.push_back(moved);
   }
   return ReplaceWith(instr, values);
 }

@@ -173,6 +173,20 @@ TEST(SdyImportTest, PartlyManualShardMapKeepsFreeAxesSplit) {
   EXPECT_EQ(ShardingOf(*m, "g.local0"), "{devices=[2,1,4]<=[8] last_tile_dims={manual}}");
 }
 
+// Open dims (`?`) at the boundary stay open on both sides of the conversion, as JAX's GSPMD
+// export writes them, so that propagation may split them by the free axes.
+TEST(SdyImportTest, OpenDimsAtAManualBoundaryStayOpenOnBothSides) {
+  std::unique_ptr<HloModule> m = Parse(Module(R"(
+  x = f32[64,256] parameter(0)
+  ROOT g = f32[64,64] custom-call(x), custom_call_target="xla.sdy.GlobalToLocalShape", frontend_attributes={xla.sdy.in_shardings="#sdy.sharding_per_value<[<@mesh, [{?}, {\"model\", ?}]>]>",xla.sdy.manual_axes="#sdy<manual_axes{\"model\"}>"}
+)"));
+  ASSERT_NE(m, nullptr);
+  ASSERT_TRUE(ImportShardy(m.get()).ok());
+  EXPECT_EQ(Find(*m, "g.global0")->attrs().backend_config, "unspecified_dims=[0,1]");
+  EXPECT_EQ(Find(*m, "g.local0")->attrs().backend_config, "unspecified_dims=[0,1]");
+  EXPECT_EQ(ShardingOf(*m, "g.global0"), "{devices=[1,4,2]<=[2,4]T(1,0) last_tile_dim_replicate}");
+}
+
 // JAX's partly manual shard_map (axis_names={'model'}): inside the body, the shardings name only
 // the free axes, and the HLO sharding JAX writes beside them lacks the manual subgroup
 // ({replicated} for open dims). The body's shardings become manual-subgroup ones.

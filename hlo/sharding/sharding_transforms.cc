@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <map>
 #include <numeric>
 #include <string>
 #include <utility>
@@ -268,6 +269,40 @@ absl::StatusOr<HloSharding> MergeTiled(const HloSharding& a, const HloSharding& 
     if (std::optional<TileAssignment> iota = ta->ToIota()) ta = *std::move(iota);
   }
   return HloSharding::PartialTile(*std::move(ta), a.metadata());
+}
+
+// The sets of devices that share a manual index, sorted.
+std::vector<std::vector<int64_t>> ManualGroupSets(const HloSharding& s) {
+  std::map<int64_t, std::vector<int64_t>> by_index;
+  const int64_t manual = s.SubgroupManualDim();
+  s.tile_assignment().ForEach([&](absl::Span<const int64_t> index, int64_t device) {
+    by_index[index[manual]].push_back(device);
+  });
+  std::vector<std::vector<int64_t>> sets;
+  for (auto& [index, devices] : by_index) {
+    std::sort(devices.begin(), devices.end());
+    sets.push_back(std::move(devices));
+  }
+  std::sort(sets.begin(), sets.end());
+  return sets;
+}
+
+bool WholeInItsGroups(const HloSharding& s) {
+  for (int64_t d = 0; d < s.TiledDataRank(); ++d) {
+    if (s.tile_assignment().dim(d) > 1) return false;
+  }
+  return true;
+}
+
+// Two shardings with the same manual groups, one of them whole inside each group: the other.
+absl::StatusOr<HloSharding> MergeInManualGroups(const HloSharding& a, const HloSharding& b) {
+  if (!a.HasManualSubgroup() || !b.HasManualSubgroup() ||
+      ManualGroupSets(a) != ManualGroupSets(b)) {
+    return MergeError(a, b, "they are not manual in the same groups");
+  }
+  if (WholeInItsGroups(a)) return b.WithShardGroup({});
+  if (WholeInItsGroups(b)) return a.WithShardGroup({});
+  return MergeError(a, b, "both split the values inside their manual groups");
 }
 
 }  // namespace
@@ -527,6 +562,7 @@ absl::StatusOr<HloSharding> MergeShardings(const HloSharding& a, const HloShardi
   }
   if (a.kind() == Kind::kReplicated || a.kind() == Kind::kUnknown) return b.WithShardGroup({});
   if (!a.IsTiled() || !b.IsTiled()) return MergeError(a, b, "they place the value differently");
+  if (a.HasManualSubgroup() || b.HasManualSubgroup()) return MergeInManualGroups(a, b);
   return MergeTiled(a, b);
 }
 

@@ -102,7 +102,8 @@ absl::StatusOr<HloSharding> SplitAmongGroups(const HloSharding& held, int64_t ra
 // {replicated} and {unknown} merge to the other input; equal inputs merge to themselves.
 // Fails when the inputs disagree (a device in different tiles of one dim, different tile
 // counts, different devices), when the merged tiles are not held by equally many devices, or
-// when either has manual or unreduced subgroups.
+// when either has unreduced subgroups. With manual subgroups they merge only when both are
+// manual in the same groups of devices and one is whole inside each group (to the other).
 absl::StatusOr<HloSharding> MergeShardings(const HloSharding& a, const HloSharding& b);
 
 // The sharding an operand needs so that an op mapping operand dimension i to result dimension

@@ -242,7 +242,19 @@ TEST(MergeShardingsTest, SaysWhyWhenIncompatible) {
   EXPECT_THAT(Merged("{maximal device=0}", "{maximal device=1}"),
               HasSubstr("they place the value differently"));
   EXPECT_THAT(Merged("{devices=[2,2]<=[4] last_tile_dims={manual}}", "{devices=[2,2]<=[4]}"),
-              HasSubstr("only tiled and partially replicated shardings merge"));
+              HasSubstr("they are not manual in the same groups"));
+}
+
+TEST(MergeShardingsTest, AValueWholeInItsManualGroupsTakesTheirSplit) {
+  const std::string whole = "{devices=[1,1,4,2]<=[2,4]T(1,0) last_tile_dims={manual, replicated}}";
+  const std::string split = "{devices=[2,1,4]<=[8] last_tile_dims={manual}}";
+  EXPECT_EQ(Merged(whole, split), split);
+  EXPECT_EQ(Merged(split, whole), split);
+  // Other manual groups (devices sharing d / 2, not d % 4) or two splits do not merge.
+  EXPECT_THAT(Merged("{devices=[1,1,4,2]<=[8] last_tile_dims={manual, replicated}}", split),
+              HasSubstr("not manual in the same groups"));
+  EXPECT_THAT(Merged(split, "{devices=[1,2,4]<=[2,4]T(0,1) last_tile_dims={manual}}"),
+              HasSubstr("both split"));
 }
 
 // ---- Property tests: every element stays on the devices that held it -----------------------

@@ -10,12 +10,15 @@
 
 #include "hlo/analysis/dot_readers.h"
 #include "hlo/sharding/shard_geometry.h"
+#include "hlo/sharding/sharding_transforms.h"
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
 #include "spmd/dot/dot_strategy.h"
 #include "spmd/partitioner/handlers.h"
 #include "spmd/partitioner/rebuild.h"
 #include "spmd/partitioner/windowed_einsum.h"
+#include "spmd/propagation/factor_projection.h"
+#include "spmd/propagation/factor_rule.h"
 #include "spmd/reshard/reshard_plan.h"
 
 namespace spmd {
@@ -185,8 +188,42 @@ std::string SharersNote(const DotProblem& p) {
   return note;
 }
 
+// A dot whose values the free axes of a partly manual region split inside their manual
+// groups: each group computes it in the result's tiling, every operand resharded inside the
+// group to the result's tiles of its dims (its contracting dims whole). Without this the dot
+// would run whole in each group.
+absl::Status DotInGroups(const HloInstruction& original, const HloSharding& sharding,
+                         PartitionContext& ctx) {
+  std::optional<FactorRule> rule = FactorRuleFor(original);
+  if (!rule.has_value()) {
+    return FallBackToReplicated(original, sharding, ctx, "a dot without a factor rule");
+  }
+  std::vector<HloInstruction*> operands;
+  for (int64_t i = 0; i < 2; ++i) {
+    const HloInstruction* operand = original.operand(i);
+    const std::vector<int64_t> dim_map =
+        FactorDimMap(*rule, rule->result_side(), i, operand->shape().rank());
+    ASSIGN_OR_RETURN(HloSharding want,
+                     hlo::OperandShardingFromResult(sharding, original.shape().rank(), dim_map));
+    ASSIGN_OR_RETURN(HloInstruction * value, ctx.GetInSharding(operand, want));
+    operands.push_back(value);
+  }
+  if (ctx.log().keep_lines) {
+    ctx.log().lines.push_back(hlo::StrCat("dot %", original.name(), ": inside manual groups, in ",
+                                          "its result's tiling ", sharding.ToString()));
+  }
+  ASSIGN_OR_RETURN(Shape local, LocalShape(sharding, original.shape()));
+  ctx.Set(&original, {CloneWithOperands(original, std::move(local), std::move(operands), ctx),
+                      sharding, original.shape()});
+  return absl::OkStatus();
+}
+
 absl::Status HandleDot(const HloInstruction& original, const HloSharding& sharding,
                        PartitionContext& ctx) {
+  if (original.shape().IsArray() && original.operand_count() == 2 && sharding.HasManualSubgroup() &&
+      !IsWholeOnEveryDevice(sharding)) {
+    return DotInGroups(original, sharding, ctx);
+  }
   bool plain_sharding = sharding.IsReplicated() ||
                         sharding.kind() == HloSharding::Kind::kUnreduced || sharding.IsTiled();
   for (hlo::OpShardingType t : sharding.IsTiled() ? sharding.subgroup_types()

@@ -31,6 +31,7 @@
 
 #include "hlo/sharding/device_groups.h"
 #include "hlo/sharding/implied_sharding.h"
+#include "hlo/sharding/manual_conversion.h"
 #include "hlo/sharding/sharding_transforms.h"
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
@@ -103,6 +104,8 @@ absl::StatusOr<HloSharding> OperandShardingForManual(const HloInstruction& origi
                                                      const HloInstruction& operand) {
   if (sharding.IsManual()) return ManualFor(operand.shape());
   if (operand.shape().Compatible(original.shape())) return sharding;
+  // A collective on tiles (CollectiveSharding): the dims it changes are whole there.
+  if (!sharding.IsTuple() && !IsWholeOnEveryDevice(sharding)) return sharding;
   return WholeInManualGroups(sharding, operand.shape());
 }
 
@@ -175,6 +178,72 @@ absl::Status CheckCollectiveStaysOnItsTile(const HloInstruction& original,
     }
   }
   return absl::OkStatus();
+}
+
+// The two sides of manual conversion `original` as the partitioner moves the value across:
+// `global`, whose tile on each device is that device's `local` tile.
+struct ManualSides {
+  HloSharding global;
+  HloSharding local;
+};
+
+// The sides of `original` given its global side's sharding and its local side's (`local`):
+// each device's manual value, its tile under `local`, is its tile of `global` taken whole
+// along the open dims the value is whole along (hlo::ConversionGlobalSharding), as XLA has
+// it. Where that does not fit because the free axes split the manual values inside their
+// groups (`local`'s data tiles, a partly manual region whose open dims propagation split
+// further than the global side), each group's whole value is its tile of `global` and the
+// global side is that tiling split as `local` splits the value (hlo::GlobalFromLocal); when
+// the two do not fit so either, the value crosses whole in each group and moves to `local`
+// inside the region.
+absl::StatusOr<ManualSides> ConversionSides(const HloInstruction& original,
+                                            const HloSharding& global, const HloSharding& local) {
+  const bool to_shard = original.attrs().custom_call_target == "SPMDFullToShardShape";
+  const Shape& global_shape = to_shard ? original.operand(0)->shape() : original.shape();
+  const Shape& local_shape = to_shard ? original.shape() : original.operand(0)->shape();
+  ASSIGN_OR_RETURN(Shape value, LocalShape(local, local_shape));
+  ASSIGN_OR_RETURN(HloSharding tiles, hlo::ConversionGlobalSharding(original, global, value));
+  absl::StatusOr<Shape> tile = LocalShape(tiles, global_shape);
+  const bool fits = tile.ok() && tile->Compatible(value);
+  if (fits || !local.HasManualSubgroup() || IsWholeOnEveryDevice(local) ||
+      global.HasManualSubgroup()) {
+    return ManualSides{std::move(tiles), local};
+  }
+  ASSIGN_OR_RETURN(HloSharding whole, WholeInManualGroups(local, local_shape));
+  ASSIGN_OR_RETURN(value, LocalShape(whole, local_shape));
+  ASSIGN_OR_RETURN(tiles, hlo::ConversionGlobalSharding(original, global, value));
+  absl::StatusOr<HloSharding> split = hlo::GlobalFromLocal(local, tiles, global_shape);
+  if (split.ok()) return ManualSides{*std::move(split), local};
+  return ManualSides{std::move(tiles), std::move(whole)};
+}
+
+// The sharding collective `original` of the input program runs in, asked for `sharding`: on
+// each device's tile where the free axes split the values inside their manual groups, when the
+// dims it changes (gathered, scattered, exchanged) are whole there; otherwise on each group's
+// whole value, which its users then split.
+absl::StatusOr<HloSharding> CollectiveSharding(const HloInstruction& original,
+                                               const HloSharding& sharding, int64_t num_devices) {
+  if (sharding.IsTuple() || !sharding.HasManualSubgroup() || IsWholeOnEveryDevice(sharding)) {
+    return sharding;
+  }
+  // Groups that combine devices of different tiles are refused as written (CheckCollective-
+  // StaysOnItsTile), as XLA refuses them.
+  if (!CheckCollectiveStaysOnItsTile(original, sharding, num_devices).ok()) return sharding;
+  bool fits = true;
+  const Shape& result = original.shape();
+  for (const HloInstruction* operand : original.operands()) {
+    const Shape& shape = operand->shape();
+    if (!shape.IsArray() || shape.rank() != result.rank()) {
+      fits = false;
+      continue;
+    }
+    for (int64_t d = 0; d < shape.rank(); ++d) {
+      fits = fits && (shape.dimensions(d) == result.dimensions(d) ||
+                      sharding.tile_assignment().dim(d) == 1);
+    }
+  }
+  if (fits) return sharding;
+  return WholeInManualGroups(sharding, result);
 }
 
 }  // namespace
@@ -262,18 +331,20 @@ bool RunsAsWritten(const HloInstruction& instr, const HloSharding& sharding) {
 
 absl::Status HandleManual(const HloInstruction& original, const HloSharding& sharding,
                           PartitionContext& ctx) {
+  HloSharding run = sharding;
   if (hlo::GetHloOpcodeFamily(original.opcode()) == hlo::HloOpcodeFamily::kCollective) {
-    RETURN_IF_ERROR(CheckCollectiveStaysOnItsTile(original, sharding, ctx.num_devices()));
+    ASSIGN_OR_RETURN(run, CollectiveSharding(original, sharding, ctx.num_devices()));
+    RETURN_IF_ERROR(CheckCollectiveStaysOnItsTile(original, run, ctx.num_devices()));
   }
   std::vector<HloInstruction*> operands;
   for (const HloInstruction* operand : original.operands()) {
-    ASSIGN_OR_RETURN(HloSharding want, OperandShardingForManual(original, sharding, *operand));
+    ASSIGN_OR_RETURN(HloSharding want, OperandShardingForManual(original, run, *operand));
     ASSIGN_OR_RETURN(HloInstruction * value, ctx.GetInSharding(operand, want));
     operands.push_back(value);
   }
-  ASSIGN_OR_RETURN(Shape local, LocalShape(sharding, original.shape()));
+  ASSIGN_OR_RETURN(Shape local, LocalShape(run, original.shape()));
   HloInstruction* clone = CloneWithOperands(original, std::move(local), std::move(operands), ctx);
-  ctx.Set(&original, {clone, sharding, original.shape()});
+  ctx.Set(&original, {clone, run, original.shape()});
   return absl::OkStatus();
 }
 
@@ -290,17 +361,18 @@ absl::Status HandleFullToShardShape(const HloInstruction& original, const HloSha
   // Each device's shard becomes its manual value: with manual subgroups, its (padded) tile of
   // the group's value under the result's sharding. The operand is taken whole along the open
   // dims that value is whole along, whatever propagation split there.
-  ASSIGN_OR_RETURN(Shape want, LocalShape(sharding, original.shape()));
-  ASSIGN_OR_RETURN(const HloSharding from,
-                   hlo::ConversionGlobalSharding(original, AnnotatedSharding(*operand), want));
-  RETURN_IF_ERROR(CheckUsesEveryDevice(from, ctx.num_devices()));
-  ASSIGN_OR_RETURN(HloInstruction * shard, ctx.GetInSharding(operand, from));
-  RETURN_IF_ERROR(CheckShapesMatch(original, shard->shape(), want,
-                                   hlo::StrCat("the operand's shard under ", from.ToString())));
+  ASSIGN_OR_RETURN(ManualSides sides,
+                   ConversionSides(original, AnnotatedSharding(*operand), sharding));
+  RETURN_IF_ERROR(CheckUsesEveryDevice(sides.global, ctx.num_devices()));
+  ASSIGN_OR_RETURN(HloInstruction * shard, ctx.GetInSharding(operand, sides.global));
+  ASSIGN_OR_RETURN(Shape want, LocalShape(sides.local, original.shape()));
+  RETURN_IF_ERROR(
+      CheckShapesMatch(original, shard->shape(), want,
+                       hlo::StrCat("the operand's shard under ", sides.global.ToString())));
   // The region's code may read (or move) a padded tile's padding: it is zeros there, as the
   // per-device reference has it (runtime/cpu/ops/manual_ops.cc), not what the reshard left.
-  ASSIGN_OR_RETURN(shard, ctx.MaskPadding(shard, operand->shape(), from));
-  ctx.Set(&original, {shard, sharding, original.shape()});
+  ASSIGN_OR_RETURN(shard, ctx.MaskPadding(shard, operand->shape(), sides.global));
+  ctx.Set(&original, {shard, sides.local, original.shape()});
   return absl::OkStatus();
 }
 
@@ -321,15 +393,15 @@ absl::Status HandleShardToFullShape(const HloInstruction& original, const HloSha
   HloSharding from = AnnotatedSharding(*operand);
   if (!from.IsManual() && !from.HasManualSubgroup()) from = current->sharding;
   if (!from.IsManual() && !from.HasManualSubgroup()) from = HloSharding::Manual();
-  ASSIGN_OR_RETURN(HloInstruction * manual, ctx.GetInSharding(operand, from));
   // The manual values become tiles of the result whole along the open dims they are whole
   // along; where propagation split the result further, its users reshard from those tiles.
-  ASSIGN_OR_RETURN(const HloSharding tiles,
-                   hlo::ConversionGlobalSharding(original, sharding, manual->shape()));
-  ASSIGN_OR_RETURN(Shape local, LocalShape(tiles, original.shape()));
-  RETURN_IF_ERROR(CheckShapesMatch(original, local, manual->shape(),
-                                   hlo::StrCat("the result's shard under ", tiles.ToString())));
-  ctx.Set(&original, {manual, tiles, original.shape()});
+  ASSIGN_OR_RETURN(ManualSides sides, ConversionSides(original, sharding, from));
+  ASSIGN_OR_RETURN(HloInstruction * manual, ctx.GetInSharding(operand, sides.local));
+  ASSIGN_OR_RETURN(Shape local, LocalShape(sides.global, original.shape()));
+  RETURN_IF_ERROR(
+      CheckShapesMatch(original, local, manual->shape(),
+                       hlo::StrCat("the result's shard under ", sides.global.ToString())));
+  ctx.Set(&original, {manual, sides.global, original.shape()});
   return absl::OkStatus();
 }
 

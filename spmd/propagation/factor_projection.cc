@@ -9,6 +9,7 @@
 #include <optional>
 #include <vector>
 
+#include "hlo/sharding/manual_conversion.h"
 #include "hlo/sharding/sharding_transforms.h"
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
@@ -91,12 +92,29 @@ absl::StatusOr<HloSharding> Rebuild(const HloSharding& sharding, const hlo::Shap
   return result.WithoutMetadata();
 }
 
+// A manual conversion's side `to` from side `from` sharded `sharding`. {manual} has no free
+// axes to carry, and a replicated local side is not a value of the region: neither projects.
+absl::StatusOr<HloSharding> ProjectConversion(const ConversionSides& sides, int64_t from,
+                                              const HloSharding& sharding) {
+  if (from == sides.global_side) {
+    if (!sharding.IsTiled() && !sharding.IsReplicated()) {
+      return absl::UnimplementedError("only a tiled global side projects into the region");
+    }
+    return hlo::LocalFromGlobal(sharding, sides.structure, sides.groups, sides.global_shape);
+  }
+  if (!sharding.HasManualSubgroup()) {
+    return absl::UnimplementedError("only manual subgroups project out of the region");
+  }
+  return hlo::GlobalFromLocal(sharding, sides.structure, sides.global_shape);
+}
+
 }  // namespace
 
 absl::StatusOr<HloSharding> ProjectSharding(const FactorRule& rule, int64_t from, int64_t to,
                                             const HloSharding& sharding,
                                             const hlo::Shape& from_shape,
                                             const hlo::Shape& to_shape) {
+  if (rule.conversion) return ProjectConversion(*rule.conversion, from, sharding);
   std::vector<int64_t> dim_map;
   if (auto decided = Shortcut(rule, from, to, sharding, from_shape, to_shape, dim_map)) {
     return *std::move(decided);
@@ -108,6 +126,7 @@ absl::StatusOr<HloSharding> ProjectionCache::Project(const FactorRule& rule, int
                                                      int64_t to, const HloSharding& sharding,
                                                      const hlo::Shape& from_shape,
                                                      const hlo::Shape& to_shape) {
+  if (rule.conversion) return ProjectConversion(*rule.conversion, from, sharding);
   std::vector<int64_t> dim_map;
   if (auto decided = Shortcut(rule, from, to, sharding, from_shape, to_shape, dim_map)) {
     return *std::move(decided);

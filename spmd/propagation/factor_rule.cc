@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 
+#include "hlo/ir/custom_call_config.h"
 #include "hlo/ir/hlo_computation.h"
 #include "hlo/sdy/sdy_attributes.h"
 
@@ -368,8 +369,53 @@ std::optional<FactorRule> ShardyRule(const HloInstruction& instr) {
   return std::move(b).Build();
 }
 
+// A collective of the input program with one array operand of the result's rank (in manual
+// regions: shard_map's psum, all_gather, psum_scatter, ppermute, all_to_all): the dims it
+// gathers, scatters or exchanges stay whole; the others pass (the partitioner runs it on each
+// device's tile of its manual group's value).
+std::optional<FactorRule> Collective(const HloInstruction& instr) {
+  if (instr.operand_count() != 1 || !SameRank(instr)) return std::nullopt;
+  const hlo::Shape& in = instr.operand(0)->shape();
+  std::vector<bool> whole(in.rank());
+  for (int64_t d = 0; d < in.rank(); ++d) {
+    whole[d] = in.dimensions(d) != instr.shape().dimensions(d) ||
+               (instr.opcode() == HloOpcode::kAllToAll && Contains(instr.dimensions(), d));
+  }
+  return SameRankWithWholeDims(instr, "collective", whole, -1);
+}
+
+// SPMDFullToShardShape / SPMDShardToFullShape with unspecified_dims whose local side is
+// manual along some mesh axes only (a partly manual shard_map): the free axes may split its
+// open dims on both sides, related by the global side's sharding as written (the operand's
+// annotation for SPMDFullToShardShape, its own for SPMDShardToFullShape).
+std::optional<FactorRule> ManualConversion(const HloInstruction& instr) {
+  const std::string& target = instr.attrs().custom_call_target;
+  const bool to_shard = target == "SPMDFullToShardShape";
+  if ((!to_shard && target != "SPMDShardToFullShape") || instr.operand_count() != 1 ||
+      !instr.shape().IsArray() || !instr.operand(0)->shape().IsArray() ||
+      !hlo::ParseUnspecifiedDims(instr.attrs().backend_config).has_value()) {
+    return std::nullopt;
+  }
+  const HloInstruction& global = to_shard ? *instr.operand(0) : instr;
+  const HloInstruction& local = to_shard ? instr : *instr.operand(0);
+  if (!global.has_sharding() || !local.has_sharding()) return std::nullopt;
+  const hlo::HloSharding& structure = global.sharding();
+  if (!local.sharding().HasManualSubgroup() || structure.HasManualSubgroup() ||
+      !(structure.IsTiled() || structure.IsReplicated())) {
+    return std::nullopt;
+  }
+  FactorRule rule;
+  rule.name = "manual-conversion";
+  rule.num_operands = 1;
+  rule.conversion = std::make_shared<const ConversionSides>(
+      ConversionSides{structure.WithoutMetadata(), local.sharding().WithoutMetadata(),
+                      global.shape(), to_shard ? 0 : 1});
+  return rule;
+}
+
 std::optional<FactorRule> CustomCall(const HloInstruction& instr) {
   if (std::optional<FactorRule> rule = ShardyRule(instr)) return rule;
+  if (std::optional<FactorRule> rule = ManualConversion(instr)) return rule;
   const bool constraint =
       instr.attrs().custom_call_target == "Sharding" && instr.operand_count() == 1;
   if (!constraint && !hlo::IsPlacementCustomCall(instr)) return std::nullopt;
@@ -540,6 +586,10 @@ const RuleTableArray& RuleTable() {
     set(HloOpcode::kCustomCall, &CustomCall);
     set(HloOpcode::kGather, &Gather);
     set(HloOpcode::kScatter, &Scatter);
+    for (HloOpcode op : {HloOpcode::kAllReduce, HloOpcode::kAllGather, HloOpcode::kReduceScatter,
+                         HloOpcode::kAllToAll, HloOpcode::kCollectivePermute}) {
+      set(op, &Collective);
+    }
     return t;
   }();
   return *table;

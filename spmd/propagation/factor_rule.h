@@ -24,11 +24,14 @@
 #define SPMD_PROPAGATION_FACTOR_RULE_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "hlo/ir/hlo_instruction.h"
+#include "hlo/ir/shape.h"
+#include "hlo/sharding/hlo_sharding.h"
 
 namespace spmd {
 
@@ -39,12 +42,25 @@ struct Factor {
   std::vector<int64_t> dims;
 };
 
+// A manual conversion with open dims (hlo/sharding/manual_conversion.h): the global side's
+// sharding as written (`structure`: its tiles are the manual values), the local side's (its
+// manual groups), the global shape, and which side is global (0: the operand, 1: the result).
+struct ConversionSides {
+  hlo::HloSharding structure;
+  hlo::HloSharding groups;
+  hlo::Shape global_shape;
+  int64_t global_side = 0;
+};
+
 struct FactorRule {
   std::string name;  // The op family, for the explanation log ("elementwise", "dot", ...).
   int64_t num_operands = 0;
   std::vector<Factor> factors;
   // True for a reshape: no factors; operand 0 and the result map by hlo::ReshapeSharding.
   bool reshape = false;
+  // Set for a manual conversion with open dims: no factors; its global and local sides map by
+  // hlo::LocalFromGlobal and hlo::GlobalFromLocal.
+  std::shared_ptr<const ConversionSides> conversion;
 
   // The side index of the result.
   int64_t result_side() const { return num_operands; }

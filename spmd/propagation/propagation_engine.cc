@@ -114,6 +114,9 @@ PropagationEngine::PropagationEngine(std::vector<ClassState> states, std::vector
       std::vector<int64_t>& list = edges_of_class_[cls];
       if (list.empty() || list.back() != e) list.push_back(e);
     }
+    if (const ConversionSides* sides = edges_[e].rule.conversion.get()) {
+      states_[edges_[e].classes[sides->global_side]].refines = sides->structure;
+    }
   }
 }
 
@@ -210,6 +213,10 @@ std::vector<Proposal> PropagationEngine::Proposals(const RuleEdge& edge, int64_t
     if (!p->IsTiled()) continue;
     if (target.hold == Hold::kRefinable) {
       p = WithinConstraint(target, *p);
+      if (!p.ok() || !p->IsTiled()) continue;
+    }
+    if (target.refines.has_value()) {
+      p = hlo::MergeShardings(*target.refines, *p);
       if (!p.ok() || !p->IsTiled()) continue;
     }
     if (!p->Validate(SideShape(edge, side), num_devices_).ok()) continue;

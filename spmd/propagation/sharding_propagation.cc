@@ -124,6 +124,18 @@ bool MayChange(const hlo::HloModule& module, const HloInstruction& instr) {
   return open;
 }
 
+bool IsCollective(const HloInstruction& instr) {
+  return hlo::GetHloOpcodeFamily(instr.opcode()) == hlo::HloOpcodeFamily::kCollective;
+}
+
+// Whether `s` (or a leaf of it) is manual, wholly or in subgroups.
+bool InManualRegion(const HloSharding& s) {
+  for (const HloSharding& leaf : s.Leaves()) {
+    if (leaf.IsManual() || leaf.HasManualSubgroup()) return true;
+  }
+  return false;
+}
+
 // Whether `instr` is an unannotated entry root whose value a manual region claimed (a leaf's
 // class is manual or has manual subgroups; UserSharding::default_root): it must then
 // say so, as a manual value cannot be replicated without SPMDShardToFullShape.
@@ -233,6 +245,9 @@ absl::StatusOr<bool> ShardingPropagation::RunImpl(hlo::HloModule* module) {
       if (!keep && (CanAssign(*instr, with_rule.contains(instr.get())) || HasUnknownLeaf(*instr) ||
                     instr->opcode() == HloOpcode::kCustomCall || manual.contains(instr.get()))) {
         std::optional<HloSharding> s = InferredSharding(*instr, classes, states, num_devices);
+        // A collective of the input program takes a sharding only in a manual region, where
+        // the partitioner runs it per group (its rule carries shardings through it anywhere).
+        if (s && IsCollective(*instr) && !InManualRegion(*s)) s.reset();
         if (s && (!instr->has_sharding() || *s != instr->sharding())) {
           instr->set_sharding(*std::move(s));
           ++log_.assigned;

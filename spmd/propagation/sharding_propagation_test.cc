@@ -518,6 +518,40 @@ ENTRY e {
   EXPECT_EQ(S("c"), "{devices=[2,4]<=[4,2]T(1,0)}");
 }
 
+// JAX's partly manual shard_map as its GSPMD export writes it (every dim open): the free axis
+// (data) splits the open dim 0 on both sides of the conversion; the manual axis (model) keeps
+// dim 1 of the global side whatever is proposed there.
+constexpr char kPartlyManual[] = R"(HloModule m, num_partitions=8
+ENTRY e {
+  x = f32[16,64] parameter(0), sharding=%s
+  gx = f32[16,64] custom-call(x), custom_call_target="Sharding",
+    sharding={devices=[1,4,2]<=[2,4]T(1,0) last_tile_dim_replicate}, backend_config="unspecified_dims=[0,1]"
+  lx = f32[16,16] custom-call(gx), custom_call_target="SPMDFullToShardShape",
+    sharding={devices=[1,1,4,2]<=[2,4]T(1,0) last_tile_dims={manual, replicated}}, backend_config="unspecified_dims=[0,1]"
+  n = f32[16,16] negate(lx)
+  lo = f32[16,16] custom-call(n), custom_call_target="Sharding",
+    sharding={devices=[1,1,4,2]<=[2,4]T(1,0) last_tile_dims={manual, replicated}}, backend_config="unspecified_dims=[0,1]"
+  go = f32[16,64] custom-call(lo), custom_call_target="SPMDShardToFullShape",
+    sharding={devices=[1,4,2]<=[2,4]T(1,0) last_tile_dim_replicate}, backend_config="unspecified_dims=[0,1]"
+  ROOT t = f32[16,64] tanh(go)
+})";
+
+TEST_F(PropagationTest, FreeAxesSplitTheOpenDimsOfAManualConversion) {
+  Propagate(WithHeader(kPartlyManual, "{devices=[2,4]<=[8]}"));
+  EXPECT_EQ(S("gx"), "{devices=[2,4]<=[8]}");
+  EXPECT_EQ(S("lx"), "{devices=[2,1,4]<=[8] last_tile_dims={manual}}");
+  EXPECT_EQ(S("n"), "{devices=[2,1,4]<=[8] last_tile_dims={manual}}");
+  EXPECT_EQ(S("lo"), "{devices=[2,1,4]<=[8] last_tile_dims={manual}}");
+  EXPECT_EQ(S("go"), "{devices=[2,4]<=[8]}");
+}
+
+TEST_F(PropagationTest, TheGlobalSideOfAManualConversionKeepsTheManualSplit) {
+  // x's 8-way split of dim 0 cannot sit beside the manual axis's split of dim 1.
+  Propagate(WithHeader(kPartlyManual, "{devices=[8,1]<=[8]}"));
+  EXPECT_EQ(S("gx"), "{devices=[1,4,2]<=[2,4]T(1,0) last_tile_dim_replicate}");
+  EXPECT_EQ(S("lx"), "{devices=[1,1,4,2]<=[2,4]T(1,0) last_tile_dims={manual, replicated}}");
+}
+
 TEST_F(PropagationTest, OutputFlagLetsPropagationChangeTheRoot) {
   const char* text = R"(HloModule m, num_partitions=2%s
 ENTRY e {
