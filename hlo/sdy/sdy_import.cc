@@ -255,6 +255,31 @@ absl::StatusOr<std::vector<TensorSharding>> Importer::ParseValueShardings(
 
 // Converts `values` (read from `text`: one sharding, or one per tuple element when the shape is
 // a tuple) and sets or checks the instruction's sharding.
+// Whether `instr`'s only live user is its computation's root, a tuple of arrays that is the
+// entry's and holds every element `instr` gives it in `instr`'s own sharding.
+bool RootHoldsAlike(const HloInstruction& instr) {
+  const HloComputation* entry = instr.parent();
+  const HloInstruction* root = entry->root_instruction();
+  if (entry != entry->parent()->entry_computation() || root->opcode() != HloOpcode::kTuple ||
+      !root->has_sharding() || !root->sharding().IsTuple() || instr.users().empty() ||
+      !instr.has_sharding()) {
+    return false;
+  }
+  const std::vector<HloSharding>& leaves = root->sharding().tuple_elements();
+  if (leaves.size() != static_cast<size_t>(root->operand_count())) return false;
+  for (const HloInstruction* user : instr.users()) {
+    if (user != root && !user->users().empty()) return false;  // Unused copies JAX leaves pass.
+  }
+  for (int64_t i = 0; i < root->operand_count(); ++i) {
+    if (!root->operand(i)->shape().IsArray()) return false;
+    if (root->operand(i) == &instr &&
+        leaves[i].WithoutMetadata() != instr.sharding().WithoutMetadata()) {
+      return false;
+    }
+  }
+  return true;
+}
+
 // `unspecified_dims=[...]` naming `value`'s open dims (`?`), XLA's form; empty when none.
 std::string UnspecifiedDimsConfig(const TensorSharding& value) {
   if (value.open_dims.empty()) return "";
@@ -435,7 +460,14 @@ absl::Status Importer::FuncResultSharding(HloInstruction* instr) {
   instr->mutable_attrs()->custom_call_has_side_effect = false;
   const std::string text = *FindAttr(instr->attrs().frontend_attributes, kShardingAttr);
   EraseAttr(&instr->mutable_attrs()->frontend_attributes, kShardingAttr);
-  return ApplySharding(instr, values, text);
+  RETURN_IF_ERROR(ApplySharding(instr, values, text));
+  // Returned by the entry's root tuple, whose `sharding=` holds it alike (JAX writes both): the
+  // root holds the value, as in a GSPMD-mode export, so it is computed in that sharding rather
+  // than computed as propagation likes and constrained after.
+  if (value.open_dims.empty() && RootHoldsAlike(*instr)) {
+    return ReplaceWith(instr, {instr->operand(0)});
+  }
+  return absl::OkStatus();
 }
 
 // `shard_as N` on the operand (its sharding, if any, kept); the marker itself is removed.

@@ -238,6 +238,35 @@ TEST(SdyImportTest, FuncResultShardingAndShardingGroup) {
   EXPECT_EQ(ShardingOf(*m, "x"), "{unknown shard_as 3}");
 }
 
+// A result the root tuple returns and holds alike (JAX writes the root's sharding= too) is held
+// by the root, as in a GSPMD-mode export: the value joins the root's class. Where the root says
+// otherwise, the constraint stays.
+TEST(SdyImportTest, FuncResultShardingTheRootHoldsAlikeIsTheRoots) {
+  const std::string body = R"(
+  x = f32[64,256] parameter(0)
+  n = f32[64,256] negate(x)
+  r = f32[64,256] custom-call(n), custom_call_target="xla.sdy.FuncResultSharding", custom_call_has_side_effect=true, frontend_attributes={xla.sdy.sharding="#sdy.sharding_per_value<[<@mesh, [{\"data\"}, {}]>]>"}
+  unused = f32[64,256] reshape(r), sharding={devices=[2,1,4]<=[8] last_tile_dim_replicate}
+  ROOT t = (f32[64,256]) tuple(r), sharding={%s}
+)";
+  auto with_root = [&](const std::string& root) {
+    std::string text = body;
+    text.replace(text.find("%s"), 2, root);
+    return text;
+  };
+  std::unique_ptr<HloModule> m =
+      Parse(Module(with_root("{devices=[2,1,4]<=[8] last_tile_dim_replicate}")));
+  ASSERT_NE(m, nullptr);
+  ASSERT_TRUE(ImportShardy(m.get()).ok());
+  EXPECT_EQ(Find(*m, "r"), nullptr);
+  EXPECT_EQ(Find(*m, "t")->operand(0)->name(), "n");
+  m = Parse(Module(with_root("{devices=[1,2,4]<=[8] last_tile_dim_replicate}")));
+  ASSERT_NE(m, nullptr);
+  ASSERT_TRUE(ImportShardy(m.get()).ok());
+  ASSERT_NE(Find(*m, "r"), nullptr);
+  EXPECT_EQ(Find(*m, "r")->attrs().custom_call_target, "Sharding");
+}
+
 TEST(SdyAttributesTest, ShardingRule) {
   absl::StatusOr<ShardingRule> rule = ParseShardingRule(
       "#sdy.op_sharding_rule<([i, j], [j, k], [])->([ik, 1]) {i=8, j=16, k=4} "
