@@ -646,3 +646,25 @@ TEST(WrongProgramTest, ShardMapOverSomeAxesTilesLeftInPlaceAreCaught) {
 }
 
 }  // namespace
+
+// Found by the partition fuzzer (seed 1796481622, mutant 20607): SPMDShardToFullShape places
+// device 0's manual value (rows 0-3 of x) and device 2's (rows 4-7) in one replicated region,
+// so the module itself has no single value there. That is the input's fault, named as such
+// (as the full run names it), not a mismatch of the partitioning.
+TEST(WrongProgramTest, DeviceDependentManualCodeIsNamedNotAMismatch) {
+  absl::StatusOr<runtime::ModularResult> result = VerifyOwnPartitioning(R"(
+HloModule device_dependent, num_partitions=4
+ENTRY e {
+  x = f32[8,4] parameter(0), sharding={devices=[2,1,2]<=[4] last_tile_dim_replicate}
+  a = f32[8,4] add(x, x), sharding={devices=[2,1,2]<=[4] last_tile_dim_replicate}
+  m = f32[4,4] custom-call(a), custom_call_target="SPMDFullToShardShape", sharding={manual}
+  ROOT f = f32[8,4] custom-call(m), custom_call_target="SPMDShardToFullShape",
+    sharding={devices=[2,1,2]3,1,2,0 last_tile_dim_replicate}
+})",
+                                                                        4);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_TRUE(result->ok()) << result->ToString();
+  ASSERT_FALSE(result->unverified.empty()) << result->ToString();
+  EXPECT_NE(result->unverified.front().find("result is not defined"), std::string::npos)
+      << result->ToString();
+}

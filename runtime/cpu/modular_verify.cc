@@ -3,6 +3,7 @@
 #include "runtime/cpu/modular_verify.h"
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -201,6 +202,40 @@ absl::StatusOr<Resolved> Resolve(const hlo::HloModule& unpartitioned, const hlo:
     if (cut.cut) r.reference_cuts[computation].insert_or_assign(KeyOf(*original), &cut);
   }
   return r;
+}
+
+// Whether the reference's element `at` of a value of `full` sharded `sharding` on `num_devices`
+// devices differs as the devices holding it compute it (`as_device(d)`: its value as device d):
+// "the value X as device d computes it and Y as device e", or nullopt when they agree.
+absl::StatusOr<std::optional<std::string>> DeviceDependence(
+    absl::Span<const int64_t> at, const Shape& full, const HloSharding& sharding,
+    int64_t num_devices, const Tolerance& tolerance,
+    const std::function<absl::StatusOr<Literal>(int64_t)>& as_device) {
+  std::optional<Literal> first;
+  int64_t first_device = -1;
+  for (int64_t d = 0; d < num_devices; ++d) {
+    absl::StatusOr<hlo::ShardRegion> region = hlo::ShardRegionForDevice(sharding, full, d);
+    if (!region.ok() || region->empty()) continue;
+    bool holds = true;
+    for (size_t k = 0; k < at.size(); ++k) {
+      holds = holds && at[k] >= region->offsets[k] && at[k] < region->limits[k];
+    }
+    if (!holds) continue;
+    absl::StatusOr<Literal> value = as_device(d);
+    if (!value.ok()) return std::optional<std::string>();
+    if (!first.has_value()) {
+      first = *std::move(value);
+      first_device = d;
+      continue;
+    }
+    const ArrayComparison differ = CompareArrays(*first, *value, tolerance);
+    if (!differ.ok()) {
+      return std::optional<std::string>(
+          hlo::StrCat("the value ", differ.expected_value, " as device ", first_device,
+                      " computes it and ", differ.actual_value, " as device ", d));
+    }
+  }
+  return std::optional<std::string>();
 }
 
 class DeviceCuts : public CutSource {
@@ -425,14 +460,16 @@ class Checker {
       ~Count() { total += devices.memoized_elements(); }
     } count{devices, result.elements};
     auto reference_in = [&](const hlo::HloModule& module, const HloInstruction& instr,
-                            absl::Span<const int64_t> global) -> absl::StatusOr<Literal> {
-      // All devices: a manual conversion's global value reads each device's manual one.
+                            absl::Span<const int64_t> global,
+                            int64_t as_device = -1) -> absl::StatusOr<Literal> {
+      // All devices (-1): a manual conversion's global value reads each element on the first
+      // device holding it; as one device, on that device where it holds it.
       PointEvaluator reference(module, no_arguments, options_.num_partitions);
       reference.set_cuts(&reference_cuts);
       reference.set_element_budget(options_.element_budget);
       reference.set_deadline(options_.deadline);
       absl::StatusOr<Literal> values =
-          reference.Elements(instr, leaf, -1, global, check.compute_reference);
+          reference.Elements(instr, leaf, as_device, global, check.compute_reference);
       result.elements += reference.memoized_elements();
       return values;
     };
@@ -463,6 +500,23 @@ class Checker {
             }));
     result.compared += static_cast<int64_t>(compared.pairs.size());
     if (compared.comparison.ok()) return std::string();
+    // The module's own value there differs as computed by the devices holding it: its manual
+    // code leaves devices different where a sharding says they agree, so it has no single
+    // meaning there, and no partitioning of it is wrong.
+    const std::vector<int64_t> at = compared.comparison.first_mismatch;
+    ASSIGN_OR_RETURN(
+        std::optional<std::string> dependent,
+        DeviceDependence(at, full, sharding, options_.num_partitions, tolerance, [&](int64_t d) {
+          const std::vector<int64_t> flat = {points::Ravel(at.data(), full.dimensions())};
+          return reference_in(unpartitioned_, *check.reference, flat, d);
+        }));
+    if (dependent.has_value()) {
+      return DeviceDependentInputError(hlo::StrCat(
+          check.what, ": the unpartitioned module itself gives element ", FormatIndex(at), " ",
+          *dependent, " though its sharding ", sharding.ToString(),
+          " makes it one value: the module's manual code does not make the devices agree "
+          "where its shardings say they do, so its result is not defined"));
+    }
     std::string line = hlo::StrCat(
         check.what, " (%", check.device->name(), " in %", check.device->parent()->name(),
         "): device ", compared.mismatch_device, ", element ",

@@ -263,16 +263,14 @@ absl::Status ReferenceAgrees(const HloInstruction& root, const LeafVerdict& leaf
     ArrayComparison c =
         CompareArrays(LeafOf(expected.front(), index), LeafOf(expected[d], index), leaf.tolerance);
     if (c.ok()) continue;
-    absl::Status status = absl::InvalidArgumentError(hlo::StrCat(
-        "%", root.name(), " ", leaf.name, ": the unpartitioned module itself gives devices 0 and ", d,
-        " different values (", c.mismatches, " of ", c.elements, " elements; first at ",
+    return DeviceDependentInputError(hlo::StrCat(
+        "%", root.name(), " ", leaf.name, ": the unpartitioned module itself gives devices 0 and ",
+        d, " different values (", c.mismatches, " of ", c.elements, " elements; first at ",
         FormatIndex(c.first_mismatch), ": ", c.expected_value, " and ", c.actual_value,
         ") though its sharding ", sharding.ToString(),
         " makes it one value: the module's manual code does not make the devices agree where "
         "its shardings say they do (e.g. SPMDShardToFullShape to a replicated sharding of "
         "values that differ), so its result is not defined"));
-    status.SetPayload(kDeviceDependentUrl, absl::Cord("1"));
-    return status;
   }
   return absl::OkStatus();
 }
@@ -744,6 +742,12 @@ absl::StatusOr<std::vector<std::vector<Literal>>> ShardArguments(
   }
   RETURN_IF_ERROR(CheckArguments(*full_entry, arguments));
   return ShardEntryArguments(*full_entry, *spmd_entry, arguments, num_devices);
+}
+
+absl::Status DeviceDependentInputError(std::string message) {
+  absl::Status status = absl::InvalidArgumentError(message);
+  status.SetPayload(kDeviceDependentUrl, absl::Cord("1"));
+  return status;
 }
 
 bool IsDeviceDependentInput(const absl::Status& status) {

@@ -175,6 +175,8 @@ absl::StatusOr<VerifyResult> CompareResults(const hlo::HloModule& unpartitioned,
 // where a sharding says they agree, e.g. SPMDShardToFullShape to {replicated} of per-device
 // shards; or it reads partition-id outside manual code), so no partitioning of it is wrong.
 bool IsDeviceDependentInput(const absl::Status& status);
+// An error of that kind, with `message`.
+absl::Status DeviceDependentInputError(std::string message);
 
 // Step 5's second look (verify_exact.h): whether `result` needs the exact rerun (a floating
 // leaf failed, no tolerance was given, the reference runs on one device), and the rerun
