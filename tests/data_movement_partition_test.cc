@@ -334,6 +334,36 @@ ENTRY main {
   ExpectVerifies(p, 8);
 }
 
+// Found by the JAX probe (a softmax over dims of 6 and 10 split over 4 and 2 reshapes to
+// [6,1,10]): the reshape keeps both split dims as they are, so each device reshapes its padded
+// shard and the padding stays padding. It used to gather the operand and slice the result.
+TEST(ReshapePartitionTest, UnevenSplitsOfDimsTheReshapeKeepsStayLocal) {
+  Partitioned p = Partition(R"(
+HloModule r, num_partitions=8
+ENTRY main {
+  x = f32[6,10] parameter(0), sharding={devices=[4,2]<=[2,4]T(1,0)}
+  r = f32[6,1,10] reshape(x), sharding={devices=[4,1,2]<=[2,4]T(1,0)}
+  ROOT n = f32[6,1,10] negate(r), sharding={devices=[4,1,2]<=[2,4]T(1,0)}
+})");
+  ASSERT_NE(p.spmd, nullptr);
+  EXPECT_EQ(hlo::ComputeModuleStats(*p.spmd).comm_bytes, 0) << p.spmd->ToString();
+  EXPECT_THAT(Instructions(*p.spmd),
+              Contains(AllOf(op::Reshape(op::Parameter()), HasShape("f32[2,1,5]"))));
+  ExpectVerifies(p, 8);
+}
+
+// An uneven split of a dim the reshape merges still goes through a layout that divides it.
+TEST(ReshapePartitionTest, UnevenSplitsOfMergedDimsAreNotReshapedLocally) {
+  Partitioned p = Partition(R"(
+HloModule r, num_partitions=4
+ENTRY main {
+  x = f32[6,10] parameter(0), sharding={devices=[4,1]<=[4]}
+  ROOT r = f32[60] reshape(x), sharding={devices=[4]<=[4]}
+})");
+  ASSERT_NE(p.spmd, nullptr);
+  ExpectVerifies(p, 4);
+}
+
 TEST(ConvolutionPartitionTest, BatchAndOutputFeatureTilesRunLocally) {
   Partitioned p = Partition(R"(
 HloModule conv, num_partitions=4

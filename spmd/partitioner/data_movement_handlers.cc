@@ -63,11 +63,43 @@ absl::Status HandleDimensionMap(const HloInstruction& original, const HloShardin
                               "the result's split does not map onto the operand's dimensions");
 }
 
-// Whether every tiled dimension of `sharding` divides its size (no padding).
-bool Even(const HloSharding& sharding, const Shape& shape) {
+// The dims of `from` that a reshape to `to` leaves as they are: each paired with a dim of `to`
+// of the same size, as hlo::ReshapeSharding pairs them (size-1 dims aside); the others are
+// merged or split.
+std::vector<bool> KeptDims(const Shape& from, const Shape& to) {
+  const int64_t n = from.rank(), m = to.rank();
+  std::vector<bool> kept(n, false);
+  int64_t i = 0, j = 0;
+  while (i < n && j < m) {
+    if (from.dimensions(i) == to.dimensions(j)) {
+      kept[i++] = true;
+      ++j;
+    } else if (from.dimensions(i) == 1) {
+      ++i;
+    } else if (to.dimensions(j) == 1) {
+      ++j;
+    } else {
+      // A group whose sizes have equal products: merged or split, none kept.
+      int64_t a = from.dimensions(i++), b = to.dimensions(j++);
+      while (a != b && (i < n || j < m)) {
+        if ((a < b && i < n) || j >= m) {
+          a *= from.dimensions(i++);
+        } else {
+          b *= to.dimensions(j++);
+        }
+      }
+    }
+  }
+  return kept;
+}
+
+// Whether `sharding`'s tiles run the reshape of `shape` (to `other`) locally: every tiled dim
+// divides its size, except dims the reshape keeps as they are, whose padding stays padding.
+bool Even(const HloSharding& sharding, const Shape& shape, const Shape& other) {
   if (!sharding.IsTiled()) return true;
+  const std::vector<bool> kept = KeptDims(shape, other);
   for (int64_t d = 0; d < shape.rank(); ++d) {
-    if (shape.dimensions(d) % sharding.tile_assignment().dim(d) != 0) return false;
+    if (shape.dimensions(d) % sharding.tile_assignment().dim(d) != 0 && !kept[d]) return false;
   }
   return true;
 }
@@ -99,10 +131,10 @@ struct ReshapeCandidate {
 std::optional<ReshapeCandidate> CandidateFromOperand(const HloInstruction& original,
                                                      const HloSharding& operand) {
   const Shape& operand_shape = original.operand(0)->shape();
-  if (!operand.IsTiled() || !Even(operand, operand_shape)) return std::nullopt;
+  if (!operand.IsTiled() || !Even(operand, operand_shape, original.shape())) return std::nullopt;
   absl::StatusOr<HloSharding> local =
       hlo::ReshapeSharding(operand, operand_shape, original.shape());
-  if (!local.ok() || !Even(*local, original.shape())) return std::nullopt;
+  if (!local.ok() || !Even(*local, original.shape(), operand_shape)) return std::nullopt;
   return ReshapeCandidate{operand, *std::move(local)};
 }
 
@@ -201,7 +233,8 @@ std::optional<HloSharding> DirectOperandSharding(const HloInstruction& original,
   const Shape& operand_shape = original.operand(0)->shape();
   absl::StatusOr<HloSharding> direct =
       hlo::ReshapeSharding(sharding, original.shape(), operand_shape);
-  if (!direct.ok() || !Even(sharding, original.shape()) || !Even(*direct, operand_shape)) {
+  if (!direct.ok() || !Even(sharding, original.shape(), operand_shape) ||
+      !Even(*direct, operand_shape, original.shape())) {
     return std::nullopt;
   }
   return *std::move(direct);
