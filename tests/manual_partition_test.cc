@@ -669,3 +669,20 @@ ENTRY main {
 })",
                               8);
 }
+
+// Found by the partition fuzzer (seed 2323, mutant 25618): s32[4] split over four groups of two
+// devices enters values of s32[2] that each group splits between its devices. Reading each
+// device's tile as its manual value would give device 1 the element its group's value holds at
+// 0, not at 1 (the reference's reading); the conversion refuses instead of computing wrong
+// values.
+TEST(ManualPartitionTest, AGlobalTileThatIsNotTheDevicesPieceOfItsGroupsValueIsRefused) {
+  ExpectPartitionError(R"(
+HloModule misfit, num_partitions=8
+ENTRY main {
+  x = s32[4] parameter(0), sharding={devices=[4,2]<=[8] last_tile_dim_replicate}
+  m = s32[2] custom-call(x), custom_call_target="SPMDFullToShardShape",
+    sharding={devices=[2,4]<=[4,2]T(1,0) last_tile_dims={manual}}, backend_config="unspecified_dims=[0]"
+  ROOT c = s32[2] copy(m), sharding={devices=[2,4]<=[4,2]T(1,0) last_tile_dims={manual}}
+})",
+                       "SPMDFullToShardShape");
+}

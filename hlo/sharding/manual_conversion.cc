@@ -70,13 +70,22 @@ absl::Status CheckGroupsHoldOneTile(const std::map<int64_t, int64_t>& group,
   return absl::OkStatus();
 }
 
-// Splits `split[k]` ways of tiles that make `total[k]` in all must divide `shape`'s dims.
+// Splitting the structure's tiles of dim k `split[k]` ways further, into `total[k]` tiles in
+// all, must cut each into whole tiles of the finer split: a structure tile (a manual value,
+// padded to s = ceil(n / (total / split))) split `split` ways gives pieces of
+// g = ceil(n / total), and every structure tile but a lone one starts on a piece boundary
+// (s % g == 0); so padding only ever ends the last tile.
 absl::Status CheckEven(const Shape& shape, const std::vector<int64_t>& total,
                        const std::vector<int64_t>& split) {
+  auto ceil_div = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
   for (size_t k = 0; k < split.size(); ++k) {
-    if (split[k] > 1 && shape.dimensions(k) % total[k] != 0) {
-      return absl::InvalidArgumentError(StrCat("dimension ", k, " of ", shape.ToString(false),
-                                               " does not split evenly into ", total[k]));
+    if (split[k] <= 1) continue;
+    const int64_t n = shape.dimensions(k), coarse = total[k] / split[k];
+    const int64_t s = ceil_div(n, coarse), g = ceil_div(n, total[k]);
+    if (ceil_div(s, split[k]) != g || (coarse > 1 && s % g != 0)) {
+      return absl::InvalidArgumentError(StrCat("the ", coarse, " tiles of dimension ", k, " of ",
+                                               shape.ToString(false), " are not each ", split[k],
+                                               " of its ", total[k], " tiles"));
     }
   }
   return absl::OkStatus();
@@ -192,6 +201,43 @@ absl::StatusOr<HloSharding> LocalFromGlobal(const HloSharding& global, const Hlo
   }
   int64_t manual_count = groups.tile_assignment().dim(groups.SubgroupManualDim());
   return Build(counts, index, &sides.group, manual_count);
+}
+
+absl::StatusOr<HloSharding> StructureFromGlobal(const HloSharding& global, const HloSharding& local,
+                                                const Shape& global_shape) {
+  const int64_t rank = global_shape.rank();
+  ASSIGN_OR_RETURN(const Sides sides, ReadSides(global, HloSharding::Replicate(), local, rank));
+  const DeviceTiles& tiles = sides.tiles;
+  ASSIGN_OR_RETURN(const DeviceTiles inside,
+                   TilesOf(local, rank, static_cast<int64_t>(sides.group.size())));
+  std::vector<int64_t> counts(rank);
+  for (int64_t k = 0; k < rank; ++k) {
+    if (tiles.counts[k] % inside.counts[k] != 0) {
+      return absl::InvalidArgumentError(
+          StrCat(global.ToStringWithoutMetadata(), " does not split dimension ", k, " as ",
+                 local.ToStringWithoutMetadata(), " splits the manual values"));
+    }
+    counts[k] = tiles.counts[k] / inside.counts[k];
+  }
+  RETURN_IF_ERROR(CheckEven(global_shape, tiles.counts, inside.counts));
+  std::map<int64_t, std::vector<int64_t>> index;
+  for (const auto& [device, at] : tiles.index) {
+    std::vector<int64_t>& tile = index[device];
+    for (int64_t k = 0; k < rank; ++k) {
+      if (at[k] % inside.counts[k] != inside.index.at(device)[k]) {
+        return absl::InvalidArgumentError(
+            StrCat("device ", device, "'s tile of ", global.ToStringWithoutMetadata(),
+                   " is not its tile of ", local.ToStringWithoutMetadata()));
+      }
+      tile.push_back(at[k] / inside.counts[k]);
+    }
+  }
+  ASSIGN_OR_RETURN(HloSharding structure, Build(counts, index, nullptr, 0));
+  // Each manual group must hold one tile of it.
+  ASSIGN_OR_RETURN(const DeviceTiles outer,
+                   TilesOf(structure, rank, static_cast<int64_t>(sides.group.size())));
+  RETURN_IF_ERROR(CheckGroupsHoldOneTile(sides.group, outer));
+  return structure;
 }
 
 }  // namespace hlo

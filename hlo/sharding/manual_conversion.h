@@ -13,7 +13,8 @@
 //   global    {devices=[2,4]<=[8]}                                    both
 // Propagation reads the conversion through these two maps (each the other's inverse), and the
 // partitioner checks with them that the two sides it is given agree tile for tile. Only splits
-// that divide the dims evenly are related (each global tile is one local tile exactly).
+// whose tiles nest are related (each global tile is one local tile exactly; a padded last tile
+// stays last).
 #ifndef HLO_SHARDING_MANUAL_CONVERSION_H_
 #define HLO_SHARDING_MANUAL_CONVERSION_H_
 
@@ -25,8 +26,8 @@ namespace hlo {
 
 // The global sharding whose tile on each device is the device's tile of `local` (which has a
 // manual subgroup) inside the device's tile of `structure`. Fails when the devices of one
-// manual group are in different tiles of `structure`, or a split does not divide its dim of
-// `global_shape` evenly.
+// manual group are in different tiles of `structure`, or a split does not cut the structure's
+// tiles of `global_shape` into whole tiles.
 absl::StatusOr<HloSharding> GlobalFromLocal(const HloSharding& local, const HloSharding& structure,
                                             const Shape& global_shape);
 
@@ -34,9 +35,17 @@ absl::StatusOr<HloSharding> GlobalFromLocal(const HloSharding& local, const HloS
 // whose tile on each device is the device's tile of `global` inside its tile of `structure`.
 // Fails when `global` does not split `structure`'s tiles (a tile count that is not a multiple,
 // a device whose tile of `global` lies outside its tile of `structure`), when a manual group's
-// devices are in different tiles of `structure`, or a split does not divide evenly.
+// devices are in different tiles of `structure`, or a split does not cut tiles into whole tiles.
 absl::StatusOr<HloSharding> LocalFromGlobal(const HloSharding& global, const HloSharding& structure,
                                             const HloSharding& groups, const Shape& global_shape);
+
+// The structure whose tiles `global` splits as `local` (with a manual subgroup) splits each
+// manual group's value: the inverse of GlobalFromLocal in its structure. Fails when `global`
+// does not split that way (a tile count not a multiple of `local`'s, a device whose tile of
+// `global` is not its tile of `local` inside its group's, a group over several structure
+// tiles, a split that does not cut tiles into whole tiles).
+absl::StatusOr<HloSharding> StructureFromGlobal(const HloSharding& global, const HloSharding& local,
+                                                const Shape& global_shape);
 
 }  // namespace hlo
 

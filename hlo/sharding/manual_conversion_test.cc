@@ -50,12 +50,24 @@ TEST(ManualConversionTest, AGlobalTilingThatCutsAcrossTheManualTilesIsRefused) {
       LocalFromGlobal(S("{devices=[8,1]<=[8]}"), S(kStructure), S(kWholeInGroups), kGlobal).ok());
 }
 
-TEST(ManualConversionTest, UnevenSplitsAreRefused) {
+TEST(ManualConversionTest, OnlySplitsWhoseTilesNestAreRelated) {
+  // Dim 0 whole in the structure: 15 rows split 2 ways are pieces of 8 and 7 on both sides.
   const Shape odd = Shape::Array(PrimitiveType::kF32, {15, 64});
-  EXPECT_FALSE(
+  EXPECT_TRUE(
       LocalFromGlobal(S("{devices=[2,4]<=[8]}"), S(kStructure), S(kWholeInGroups), odd).ok());
+  // Groups {0,1} and {2,3} hold halves of s32[N]; each splits its half between its devices.
+  const HloSharding structure = S("{devices=[2,2]<=[4] last_tile_dim_replicate}");
+  const HloSharding local = S("{devices=[2,2]<=[2,2]T(1,0) last_tile_dims={manual}}");
+  absl::StatusOr<HloSharding> global =
+      GlobalFromLocal(local, structure, Shape::Array(PrimitiveType::kS32, {32}));
+  ASSERT_TRUE(global.ok()) << global.status().message();
+  EXPECT_EQ(*global, S("{devices=[4]<=[4]}"));
+  // 7 elements: halves of 4 (one padded) in pieces of 2, as 4 tiles of 2 lay them out.
+  EXPECT_TRUE(GlobalFromLocal(local, structure, Shape::Array(PrimitiveType::kS32, {7})).ok());
+  // 30 elements: halves of 15 in pieces of 8, but the second half starts at 15, not 16.
+  EXPECT_FALSE(GlobalFromLocal(local, structure, Shape::Array(PrimitiveType::kS32, {30})).ok());
   EXPECT_FALSE(
-      GlobalFromLocal(S("{devices=[2,1,4]<=[8] last_tile_dims={manual}}"), S(kStructure), odd)
+      StructureFromGlobal(S("{devices=[4]<=[4]}"), local, Shape::Array(PrimitiveType::kS32, {30}))
           .ok());
 }
 
@@ -63,6 +75,19 @@ TEST(ManualConversionTest, GroupsThatStraddleStructureTilesAreRefused) {
   // Manual groups by d / 4 while the structure splits dim 1 by d % 4.
   EXPECT_FALSE(GlobalFromLocal(S("{devices=[2,1,4]<=[4,2]T(1,0) last_tile_dims={manual}}"),
                                S(kStructure), kGlobal)
+                   .ok());
+}
+
+TEST(ManualConversionTest, TheStructureIsRecoveredFromAGlobalTilingThatSplitsIt) {
+  absl::StatusOr<HloSharding> structure = StructureFromGlobal(
+      S("{devices=[2,4]<=[8]}"), S("{devices=[2,1,4]<=[8] last_tile_dims={manual}}"), kGlobal);
+  ASSERT_TRUE(structure.ok()) << structure.status().message();
+  EXPECT_EQ(*structure, S(kStructure));
+  // Device 1's tile of the global value is not its tile of its group's (found by the fuzzer:
+  // s32[4] over [4,2], read into groups of two devices that split s32[2] values).
+  const Shape four = Shape::Array(PrimitiveType::kS32, {4});
+  EXPECT_FALSE(StructureFromGlobal(S("{devices=[4,2]<=[8] last_tile_dim_replicate}"),
+                                   S("{devices=[2,4]<=[4,2]T(1,0) last_tile_dims={manual}}"), four)
                    .ok());
 }
 

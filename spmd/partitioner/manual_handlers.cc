@@ -190,12 +190,12 @@ struct ManualSides {
 // The sides of `original` given its global side's sharding and its local side's (`local`):
 // each device's manual value, its tile under `local`, is its tile of `global` taken whole
 // along the open dims the value is whole along (hlo::ConversionGlobalSharding), as XLA has
-// it. Where that does not fit because the free axes split the manual values inside their
-// groups (`local`'s data tiles, a partly manual region whose open dims propagation split
-// further than the global side), each group's whole value is its tile of `global` and the
-// global side is that tiling split as `local` splits the value (hlo::GlobalFromLocal); when
-// the two do not fit so either, the value crosses whole in each group and moves to `local`
-// inside the region.
+// it. Where `local` also splits the manual values inside their groups (a partly manual region
+// whose open dims propagation split), that reading must agree with the reference's -- each
+// group's whole value is its tile of the global side, and a device's tile is its piece of that
+// (hlo::StructureFromGlobal) -- else the reference's is taken: the global side is the group
+// tiling split as `local` splits it (hlo::GlobalFromLocal), or, when the two do not fit so,
+// the value crosses whole in each group and moves to `local` inside the region.
 absl::StatusOr<ManualSides> ConversionSides(const HloInstruction& original,
                                             const HloSharding& global, const HloSharding& local) {
   const bool to_shard = original.attrs().custom_call_target == "SPMDFullToShardShape";
@@ -203,15 +203,22 @@ absl::StatusOr<ManualSides> ConversionSides(const HloInstruction& original,
   const Shape& local_shape = to_shard ? original.shape() : original.operand(0)->shape();
   ASSIGN_OR_RETURN(Shape value, LocalShape(local, local_shape));
   ASSIGN_OR_RETURN(HloSharding tiles, hlo::ConversionGlobalSharding(original, global, value));
+  if (!local.HasManualSubgroup() || IsWholeOnEveryDevice(local)) {
+    return ManualSides{std::move(tiles), local};
+  }
   absl::StatusOr<Shape> tile = LocalShape(tiles, global_shape);
-  const bool fits = tile.ok() && tile->Compatible(value);
-  if (fits || !local.HasManualSubgroup() || IsWholeOnEveryDevice(local) ||
+  if ((tile.ok() && tile->Compatible(value) &&
+       hlo::StructureFromGlobal(tiles, local, global_shape).ok()) ||
       global.HasManualSubgroup()) {
     return ManualSides{std::move(tiles), local};
   }
   ASSIGN_OR_RETURN(HloSharding whole, WholeInManualGroups(local, local_shape));
   ASSIGN_OR_RETURN(value, LocalShape(whole, local_shape));
   ASSIGN_OR_RETURN(tiles, hlo::ConversionGlobalSharding(original, global, value));
+  // Each group's value must be its tile of the global side (else the shapes' check refuses).
+  tile = LocalShape(tiles, global_shape);
+  if (!tile.ok() || !tile->Compatible(value))
+    return ManualSides{std::move(tiles), std::move(whole)};
   absl::StatusOr<HloSharding> split = hlo::GlobalFromLocal(local, tiles, global_shape);
   if (split.ok()) return ManualSides{*std::move(split), local};
   return ManualSides{std::move(tiles), std::move(whole)};
