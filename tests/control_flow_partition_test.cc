@@ -3,6 +3,7 @@
 // around the loop, and a branch index that differs between manual subgroups makes the
 // results per group. Checked for the collectives and local shapes, and numerically against
 // the unpartitioned module.
+#include <map>
 #include <string>
 
 #include "gtest/gtest.h"
@@ -196,6 +197,42 @@ TEST(ControlFlowPartitionTest, UnreadCallParameterMovesNothing) {
   ASSERT_NE(p.spmd, nullptr);
   EXPECT_EQ(Collectives(*p.spmd), 0) << p.spmd->ToString();
   ExpectVerifies(p, 4);
+}
+
+}  // namespace
+
+namespace {
+
+// An op with an external effect held on one device runs there alone, as XLA does (its test
+// OutfeedSingleDevice): a conditional on partition-id, the other devices' branch yielding a
+// fresh token. It used to run on every device after an all-reduce of its data: one outfeed per
+// device.
+TEST(ControlFlowPartitionTest, OutfeedOnOneDeviceRunsThereAlone) {
+  Partitioned p = Partition(R"(
+HloModule outfeed_one_device, num_partitions=2
+ENTRY main {
+  data = f32[1024] parameter(0), sharding={maximal device=1}
+  t = (f32[1024]) tuple(data), sharding={{maximal device=1}}
+  token = token[] after-all()
+  ROOT o = token[] outfeed(t, token), outfeed_shape=(f32[1024]{0}), sharding={maximal device=1}
+})");
+  ASSERT_NE(p.spmd, nullptr);
+  // Per computation: the entry holds the conditional, one branch the outfeed.
+  std::map<std::string, std::map<HloOpcode, int>> counts;
+  for (const auto& computation : p.spmd->computations()) {
+    for (const auto& instr : computation->instructions()) {
+      ++counts[computation->name()][instr->opcode()];
+    }
+  }
+  const std::string entry = p.spmd->entry_computation()->name();
+  EXPECT_EQ(counts[entry][HloOpcode::kOutfeed], 0) << p.spmd->ToString();
+  EXPECT_EQ(counts[entry][HloOpcode::kConditional], 1) << p.spmd->ToString();
+  EXPECT_EQ(Counts(*p.spmd)[HloOpcode::kOutfeed], 1) << p.spmd->ToString();
+  EXPECT_EQ(Counts(*p.spmd)[HloOpcode::kAllReduce] + Counts(*p.spmd)[HloOpcode::kAllGather] +
+                Counts(*p.spmd)[HloOpcode::kCollectivePermute],
+            0)
+      << p.spmd->ToString();
+  EXPECT_NE(p.spmd->ToString().find("constant(1)"), std::string::npos) << p.spmd->ToString();
 }
 
 }  // namespace
