@@ -5,6 +5,7 @@
 #include <string>
 
 #include "gtest/gtest.h"
+#include "hlo/analysis/module_stats.h"
 #include "hlo/ir/hlo_module.h"
 #include "hlo/parser/hlo_parser.h"
 #include "hlo/transforms/dead_code_elimination.h"
@@ -685,4 +686,86 @@ ENTRY main {
   ROOT c = s32[2] copy(m), sharding={devices=[2,4]<=[4,2]T(1,0) last_tile_dims={manual}}
 })",
                        "SPMDFullToShardShape");
+}
+
+// Found by the JAX probe (a ppermute ring in a scan inside a shard_map over 'model', the carry
+// split by 'data'): the loop counts from a constant, so every device decides alike and the
+// ring may cross manual groups. It used to be refused as a per-group loop.
+TEST(ManualPartitionTest, ALoopCountedAlikeEverywhereMayCrossManualGroups) {
+  PropagatePartitionAndVerify(R"(
+HloModule ring, num_partitions=8
+body {
+  t = (s32[], f32[8,32]) parameter(0)
+  i = s32[] get-tuple-element(t), index=0
+  is = s32[] custom-call(i), custom_call_target="Sharding", sharding={devices=[4,2]<=[2,4]T(1,0) last_tile_dims={manual, replicated}}
+  one = s32[] constant(1)
+  i1 = s32[] add(is, one)
+  h = f32[8,32] get-tuple-element(t), index=1
+  p = f32[8,32] collective-permute(h), channel_id=1, source_target_pairs={{0,1},{1,2},{2,3},{3,0},{4,5},{5,6},{6,7},{7,4}}
+  ROOT r = (s32[], f32[8,32]) tuple(i1, p)
+}
+cond {
+  t = (s32[], f32[8,32]) parameter(0)
+  i = s32[] get-tuple-element(t), index=0
+  n = s32[] constant(4)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+ENTRY main {
+  x = f32[8,32] parameter(0), sharding={devices=[2,1,4]<=[8] last_tile_dim_replicate}
+  m = f32[8,32] custom-call(x), custom_call_target="SPMDFullToShardShape", sharding={devices=[2,1,4]<=[8] last_tile_dims={manual}}
+  z = s32[] constant(0)
+  w0 = (s32[], f32[8,32]) tuple(z, m)
+  w = (s32[], f32[8,32]) while(w0), condition=cond, body=body
+  o = f32[8,32] get-tuple-element(w), index=1
+  os = f32[8,32] custom-call(o), custom_call_target="Sharding", sharding={devices=[2,1,4]<=[8] last_tile_dims={manual}}
+  ROOT f = f32[8,128] custom-call(os), custom_call_target="SPMDShardToFullShape", sharding={devices=[2,4]<=[8]}
+})",
+                              8);
+}
+
+// A transpose of a value the free axis splits inside its manual groups runs on each device's
+// tile (it used to gather inside the groups, transpose whole and slice).
+TEST(ManualPartitionTest, ATransposeInsideManualGroupsRunsOnTiles) {
+  const std::string spmd = PropagatePartitionAndVerify(R"(
+HloModule transpose_in_groups, num_partitions=8
+ENTRY main {
+  x = f32[8,64] parameter(0), sharding={devices=[2,4]<=[8]}
+  m = f32[8,16] custom-call(x), custom_call_target="SPMDFullToShardShape", sharding={devices=[2,1,4]<=[8] last_tile_dims={manual}}
+  t = f32[16,8] transpose(m), dimensions={1,0}, sharding={devices=[1,2,4]<=[8] last_tile_dims={manual}}
+  r = f32[4,4,8] reshape(t), sharding={devices=[1,1,2,4]<=[8] last_tile_dims={manual}}
+  ts = f32[4,4,8] custom-call(r), custom_call_target="Sharding", sharding={devices=[1,1,2,4]<=[8] last_tile_dims={manual}}
+  ROOT f = f32[16,4,8] custom-call(ts), custom_call_target="SPMDShardToFullShape", sharding={devices=[4,1,2]<=[2,4]T(1,0)}
+})",
+                                                       8);
+  EXPECT_EQ(spmd.find("all-gather"), std::string::npos) << spmd;
+}
+
+// A call whose operands the free axis splits inside their groups partitions its body: the dot
+// there contracts the split dim, and summing its small result beats gathering the operands.
+// It used to run as written, both operands gathered first.
+TEST(ManualPartitionTest, ACallOnValuesSplitInsideGroupsPartitionsItsBody) {
+  const std::string spmd = PropagatePartitionAndVerify(R"(
+HloModule call_in_groups, num_partitions=8
+body {
+  a = f32[64,32] parameter(0)
+  b = f32[64,16] parameter(1)
+  ROOT d = f32[32,16] dot(a, b), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+}
+ENTRY main {
+  x = f32[64,32] parameter(0), sharding={devices=[2,1,4]<=[8] last_tile_dim_replicate}
+  xs = f32[64,32] custom-call(x), custom_call_target="Sharding", sharding={replicated}, backend_config="unspecified_dims=[0,1]"
+  xm = f32[64,32] custom-call(xs), custom_call_target="SPMDFullToShardShape", sharding={devices=[1,1,4,2]<=[2,4]T(1,0) last_tile_dims={manual, replicated}}, backend_config="unspecified_dims=[0,1]"
+  y = f32[64,64] parameter(1), sharding={devices=[2,4]<=[8]}
+  ys = f32[64,64] custom-call(y), custom_call_target="Sharding", sharding={devices=[1,4,2]<=[2,4]T(1,0) last_tile_dim_replicate}, backend_config="unspecified_dims=[0,1]"
+  ym = f32[64,16] custom-call(ys), custom_call_target="SPMDFullToShardShape", sharding={devices=[1,1,4,2]<=[2,4]T(1,0) last_tile_dims={manual, replicated}}, backend_config="unspecified_dims=[0,1]"
+  o = f32[32,16] call(xm, ym), to_apply=body
+  os = f32[32,16] custom-call(o), custom_call_target="Sharding", sharding={devices=[1,1,4,2]<=[2,4]T(1,0) last_tile_dims={manual, replicated}}, backend_config="unspecified_dims=[0,1]"
+  ROOT r = f32[32,64] custom-call(os), custom_call_target="SPMDShardToFullShape", sharding={devices=[1,4,2]<=[2,4]T(1,0) last_tile_dim_replicate}, backend_config="unspecified_dims=[0,1]"
+})",
+                                                       8);
+  std::unique_ptr<hlo::HloModule> m = Parse(spmd);
+  ASSERT_NE(m, nullptr);
+  // Gathering both operands inside the groups would receive (8192 + 4096) / 2 bytes; the sum
+  // of the f32[32,16] partials receives 2048.
+  EXPECT_EQ(hlo::ComputeModuleStats(*m).comm_bytes, 2048) << spmd;
 }

@@ -21,6 +21,7 @@
 //      (the body computes on f32[4,4] blocks; nothing is gathered around the loop).
 #include <vector>
 
+#include "hlo/analysis/uniform_values.h"
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
 #include "spmd/partitioner/handlers.h"
@@ -116,6 +117,7 @@ absl::Status HandleWhile(const HloInstruction& original, const HloSharding& shar
   const Shape& pred = condition.root_instruction()->shape();
   HloSharding state = sharding;
   HloSharding decision = ReplicatedFor(pred);
+  bool per_group = false;
   if (ManualSubgroupLeaf(sharding) != nullptr) {
     HloSharding own = HloSharding::Replicate();
     // The probe's decisions are not the program's: its log lines and counts are dropped.
@@ -135,12 +137,17 @@ absl::Status HandleWhile(const HloInstruction& original, const HloSharding& shar
     RETURN_IF_ERROR(ctx.output()->parent()->RemoveComputation(probe));
     if (const HloSharding* groups = ManualSubgroupLeaf(own)) {
       ASSIGN_OR_RETURN(decision, WholeInManualGroups(*groups, pred));
-      ASSIGN_OR_RETURN(state, InManualGroups(sharding, original.shape(), *groups, original,
-                                             /*per_group_values=*/true));
+      // A condition alike on every device (a counter from a constant: JAX's scan) is not each
+      // group's own decision: the state keeps its sharding, the collectives may cross groups.
+      per_group = !hlo::LoopDecidesUniformly(original);
+      if (per_group) {
+        ASSIGN_OR_RETURN(state, InManualGroups(sharding, original.shape(), *groups, original,
+                                               /*per_group_values=*/true));
+      }
     }
   }
   // Each group runs its own trip count: the loop's collectives stay inside the groups.
-  const HloSharding* groups = ManualSubgroupLeaf(decision);
+  const HloSharding* groups = per_group ? ManualSubgroupLeaf(decision) : nullptr;
   ASSIGN_OR_RETURN(HloInstruction * init, ctx.GetInSharding(original.operand(0), state));
   ASSIGN_OR_RETURN(HloComputation * cond,
                    PartitionCalledComputation(condition, {state}, &decision, ctx, nullptr, groups));

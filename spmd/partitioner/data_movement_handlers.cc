@@ -11,6 +11,7 @@
 //   -> %x in {devices=[1,2]<=[2]}, %t.spmd = f32[4,4] transpose(%x.shard), dimensions={1,0}
 #include "hlo/sharding/shard_geometry.h"
 #include "hlo/sharding/sharding_transforms.h"
+#include "hlo/sharding/unreduced.h"
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
 #include "spmd/partitioner/candidate_cost.h"
@@ -27,7 +28,9 @@ using hlo::HloSharding;
 using hlo::Shape;
 
 bool IsTiledArray(const HloInstruction& original, const HloSharding& sharding) {
-  return original.shape().IsArray() && sharding.IsTiled() && sharding.subgroup_types().empty();
+  // Manual subgroups run alike inside each group (reshards stay in the groups); unreduced
+  // values are partial sums no data movement may touch.
+  return original.shape().IsArray() && sharding.IsTiled() && !hlo::HasUnreduced(sharding);
 }
 
 absl::Status EmitWithOperandSharding(const HloInstruction& original, const HloSharding& sharding,
@@ -169,6 +172,13 @@ std::vector<ReshapeCandidate> ReshapeCandidates(const HloInstruction& original,
       }
     }
   }
+  // Whole: on every device, or inside each manual group.
+  if (sharding.HasManualSubgroup()) {
+    absl::StatusOr<HloSharding> whole_operand = WholeInManualGroups(sharding, operand_shape);
+    absl::StatusOr<HloSharding> whole = WholeInManualGroups(sharding, original.shape());
+    if (whole_operand.ok() && whole.ok()) candidates.push_back({*whole_operand, *whole});
+    return candidates;
+  }
   candidates.push_back({HloSharding::Replicate(), HloSharding::Replicate()});
   return candidates;
 }
@@ -197,6 +207,9 @@ absl::Status HandleReshape(const HloInstruction& original, const HloSharding& sh
     }
     if (best_cost == 0) break;  // Nothing moves: no candidate does better.
   }
+  if (best == nullptr) {
+    return FallBackToReplicated(original, sharding, ctx, "no reshape candidate applies");
+  }
   if (best->local == sharding) {
     return EmitWithOperandSharding(original, sharding, best->operand, ctx);
   }
@@ -207,7 +220,8 @@ absl::Status HandleReshape(const HloInstruction& original, const HloSharding& sh
 absl::Status HandleConstant(const HloInstruction& original, const HloSharding& sharding,
                             PartitionContext& ctx) {
   HloInstruction* full = CloneWithOperands(original, original.shape(), {}, ctx);
-  if (!IsTiledArray(original, sharding)) {
+  // Inside manual subgroups the whole value serves every tiling its users ask for.
+  if (!IsTiledArray(original, sharding) || sharding.HasManualSubgroup()) {
     ctx.Set(&original, {full, HloSharding::Replicate(), original.shape()});
     return absl::OkStatus();
   }

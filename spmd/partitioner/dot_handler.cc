@@ -6,6 +6,8 @@
 // contracting dims masked to zero, the local dot (or a windowed loop), and the finishing
 // all-reduce or reduce-scatter. The result is recorded in the sharding the strategy produced;
 // consumers that want the dot's own sharding get the reshard the candidate was costed with.
+#include <algorithm>
+#include <map>
 #include <optional>
 
 #include "hlo/analysis/dot_readers.h"
@@ -218,11 +220,99 @@ absl::Status DotInGroups(const HloInstruction& original, const HloSharding& shar
   return absl::OkStatus();
 }
 
+// The device groups whose blocks of a value sharded `s` differ only along `split` (data dims):
+// per manual group and replica, the devices holding its successive blocks there. Empty when a
+// dim of `split` does not divide its size in `shape`.
+std::vector<std::vector<int64_t>> BlockGroups(const HloSharding& s, const hlo::Shape& shape,
+                                              const std::vector<int64_t>& split) {
+  std::map<std::vector<int64_t>, std::vector<int64_t>> groups;
+  for (int64_t d : split) {
+    if (shape.dimensions(d) % s.tile_assignment().dim(d) != 0) return {};
+  }
+  s.tile_assignment().ForEach([&](absl::Span<const int64_t> index, int64_t device) {
+    std::vector<int64_t> key(index.begin(), index.end());
+    for (int64_t d : split) key[d] = 0;
+    groups[key].push_back(device);
+  });
+  std::vector<std::vector<int64_t>> lists;
+  for (auto& [key, devices] : groups) lists.push_back(std::move(devices));
+  return lists;
+}
+
+// Whether `s` splits no data dim but those of `dims`.
+bool SplitOnlyAlong(const HloSharding& s, const std::vector<int64_t>& dims) {
+  for (int64_t d = 0; d < s.TiledDataRank(); ++d) {
+    if (s.tile_assignment().dim(d) > 1 && std::find(dims.begin(), dims.end(), d) == dims.end()) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Each device's block index along `dims` under `s`.
+std::map<int64_t, std::vector<int64_t>> BlocksAlong(const HloSharding& s,
+                                                    const std::vector<int64_t>& dims) {
+  std::map<int64_t, std::vector<int64_t>> blocks;
+  s.tile_assignment().ForEach([&](absl::Span<const int64_t> index, int64_t device) {
+    for (int64_t d : dims) blocks[device].push_back(index[d]);
+  });
+  return blocks;
+}
+
+// A dot inside manual groups whose result is whole there while the free axes split its
+// operands alike along contracting dims only (a weight gradient over a batch split inside a
+// partly manual region): each device multiplies its blocks and each group sums the partials.
+// False when the operands are not so, or when gathering their blocks receives fewer bytes.
+absl::StatusOr<bool> PartialSumsInGroups(const HloInstruction& original,
+                                         const HloSharding& sharding, PartitionContext& ctx) {
+  const hlo::DotDimensionNumbers& dn = *original.attrs().dot_dimension_numbers;
+  ASSIGN_OR_RETURN(const PartitionedValue* lhs, ctx.Get(original.operand(0)));
+  ASSIGN_OR_RETURN(const PartitionedValue* rhs, ctx.Get(original.operand(1)));
+  const HloSharding& l = lhs->sharding;
+  const HloSharding& r = rhs->sharding;
+  const std::vector<int64_t>& lc = dn.lhs_contracting_dimensions;
+  const std::vector<int64_t>& rc = dn.rhs_contracting_dimensions;
+  if (!l.HasManualSubgroup() || !r.HasManualSubgroup() || !SameManualGroups(l, sharding) ||
+      !SameManualGroups(r, sharding) || IsWholeOnEveryDevice(l) || !SplitOnlyAlong(l, lc) ||
+      !SplitOnlyAlong(r, rc)) {
+    return false;
+  }
+  // Each device holds the same block of every contracted pair on both sides.
+  for (size_t i = 0; i < lc.size(); ++i) {
+    if (l.tile_assignment().dim(lc[i]) != r.tile_assignment().dim(rc[i])) return false;
+  }
+  if (BlocksAlong(l, lc) != BlocksAlong(r, rc)) return false;
+  std::vector<std::vector<int64_t>> groups = BlockGroups(l, original.operand(0)->shape(), lc);
+  if (groups.empty() || BlockGroups(r, original.operand(1)->shape(), rc).empty()) return false;
+  // Worth it when the sum receives fewer bytes than gathering both operands' blocks would.
+  const double g = static_cast<double>(groups.front().size());
+  const double sum_bytes = 2 * (g - 1) / g * static_cast<double>(original.shape().byte_size());
+  const double gather_bytes = (g - 1) / g *
+                              static_cast<double>(original.operand(0)->shape().byte_size() +
+                                                  original.operand(1)->shape().byte_size());
+  if (sum_bytes >= gather_bytes) return false;
+  HloInstruction* partial =
+      CloneWithOperands(original, original.shape(), {lhs->value, rhs->value}, ctx);
+  hlo::ReplicaGroups replica_groups;
+  replica_groups.groups = std::move(groups);
+  ASSIGN_OR_RETURN(HloInstruction * sum,
+                   ctx.builder().AllReduceSum(partial, std::move(replica_groups)));
+  if (ctx.log().keep_lines) {
+    ctx.log().lines.push_back(
+        hlo::StrCat("dot %", original.name(),
+                    ": inside manual groups, contracted blocks summed in each group"));
+  }
+  ctx.Set(&original, {sum, sharding, original.shape()});
+  return true;
+}
+
 absl::Status HandleDot(const HloInstruction& original, const HloSharding& sharding,
                        PartitionContext& ctx) {
   if (original.shape().IsArray() && original.operand_count() == 2 && sharding.HasManualSubgroup() &&
-      !IsWholeOnEveryDevice(sharding)) {
-    return DotInGroups(original, sharding, ctx);
+      original.attrs().dot_dimension_numbers.has_value()) {
+    if (!IsWholeOnEveryDevice(sharding)) return DotInGroups(original, sharding, ctx);
+    ASSIGN_OR_RETURN(const bool summed, PartialSumsInGroups(original, sharding, ctx));
+    if (summed) return absl::OkStatus();
   }
   bool plain_sharding = sharding.IsReplicated() ||
                         sharding.kind() == HloSharding::Kind::kUnreduced || sharding.IsTiled();

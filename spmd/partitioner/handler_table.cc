@@ -192,7 +192,7 @@ absl::Status FallBackToReplicated(const HloInstruction& original, const HloShard
   if (ManualSubgroupLeaf(sharding) != nullptr) {
     if (absl::StatusOr<HloSharding> whole = WholeInManualGroups(sharding, original.shape());
         whole.ok()) {
-      return HandleManual(original, *whole, ctx);
+      return HandleManualAsWritten(original, *whole, ctx);
     }
   }
   if (std::optional<int64_t> device = sharding.UniqueDevice(); device.has_value()) {

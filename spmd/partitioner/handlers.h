@@ -53,6 +53,10 @@ absl::Status FallBackToReplicated(const hlo::HloInstruction& original,
 // each device's own values; the two custom-calls move values into and out of manual regions.
 absl::Status HandleManual(const hlo::HloInstruction& original, const hlo::HloSharding& sharding,
                           PartitionContext& ctx);
+// HandleManual without sending a call or dot on operands split inside their groups to its own
+// handler: how a handler that gives up inside manual groups computes whole there.
+absl::Status HandleManualAsWritten(const hlo::HloInstruction& original,
+                                   const hlo::HloSharding& sharding, PartitionContext& ctx);
 // Whether `instr` under `sharding` runs as written (HandleManual): {manual}, values whole on
 // every device inside manual subgroups, and the input's own collectives in manual subgroups.
 bool RunsAsWritten(const hlo::HloInstruction& instr, const hlo::HloSharding& sharding);

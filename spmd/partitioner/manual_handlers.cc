@@ -336,8 +336,51 @@ bool RunsAsWritten(const HloInstruction& instr, const HloSharding& sharding) {
          hlo::GetHloOpcodeFamily(instr.opcode()) == hlo::HloOpcodeFamily::kCollective;
 }
 
+// Whether `computation`, or one it calls, converts values into or out of a manual region.
+bool CallsManualConversions(const hlo::HloComputation& computation) {
+  for (const auto& instr : computation.instructions()) {
+    const std::string& target = instr->attrs().custom_call_target;
+    if (instr->opcode() == hlo::HloOpcode::kCustomCall &&
+        (target == "SPMDFullToShardShape" || target == "SPMDShardToFullShape")) {
+      return true;
+    }
+    for (const hlo::HloComputation* callee : instr->called_computations()) {
+      if (CallsManualConversions(*callee)) return true;
+    }
+  }
+  return false;
+}
+
+// Whether an operand of `original` is split inside its manual groups where it is now (the
+// free axes of a partly manual region split it).
+absl::StatusOr<bool> OperandSplitInGroups(const HloInstruction& original, PartitionContext& ctx) {
+  for (const HloInstruction* operand : original.operands()) {
+    ASSIGN_OR_RETURN(const PartitionedValue* value, ctx.Get(operand));
+    for (const HloSharding& leaf : value->sharding.Leaves()) {
+      if (leaf.HasManualSubgroup() && !IsWholeOnEveryDevice(leaf)) return true;
+    }
+  }
+  return false;
+}
+
 absl::Status HandleManual(const HloInstruction& original, const HloSharding& sharding,
                           PartitionContext& ctx) {
+  // A call or dot whose operands the free axes split inside their groups goes to its own
+  // handler (run as written, its operands would be gathered first): a call partitions its body
+  // like any other computation's (unless it nests a manual region: its conversions between
+  // manual levels are not partitioned), a dot sums the partials of a contracted split.
+  const bool call =
+      original.opcode() == hlo::HloOpcode::kCall && !CallsManualConversions(*original.to_apply());
+  if ((call || original.opcode() == hlo::HloOpcode::kDot) &&
+      ManualSubgroupLeaf(sharding) != nullptr) {
+    ASSIGN_OR_RETURN(const bool split, OperandSplitInGroups(original, ctx));
+    if (split) return FindPartitionHandler(original.opcode())(original, sharding, ctx);
+  }
+  return HandleManualAsWritten(original, sharding, ctx);
+}
+
+absl::Status HandleManualAsWritten(const HloInstruction& original, const HloSharding& sharding,
+                                   PartitionContext& ctx) {
   HloSharding run = sharding;
   if (hlo::GetHloOpcodeFamily(original.opcode()) == hlo::HloOpcodeFamily::kCollective) {
     ASSIGN_OR_RETURN(run, CollectiveSharding(original, sharding, ctx.num_devices()));

@@ -11,6 +11,7 @@
 #include <algorithm>
 
 #include "hlo/analysis/dot_readers.h"
+#include "hlo/sharding/manual_conversion.h"
 #include "hlo/sharding/sharding_transforms.h"
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
@@ -114,8 +115,8 @@ PropagationEngine::PropagationEngine(std::vector<ClassState> states, std::vector
       std::vector<int64_t>& list = edges_of_class_[cls];
       if (list.empty() || list.back() != e) list.push_back(e);
     }
-    if (const ConversionSides* sides = edges_[e].rule.conversion.get()) {
-      states_[edges_[e].classes[sides->global_side]].refines = sides->structure;
+    if (const std::shared_ptr<const ConversionSides>& sides = edges_[e].rule.conversion) {
+      states_[edges_[e].classes[sides->global_side]].refines = sides;
     }
   }
 }
@@ -215,8 +216,13 @@ std::vector<Proposal> PropagationEngine::Proposals(const RuleEdge& edge, int64_t
       p = WithinConstraint(target, *p);
       if (!p.ok() || !p->IsTiled()) continue;
     }
-    if (target.refines.has_value()) {
-      p = hlo::MergeShardings(*target.refines, *p);
+    if (target.refines != nullptr) {
+      const ConversionSides& sides = *target.refines;
+      // A split of the structure's tiles (a dim the manual axes split split further by the
+      // free axes too) is taken as it is; another split merges beside the structure's.
+      if (!hlo::LocalFromGlobal(*p, sides.structure, sides.groups, sides.global_shape).ok()) {
+        p = hlo::MergeShardings(sides.structure, *p);
+      }
       if (!p.ok() || !p->IsTiled()) continue;
     }
     if (!p->Validate(SideShape(edge, side), num_devices_).ok()) continue;

@@ -31,9 +31,9 @@ struct ClassState {
   std::optional<hlo::HloSharding> sharding;
   Hold hold = Hold::kFree;
   std::vector<bool> open_dims;  // kRefinable: dims propagation may still split.
-  // The global side of a manual conversion with open dims: every sharding it takes splits this
-  // one's tiles (the manual values), whatever its hold (ConversionSides::structure).
-  std::optional<hlo::HloSharding> refines;
+  // The global side of a manual conversion with open dims: every sharding it takes splits the
+  // structure's tiles (the manual values), whatever its hold (ConversionSides).
+  std::shared_ptr<const ConversionSides> refines;
   bool default_root = false;     // See UserSharding::default_root.
   bool loop_carried = false;     // A while loop's state (in the class of a while's leaf).
   int64_t sideways_moves = 0;    // Changes to a sharding with as many tiles (ChooseSharding).
