@@ -42,13 +42,20 @@ absl::StatusOr<runtime::VerifyResult> Verify(const std::string& original,
   return runtime::VerifyAgainst(*full, spmd, options);
 }
 
-// Partitions `text` and verifies the SPMD program against it on `devices` devices.
-void ExpectPartitionsAndVerifies(const std::string& text, int64_t devices) {
+// Partitions `text` and verifies the SPMD program against it on `devices` devices; the SPMD
+// program's text (empty after a failed expectation).
+std::string PartitionAndVerify(const std::string& text, int64_t devices) {
   absl::StatusOr<std::unique_ptr<hlo::HloModule>> spmd = Partition(text);
-  ASSERT_TRUE(spmd.ok()) << spmd.status();
+  EXPECT_TRUE(spmd.ok()) << spmd.status();
+  if (!spmd.ok()) return "";
   absl::StatusOr<runtime::VerifyResult> result = Verify(text, **spmd, devices);
-  ASSERT_TRUE(result.ok()) << result.status();
-  EXPECT_TRUE(result->ok()) << result->ToString() << (*spmd)->ToString();
+  EXPECT_TRUE(result.ok()) << result.status();
+  if (result.ok()) EXPECT_TRUE(result->ok()) << result->ToString() << (*spmd)->ToString();
+  return (*spmd)->ToString();
+}
+
+void ExpectPartitionsAndVerifies(const std::string& text, int64_t devices) {
+  PartitionAndVerify(text, devices);
 }
 
 // `wrong` (a hand-written SPMD program with `original`'s interface) fails verification and
@@ -596,8 +603,6 @@ ENTRY e {
       4);
 }
 
-}  // namespace
-
 // JAX's partly manual shard_map (axis_names={'model'} on a (data=2, model=4) mesh), as its
 // GSPMD export writes it: every dim open. The data split of x enters the region, the dot and
 // the psum run on each device's rows, and the result leaves split; nothing is gathered.
@@ -639,14 +644,7 @@ std::string PropagatePartitionAndVerify(const std::string& text, int64_t devices
   spmd::ShardingPropagation propagation;
   absl::StatusOr<bool> ran = propagation.Run(m.get());
   EXPECT_TRUE(ran.ok()) << ran.status();
-  const std::string propagated = m->ToString();
-  absl::StatusOr<std::unique_ptr<hlo::HloModule>> spmd = Partition(propagated);
-  EXPECT_TRUE(spmd.ok()) << spmd.status();
-  if (!spmd.ok()) return "";
-  absl::StatusOr<runtime::VerifyResult> result = Verify(propagated, **spmd, devices);
-  EXPECT_TRUE(result.ok()) << result.status();
-  if (result.ok()) EXPECT_TRUE(result->ok()) << result->ToString() << (*spmd)->ToString();
-  return (*spmd)->ToString();
+  return PartitionAndVerify(m->ToString(), devices);
 }
 
 TEST(ManualPartitionTest, FreeAxesSplitTheOpenDimsOfAPartlyManualRegion) {
@@ -769,3 +767,5 @@ ENTRY main {
   // of the f32[32,16] partials receives 2048.
   EXPECT_EQ(hlo::ComputeModuleStats(*m).comm_bytes, 2048) << spmd;
 }
+
+}  // namespace
