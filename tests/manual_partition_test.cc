@@ -768,4 +768,23 @@ ENTRY main {
   EXPECT_EQ(hlo::ComputeModuleStats(*m).comm_bytes, 2048) << spmd;
 }
 
+// Found by the partition fuzzer (seed 2325, mutant 19680): a manual-subgroup dot over 4 of 6
+// devices. Summing the partials inside the groups would leave devices 4 and 5 in no group of
+// the all-reduce (an invalid program); the dot is refused as before, with a located error.
+TEST(ManualPartitionTest, PartialSumsNeedEveryDevice) {
+  absl::StatusOr<std::unique_ptr<hlo::HloModule>> spmd = Partition(R"(
+HloModule some_devices, num_partitions=6
+ENTRY e {
+  p0 = f32[8,512] parameter(0), sharding={devices=[1,2,2]0,1,2,3 last_tile_dims={manual}}
+  p1 = f32[512,128] parameter(1)
+  c1 = f32[512,128] copy(p1)
+  d = f32[8,128] dot(p0, c1), lhs_contracting_dims={1}, rhs_contracting_dims={0},
+    sharding={devices=[1,1,2,2]0,1,2,3 last_tile_dims={replicated, manual}}
+  ROOT c = f32[8,128] copy(d)
+})");
+  if (spmd.ok()) {
+    EXPECT_EQ((*spmd)->ToString().find("all-reduce"), std::string::npos) << (*spmd)->ToString();
+  }
+}
+
 }  // namespace

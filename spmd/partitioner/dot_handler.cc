@@ -284,6 +284,10 @@ absl::StatusOr<bool> PartialSumsInGroups(const HloInstruction& original,
   if (BlocksAlong(l, lc) != BlocksAlong(r, rc)) return false;
   std::vector<std::vector<int64_t>> groups = BlockGroups(l, original.operand(0)->shape(), lc);
   if (groups.empty() || BlockGroups(r, original.operand(1)->shape(), rc).empty()) return false;
+  // Every device must take part (a sharding over some of the devices leaves the others out).
+  size_t members = 0;
+  for (const std::vector<int64_t>& group : groups) members += group.size();
+  if (static_cast<int64_t>(members) != ctx.num_devices()) return false;
   // Worth it when the sum receives fewer bytes than gathering both operands' blocks would.
   const double g = static_cast<double>(groups.front().size());
   const double sum_bytes = 2 * (g - 1) / g * static_cast<double>(original.shape().byte_size());
