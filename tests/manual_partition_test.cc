@@ -787,4 +787,25 @@ ENTRY e {
   }
 }
 
+// A cache write (dynamic-update-slice of one row) into a value the free axis splits along its
+// other dim runs on each device's columns (found in the JAX probe's scan: it used to gather
+// the cache inside the groups and slice it back).
+TEST(ManualPartitionTest, ACacheWriteInsideManualGroupsRunsOnTiles) {
+  const std::string spmd = PropagatePartitionAndVerify(R"(
+HloModule cache_in_groups, num_partitions=8
+ENTRY main {
+  c = f32[4,64] parameter(0), sharding={devices=[1,8]<=[2,4]T(1,0)}
+  cm = f32[4,16] custom-call(c), custom_call_target="SPMDFullToShardShape", sharding={devices=[1,2,4]<=[8] last_tile_dims={manual}}
+  r = f32[1,64] parameter(1), sharding={devices=[1,8]<=[2,4]T(1,0)}
+  rm = f32[1,16] custom-call(r), custom_call_target="SPMDFullToShardShape", sharding={devices=[1,2,4]<=[8] last_tile_dims={manual}}
+  i = s32[] parameter(2), sharding={replicated}
+  im = s32[] custom-call(i), custom_call_target="SPMDFullToShardShape", sharding={devices=[4,2]<=[2,4]T(1,0) last_tile_dims={manual, replicated}}
+  z = s32[] constant(0)
+  u = f32[4,16] dynamic-update-slice(cm, rm, im, z), sharding={devices=[1,2,4]<=[8] last_tile_dims={manual}}
+  ROOT f = f32[4,64] custom-call(u), custom_call_target="SPMDShardToFullShape", sharding={devices=[1,8]<=[2,4]T(1,0)}
+})",
+                                                       8);
+  EXPECT_EQ(spmd.find("all-gather"), std::string::npos) << spmd;
+}
+
 }  // namespace

@@ -25,6 +25,7 @@
 
 #include "hlo/sharding/shard_geometry.h"
 #include "hlo/sharding/sharding_transforms.h"
+#include "hlo/sharding/unreduced.h"
 #include "hlo/status_macros.h"
 #include "spmd/partitioner/handlers.h"
 #include "spmd/partitioner/partition_context.h"
@@ -77,9 +78,9 @@ HloInstruction* AlignToWindow(PartitionContext& ctx, HloInstruction* update, int
 absl::Status HandleDynamicUpdateSlice(const HloInstruction& original, const HloSharding& sharding,
                                       PartitionContext& ctx) {
   const Shape& shape = original.shape();
+  // Manual subgroups write alike inside each group (their starts whole there).
   const bool plain = shape.IsArray() && shape.rank() > 0 && sharding.IsTiled() &&
-                     sharding.subgroup_types().empty() &&
-                     original.operand_count() == 2 + shape.rank();
+                     !hlo::HasUnreduced(sharding) && original.operand_count() == 2 + shape.rank();
   if (!plain)
     return FallBackToReplicated(
         original, sharding, ctx,
@@ -99,9 +100,12 @@ absl::Status HandleDynamicUpdateSlice(const HloInstruction& original, const HloS
   ASSIGN_OR_RETURN(HloInstruction * operand, ctx.GetInSharding(original.operand(0), sharding));
   ASSIGN_OR_RETURN(HloInstruction * update, ctx.GetInSharding(original.operand(1), update_sharding));
   std::vector<HloInstruction*> indices;
+  HloSharding whole = HloSharding::Replicate();
+  if (sharding.HasManualSubgroup()) {
+    ASSIGN_OR_RETURN(whole, WholeInManualGroups(sharding, Shape::Array(PrimitiveType::kS32, {})));
+  }
   for (int64_t d = 0; d < shape.rank(); ++d) {
-    ASSIGN_OR_RETURN(HloInstruction * index,
-                     ctx.GetInSharding(original.operand(2 + d), HloSharding::Replicate()));
+    ASSIGN_OR_RETURN(HloInstruction * index, ctx.GetInSharding(original.operand(2 + d), whole));
     indices.push_back(index);
   }
   ASSIGN_OR_RETURN(Shape local, LocalShape(sharding, shape));
