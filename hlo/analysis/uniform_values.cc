@@ -10,10 +10,18 @@
 namespace hlo {
 namespace {
 
+// Values alike everywhere by themselves.
+constexpr HloOpcode kSources[] = {HloOpcode::kConstant, HloOpcode::kIota};
+
 // Pure ops that move or combine their operands' elements without reading anything else.
 constexpr HloOpcode kDataMovement[] = {
     HloOpcode::kBroadcast,   HloOpcode::kReshape, HloOpcode::kTranspose, HloOpcode::kSlice,
     HloOpcode::kConcatenate, HloOpcode::kCopy,    HloOpcode::kBitcast,   HloOpcode::kTuple};
+
+template <size_t N>
+bool Contains(const HloOpcode (&table)[N], HloOpcode opcode) {
+  return std::find(std::begin(table), std::end(table), opcode) != std::end(table);
+}
 
 // Uniformity inside one computation, where the leaves of parameter 0 (a loop's state) are
 // uniform as `state` says (nullptr: no parameter is).
@@ -23,42 +31,36 @@ class Uniformity {
 
   bool Of(const HloInstruction* v) {
     if (auto it = memo_.find(v); it != memo_.end()) return it->second;
-    memo_[v] = false;  // Cycles are impossible in HLO; this only guards the recursion.
-    const bool uniform = Compute(v);
+    const bool uniform = Compute(v);  // HLO is acyclic: the recursion ends.
     memo_[v] = uniform;
     return uniform;
   }
 
  private:
   bool Compute(const HloInstruction* v) {
-    switch (v->opcode()) {
-      case HloOpcode::kConstant:
-      case HloOpcode::kIota:
-        return true;
-      case HloOpcode::kGetTupleElement: {
-        const HloInstruction* tuple = v->operand(0);
-        const int64_t index = v->tuple_index();
-        if (tuple->opcode() == HloOpcode::kParameter && tuple->parameter_number() == 0 &&
-            state_ != nullptr) {
-          return index < static_cast<int64_t>(state_->size()) && (*state_)[index];
-        }
-        if (tuple->opcode() == HloOpcode::kTuple && index < tuple->operand_count()) {
-          return Of(tuple->operand(index));
-        }
-        return false;
-      }
-      case HloOpcode::kCustomCall:
-        return v->attrs().custom_call_target == "Sharding" && v->operand_count() == 1 &&
-               Of(v->operand(0));
-      default:
-        break;
+    if (Contains(kSources, v->opcode())) return true;
+    if (v->opcode() == HloOpcode::kGetTupleElement) return ElementOf(v);
+    // The Sharding marker is its operand's value; other custom-calls are opaque.
+    if (v->opcode() == HloOpcode::kCustomCall) {
+      return v->attrs().custom_call_target == "Sharding" && v->operand_count() == 1 &&
+             Of(v->operand(0));
     }
-    const bool pure = IsElementwise(*v) ||
-                      std::find(std::begin(kDataMovement), std::end(kDataMovement), v->opcode()) !=
-                          std::end(kDataMovement);
+    const bool pure = IsElementwise(*v) || Contains(kDataMovement, v->opcode());
     if (!pure || !v->called_computations().empty()) return false;
     return std::all_of(v->operands().begin(), v->operands().end(),
                        [&](const HloInstruction* operand) { return Of(operand); });
+  }
+
+  // Element `index` of a tuple: of the loop state (parameter 0), or of a tuple instruction.
+  bool ElementOf(const HloInstruction* gte) {
+    const HloInstruction* tuple = gte->operand(0);
+    const int64_t index = gte->tuple_index();
+    if (tuple->opcode() == HloOpcode::kParameter && tuple->parameter_number() == 0 &&
+        state_ != nullptr) {
+      return index < static_cast<int64_t>(state_->size()) && (*state_)[index];
+    }
+    return tuple->opcode() == HloOpcode::kTuple && index < tuple->operand_count() &&
+           Of(tuple->operand(index));
   }
 
   const std::vector<bool>* state_;

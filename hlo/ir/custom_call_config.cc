@@ -114,6 +114,13 @@ absl::StatusOr<std::vector<int64_t>> CustomCallConfig::List(std::string_view key
   return (*value)->numbers;
 }
 
+std::string UnspecifiedDimsConfig(absl::Span<const int64_t> dims) {
+  if (dims.empty()) return "";
+  std::string config = "unspecified_dims=[";
+  for (size_t i = 0; i < dims.size(); ++i) hlo::StrAppend(&config, i == 0 ? "" : ",", dims[i]);
+  return config + "]";
+}
+
 std::optional<std::vector<int64_t>> ParseUnspecifiedDims(const std::string& backend_config) {
   const std::string key = "unspecified_dims=[";
   const size_t at = backend_config.find(key);

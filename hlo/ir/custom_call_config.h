@@ -44,6 +44,9 @@ class CustomCallConfig {
 // constraint's or a manual conversion's dims left open to sharding propagation), or nullopt
 // when the config does not list any.
 std::optional<std::vector<int64_t>> ParseUnspecifiedDims(const std::string& backend_config);
+// The backend_config `unspecified_dims=[a,b]` that ParseUnspecifiedDims reads back; empty for
+// no dims.
+std::string UnspecifiedDimsConfig(absl::Span<const int64_t> dims);
 
 }  // namespace hlo
 

@@ -14,6 +14,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
+#include "hlo/ir/custom_call_config.h"
 #include "hlo/ir/hlo_computation.h"
 #include "hlo/ir/hlo_instruction.h"
 #include "hlo/sdy/sdy_attributes.h"
@@ -280,16 +281,6 @@ bool RootHoldsAlike(const HloInstruction& instr) {
   return true;
 }
 
-// `unspecified_dims=[...]` naming `value`'s open dims (`?`), XLA's form; empty when none.
-std::string UnspecifiedDimsConfig(const TensorSharding& value) {
-  if (value.open_dims.empty()) return "";
-  std::string config = "unspecified_dims=[";
-  for (size_t i = 0; i < value.open_dims.size(); ++i) {
-    StrAppend(&config, i == 0 ? "" : ",", value.open_dims[i]);
-  }
-  return config + "]";
-}
-
 absl::Status Importer::ApplySharding(HloInstruction* instr,
                                      const std::vector<TensorSharding>& values,
                                      const std::string& text) {
@@ -337,7 +328,8 @@ absl::Status Importer::ApplySharding(HloInstruction* instr,
   const bool sharding_call =
       instr->opcode() == HloOpcode::kCustomCall && instr->attrs().custom_call_target == "Sharding";
   std::string& config = instr->mutable_attrs()->backend_config;
-  if (sharding_call && !tuple && config.empty()) config = UnspecifiedDimsConfig(values[0]);
+  if (sharding_call && !tuple && config.empty())
+    config = UnspecifiedDimsConfig(values[0].open_dims);
   return absl::OkStatus();
 }
 
@@ -431,7 +423,7 @@ absl::Status Importer::ManualBoundary(HloInstruction* instr, bool entering) {
     // Open dims stay open on both sides, as JAX's GSPMD export writes them: the free axes may
     // split them inside the region too (hlo/sharding/manual_conversion.h).
     for (HloInstruction* call : {held, moved}) {
-      call->mutable_attrs()->backend_config = UnspecifiedDimsConfig(shardings[i]);
+      call->mutable_attrs()->backend_config = UnspecifiedDimsConfig(shardings[i].open_dims);
     }
     values.push_back(moved);
   }

@@ -227,15 +227,15 @@ absl::StatusOr<ManualSides> ConversionSides(const HloInstruction& original,
 // The sharding collective `original` of the input program runs in, asked for `sharding`: on
 // each device's tile where the free axes split the values inside their manual groups, when the
 // dims it changes (gathered, scattered, exchanged) are whole there; otherwise on each group's
-// whole value, which its users then split.
+// whole value, which its users then split. Fails when its groups combine devices of different
+// tiles (CheckCollectiveStaysOnItsTile).
 absl::StatusOr<HloSharding> CollectiveSharding(const HloInstruction& original,
                                                const HloSharding& sharding, int64_t num_devices) {
+  // Groups that combine devices of different tiles are refused, as XLA refuses them.
+  RETURN_IF_ERROR(CheckCollectiveStaysOnItsTile(original, sharding, num_devices));
   if (sharding.IsTuple() || !sharding.HasManualSubgroup() || IsWholeOnEveryDevice(sharding)) {
     return sharding;
   }
-  // Groups that combine devices of different tiles are refused as written (CheckCollective-
-  // StaysOnItsTile), as XLA refuses them.
-  if (!CheckCollectiveStaysOnItsTile(original, sharding, num_devices).ok()) return sharding;
   bool fits = true;
   const Shape& result = original.shape();
   for (const HloInstruction* operand : original.operands()) {
@@ -384,7 +384,6 @@ absl::Status HandleManualAsWritten(const HloInstruction& original, const HloShar
   HloSharding run = sharding;
   if (hlo::GetHloOpcodeFamily(original.opcode()) == hlo::HloOpcodeFamily::kCollective) {
     ASSIGN_OR_RETURN(run, CollectiveSharding(original, sharding, ctx.num_devices()));
-    RETURN_IF_ERROR(CheckCollectiveStaysOnItsTile(original, run, ctx.num_devices()));
   }
   std::vector<HloInstruction*> operands;
   for (const HloInstruction* operand : original.operands()) {
