@@ -808,4 +808,75 @@ ENTRY main {
   EXPECT_EQ(spmd.find("all-gather"), std::string::npos) << spmd;
 }
 
+// Nested shard_maps as JAX's GSPMD export writes them (the JAX probe's pa_nested): an outer
+// region manual over data, an inner one (in a call) manual over model too. The outer body's
+// values stay split along model inside the data groups, the inner conversions only relabel
+// each device's tile, and no conversion or sharding custom-call is left in the program (JAX
+// writes one into the psum's reducer, which runs as written). The
+// outer call used to run as written: x gathered in the groups and the body left unpartitioned.
+constexpr char kNestedShardMap[] = R"(
+HloModule nested_shard_map, num_partitions=8
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+add_held {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  s = f32[] add(a, b)
+  ROOT h = f32[] custom-call(s), custom_call_target="Sharding", sharding={devices=[2,4]<=[8] last_tile_dims={manual, replicated}}
+}
+inner {
+  a = f32[4,16] parameter(0)
+  w = f32[16,32] parameter(1)
+  d = f32[4,32] dot(a, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT p = f32[4,32] all-reduce(d), channel_id=1, replica_groups={{0,1,2,3},{4,5,6,7}}, use_global_device_ids=true, to_apply=add
+}
+outer {
+  x = f32[4,64] parameter(0)
+  s = f32[4,64] sine(x)
+  sc = f32[4,64] custom-call(s), custom_call_target="Sharding", sharding={devices=[1,1,2,4]<=[8] last_tile_dims={manual, replicated}}, backend_config="unspecified_dims=[0,1]"
+  g = f32[4,64] custom-call(sc), custom_call_target="Sharding", sharding={devices=[1,4,2]<=[2,4]T(1,0) last_tile_dims={manual}}, backend_config="unspecified_dims=[0,1]"
+  l = f32[4,16] custom-call(g), custom_call_target="SPMDFullToShardShape", sharding={manual}, backend_config="unspecified_dims=[0,1]"
+  w = f32[64,32] parameter(1)
+  gw = f32[64,32] custom-call(w), custom_call_target="Sharding", sharding={devices=[4,1,2]<=[2,4]T(1,0) last_tile_dims={manual}}, backend_config="unspecified_dims=[0,1]"
+  lw = f32[16,32] custom-call(gw), custom_call_target="SPMDFullToShardShape", sharding={manual}, backend_config="unspecified_dims=[0,1]"
+  c = f32[4,32] call(l, lw), to_apply=inner
+  cs = f32[4,32] custom-call(c), custom_call_target="Sharding", sharding={manual}, backend_config="unspecified_dims=[0,1]"
+  o = f32[4,32] custom-call(cs), custom_call_target="SPMDShardToFullShape", sharding={devices=[1,1,2,4]<=[8] last_tile_dims={manual, replicated}}, backend_config="unspecified_dims=[0,1]"
+  z = f32[] constant(0)
+  r = f32[32] reduce(o, z), dimensions={0}, to_apply=add
+  rs = f32[32] custom-call(r), custom_call_target="Sharding", sharding={devices=[1,2,4]<=[8] last_tile_dims={manual, replicated}}, backend_config="unspecified_dims=[0]"
+  ps = f32[32] all-reduce(rs), channel_id=2, replica_groups={{0,4},{1,5},{2,6},{3,7}}, use_global_device_ids=true, to_apply=add_held
+  ROOT t = (f32[32], f32[4,32]) tuple(ps, o)
+}
+ENTRY main {
+  x = f32[8,64] parameter(0), sharding={devices=[2,4]<=[8]}
+  gx = f32[8,64] custom-call(x), custom_call_target="Sharding", sharding={devices=[2,1,4]<=[8] last_tile_dim_replicate}, backend_config="unspecified_dims=[0,1]"
+  lx = f32[4,64] custom-call(gx), custom_call_target="SPMDFullToShardShape", sharding={devices=[1,1,2,4]<=[8] last_tile_dims={manual, replicated}}, backend_config="unspecified_dims=[0,1]"
+  w = f32[64,32] parameter(1), sharding={devices=[4,1,2]<=[2,4]T(1,0) last_tile_dim_replicate}
+  gw = f32[64,32] custom-call(w), custom_call_target="Sharding", sharding={replicated}, backend_config="unspecified_dims=[0,1]"
+  lw = f32[64,32] custom-call(gw), custom_call_target="SPMDFullToShardShape", sharding={devices=[1,1,2,4]<=[8] last_tile_dims={manual, replicated}}, backend_config="unspecified_dims=[0,1]"
+  c = (f32[32], f32[4,32]) call(lx, lw), to_apply=outer
+  c0 = f32[32] get-tuple-element(c), index=0
+  s0 = f32[32] custom-call(c0), custom_call_target="Sharding", sharding={devices=[1,2,4]<=[8] last_tile_dims={manual, replicated}}, backend_config="unspecified_dims=[0]"
+  f0 = f32[32] custom-call(s0), custom_call_target="SPMDShardToFullShape", sharding={replicated}, backend_config="unspecified_dims=[0]"
+  c1 = f32[4,32] get-tuple-element(c), index=1
+  s1 = f32[4,32] custom-call(c1), custom_call_target="Sharding", sharding={devices=[1,1,2,4]<=[8] last_tile_dims={manual, replicated}}, backend_config="unspecified_dims=[0,1]"
+  f1 = f32[8,32] custom-call(s1), custom_call_target="SPMDShardToFullShape", sharding={devices=[2,1,4]<=[8] last_tile_dim_replicate}, backend_config="unspecified_dims=[0,1]"
+  ROOT t = (f32[32], f32[8,32]) tuple(f0, f1), sharding={{replicated}, {devices=[2,1,4]<=[8] last_tile_dim_replicate}}
+})";
+
+TEST(ManualPartitionTest, NestedShardMapsPartitionTheOuterBody) {
+  const std::string spmd = PropagatePartitionAndVerify(kNestedShardMap, 8);
+  EXPECT_EQ(spmd.find("custom-call"), std::string::npos) << spmd;
+  EXPECT_EQ(spmd.find("all-gather"), std::string::npos) << spmd;
+  std::unique_ptr<hlo::HloModule> m = Parse(spmd);
+  ASSERT_NE(m, nullptr);
+  // The two psums alone (XLA's program receives as much): f32[4,32] over 4 devices and f32[32]
+  // over 2.
+  EXPECT_LE(hlo::ComputeModuleStats(*m).comm_bytes, 896) << spmd;
+}
+
 }  // namespace

@@ -397,6 +397,15 @@ absl::Status Importer::ManualBoundary(HloInstruction* instr, bool entering) {
   absl::StatusOr<std::vector<std::string>> manual =
       ParseManualAxes(axes_text != nullptr ? *axes_text : std::string("#sdy<manual_axes{}>"));
   if (!manual.ok()) return At(instr, manual.status());
+  // In a nested shard_map the global side is already manual along the enclosing bodies' axes,
+  // and the local side along those and its own (as JAX's GSPMD export writes them).
+  const auto enclosing = manual_axes_.find(instr->parent());
+  const std::vector<std::string> outer =
+      enclosing == manual_axes_.end() ? std::vector<std::string>() : enclosing->second;
+  std::vector<std::string> all = outer;
+  for (const std::string& axis : *manual) {
+    if (std::find(all.begin(), all.end(), axis) == all.end()) all.push_back(axis);
+  }
   const std::vector<Shape> results = ValueShapes(instr->shape());
   if (shardings.size() != static_cast<size_t>(instr->operand_count()) ||
       results.size() != shardings.size()) {
@@ -409,9 +418,10 @@ absl::Status Importer::ManualBoundary(HloInstruction* instr, bool entering) {
     HloInstruction* operand = instr->operand(i);
     const Shape& global_shape = entering ? operand->shape() : results[i];
     const Shape& local_shape = entering ? results[i] : operand->shape();
-    absl::StatusOr<HloSharding> global = ToHloSharding(shardings[i], global_shape.rank());
-    absl::StatusOr<HloSharding> local =
-        ToManualHloSharding(shardings[i], local_shape.rank(), *manual);
+    absl::StatusOr<HloSharding> global =
+        outer.empty() ? ToHloSharding(shardings[i], global_shape.rank())
+                      : ToManualHloSharding(shardings[i], global_shape.rank(), outer);
+    absl::StatusOr<HloSharding> local = ToManualHloSharding(shardings[i], local_shape.rank(), all);
     if (!global.ok()) return At(instr, global.status());
     if (!local.ok()) return At(instr, local.status());
     const std::string from = entering ? "global" : "local", to = entering ? "local" : "global";

@@ -217,6 +217,42 @@ ENTRY e {
   EXPECT_EQ(ShardingOf(*m, "d"), "{devices=[2,1,4]<=[8] last_tile_dims={manual}}");
 }
 
+// A shard_map nested in a partly manual one (JAX's pa_nested probe): the inner boundary's
+// global side is already manual along the outer axes (data), its local side along both; as
+// JAX's GSPMD export writes them. Both sides used to lose the outer manual axis.
+TEST(SdyImportTest, ANestedShardMapsBoundaryKeepsTheOuterManualAxes) {
+  std::unique_ptr<HloModule> m = Parse(std::string("HloModule m, ") + kMeshes + R"(
+
+xla.sdy.manual_computation_body.2 {
+  a = f32[4,16] parameter(0)
+  ROOT n = f32[4,16] negate(a)
+}
+
+xla.sdy.manual_computation_body.1 {
+  p = f32[4,64] parameter(0)
+  g = f32[4,16] custom-call(p), custom_call_target="xla.sdy.GlobalToLocalShape", frontend_attributes={xla.sdy.in_shardings="#sdy.sharding_per_value<[<@mesh, [{?}, {\"model\", ?}]>]>",xla.sdy.manual_axes="#sdy<manual_axes{\"model\"}>"}
+  k = f32[4,16] call(g), to_apply=xla.sdy.manual_computation_body.2
+  l = f32[4,64] custom-call(k), custom_call_target="xla.sdy.LocalToGlobalShape", frontend_attributes={xla.sdy.manual_axes="#sdy<manual_axes{\"model\"}>",xla.sdy.out_shardings="#sdy.sharding_per_value<[<@mesh, [{?}, {\"model\", ?}]>]>"}
+  ROOT t = (f32[4,64]) tuple(l)
+}
+
+ENTRY e {
+  x = f32[8,64] parameter(0)
+  g = f32[4,64] custom-call(x), custom_call_target="xla.sdy.GlobalToLocalShape", frontend_attributes={xla.sdy.in_shardings="#sdy.sharding_per_value<[<@mesh, [{\"data\", ?}, {?}]>]>",xla.sdy.manual_axes="#sdy<manual_axes{\"data\"}>"}
+  k = (f32[4,64]) call(g), to_apply=xla.sdy.manual_computation_body.1
+  r = f32[4,64] get-tuple-element(k), index=0
+  ROOT l = f32[8,64] custom-call(r), custom_call_target="xla.sdy.LocalToGlobalShape", frontend_attributes={xla.sdy.manual_axes="#sdy<manual_axes{\"data\"}>",xla.sdy.out_shardings="#sdy.sharding_per_value<[<@mesh, [{\"data\", ?}, {?}]>]>"}
+}
+)");
+  ASSERT_NE(m, nullptr);
+  absl::Status status = ImportShardy(m.get());
+  ASSERT_TRUE(status.ok()) << status;
+  EXPECT_EQ(ShardingOf(*m, "g.global0"), "{devices=[1,4,2]<=[2,4]T(1,0) last_tile_dims={manual}}");
+  EXPECT_EQ(ShardingOf(*m, "g.local0"), "{manual}");
+  EXPECT_EQ(ShardingOf(*m, "l.local0"), "{manual}");
+  EXPECT_EQ(ShardingOf(*m, "l.global0"), "{devices=[1,4,2]<=[2,4]T(1,0) last_tile_dims={manual}}");
+}
+
 TEST(SdyImportTest, FuncResultShardingAndShardingGroup) {
   std::unique_ptr<HloModule> m = Parse(Module(R"(
   x = f32[64,256] parameter(0)

@@ -56,14 +56,44 @@ HloSharding AnnotatedSharding(const HloInstruction& operand) {
   return operand.sharding();
 }
 
-absl::Status CheckNoManualSubgroups(const HloSharding& sharding, std::string_view what) {
-  if (sharding.HasManualSubgroup()) {
-    return absl::UnimplementedError(
-        hlo::StrCat(what, " sharding ", sharding.ToString(),
-                    " is manual along some mesh axes only (manual subgroups), which the "
-                    "partitioner does not support"));
+// The device sets of `sharding`'s manual groups (the devices sharing an index along its
+// manual dim), each sorted, in sorted order; nullopt without a manual subgroup.
+std::optional<std::vector<std::vector<int64_t>>> ManualGroupLists(const HloSharding& s) {
+  if (!s.HasManualSubgroup()) return std::nullopt;
+  std::vector<int64_t> within;
+  for (int64_t d = 0; d < s.tile_assignment().rank(); ++d) {
+    if (d != s.SubgroupManualDim()) within.push_back(d);
   }
-  return absl::OkStatus();
+  absl::StatusOr<hlo::TileAssignment> groups =
+      hlo::DeviceGroupsAlongDims(s.tile_assignment(), within);
+  if (!groups.ok()) return std::nullopt;
+  std::vector<std::vector<int64_t>> lists = hlo::GroupLists(*groups);
+  for (std::vector<int64_t>& devices : lists) std::sort(devices.begin(), devices.end());
+  std::sort(lists.begin(), lists.end());
+  return lists;
+}
+
+// A conversion into a nested manual region (its operand already manual along some mesh axes,
+// `outer`) must keep each of its manual values inside one outer group: `inner` is {manual}, or
+// its manual groups each lie in one group of `outer`.
+absl::Status CheckNestsInManualGroups(const HloSharding& inner, const HloSharding& outer) {
+  if (!outer.HasManualSubgroup() || inner.IsManual()) return absl::OkStatus();
+  const auto outer_groups = ManualGroupLists(outer);
+  const auto inner_groups = ManualGroupLists(inner);
+  bool nests = outer_groups.has_value() && inner_groups.has_value();
+  for (size_t g = 0; nests && g < inner_groups->size(); ++g) {
+    const std::vector<int64_t>& devices = (*inner_groups)[g];
+    nests = std::any_of(
+        outer_groups->begin(), outer_groups->end(), [&](const std::vector<int64_t>& group) {
+          return std::includes(group.begin(), group.end(), devices.begin(), devices.end());
+        });
+  }
+  if (nests) return absl::OkStatus();
+  return absl::InvalidArgumentError(hlo::StrCat(
+      "SPMDFullToShardShape enters a nested manual region: its operand is manual along some "
+      "mesh axes (",
+      outer.ToString(), "), so its result must be {manual} or manual in groups inside those, not ",
+      inner.ToString()));
 }
 
 absl::Status CheckShapesMatch(const HloInstruction& original, const Shape& local,
@@ -264,23 +294,8 @@ const HloSharding* ManualSubgroupLeaf(const HloSharding& sharding) {
 }
 
 bool SameManualGroups(const HloSharding& a, const HloSharding& b) {
-  // Each sharding's groups (the devices sharing an index along the manual dim), as sorted sets.
-  auto sets = [](const HloSharding& s) -> std::optional<std::vector<std::vector<int64_t>>> {
-    std::vector<int64_t> within;
-    for (int64_t d = 0; d < s.tile_assignment().rank(); ++d) {
-      if (d != s.SubgroupManualDim()) within.push_back(d);
-    }
-    absl::StatusOr<hlo::TileAssignment> groups =
-        hlo::DeviceGroupsAlongDims(s.tile_assignment(), within);
-    if (!groups.ok()) return std::nullopt;
-    std::vector<std::vector<int64_t>> lists = hlo::GroupLists(*groups);
-    for (std::vector<int64_t>& devices : lists) std::sort(devices.begin(), devices.end());
-    std::sort(lists.begin(), lists.end());
-    return lists;
-  };
-  if (!a.HasManualSubgroup() || !b.HasManualSubgroup()) return false;
-  const auto a_sets = sets(a);
-  return a_sets.has_value() && a_sets == sets(b);
+  const auto a_groups = ManualGroupLists(a);
+  return a_groups.has_value() && a_groups == ManualGroupLists(b);
 }
 
 absl::Status CheckStaysInManualGroups(const HloInstruction& instr, const HloSharding& groups,
@@ -367,10 +382,13 @@ absl::Status HandleManual(const HloInstruction& original, const HloSharding& sha
                           PartitionContext& ctx) {
   // A call or dot whose operands the free axes split inside their groups goes to its own
   // handler (run as written, its operands would be gathered first): a call partitions its body
-  // like any other computation's (unless it nests a manual region: its conversions between
-  // manual levels are not partitioned), a dot sums the partials of a contracted split.
-  const bool call =
-      original.opcode() == hlo::HloOpcode::kCall && !CallsManualConversions(*original.to_apply());
+  // like any other computation's, a dot sums the partials of a contracted split. A call that
+  // nests a manual region always partitions its body: its conversions are not code a device
+  // can run.
+  const bool call = original.opcode() == hlo::HloOpcode::kCall;
+  if (call && CallsManualConversions(*original.to_apply())) {
+    return FindPartitionHandler(original.opcode())(original, sharding, ctx);
+  }
   if ((call || original.opcode() == hlo::HloOpcode::kDot) &&
       ManualSubgroupLeaf(sharding) != nullptr) {
     ASSIGN_OR_RETURN(const bool split, OperandSplitInGroups(original, ctx));
@@ -406,7 +424,7 @@ absl::Status HandleFullToShardShape(const HloInstruction& original, const HloSha
         "manual subgroup");
   }
   const HloInstruction* operand = original.operand(0);
-  RETURN_IF_ERROR(CheckNoManualSubgroups(AnnotatedSharding(*operand), "the operand's"));
+  RETURN_IF_ERROR(CheckNestsInManualGroups(sharding, AnnotatedSharding(*operand)));
   // Each device's shard becomes its manual value: with manual subgroups, its (padded) tile of
   // the group's value under the result's sharding. The operand is taken whole along the open
   // dims that value is whole along, whatever propagation split there.

@@ -15,6 +15,7 @@
 #include <optional>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "hlo/sharding/implied_sharding.h"
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
@@ -326,6 +327,53 @@ absl::StatusOr<HloComputation*> PartitionCalledComputation(
   return output;
 }
 
+// The computations of the input program that the partitioned program calls as they are (a
+// reducer, a comparator, the body of a call that runs as written in a manual region) lose
+// what only the partitioner reads: their sharding annotations, and the "Sharding" custom-calls
+// that hold them (each forwards its operand; JAX writes one into the reducer of a psum inside
+// a partly manual shard_map). Any other partitioner custom-call left there is an error.
+absl::Status StripKeptCallees(const HloComputation& entry,
+                              const std::vector<HloComputation*>& originals) {
+  absl::flat_hash_set<const HloComputation*> called = {&entry};  // Reachable from the entry.
+  std::vector<const HloComputation*> unread = {&entry};
+  while (!unread.empty()) {
+    const HloComputation* next = unread.back();
+    unread.pop_back();
+    for (const auto& instr : next->instructions()) {
+      for (const HloComputation* callee : instr->called_computations()) {
+        if (called.insert(callee).second) unread.push_back(callee);
+      }
+    }
+  }
+  for (HloComputation* computation : originals) {
+    if (!called.contains(computation)) continue;
+    std::vector<HloInstruction*> marks;
+    for (const auto& instr : computation->instructions()) {
+      instr->clear_sharding();
+      if (instr->opcode() != hlo::HloOpcode::kCustomCall) continue;
+      const std::string& target = instr->attrs().custom_call_target;
+      if (target == "Sharding" && instr->operand_count() == 1 &&
+          instr->operand(0)->shape().Compatible(instr->shape())) {
+        marks.push_back(instr.get());
+      } else if (target == "Sharding" || target == "SPMDFullToShardShape" ||
+                 target == "SPMDShardToFullShape") {
+        return NameInstruction(
+            absl::UnimplementedError(hlo::StrCat(
+                "custom-call \"", target, "\" in computation %", computation->name(),
+                ", which the partitioned program runs as written (it is not partitioned)")),
+            *instr);
+      }
+    }
+    for (HloInstruction* mark : marks) {
+      HloInstruction* operand = mark->operand(0);
+      mark->ReplaceAllUsesWith(operand);
+      if (computation->root_instruction() == mark) computation->set_root_instruction(operand);
+      RETURN_IF_ERROR(computation->RemoveInstruction(mark));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status SpmdPartitioner::Preprocess(hlo::HloModule& module) {
   for (const std::unique_ptr<HloComputation>& computation : module.computations()) {
     if (computation->is_fusion_computation()) continue;
@@ -363,6 +411,10 @@ absl::StatusOr<bool> SpmdPartitioner::RunImpl(hlo::HloModule* module) {
   HloComputation* entry = module->entry_computation();
   if (entry == nullptr) return absl::InvalidArgumentError("module has no entry computation");
   RETURN_IF_ERROR(Preprocess(*module));
+  std::vector<HloComputation*> originals;  // The input's computations other than the entry.
+  for (const std::unique_ptr<HloComputation>& computation : module->computations()) {
+    if (computation.get() != entry) originals.push_back(computation.get());
+  }
   ReshardPlanner planner(options_.device_model.levels.front().link);
   ChannelIdAllocator channel_ids = ChannelIdAllocator::ForModule(*module);
   // The new entry joins the module first: reshards may add reducer computations to it.
@@ -379,6 +431,7 @@ absl::StatusOr<bool> SpmdPartitioner::RunImpl(hlo::HloModule* module) {
   HloComputation* new_entry = output;
   module->set_entry_computation(new_entry);
   RETURN_IF_ERROR(module->RemoveComputation(entry));
+  RETURN_IF_ERROR(StripKeptCallees(*new_entry, originals));
   hlo::ProgramShape layout = new_entry->ComputeProgramShape();
   layout.parameter_names.clear();
   module->mutable_config()->entry_computation_layout = std::move(layout);
