@@ -6,6 +6,7 @@
 //   init = (s32[], ...) tuple(c0, ...)          c0 = s32[] constant(0)
 //   cond: ROOT lt = pred[] compare(gte(p, 0), constant(4)), direction=LT
 //   body: ROOT t = tuple(add(gte(p, 0), constant(1)), ...)      -> 4 - 0 = 4 iterations
+// Copies anywhere on those paths are read through (XLA's partitioned dumps have them).
 #include "hlo/analysis/executed_instructions.h"
 
 #include <cctype>
@@ -14,7 +15,16 @@
 namespace hlo {
 namespace {
 
+// `instr` with the copies in front of it skipped (XLA's dumps copy loop counters and bounds).
+const HloInstruction* ThroughCopies(const HloInstruction* instr) {
+  while (instr->opcode() == HloOpcode::kCopy && instr->operand_count() == 1) {
+    instr = instr->operand(0);
+  }
+  return instr;
+}
+
 std::optional<int64_t> IntConstant(const HloInstruction* instr) {
+  instr = ThroughCopies(instr);
   if (instr->opcode() != HloOpcode::kConstant || !instr->attrs().literal) return std::nullopt;
   const Shape& shape = instr->shape();
   if (!shape.IsArray() || !IsIntegralType(shape.element_type()) || shape.num_elements() != 1) {
@@ -45,6 +55,7 @@ std::optional<int64_t> TripCountFromBackendConfig(const std::string& config) {
 
 // The tuple index k when `instr` is get-tuple-element(parameter(0)), index=k.
 std::optional<int64_t> LoopStateIndex(const HloInstruction* instr) {
+  instr = ThroughCopies(instr);
   if (instr->opcode() != HloOpcode::kGetTupleElement) return std::nullopt;
   if (instr->operand(0)->opcode() != HloOpcode::kParameter) return std::nullopt;
   return instr->tuple_index();
@@ -75,7 +86,7 @@ bool IncrementsByOne(const HloComputation& body, int64_t k) {
   if (root == nullptr || root->opcode() != HloOpcode::kTuple || k >= root->operand_count()) {
     return false;
   }
-  const HloInstruction* next = root->operand(k);
+  const HloInstruction* next = ThroughCopies(root->operand(k));
   if (next->opcode() != HloOpcode::kAdd) return false;
   for (int side = 0; side < 2; ++side) {
     std::optional<int64_t> index = LoopStateIndex(next->operand(side));

@@ -184,6 +184,21 @@ TEST(ModuleStatsTest, TripCountFromPatternAndBackendConfig) {
   EXPECT_EQ(StaticTripCount(*loop), 12);
 }
 
+// XLA's partitioned dumps (CPU pipeline) copy the counter, the bound and the step: the
+// pattern reads through copies (the JAX probe's scan counted its loop once in XLA's program).
+TEST(ModuleStatsTest, TripCountReadsThroughCopies) {
+  std::string text = kEveryCollective;
+  text.replace(text.find("ROOT lt = pred[] compare(i, n)"), 30,
+               "ci = s32[] copy(i)\n  cn = s32[] copy(n)\n  ROOT lt = pred[] compare(ci, cn)");
+  text.replace(text.find("i1 = s32[] add(i, one)"), 22,
+               "c1 = s32[] copy(one)\n  a1 = s32[] add(i, c1)\n  i1 = s32[] copy(a1)");
+  text.replace(text.find("init = (s32[], f32[128]) tuple(zero, flat)"), 42,
+               "z = s32[] copy(zero)\n  init = (s32[], f32[128]) tuple(z, flat)");
+  std::unique_ptr<HloModule> m = Parse(text.c_str());
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(StaticTripCount(*m->entry_computation()->root_instruction()), 5);
+}
+
 TEST(ModuleStatsTest, UnknownTripCountCountsOnce) {
   std::string text = kEveryCollective;
   // A step of 2 is not the counted-loop pattern.
