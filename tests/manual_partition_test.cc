@@ -879,4 +879,18 @@ TEST(ManualPartitionTest, NestedShardMapsPartitionTheOuterBody) {
   EXPECT_LE(hlo::ComputeModuleStats(*m).comm_bytes, 896) << spmd;
 }
 
+// The inner region's result leaves whole in each data group (replicated over model) and the
+// outer body then splits it along model (JAX's nest_auto_then_manual probe): propagation
+// splits the open conversion's result there, and each device's manual value is still its
+// group's whole value. It was refused (the value's shape is not the split tile's).
+TEST(ManualPartitionTest, ANestedRegionsWholeResultSplitAfterItLeaves) {
+  std::string text = kNestedShardMap;
+  const std::string root = "ROOT t = (f32[32], f32[4,32]) tuple(ps, o)";
+  text.replace(text.find(root), root.size(),
+               "oc = f32[4,32] custom-call(o), custom_call_target=\"Sharding\", "
+               "sharding={devices=[4,1,2]<=[2,4]T(1,0) last_tile_dims={manual}}\n"
+               "  ROOT t = (f32[32], f32[4,32]) tuple(ps, oc)");
+  PropagatePartitionAndVerify(text, 8);
+}
+
 }  // namespace

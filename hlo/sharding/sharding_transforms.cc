@@ -592,7 +592,7 @@ absl::StatusOr<HloSharding> ManualConversionSharding(const HloSharding& global,
                                                      const Shape& device_shape,
                                                      absl::Span<const int64_t> open_dims) {
   if (!global.IsTiled() || !global_shape.IsArray() || !device_shape.IsArray() ||
-      global_shape.rank() != device_shape.rank() || global.HasManualSubgroup()) {
+      global_shape.rank() != device_shape.rank()) {
     return global;
   }
   std::vector<int64_t> whole;

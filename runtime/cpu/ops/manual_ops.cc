@@ -77,10 +77,26 @@ absl::StatusOr<Literal> ShardToFull(const HloInstruction& instr, const Literal& 
     RETURN_IF_ERROR(
         CopyRegion(operand_sharding, device.partition_id, whole, *tile, /*to_full=*/false));
   }
-  const Literal& mine = tile ? *tile : operand;
   // The tiles are placed whole along the dims they are whole along (ManualConversionSharding).
-  ASSIGN_OR_RETURN(const HloSharding sharding,
-                   hlo::ConversionGlobalSharding(instr, ShardingOrReplicated(instr), mine.shape()));
+  ASSIGN_OR_RETURN(HloSharding sharding,
+                   hlo::ConversionGlobalSharding(instr, ShardingOrReplicated(instr),
+                                                 tile ? tile->shape() : operand.shape()));
+  // Where propagation split the operand inside its groups otherwise than the result splits
+  // each group's value (a nested region's whole result split after it leaves), the tiles do
+  // not make the result's tiles: the group's whole value crosses instead.
+  if (tile) {
+    ASSIGN_OR_RETURN(hlo::ShardRegion region,
+                     hlo::ShardRegionForDevice(sharding, instr.shape(), device.partition_id));
+    const std::vector<int64_t> sizes = region.sizes();
+    for (size_t d = 0; d < sizes.size() && tile; ++d) {
+      if (sizes[d] > tile->shape().dimensions(static_cast<int64_t>(d))) tile.reset();
+    }
+    if (!tile) {
+      ASSIGN_OR_RETURN(sharding, hlo::ConversionGlobalSharding(instr, ShardingOrReplicated(instr),
+                                                               operand.shape()));
+    }
+  }
+  const Literal& mine = tile ? *tile : operand;
   // Into manual subgroups (a nested manual region): each group assembles its own value from
   // its devices' tiles; the devices of a group share their index along the manual dim.
   std::vector<int64_t> group_of;
