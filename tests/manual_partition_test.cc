@@ -8,6 +8,7 @@
 #include "hlo/analysis/module_stats.h"
 #include "hlo/ir/hlo_module.h"
 #include "hlo/parser/hlo_parser.h"
+#include "hlo/strings.h"
 #include "hlo/transforms/dead_code_elimination.h"
 #include "runtime/cpu/verify.h"
 #include "spmd/partitioner/spmd_partitioner.h"
@@ -891,6 +892,84 @@ TEST(ManualPartitionTest, ANestedRegionsWholeResultSplitAfterItLeaves) {
                "sharding={devices=[4,1,2]<=[2,4]T(1,0) last_tile_dims={manual}}\n"
                "  ROOT t = (f32[32], f32[4,32]) tuple(ps, oc)");
   PropagatePartitionAndVerify(text, 8);
+}
+
+// Ops that only move data run on the tiles the free axis splits inside manual groups (found by
+// the JAX probe's batch6: each computed its group's whole value, gathered inside the groups).
+// x is split along rows by the free axis (data) and along columns by the manual one (model).
+std::string InGroups(const std::string& shape, const std::string& local_shape,
+                     const std::string& body) {
+  return "HloModule in_groups, num_partitions=8\n"
+         "cmp {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+         "  ROOT lt = pred[] compare(a, b), direction=LT\n}\n"
+         "ENTRY main {\n  x = f32" +
+         shape +
+         " parameter(0), sharding={devices=[2,4]<=[8]}\n"
+         "  xm = f32" +
+         local_shape +
+         " custom-call(x), custom_call_target=\"SPMDFullToShardShape\", "
+         "sharding={devices=[2,1,4]<=[8] last_tile_dims={manual}}\n" +
+         body + "  ROOT f = f32" + shape +
+         " custom-call(y), custom_call_target=\"SPMDShardToFullShape\", "
+         "sharding={devices=[2,4]<=[8]}\n}\n";
+}
+
+constexpr char kInGroupsSharding[] = "sharding={devices=[2,1,4]<=[8] last_tile_dims={manual}}";
+
+int64_t CommBytes(const std::string& spmd) {
+  std::unique_ptr<hlo::HloModule> m = Parse(spmd);
+  return m == nullptr ? -1 : hlo::ComputeModuleStats(*m).comm_bytes;
+}
+
+TEST(ManualPartitionTest, ASortInsideManualGroupsRunsOnTiles) {
+  const std::string spmd = PartitionAndVerify(
+      InGroups("[16,128]", "[16,32]",
+               hlo::StrCat("  y = f32[16,32] sort(xm), dimensions={1}, to_apply=cmp, ",
+                           kInGroupsSharding, "\n")),
+      8);
+  EXPECT_EQ(CommBytes(spmd), 0) << spmd;  // Each row is whole on its device.
+}
+
+TEST(ManualPartitionTest, AReverseInsideManualGroupsPermutesTiles) {
+  const std::string spmd = PartitionAndVerify(
+      InGroups(
+          "[32,64]", "[32,16]",
+          hlo::StrCat("  y = f32[32,16] reverse(xm), dimensions={0}, ", kInGroupsSharding, "\n")),
+      8);
+  // Each device takes the mirrored tile (16 rows of 16 floats), nothing is gathered.
+  EXPECT_EQ(spmd.find("all-gather"), std::string::npos) << spmd;
+  EXPECT_EQ(CommBytes(spmd), 1024) << spmd;
+}
+
+// JAX's concatenate([b[16:], b[:16]]) of a padded slice (pam_slice_pad_concat): the slice and
+// pad run on the tiles, and the concatenate is not computed whole (it gathered x and computed
+// every op on the group's whole value, then sliced its tile out).
+TEST(ManualPartitionTest, SlicePadAndConcatenateInsideManualGroupsStayOnTiles) {
+  const std::string g = kInGroupsSharding;
+  const std::string spmd = PartitionAndVerify(
+      InGroups("[32,64]", "[32,16]",
+               "  a = f32[28,16] slice(xm), slice={[2:30], [0:16]}, " + g +
+                   "\n  z = f32[] constant(0)\n"
+                   "  b = f32[32,16] pad(a, z), padding=2_2x0_0, " +
+                   g + "\n  s1 = f32[16,16] slice(b), slice={[16:32], [0:16]}, " + g +
+                   "\n  s2 = f32[16,16] slice(b), slice={[0:16], [0:16]}, " + g +
+                   "\n  y = f32[32,16] concatenate(s1, s2), dimensions={0}, " + g + "\n"),
+      8);
+  EXPECT_LE(CommBytes(spmd), 1024) << spmd;
+  EXPECT_EQ(spmd.find("f32[28,16] slice"), std::string::npos) << spmd;
+  EXPECT_EQ(spmd.find("f32[32,16] concatenate"), std::string::npos) << spmd;
+}
+
+// An op that no strategy partitions inside the groups is computed whole in each group: a
+// fallback, counted (and refused under --strict) like one computed whole on every device.
+TEST(ManualPartitionTest, ComputingWholeInsideManualGroupsIsACountedFallback) {
+  std::unique_ptr<hlo::HloModule> m = Parse(InGroups(
+      "[32,128]", "[32,32]",
+      hlo::StrCat("  y = f32[32,32] cholesky(xm), lower=true, ", kInGroupsSharding, "\n")));
+  ASSERT_NE(m, nullptr);
+  spmd::SpmdPartitioner partitioner;
+  ASSERT_TRUE(partitioner.Run(m.get()).ok());
+  EXPECT_EQ(partitioner.log().replicated_fallbacks, 1);
 }
 
 }  // namespace

@@ -22,7 +22,7 @@ import traceback
 
 NDEV = 8
 MODES = ["gspmd", "sdy"]
-BATCHES = ["batch1", "batch2", "batch3", "batch4", "batch5"]  # batchN.py: the programs, registered by define().
+BATCHES = ["batch1", "batch2", "batch3", "batch4", "batch5", "batch6"]  # batchN.py: the programs, registered by define().
 
 
 class Context:

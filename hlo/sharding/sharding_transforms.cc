@@ -441,6 +441,14 @@ absl::StatusOr<HloSharding> PartiallyReplicate(const HloSharding& sharding,
   return rebuilt.WithReductionOpOf(sharding);
 }
 
+absl::StatusOr<HloSharding> WithTileAssignment(const HloSharding& like, TileAssignment tiles) {
+  std::vector<OpShardingType> types = like.subgroup_types();
+  if (like.replicate_on_last_tile_dim()) types = {OpShardingType::kReplicated};
+  ASSIGN_OR_RETURN(HloSharding rebuilt,
+                   HloSharding::Subgroup(std::move(tiles), types, like.metadata()));
+  return rebuilt.WithReductionOpOf(like);
+}
+
 absl::StatusOr<HloSharding> MoveTileDim(const HloSharding& sharding, int64_t from, int64_t to) {
   if (sharding.IsTuple()) return NotForTuples(sharding, "moving a tile dim");
   const int64_t data_rank = sharding.IsTiled() ? sharding.TiledDataRank() : 0;
@@ -464,11 +472,7 @@ absl::StatusOr<HloSharding> MoveTileDim(const HloSharding& sharding, int64_t fro
   if (!transposed.ok()) return transposed.status();
   absl::StatusOr<TileAssignment> reshaped = transposed->Reshape(new_dims);
   if (!reshaped.ok()) return reshaped.status();
-  std::vector<OpShardingType> types = sharding.subgroup_types();
-  if (sharding.replicate_on_last_tile_dim()) types = {OpShardingType::kReplicated};
-  ASSIGN_OR_RETURN(HloSharding rebuilt,
-                   HloSharding::Subgroup(*std::move(reshaped), types, sharding.metadata()));
-  return rebuilt.WithReductionOpOf(sharding);
+  return WithTileAssignment(sharding, *std::move(reshaped));
 }
 
 absl::StatusOr<HloSharding> SplitAmongGroups(const HloSharding& held, int64_t rank, int64_t dim,
@@ -580,11 +584,7 @@ absl::StatusOr<HloSharding> WholeInManualSubgroups(const HloSharding& sharding, 
   for (int64_t d = whole->TiledDataRank(); d < ta.rank(); ++d) dims.push_back(ta.dim(d));
   absl::StatusOr<TileAssignment> reshaped = ta.Reshape(dims);
   if (!reshaped.ok()) return reshaped.status();
-  std::vector<OpShardingType> types = whole->subgroup_types();
-  if (whole->replicate_on_last_tile_dim()) types = {OpShardingType::kReplicated};
-  ASSIGN_OR_RETURN(HloSharding rebuilt,
-                   HloSharding::Subgroup(*std::move(reshaped), types, whole->metadata()));
-  return rebuilt.WithReductionOpOf(*whole);
+  return WithTileAssignment(*whole, *std::move(reshaped));
 }
 
 absl::StatusOr<HloSharding> ManualConversionSharding(const HloSharding& global,

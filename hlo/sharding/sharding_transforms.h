@@ -75,6 +75,11 @@ absl::StatusOr<HloSharding> ManualConversionSharding(const HloSharding& global,
                                                      const Shape& device_shape,
                                                      absl::Span<const int64_t> open_dims);
 
+// `like`'s subgroup types (a partial replication as a replicated subgroup), reduction op and
+// metadata on tile array `tiles` of another shape or device order with the same subgroup dims
+// last: e.g. the tiles of a data dim moved, or reversed along some dims.
+absl::StatusOr<HloSharding> WithTileAssignment(const HloSharding& like, TileAssignment tiles);
+
 // `sharding` with the tiles of data dim `from` moved into data dim `to` (as its minor part):
 // dim `to` is tiled dim(to) * dim(from) ways, `from` becomes whole. The devices of one
 // `from` row end up in adjacent `to` tiles, so the move is one all-to-all per group.

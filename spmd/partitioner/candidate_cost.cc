@@ -28,8 +28,7 @@ absl::StatusOr<double> ReshardCost(const HloInstruction* operand, const HloShard
 absl::StatusOr<double> ResultCost(const hlo::Shape& shape, const HloSharding& from,
                                   const HloSharding& to, PartitionContext& ctx) {
   if (from == to) return 0.0;
-  ASSIGN_OR_RETURN(std::shared_ptr<const ReshardPlan> plan,
-                   ctx.planner().Plan(shape, from, to, ctx.num_devices()));
+  ASSIGN_OR_RETURN(std::shared_ptr<const ReshardPlan> plan, ctx.PlanReshard(shape, from, to));
   return plan->cost_us;
 }
 
@@ -69,7 +68,7 @@ absl::StatusOr<PartialSum> PlanPartialSum(const Shape& shape, const HloSharding&
 Received ReshardReceived(const Shape& shape, const HloSharding& from, const HloSharding& to,
                          PartitionContext& ctx) {
   if (from == to) return {};
-  auto plan = ctx.planner().Plan(shape, from, to, ctx.num_devices());
+  auto plan = ctx.PlanReshard(shape, from, to);
   if (!plan.ok()) return Received::Unplannable();
   return {(*plan)->bytes_received_per_device, (*plan)->cost_us};
 }
@@ -89,7 +88,7 @@ Received ReshardReceived(const HloInstruction* operand, const HloSharding& targe
 std::optional<HloSharding> SlicedTowards(const Shape& shape, const HloSharding& from,
                                          const HloSharding& to, PartitionContext& ctx) {
   if (from == to) return std::nullopt;
-  auto plan = ctx.planner().Plan(shape, from, to, ctx.num_devices());
+  auto plan = ctx.PlanReshard(shape, from, to);
   if (!plan.ok()) return std::nullopt;
   const std::vector<ReshardStep>& steps = (*plan)->steps;
   size_t sliced = 0;

@@ -190,7 +190,11 @@ Received ComposedConcatCost(const ComposedConcat& plan, const HloSharding& shard
   for (const ConcatSegment& seg : plan.segments) {
     if (seg.fill != nullptr && seg.fill->opcode() != HloOpcode::kConstant &&
         fills.insert(seg.fill).second) {
-      total = total + ReshardReceived(seg.fill, HloSharding::Replicate(), ctx);
+      absl::StatusOr<HloSharding> whole =
+          sharding.HasManualSubgroup() ? WholeInManualGroups(sharding, seg.fill->shape())
+                                       : absl::StatusOr<HloSharding>(HloSharding::Replicate());
+      total =
+          total + (whole.ok() ? ReshardReceived(seg.fill, *whole, ctx) : Received::Unplannable());
     }
   }
   for (const SourcePieces& src : plan.sources) {
@@ -278,9 +282,9 @@ absl::Status HandleRotateRightCustomCall(const HloInstruction& original,
                                 "a rotate-right without one array operand, a dimension in range "
                                 "of positive size and an amount >= 0");
   }
-  if (!sharding.IsTiled() || !sharding.subgroup_types().empty()) {
+  if (!MovesDataInTiling(sharding)) {
     return FallBackToReplicated(original, sharding, ctx,
-                                "a rotate-right not tiled, or with subgroups in its sharding");
+                                "a rotate-right not tiled, or with partial sums in its sharding");
   }
   ASSIGN_OR_RETURN(Shape local, LocalShape(sharding, original.shape()));
   const int64_t tiles = sharding.tile_assignment().dim(*d);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "hlo/sharding/shard_geometry.h"
+#include "hlo/sharding/unreduced.h"
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
 #include "spmd/partitioner/handlers.h"
@@ -53,11 +54,21 @@ absl::StatusOr<Shape> LocalShape(const HloSharding& sharding, const Shape& base)
 
 absl::StatusOr<HloInstruction*> GetReplicated(const HloInstruction* original,
                                               PartitionContext& ctx) {
+  // Inside manual subgroups a replicated operand is whole on each device of its group.
+  ASSIGN_OR_RETURN(const PartitionedValue* now, ctx.Get(original));
+  if (ManualSubgroupLeaf(now->sharding) != nullptr) {
+    ASSIGN_OR_RETURN(HloSharding whole, WholeInManualGroups(now->sharding, original->shape()));
+    return ctx.GetInSharding(original, whole);
+  }
   const HloSharding replicated =
       original->shape().IsTuple() ? HloSharding::SingleTuple(original->shape(),
                                                              HloSharding::Replicate())
                                   : HloSharding::Replicate();
   return ctx.GetInSharding(original, replicated);
+}
+
+bool MovesDataInTiling(const HloSharding& sharding) {
+  return sharding.IsTiled() && !hlo::HasUnreduced(sharding);
 }
 
 absl::Status HandleReplicated(const HloInstruction& original, const HloSharding& sharding,
@@ -189,9 +200,16 @@ absl::Status FallBackToReplicated(const HloInstruction& original, const HloShard
                                   PartitionContext& ctx, std::string_view reason) {
   // Inside manual subgroups "replicated" means whole within each group. (Asked only of a
   // sharding that has them: the refusal's message is not free.)
+  // A leaf split inside the groups computed whole there is a fallback as well.
   if (ManualSubgroupLeaf(sharding) != nullptr) {
     if (absl::StatusOr<HloSharding> whole = WholeInManualGroups(sharding, original.shape());
         whole.ok()) {
+      const absl::Span<const HloSharding> leaves = sharding.Leaves();
+      if (std::any_of(leaves.begin(), leaves.end(), [](const HloSharding& leaf) {
+            return leaf.HasManualSubgroup() && !IsWholeOnEveryDevice(leaf);
+          })) {
+        RETURN_IF_ERROR(ctx.RecordFallback(original, sharding, reason));
+      }
       return HandleManualAsWritten(original, *whole, ctx);
     }
   }

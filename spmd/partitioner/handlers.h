@@ -72,6 +72,20 @@ inline bool IsPlainTiling(const hlo::HloSharding& sharding) {
   return sharding.IsReplicated() || (sharding.IsTiled() && sharding.subgroup_types().empty());
 }
 
+// A tiling that a handler which only moves data (slices, pads, sorts, gathers...) runs in as
+// it is: no partial sums (unreduced subgroups). Partial replication and manual subgroups keep
+// their dims through the sharding transforms; inside manual subgroups each group runs alike,
+// and the collectives made stay inside the groups (the partition pass refuses any that leave).
+bool MovesDataInTiling(const hlo::HloSharding& sharding);
+
+// "Replicated" where `like` lives: whole on every device, or, when `like` has manual subgroups,
+// whole on every device of each of its groups (WholeInManualGroups) for a value of `shape`.
+absl::StatusOr<hlo::HloSharding> ReplicatedIn(const hlo::HloSharding& like,
+                                              const hlo::Shape& shape);
+
+// Whether `a` and `b` have the same manual groups, or neither has manual subgroups.
+bool SameManualGroupsOrNone(const hlo::HloSharding& a, const hlo::HloSharding& b);
+
 // The first leaf of `sharding` (itself when not a tuple) with a manual subgroup dim, or null.
 const hlo::HloSharding* ManualSubgroupLeaf(const hlo::HloSharding& sharding);
 
@@ -149,7 +163,8 @@ absl::StatusOr<hlo::Shape> LocalShape(const hlo::HloSharding& sharding, const hl
 // (no padding on either side); else nullopt.
 std::optional<hlo::HloSharding> DirectOperandSharding(const hlo::HloInstruction& reshape,
                                                       const hlo::HloSharding& sharding);
-// `original`'s operand `i` fully replicated (tuples element by element).
+// `original` fully replicated (tuples element by element); inside manual subgroups, whole on
+// each device of its group.
 absl::StatusOr<hlo::HloInstruction*> GetReplicated(const hlo::HloInstruction* original,
                                                    PartitionContext& ctx);
 

@@ -298,6 +298,19 @@ bool SameManualGroups(const HloSharding& a, const HloSharding& b) {
   return a_groups.has_value() && a_groups == ManualGroupLists(b);
 }
 
+absl::StatusOr<HloSharding> ReplicatedIn(const HloSharding& like, const Shape& shape) {
+  if (ManualSubgroupLeaf(like) == nullptr) {
+    return shape.IsTuple() ? HloSharding::SingleTuple(shape, HloSharding::Replicate())
+                           : HloSharding::Replicate();
+  }
+  return WholeInManualGroups(like, shape);
+}
+
+bool SameManualGroupsOrNone(const HloSharding& a, const HloSharding& b) {
+  if (!a.HasManualSubgroup() && !b.HasManualSubgroup()) return true;
+  return SameManualGroups(a, b);
+}
+
 absl::Status CheckStaysInManualGroups(const HloInstruction& instr, const HloSharding& groups,
                                       int64_t num_devices) {
   const HloSharding* leaf = ManualSubgroupLeaf(groups);

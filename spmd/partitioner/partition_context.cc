@@ -15,6 +15,7 @@
 #include "hlo/strings.h"
 #include "spmd/partitioner/candidate_cost.h"
 #include "spmd/partitioner/halo_exchange.h"
+#include "spmd/partitioner/handlers.h"
 #include "spmd/partitioner/rebuild.h"
 #include "spmd/reshard/reshard_grouped.h"
 
@@ -29,9 +30,14 @@ using hlo::Shape;
 absl::Status PartitionContext::RecordFallback(const HloInstruction& original,
                                               const HloSharding& sharding,
                                               std::string_view reason) {
-  const std::string what = hlo::StrCat(
-      hlo::HloOpcodeString(original.opcode()), " %", original.name(), " wanted ",
-      sharding.ToStringWithoutMetadata(), " but is computed whole on every device (", reason, ")");
+  const std::string what =
+      hlo::StrCat(hlo::HloOpcodeString(original.opcode()), " %", original.name(), " wanted ",
+                  sharding.ToStringWithoutMetadata(), " but is computed whole ",
+                  std::any_of(sharding.Leaves().begin(), sharding.Leaves().end(),
+                              [](const HloSharding& leaf) { return leaf.HasManualSubgroup(); })
+                      ? "in each manual group"
+                      : "on every device",
+                  " (", reason, ")");
   if (options_->strict) {
     return absl::FailedPreconditionError(hlo::StrCat(
         "instruction %", original.name(), ": replicated fallback under --strict: ", what));
@@ -94,6 +100,21 @@ absl::StatusOr<HloInstruction*> PartitionContext::Reshard(HloInstruction* value,
   if (plan->full_rematerialization) ++log_->full_rematerializations;
   if (log_->keep_lines) log_->lines.push_back(plan->Explain());
   return emitter_.Emit(value, base_shape, *plan);
+}
+
+absl::StatusOr<std::shared_ptr<const ReshardPlan>> PartitionContext::PlanReshard(
+    const Shape& shape, const HloSharding& from, const HloSharding& to) {
+  if (from.HasManualSubgroup() && to.HasManualSubgroup()) {
+    ASSIGN_OR_RETURN(GroupedPlan grouped,
+                     PlanGroupedReshard(shape, from, to, num_devices_, *planner_));
+    return grouped.plan;
+  }
+  if (to.HasManualSubgroup() && !from.IsManual()) {
+    // A global value entering: each device's tile of it (ReshardManual).
+    ASSIGN_OR_RETURN(HloSharding target, ManualSubgroupAsReplicated(to));
+    return planner_->Plan(shape, from, target, num_devices_);
+  }
+  return planner_->Plan(shape, from, to, num_devices_);
 }
 
 absl::StatusOr<HloSharding> PartitionContext::ReplicateDataTileDims(HloInstruction*& value,
@@ -300,7 +321,8 @@ absl::StatusOr<HloInstruction*> PartitionContext::GetInSharding(const HloInstruc
 
 absl::StatusOr<HloInstruction*> PartitionContext::RebuildInsteadOfSlice(
     const HloInstruction* original, const PartitionedValue& pv, const HloSharding& to) {
-  if (!original->shape().IsArray() || pv.sharding.IsManual() || pv.sharding.HasManualSubgroup() ||
+  if (!original->shape().IsArray() || pv.sharding.IsManual() ||
+      !SameManualGroupsOrNone(pv.sharding, to) ||
       ReshardReceived(original->shape(), pv.sharding, to, *this).bytes != 0) {
     return nullptr;
   }

@@ -153,6 +153,12 @@ class PartitionContext {
                                                const hlo::HloSharding& from,
                                                const hlo::HloSharding& to);
 
+  // The planner's plan for resharding an array of `shape` from `from` to `to`, as Reshard
+  // would emit it; inside manual subgroups, one group's plan (the same in each).
+  absl::StatusOr<std::shared_ptr<const ReshardPlan>> PlanReshard(const hlo::Shape& shape,
+                                                                 const hlo::HloSharding& from,
+                                                                 const hlo::HloSharding& to);
+
   // The iota `original` laid out as `sharding` (replicated, or tiled with replicated subgroups
   // only): a local iota plus each device's offset along the iota dim (of rank > 1: a 1-D iota,
   // shifted and converted, then broadcast, as XLA does). nullptr for other

@@ -32,12 +32,22 @@ struct Rule {
   bool forwards = false;  // The value is its one operand's (a marking custom-call).
 };
 
-// Replicated, or tiled with replicated subgroups only.
+// Replicated, or tiled with replicated or manual subgroups only (inside manual subgroups a
+// value is rebuilt alike in each group: "whole" is whole in the groups, ReplicatedIn).
 bool Plain(const HloSharding& s, int64_t rank) {
   if (s.IsReplicated()) return true;
   if (!s.IsTiled() || s.TiledDataRank() != rank) return false;
-  return std::all_of(s.subgroup_types().begin(), s.subgroup_types().end(),
-                     [](hlo::OpShardingType t) { return t == hlo::OpShardingType::kReplicated; });
+  return std::all_of(
+      s.subgroup_types().begin(), s.subgroup_types().end(), [](hlo::OpShardingType t) {
+        return t == hlo::OpShardingType::kReplicated || t == hlo::OpShardingType::kManual;
+      });
+}
+
+// Whole where `to` lives (ReplicatedIn), for a value of `shape`; nullopt when not to be had.
+std::optional<HloSharding> Whole(const HloSharding& to, const Shape& shape) {
+  absl::StatusOr<HloSharding> whole = ReplicatedIn(to, shape);
+  if (!whole.ok()) return std::nullopt;
+  return *std::move(whole);
 }
 
 // The operand layout that makes an op mapping operand dim i to result dim map[i] produce `to`.
@@ -69,12 +79,15 @@ bool TransposeRule(const HloInstruction& instr, const HloSharding& to, Rule& rul
 // Whole from whole operands (then sliced locally): the ops whose tilings do not map through
 // (a reshape that splits a tile) or whose operands' layouts depend on data (gather,
 // dynamic-slice).
-bool WholeRule(const HloInstruction& instr, const HloSharding&, Rule& rule) {
+bool WholeRule(const HloInstruction& instr, const HloSharding& to, Rule& rule) {
   for (const HloInstruction* operand : instr.operands()) {
-    if (!operand->shape().IsArray()) return false;
-    rule.operands.push_back(HloSharding::Replicate());
+    std::optional<HloSharding> whole = Whole(to, operand->shape());
+    if (!operand->shape().IsArray() || !whole) return false;
+    rule.operands.push_back(*std::move(whole));
   }
-  rule.computed = HloSharding::Replicate();
+  std::optional<HloSharding> whole = Whole(to, instr.shape());
+  if (!whole) return false;
+  rule.computed = *std::move(whole);
   return true;
 }
 
@@ -88,17 +101,19 @@ bool ReshapeRule(const HloInstruction& instr, const HloSharding& to, Rule& rule)
   return WholeRule(instr, to, rule);
 }
 
-// From nothing (PartitionContext::LocalIota), for the types it builds.
-bool IotaRule(const HloInstruction& instr, const HloSharding&, Rule&) {
+// From nothing (PartitionContext::LocalIota), for the types and layouts it builds.
+bool IotaRule(const HloInstruction& instr, const HloSharding& to, Rule&) {
   const hlo::PrimitiveType type = instr.shape().element_type();
-  return hlo::IsIntegralType(type) || hlo::IsFloatingPointType(type);
+  return (hlo::IsIntegralType(type) || hlo::IsFloatingPointType(type)) && !to.HasManualSubgroup();
 }
 
 // Constants that cleanup's CSE merges (hlo::IsMergeableConstant: known and at most 1 KiB) are
 // cloned whole (then sliced locally) where a user wants them in another layout: after cleanup
 // the program holds the literal once, and nothing moves.
-bool ConstantRule(const HloInstruction& instr, const HloSharding&, Rule& rule) {
-  rule.computed = HloSharding::Replicate();
+bool ConstantRule(const HloInstruction& instr, const HloSharding& to, Rule& rule) {
+  std::optional<HloSharding> whole = Whole(to, instr.shape());
+  if (!whole) return false;
+  rule.computed = *std::move(whole);
   return hlo::IsMergeableConstant(instr);
 }
 
@@ -124,7 +139,9 @@ bool ElementwiseRule(const HloInstruction& instr, const HloSharding& to, Rule& r
     const Shape& s = operand->shape();
     if (!s.IsArray()) return false;
     if (s.rank() == 0 && instr.shape().rank() > 0) {
-      rule.operands.push_back(HloSharding::Replicate());
+      std::optional<HloSharding> whole = Whole(to, s);
+      if (!whole) return false;
+      rule.operands.push_back(*std::move(whole));
     } else if (s.dimensions() == instr.shape().dimensions()) {
       rule.operands.push_back(to);
     } else {
@@ -160,6 +177,11 @@ std::optional<Rule> RuleFor(const HloInstruction& instr, const HloSharding& to) 
     ok = (*move)(instr, to, rule);
   }
   if (!ok) return std::nullopt;
+  // Inside manual subgroups every layout stays in `to`'s groups.
+  for (const HloSharding& s : rule.operands) {
+    if (!SameManualGroupsOrNone(s, to)) return std::nullopt;
+  }
+  if (!SameManualGroupsOrNone(rule.computed, to)) return std::nullopt;
   return rule;
 }
 

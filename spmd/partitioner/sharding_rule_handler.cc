@@ -78,10 +78,7 @@ absl::StatusOr<HloSharding> ProjectToOperand(const HloSharding& result,
   }
   ASSIGN_OR_RETURN(hlo::TileAssignment moved, tiles.Transpose(perm));
   ASSIGN_OR_RETURN(moved, moved.Reshape(new_dims));
-  std::vector<hlo::OpShardingType> types = kept.subgroup_types();
-  if (kept.replicate_on_last_tile_dim()) types = {hlo::OpShardingType::kReplicated};
-  ASSIGN_OR_RETURN(HloSharding rebuilt, HloSharding::Subgroup(std::move(moved), types));
-  return rebuilt.WithReductionOpOf(kept);
+  return hlo::WithTileAssignment(kept.WithoutMetadata(), std::move(moved));
 }
 
 absl::Status HandleWithRule(const hlo::HloInstruction& original, const HloSharding& sharding,

@@ -61,10 +61,10 @@ absl::Status HandleSort(const HloInstruction& original, const HloSharding& shard
                         PartitionContext& ctx) {
   const HloSharding& leaf = sharding.IsTuple() ? sharding.tuple_elements().front() : sharding;
   const Shape& array = original.operand(0)->shape();
-  if (!leaf.IsTiled() || !leaf.subgroup_types().empty() || original.dimensions().size() != 1 ||
-      !array.IsArray()) {
-    return FallBackToReplicated(original, sharding, ctx,
-                                "a sort with subgroups in its sharding, or of several dimensions");
+  if (!MovesDataInTiling(leaf) || original.dimensions().size() != 1 || !array.IsArray()) {
+    return FallBackToReplicated(
+        original, sharding, ctx,
+        "a sort with partial sums in its sharding, or of several dimensions");
   }
   ASSIGN_OR_RETURN(HloSharding local, WholeDimsTiling(leaf, array, {original.dimensions()[0]}));
   std::vector<HloInstruction*> operands;
@@ -89,9 +89,10 @@ absl::Status HandleFft(const HloInstruction& original, const HloSharding& shardi
                        PartitionContext& ctx) {
   const Shape& shape = original.shape();
   const int64_t transformed = static_cast<int64_t>(original.attrs().fft_length.size());
-  if (!sharding.IsTiled() || !sharding.subgroup_types().empty() || !shape.IsArray() ||
-      transformed < 1 || transformed > shape.rank()) {
-    return FallBackToReplicated(original, sharding, ctx, "an fft with subgroups in its sharding");
+  if (!MovesDataInTiling(sharding) || !shape.IsArray() || transformed < 1 ||
+      transformed > shape.rank()) {
+    return FallBackToReplicated(original, sharding, ctx,
+                                "an fft with partial sums in its sharding");
   }
   std::vector<int64_t> whole;
   for (int64_t d = shape.rank() - transformed; d < shape.rank(); ++d) whole.push_back(d);

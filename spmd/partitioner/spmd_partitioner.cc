@@ -230,6 +230,29 @@ absl::StatusOr<HloInstruction*> FinalizeRoot(const HloInstruction& root, Partiti
   return value;
 }
 
+// The manual groups whose bounds the collectives made for `instr` (sharded `sharding`) must
+// keep: `groups` where given (a per-group loop or branch), else those of a sharding in manual
+// subgroups, whose values differ between the groups. Collectives of the input program, the
+// conversions into and out of manual regions, and control flow (whose bodies are checked
+// instruction by instruction) are not bound to them.
+const HloSharding* GroupsToKeep(const HloInstruction& instr, const HloSharding& sharding,
+                                const HloSharding* groups) {
+  static constexpr hlo::HloOpcode kControlFlow[] = {
+      hlo::HloOpcode::kWhile, hlo::HloOpcode::kConditional, hlo::HloOpcode::kCall};
+  static constexpr std::string_view kConversions[] = {"SPMDFullToShardShape",
+                                                      "SPMDShardToFullShape"};
+  if (groups != nullptr) return groups;
+  const hlo::HloOpcode op = instr.opcode();
+  const std::string& target = instr.attrs().custom_call_target;
+  const bool unbound =
+      hlo::GetHloOpcodeFamily(op) == hlo::HloOpcodeFamily::kCollective ||
+      std::find(std::begin(kControlFlow), std::end(kControlFlow), op) != std::end(kControlFlow) ||
+      (op == hlo::HloOpcode::kCustomCall &&
+       std::find(std::begin(kConversions), std::end(kConversions), target) !=
+           std::end(kConversions));
+  return unbound ? nullptr : ManualSubgroupLeaf(sharding);
+}
+
 // Partitions `original`'s instructions, operands first, into ctx.output(). Parameter i takes
 // `params[i]` where given (a called computation's parameters arrive as the caller sends
 // them), else its own sharding. `groups`: as for PartitionCalledComputation.
@@ -244,7 +267,8 @@ absl::Status PartitionInstructions(const HloComputation& original,
     RETURN_IF_ERROR(CheckShardingFits(*instr, sharding, ctx.num_devices()));
     const OutputMark mark = MarkOutput(ctx);
     RETURN_IF_ERROR(NameInstruction(HandlerFor(*instr, sharding)(*instr, sharding, ctx), *instr));
-    RETURN_IF_ERROR(NameInstruction(CheckMadeInManualGroups(mark, groups, ctx), *instr));
+    RETURN_IF_ERROR(NameInstruction(
+        CheckMadeInManualGroups(mark, GroupsToKeep(*instr, sharding, groups), ctx), *instr));
     StampSourceMetadata(*instr, mark, ctx);
   }
   return absl::OkStatus();

@@ -149,12 +149,12 @@ absl::Status EmitReduceWindow(const HloInstruction& original, std::optional<hlo:
 absl::Status HandleReduceWindow(const HloInstruction& original, const HloSharding& sharding,
                                 PartitionContext& ctx) {
   const bool plain =
-      original.shape().IsArray() && original.operand_count() == 2 && sharding.IsTiled() &&
-      sharding.subgroup_types().empty() && original.attrs().window.has_value() &&
+      original.shape().IsArray() && original.operand_count() == 2 && MovesDataInTiling(sharding) &&
+      original.attrs().window.has_value() &&
       static_cast<int64_t>(original.attrs().window->dimensions.size()) == original.shape().rank();
   if (!plain)
     return FallBackToReplicated(original, sharding, ctx,
-                                "a window op with subgroups in its sharding");
+                                "a window op with partial sums in its sharding");
   const std::optional<hlo::HloOpcode> op = hlo::MatchCombiner(*original.to_apply());
   std::optional<hlo::Literal> identity =
       op.has_value() ? CombinerIdentity(*op, original.shape().element_type()) : std::nullopt;
@@ -168,7 +168,7 @@ absl::Status HandleReduceWindow(const HloInstruction& original, const HloShardin
   const HloSharding& current = operand_now->sharding;
   const size_t alt_line = lines.size();
   std::optional<WindowPlan> alt;
-  if (current.IsTiled() && current.subgroup_types().empty() &&
+  if (MovesDataInTiling(current) && SameManualGroupsOrNone(current, sharding) &&
       current.TiledDataRank() == original.shape().rank() && !(current == sharding)) {
     ASSIGN_OR_RETURN(alt, PlanReduceWindow(original, current, identity.has_value(), ctx));
   }
@@ -219,13 +219,12 @@ absl::Status HandleSelectAndScatter(const HloInstruction& original, const HloSha
                                     PartitionContext& ctx) {
   const int64_t rank = original.shape().rank();
   const bool plain = original.shape().IsArray() && original.operand_count() == 3 &&
-                     sharding.IsTiled() && sharding.subgroup_types().empty() &&
-                     original.attrs().window.has_value() &&
+                     MovesDataInTiling(sharding) && original.attrs().window.has_value() &&
                      static_cast<int64_t>(original.attrs().window->dimensions.size()) == rank &&
                      original.operand(1)->shape().rank() == rank;
   if (!plain)
     return FallBackToReplicated(original, sharding, ctx,
-                                "a select-and-scatter with subgroups in its sharding");
+                                "a select-and-scatter with partial sums in its sharding");
   for (int64_t d = 0; d < rank; ++d) {
     if (!WindowsStayInShards(original, d, sharding.tile_assignment().dim(d))) {
       return FallBackToReplicated(original, sharding, ctx,
@@ -269,7 +268,7 @@ absl::StatusOr<MultiSliceConfig> ReadMultiSlice(const HloInstruction& original) 
 
 // Whether every leaf of `sharding` is `leaf`, a plain tiling.
 bool OneTiling(const HloSharding& sharding, const HloSharding& leaf) {
-  if (!leaf.IsTiled() || !leaf.subgroup_types().empty()) return false;
+  if (!MovesDataInTiling(leaf)) return false;
   if (!sharding.IsTuple()) return sharding == leaf;
   for (const HloSharding& element : sharding.tuple_elements()) {
     if (element != leaf) return false;
@@ -444,7 +443,7 @@ absl::StatusOr<std::optional<HloSharding>> CheaperInOperandTiling(const HloInstr
                                                                   PartitionContext& ctx) {
   const int64_t rank = original.shape().IsArray() ? original.shape().rank() : 0;
   if (rank == 0 || !(sharding.IsReplicated() || sharding.IsTiled())) return std::nullopt;
-  if (sharding.IsTiled() && !sharding.subgroup_types().empty()) return std::nullopt;
+  if (sharding.IsTiled() && !MovesDataInTiling(sharding)) return std::nullopt;
   std::vector<int64_t> moving, split_moving;
   for (int64_t d = 0; d < rank; ++d) {
     if (!MovesData(original, d)) continue;
@@ -453,7 +452,8 @@ absl::StatusOr<std::optional<HloSharding>> CheaperInOperandTiling(const HloInstr
   }
   ASSIGN_OR_RETURN(const PartitionedValue* operand, ctx.Get(original.operand(0)));
   const HloSharding& current = operand->sharding;
-  if (!current.IsTiled() || !current.subgroup_types().empty() || current.TiledDataRank() != rank) {
+  if (!MovesDataInTiling(current) || !SameManualGroupsOrNone(current, sharding) ||
+      current.TiledDataRank() != rank) {
     return std::nullopt;
   }
   // The direct way brings the operand to the result's tiling, or (a split dim it moves data
@@ -470,7 +470,7 @@ absl::StatusOr<std::optional<HloSharding>> CheaperInOperandTiling(const HloInstr
   std::optional<HloSharding> best;
   double in = 0, out = 0, best_us = direct;
   for (const HloSharding& alt : {whole_moving, current}) {
-    if (!alt.IsTiled() || alt == sharding || !alt.subgroup_types().empty()) continue;
+    if (!MovesDataInTiling(alt) || alt == sharding) continue;
     ASSIGN_OR_RETURN(double alt_in, ReshardCost(original.operand(0), alt, ctx));
     const std::optional<double> halos = HaloCostUs(original, alt, ctx);
     if (!halos.has_value()) continue;
@@ -512,11 +512,11 @@ absl::Status SliceOrPadIn(const HloInstruction& original, const HloSharding& sha
                           PartitionContext& ctx) {
   const bool is_slice = original.opcode() == hlo::HloOpcode::kSlice;
   const bool plain = original.shape().IsArray() && original.shape().rank() > 0 &&
-                     sharding.IsTiled() && sharding.subgroup_types().empty() &&
+                     MovesDataInTiling(sharding) &&
                      (is_slice || original.attrs().padding_config.has_value());
   if (!plain)
     return FallBackToReplicated(original, sharding, ctx,
-                                "a slice or pad with subgroups in its sharding");
+                                "a slice or pad with partial sums in its sharding");
   const int64_t rank = original.shape().rank();
   std::vector<int64_t> whole;
   std::vector<WindowSplit> splits = SlicePadSplits(original, sharding, &whole);
@@ -649,11 +649,10 @@ absl::StatusOr<bool> TryComposedConcat(const HloInstruction& original, const Hlo
 absl::Status HandleConcatenate(const HloInstruction& original, const HloSharding& sharding,
                                PartitionContext& ctx) {
   const bool plain = original.shape().IsArray() && original.shape().rank() > 0 &&
-                     sharding.IsTiled() && sharding.subgroup_types().empty() &&
-                     original.dimensions().size() == 1;
+                     MovesDataInTiling(sharding) && original.dimensions().size() == 1;
   if (!plain)
     return FallBackToReplicated(original, sharding, ctx,
-                                "a concatenate with subgroups in its sharding");
+                                "a concatenate with partial sums in its sharding");
   const int64_t d = original.dimensions()[0];
   const int64_t rank = original.shape().rank();
   const int64_t tiles = sharding.tile_assignment().dim(d);
@@ -742,8 +741,7 @@ absl::StatusOr<HloSharding> Mirrored(const HloSharding& sharding,
   });
   const std::vector<int64_t> shape(ta.dims().begin(), ta.dims().end());
   ASSIGN_OR_RETURN(hlo::TileAssignment out, hlo::TileAssignment::Explicit(shape, devices));
-  return sharding.replicate_on_last_tile_dim() ? HloSharding::PartialTile(std::move(out))
-                                               : HloSharding::Tile(std::move(out));
+  return hlo::WithTileAssignment(sharding.WithoutMetadata(), std::move(out));
 }
 
 // Reverse along split dimensions: the operand is taken in the mirrored layout (each device
@@ -752,11 +750,11 @@ absl::StatusOr<HloSharding> Mirrored(const HloSharding& sharding,
 // positions early, and a halo of s elements from the next block realigns it.
 absl::Status HandleReverse(const HloInstruction& original, const HloSharding& sharding,
                            PartitionContext& ctx) {
-  const bool plain = original.shape().IsArray() && original.shape().rank() > 0 &&
-                     sharding.IsTiled() && sharding.subgroup_types().empty();
+  const bool plain =
+      original.shape().IsArray() && original.shape().rank() > 0 && MovesDataInTiling(sharding);
   if (!plain)
     return FallBackToReplicated(original, sharding, ctx,
-                                "a reverse with subgroups in its sharding");
+                                "a reverse with partial sums in its sharding");
   ASSIGN_OR_RETURN(HloSharding mirrored, Mirrored(sharding, original.dimensions()));
   ASSIGN_OR_RETURN(HloInstruction * operand, ctx.GetInSharding(original.operand(0), mirrored));
   ASSIGN_OR_RETURN(Shape local, LocalShape(sharding, original.shape()));

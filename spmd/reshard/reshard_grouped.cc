@@ -103,10 +103,9 @@ absl::StatusOr<HloSharding> ManualSubgroupAsReplicated(const HloSharding& shardi
   return HloSharding::Subgroup(sharding.tile_assignment(), types, sharding.metadata());
 }
 
-absl::StatusOr<HloInstruction*> EmitGroupedReshard(
-    hlo::HloComputation* computation, HloInstruction* value, const Shape& base_shape,
-    const HloSharding& source, const HloSharding& target, int64_t num_devices,
-    ReshardPlanner& planner, ChannelIdAllocator& channel_ids, ReshardPlan* plan_out) {
+absl::StatusOr<GroupedPlan> PlanGroupedReshard(const Shape& base_shape, const HloSharding& source,
+                                               const HloSharding& target, int64_t num_devices,
+                                               ReshardPlanner& planner) {
   if (!source.HasManualSubgroup() || !target.HasManualSubgroup()) {
     return Mismatch(source, target, "both need manual subgroups");
   }
@@ -120,9 +119,10 @@ absl::StatusOr<HloInstruction*> EmitGroupedReshard(
       }
     }
   }
+  GroupedPlan grouped;
   // real[g][v]: the device of group g with virtual id v (its source position).
   const int64_t per_group = num_devices / from.groups;
-  std::vector<std::vector<int64_t>> real(from.groups, std::vector<int64_t>(per_group, -1));
+  grouped.real.assign(from.groups, std::vector<int64_t>(per_group, -1));
   std::map<int64_t, int64_t> group_map;  // Source group -> target group.
   for (int64_t d = 0; d < num_devices; ++d) {
     if (from.group[d] < 0 || to.group[d] < 0) {
@@ -132,7 +132,7 @@ absl::StatusOr<HloInstruction*> EmitGroupedReshard(
     if (!fresh && it->second != to.group[d]) {
       return Mismatch(source, target, "the manual groups hold different devices");
     }
-    real[from.group[d]][from.position[d]] = d;
+    grouped.real[from.group[d]][from.position[d]] = d;
   }
   // The target over virtual devices, which must agree in every group.
   std::vector<int64_t> target_devices(per_group, -1);
@@ -151,17 +151,27 @@ absl::StatusOr<HloInstruction*> EmitGroupedReshard(
   ASSIGN_OR_RETURN(TileAssignment target_ta, TileAssignment::Explicit(to.dims, target_devices));
   ASSIGN_OR_RETURN(HloSharding virtual_source, VirtualSharding(source_ta, from.types));
   ASSIGN_OR_RETURN(HloSharding virtual_target, VirtualSharding(target_ta, to.types));
-  ASSIGN_OR_RETURN(std::shared_ptr<const ReshardPlan> plan,
+  ASSIGN_OR_RETURN(grouped.plan,
                    planner.Plan(base_shape, virtual_source, virtual_target, per_group));
-  if (plan_out != nullptr) *plan_out = *plan;
+  grouped.position = std::move(from.position);
+  return grouped;
+}
+
+absl::StatusOr<HloInstruction*> EmitGroupedReshard(
+    hlo::HloComputation* computation, HloInstruction* value, const Shape& base_shape,
+    const HloSharding& source, const HloSharding& target, int64_t num_devices,
+    ReshardPlanner& planner, ChannelIdAllocator& channel_ids, ReshardPlan* plan_out) {
+  ASSIGN_OR_RETURN(GroupedPlan grouped,
+                   PlanGroupedReshard(base_shape, source, target, num_devices, planner));
+  if (plan_out != nullptr) *plan_out = *grouped.plan;
   // The device's virtual id, looked up by partition-id.
   std::vector<HloInstruction*> added;
   SpmdBuilder builder(computation, &channel_ids, {".vd", /*by_unique_id=*/true});
-  HloInstruction* id = builder.TableLookup(from.position, PrimitiveType::kU32);
+  HloInstruction* id = builder.TableLookup(grouped.position, PrimitiveType::kU32);
   ReshardEmitter emitter(computation, &channel_ids);
   emitter.UseVirtualDevices(id, &added);
-  ASSIGN_OR_RETURN(HloInstruction * result, emitter.Emit(value, base_shape, *plan));
-  for (HloInstruction* instr : added) ExpandToGroups(instr, real);
+  ASSIGN_OR_RETURN(HloInstruction * result, emitter.Emit(value, base_shape, *grouped.plan));
+  for (HloInstruction* instr : added) ExpandToGroups(instr, grouped.real);
   return result;
 }
 

@@ -17,6 +17,9 @@
 #ifndef SPMD_RESHARD_RESHARD_GROUPED_H_
 #define SPMD_RESHARD_RESHARD_GROUPED_H_
 
+#include <memory>
+#include <vector>
+
 #include "absl/status/statusor.h"
 #include "hlo/ir/hlo_computation.h"
 #include "hlo/sharding/hlo_sharding.h"
@@ -27,6 +30,20 @@ namespace spmd {
 
 // `sharding` with its manual subgroup dim turned into replication (same devices, same tiles).
 absl::StatusOr<hlo::HloSharding> ManualSubgroupAsReplicated(const hlo::HloSharding& sharding);
+
+// A reshard inside manual subgroups planned for one group over virtual devices 0..k-1.
+struct GroupedPlan {
+  std::shared_ptr<const ReshardPlan> plan;  // The same in every group.
+  std::vector<std::vector<int64_t>> real;   // real[g][v]: group g's device with virtual id v.
+  std::vector<int64_t> position;            // Device -> its virtual id.
+};
+
+// Plans the reshard of an array of `base_shape` from `source` to `target` (both with the same
+// manual subgroups) for one group; the same failures as EmitGroupedReshard.
+absl::StatusOr<GroupedPlan> PlanGroupedReshard(const hlo::Shape& base_shape,
+                                               const hlo::HloSharding& source,
+                                               const hlo::HloSharding& target, int64_t num_devices,
+                                               ReshardPlanner& planner);
 
 // Plans and emits the reshard of `value` (an array of `base_shape`) from `source` to
 // `target`, both with the same manual subgroups, on `num_devices` devices; see the file
