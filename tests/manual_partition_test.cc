@@ -972,4 +972,68 @@ TEST(ManualPartitionTest, ComputingWholeInsideManualGroupsIsACountedFallback) {
   EXPECT_EQ(partitioner.log().replicated_fallbacks, 1);
 }
 
+// An embedding lookup inside manual groups from a table the free axis splits by rows: each
+// device gathers its rows, masked, and the groups sum the partials (it gathered the table).
+TEST(ManualPartitionTest, AGatherInsideManualGroupsMasksItsRowsAndSums) {
+  const std::string spmd = PartitionAndVerify(R"(
+HloModule gather_in_groups, num_partitions=8
+ENTRY main {
+  t = f32[128,64] parameter(0), sharding={devices=[2,4]<=[8]}
+  tm = f32[128,16] custom-call(t), custom_call_target="SPMDFullToShardShape", sharding={devices=[2,1,4]<=[8] last_tile_dims={manual}}
+  i = s32[8,1] parameter(1), sharding={replicated}
+  im = s32[8,1] custom-call(i), custom_call_target="SPMDFullToShardShape", sharding={devices=[1,1,4,2]<=[2,4]T(1,0) last_tile_dims={manual, replicated}}
+  g = f32[8,16] gather(tm, im), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,16}, sharding={devices=[1,1,4,2]<=[2,4]T(1,0) last_tile_dims={manual, replicated}}
+  ROOT f = f32[8,64] custom-call(g), custom_call_target="SPMDShardToFullShape", sharding={devices=[1,4,2]<=[2,4]T(1,0) last_tile_dim_replicate}
+})",
+                                              8);
+  EXPECT_LE(CommBytes(spmd), 512) << spmd;  // The f32[8,16] partials; the table is 8 KiB.
+}
+
+// A segment sum (scatter-add) inside manual groups into rows the free axis splits: each device
+// scatters into its own rows (it was computed whole in each group, a fallback).
+TEST(ManualPartitionTest, AScatterInsideManualGroupsWritesItsRows) {
+  std::unique_ptr<hlo::HloModule> m = Parse(R"(
+HloModule scatter_in_groups, num_partitions=8
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY main {
+  x = f32[32,64] parameter(0), sharding={devices=[1,4,2]<=[2,4]T(1,0) last_tile_dim_replicate}
+  xm = f32[32,16] custom-call(x), custom_call_target="SPMDFullToShardShape", sharding={devices=[1,1,4,2]<=[2,4]T(1,0) last_tile_dims={manual, replicated}}
+  s = s32[32,1] parameter(1), sharding={replicated}
+  sm = s32[32,1] custom-call(s), custom_call_target="SPMDFullToShardShape", sharding={devices=[1,1,4,2]<=[2,4]T(1,0) last_tile_dims={manual, replicated}}
+  z = f32[] constant(0)
+  o = f32[16,16] broadcast(z), dimensions={}, sharding={devices=[2,1,4]<=[8] last_tile_dims={manual}}
+  y = f32[16,16] scatter(o, sm, xm), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add, sharding={devices=[2,1,4]<=[8] last_tile_dims={manual}}
+  ROOT f = f32[16,64] custom-call(y), custom_call_target="SPMDShardToFullShape", sharding={devices=[2,4]<=[8]}
+})");
+  ASSERT_NE(m, nullptr);
+  const std::string text = m->ToString();
+  spmd::SpmdPartitioner partitioner;
+  ASSERT_TRUE(partitioner.Run(m.get()).ok());
+  EXPECT_EQ(partitioner.log().replicated_fallbacks, 0);
+  absl::StatusOr<runtime::VerifyResult> result = Verify(text, *m, 8);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_TRUE(result->ok()) << result->ToString() << m->ToString();
+}
+
+// A convolution inside manual groups whose batch the free axis splits runs on each device's
+// batch rows; nothing moves (it gathered the input in the groups, a fallback).
+TEST(ManualPartitionTest, AConvolutionInsideManualGroupsRunsOnItsBatchRows) {
+  const std::string spmd = PartitionAndVerify(R"(
+HloModule conv_in_groups, num_partitions=8
+ENTRY main {
+  x = f32[8,16,16] parameter(0), sharding={devices=[2,1,4]<=[8]}
+  xm = f32[8,16,4] custom-call(x), custom_call_target="SPMDFullToShardShape", sharding={devices=[2,1,1,4]<=[8] last_tile_dims={manual}}
+  k = f32[3,4,8] parameter(1), sharding={replicated}
+  km = f32[3,4,8] custom-call(k), custom_call_target="SPMDFullToShardShape", sharding={devices=[1,1,1,4,2]<=[2,4]T(1,0) last_tile_dims={manual, replicated}}
+  c = f32[8,16,8] convolution(xm, km), window={size=3 pad=1_1}, dim_labels=b0f_0io->b0f, sharding={devices=[2,1,1,4]<=[8] last_tile_dims={manual}}
+  ROOT f = f32[8,16,32] custom-call(c), custom_call_target="SPMDShardToFullShape", sharding={devices=[2,1,4]<=[8]}
+})",
+                                              8);
+  EXPECT_EQ(CommBytes(spmd), 0) << spmd;
+}
+
 }  // namespace

@@ -644,7 +644,7 @@ std::vector<HloSharding> AlignedShardings(const HloInstruction& conv, PartitionC
     }
     absl::StatusOr<HloSharding> aligned =
         hlo::OperandShardingFromResult((*now)->sharding, conv.operand(i)->shape().rank(), map);
-    if (aligned.ok() && aligned->IsTiled() && aligned->subgroup_types().empty()) {
+    if (aligned.ok() && MovesDataInTiling(*aligned)) {
       out.push_back(*std::move(aligned));
     }
   }
@@ -732,7 +732,7 @@ absl::StatusOr<ConvStrategy> ChooseStrategy(const HloInstruction& conv, const Hl
   std::vector<HloSharding> others = AlignedShardings(conv, ctx);
   // The requested tiling with one split dim made whole (XLA's): its devices along that dim can
   // then split a contracted or kernel-window dim instead, and slicing the result back is free.
-  if (sharding.IsTiled() && sharding.subgroup_types().empty()) {
+  if (MovesDataInTiling(sharding)) {
     for (int64_t d = 0; d < conv.shape().rank(); ++d) {
       if (Tiles(sharding, d) == 1) continue;
       absl::StatusOr<HloSharding> whole = hlo::PartiallyReplicate(sharding, {d});
@@ -865,12 +865,13 @@ absl::Status HandleConvolution(const HloInstruction& original, const HloSharding
                                PartitionContext& ctx) {
   const bool plain =
       original.shape().IsArray() && (sharding.IsTiled() || sharding.IsReplicated()) &&
-      (sharding.IsReplicated() || sharding.subgroup_types().empty()) &&
+      (sharding.IsReplicated() || MovesDataInTiling(sharding)) &&
       original.attrs().convolution_dimension_numbers.has_value() && original.operand_count() == 2;
   if (!plain)
-    return FallBackToReplicated(original, sharding, ctx,
-                                "a sharding with subgroups, or a convolution other than two array "
-                                "operands with dimension numbers");
+    return FallBackToReplicated(
+        original, sharding, ctx,
+        "a sharding with partial sums, or a convolution other than two array "
+        "operands with dimension numbers");
   ASSIGN_OR_RETURN(ConvStrategy strategy, ChooseStrategy(original, sharding, ctx));
   if (strategy.kind == ConvKind::kOutputTiles && strategy.local.IsReplicated()) {
     return FallBackToReplicated(original, sharding, ctx,

@@ -75,7 +75,7 @@ bool CoversAllDevices(const HloSharding& sharding, const PartitionContext& ctx) 
 // `source_dim[t]` (-1: whole); tiles of source dimensions nothing takes become replication.
 absl::StatusOr<HloSharding> Project(const HloSharding& source,
                                     const std::vector<int64_t>& source_dim) {
-  if (!IsPlainTiling(source)) {
+  if (!source.IsReplicated() && !MovesDataInTiling(source)) {
     return absl::UnimplementedError(hlo::StrCat("cannot project ", source.ToString()));
   }
   const int64_t rank = source.IsTiled() ? source.TiledDataRank() : 0;
@@ -109,7 +109,7 @@ std::optional<HloSharding> CurrentSharding(const HloInstruction* operand, Partit
   if (!value.ok() || !(*value)->value->shape().IsArray()) return std::nullopt;
   const HloSharding& s = (*value)->sharding;
   if (s.IsReplicated() || s.kind() == HloSharding::Kind::kMaximal) return s;
-  if (s.IsTiled() && s.subgroup_types().empty()) return s;
+  if (MovesDataInTiling(s)) return s;
   return std::nullopt;
 }
 
@@ -386,7 +386,7 @@ Candidates GatherCandidates(const HloInstruction& gather, const HloSharding& wan
   if (from_operand.ok() && from_indices.ok()) {
     add("operand passthrough + index parallel", hlo::MergeShardings(*from_operand, *from_indices));
   }
-  add("replicated", HloSharding::Replicate());
+  add("replicated", ReplicatedIn(wanted, gather.shape()));
   return out;
 }
 
@@ -429,11 +429,11 @@ absl::Status EmitGather(const HloInstruction& original, const LocalPlan& plan, c
 absl::Status HandleGather(const HloInstruction& original, const HloSharding& sharding,
                           PartitionContext& ctx) {
   if (!original.shape().IsArray() || sharding.IsTuple() || sharding.IsManual() ||
-      (sharding.IsTiled() && !sharding.subgroup_types().empty()) ||
+      (sharding.IsTiled() && !MovesDataInTiling(sharding)) ||
       !CurrentSharding(original.operand(0), ctx) || !CurrentSharding(original.operand(1), ctx)) {
     return FallBackToReplicated(
         original, sharding, ctx,
-        "a gather with subgroups in its sharding, or operands without a sharding");
+        "a gather with partial sums in its sharding, or operands without a sharding");
   }
   const GatherMaps m = AnalyzeGather(original);
   const Candidates candidates = GatherCandidates(original, sharding, m, ctx);
@@ -702,7 +702,7 @@ Candidates ScatterCandidates(const ScatterProblem& sp, const HloSharding& wanted
   if (from_operand.ok() && from_indices.ok()) {
     add("operand passthrough + index parallel", hlo::MergeShardings(*from_operand, *from_indices));
   }
-  add("replicated", HloSharding::Replicate());
+  add("replicated", ReplicatedIn(wanted_leaf, s.operand(sp.n + 1)->shape()));
   return out;
 }
 
@@ -767,18 +767,18 @@ absl::Status HandleScatter(const HloInstruction& original, const HloSharding& sh
   bool plain = n >= 1 && original.operand_count() == 2 * n + 1 && !sharding.IsManual() &&
                (n == 1) == original.shape().IsArray();
   const HloSharding& leaf = sharding.IsTuple() ? sharding.tuple_elements()[0] : sharding;
-  plain = plain && !(leaf.IsTiled() && !leaf.subgroup_types().empty());
+  plain = plain && !(leaf.IsTiled() && !MovesDataInTiling(leaf));
   for (int64_t i = 0; plain && i < original.operand_count(); ++i) {
     plain = CurrentSharding(original.operand(i), ctx).has_value();
   }
   if (sharding.IsTuple()) {
     for (const HloSharding& e : sharding.tuple_elements()) {
-      plain = plain && !e.IsManual() && !(e.IsTiled() && !e.subgroup_types().empty());
+      plain = plain && !e.IsManual() && !(e.IsTiled() && !MovesDataInTiling(e));
     }
   }
   if (!plain)
     return FallBackToReplicated(original, sharding, ctx,
-                                "a scatter with subgroups or manual leaves in its sharding");
+                                "a scatter with partial sums or manual leaves in its sharding");
   ScatterProblem sp{&original, n, AnalyzeScatter(original, n), std::nullopt, std::nullopt};
   if (n == 1 &&
       original.operand(0)->shape().element_type() == original.operand(2)->shape().element_type()) {

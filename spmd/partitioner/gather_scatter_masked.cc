@@ -230,8 +230,7 @@ absl::StatusOr<MaskedOperand> MaskedOperandSharding(const HloSharding& current,
                                                     const std::vector<IndexedDim>& indexed,
                                                     const std::vector<int64_t>& operand_to_other,
                                                     int64_t num_devices) {
-  if (!current.IsTiled() || !current.subgroup_types().empty() ||
-      current.tile_assignment().num_devices() != num_devices) {
+  if (!MovesDataInTiling(current) || current.tile_assignment().num_devices() != num_devices) {
     return absl::UnimplementedError("the operand is not tiled over every device");
   }
   MaskedOperand out;

@@ -393,17 +393,18 @@ absl::StatusOr<bool> OperandSplitInGroups(const HloInstruction& original, Partit
 
 absl::Status HandleManual(const HloInstruction& original, const HloSharding& sharding,
                           PartitionContext& ctx) {
-  // A call or dot whose operands the free axes split inside their groups goes to its own
-  // handler (run as written, its operands would be gathered first): a call partitions its body
-  // like any other computation's, a dot sums the partials of a contracted split. A call that
-  // nests a manual region always partitions its body: its conversions are not code a device
-  // can run.
+  // An op whose result is whole in its groups but whose operands the free axes split inside
+  // them goes to its own handler (run as written, its operands would be gathered first): a
+  // call partitions its body like any other computation's, a dot sums the partials of a
+  // contracted split, a gather masks its local rows and sums. A call that nests a manual region
+  // always partitions its body: its conversions are not code a device can run. The input's
+  // collectives run as written (on tiles where they can, CollectiveSharding).
   const bool call = original.opcode() == hlo::HloOpcode::kCall;
   if (call && CallsManualConversions(*original.to_apply())) {
     return FindPartitionHandler(original.opcode())(original, sharding, ctx);
   }
-  if ((call || original.opcode() == hlo::HloOpcode::kDot) &&
-      ManualSubgroupLeaf(sharding) != nullptr) {
+  if (ManualSubgroupLeaf(sharding) != nullptr &&
+      hlo::GetHloOpcodeFamily(original.opcode()) != hlo::HloOpcodeFamily::kCollective) {
     ASSIGN_OR_RETURN(const bool split, OperandSplitInGroups(original, ctx));
     if (split) return FindPartitionHandler(original.opcode())(original, sharding, ctx);
   }
