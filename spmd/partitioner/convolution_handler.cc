@@ -873,7 +873,7 @@ absl::Status HandleConvolution(const HloInstruction& original, const HloSharding
         "a sharding with partial sums, or a convolution other than two array "
         "operands with dimension numbers");
   ASSIGN_OR_RETURN(ConvStrategy strategy, ChooseStrategy(original, sharding, ctx));
-  if (strategy.kind == ConvKind::kOutputTiles && strategy.local.IsReplicated()) {
+  if (strategy.kind == ConvKind::kOutputTiles && WholeWhereItLives(strategy.local)) {
     return FallBackToReplicated(original, sharding, ctx,
                                 "no output dimension of this convolution can stay split");
   }

@@ -51,8 +51,8 @@ absl::StatusOr<bool> TryMaskedSlice(const HloInstruction& original,
   ASSIGN_OR_RETURN(const PartitionedValue* in, ctx.Get(operand));
   const HloSharding& s = in->sharding;
   const PrimitiveType type = original.shape().element_type();
-  if (!s.IsTiled() || !s.subgroup_types().empty() || type == PrimitiveType::kPred ||
-      !hlo::IsArrayType(type) || !operand->shape().IsArray()) {
+  if (!MovesDataInTiling(s) || type == PrimitiveType::kPred || !hlo::IsArrayType(type) ||
+      !operand->shape().IsArray()) {
     return false;
   }
   // Every device must take part in the all-reduce (a sharding over some devices only leaves
@@ -118,8 +118,8 @@ absl::StatusOr<bool> TryMaskedSlice(const HloInstruction& original,
       starts[d] = ctx.ScalarConstant(PrimitiveType::kS32, 0);
       continue;
     }
-    ASSIGN_OR_RETURN(HloInstruction * index,
-                     ctx.GetInSharding(original.operand(d + 1), HloSharding::Replicate()));
+    ASSIGN_OR_RETURN(HloSharding whole, ReplicatedIn(s, original.operand(d + 1)->shape()));
+    ASSIGN_OR_RETURN(HloInstruction * index, ctx.GetInSharding(original.operand(d + 1), whole));
     const int64_t size = original.shape().dimensions(d);
     const int64_t full = operand->shape().dimensions(d);
     // The start as the original clamps it (whole along d: the local slice takes it as is).
@@ -157,10 +157,10 @@ absl::StatusOr<bool> TryMaskedSlice(const HloInstruction& original,
 // replicated.
 absl::Status HandleDynamicSlice(const HloInstruction& original, const HloSharding& sharding,
                                 PartitionContext& ctx) {
-  const bool tiled = sharding.IsTiled() && sharding.subgroup_types().empty();
+  const bool tiled = MovesDataInTiling(sharding);
   if (!original.shape().IsArray() || !(tiled || sharding.IsReplicated())) {
     return FallBackToReplicated(original, sharding, ctx,
-                                "a sharding with subgroups on a dynamic-slice");
+                                "a sharding with partial sums on a dynamic-slice");
   }
   ASSIGN_OR_RETURN(HloSharding local_sharding,
                    tiled ? hlo::PartiallyReplicate(sharding, MovingDims(original))
@@ -175,9 +175,9 @@ absl::Status HandleDynamicSlice(const HloInstruction& original, const HloShardin
     const bool same_rank = operand->shape().IsArray() &&
                            operand->shape().rank() == original.shape().rank() &&
                            operand->shape().rank() > 0;
+    ASSIGN_OR_RETURN(HloSharding whole, ReplicatedIn(local_sharding, operand->shape()));
     ASSIGN_OR_RETURN(HloInstruction * value,
-                     ctx.GetInSharding(operand, same_rank ? local_sharding
-                                                          : HloSharding::Replicate()));
+                     ctx.GetInSharding(operand, same_rank ? local_sharding : whole));
     operands.push_back(value);
   }
   ASSIGN_OR_RETURN(Shape local, LocalShape(local_sharding, original.shape()));

@@ -83,6 +83,10 @@ bool MovesDataInTiling(const hlo::HloSharding& sharding);
 absl::StatusOr<hlo::HloSharding> ReplicatedIn(const hlo::HloSharding& like,
                                               const hlo::Shape& shape);
 
+// Whether `sharding` keeps the value whole where it lives: replicated, or whole on every device
+// of each manual group (a handler that finds no split it can keep has fallen back).
+bool WholeWhereItLives(const hlo::HloSharding& sharding);
+
 // Whether `a` and `b` have the same manual groups, or neither has manual subgroups.
 bool SameManualGroupsOrNone(const hlo::HloSharding& a, const hlo::HloSharding& b);
 
@@ -100,10 +104,12 @@ bool SameManualGroups(const hlo::HloSharding& a, const hlo::HloSharding& b);
 
 // Fails when `instr` is a collective that combines devices of two manual groups of `groups`
 // (its first leaf with a manual subgroup dim; XLA's group modes, as the input program's
-// collectives are read): inside a branch or loop that each group runs on its own decision, the
-// other group's devices may never arrive.
+// collectives are read): inside a branch or loop that each group runs on its own decision
+// (`per_group_decisions`), the other group's devices may never arrive; elsewhere the groups
+// hold different values, which no collective the partitioner makes may mix.
 absl::Status CheckStaysInManualGroups(const hlo::HloInstruction& instr,
-                                      const hlo::HloSharding& groups, int64_t num_devices);
+                                      const hlo::HloSharding& groups, int64_t num_devices,
+                                      bool per_group_decisions = true);
 
 // Partitions `original`, a computation called by a while, conditional or call, into a new
 // computation of the module (spmd_partitioner.cc): parameter i arrives in `params[i]` and the

@@ -306,13 +306,18 @@ absl::StatusOr<HloSharding> ReplicatedIn(const HloSharding& like, const Shape& s
   return WholeInManualGroups(like, shape);
 }
 
+bool WholeWhereItLives(const HloSharding& sharding) {
+  return sharding.IsReplicated() ||
+         (sharding.HasManualSubgroup() && IsWholeOnEveryDevice(sharding));
+}
+
 bool SameManualGroupsOrNone(const HloSharding& a, const HloSharding& b) {
   if (!a.HasManualSubgroup() && !b.HasManualSubgroup()) return true;
   return SameManualGroups(a, b);
 }
 
 absl::Status CheckStaysInManualGroups(const HloInstruction& instr, const HloSharding& groups,
-                                      int64_t num_devices) {
+                                      int64_t num_devices, bool per_group_decisions) {
   const HloSharding* leaf = ManualSubgroupLeaf(groups);
   if (leaf == nullptr ||
       hlo::GetHloOpcodeFamily(instr.opcode()) != hlo::HloOpcodeFamily::kCollective) {
@@ -327,11 +332,16 @@ absl::Status CheckStaysInManualGroups(const HloInstruction& instr, const HloShar
   for (const std::vector<int64_t>& devices : CombinedDevices(instr, num_devices)) {
     for (int64_t device : devices) {
       if (group(device) == group(devices.front())) continue;
+      const std::string why =
+          per_group_decisions
+              ? ", which decide on their own (a branch index or loop condition per group), so "
+                "the devices may never meet there; shard the value inside the groups"
+              : ", which hold different values; a collective made inside manual subgroups must "
+                "stay inside one group (the operands mix values from inside and outside the "
+                "manual region)";
       return absl::UnimplementedError(hlo::StrCat(
           "its ", hlo::HloOpcodeString(instr.opcode()), " would combine devices ", devices.front(),
-          " and ", device, " of different manual groups of ", leaf->ToString(),
-          ", which decide on their own (a branch index or loop condition per group), so the "
-          "devices may never meet there; shard the value inside the groups"));
+          " and ", device, " of different manual groups of ", leaf->ToString(), why));
     }
   }
   return absl::OkStatus();

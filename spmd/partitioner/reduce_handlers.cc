@@ -135,7 +135,7 @@ absl::Status HandleReduce(const HloInstruction& original, const HloSharding& sha
   // Inside a manual region the reduce runs as written, unless its operand is split inside
   // manual subgroups: then each group reduces its blocks as a whole program would.
   if (RunsAsWritten(original, sharding) && !in_sharding.HasManualSubgroup()) {
-    return HandleManual(original, sharding, ctx);
+    return HandleManualAsWritten(original, sharding, ctx);
   }
   if (in_sharding.kind() == HloSharding::Kind::kMaximal) {
     return ReduceOnOneDevice(original, in_sharding, ctx);

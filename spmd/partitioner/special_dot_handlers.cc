@@ -108,17 +108,17 @@ absl::StatusOr<RaggedLayout> Layout(const HloInstruction& dot) {
 absl::Status HandleRaggedDot(const HloInstruction& original, const HloSharding& sharding,
                              PartitionContext& ctx) {
   const bool plain = original.shape().IsArray() && original.operand_count() == 3 &&
-                     sharding.IsTiled() && sharding.subgroup_types().empty() &&
+                     MovesDataInTiling(sharding) &&
                      original.attrs().dot_dimension_numbers.has_value();
   if (!plain)
     return FallBackToReplicated(original, sharding, ctx,
-                                "a ragged dot with subgroups in its sharding");
+                                "a ragged dot with partial sums in its sharding");
   absl::StatusOr<RaggedLayout> layout = Layout(original);
   if (!layout.ok())
     return FallBackToReplicated(original, sharding, ctx,
                                 "the ragged dot has no layout the partitioner knows");
   ASSIGN_OR_RETURN(HloSharding local, hlo::PartiallyReplicate(sharding, layout->whole));
-  if (local.IsReplicated())
+  if (WholeWhereItLives(local))
     return FallBackToReplicated(original, sharding, ctx, "no ragged-dot dimension can stay split");
   const int64_t rank = original.shape().rank();
   // group_sizes [B..., G]: dim b < B indexes lhs dim b.

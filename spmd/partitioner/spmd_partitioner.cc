@@ -190,16 +190,18 @@ void StampSourceMetadata(const HloInstruction& original, const OutputMark& mark,
 // Fails when an instruction made since `mark`, or one of a computation added since, is a
 // collective that leaves a manual group of `groups` (none given: nothing to check).
 absl::Status CheckMadeInManualGroups(const OutputMark& mark, const HloSharding* groups,
-                                     const PartitionContext& ctx) {
+                                     const PartitionContext& ctx, bool per_group_decisions = true) {
   if (groups == nullptr) return absl::OkStatus();
   const auto& instructions = ctx.output()->instructions();
   for (size_t i = mark.instructions; i < instructions.size(); ++i) {
-    RETURN_IF_ERROR(CheckStaysInManualGroups(*instructions[i], *groups, ctx.num_devices()));
+    RETURN_IF_ERROR(CheckStaysInManualGroups(*instructions[i], *groups, ctx.num_devices(),
+                                             per_group_decisions));
   }
   const auto& computations = ctx.output()->parent()->computations();
   for (size_t c = mark.computations; c < computations.size(); ++c) {
     for (const auto& instr : computations[c]->instructions()) {
-      RETURN_IF_ERROR(CheckStaysInManualGroups(*instr, *groups, ctx.num_devices()));
+      RETURN_IF_ERROR(
+          CheckStaysInManualGroups(*instr, *groups, ctx.num_devices(), per_group_decisions));
     }
   }
   return absl::OkStatus();
@@ -267,8 +269,10 @@ absl::Status PartitionInstructions(const HloComputation& original,
     RETURN_IF_ERROR(CheckShardingFits(*instr, sharding, ctx.num_devices()));
     const OutputMark mark = MarkOutput(ctx);
     RETURN_IF_ERROR(NameInstruction(HandlerFor(*instr, sharding)(*instr, sharding, ctx), *instr));
-    RETURN_IF_ERROR(NameInstruction(
-        CheckMadeInManualGroups(mark, GroupsToKeep(*instr, sharding, groups), ctx), *instr));
+    RETURN_IF_ERROR(
+        NameInstruction(CheckMadeInManualGroups(mark, GroupsToKeep(*instr, sharding, groups), ctx,
+                                                groups != nullptr),
+                        *instr));
     StampSourceMetadata(*instr, mark, ctx);
   }
   return absl::OkStatus();

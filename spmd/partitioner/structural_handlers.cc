@@ -115,7 +115,7 @@ absl::Status HandleCustomCall(const HloInstruction& original, const HloSharding&
   }
   if (target == "SPMDFullToShardShape") return HandleFullToShardShape(original, sharding, ctx);
   if (target == "SPMDShardToFullShape") return HandleShardToFullShape(original, sharding, ctx);
-  if (sharding.IsManual()) return HandleManual(original, sharding, ctx);
+  if (sharding.IsManual()) return HandleManualAsWritten(original, sharding, ctx);
   for (const auto& [name, handler] : kCustomCallHandlers) {
     if (name == target) return handler(original, sharding, ctx);
   }

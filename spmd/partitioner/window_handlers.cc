@@ -337,7 +337,7 @@ absl::Status HandleMultiSlice(const HloInstruction& original, const HloSharding&
     splits.push_back(split);
   }
   ASSIGN_OR_RETURN(HloSharding local, hlo::PartiallyReplicate(leaf, whole));
-  if (local.IsReplicated())
+  if (WholeWhereItLives(local))
     return FallBackToReplicated(original, sharding, ctx, "no sliced dimension can stay split");
   ASSIGN_OR_RETURN(HloSharding operand_sharding,
                    ChooseSameRankOperand(original, local, splits, ctx));
@@ -521,7 +521,7 @@ absl::Status SliceOrPadIn(const HloInstruction& original, const HloSharding& sha
   std::vector<int64_t> whole;
   std::vector<WindowSplit> splits = SlicePadSplits(original, sharding, &whole);
   ASSIGN_OR_RETURN(HloSharding local, hlo::PartiallyReplicate(sharding, whole));
-  if (local.IsReplicated())
+  if (WholeWhereItLives(local))
     return FallBackToReplicated(original, sharding, ctx,
                                 "no sliced or padded dimension can stay split");
   ASSIGN_OR_RETURN(HloSharding operand_sharding,
