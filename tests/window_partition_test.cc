@@ -458,8 +458,9 @@ TEST(WindowPartitionTest, SliceOfAPadIsOnePad) {
 
 // Concatenates of windows of one value (composed_concat.h): a rotation (XLA's
 // MergedSliceThenConcatRotateRight and its custom-call form), a circular pad whose wrapped
-// edges are negated and converted, and slices of a pad with a nonzero value, each assembled
-// from pieces of the source in one round of collective-permutes.
+// edges are negated and converted, slices of a pad with a nonzero value, and a rotation with
+// sharding annotations between its slices and the concatenate, each assembled from pieces of
+// the source in one round of collective-permutes.
 TEST(WindowPartitionTest, ConcatenatedWindowsOfOneValueShareOnePermute) {
   const std::string x12 = "x = f32[12,3] parameter(0), sharding={devices=[4,1]<=[4]}\n";
   const std::string x6 = "x = f32[6,3] parameter(0), sharding={devices=[2,1]<=[2]}\n";
@@ -483,6 +484,16 @@ TEST(WindowPartitionTest, ConcatenatedWindowsOfOneValueShareOnePermute) {
                 "a = f32[12,3] slice(p), slice={[2:14], [0:3]}, sharding={devices=[4,1]<=[4]}\n"
                 "b = f32[2,3] slice(p), slice={[0:2], [0:3]}, sharding={devices=[4,1]<=[4]}\n"
                 "ROOT r = f32[14,3] concatenate(a, b), dimensions={0}, "
+                "sharding={devices=[4,1]<=[4]}"},
+      // jnp.roll as JAX exports it: a sharding annotation between each slice and the
+      // concatenate (it took two rounds of halos and two of concatenate windows).
+      {4, x12 + "a = f32[2,3] slice(x), slice={[10:12], [0:3]}, sharding={devices=[4,1]<=[4]}\n"
+                "ah = f32[2,3] custom-call(a), custom_call_target=\"Sharding\", "
+                "sharding={devices=[4,1]<=[4]}, backend_config=\"unspecified_dims=[0,1]\"\n"
+                "b = f32[10,3] slice(x), slice={[0:10], [0:3]}, sharding={devices=[4,1]<=[4]}\n"
+                "bh = f32[10,3] custom-call(b), custom_call_target=\"Sharding\", "
+                "sharding={devices=[4,1]<=[4]}, backend_config=\"unspecified_dims=[0,1]\"\n"
+                "ROOT r = f32[12,3] concatenate(ah, bh), dimensions={0}, "
                 "sharding={devices=[4,1]<=[4]}"}};
   for (const auto& [devices, body] : cases) {
     SCOPED_TRACE(body);

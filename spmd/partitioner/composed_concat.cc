@@ -18,8 +18,15 @@ using hlo::HloOpcode;
 using hlo::HloSharding;
 using hlo::Shape;
 
+// `v` with the copies and sharding annotations in front of it skipped (JAX's exports put a
+// `Sharding` custom-call between a roll's slices and its concatenate).
 const HloInstruction* SkipCopies(const HloInstruction* v) {
-  while (v->opcode() == HloOpcode::kCopy) v = v->operand(0);
+  while (v->opcode() == HloOpcode::kCopy ||
+         (v->opcode() == HloOpcode::kCustomCall && hlo::ForwardsOperand(*v) &&
+          !hlo::IsPlacementCustomCall(*v) && v->operand_count() == 1 &&
+          v->operand(0)->shape().Compatible(v->shape()))) {
+    v = v->operand(0);
+  }
   return v;
 }
 
@@ -54,7 +61,8 @@ bool IsModifier(const HloInstruction& v) {
          v.operand(0)->shape().dimensions() == v.shape().dimensions();
 }
 
-// `operand` as a window of its source: [modifiers] [slice] [pad], through copies; the operand
+// `operand` as a window of its source: [modifiers] [slice] [pad], through copies and sharding
+// annotations; the operand
 // itself when it is no window of another value.
 ConcatSegment Walk(const HloInstruction* operand, int64_t d, int64_t offset) {
   ConcatSegment self{operand, offset, operand->shape().dimensions(d)};
