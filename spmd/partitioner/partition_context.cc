@@ -234,7 +234,12 @@ absl::StatusOr<HloInstruction*> PartitionContext::ReshardManual(HloInstruction* 
     ASSIGN_OR_RETURN(plan, planner_->Plan(base_shape, from, target, num_devices_));
     if (plan->full_rematerialization) ++log_->full_rematerializations;
     if (log_->keep_lines) log_->lines.push_back(plan->Explain());
-    return emitter_.Emit(value, base_shape, *plan);
+    const size_t before = output_->instructions().size();
+    ASSIGN_OR_RETURN(HloInstruction * entered, emitter_.Emit(value, base_shape, *plan));
+    for (size_t i = before; i < output_->instructions().size(); ++i) {
+      entering_.insert(output_->instructions()[i].get());
+    }
+    return entered;
   }
   ReshardPlan grouped;
   ASSIGN_OR_RETURN(HloInstruction * result,

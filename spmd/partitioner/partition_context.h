@@ -153,6 +153,13 @@ class PartitionContext {
                                                const hlo::HloSharding& from,
                                                const hlo::HloSharding& to);
 
+  // Whether `instr` was made to bring a global value into manual subgroups (each device's tile
+  // of it, ReshardManual): its collectives may combine devices of different groups, which
+  // hold the same global value.
+  bool EntersManualGroups(const hlo::HloInstruction* instr) const {
+    return entering_.contains(instr);
+  }
+
   // The planner's plan for resharding an array of `shape` from `from` to `to`, as Reshard
   // would emit it; inside manual subgroups, one group's plan (the same in each).
   absl::StatusOr<std::shared_ptr<const ReshardPlan>> PlanReshard(const hlo::Shape& shape,
@@ -292,6 +299,8 @@ class PartitionContext {
       resharded_;
   absl::flat_hash_map<const hlo::HloInstruction*, std::vector<hlo::HloSharding>> resharded_to_;
   absl::flat_hash_map<DotProblemKey, std::shared_ptr<const CachedDotDecision>> dot_decisions_;
+  // The instructions that brought global values into manual subgroups (EntersManualGroups).
+  absl::flat_hash_set<const hlo::HloInstruction*> entering_;
   // hlo::ConstantAlongDims of the originals resharded so far (ReshardAlongConstantDims).
   hlo::ConstantDimsMemo constant_dims_;
 };

@@ -194,6 +194,9 @@ absl::Status CheckMadeInManualGroups(const OutputMark& mark, const HloSharding* 
   if (groups == nullptr) return absl::OkStatus();
   const auto& instructions = ctx.output()->instructions();
   for (size_t i = mark.instructions; i < instructions.size(); ++i) {
+    // A global value entering the groups is alike in all of them (not so for a group that
+    // runs on its own decision: the others may never arrive).
+    if (!per_group_decisions && ctx.EntersManualGroups(instructions[i].get())) continue;
     RETURN_IF_ERROR(CheckStaysInManualGroups(*instructions[i], *groups, ctx.num_devices(),
                                              per_group_decisions));
   }
