@@ -21,12 +21,7 @@ using hlo::Shape;
 // `v` with the copies and sharding annotations in front of it skipped (JAX's exports put a
 // `Sharding` custom-call between a roll's slices and its concatenate).
 const HloInstruction* SkipCopies(const HloInstruction* v) {
-  while (v->opcode() == HloOpcode::kCopy ||
-         (v->opcode() == HloOpcode::kCustomCall && hlo::ForwardsOperand(*v) &&
-          !hlo::IsPlacementCustomCall(*v) && v->operand_count() == 1 &&
-          v->operand(0)->shape().Compatible(v->shape()))) {
-    v = v->operand(0);
-  }
+  while (v->opcode() == HloOpcode::kCopy || MarksItsOperand(*v)) v = v->operand(0);
   return v;
 }
 
@@ -62,8 +57,7 @@ bool IsModifier(const HloInstruction& v) {
 }
 
 // `operand` as a window of its source: [modifiers] [slice] [pad], through copies and sharding
-// annotations; the operand
-// itself when it is no window of another value.
+// annotations; the operand itself when it is no window of another value.
 ConcatSegment Walk(const HloInstruction* operand, int64_t d, int64_t offset) {
   ConcatSegment self{operand, offset, operand->shape().dimensions(d)};
   ConcatSegment s = self;
@@ -198,9 +192,7 @@ Received ComposedConcatCost(const ComposedConcat& plan, const HloSharding& shard
   for (const ConcatSegment& seg : plan.segments) {
     if (seg.fill != nullptr && seg.fill->opcode() != HloOpcode::kConstant &&
         fills.insert(seg.fill).second) {
-      absl::StatusOr<HloSharding> whole =
-          sharding.HasManualSubgroup() ? WholeInManualGroups(sharding, seg.fill->shape())
-                                       : absl::StatusOr<HloSharding>(HloSharding::Replicate());
+      absl::StatusOr<HloSharding> whole = ReplicatedIn(sharding, seg.fill->shape());
       total =
           total + (whole.ok() ? ReshardReceived(seg.fill, *whole, ctx) : Received::Unplannable());
     }

@@ -67,6 +67,13 @@ absl::StatusOr<HloInstruction*> GetReplicated(const HloInstruction* original,
   return ctx.GetInSharding(original, replicated);
 }
 
+bool MarksItsOperand(const HloInstruction& instr) {
+  return instr.opcode() == hlo::HloOpcode::kCustomCall && hlo::ForwardsOperand(instr) &&
+         !hlo::IsPlacementCustomCall(instr) && instr.operand_count() == 1 &&
+         instr.operand(0)->shape().element_type() == instr.shape().element_type() &&
+         instr.operand(0)->shape().dimensions() == instr.shape().dimensions();
+}
+
 bool MovesDataInTiling(const HloSharding& sharding) {
   return sharding.IsTiled() && !hlo::HasUnreduced(sharding);
 }
@@ -198,9 +205,9 @@ absl::Status RunOnOneDevice(const HloInstruction& original, const HloSharding& s
 
 absl::Status FallBackToReplicated(const HloInstruction& original, const HloSharding& sharding,
                                   PartitionContext& ctx, std::string_view reason) {
-  // Inside manual subgroups "replicated" means whole within each group. (Asked only of a
-  // sharding that has them: the refusal's message is not free.)
-  // A leaf split inside the groups computed whole there is a fallback as well.
+  // Inside manual subgroups "replicated" means whole within each group (asked only of a
+  // sharding that has them: the refusal's message is not free); a leaf split inside the
+  // groups computed whole there is a fallback as well.
   if (ManualSubgroupLeaf(sharding) != nullptr) {
     if (absl::StatusOr<HloSharding> whole = WholeInManualGroups(sharding, original.shape());
         whole.ok()) {

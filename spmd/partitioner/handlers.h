@@ -78,6 +78,10 @@ inline bool IsPlainTiling(const hlo::HloSharding& sharding) {
 // and the collectives made stay inside the groups (the partition pass refuses any that leave).
 bool MovesDataInTiling(const hlo::HloSharding& sharding);
 
+// A custom-call that only marks its operand's value: a `Sharding` annotation and the like
+// (hlo::ForwardsOperand), not a placement, of its one operand's type and dims.
+bool MarksItsOperand(const hlo::HloInstruction& instr);
+
 // "Replicated" where `like` lives: whole on every device, or, when `like` has manual subgroups,
 // whole on every device of each of its groups (WholeInManualGroups) for a value of `shape`.
 absl::StatusOr<hlo::HloSharding> ReplicatedIn(const hlo::HloSharding& like,

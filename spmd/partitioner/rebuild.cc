@@ -151,14 +151,6 @@ bool ElementwiseRule(const HloInstruction& instr, const HloSharding& to, Rule& r
   return true;
 }
 
-// A custom-call that only marks its operand's value (a `Sharding` annotation, ...).
-bool IsMarker(const HloInstruction& instr) {
-  return instr.opcode() == HloOpcode::kCustomCall && hlo::ForwardsOperand(instr) &&
-         !hlo::IsPlacementCustomCall(instr) && instr.operand_count() == 1 &&
-         instr.operand(0)->shape().element_type() == instr.shape().element_type() &&
-         instr.operand(0)->shape().dimensions() == instr.shape().dimensions();
-}
-
 std::optional<Rule> RuleFor(const HloInstruction& instr, const HloSharding& to) {
   const Shape& shape = instr.shape();
   if (!shape.IsArray()) return std::nullopt;
@@ -168,7 +160,7 @@ std::optional<Rule> RuleFor(const HloInstruction& instr, const HloSharding& to) 
   Rule rule;
   rule.computed = to;
   bool ok = false;
-  if (IsMarker(instr)) {
+  if (MarksItsOperand(instr)) {
     rule.operands = {to};
     rule.forwards = ok = true;
   } else if (hlo::IsElementwise(instr)) {
@@ -283,7 +275,7 @@ bool RebuildsAnywhere(const HloInstruction* original, PartitionContext& ctx) {
   return true;
 }
 
-bool RebuiltAsOperand(const HloInstruction& original) { return IsMarker(original); }
+bool RebuiltAsOperand(const HloInstruction& original) { return MarksItsOperand(original); }
 
 absl::StatusOr<HloInstruction*> Rebuild(const HloInstruction* original, const HloSharding& to,
                                         PartitionContext& ctx) {
