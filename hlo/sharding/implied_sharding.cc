@@ -12,6 +12,12 @@ bool ManualFlowsToResults(const HloInstruction& instr) {
            instr.attrs().custom_call_target == "SPMDShardToFullShape");
 }
 
+bool IsManualConversion(const HloInstruction& instr) {
+  const std::string& target = instr.attrs().custom_call_target;
+  return instr.opcode() == HloOpcode::kCustomCall &&
+         (target == "SPMDFullToShardShape" || target == "SPMDShardToFullShape");
+}
+
 HloSharding ManualOver(const Shape& shape) {
   return shape.IsTuple() ? HloSharding::SingleTuple(shape, HloSharding::Manual())
                          : HloSharding::Manual();

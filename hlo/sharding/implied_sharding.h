@@ -34,6 +34,9 @@ namespace hlo {
 // index).
 bool ManualFlowsToResults(const HloInstruction& instr);
 
+// Whether `instr` is a manual conversion: SPMDFullToShardShape or SPMDShardToFullShape.
+bool IsManualConversion(const HloInstruction& instr);
+
 // {manual} for every leaf of `shape`.
 HloSharding ManualOver(const Shape& shape);
 

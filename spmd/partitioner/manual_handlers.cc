@@ -377,11 +377,7 @@ bool RunsAsWritten(const HloInstruction& instr, const HloSharding& sharding) {
 // Whether `computation`, or one it calls, converts values into or out of a manual region.
 bool CallsManualConversions(const hlo::HloComputation& computation) {
   for (const auto& instr : computation.instructions()) {
-    const std::string& target = instr->attrs().custom_call_target;
-    if (instr->opcode() == hlo::HloOpcode::kCustomCall &&
-        (target == "SPMDFullToShardShape" || target == "SPMDShardToFullShape")) {
-      return true;
-    }
+    if (hlo::IsManualConversion(*instr)) return true;
     for (const hlo::HloComputation* callee : instr->called_computations()) {
       if (CallsManualConversions(*callee)) return true;
     }

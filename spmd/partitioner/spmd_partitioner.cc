@@ -244,17 +244,12 @@ const HloSharding* GroupsToKeep(const HloInstruction& instr, const HloSharding& 
                                 const HloSharding* groups) {
   static constexpr hlo::HloOpcode kControlFlow[] = {
       hlo::HloOpcode::kWhile, hlo::HloOpcode::kConditional, hlo::HloOpcode::kCall};
-  static constexpr std::string_view kConversions[] = {"SPMDFullToShardShape",
-                                                      "SPMDShardToFullShape"};
   if (groups != nullptr) return groups;
   const hlo::HloOpcode op = instr.opcode();
-  const std::string& target = instr.attrs().custom_call_target;
   const bool unbound =
       hlo::GetHloOpcodeFamily(op) == hlo::HloOpcodeFamily::kCollective ||
       std::find(std::begin(kControlFlow), std::end(kControlFlow), op) != std::end(kControlFlow) ||
-      (op == hlo::HloOpcode::kCustomCall &&
-       std::find(std::begin(kConversions), std::end(kConversions), target) !=
-           std::end(kConversions));
+      hlo::IsManualConversion(instr);
   return unbound ? nullptr : ManualSubgroupLeaf(sharding);
 }
 
@@ -381,13 +376,10 @@ absl::Status StripKeptCallees(const HloComputation& entry,
     std::vector<HloInstruction*> marks;
     for (const auto& instr : computation->instructions()) {
       instr->clear_sharding();
-      if (instr->opcode() != hlo::HloOpcode::kCustomCall) continue;
       const std::string& target = instr->attrs().custom_call_target;
-      if (target == "Sharding" && instr->operand_count() == 1 &&
-          instr->operand(0)->shape().Compatible(instr->shape())) {
+      if (MarksItsOperand(*instr) && target == "Sharding") {
         marks.push_back(instr.get());
-      } else if (target == "Sharding" || target == "SPMDFullToShardShape" ||
-                 target == "SPMDShardToFullShape") {
+      } else if (target == "Sharding" || hlo::IsManualConversion(*instr)) {
         return NameInstruction(
             absl::UnimplementedError(hlo::StrCat(
                 "custom-call \"", target, "\" in computation %", computation->name(),

@@ -197,12 +197,6 @@ absl::StatusOr<hlo::ShardRegion> FullToShardRegion(const HloInstruction& instr, 
   return *box;
 }
 
-bool IsManualConversion(const HloInstruction& instr) {
-  const std::string& target = instr.attrs().custom_call_target;
-  return instr.opcode() == hlo::HloOpcode::kCustomCall &&
-         (target == "SPMDFullToShardShape" || target == "SPMDShardToFullShape");
-}
-
 absl::StatusOr<Literal> RunManualConversion(const HloInstruction& instr, const Literal& operand,
                                             Evaluator& evaluator) {
   if (operand.shape().Compatible(instr.shape())) return operand;

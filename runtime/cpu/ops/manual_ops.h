@@ -21,13 +21,14 @@
 #include "absl/status/statusor.h"
 #include "hlo/ir/hlo_instruction.h"
 #include "hlo/ir/literal.h"
+#include "hlo/sharding/implied_sharding.h"
 #include "hlo/sharding/shard_geometry.h"
 #include "runtime/cpu/evaluator.h"
 
 namespace runtime {
 
 // Whether `instr` is SPMDFullToShardShape or SPMDShardToFullShape.
-bool IsManualConversion(const hlo::HloInstruction& instr);
+using hlo::IsManualConversion;
 
 // `instr`'s sharding, or replicated when it has none (as the conversions read it).
 hlo::HloSharding ShardingOrReplicated(const hlo::HloInstruction& instr);
