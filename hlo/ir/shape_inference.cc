@@ -14,6 +14,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/numbers.h"
 #include "hlo/ir/hlo_module.h"
+#include "hlo/ir/scan_attributes.h"
 #include "hlo/ir/shape_inference_internal.h"
 #include "hlo/status_macros.h"
 
@@ -422,18 +423,10 @@ absl::StatusOr<Shape> Call(const HloInstruction& i) {
   return InferCallShape(OperandShapes(i), called[0]);
 }
 
-// num_carries is kept verbatim by the parser (a raw attribute), as the executor reads it.
 absl::StatusOr<Shape> Scan(const HloInstruction& i) {
-  int64_t num_carries = 0;
-  bool found = false;
-  for (const RawAttribute& raw : i.attrs().raw_attributes) {
-    if (raw.name != "num_carries") continue;
-    found = absl::SimpleAtoi(raw.value, &num_carries);
-  }
-  if (!found) return InvalidArg(OpName(i), ": needs an integer num_carries");
-  if (i.dimensions().size() != 1) return InvalidArg(OpName(i), ": needs exactly one dimension");
+  ASSIGN_OR_RETURN(ScanAttributes scan, ReadScanAttributes(i));
   ASSIGN_OR_RETURN(std::vector<ProgramShape> called, CalledShapes(i, 1));
-  return InferScanShape(OperandShapes(i), i.dimensions()[0], num_carries, called[0]);
+  return InferScanShape(OperandShapes(i), scan.dimension, scan.num_carries, called[0]);
 }
 
 absl::StatusOr<Shape> While(const HloInstruction& i) {

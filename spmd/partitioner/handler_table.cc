@@ -35,6 +35,7 @@ PartitionHandler FindPartitionHandler(hlo::HloOpcode opcode) {
     RegisterRaggedDotHandler(*t);
     RegisterGatherScatterHandlers(*t);
     RegisterControlFlowHandlers(*t);
+    RegisterScanHandler(*t);
     return t;
   }();
   auto it = table->find(opcode);

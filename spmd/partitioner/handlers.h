@@ -33,6 +33,7 @@ void RegisterDynamicUpdateSliceHandler(HandlerTable& table);
 void RegisterRaggedDotHandler(HandlerTable& table);
 void RegisterGatherScatterHandlers(HandlerTable& table);
 void RegisterControlFlowHandlers(HandlerTable& table);
+void RegisterScanHandler(HandlerTable& table);
 
 // The handler for `opcode`; the replicated fallback (HandleReplicated) when no family claims it.
 PartitionHandler FindPartitionHandler(hlo::HloOpcode opcode);
@@ -162,6 +163,13 @@ absl::Status HandleBlockScaledDot(const hlo::HloInstruction& original,
                                   const hlo::HloSharding& sharding, PartitionContext& ctx);
 
 // Shared helpers for handlers.
+// The tiling an op needing `whole` dims of arrays shaped `shape` runs in, given the requested
+// `leaf` (sort_handler.cc): each split whole dim's tiles moved to the other dim that takes them
+// evenly with the most elements per tile, else replicated.
+absl::StatusOr<hlo::HloSharding> WholeDimsTiling(hlo::HloSharding leaf, const hlo::Shape& shape,
+                                                 const std::vector<int64_t>& whole);
+// `base`, or `base.N` for the first N that no computation of `module` is named.
+std::string UniqueComputationName(const hlo::HloModule& module, const std::string& base);
 // A copy of `original`'s opcode, attributes and called computations with new operands/shape.
 hlo::HloInstruction* CloneWithOperands(const hlo::HloInstruction& original, hlo::Shape shape,
                                        std::vector<hlo::HloInstruction*> operands,

@@ -20,17 +20,9 @@
 #include "spmd/partitioner/handlers.h"
 
 namespace spmd {
-namespace {
 
-using hlo::HloInstruction;
-using hlo::HloSharding;
-using hlo::Shape;
-
-// The tiling an op needing `whole` dims of arrays shaped `shape` runs in, given the requested
-// `leaf`: each split whole dim's tiles moved to the other dim that takes them evenly with the
-// most elements per tile, else replicated.
-absl::StatusOr<HloSharding> WholeDimsTiling(HloSharding leaf, const Shape& shape,
-                                            const std::vector<int64_t>& whole) {
+absl::StatusOr<hlo::HloSharding> WholeDimsTiling(hlo::HloSharding leaf, const hlo::Shape& shape,
+                                                 const std::vector<int64_t>& whole) {
   auto is_whole = [&](int64_t d) {
     return std::find(whole.begin(), whole.end(), d) != whole.end();
   };
@@ -56,6 +48,12 @@ absl::StatusOr<HloSharding> WholeDimsTiling(HloSharding leaf, const Shape& shape
   }
   return leaf;
 }
+
+namespace {
+
+using hlo::HloInstruction;
+using hlo::HloSharding;
+using hlo::Shape;
 
 absl::Status HandleSort(const HloInstruction& original, const HloSharding& sharding,
                         PartitionContext& ctx) {

@@ -298,14 +298,13 @@ void RecordOrigins(const HloComputation& original, const HloInstruction& returne
                      original.root_instruction()->name(), returned_sharding});
 }
 
-// `base`, or `base.N` for the first N that no computation of `module` is named.
+}  // namespace
+
 std::string UniqueComputationName(const hlo::HloModule& module, const std::string& base) {
   std::string name = base;
   for (int64_t n = 1; module.GetComputation(name) != nullptr; ++n) name = hlo::StrCat(base, ".", n);
   return name;
 }
-
-}  // namespace
 
 bool UnreadArrayParameter(const HloComputation& computation, const HloInstruction& instr) {
   return instr.opcode() == hlo::HloOpcode::kParameter && instr.shape().IsArray() &&

@@ -9,8 +9,8 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "absl/strings/numbers.h"
 #include "hlo/ir/hlo_computation.h"
+#include "hlo/ir/scan_attributes.h"
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
 #include "runtime/cpu/box_copy.h"
@@ -22,13 +22,6 @@ namespace {
 using hlo::HloInstruction;
 using hlo::Literal;
 using hlo::Shape;
-
-const std::string* RawAttribute(const HloInstruction& instr, std::string_view name) {
-  for (const hlo::RawAttribute& a : instr.attrs().raw_attributes) {
-    if (a.name == name) return &a.value;
-  }
-  return nullptr;
-}
 
 std::vector<int64_t> Without(const std::vector<int64_t>& dims, int64_t d) {
   std::vector<int64_t> out = dims;
@@ -70,18 +63,14 @@ absl::Status PutAt(const Literal& value, int64_t d, int64_t i, Literal& output) 
 absl::StatusOr<Literal> HandleScan(const HloInstruction& instr,
                                    absl::Span<const Literal* const> operands,
                                    Evaluator& evaluator) {
-  const std::string* carries_text = RawAttribute(instr, "num_carries");
-  const std::string* reverse_text = RawAttribute(instr, "is_reverse");
-  int64_t num_carries = 0;
-  if (carries_text == nullptr || !absl::SimpleAtoi(*carries_text, &num_carries) ||
-      num_carries < 0 || num_carries >= static_cast<int64_t>(operands.size())) {
+  ASSIGN_OR_RETURN(const hlo::ScanAttributes scan, hlo::ReadScanAttributes(instr));
+  const int64_t num_carries = scan.num_carries;
+  if (num_carries < 0 || num_carries >= static_cast<int64_t>(operands.size())) {
     return absl::InvalidArgumentError("scan needs num_carries below its operand count");
   }
-  const bool reverse = reverse_text != nullptr && *reverse_text == "true";
-  if (instr.dimensions().size() != 1 || instr.to_apply() == nullptr) {
-    return absl::InvalidArgumentError("scan needs one dimension and a body");
-  }
-  const int64_t d = instr.dimensions()[0];
+  const bool reverse = scan.reverse;
+  if (instr.to_apply() == nullptr) return absl::InvalidArgumentError("scan needs a body");
+  const int64_t d = scan.dimension;
   for (const hlo::Literal* operand : operands.subspan(0, operands.size() - num_carries)) {
     if (!operand->shape().IsArray() || d < 0 || d >= operand->shape().rank()) {
       return absl::InvalidArgumentError(hlo::StrCat("scan dimension ", d, " is out of range for ",
