@@ -189,6 +189,38 @@ ENTRY main {
   ExpectVerifies(p, 4);
 }
 
+TEST(ScanPartitionTest, FusedElementwiseBodyIsCopiedToShards) {
+  // The body fuses its elementwise ops: the fused computation is copied to the shards too.
+  const std::string text = R"(HloModule fused, num_partitions=4
+fused {
+  a = f32[64] parameter(0)
+  b = f32[64] parameter(1)
+  two = f32[] constant(2)
+  t = f32[64] broadcast(two), dimensions={}
+  m = f32[64] multiply(a, t)
+  ROOT s = f32[64] add(m, b)
+}
+body {
+  x = f32[64] parameter(0)
+  h = f32[64] parameter(1)
+  f = f32[64] fusion(x, h), kind=kLoop, calls=fused
+  ROOT t = (f32[64], f32[64]) tuple(f, f)
+}
+ENTRY main {
+  x = f32[64,16] parameter(0), sharding={devices=[4,1]<=[4]}
+  init = f32[64] parameter(1), sharding={replicated}
+  ROOT s = (f32[64,16], f32[64]) scan(x, init), dimensions={1}, num_carries=1, to_apply=body, sharding={{devices=[4,1]<=[4]}, {replicated}}
+}
+)";
+  Partitioned p = Partition(text);
+  ASSERT_NE(p.spmd, nullptr);
+  // Only the final carry is gathered.
+  EXPECT_EQ(Collectives(p), 1) << p.spmd->ToString();
+  EXPECT_THAT(Instructions(*p.spmd),
+              Contains(AllOf(op::Scan(), HasShape("(f32[16,16], f32[16])"))));
+  ExpectVerifies(p, 4);
+}
+
 TEST(ScanPartitionTest, ArrayShapedScanWithoutCarries) {
   const std::string text = R"(HloModule neg, num_partitions=2
 body {

@@ -84,13 +84,11 @@ std::vector<const HloInstruction*> RootLeaves(const HloComputation& body) {
   return {root->operands().begin(), root->operands().end()};
 }
 
-// Why `body` is not slice-parallel (see the file comment), or nothing when it is.
-std::optional<std::string> NotSliceParallel(const HloComputation& body, const ScanParts& scan) {
-  const std::vector<const HloInstruction*> leaves = RootLeaves(body);
-  if (static_cast<int64_t>(leaves.size()) != scan.num_outputs + scan.attrs.num_carries) {
-    return std::string("its body's root is not a tuple of its outputs and carries");
-  }
-  for (const auto& owned : body.instructions()) {
+// Why `computation` (the body, or a fusion or call it makes) is not elementwise on slices (see
+// the file comment), or nothing when it is. The root of the body may be the tuple of its step.
+std::optional<std::string> NotElementwiseOnSlices(const HloComputation& computation,
+                                                  const ScanParts& scan) {
+  for (const auto& owned : computation.instructions()) {
     const HloInstruction& instr = *owned;
     const HloOpcode op = instr.opcode();
     const bool sliced = HasSliceDims(instr.shape(), scan);
@@ -98,11 +96,22 @@ std::optional<std::string> NotSliceParallel(const HloComputation& body, const Sc
     if (op == HloOpcode::kParameter) {
       fits = instr.shape().IsArray();
     } else if (op == HloOpcode::kTuple) {
-      fits = &instr == body.root_instruction();
+      fits = &instr == computation.root_instruction();
     } else if (op == HloOpcode::kConstant) {
       fits = instr.shape().IsArray() && instr.shape().rank() == 0;
     } else if (op == HloOpcode::kBroadcast) {
       fits = sliced && instr.operand(0)->shape().rank() == 0;
+    } else if (op == HloOpcode::kFusion || op == HloOpcode::kCall) {
+      // A fused or called computation elementwise on slices, given slices and scalars.
+      fits = sliced && instr.called_computations().size() == 1;
+      for (const HloInstruction* operand : instr.operands()) {
+        fits = fits && (HasSliceDims(operand->shape(), scan) || operand->shape().rank() == 0);
+      }
+      if (fits) {
+        const HloComputation& callee = *instr.called_computations()[0];
+        if (std::optional<std::string> why = NotElementwiseOnSlices(callee, scan)) return why;
+        fits = callee.root_instruction()->opcode() != HloOpcode::kTuple;
+      }
     } else {
       fits = sliced && hlo::IsElementwiseOpcode(op) && instr.called_computations().empty() &&
              !hlo::HasSideEffect(instr);
@@ -115,11 +124,21 @@ std::optional<std::string> NotSliceParallel(const HloComputation& body, const Sc
     // root as it is.
     if (sliced || instr.shape().rank() == 0) continue;
     for (const HloInstruction* user : instr.users()) {
-      if (user != body.root_instruction()) {
+      if (user != computation.root_instruction()) {
         return hlo::StrCat("its body reads %", instr.name(), ", which is not slice-shaped");
       }
     }
   }
+  return std::nullopt;
+}
+
+// Why the scan's body is not slice-parallel, or nothing when it is.
+std::optional<std::string> NotSliceParallel(const HloComputation& body, const ScanParts& scan) {
+  const std::vector<const HloInstruction*> leaves = RootLeaves(body);
+  if (static_cast<int64_t>(leaves.size()) != scan.num_outputs + scan.attrs.num_carries) {
+    return std::string("its body's root is not a tuple of its outputs and carries");
+  }
+  if (std::optional<std::string> why = NotElementwiseOnSlices(body, scan)) return why;
   for (int64_t k = 0; k < scan.attrs.num_carries; ++k) {
     const HloInstruction* carry = leaves[scan.num_outputs + k];
     if (!HasSliceDims(carry->shape(), scan) &&
@@ -287,29 +306,52 @@ std::string ExplainLine(const HloInstruction& original, const std::vector<ScanPl
   return line;
 }
 
-// How a local copy of the body returns: as written, only its new carries, or its new carries
-// twice (as the outputs too: the scan over the block totals keeps every step's carry).
-enum class RootForm { kAsWritten, kCarries, kCarriesTwice };
-
-// A copy of the slice-parallel `body` in the output module with every slice-shaped value of
-// `local` dims (its shard under the plan's tiling), every other one as it is.
-absl::StatusOr<HloComputation*> LocalBody(const HloComputation& body, const ScanParts& scan,
-                                          const std::vector<int64_t>& local, RootForm form,
-                                          PartitionContext& ctx) {
+// A copy of `computation` (elementwise on slices) in the output module, every slice-shaped value
+// of `local` dims (its shard under the plan's tiling), every other one as it is; the
+// computations it fuses or calls copied alike. With `skip_root`, the root tuple is left out
+// (the caller makes its own) and `copies` maps each original instruction to its copy.
+HloComputation* LocalCopy(const HloComputation& computation, const ScanParts& scan,
+                          const std::vector<int64_t>& local, bool skip_root,
+                          absl::flat_hash_map<const HloInstruction*, HloInstruction*>& copies,
+                          PartitionContext& ctx) {
   hlo::HloModule* module = ctx.output()->parent();
   HloComputation* out = module->AddComputation(std::make_unique<HloComputation>(
-      UniqueComputationName(*module, hlo::StrCat(body.name(), ".spmd"))));
+      UniqueComputationName(*module, hlo::StrCat(computation.name(), ".spmd"))));
+  out->set_is_fusion_computation(computation.is_fusion_computation());
   SpmdBuilder in(out, &ctx.channel_ids(), NameScheme{".spmd", false, ""});
   in.set_next_number(ctx.builder().next_number());  // Names stay unique in the module.
-  absl::flat_hash_map<const HloInstruction*, HloInstruction*> copies;
-  for (const auto& instr : body.instructions()) {
-    if (instr.get() == body.root_instruction() && instr->opcode() == HloOpcode::kTuple) continue;
+  for (const auto& instr : computation.instructions()) {
+    if (skip_root && instr.get() == computation.root_instruction()) continue;
     std::vector<HloInstruction*> operands;
     for (const HloInstruction* operand : instr->operands()) operands.push_back(copies[operand]);
     const Shape shape =
         HasSliceDims(instr->shape(), scan) ? WithDims(instr->shape(), local) : instr->shape();
-    copies[instr.get()] = in.AddClone(*instr, shape, std::move(operands));
+    HloInstruction* copy = in.AddClone(*instr, shape, std::move(operands));
+    ctx.builder().set_next_number(in.next_number());
+    for (size_t c = 0; c < instr->called_computations().size(); ++c) {
+      absl::flat_hash_map<const HloInstruction*, HloInstruction*> inner;
+      copy->set_called_computation(
+          c, LocalCopy(*instr->called_computations()[c], scan, local, false, inner, ctx));
+      in.set_next_number(ctx.builder().next_number());
+    }
+    copies[instr.get()] = copy;
   }
+  if (!skip_root) out->set_root_instruction(copies[computation.root_instruction()]);
+  ctx.builder().set_next_number(in.next_number());
+  return out;
+}
+
+// How a local copy of the body returns: as written, only its new carries, or its new carries
+// twice (as the outputs too: the scan over the block totals keeps every step's carry).
+enum class RootForm { kAsWritten, kCarries, kCarriesTwice };
+
+// The slice-parallel `body` copied to `local` slices (LocalCopy), returning as `form` says.
+HloComputation* LocalBody(const HloComputation& body, const ScanParts& scan,
+                          const std::vector<int64_t>& local, RootForm form, PartitionContext& ctx) {
+  const bool tuple = body.root_instruction()->opcode() == HloOpcode::kTuple;
+  absl::flat_hash_map<const HloInstruction*, HloInstruction*> copies;
+  HloComputation* out = LocalCopy(body, scan, local, tuple, copies, ctx);
+  if (!tuple && form == RootForm::kAsWritten) return out;
   std::vector<HloInstruction*> leaves;
   for (const HloInstruction* leaf : RootLeaves(body)) leaves.push_back(copies[leaf]);
   const std::vector<HloInstruction*> carries(leaves.begin() + scan.num_outputs, leaves.end());
@@ -320,10 +362,9 @@ absl::StatusOr<HloComputation*> LocalBody(const HloComputation& body, const Scan
   }
   std::vector<Shape> shapes;
   for (const HloInstruction* leaf : leaves) shapes.push_back(leaf->shape());
-  const bool array =
-      form == RootForm::kAsWritten && body.root_instruction()->opcode() != HloOpcode::kTuple;
-  out->set_root_instruction(array ? leaves[0]
-                                  : in.Add(HloOpcode::kTuple, Shape::Tuple(shapes), leaves));
+  SpmdBuilder in(out, &ctx.channel_ids(), NameScheme{".spmd", false, ""});
+  in.set_next_number(ctx.builder().next_number());
+  out->set_root_instruction(in.Add(HloOpcode::kTuple, Shape::Tuple(shapes), leaves));
   ctx.builder().set_next_number(in.next_number());
   return out;
 }
@@ -386,8 +427,8 @@ absl::Status EmitLocal(const HloInstruction& original, const ScanPlan& plan, con
   }
   ASSIGN_OR_RETURN(Shape local,
                    LocalShape(plan.slice, Shape::Array(hlo::PrimitiveType::kF32, scan.slice_dims)));
-  ASSIGN_OR_RETURN(HloComputation * body, LocalBody(*original.to_apply(), scan, local.dimensions(),
-                                                    RootForm::kAsWritten, ctx));
+  HloComputation* body =
+      LocalBody(*original.to_apply(), scan, local.dimensions(), RootForm::kAsWritten, ctx);
   HloInstruction* out = AddScan(original, std::move(operands), scan.attrs.dimension,
                                 scan.attrs.reverse, scan.attrs.num_carries, body, ctx);
   ctx.Set(&original, {out, plan.result, original.shape()});
@@ -414,8 +455,7 @@ absl::Status EmitPrefix(const HloInstruction& original, const ScanPlan& plan,
                    LocalShape(plan.slice, Shape::Array(hlo::PrimitiveType::kF32, scan.slice_dims)));
   const std::vector<int64_t>& slice = local.dimensions();
   const HloComputation& body = *original.to_apply();
-  ASSIGN_OR_RETURN(HloComputation * as_written,
-                   LocalBody(body, scan, slice, RootForm::kAsWritten, ctx));
+  HloComputation* as_written = LocalBody(body, scan, slice, RootForm::kAsWritten, ctx);
   const int64_t block = blocks[0]->shape().dimensions(d);
   // Each block's total: its first slice (last when reversed) folded with the others.
   std::vector<HloInstruction*> totals;
@@ -428,8 +468,7 @@ absl::Status EmitPrefix(const HloInstruction& original, const ScanPlan& plan,
     rests.push_back(reverse ? SliceAlong(x, d, 0, block - 1, ctx)
                             : SliceAlong(x, d, 1, block, ctx));
   }
-  ASSIGN_OR_RETURN(HloComputation * carries_only,
-                   LocalBody(body, scan, slice, RootForm::kCarries, ctx));
+  HloComputation* carries_only = LocalBody(body, scan, slice, RootForm::kCarries, ctx);
   std::vector<HloInstruction*> operands = rests;
   operands.insert(operands.end(), firsts.begin(), firsts.end());
   HloInstruction* fold = AddScan(original, operands, d, reverse, nc, carries_only, ctx);
@@ -446,8 +485,7 @@ absl::Status EmitPrefix(const HloInstruction& original, const ScanPlan& plan,
     operands.push_back(nc == 1 ? gathered : b.GetTupleElement(gathered, k));
   }
   operands.insert(operands.end(), inits.begin(), inits.end());
-  ASSIGN_OR_RETURN(HloComputation * carries_twice,
-                   LocalBody(body, scan, slice, RootForm::kCarriesTwice, ctx));
+  HloComputation* carries_twice = LocalBody(body, scan, slice, RootForm::kCarriesTwice, ctx);
   HloInstruction* across = AddScan(original, operands, 0, reverse, nc, carries_twice, ctx);
   std::vector<int64_t> index(ctx.num_devices(), 0);
   for (int64_t device = 0; device < ctx.num_devices(); ++device) {

@@ -72,9 +72,7 @@ void AddUnique(std::vector<const hlo::HloInstruction*>& v, const hlo::HloInstruc
 std::vector<bool> RebuiltSides(const RuleEdge& edge) {
   std::vector<bool> rebuilt;
   for (int64_t side = 0; side <= edge.rule.result_side(); ++side) {
-    const hlo::HloInstruction* value =
-        side == edge.rule.result_side() ? edge.instr : edge.instr->operand(side);
-    rebuilt.push_back(RebuiltInAnyTiling(*value));
+    rebuilt.push_back(RebuiltInAnyTiling(*SideValue(edge, side)));
   }
   return rebuilt;
 }
@@ -82,7 +80,7 @@ std::vector<bool> RebuiltSides(const RuleEdge& edge) {
 // Per side of `edge`: how many dots read that operand alike (1 for the result side).
 std::vector<int64_t> SharerCounts(const RuleEdge& edge) {
   std::vector<int64_t> sharers(edge.rule.result_side() + 1, 1);
-  for (int64_t side = 0; side < edge.rule.result_side(); ++side) {
+  for (int64_t side = 0; edge.sides.empty() && side < edge.rule.result_side(); ++side) {
     sharers[side] = hlo::CountDotsReadingAlike(*edge.instr, side,
                                                [](const hlo::HloInstruction&) { return true; });
   }
@@ -91,7 +89,16 @@ std::vector<int64_t> SharerCounts(const RuleEdge& edge) {
 
 }  // namespace
 
+const hlo::HloInstruction* SideValue(const RuleEdge& edge, int64_t side) {
+  if (!edge.sides.empty()) return edge.sides[side].first;
+  return side == edge.rule.result_side() ? edge.instr : edge.instr->operand(side);
+}
+
 const hlo::Shape& SideShape(const RuleEdge& edge, int64_t side) {
+  if (!edge.sides.empty()) {
+    const auto& [value, leaf] = edge.sides[side];
+    return leaf < 0 ? value->shape() : value->shape().tuple_shapes(leaf);
+  }
   if (side != edge.rule.result_side()) return edge.instr->operand(side)->shape();
   return edge.result_leaf < 0 ? edge.instr->shape()
                               : edge.instr->shape().tuple_shapes(edge.result_leaf);
@@ -344,8 +351,7 @@ void PropagationEngine::Record(const RuleEdge& edge, int64_t side, const Choice&
   target.from_classes.clear();
   std::string directions;
   for (int64_t source : choice.sources) {
-    const hlo::HloInstruction* value = source == result ? edge.instr : edge.instr->operand(source);
-    AddUnique(target.from, value);
+    AddUnique(target.from, SideValue(edge, source));
     target.from_classes.push_back(edge.classes[source]);
     for (const hlo::HloInstruction* a : states_[edge.classes[source]].annotations) {
       AddUnique(target.annotations, a);

@@ -54,6 +54,10 @@ struct RuleEdge {
   // For an instruction with a tuple result whose leaves each relate to the operands by `rule`
   // (a variadic sort): the leaf the result side is; -1 when the result is an array.
   int64_t result_leaf = -1;
+  // Set for an edge between values of different instructions (a scan's input and its body's
+  // parameter): side s is leaf sides[s].second (-1: the array itself) of sides[s].first,
+  // instead of `instr`'s operand s or its result. `instr` names the edge in provenance.
+  std::vector<std::pair<const hlo::HloInstruction*, int64_t>> sides;
   // Per side: built in any tiling a user asks for (RebuiltInAnyTiling), so costs no reshard.
   // Set by PropagationEngine.
   std::vector<bool> rebuilt;
@@ -120,6 +124,8 @@ class PropagationEngine {
 
 // The shape of side `side` of `edge`'s instruction (an operand's, or the result's).
 const hlo::Shape& SideShape(const RuleEdge& edge, int64_t side);
+// The instruction holding side `side` of `edge` (RuleEdge::sides, else its operand or itself).
+const hlo::HloInstruction* SideValue(const RuleEdge& edge, int64_t side);
 
 }  // namespace spmd
 

@@ -709,6 +709,30 @@ ENTRY e {
   EXPECT_EQ(S("a"), "none");
 }
 
+TEST_F(PropagationTest, ScanSlicesCarriesAndBlocks) {
+  // The input's row split reaches the body's slices, the body's sum and the carry (one value
+  // class with the init and the final carry), and the stacked output; its column (scan dim)
+  // split reaches the output's blocks but no slice.
+  Propagate(R"(HloModule m, num_partitions=4
+add {
+  x = f32[8] parameter(0)
+  c = f32[8] parameter(1)
+  s = f32[8] add(x, c)
+  ROOT t = (f32[8], f32[8]) tuple(s, s)
+}
+ENTRY e {
+  p = f32[8,64] parameter(0), sharding={devices=[2,2]<=[4]}
+  i = f32[8] parameter(1), sharding={devices=[2,2]<=[4] last_tile_dim_replicate}
+  scan = (f32[8,64], f32[8]) scan(p, i), dimensions={1}, num_carries=1, is_associative=true, to_apply=add
+  g = f32[8,64] get-tuple-element(scan), index=0
+  ROOT r = f32[8,64] copy(g)
+})");
+  EXPECT_EQ(S("x"), "{devices=[2,2]<=[4] last_tile_dim_replicate}");
+  EXPECT_EQ(S("s"), "{devices=[2,2]<=[4] last_tile_dim_replicate}");
+  EXPECT_EQ(S("scan"), "{{devices=[2,2]<=[4]}, {devices=[2,2]<=[4] last_tile_dim_replicate}}");
+  EXPECT_EQ(S("g"), "{devices=[2,2]<=[4]}");
+}
+
 TEST(PropagationErrorTest, WhileOnTwoDevicesIsRejected) {
   auto m = hlo::ParseHloModule(R"(HloModule m, num_partitions=2
 cond {

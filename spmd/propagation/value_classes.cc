@@ -9,6 +9,7 @@
 #include <map>
 
 #include "hlo/ir/hlo_computation.h"
+#include "hlo/ir/scan_attributes.h"
 #include "hlo/sharding/implied_sharding.h"
 
 namespace spmd {
@@ -107,6 +108,29 @@ ValueClasses::Joiner ValueClasses::JoinerFor(HloOpcode opcode) {
 
 void ValueClasses::JoinInstruction(const HloInstruction& instr) {
   if (Joiner join = JoinerFor(instr.opcode())) (this->*join)(instr);
+  if (instr.opcode() == HloOpcode::kScan) JoinScanCarries(instr);
+}
+
+void ValueClasses::JoinScanCarries(const HloInstruction& instr) {
+  absl::StatusOr<hlo::ScanAttributes> scan = hlo::ReadScanAttributes(instr);
+  if (!scan.ok() || instr.called_computations().size() != 1) return;
+  const hlo::HloComputation& body = *instr.to_apply();
+  const HloInstruction* root = body.root_instruction();
+  const int64_t carries = scan->num_carries;
+  const int64_t inputs = instr.operand_count() - carries;
+  const int64_t steps = root->shape().leaf_count();
+  if (!instr.shape().IsTuple() || !root->shape().IsTuple() ||
+      body.num_parameters() != inputs + carries || steps != instr.shape().leaf_count()) {
+    return;
+  }
+  for (int64_t k = 0; k < carries; ++k) {
+    const HloInstruction* param = body.parameter_instruction(inputs + k);
+    const int64_t leaf = steps - carries + k;
+    if (param == nullptr || !param->shape().IsArray()) continue;
+    JoinWhole(instr.operand(inputs + k), param);
+    Join(param, 0, root, leaf, 1);
+    Join(param, 0, &instr, leaf, 1);
+  }
 }
 
 void ValueClasses::JoinTuple(const HloInstruction& instr) {

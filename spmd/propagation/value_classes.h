@@ -9,6 +9,9 @@
 //   conditional           operand i+1 == branch i's parameter;  each branch root == result
 //   optimization-barrier  operand == result
 //   shard_as / shard_like instructions of one group with equal shapes
+//   scan                  init k == body parameter (inputs + k) == body root's carry k ==
+//                         the scan's carry k (its outputs and inputs relate to the body's
+//                         slices by a dimension, a propagation edge: sharding_propagation.cc)
 // Propagation then gives each class one sharding, which keeps while loops, calls and branches
 // consistent by construction.
 #ifndef SPMD_PROPAGATION_VALUE_CLASSES_H_
@@ -54,6 +57,8 @@ class ValueClasses {
   void JoinWhile(const hlo::HloInstruction& instr);
   void JoinCall(const hlo::HloInstruction& instr);
   void JoinConditional(const hlo::HloInstruction& instr);
+  // A scan's carries (not in the table: its outputs are not its operands' values).
+  void JoinScanCarries(const hlo::HloInstruction& instr);
   using Joiner = void (ValueClasses::*)(const hlo::HloInstruction&);
   static Joiner JoinerFor(hlo::HloOpcode opcode);
   friend bool JoinsResultsToOperands(hlo::HloOpcode opcode);
