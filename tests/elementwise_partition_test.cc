@@ -8,6 +8,7 @@
 #include "hlo/ir/hlo_module.h"
 #include "hlo/parser/hlo_parser.h"
 #include "runtime/cpu/verify.h"
+#include "spmd/propagation/sharding_propagation.h"
 #include "tests/partition_test_util.h"
 
 namespace {
@@ -134,6 +135,41 @@ ENTRY e {
   }
   EXPECT_TRUE(tiled) << p.spmd->ToString();
   ExpectVerifies(p, 8);
+}
+
+TEST(ElementwisePartitionTest, X64SplitAndCombineArePointwise) {
+  // XLA's 64-bit emulation custom-calls carry Shardy's built-in pointwise rule: propagation
+  // splits them like their operand and each device runs them on its shard (they were computed
+  // whole, 30 MB gathered on XLA's X64Combine test). The executors do not run them, so this
+  // checks the program's shapes and collectives.
+  const std::string text = R"(HloModule x64, num_partitions=4
+ENTRY main {
+  x = f64[16,8] parameter(0), sharding={devices=[2,2]<=[4]}
+  lo = f32[16,8] custom-call(x), custom_call_target="X64SplitLow"
+  hi = f32[16,8] custom-call(x), custom_call_target="X64SplitHigh"
+  ROOT c = f64[16,8] custom-call(lo, hi), custom_call_target="X64Combine", sharding={devices=[2,2]<=[4]}
+}
+)";
+  auto module = hlo::ParseHloModule(text);
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  spmd::ShardingPropagation propagation;
+  ASSERT_TRUE(propagation.Run(module->get()).ok());
+  Partitioned p = Partition((*module)->ToString());
+  ASSERT_NE(p.spmd, nullptr);
+  auto counts = Counts(*p.spmd);
+  EXPECT_EQ(counts[hlo::HloOpcode::kAllGather] + counts[hlo::HloOpcode::kAllToAll] +
+                counts[hlo::HloOpcode::kCollectivePermute],
+            0)
+      << p.spmd->ToString();
+  EXPECT_EQ(p.explain.find("fallback"), std::string::npos) << p.explain;
+  int local = 0;
+  for (const auto& instr : p.spmd->entry_computation()->instructions()) {
+    if (instr->opcode() == hlo::HloOpcode::kCustomCall) {
+      EXPECT_EQ(instr->shape().dimensions(), (std::vector<int64_t>{8, 4})) << instr->ToString();
+      ++local;
+    }
+  }
+  EXPECT_EQ(local, 3) << p.spmd->ToString();
 }
 
 }  // namespace

@@ -464,11 +464,48 @@ absl::StatusOr<HloSharding> ToManualHloSharding(const TensorSharding& sharding, 
   return ToHloSharding(local, rank);
 }
 
+namespace {
+
+// Custom-calls whose rule Shardy builds in (its op_sharding_rule registry) when the call carries
+// none: XLA's 64-bit emulation, which splits a value into two 32-bit halves and combines them
+// again, position by position.
+constexpr std::string_view kPointwiseTargets[] = {"X64Combine", "X64SplitLow", "X64SplitHigh"};
+
+// Each dim of the result is one pass-through factor that every operand has at that dim; nullopt
+// when an operand or the result is not an array of the result's dims.
+std::optional<ShardingRule> PointwiseRule(const HloInstruction& instr) {
+  const Shape& result = instr.shape();
+  if (!result.IsArray() || instr.operand_count() == 0) return std::nullopt;
+  for (const HloInstruction* operand : instr.operands()) {
+    if (!operand->shape().IsArray() || operand->shape().dimensions() != result.dimensions()) {
+      return std::nullopt;
+    }
+  }
+  ShardingRule rule;
+  ShardingRule::TensorFactors dims;
+  for (int64_t d = 0; d < result.rank(); ++d) {
+    rule.factor_names.push_back(StrCat("d", d));
+    rule.factor_sizes.push_back(result.dimensions(d));
+    rule.factor_kinds.push_back(ShardingRule::FactorKind::kPassThrough);
+    dims.push_back({d});
+  }
+  rule.operands.assign(instr.operand_count(), dims);
+  rule.results = {dims};
+  return rule;
+}
+
+}  // namespace
+
 absl::StatusOr<std::optional<ShardingRule>> ShardingRuleOf(const HloInstruction& instr) {
   const std::string* text = nullptr;
   if (instr.opcode() != HloOpcode::kCustomCall) return std::optional<ShardingRule>();
   for (const auto& [key, value] : instr.attrs().frontend_attributes) {
     if (key == "xla.sdy.sharding_rule") text = &value;
+  }
+  const std::string& target = instr.attrs().custom_call_target;
+  if (text == nullptr && std::find(std::begin(kPointwiseTargets), std::end(kPointwiseTargets),
+                                   target) != std::end(kPointwiseTargets)) {
+    return PointwiseRule(instr);
   }
   if (text == nullptr) return std::optional<ShardingRule>();
   ASSIGN_OR_RETURN(ShardingRule rule, ParseShardingRule(*text));

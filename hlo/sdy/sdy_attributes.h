@@ -83,9 +83,11 @@ struct ShardingRule {
 absl::StatusOr<ShardingRule> ParseShardingRule(std::string_view text);
 
 // The rule in a custom-call's `xla.sdy.sharding_rule` attribute (Shardy exports, e.g. jax's
-// custom_partitioning), checked against its operand and result ranks; nullopt when it has none
-// or `instr` is not a custom-call (XLA copies the attribute onto get-tuple-elements). The import
-// checks every rule, so later readers may treat an error as "no rule".
+// custom_partitioning), checked against its operand and result ranks; without one, the rule
+// Shardy builds in for a known target (X64Combine, X64SplitLow/High: pointwise); nullopt when
+// it has neither or `instr` is not a custom-call (XLA copies the attribute onto
+// get-tuple-elements). The import checks every rule, so later readers may treat an error as "no
+// rule".
 absl::StatusOr<std::optional<ShardingRule>> ShardingRuleOf(const HloInstruction& instr);
 
 // Per factor, per tensor (operands, then results): the dim that is this factor alone, or -1

@@ -264,47 +264,5 @@ absl::StatusOr<HloInstruction*> EmitComposedConcat(const ComposedConcat& plan,
   return result;
 }
 
-// XLA's _SPMDInternalOp_RotateRight: out[k] = x[(k - amount) mod N] along `dimension`, the
-// concatenate of x's last `amount` positions and its first N - amount, composed from x's pieces.
-absl::Status HandleRotateRightCustomCall(const HloInstruction& original,
-                                         const HloSharding& sharding, PartitionContext& ctx) {
-  const HloInstruction* x = original.operand_count() == 1 ? original.operand(0) : nullptr;
-  absl::StatusOr<hlo::CustomCallConfig> config =
-      hlo::CustomCallConfig::Parse(original.attrs().custom_call_target,
-                                   original.attrs().backend_config, {"dimension", "amount"});
-  absl::StatusOr<int64_t> d = config.ok() ? config->Int("dimension") : config.status();
-  absl::StatusOr<int64_t> amount = config.ok() ? config->Int("amount") : config.status();
-  const bool well_formed = x != nullptr && original.shape().IsArray() && d.ok() && amount.ok() &&
-                           *d >= 0 && *d < original.shape().rank() && *amount >= 0 &&
-                           original.shape().dimensions(*d) > 0;
-  if (!well_formed) {
-    return FallBackToReplicated(original, sharding, ctx,
-                                "a rotate-right without one array operand, a dimension in range "
-                                "of positive size and an amount >= 0");
-  }
-  if (!MovesDataInTiling(sharding)) {
-    return FallBackToReplicated(original, sharding, ctx,
-                                "a rotate-right not tiled, or with partial sums in its sharding");
-  }
-  ASSIGN_OR_RETURN(Shape local, LocalShape(sharding, original.shape()));
-  const int64_t tiles = sharding.tile_assignment().dim(*d);
-  if (tiles == 1) {
-    ASSIGN_OR_RETURN(HloInstruction * operand, ctx.GetInSharding(x, sharding));
-    ctx.Set(&original, {CloneWithOperands(original, std::move(local), {operand}, ctx), sharding,
-                        original.shape()});
-    return absl::OkStatus();
-  }
-  const int64_t n = original.shape().dimensions(*d);
-  const int64_t a = *amount % n;
-  std::vector<ConcatSegment> segments = {{x, 0, a, n - a}, {x, a, n - a, 0}};
-  std::optional<ComposedConcat> plan = PlanFromSegments(std::move(segments), *d, tiles, n);
-  if (!plan.has_value()) {
-    return FallBackToReplicated(original, sharding, ctx, "a rotate-right of an empty dimension");
-  }
-  ASSIGN_OR_RETURN(HloInstruction * result,
-                   EmitComposedConcat(*plan, original.shape(), sharding, ctx));
-  ctx.Set(&original, {result, sharding, original.shape()});
-  return absl::OkStatus();
-}
 
 }  // namespace spmd

@@ -153,10 +153,11 @@ absl::Status HandleTopK(const hlo::HloInstruction& original, const hlo::HloShard
 absl::Status HandleMultiSliceCustomCall(const hlo::HloInstruction& original,
                                         const hlo::HloSharding& sharding, PartitionContext& ctx);
 
-// XLA's custom-call _SPMDInternalOp_RotateRight (composed_concat.cc): a concatenate of two
-// slices of its operand, built from the operand's pieces.
-absl::Status HandleRotateRightCustomCall(const hlo::HloInstruction& original,
-                                         const hlo::HloSharding& sharding, PartitionContext& ctx);
+// XLA's custom-calls whose results are windows of their operand along one dimension
+// (window_custom_calls.cc): _SPMDInternalOp_RotateRight, MultiRotate, Wrap and MultiPad, each
+// result built as a composed concatenate of windows of the operand.
+absl::Status HandleWindowCustomCall(const hlo::HloInstruction& original,
+                                    const hlo::HloSharding& sharding, PartitionContext& ctx);
 
 // The custom-call __op$block_scaled_dot (special_dot_handlers.cc).
 absl::Status HandleBlockScaledDot(const hlo::HloInstruction& original,

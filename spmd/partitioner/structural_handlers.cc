@@ -92,7 +92,10 @@ constexpr std::pair<std::string_view, PartitionHandler> kCustomCallHandlers[] = 
     {"__op$block_scaled_dot", &HandleBlockScaledDot},
     {"TopK", &HandleTopK},
     {"_SPMDInternalOp_MultiSlice", &HandleMultiSliceCustomCall},
-    {"_SPMDInternalOp_RotateRight", &HandleRotateRightCustomCall},
+    {"_SPMDInternalOp_RotateRight", &HandleWindowCustomCall},
+    {"_SPMDInternalOp_MultiRotate", &HandleWindowCustomCall},
+    {"_SPMDInternalOp_Wrap", &HandleWindowCustomCall},
+    {"_SPMDInternalOp_MultiPad", &HandleWindowCustomCall},
 };
 
 absl::Status HandleCustomCall(const HloInstruction& original, const HloSharding& sharding,
