@@ -264,5 +264,4 @@ absl::StatusOr<HloInstruction*> EmitComposedConcat(const ComposedConcat& plan,
   return result;
 }
 
-
 }  // namespace spmd

@@ -6,8 +6,8 @@
 //
 //   RotateRight  amount=A                      [X[N-a:N], X[0:N-a]], a = A mod N
 //   MultiRotate  left_amount=L, right_amount=R  result i: [X[s:N], X[0:s]], s = (L - i) mod N
-//   Wrap         left_amount=L, right_amount=R  [X[N-L:N], X, X[0:R], 0...] cut to the result's size
-//   MultiPad     amt=A, operands (X, v)         result i: X with A-i v's low and i high
+//   Wrap         left_amount=L, right_amount=R  [X[N-L:N], X, X[0:R], 0...] cut to the result's
+//   size MultiPad     amt=A, operands (X, v)         result i: X with A-i v's low and i high
 //
 //   %r = (f32[12], f32[12], f32[12]) custom-call(f32[12] %x {devices=[4]<=[4]}),
 //        custom_call_target="_SPMDInternalOp_MultiRotate", backend_config="dimension=0,
@@ -40,8 +40,8 @@ struct WindowOperands {
 // The windows of result `i` (of `m` positions along d) of a target, from its config; nullopt
 // when the config asks for something its meaning does not cover.
 using WindowsOf = std::optional<std::vector<ConcatSegment>> (*)(const hlo::CustomCallConfig&,
-                                                                 const WindowOperands&, int64_t i,
-                                                                 int64_t n, int64_t m);
+                                                                const WindowOperands&, int64_t i,
+                                                                int64_t n, int64_t m);
 
 // X rotated so that position k holds X[(k + s) mod n].
 std::vector<ConcatSegment> Rotated(const HloInstruction* x, int64_t s, int64_t n) {
@@ -51,8 +51,8 @@ std::vector<ConcatSegment> Rotated(const HloInstruction* x, int64_t s, int64_t n
 }
 
 std::optional<std::vector<ConcatSegment>> RotateRight(const hlo::CustomCallConfig& config,
-                                                      const WindowOperands& in, int64_t,
-                                                      int64_t n, int64_t) {
+                                                      const WindowOperands& in, int64_t, int64_t n,
+                                                      int64_t) {
   absl::StatusOr<int64_t> amount = config.Int("amount");
   if (!amount.ok() || *amount < 0) return std::nullopt;
   return Rotated(in.x, -*amount, n);
@@ -131,15 +131,17 @@ absl::Status HandleWindowCustomCall(const HloInstruction& original, const HloSha
   absl::StatusOr<int64_t> d = config.ok() ? config->Int("dimension") : config.status();
   const WindowOperands in{original.operand_count() >= 1 ? original.operand(0) : nullptr,
                           original.operand_count() == 2 ? original.operand(1) : nullptr};
-  const std::vector<Shape> leaves = original.shape().IsTuple() ? original.shape().tuple_shapes()
-                                                               : std::vector<Shape>{original.shape()};
+  const std::vector<Shape> leaves = original.shape().IsTuple()
+                                        ? original.shape().tuple_shapes()
+                                        : std::vector<Shape>{original.shape()};
   const bool well_formed = target != nullptr && in.x != nullptr && in.x->shape().IsArray() &&
                            d.ok() && *d >= 0 && *d < in.x->shape().rank() &&
                            in.x->shape().dimensions(*d) > 0;
   if (!well_formed) {
     return FallBackToReplicated(original, sharding, ctx,
-                                hlo::StrCat(name, " without an array operand or a dimension in "
-                                                  "range of positive size"));
+                                hlo::StrCat(name,
+                                            " without an array operand or a dimension in "
+                                            "range of positive size"));
   }
   const int64_t n = in.x->shape().dimensions(*d);
   std::vector<HloInstruction*> values;
@@ -149,8 +151,9 @@ absl::Status HandleWindowCustomCall(const HloInstruction& original, const HloSha
     if (!MovesDataInTiling(leaf) || !leaf.IsTiled() || !shape.IsArray() ||
         shape.rank() != in.x->shape().rank()) {
       return FallBackToReplicated(original, sharding, ctx,
-                                  hlo::StrCat(name, " with a result not tiled, or with partial "
-                                                    "sums in its sharding"));
+                                  hlo::StrCat(name,
+                                              " with a result not tiled, or with partial "
+                                              "sums in its sharding"));
     }
     const int64_t m = shape.dimensions(*d);
     std::optional<std::vector<ConcatSegment>> windows = target->windows(*config, in, i, n, m);
