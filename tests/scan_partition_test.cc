@@ -165,6 +165,29 @@ ENTRY main {
   ExpectVerifies(p, 4);
 }
 
+TEST(ScanPartitionTest, ScalarOutputsKeepTheScanDimWhole) {
+  // An output of scalars (a constant per step) is no slice a block could stack: no prefix.
+  const std::string text = R"(HloModule scalars, num_partitions=4
+body {
+  x = f32[8] parameter(0)
+  h = f32[8] parameter(1)
+  s = f32[8] add(x, h)
+  one = f32[] constant(1)
+  ROOT t = (f32[8], f32[], f32[8]) tuple(s, one, s)
+}
+ENTRY main {
+  x = f32[256,8] parameter(0), sharding={devices=[4,1]<=[4]}
+  init = f32[8] parameter(1), sharding={replicated}
+  ROOT s = (f32[256,8], f32[256], f32[8]) scan(x, init), dimensions={0}, num_carries=1, is_associative=true, to_apply=body, sharding={{devices=[4,1]<=[4]}, {devices=[4]<=[4]}, {replicated}}
+}
+)";
+  Partitioned p = Partition(text);
+  ASSERT_NE(p.spmd, nullptr);
+  EXPECT_FALSE(Chose(p, "prefix")) << p.explain;
+  EXPECT_EQ(p.explain.find("prefix"), std::string::npos) << p.explain;
+  ExpectVerifies(p, 4);
+}
+
 TEST(ScanPartitionTest, ScalarAndPassThroughCarriesStayWhole) {
   // A scalar carry broadcast into the slices and a rank-2 carry handed on unchanged.
   const std::string text = R"(HloModule carries, num_partitions=4

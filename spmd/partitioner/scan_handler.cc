@@ -255,6 +255,10 @@ std::optional<int64_t> PrefixBlocks(const HloInstruction& original, const HloSha
     const Shape& carry = original.operand(scan.num_inputs + k)->shape();
     if (!HasSliceDims(slice, scan) || !slice.Compatible(carry)) return std::nullopt;
   }
+  // Each block's outputs are stacked along d, so they must be slices too.
+  for (const HloInstruction* leaf : RootLeaves(*original.to_apply())) {
+    if (!HasSliceDims(leaf->shape(), scan)) return std::nullopt;
+  }
   // Blocks of one slice would gather every slice as a total: the local plans do that better.
   const int64_t n = wanted.tile_assignment().dim(scan.attrs.dimension);
   if (n <= 1 || scan.length % n != 0 || scan.length / n < 2) return std::nullopt;
@@ -320,8 +324,8 @@ HloComputation* LocalCopy(const HloComputation& computation, const ScanParts& sc
   out->set_is_fusion_computation(computation.is_fusion_computation());
   SpmdBuilder in(out, &ctx.channel_ids(), NameScheme{".spmd", false, ""});
   in.set_next_number(ctx.builder().next_number());  // Names stay unique in the module.
-  for (const auto& instr : computation.instructions()) {
-    if (skip_root && instr.get() == computation.root_instruction()) continue;
+  for (const HloInstruction* instr : computation.MakeInstructionPostOrder()) {
+    if (skip_root && instr == computation.root_instruction()) continue;
     std::vector<HloInstruction*> operands;
     for (const HloInstruction* operand : instr->operands()) operands.push_back(copies[operand]);
     const Shape shape =
@@ -334,7 +338,7 @@ HloComputation* LocalCopy(const HloComputation& computation, const ScanParts& sc
           c, LocalCopy(*instr->called_computations()[c], scan, local, false, inner, ctx));
       in.set_next_number(ctx.builder().next_number());
     }
-    copies[instr.get()] = copy;
+    copies[instr] = copy;
   }
   if (!skip_root) out->set_root_instruction(copies[computation.root_instruction()]);
   ctx.builder().set_next_number(in.next_number());
