@@ -671,6 +671,20 @@ const std::vector<Kind>& Kinds() {
 
 }  // namespace
 
+// A scan's `is_associative=true` is the program's promise about its body, which the
+// partitioner trusts (a split scan dim runs as a prefix over blocks). An edit that may change
+// what a body computes drops the promise rather than make a program that breaks it.
+std::string KeepPromises(std::string& text, MutationFn fn, std::string what) {
+  if (fn != &SwapOpcode && fn != &EditLine && fn != &ChangeConstant) return what;
+  const std::string promise = "is_associative=true";
+  bool dropped = false;
+  for (size_t at = text.find(promise); at != kNone; at = text.find(promise, at)) {
+    text.replace(at, promise.size(), "is_associative=false");
+    dropped = true;
+  }
+  return dropped ? what + "; is_associative dropped" : what;
+}
+
 std::string MutateOnce(std::string& text, Random& rng) {
   int total = 0;
   for (const Kind& kind : Kinds()) total += kind.weight;
@@ -679,7 +693,7 @@ std::string MutateOnce(std::string& text, Random& rng) {
     for (const Kind& kind : Kinds()) {
       if (draw < kind.weight) {
         std::string what;
-        if (kind.fn(text, rng, &what)) return what;
+        if (kind.fn(text, rng, &what)) return KeepPromises(text, kind.fn, what);
         break;
       }
       draw -= kind.weight;

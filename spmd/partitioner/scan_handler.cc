@@ -11,8 +11,10 @@
 //                moves inside the loop. T is the wanted outputs' tiling without dim d, an
 //                input's, or the wanted one with dim d's tiles moved to another dim (the sort's
 //                rule, WholeDimsTiling: an all-to-all before and after, no all-gather).
-//   prefix       dim d split n ways as wanted, when the body is declared associative and each
-//                carry is typed like its input's slice: each device folds its block (its first
+//   prefix       dim d split n ways as wanted, when the body is declared associative (the
+//                program's promise, trusted as XLA trusts it: a body that breaks it gets its
+//                blocks combined in another order) and each carry is typed like its input's
+//                slice: each device folds its block (its first
 //                slice as the initial carry), the n block totals are all-gathered, each device
 //                scans them from the init for the carry its block starts from (the last one's
 //                end is the final carry), then scans its block from there: 2N/n + n steps
