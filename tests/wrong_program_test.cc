@@ -517,6 +517,27 @@ TEST(WrongProgramTest, ReadingTheOtherTileOfTheGroupIsCaught) {
   EXPECT_FALSE(result.ok()) << result.ToString();
 }
 
+// A global value entering manual groups through a marker that names the groups (a Sharding
+// custom-call with the manual-subgroup sharding; here dead, as a shard_like group leaves it):
+// every group holds the global value, so the marker's stand-in must agree across groups. The
+// partitioner's reshard for the marker also serves the multiply, and cutting it per group made
+// a false mismatch (partition fuzzer, seed 2526).
+TEST(WrongProgramTest, GlobalValueMarkedIntoManualGroupsVerifies) {
+  absl::StatusOr<runtime::ModularResult> result = VerifyOwnPartitioning(R"(
+HloModule entering, num_partitions=8
+ENTRY e {
+  p0 = s32[16,16] parameter(0), sharding={devices=[2,1,4]<=[8] last_tile_dims={manual}}
+  p1 = s32[16,16] parameter(1), sharding={devices=[2,4]<=[8]}
+  a = s32[16,16] add(p1, p1), sharding={devices=[2,4]<=[8]}
+  m = s32[16,16] custom-call(a), custom_call_target="Sharding", sharding={devices=[2,1,4]<=[8] last_tile_dims={manual}}
+  ROOT mul = s32[16,16] multiply(p0, a), sharding={devices=[2,1,4]<=[8] last_tile_dims={manual}}
+}
+)",
+                                                                        8);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_TRUE(result->ok()) << result->ToString();
+}
+
 // shard_map as JAX writes it: a global value enters a manual region by SPMDFullToShardShape,
 // is computed on per device, and leaves by SPMDShardToFullShape to be resharded. The reference
 // evaluates the conversions as each device (a device's manual value is its shard; the global

@@ -95,8 +95,9 @@ void FillStates(const CutValue& cut, int64_t leaf, absl::Span<const int64_t> ind
 }
 
 // A manual value is a different array in each manual group (each device when fully manual):
-// its elements' states mix the group in.
+// its elements' states mix the group in, unless it is a global value every group holds.
 uint64_t ManualElementState(const CutValue& cut, int64_t leaf, int64_t index, int64_t group) {
+  if (cut.global) return ElementState(cut, leaf, index);
   return SampleHash(ElementState(cut, leaf, index) ^
                     SampleHash(0x6d616e75616cULL + static_cast<uint64_t>(group)));
 }

@@ -44,6 +44,10 @@ struct CutValue {
   // places in one region of a global value must agree (the conversion reads the first), so
   // their stand-ins agree too (AgreeingGroups).
   std::vector<int64_t> agree;
+  // A global value in a manual layout: it entered the manual groups through an op that
+  // forwards it (a Sharding custom-call naming the groups), so every group holds the global
+  // value, and its manual leaves stand in with the global value's elements.
+  bool global = false;
 };
 
 // Whether the partitioner may rebuild `instr`'s value wherever it is used instead of resharding

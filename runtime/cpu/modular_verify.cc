@@ -165,6 +165,22 @@ absl::StatusOr<Resolved> Resolve(const hlo::HloModule& unpartitioned, const hlo:
   absl::flat_hash_map<const HloInstruction*, bool> fixed;
   hlo::ConstantDimsMemo constant_dims;
   const SameValues same(devices, originals, origins);
+  // Originals recorded in a layout without manual leaves: global values. One that a marker
+  // brings into manual groups is held by every group (CutValue::global).
+  absl::flat_hash_set<const HloInstruction*> global;
+  for (const SpmdOrigin& origin : origins) {
+    const HloInstruction* original =
+        Find(originals, origin.original_computation, origin.original_instruction);
+    bool manual = false;
+    for (const HloSharding& leaf : origin.sharding.IsTuple()
+                                       ? origin.sharding.tuple_elements()
+                                       : std::vector<HloSharding>{origin.sharding}) {
+      manual = manual || modular::IsManual(leaf);
+    }
+    if (original != nullptr && origin.kind != SpmdOrigin::Kind::kReturn && !manual) {
+      global.insert(original);
+    }
+  }
   for (const SpmdOrigin& origin : origins) {
     const HloInstruction* device = Find(devices, origin.computation, origin.instruction);
     if (device == nullptr) continue;  // Removed as dead code: nothing reads it.
@@ -197,7 +213,8 @@ absl::StatusOr<Resolved> Resolve(const hlo::HloModule& unpartitioned, const hlo:
                 device,
                 CutValue{original, origin.sharding, stream, !modular::Rebuildable(*original, fixed),
                          hlo::ConstantAlongDims(*original, constant_dims), hlo::IotaPieces(source),
-                         modular::AgreeingGroups(source, origin.sharding, num_devices)})
+                         modular::AgreeingGroups(source, origin.sharding, num_devices),
+                         &source != original && global.contains(&source)})
             .first->second;
     if (cut.cut) r.reference_cuts[computation].insert_or_assign(KeyOf(*original), &cut);
   }
