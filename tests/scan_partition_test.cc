@@ -95,6 +95,17 @@ TEST(ScanPartitionTest, SplitScanDimRunsAPrefixOverBlocks) {
   }
 }
 
+TEST(ScanPartitionTest, TilingOfSomeDevicesRunsNoPrefix) {
+  // The scan dim split over 8 of 16 devices: the totals' all-gather would leave devices 8-15 in
+  // no group (an invalid collective; partition fuzzer, seed 2526).
+  std::string text = CumSum(8, 32, 256, "1,8", "{replicated}");
+  text.replace(text.find("num_partitions=8"), 16, "num_partitions=16");
+  Partitioned p = Partition(text);
+  ASSERT_NE(p.spmd, nullptr);
+  EXPECT_FALSE(Chose(p, "prefix")) << p.explain;
+  ExpectVerifies(p, 16);
+}
+
 TEST(ScanPartitionTest, PrefixOnA2DMeshGathersTotalsWithinRowGroups) {
   // Rows split 2 ways and positions 4 ways: the totals are gathered within each row group.
   Partitioned p =

@@ -246,10 +246,12 @@ absl::StatusOr<ScanPlan> PlanIn(std::string name, const HloSharding& array, int6
 }
 
 // Whether the prefix applies: an associative slice-parallel body whose carries are typed like
-// their inputs' slices, and dim d split evenly in the wanted outputs.
+// their inputs' slices, and dim d split evenly in the wanted outputs over all devices.
 std::optional<int64_t> PrefixBlocks(const HloInstruction& original, const HloSharding& wanted,
-                                    const ScanParts& scan) {
-  if (!scan.attrs.associative || scan.num_inputs != scan.attrs.num_carries || !wanted.IsTiled()) {
+                                    const ScanParts& scan, int64_t num_devices) {
+  // The totals' all-gather needs every device in a group: a tiling of all of them.
+  if (!scan.attrs.associative || scan.num_inputs != scan.attrs.num_carries || !wanted.IsTiled() ||
+      wanted.tile_assignment().num_devices() != num_devices) {
     return std::nullopt;
   }
   for (int64_t k = 0; k < scan.num_inputs; ++k) {
@@ -546,7 +548,7 @@ absl::Status HandleScan(const HloInstruction& original, const HloSharding& shard
       plans.push_back(std::move(plan));
       arrays.push_back(*whole);
     }
-    if (std::optional<int64_t> n = PrefixBlocks(original, array, scan)) {
+    if (std::optional<int64_t> n = PrefixBlocks(original, array, scan, ctx.num_devices())) {
       ASSIGN_OR_RETURN(ScanPlan plan, PlanIn(hlo::StrCat("prefix (", source, ")"), array, *n,
                                              original, sharding, scan, ctx));
       plans.push_back(std::move(plan));
