@@ -14,6 +14,7 @@ CudaOpHandler FindCudaOpHandler(hlo::HloOpcode opcode) {
     RegisterConvolutionOps(*t);
     RegisterGatherScatterOps(*t);
     RegisterCollectiveOps(*t);
+    RegisterScanOps(*t);
     return t;
   }();
   auto it = table->find(opcode);

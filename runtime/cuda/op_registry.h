@@ -35,6 +35,7 @@ void RegisterDotOps(CudaOpTable& table);
 void RegisterConvolutionOps(CudaOpTable& table);
 void RegisterGatherScatterOps(CudaOpTable& table);
 void RegisterCollectiveOps(CudaOpTable& table);
+void RegisterScanOps(CudaOpTable& table);
 
 }  // namespace cuda
 }  // namespace runtime

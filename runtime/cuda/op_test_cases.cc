@@ -319,6 +319,24 @@ ENTRY e {
   u = f32[3,4] parameter(1)
   ROOT s = f32[5,4] scatter(x, i, u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
 })"},
+    {"scan_forward_and_reverse", R"(
+step {
+  x = f32[3] parameter(0)
+  h = f32[3] parameter(1)
+  s = f32[3] add(x, h)
+  n = f32[3] negate(s)
+  ROOT t = (f32[3], f32[3]) tuple(n, s)
+}
+ENTRY e {
+  x = f32[3,5] parameter(0)
+  init = f32[3] parameter(1)
+  f = (f32[3,5], f32[3]) scan(x, init), dimensions={1}, num_carries=1, to_apply=step
+  r = (f32[3,5], f32[3]) scan(x, init), dimensions={1}, num_carries=1, is_reverse=true, to_apply=step
+  fo = f32[3,5] get-tuple-element(f), index=0
+  ro = f32[3,5] get-tuple-element(r), index=0
+  rc = f32[3] get-tuple-element(r), index=1
+  ROOT out = (f32[3,5], f32[3,5], f32[3]) tuple(fo, ro, rc)
+})"},
     {"while_and_conditional", R"(
 cond {
   p = (s32[], f32[4]) parameter(0)
