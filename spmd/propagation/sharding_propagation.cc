@@ -73,9 +73,10 @@ FactorRule SliceRule(int64_t rank, int64_t d, bool array_first) {
   return std::move(rule).Build();
 }
 
-// A scan's edges: each input to its body parameter (the slices), each body output to the
-// scan's output (stacked along the scan dim), and each input's scan dim to each output's of
-// its dims (the blocks a device holds). Its carries are value classes (value_classes.h).
+// A scan's edges: each input to its body parameter (the slices), each init to the carry it
+// starts, each body output to the scan's output (stacked along the scan dim), and each input's
+// scan dim to each output's of its dims (the blocks a device holds). Its carries are value
+// classes (value_classes.h).
 std::vector<RuleEdge> ScanEdges(const HloInstruction& scan, const ValueClasses& classes) {
   std::vector<RuleEdge> edges;
   absl::StatusOr<hlo::ScanAttributes> attrs = hlo::ReadScanAttributes(scan);
@@ -111,6 +112,14 @@ std::vector<RuleEdge> ScanEdges(const HloInstruction& scan, const ValueClasses& 
       blocks.Add(Factor::Kind::kPassThrough, {d, d});
       add(std::move(blocks).Build(), {input, -1}, {&scan, scan_leaf < 0 ? -1 : j});
     }
+  }
+  // Each init to the carry it starts (its body parameter): the same dims.
+  for (int64_t k = inputs; k < scan.operand_count(); ++k) {
+    const HloInstruction* init = scan.operand(k);
+    if (!init->shape().IsArray()) continue;
+    FactorRuleBuilder same("scan init", 1);
+    for (int64_t i = 0; i < init->shape().rank(); ++i) same.Add(Factor::Kind::kPassThrough, {i, i});
+    add(std::move(same).Build(), {init, -1}, {body.parameter_instruction(k), -1});
   }
   for (int64_t j = 0; j < outputs; ++j) {
     const hlo::Shape& out = scan_leaf < 0 ? scan.shape() : scan.shape().tuple_shapes(j);

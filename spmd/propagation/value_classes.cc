@@ -127,7 +127,6 @@ void ValueClasses::JoinScanCarries(const HloInstruction& instr) {
     const HloInstruction* param = body.parameter_instruction(inputs + k);
     const int64_t leaf = steps - carries + k;
     if (param == nullptr || !param->shape().IsArray()) continue;
-    JoinWhole(instr.operand(inputs + k), param);
     Join(param, 0, root, leaf, 1);
     Join(param, 0, &instr, leaf, 1);
   }

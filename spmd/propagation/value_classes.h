@@ -9,9 +9,10 @@
 //   conditional           operand i+1 == branch i's parameter;  each branch root == result
 //   optimization-barrier  operand == result
 //   shard_as / shard_like instructions of one group with equal shapes
-//   scan                  init k == body parameter (inputs + k) == body root's carry k ==
-//                         the scan's carry k (its outputs and inputs relate to the body's
-//                         slices by a dimension, a propagation edge: sharding_propagation.cc)
+//   scan                  body parameter (inputs + k) == body root's carry k == the scan's
+//                         carry k (its init is only where the carry starts, and it may enter a
+//                         manual region there: an edge, like its inputs and outputs, which
+//                         relate to the body's slices by a dimension: sharding_propagation.cc)
 // Propagation then gives each class one sharding, which keeps while loops, calls and branches
 // consistent by construction.
 #ifndef SPMD_PROPAGATION_VALUE_CLASSES_H_
