@@ -189,8 +189,9 @@ double StepUs(const HloComputation& body, const ScanParts& scan, const std::vect
   return model.MemoryTimeUs(bytes) + model.loop_step_us;
 }
 
-// The plan that keeps every slice-shaped value in `slice` with dim d in `scan_dim_tiles` (1:
-// whole, a local plan; n: the prefix), everything else replicated.
+// The plan that keeps every slice-shaped value in `array`'s tiling of the slice dims, the
+// stacked inputs and outputs with dim d whole (`blocks` 1: a local plan) or in `array`'s
+// `blocks` tiles (the prefix), every other value replicated.
 absl::StatusOr<ScanPlan> PlanIn(std::string name, const HloSharding& array, int64_t blocks,
                                 const HloInstruction& original, const HloSharding& sharding,
                                 const ScanParts& scan, PartitionContext& ctx) {
