@@ -592,6 +592,32 @@ ENTRY main {
   ExpectVerifies(p, 4);
 }
 
+// An interior pad whose edges add up to its interior (lo + hi = interior, as the gradient of a
+// strided slice x[s::k] writes it: lo = s, hi = k-1-s) maps each shard of N/t elements onto
+// exactly one block of N*k/t: every device pads its own shard, nothing moves (XLA's too; it was
+// gathered). Other interior pads keep the dim whole (above).
+TEST(WindowPartitionTest, InteriorPadOfAlignedShardsStaysLocal) {
+  for (const char* padding : {"0_1_1", "1_0_1", "1_1_2", "0_2_2"}) {
+    SCOPED_TRACE(padding);
+    const std::string text = std::string(R"(
+HloModule pad, num_partitions=4
+ENTRY main {
+  x = f32[6,8] parameter(0), sharding={devices=[1,4]<=[4]}
+  c = f32[] constant(7)
+  ROOT p = pad(x, c), padding=0_0x)") +
+                             padding + ", sharding={devices=[1,4]<=[4]}\n}\n";
+    // The result's width: 8 + (8 - 1) * interior + lo + hi = 8 * (interior + 1).
+    const int interior = padding[4] - '0';
+    std::string shaped = text;
+    shaped.replace(shaped.find("pad(x"), 0, "f32[6," + std::to_string(8 * (interior + 1)) + "] ");
+    Partitioned p = Partition(shaped);
+    ASSERT_NE(p.spmd, nullptr);
+    EXPECT_EQ(Collectives(*p.spmd), 0) << p.spmd->ToString() << p.explain;
+    EXPECT_EQ(p.explain.find("fallback"), std::string::npos) << p.explain;
+    ExpectVerifies(p, 4);
+  }
+}
+
 // Concatenate along a split dim: each operand is a window placed at its offset; no operand is
 // gathered whole.
 TEST(WindowPartitionTest, ConcatenateOnASplitDimPlacesEachOperandsRows) {

@@ -1,6 +1,7 @@
-"""JAX probe programs, batch 5 (2026-12-05): 10 programs with what a train step carries beside
+"""JAX probe programs, batch 5 (2026-12-05): 11 programs with what a train step carries beside
 its math: donated buffers, fp8 and int8 matmuls, the rbg PRNG, erf/tan/cbrt, cumulative sums,
-reduce_precision, top_k, a psum_scatter in a fully manual body, an associative scan."""
+reduce_precision, top_k, a psum_scatter in a fully manual body, an associative scan, the
+gradients of strided slices."""
 
 
 def define(c):
@@ -115,3 +116,13 @@ def define(c):
         f = jax.jit(f, in_shardings=(S("data", "model"), S("model", None), S(None)),
                     out_shardings=S("data", "model"))
         return f, (sds((16, 64)), sds((64, 32)), sds((32,)))
+
+    # 11. gradients of strided slices (x[:, ::2], x[1::3]): pads with interior padding --------
+    @prog
+    def strided_slice_grad():
+        def loss(x, w, v):
+            return jnp.sum(jnp.tanh(x[:, ::2]) * w) + jnp.sum(jnp.sin(x[1::3, :]) * v)
+        f = jax.jit(jax.grad(loss), in_shardings=(S("data", "model"), S("data", "model"),
+                                                 S("data", "model")),
+                    out_shardings=S("data", "model"))
+        return f, (sds((24, 64)), sds((24, 32)), sds((8, 64)))

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """JAX probe programs: small JAX programs on an 8-device (2,4) ('data','model') mesh
 (batch1.py: 21, batch2.py: 17, batch3.py: 15 shard_map programs, most partly manual,
-batch4.py: 6 nested shard_maps, batch5.py: 10 train-step extras, batch6.py: 8 partly manual
+batch4.py: 6 nested shard_maps, batch5.py: 11 train-step extras, batch6.py: 8 partly manual
 bodies that slice, pad, concatenate, gather, scatter, sort and convolve), exported as HLO text in
 GSPMD and Shardy modes.
 
