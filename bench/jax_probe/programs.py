@@ -2,7 +2,8 @@
 """JAX probe programs: small JAX programs on an 8-device (2,4) ('data','model') mesh
 (batch1.py: 21, batch2.py: 17, batch3.py: 15 shard_map programs, most partly manual,
 batch4.py: 6 nested shard_maps, batch5.py: 11 train-step extras, batch6.py: 8 partly manual
-bodies that slice, pad, concatenate, gather, scatter, sort and convolve), exported as HLO text in
+bodies that slice, pad, concatenate, gather, scatter, sort and convolve, batch7.py: 8 layer
+patterns whose gradients write unusual HLO on split dims), exported as HLO text in
 GSPMD and Shardy modes.
 
     python3 bench/jax_probe/programs.py --out DIR [--only NAME ...]   (needs jax==0.10.2)
@@ -24,7 +25,7 @@ import traceback
 
 NDEV = 8
 MODES = ["gspmd", "sdy"]
-BATCHES = ["batch1", "batch2", "batch3", "batch4", "batch5", "batch6"]  # batchN.py: the programs, registered by define().
+BATCHES = ["batch1", "batch2", "batch3", "batch4", "batch5", "batch6", "batch7"]  # batchN.py: the programs, registered by define().
 
 
 class Context:
