@@ -211,26 +211,60 @@ bool WindowsStayInShards(const HloInstruction& original, int64_t d, int64_t tile
          source * w.stride == size;
 }
 
+// The tiling a select-and-scatter wanted in `sharding` runs in: each split dim whose windows
+// cross shard boundaries made whole, its tiles moved to another dim when there they stay in
+// shards (WholeDimsTiling's choice, e.g. a max-pool's spatial split onto its features), else
+// replicated.
+absl::StatusOr<HloSharding> SelectAndScatterTiling(const HloInstruction& original,
+                                                   const HloSharding& sharding) {
+  const int64_t rank = original.shape().rank();
+  if (!sharding.IsTiled()) return sharding;
+  std::vector<int64_t> crossing;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (!WindowsStayInShards(original, d, sharding.tile_assignment().dim(d))) {
+      crossing.push_back(d);
+    }
+  }
+  if (crossing.empty()) return sharding;
+  ASSIGN_OR_RETURN(HloSharding moved, WholeDimsTiling(sharding, original.shape(), crossing));
+  if (!moved.IsTiled()) return moved;  // Replicated: no dim took the tiles.
+  for (int64_t d = 0; d < rank; ++d) {
+    const bool stays =
+        WindowsStayInShards(original, d, moved.tile_assignment().dim(d)) &&
+        original.operand(1)->shape().dimensions(d) % moved.tile_assignment().dim(d) == 0;
+    if (!stays) return hlo::PartiallyReplicate(sharding, crossing);
+  }
+  return moved;
+}
+
 // Select-and-scatter: when every split dim's windows stay inside shards (WindowsStayInShards),
 // each device selects and scatters within its own shard (operand, source and result split
-// alike, the init value replicated) and nothing moves; a split dim whose windows cross shard
-// boundaries falls back.
-absl::Status HandleSelectAndScatter(const HloInstruction& original, const HloSharding& sharding,
+// alike, the init value replicated) and nothing moves. A split dim whose windows cross shard
+// boundaries is made whole first (SelectAndScatterTiling: its tiles moved where windows stay
+// in shards, else replicated), the other dims keep their tiles, and the result is resharded
+// by its users; only when nothing stays split does it fall back.
+absl::Status HandleSelectAndScatter(const HloInstruction& original, const HloSharding& wanted,
                                     PartitionContext& ctx) {
   const int64_t rank = original.shape().rank();
   const bool plain = original.shape().IsArray() && original.operand_count() == 3 &&
-                     MovesDataInTiling(sharding) && original.attrs().window.has_value() &&
+                     MovesDataInTiling(wanted) && original.attrs().window.has_value() &&
                      static_cast<int64_t>(original.attrs().window->dimensions.size()) == rank &&
                      original.operand(1)->shape().rank() == rank;
   if (!plain)
-    return FallBackToReplicated(original, sharding, ctx,
+    return FallBackToReplicated(original, wanted, ctx,
                                 "a select-and-scatter with partial sums in its sharding");
-  for (int64_t d = 0; d < rank; ++d) {
-    if (!WindowsStayInShards(original, d, sharding.tile_assignment().dim(d))) {
-      return FallBackToReplicated(original, sharding, ctx,
-                                  "a select-and-scatter split along a dimension with a real "
-                                  "window whose windows cross shard boundaries");
-    }
+  ASSIGN_OR_RETURN(const HloSharding sharding, SelectAndScatterTiling(original, wanted));
+  if (WholeWhereItLives(sharding) && !WholeWhereItLives(wanted)) {
+    return FallBackToReplicated(original, wanted, ctx,
+                                "a select-and-scatter split along a dimension with a real "
+                                "window whose windows cross shard boundaries, and no other dim "
+                                "to keep split");
+  }
+  if (!(sharding == wanted) && ctx.log().keep_lines) {
+    ctx.log().lines.push_back(
+        hlo::StrCat("%", original.name(), ": select-and-scatter computed in ",
+                    sharding.ToStringWithoutMetadata(), " (its windows cross the shards of ",
+                    wanted.ToStringWithoutMetadata(), ") and resharded by its users"));
   }
   ASSIGN_OR_RETURN(HloInstruction * operand, ctx.GetInSharding(original.operand(0), sharding));
   ASSIGN_OR_RETURN(HloInstruction * source, ctx.GetInSharding(original.operand(1), sharding));
