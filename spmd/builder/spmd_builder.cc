@@ -147,6 +147,19 @@ HloInstruction* SpmdBuilder::SliceTo(HloInstruction* value, const std::vector<in
   return slice;
 }
 
+HloInstruction* SpmdBuilder::SliceAlong(HloInstruction* value, int64_t dim, int64_t start,
+                                        int64_t limit) {
+  std::vector<int64_t> dims = value->shape().dimensions();
+  dims[dim] = limit - start;
+  HloInstruction* slice = Add(HloOpcode::kSlice, WithDims(value->shape(), dims), {value});
+  for (int64_t d = 0; d < value->shape().rank(); ++d) {
+    slice->mutable_attrs()->slice_dimensions.push_back(
+        d == dim ? hlo::SliceDimension{start, limit, 1}
+                 : hlo::SliceDimension{0, value->shape().dimensions(d), 1});
+  }
+  return slice;
+}
+
 std::vector<HloInstruction*> SpmdBuilder::StartsAt(int64_t rank, int64_t dim,
                                                    HloInstruction* start) {
   std::vector<HloInstruction*> starts;

@@ -111,6 +111,9 @@ class SpmdBuilder {
   hlo::HloInstruction* PadHigh(hlo::HloInstruction* value, const std::vector<int64_t>& dims);
   // The leading `dims` of `value` (`value` itself when it has them).
   hlo::HloInstruction* SliceTo(hlo::HloInstruction* value, const std::vector<int64_t>& dims);
+  // Positions [start, limit) of `value` along `dim` (every other dim whole).
+  hlo::HloInstruction* SliceAlong(hlo::HloInstruction* value, int64_t dim, int64_t start,
+                                  int64_t limit);
   // A dynamic-slice of `size` elements of `value` along `dim` from the s32 scalar `start` (and
   // from 0 along every other dim; one zero constant is added for them, before the slice).
   hlo::HloInstruction* SliceDim(hlo::HloInstruction* value, int64_t dim, hlo::HloInstruction* start,

@@ -82,15 +82,7 @@ HloInstruction* Broadcast(HloInstruction* scalar, const Shape& like, PartitionCo
 
 // Component `j` of `indices` along `dim` (kept as a dim of size 1).
 HloInstruction* Component(HloInstruction* indices, int64_t dim, int64_t j, PartitionContext& ctx) {
-  std::vector<int64_t> dims = indices->shape().dimensions();
-  std::vector<hlo::SliceDimension> slice(dims.size());
-  for (size_t d = 0; d < dims.size(); ++d) slice[d] = {0, dims[d], 1};
-  slice[dim] = {j, j + 1, 1};
-  dims[dim] = 1;
-  HloInstruction* out =
-      ctx.Add(HloOpcode::kSlice, Shape::Array(indices->shape().element_type(), dims), {indices});
-  out->mutable_attrs()->slice_dimensions = std::move(slice);
-  return out;
+  return ctx.builder().SliceAlong(indices, dim, j, j + 1);
 }
 
 // `indices` with each component j of its index vector (along `index_vector_dim`; the whole

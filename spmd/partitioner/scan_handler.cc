@@ -34,6 +34,7 @@
 #include "hlo/ir/hlo_computation.h"
 #include "hlo/ir/hlo_module.h"
 #include "hlo/ir/scan_attributes.h"
+#include "hlo/ir/shape_inference.h"
 #include "hlo/sharding/device_groups.h"
 #include "hlo/sharding/sharding_transforms.h"
 #include "hlo/status_macros.h"
@@ -378,26 +379,16 @@ HloComputation* LocalBody(const HloComputation& body, const ScanParts& scan,
   return out;
 }
 
-// A scan of `operands` along `dim` like `original`'s, with `body`.
-HloInstruction* AddScan(const HloInstruction& original, std::vector<HloInstruction*> operands,
-                        int64_t dim, bool reverse, int64_t num_carries, HloComputation* body,
-                        PartitionContext& ctx) {
-  const Shape result = body->root_instruction()->shape();
-  const std::vector<Shape> steps =
-      result.IsTuple() ? result.tuple_shapes() : std::vector<Shape>{result};
-  const int64_t length = operands[0]->shape().dimensions(dim);
-  std::vector<Shape> leaves;
-  for (size_t j = 0; j < steps.size(); ++j) {
-    if (static_cast<int64_t>(j) + num_carries >= static_cast<int64_t>(steps.size())) {
-      leaves.push_back(steps[j]);
-      continue;
-    }
-    std::vector<int64_t> dims = steps[j].dimensions();
-    dims.insert(dims.begin() + dim, length);
-    leaves.push_back(WithDims(steps[j], dims));
-  }
-  // One output and no carries: an array (hlo/ir/scan_attributes.h).
-  const Shape shape = leaves.size() == 1 && num_carries == 0 ? leaves[0] : Shape::Tuple(leaves);
+// A scan of `operands` along `dim` like `original`'s, with `body`; its shape as shape
+// inference gives it.
+absl::StatusOr<HloInstruction*> AddScan(const HloInstruction& original,
+                                        std::vector<HloInstruction*> operands, int64_t dim,
+                                        bool reverse, int64_t num_carries, HloComputation* body,
+                                        PartitionContext& ctx) {
+  std::vector<const Shape*> shapes;
+  for (const HloInstruction* operand : operands) shapes.push_back(&operand->shape());
+  ASSIGN_OR_RETURN(const Shape shape,
+                   hlo::InferScanShape(shapes, dim, num_carries, body->ComputeProgramShape()));
   HloInstruction* scan = ctx.AddClone(original, shape, std::move(operands));
   scan->set_called_computation(0, body);
   hlo::InstructionAttributes* attrs = scan->mutable_attrs();
@@ -407,19 +398,6 @@ HloInstruction* AddScan(const HloInstruction& original, std::vector<HloInstructi
     if (raw.name == "is_reverse") raw.value = reverse ? "true" : "false";
   }
   return scan;
-}
-
-// `value` sliced to [start, limit) along `dim`.
-HloInstruction* SliceAlong(HloInstruction* value, int64_t dim, int64_t start, int64_t limit,
-                           PartitionContext& ctx) {
-  std::vector<int64_t> dims = value->shape().dimensions();
-  std::vector<hlo::SliceDimension> slice(dims.size());
-  for (size_t i = 0; i < dims.size(); ++i) slice[i] = {0, dims[i], 1};
-  slice[dim] = {start, limit, 1};
-  dims[dim] = limit - start;
-  HloInstruction* out = ctx.Add(HloOpcode::kSlice, WithDims(value->shape(), dims), {value});
-  out->mutable_attrs()->slice_dimensions = std::move(slice);
-  return out;
 }
 
 HloInstruction* Reshaped(HloInstruction* value, std::vector<int64_t> dims, PartitionContext& ctx) {
@@ -438,8 +416,9 @@ absl::Status EmitLocal(const HloInstruction& original, const ScanPlan& plan, con
                    LocalShape(plan.slice, Shape::Array(hlo::PrimitiveType::kF32, scan.slice_dims)));
   HloComputation* body =
       LocalBody(*original.to_apply(), scan, local.dimensions(), RootForm::kAsWritten, ctx);
-  HloInstruction* out = AddScan(original, std::move(operands), scan.attrs.dimension,
-                                scan.attrs.reverse, scan.attrs.num_carries, body, ctx);
+  ASSIGN_OR_RETURN(HloInstruction * out,
+                   AddScan(original, std::move(operands), scan.attrs.dimension, scan.attrs.reverse,
+                           scan.attrs.num_carries, body, ctx));
   ctx.Set(&original, {out, plan.result, original.shape()});
   return absl::OkStatus();
 }
@@ -473,14 +452,15 @@ absl::Status EmitPrefix(const HloInstruction& original, const ScanPlan& plan,
   std::vector<HloInstruction*> firsts, rests;
   for (HloInstruction* x : blocks) {
     const int64_t at = reverse ? block - 1 : 0;
-    firsts.push_back(Reshaped(SliceAlong(x, d, at, at + 1, ctx), slice, ctx));
-    rests.push_back(reverse ? SliceAlong(x, d, 0, block - 1, ctx)
-                            : SliceAlong(x, d, 1, block, ctx));
+    firsts.push_back(Reshaped(ctx.builder().SliceAlong(x, d, at, at + 1), slice, ctx));
+    rests.push_back(reverse ? ctx.builder().SliceAlong(x, d, 0, block - 1)
+                            : ctx.builder().SliceAlong(x, d, 1, block));
   }
   HloComputation* carries_only = LocalBody(body, scan, slice, RootForm::kCarries, ctx);
   std::vector<HloInstruction*> operands = rests;
   operands.insert(operands.end(), firsts.begin(), firsts.end());
-  HloInstruction* fold = AddScan(original, operands, d, reverse, nc, carries_only, ctx);
+  ASSIGN_OR_RETURN(HloInstruction * fold,
+                   AddScan(original, operands, d, reverse, nc, carries_only, ctx));
   for (int64_t k = 0; k < nc; ++k) totals.push_back(ctx.builder().GetTupleElement(fold, k));
   // The totals of the n blocks, in block order, on every device of a block row.
   SpmdBuilder& b = ctx.builder();
@@ -495,7 +475,8 @@ absl::Status EmitPrefix(const HloInstruction& original, const ScanPlan& plan,
   }
   operands.insert(operands.end(), inits.begin(), inits.end());
   HloComputation* carries_twice = LocalBody(body, scan, slice, RootForm::kCarriesTwice, ctx);
-  HloInstruction* across = AddScan(original, operands, 0, reverse, nc, carries_twice, ctx);
+  ASSIGN_OR_RETURN(HloInstruction * across,
+                   AddScan(original, operands, 0, reverse, nc, carries_twice, ctx));
   std::vector<int64_t> index(ctx.num_devices(), 0);
   for (int64_t device = 0; device < ctx.num_devices(); ++device) {
     if (auto tile = array.tile_assignment().TileIndexOf(device)) index[device] = (*tile)[d];
@@ -505,9 +486,9 @@ absl::Status EmitPrefix(const HloInstruction& original, const ScanPlan& plan,
   for (int64_t k = 0; k < nc; ++k) {
     HloInstruction* after = b.GetTupleElement(across, k);  // [n, slice]: after each block.
     HloInstruction* first = Reshaped(inits[k], one, ctx);
-    HloInstruction* before_parts[2] = {first, SliceAlong(after, 0, 0, n - 1, ctx)};
+    HloInstruction* before_parts[2] = {first, ctx.builder().SliceAlong(after, 0, 0, n - 1)};
     if (reverse) {
-      before_parts[0] = SliceAlong(after, 0, 1, n, ctx);
+      before_parts[0] = ctx.builder().SliceAlong(after, 0, 1, n);
       before_parts[1] = first;
     }
     std::vector<int64_t> dims = one;
@@ -520,7 +501,8 @@ absl::Status EmitPrefix(const HloInstruction& original, const ScanPlan& plan,
   }
   std::vector<HloInstruction*> second = blocks;
   second.insert(second.end(), starts.begin(), starts.end());
-  HloInstruction* scanned = AddScan(original, second, d, reverse, nc, as_written, ctx);
+  ASSIGN_OR_RETURN(HloInstruction * scanned,
+                   AddScan(original, second, d, reverse, nc, as_written, ctx));
   std::vector<HloInstruction*> leaves;
   std::vector<Shape> shapes;
   for (int64_t j = 0; j < scan.num_outputs; ++j) leaves.push_back(b.GetTupleElement(scanned, j));

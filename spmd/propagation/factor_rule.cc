@@ -9,6 +9,7 @@
 
 #include "hlo/ir/custom_call_config.h"
 #include "hlo/ir/hlo_computation.h"
+#include "hlo/ir/scan_attributes.h"
 #include "hlo/sdy/sdy_attributes.h"
 
 namespace spmd {
@@ -687,6 +688,76 @@ std::optional<FactorRule> VariadicLeafRule(const HloInstruction& instr) {
     b.Add(sorted ? Kind::kNeedReplication : Kind::kPassThrough, std::vector<int64_t>(n + 1, d));
   }
   return std::move(b).Build();
+}
+
+namespace {
+
+// A rule between an array of `rank` dims with the scan dim `d` and its slices (d removed):
+// the other dims pass through; d is the array's alone (contracting: its tiling reaches no
+// slice). `array_first`: the array is the operand side, else the result side.
+FactorRule SliceRule(int64_t rank, int64_t d, bool array_first) {
+  FactorRuleBuilder rule("scan slice", 1);
+  for (int64_t i = 0; i < rank; ++i) {
+    const int64_t slice = i == d ? -1 : i - (i > d ? 1 : 0);
+    if (i == d) {
+      rule.Add(array_first ? Factor::Kind::kContracting : Factor::Kind::kPassThrough,
+               array_first ? std::vector<int64_t>{d, -1} : std::vector<int64_t>{-1, d});
+    } else {
+      rule.Add(Factor::Kind::kPassThrough,
+               array_first ? std::vector<int64_t>{i, slice} : std::vector<int64_t>{slice, i});
+    }
+  }
+  return std::move(rule).Build();
+}
+
+}  // namespace
+
+std::vector<LinkedRule> CalleeRules(const HloInstruction& scan) {
+  std::vector<LinkedRule> rules;
+  if (scan.opcode() != HloOpcode::kScan) return rules;
+  absl::StatusOr<hlo::ScanAttributes> attrs = hlo::ReadScanAttributes(scan);
+  if (!attrs.ok() || scan.called_computations().size() != 1) return rules;
+  const hlo::HloComputation& body = *scan.to_apply();
+  const HloInstruction* root = body.root_instruction();
+  const int64_t d = attrs->dimension;
+  const int64_t inputs = scan.operand_count() - attrs->num_carries;
+  const int64_t outputs = scan.shape().leaf_count() - attrs->num_carries;
+  if (body.num_parameters() != scan.operand_count() ||
+      root->shape().leaf_count() != scan.shape().leaf_count()) {
+    return rules;
+  }
+  const bool root_tuple = root->shape().IsTuple();
+  const bool scan_tuple = scan.shape().IsTuple();
+  auto output = [&](int64_t j) -> const hlo::Shape& {
+    return scan_tuple ? scan.shape().tuple_shapes(j) : scan.shape();
+  };
+  for (int64_t i = 0; i < inputs; ++i) {
+    const HloInstruction* input = scan.operand(i);
+    if (!input->shape().IsArray() || d >= input->shape().rank()) continue;
+    rules.push_back({SliceRule(input->shape().rank(), d, true),
+                     {input, -1},
+                     {body.parameter_instruction(i), -1}});
+    for (int64_t j = 0; j < outputs; ++j) {
+      if (output(j).dimensions() != input->shape().dimensions()) continue;
+      FactorRuleBuilder blocks("scan blocks", 1);
+      blocks.Add(Factor::Kind::kPassThrough, {d, d});
+      rules.push_back({std::move(blocks).Build(), {input, -1}, {&scan, scan_tuple ? j : -1}});
+    }
+  }
+  for (int64_t k = inputs; k < scan.operand_count(); ++k) {
+    const HloInstruction* init = scan.operand(k);
+    if (!init->shape().IsArray()) continue;
+    FactorRuleBuilder same("scan init", 1);
+    for (int64_t i = 0; i < init->shape().rank(); ++i) same.Add(Factor::Kind::kPassThrough, {i, i});
+    rules.push_back({std::move(same).Build(), {init, -1}, {body.parameter_instruction(k), -1}});
+  }
+  for (int64_t j = 0; j < outputs; ++j) {
+    if (!output(j).IsArray() || d >= output(j).rank()) continue;
+    rules.push_back({SliceRule(output(j).rank(), d, false),
+                     {root, root_tuple ? j : -1},
+                     {&scan, scan_tuple ? j : -1}});
+  }
+  return rules;
 }
 
 bool IsDimensionMapOp(HloOpcode opcode) {

@@ -91,6 +91,20 @@ std::optional<FactorRule> FactorRuleFor(const hlo::HloInstruction& instr);
 // instructions. Propagation builds one edge per result leaf from it (RuleEdge::result_leaf).
 std::optional<FactorRule> VariadicLeafRule(const hlo::HloInstruction& instr);
 
+// A rule between values of different instructions (an instruction's and its callee's): side 0
+// is leaf `from.second` of `from.first` (-1: the array itself), side 1 is `to`.
+struct LinkedRule {
+  FactorRule rule;
+  std::pair<const hlo::HloInstruction*, int64_t> from, to;
+};
+
+// The rules that tie `instr`'s values to those of the computation it calls, beyond the values
+// the classes join (value_classes.h): for a scan, each input to its body parameter (the
+// slices: the scan dim the array's alone), each init to the carry it starts (the same dims),
+// each body output to the stacked output, and each input's scan dim to each output's of its
+// dims (the blocks a device holds). Empty for other instructions.
+std::vector<LinkedRule> CalleeRules(const hlo::HloInstruction& instr);
+
 // Whether `opcode`'s factor rule is its whole sharding arithmetic: one operand whose dimensions
 // map to result dimensions (FactorDimMap), and attributes that do not depend on dimension sizes,
 // so each device runs the op as written on its shard of the operand in the result's tiling seen

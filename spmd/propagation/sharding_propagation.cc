@@ -15,7 +15,6 @@
 #include "absl/container/flat_hash_set.h"
 #include "hlo/ir/custom_call_config.h"
 #include "hlo/ir/hlo_computation.h"
-#include "hlo/ir/scan_attributes.h"
 #include "hlo/sharding/implied_sharding.h"
 #include "hlo/sharding/sharding_transforms.h"
 #include "hlo/status_macros.h"
@@ -55,89 +54,19 @@ std::vector<ClassState> InitialStates(const hlo::HloModule& module, const ValueC
   return states;
 }
 
-// A rule between an array of `rank` dims with the scan dim `d` and its slices (d removed):
-// the other dims pass through; d is the array's alone (contracting: its tiling reaches no
-// slice). `array_first`: the array is the operand side, else the result side.
-FactorRule SliceRule(int64_t rank, int64_t d, bool array_first) {
-  FactorRuleBuilder rule("scan slice", 1);
-  for (int64_t i = 0; i < rank; ++i) {
-    const int64_t slice = i == d ? -1 : i - (i > d ? 1 : 0);
-    if (i == d) {
-      rule.Add(array_first ? Factor::Kind::kContracting : Factor::Kind::kPassThrough,
-               array_first ? std::vector<int64_t>{d, -1} : std::vector<int64_t>{-1, d});
-    } else {
-      rule.Add(Factor::Kind::kPassThrough,
-               array_first ? std::vector<int64_t>{i, slice} : std::vector<int64_t>{slice, i});
-    }
-  }
-  return std::move(rule).Build();
-}
-
-// A scan's edges: each input to its body parameter (the slices), each init to the carry it
-// starts, each body output to the scan's output (stacked along the scan dim), and each input's
-// scan dim to each output's of its dims (the blocks a device holds). Its carries are value
-// classes (value_classes.h).
-std::vector<RuleEdge> ScanEdges(const HloInstruction& scan, const ValueClasses& classes) {
-  std::vector<RuleEdge> edges;
-  absl::StatusOr<hlo::ScanAttributes> attrs = hlo::ReadScanAttributes(scan);
-  if (!attrs.ok() || scan.called_computations().size() != 1) return edges;
-  const hlo::HloComputation& body = *scan.to_apply();
-  const HloInstruction* root = body.root_instruction();
-  const int64_t d = attrs->dimension;
-  const int64_t inputs = scan.operand_count() - attrs->num_carries;
-  const int64_t outputs = scan.shape().leaf_count() - attrs->num_carries;
-  if (body.num_parameters() != scan.operand_count() ||
-      root->shape().leaf_count() != scan.shape().leaf_count()) {
-    return edges;
-  }
-  auto add = [&](FactorRule rule, std::pair<const HloInstruction*, int64_t> from,
-                 std::pair<const HloInstruction*, int64_t> to) {
-    RuleEdge edge{&scan, std::move(rule), {}};
-    edge.sides = {from, to};
-    edge.classes = {classes.ClassOf(from.first, std::max<int64_t>(from.second, 0)),
-                    classes.ClassOf(to.first, std::max<int64_t>(to.second, 0))};
-    if (edge.classes[0] >= 0 && edge.classes[1] >= 0) edges.push_back(std::move(edge));
-  };
-  const int64_t root_leaf = root->shape().IsTuple() ? 0 : -1;
-  const int64_t scan_leaf = scan.shape().IsTuple() ? 0 : -1;
-  for (int64_t i = 0; i < inputs; ++i) {
-    const HloInstruction* input = scan.operand(i);
-    if (!input->shape().IsArray() || d >= input->shape().rank()) continue;
-    add(SliceRule(input->shape().rank(), d, true), {input, -1},
-        {body.parameter_instruction(i), -1});
-    for (int64_t j = 0; j < outputs; ++j) {
-      const hlo::Shape& out = scan_leaf < 0 ? scan.shape() : scan.shape().tuple_shapes(j);
-      if (out.dimensions() != input->shape().dimensions()) continue;
-      FactorRuleBuilder blocks("scan blocks", 1);
-      blocks.Add(Factor::Kind::kPassThrough, {d, d});
-      add(std::move(blocks).Build(), {input, -1}, {&scan, scan_leaf < 0 ? -1 : j});
-    }
-  }
-  // Each init to the carry it starts (its body parameter): the same dims.
-  for (int64_t k = inputs; k < scan.operand_count(); ++k) {
-    const HloInstruction* init = scan.operand(k);
-    if (!init->shape().IsArray()) continue;
-    FactorRuleBuilder same("scan init", 1);
-    for (int64_t i = 0; i < init->shape().rank(); ++i) same.Add(Factor::Kind::kPassThrough, {i, i});
-    add(std::move(same).Build(), {init, -1}, {body.parameter_instruction(k), -1});
-  }
-  for (int64_t j = 0; j < outputs; ++j) {
-    const hlo::Shape& out = scan_leaf < 0 ? scan.shape() : scan.shape().tuple_shapes(j);
-    if (!out.IsArray() || d >= out.rank()) continue;
-    add(SliceRule(out.rank(), d, false), {root, root_leaf < 0 ? -1 : j},
-        {&scan, scan_leaf < 0 ? -1 : j});
-  }
-  return edges;
-}
-
 // One RuleEdge per instruction with a rule whose sides all have classes.
 std::vector<RuleEdge> BuildEdges(const hlo::HloModule& module, const ValueClasses& classes) {
   std::vector<RuleEdge> edges;
   for (const hlo::HloComputation* comp : module.MakeComputationPostOrder()) {
     for (const auto& instr : comp->instructions()) {
-      if (instr->opcode() == HloOpcode::kScan) {
-        for (RuleEdge& edge : ScanEdges(*instr, classes)) edges.push_back(std::move(edge));
-        continue;
+      // Rules between the instruction's values and its callee's (a scan's slices).
+      for (LinkedRule& linked : CalleeRules(*instr)) {
+        RuleEdge edge{instr.get(), std::move(linked.rule), {}};
+        edge.sides = {linked.from, linked.to};
+        edge.classes = {
+            classes.ClassOf(linked.from.first, std::max<int64_t>(linked.from.second, 0)),
+            classes.ClassOf(linked.to.first, std::max<int64_t>(linked.to.second, 0))};
+        if (edge.classes[0] >= 0 && edge.classes[1] >= 0) edges.push_back(std::move(edge));
       }
       std::optional<FactorRule> rule = FactorRuleFor(*instr);
       // A variadic sort or reduce: one edge per result leaf, each with every operand.

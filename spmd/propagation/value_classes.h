@@ -12,7 +12,8 @@
 //   scan                  body parameter (inputs + k) == body root's carry k == the scan's
 //                         carry k (its init is only where the carry starts, and it may enter a
 //                         manual region there: an edge, like its inputs and outputs, which
-//                         relate to the body's slices by a dimension: sharding_propagation.cc)
+//                         relate to the body's slices by a dimension: CalleeRules in
+//                         factor_rule.h)
 // Propagation then gives each class one sharding, which keeps while loops, calls and branches
 // consistent by construction.
 #ifndef SPMD_PROPAGATION_VALUE_CLASSES_H_
