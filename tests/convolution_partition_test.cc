@@ -57,6 +57,44 @@ TEST(ConvolutionPartitionTest, KernelWindowSplitSumsPartialResults) {
   ExpectVerifies(p, 2);
 }
 
+// The weight gradient of a data- and sequence-parallel layer (JAX probe strided_conv_grad):
+// both operands split along the contracted features (the activations' batch) and along the
+// window dim the kernel spans. The result's replication devices split both at once, the
+// features 2 ways and the kernel window 4 ways, in the device order the operands hold them:
+// nothing moves but halos and one all-reduce of the f32[3,4,3,5] result (we gathered both
+// operands, 60 KiB per device, when a summing strategy could split only one dim).
+TEST(ConvolutionPartitionTest, KernelWindowAndContractingSplitTogether) {
+  for (const bool features_major : {true, false}) {
+    SCOPED_TRACE(features_major ? "features major" : "window major");
+    const std::string sharding =
+        features_major ? "{devices=[2,4,1,1]<=[8]}" : "{devices=[2,4,1,1]<=[4,2]T(1,0)}";
+    Partitioned p =
+        Partition(WeightGradient(8, 32, 16, 3, "pad=0_1 rhs_dilate=2", sharding, sharding));
+    ASSERT_NE(p.spmd, nullptr);
+    EXPECT_TRUE(Chose(p,
+                      "kernel window split of dimension 1 over 4 devices (halo exchange) and "
+                      "contracting split over 2"))
+        << p.explain;
+    auto counts = Counts(*p.spmd);
+    EXPECT_EQ(counts[HloOpcode::kAllReduce], 1) << p.spmd->ToString();
+    EXPECT_EQ(counts[HloOpcode::kAllToAll] + counts[HloOpcode::kAllGather], 0)
+        << p.spmd->ToString();
+    ExpectVerifies(p, 8);
+  }
+  // Uneven kernel blocks (15 positions over 4), or operands split unlike any such pairing:
+  // still correct.
+  for (const auto& [lhs, rhs] :
+       {std::pair<std::string, std::string>{"{devices=[2,4,1,1]<=[8]}", "{devices=[2,4,1,1]<=[8]}"},
+        {"{devices=[4,2,1,1]<=[8]}",
+         "{devices=[2,2,1,1,2]<=[8] "
+         "last_tile_dim_replicate}"}}) {
+    SCOPED_TRACE(lhs + " x " + rhs);
+    Partitioned p = Partition(WeightGradient(8, 30, 15, 3, "pad=0_1 rhs_dilate=2", lhs, rhs));
+    ASSERT_NE(p.spmd, nullptr);
+    ExpectVerifies(p, 8);
+  }
+}
+
 // Dilated kernels, negative and positive padding, strides, uneven input and kernel shards, 2
 // to 4 devices: halos where a kernel block reads past its input shard, windows sliced when the
 // input is whole. Where the output is long (strided case) each block reads most of the input

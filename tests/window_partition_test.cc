@@ -579,7 +579,12 @@ TEST(WindowPartitionTest, ZeroEdgePadMasksOnlyWindowsOverShardPadding) {
   }
 }
 
-TEST(WindowPartitionTest, InteriorPaddingKeepsTheDimWhole) {
+// An interior pad on a split dim whose shards do not line up with the result's blocks (an
+// average-pool gradient's pad(g, 1_1_1) before a size-2 window): each block fetches the inputs
+// it holds (halo_exchange.h DilatedWindow), pads them and cuts its positions from its offset.
+// It was gathered whole. Negative edges, uneven shards, a non-zero padding value and two split
+// dims verify too.
+TEST(WindowPartitionTest, InteriorPadFetchesTheInputsEachBlockHolds) {
   Partitioned p = Partition(R"(
 HloModule pad, num_partitions=4
 ENTRY main {
@@ -588,14 +593,33 @@ ENTRY main {
   ROOT p = f32[17,6] pad(x, c), padding=1_1_1x0_0, sharding={devices=[4,1]<=[4]}
 })");
   ASSERT_NE(p.spmd, nullptr);
-  EXPECT_EQ(Counts(*p.spmd)[HloOpcode::kAllGather], 1) << p.spmd->ToString();
+  auto counts = Counts(*p.spmd);
+  EXPECT_EQ(counts[HloOpcode::kAllGather] + counts[HloOpcode::kAllToAll], 0) << p.spmd->ToString();
+  EXPECT_EQ(p.explain.find("fallback"), std::string::npos) << p.explain;
   ExpectVerifies(p, 4);
+  for (const auto& [x, padding, out, sharding] :
+       std::vector<std::tuple<std::string, std::string, std::string, std::string>>{
+           {"f32[32,6]", "1_1_1x0_0", "f32[65,6]", "{devices=[4,1]<=[4]}"},
+           {"f32[30,6]", "2_3_2x0_0", "f32[93,6]", "{devices=[4,1]<=[4]}"},
+           {"f32[31,6]", "-2_-1_1x0_0", "f32[58,6]", "{devices=[4,1]<=[4]}"},
+           {"f32[9,6]", "0_0_3x1_1_1", "f32[33,13]", "{devices=[2,2]<=[4]}"},
+           {"f32[5,6]", "3_0_1x0_0", "f32[12,6]", "{devices=[4,1]<=[4]}"},
+       }) {
+    SCOPED_TRACE(x + " " + padding + " " + sharding);
+    Partitioned q = Partition(
+        "HloModule pad, num_partitions=4\nENTRY main {\n  x = " + x +
+        " parameter(0), sharding=" + sharding + "\n  c = f32[] constant(7)\n  ROOT p = " + out +
+        " pad(x, c), padding=" + padding + ", sharding=" + sharding + "\n}\n");
+    ASSERT_NE(q.spmd, nullptr);
+    EXPECT_EQ(Counts(*q.spmd)[HloOpcode::kAllGather], 0) << q.spmd->ToString();
+    ExpectVerifies(q, 4);
+  }
 }
 
 // An interior pad whose edges add up to its interior (lo + hi = interior, as the gradient of a
 // strided slice x[s::k] writes it: lo = s, hi = k-1-s) maps each shard of N/t elements onto
 // exactly one block of N*k/t: every device pads its own shard, nothing moves (XLA's too; it was
-// gathered). Other interior pads keep the dim whole (above).
+// gathered). Other interior pads fetch what each block holds (above).
 TEST(WindowPartitionTest, InteriorPadOfAlignedShardsStaysLocal) {
   for (const char* padding : {"0_1_1", "1_0_1", "1_1_2", "0_2_2"}) {
     SCOPED_TRACE(padding);

@@ -244,6 +244,8 @@ struct ConvStrategy {
   HloSharding produced = HloSharding::Replicate();
   WindowSplit kernel_split;  // kKernelWindow: the split window dim (output_dim: the
                              // kernel's spatial dim).
+  int64_t contracting_tiles = 1;  // kContracting, kKernelWindow: the input features split
+                                  // this many ways (partial sums over them too).
   Received inputs;           // Operand reshards and halos.
   Received moved;            // `inputs`, the all-reduce and the result's reshard.
   double flops = 0;          // Of the local convolution, per device.
@@ -346,20 +348,24 @@ void AddWithScatterVariants(const ConvSetting& set, ConvStrategy s, PartitionCon
 }
 
 // A strategy that splits the operand dims `input_map` and `kernel_map` give the extra tiled
-// dim (the result's replication devices) and sums the partial results over them.
+// dims (the result's replication devices, as one dim or as two) and sums the partial results
+// over them.
 absl::StatusOr<ConvStrategy> SummingStrategy(const ConvSetting& set, ConvKind kind,
                                              const std::vector<int64_t>& input_map,
                                              const std::vector<int64_t>& kernel_map) {
   const int64_t rank = set.conv.shape().rank();
+  const int64_t tiled_rank = set.tiled->tile_assignment().rank();
   ConvStrategy s;
   s.kind = kind;
   s.local = set.local;
   s.group_tiles = set.group_tiles;
   s.splits = set.splits;
-  ASSIGN_OR_RETURN(s.input, hlo::OperandShardingFromResult(*set.tiled, rank + 1, input_map));
-  ASSIGN_OR_RETURN(s.kernel, hlo::OperandShardingFromResult(*set.tiled, rank + 1, kernel_map));
+  ASSIGN_OR_RETURN(s.input, hlo::OperandShardingFromResult(*set.tiled, tiled_rank, input_map));
+  ASSIGN_OR_RETURN(s.kernel, hlo::OperandShardingFromResult(*set.tiled, tiled_rank, kernel_map));
+  std::vector<int64_t> extra;
+  for (int64_t d = rank; d < tiled_rank; ++d) extra.push_back(d);
   ASSIGN_OR_RETURN(hlo::TileAssignment groups,
-                   hlo::DeviceGroupsAlongDims(set.tiled->tile_assignment(), {rank}));
+                   hlo::DeviceGroupsAlongDims(set.tiled->tile_assignment(), extra));
   s.sum_groups = hlo::GroupLists(groups);
   return s;
 }
@@ -382,6 +388,7 @@ absl::StatusOr<std::optional<ConvStrategy>> ContractingStrategy(const ConvSettin
   kernel_map[dn.kernel_input_feature_dimension] = rank;
   ASSIGN_OR_RETURN(ConvStrategy s,
                    SummingStrategy(set, ConvKind::kContracting, input_map, kernel_map));
+  s.contracting_tiles = static_cast<int64_t>(s.sum_groups[0].size());
   // With halos the input's feature padding cannot be zeroed before the exchange: even only.
   const int64_t features = conv.operand(0)->shape().dimensions(dn.input_feature_dimension);
   if (!s.splits.empty() && features % static_cast<int64_t>(s.sum_groups[0].size()) != 0) {
@@ -409,32 +416,95 @@ absl::StatusOr<HloSharding> ReverseTilesAlong(const HloSharding& sharding, int64
                                                : HloSharding::Tile(std::move(flipped));
 }
 
-// The kernel-window split of spatial dim `k` (XLA's for an input and kernel both split along
-// a window dim): the kernel's positions along k split over the result's replication devices,
-// each convolving the input window its block reads (KernelBlockGeometry; halo exchange, or
-// sliced from an input whole along k) with its kernel block, the partial results summed.
-absl::StatusOr<std::optional<ConvStrategy>> KernelWindowStrategy(const ConvSetting& set, size_t k,
-                                                                 PartitionContext& ctx) {
+// How a kernel-window split shares the result's replication devices: all of them split the
+// kernel window, or `contracting` of them split the input features too (their index the major
+// part of a device's place among them when `contracting_major`; a weight gradient's operands
+// split along the batch and the sequence hold both).
+struct KernelWindowShare {
+  int64_t contracting = 1;
+  bool contracting_major = true;
+};
+
+// The shares of `set`'s replication devices: the kernel window alone, then each way of
+// splitting them between the features and the window.
+std::vector<KernelWindowShare> Shares(const ConvSetting& set) {
+  std::vector<KernelWindowShare> shares = {KernelWindowShare{}};
+  if (!set.tiled.has_value()) return shares;
+  const hlo::TileAssignment& ta = set.tiled->tile_assignment();
+  const int64_t r = ta.dim(ta.rank() - 1);
+  for (int64_t c = 2; c < r; ++c) {
+    if (r % c != 0) continue;
+    shares.push_back({c, true});
+    shares.push_back({c, false});
+  }
+  return shares;
+}
+
+// `set` with its replication devices as two tiled dims, [features, window] or [window,
+// features] (`share`), or nullopt when the features do not split evenly (their padding could
+// not be zeroed before a halo exchange) or the convolution has feature or batch groups.
+absl::StatusOr<std::optional<ConvSetting>> SharedSetting(const ConvSetting& set,
+                                                         const KernelWindowShare& share) {
   const HloInstruction& conv = set.conv;
+  const hlo::ConvolutionDimensionNumbers& dn = *conv.attrs().convolution_dimension_numbers;
+  const bool plain = conv.attrs().feature_group_count == 1 && conv.attrs().batch_group_count == 1;
+  const int64_t features = conv.operand(0)->shape().dimensions(dn.input_feature_dimension);
+  if (!plain || features % share.contracting != 0) return std::optional<ConvSetting>();
+  const hlo::TileAssignment& ta = set.tiled->tile_assignment();
+  std::vector<int64_t> dims(ta.dims().begin(), ta.dims().end());
+  const int64_t r = dims.back();
+  dims.back() = share.contracting_major ? share.contracting : r / share.contracting;
+  dims.push_back(share.contracting_major ? r / share.contracting : share.contracting);
+  ASSIGN_OR_RETURN(hlo::TileAssignment two, ta.Reshape(dims));
+  ConvSetting shared = set;
+  ASSIGN_OR_RETURN(shared.tiled, HloSharding::Tile(std::move(two)));
+  return std::optional<ConvSetting>(std::move(shared));
+}
+
+// The kernel-window split of spatial dim `k` (XLA's for an input and kernel both split along
+// a window dim): the kernel's positions along k split over the result's replication devices
+// (or over their share `share` leaves it, the features split over the rest), each convolving
+// the input window its block reads (KernelBlockGeometry; halo exchange, or sliced from an
+// input whole along k) with its kernel block, the partial results summed.
+absl::StatusOr<std::optional<ConvStrategy>> KernelWindowStrategy(const ConvSetting& base, size_t k,
+                                                                 const KernelWindowShare& share,
+                                                                 PartitionContext& ctx) {
+  const HloInstruction& conv = base.conv;
   const hlo::ConvolutionDimensionNumbers& dn = *conv.attrs().convolution_dimension_numbers;
   const hlo::WindowDimension& w = conv.attrs().window->dimensions[k];
   const int64_t rank = conv.shape().rank();
   // A reversed window of one position reads what an unreversed one does.
   const bool reversed = w.window_reversal && w.size > 1;
   const bool output_split =
-      std::any_of(set.splits.begin(), set.splits.end(),
+      std::any_of(base.splits.begin(), base.splits.end(),
                   [&](const WindowSplit& s) { return s.window_index == static_cast<int64_t>(k); });
-  if (!Summable(conv) || !set.tiled.has_value() || !SplittableWindow(w) || output_split) {
+  if (!Summable(conv) || !base.tiled.has_value() || !SplittableWindow(w) || output_split) {
     return std::optional<ConvStrategy>();
   }
-  std::vector<int64_t> input_map = set.input_map, kernel_map = set.kernel_map;
-  input_map[dn.input_spatial_dimensions[k]] = rank;
-  kernel_map[dn.kernel_spatial_dimensions[k]] = rank;
+  std::optional<ConvSetting> shared;
+  int64_t window_slot = rank;  // The tiled dim of `set.tiled` that splits the window.
+  std::vector<int64_t> input_map = base.input_map, kernel_map = base.kernel_map;
+  if (share.contracting > 1) {
+    absl::StatusOr<std::optional<ConvSetting>> made = SharedSetting(base, share);
+    if (!made.ok()) return made.status();
+    if (!made->has_value()) return std::optional<ConvStrategy>();
+    shared.emplace(**std::move(made));
+    const int64_t feature_slot = share.contracting_major ? rank : rank + 1;
+    window_slot = share.contracting_major ? rank + 1 : rank;
+    input_map[dn.input_feature_dimension] = feature_slot;
+    kernel_map[dn.kernel_input_feature_dimension] = feature_slot;
+  }
+  const ConvSetting& set = shared.has_value() ? *shared : base;
+  const int64_t tiled_rank = set.tiled->tile_assignment().rank();
+  const std::vector<int64_t> whole_map = input_map;  // The input whole along k.
+  input_map[dn.input_spatial_dimensions[k]] = window_slot;
+  kernel_map[dn.kernel_spatial_dimensions[k]] = window_slot;
   ASSIGN_OR_RETURN(ConvStrategy s,
                    SummingStrategy(set, ConvKind::kKernelWindow, input_map, kernel_map));
+  s.contracting_tiles = share.contracting;
   WindowSplit& split = s.kernel_split;
   split.wd.dim = dn.input_spatial_dimensions[k];
-  split.wd.tiles = static_cast<int64_t>(s.sum_groups[0].size());
+  split.wd.tiles = set.tiled->tile_assignment().dim(window_slot);
   split.wd.input_size = conv.operand(0)->shape().dimensions(split.wd.dim);
   split.wd.output_size = conv.shape().dimensions(dn.output_spatial_dimensions[k]);
   split.wd.window = w;
@@ -454,7 +524,7 @@ absl::StatusOr<std::optional<ConvStrategy>> KernelWindowStrategy(const ConvSetti
   }
   // The input split along k with halos, or whole along k with each window sliced locally.
   ASSIGN_OR_RETURN(HloSharding whole,
-                   hlo::OperandShardingFromResult(*set.tiled, rank + 1, set.input_map));
+                   hlo::OperandShardingFromResult(*set.tiled, tiled_rank, whole_map));
   const Shape& input_shape = conv.operand(0)->shape();
   const Received halo = ReshardReceived(conv.operand(0), s.input, ctx) +
                         HaloReceived(input_shape, s.input, split, ctx) +
@@ -586,9 +656,13 @@ absl::Status AddStrategiesOf(ConvStrategy tiles, const ConvSetting& set, bool re
   ASSIGN_OR_RETURN(std::optional<ConvStrategy> contracting, ContractingStrategy(set, ctx));
   if (contracting.has_value()) AddWithScatterVariants(set, *std::move(contracting), ctx, out);
   if (!conv.attrs().window.has_value()) return absl::OkStatus();
+  // Sharing the devices, the sum groups are the same devices in the same order: the
+  // reduce-scatter variants of `set` serve.
   for (size_t k = 0; k < conv.attrs().window->dimensions.size(); ++k) {
-    ASSIGN_OR_RETURN(std::optional<ConvStrategy> s, KernelWindowStrategy(set, k, ctx));
-    if (s.has_value()) AddWithScatterVariants(set, *std::move(s), ctx, out);
+    for (const KernelWindowShare& share : Shares(set)) {
+      ASSIGN_OR_RETURN(std::optional<ConvStrategy> s, KernelWindowStrategy(set, k, share, ctx));
+      if (s.has_value()) AddWithScatterVariants(set, *std::move(s), ctx, out);
+    }
   }
   return absl::OkStatus();
 }
@@ -668,8 +742,12 @@ std::string Describe(const ConvStrategy& s, const HloSharding& requested) {
   if (s.kind == ConvKind::kContracting) {
     hlo::StrAppend(&text, " over ", s.sum_groups[0].size(), " devices");
   } else if (s.kind == ConvKind::kKernelWindow) {
-    hlo::StrAppend(&text, " of dimension ", s.kernel_split.wd.dim, " over ", s.sum_groups[0].size(),
-                   " devices (", s.kernel_split.halo ? "halo exchange" : "windows sliced", ")");
+    hlo::StrAppend(&text, " of dimension ", s.kernel_split.wd.dim, " over ",
+                   s.kernel_split.wd.tiles, " devices (",
+                   s.kernel_split.halo ? "halo exchange" : "windows sliced", ")");
+    if (s.contracting_tiles > 1) {
+      hlo::StrAppend(&text, " and contracting split over ", s.contracting_tiles);
+    }
   }
   for (const WindowSplit& split : s.splits) {
     hlo::StrAppend(&text, ", window dimension ", split.wd.dim,
@@ -712,7 +790,7 @@ double LocalFlops(const HloInstruction& conv, const ConvStrategy& s) {
   }
   double in =
       static_cast<double>(conv.operand(1)->shape().dimensions(dn.kernel_input_feature_dimension));
-  if (s.kind == ConvKind::kContracting) in = std::ceil(in / s.sum_groups[0].size());
+  in = std::ceil(in / static_cast<double>(s.contracting_tiles));
   return flops * in;
 }
 

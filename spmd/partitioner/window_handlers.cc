@@ -394,8 +394,11 @@ absl::Status HandleMultiSlice(const HloInstruction& original, const HloSharding&
   return absl::OkStatus();
 }
 
-// The window of a slice or edge pad along `d` as a WindowedDim, or nullopt when `d` moves no
-// data or cannot be split (interior padding).
+// The window of a slice or pad along `d` as a WindowedDim, or nullopt when `d` moves no data
+// or cannot be split. A pad with interior padding is a one-position window over its operand
+// base-dilated by interior + 1 (halo_exchange.h DilatedWindow): each block fetches the inputs
+// it holds, pads them with the interior and one low edge for every device, and keeps its
+// positions from its own offset.
 std::optional<WindowedDim> SlicePadWindow(const HloInstruction& original, int64_t d,
                                           int64_t tiles) {
   WindowedDim wd;
@@ -411,9 +414,15 @@ std::optional<WindowedDim> SlicePadWindow(const HloInstruction& original, int64_
     return wd;
   }
   const hlo::PaddingDimension& pad = original.attrs().padding_config->dimensions[d];
-  if (pad.interior_padding != 0) return std::nullopt;
-  if (pad.edge_padding_low == 0 && pad.edge_padding_high == 0) return std::nullopt;
+  if (pad.edge_padding_low == 0 && pad.edge_padding_high == 0 && pad.interior_padding == 0) {
+    return std::nullopt;
+  }
   wd.window.padding_low = pad.edge_padding_low;
+  wd.window.padding_high = pad.edge_padding_high;
+  if (pad.interior_padding != 0) {
+    wd.window.base_dilation = pad.interior_padding + 1;
+    if (wd.input_size == 0 || !DilatedWindowGeometry(wd).has_value()) return std::nullopt;
+  }
   return wd;
 }
 
@@ -590,6 +599,7 @@ absl::Status SliceOrPadIn(const HloInstruction& original, const HloSharding& sha
   operands.push_back(operand);
   if (!is_slice) operands.push_back(fill);
   ASSIGN_OR_RETURN(Shape local_shape, LocalShape(local, original.shape()));
+  local_shape = WithDims(local_shape, WindowOutputDims(local_shape.dimensions(), splits));
   HloInstruction* result = CloneWithOperands(original, local_shape, operands, ctx);
   hlo::InstructionAttributes& attrs = *result->mutable_attrs();
   for (int64_t d = 0; d < rank; ++d) {
@@ -601,9 +611,21 @@ absl::Status SliceOrPadIn(const HloInstruction& original, const HloSharding& sha
                                    original.attrs().slice_dimensions[d].stride};
       if (!MovesData(original, d)) attrs.slice_dimensions[d].stride = 1;
     } else {
-      attrs.padding_config->dimensions[d] = {0, 0, 0};
+      hlo::PaddingDimension& pad = attrs.padding_config->dimensions[d];
+      pad.edge_padding_low = pad.edge_padding_high = 0;
     }
   }
+  // Interior pads: the edges every block shares (DilatedWindow), then each block's positions
+  // cut from its own offset.
+  for (const WindowSplit& split : splits) {
+    if (split.wd.window.base_dilation <= 1) continue;
+    std::optional<DilatedWindow> dw = DilatedWindowGeometry(split.wd);
+    RET_CHECK(dw.has_value());
+    hlo::PaddingDimension& pad = attrs.padding_config->dimensions[split.output_dim];
+    pad.edge_padding_low = dw->padding_low;
+    pad.edge_padding_high = dw->padding_high;
+  }
+  ASSIGN_OR_RETURN(result, CutDilatedOutputs(ctx, result, local, splits));
   ctx.Set(&original, {result, local, original.shape()});
   return absl::OkStatus();
 }
