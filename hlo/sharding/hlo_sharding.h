@@ -182,6 +182,10 @@ class HloSharding {
   // Tiled: number of leading tile dims that split data (rank minus subgroup dims).
   // Other leaves: 0. REQUIRES: !IsTuple().
   int64_t TiledDataRank() const;
+  // How many tiles tile dim `dim` has: 1 unless tiled. REQUIRES: dim < tile rank when tiled.
+  int64_t TilesAlong(int64_t dim) const {
+    return kind_ == Kind::kTiled ? tile_assignment_.dim(dim) : 1;
+  }
   // Number of trailing subgroup dims (1 for last_tile_dim_replicate). 0 unless tiled.
   int64_t NumSubgroupDims() const;
   // Index of the replicated subgroup dim of a tiled sharding, or -1 when there is none.

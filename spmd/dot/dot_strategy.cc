@@ -26,11 +26,6 @@ struct SpaceTiling {
   HloSharding space;
 };
 
-// The tiles of space dim `d` under `space` (1 when not tiled).
-int64_t Tiles(const HloSharding& space, int64_t d) {
-  return space.IsTiled() ? space.tile_assignment().dim(d) : 1;
-}
-
 // `space` (tiled, its last tile dim replication only) with `f` of its replicating devices
 // splitting space dim `d` further (the minor part of d's tiles); fails when `f` does not
 // divide the replication.
@@ -81,8 +76,8 @@ std::vector<SpaceTiling> SpaceTilings(const DotProblem& p) {
   // operand sliced locally where it is replicated, and the result is resharded.
   if (operands.ok() && result.ok()) {
     for (int64_t sd : s.result_to_space()) {
-      const int64_t f = Tiles(*result, sd);
-      if (f > 1 && Tiles(*operands, sd) == 1 && s.dim(sd).size % f == 0) {
+      const int64_t f = result->TilesAlong(sd);
+      if (f > 1 && operands->TilesAlong(sd) == 1 && s.dim(sd).size % f == 0) {
         add("operands+replicas", SplitReplication(*operands, sd, f));
       }
     }

@@ -51,7 +51,7 @@ absl::StatusOr<PartialSum> PlanPartialSum(const Shape& shape, const HloSharding&
   const CollectiveCost scatter =
       EstimateCollective(CollectiveKind::kReduceScatter, bytes, g, CollectiveLink(ctx));
   for (int64_t d = 0; d < shape.rank() && d < wanted.TiledDataRank(); ++d) {
-    const int64_t tiles = held.IsTiled() ? held.tile_assignment().dim(d) : 1;
+    const int64_t tiles = held.TilesAlong(d);
     const int64_t block = local.dimensions(d), n = shape.dimensions(d);
     if (wanted.tile_assignment().dim(d) <= tiles || block % g != 0 ||
         block / g != (n + tiles * g - 1) / (tiles * g)) {

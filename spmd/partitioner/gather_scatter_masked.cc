@@ -41,17 +41,13 @@ std::optional<std::vector<int64_t>> DataTile(const HloSharding& s, int64_t devic
   return index;
 }
 
-int64_t TileCount(const HloSharding& s, int64_t dim) {
-  return s.IsTiled() ? s.tile_assignment().dim(dim) : 1;
-}
-
 int64_t At(const std::vector<int64_t>& tile, int64_t dim) { return tile.empty() ? 0 : tile[dim]; }
 
 // Whether the mapped dims of `a` and `b` agree on every device.
 bool MappedTilesAgree(const HloSharding& a, const std::vector<int64_t>& a_to_b,
                       const HloSharding& b, int64_t num_devices) {
   for (size_t k = 0; k < a_to_b.size(); ++k) {
-    if (a_to_b[k] >= 0 && TileCount(a, k) != TileCount(b, a_to_b[k])) return false;
+    if (a_to_b[k] >= 0 && a.TilesAlong(k) != b.TilesAlong(a_to_b[k])) return false;
   }
   for (int64_t device = 0; device < num_devices; ++device) {
     std::optional<std::vector<int64_t>> ta = DataTile(a, device);
@@ -201,11 +197,11 @@ absl::StatusOr<HloInstruction*> LocalIotaComponents(
   const int64_t count = implicit ? 1 : shape.dimensions(index_vector_dim);
   std::vector<HloInstruction*> components(count, nullptr);
   for (const IotaDim& d : dims) {
-    if (TileCount(operand, d.operand_dim) == 1 ||
+    if (operand.TilesAlong(d.operand_dim) == 1 ||
         std::find(masked_dims.begin(), masked_dims.end(), d.operand_dim) != masked_dims.end()) {
       continue;
     }
-    if (TileCount(operand, d.operand_dim) != TileCount(indices_sharding, d.indices_dim)) {
+    if (operand.TilesAlong(d.operand_dim) != indices_sharding.TilesAlong(d.indices_dim)) {
       return absl::InternalError(hlo::StrCat("operand dim ", d.operand_dim, " and indices dim ",
                                              d.indices_dim, " (an iota) are split unlike"));
     }
