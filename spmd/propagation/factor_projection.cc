@@ -19,15 +19,17 @@ namespace {
 
 using hlo::HloSharding;
 
-absl::Status CheckTilesFit(const HloSharding& sharding, const hlo::Shape& shape) {
-  if (!sharding.IsTiled()) return absl::OkStatus();
+// `sharding` with every dim it splits into more tiles than the dim has elements made whole
+// (its tiles join the replication): a slice of 3 columns of an array split 4 ways keeps the
+// other dims' tiles. Replicated when no dim keeps a split.
+absl::StatusOr<HloSharding> FitTiles(const HloSharding& sharding, const hlo::Shape& shape) {
+  if (!sharding.IsTiled()) return sharding;
+  std::vector<int64_t> too_small;
   for (int64_t d = 0; d < sharding.TiledDataRank() && d < shape.rank(); ++d) {
-    if (sharding.tile_assignment().dim(d) > shape.dimensions(d)) {
-      return absl::FailedPreconditionError(hlo::StrCat(
-          "dimension ", d, " of ", shape.ToString(false), " is smaller than its tile count"));
-    }
+    if (sharding.tile_assignment().dim(d) > shape.dimensions(d)) too_small.push_back(d);
   }
-  return absl::OkStatus();
+  if (too_small.empty()) return sharding;
+  return hlo::PartiallyReplicate(sharding, too_small);
 }
 
 }  // namespace
@@ -69,8 +71,9 @@ std::optional<absl::StatusOr<HloSharding>> Shortcut(const FactorRule& rule, int6
   bool identity = from_shape.rank() == to_shape.rank();
   for (int64_t d = 0; d < to_shape.rank() && identity; ++d) identity = dim_map[d] == d;
   // The common case (elementwise ops): the same layout, without rebuilding the tiles.
+  // A sharding that splits a dim into more tiles than it has (a user's, with padded shards)
+  // holds for every value of that shape.
   if (identity && from_shape.dimensions() == to_shape.dimensions()) {
-    if (absl::Status fit = CheckTilesFit(sharding, to_shape); !fit.ok()) return fit;
     return sharding.WithoutMetadata();
   }
   return std::nullopt;
@@ -88,7 +91,7 @@ absl::StatusOr<HloSharding> Rebuild(const HloSharding& sharding, const hlo::Shap
   } else {
     ASSIGN_OR_RETURN(result, hlo::OperandShardingFromResult(sharding, from_shape.rank(), dim_map));
   }
-  RETURN_IF_ERROR(CheckTilesFit(result, to_shape));
+  ASSIGN_OR_RETURN(result, FitTiles(result, to_shape));
   return result.WithoutMetadata();
 }
 

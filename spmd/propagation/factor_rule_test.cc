@@ -283,7 +283,7 @@ ENTRY e {
             "{devices=[2,1,2]<=[4] last_tile_dim_replicate}");
 }
 
-TEST_F(RuleTest, ElementwiseSkipsScalarOperandsAndRejectsTinyDims) {
+TEST_F(RuleTest, ElementwiseSkipsScalarOperandsAndTinyDimsStayWhole) {
   const HloInstruction* clamp = Root(R"(HloModule m
 ENTRY e {
   lo = f32[] parameter(0)
@@ -293,13 +293,17 @@ ENTRY e {
 })");
   EXPECT_EQ(Project(*clamp, 1, 3, "{devices=[1,2]<=[2]}"), "{devices=[1,2]<=[2]}");
   EXPECT_EQ(Project(*clamp, 3, 0, "{devices=[1,2]<=[2]}"), "{replicated}");
-  // Splitting a dimension of size 1 in two is refused.
-  const HloInstruction* bcast = Root(R"(HloModule m
+  // A dim split into more tiles than it has elements is made whole where the projection
+  // rebuilds the tiles (its devices join the replication); the same shape keeps the split its
+  // source already holds (a user's padded shards).
+  const HloInstruction* transpose = Root(R"(HloModule m
 ENTRY e {
-  p = f32[8] parameter(0)
-  ROOT b = f32[1,8] broadcast(p), dimensions={1}
+  p = f32[8,3] parameter(0)
+  ROOT t = f32[3,8] transpose(p), dimensions={1,0}
 })");
-  EXPECT_EQ(Project(*bcast, 1, 1, "{devices=[2,1]<=[2]}"), "error");
+  EXPECT_EQ(Project(*transpose, 0, 1, "{devices=[2,4]<=[8]}"),
+            "{devices=[1,2,4]<=[8] last_tile_dim_replicate}");
+  EXPECT_EQ(Project(*transpose, 1, 1, "{devices=[4,2]<=[8]}"), "{devices=[4,2]<=[8]}");
 }
 
 TEST_F(RuleTest, SelectAndScatterPassesTrivialWindowDimsOnly) {

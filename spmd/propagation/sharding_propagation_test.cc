@@ -767,6 +767,21 @@ ENTRY e {
 }  // namespace spmd
 
 namespace spmd {
+// A slice to fewer elements than a dim has tiles (reflect padding's edge columns: 3 of 64 on
+// 4 devices) keeps the other dims' tiles, the small dim whole; the value was left without a
+// sharding, so it and all it fed were computed replicated.
+TEST_F(PropagationTest, DimSmallerThanItsTilesIsMadeWholeNotDropped) {
+  Propagate(R"(HloModule m, num_partitions=8
+ENTRY e {
+  x = f32[16,64] parameter(0), sharding={devices=[2,4]<=[8]}
+  s = f32[16,3] slice(x), slice={[0:16], [1:4]}
+  r = f32[16,3] reverse(s), dimensions={1}
+  ROOT c = f32[16,67] concatenate(r, x), dimensions={1}, sharding={devices=[2,4]<=[8]}
+})");
+  EXPECT_EQ(S("s"), "{devices=[2,1,4]<=[8] last_tile_dim_replicate}");
+  EXPECT_EQ(S("r"), "{devices=[2,1,4]<=[8] last_tile_dim_replicate}");
+}
+
 namespace {
 
 class ManualSubgroupPropagationTest : public PropagationTest {};
