@@ -316,6 +316,23 @@ void FillHalos(const WindowedDim& wd, HaloGeometry& g) {
   }
 }
 
+bool TrivialWindow(const hlo::WindowDimension& w) {
+  return w.size == 1 && w.stride == 1 && w.padding_low == 0 && w.padding_high == 0 &&
+         w.window_dilation == 1 && w.base_dilation == 1;
+}
+
+HaloGeometry GeometryFromStarts(const WindowedDim& wd, std::vector<int64_t> starts, int64_t needed,
+                                int64_t valid_blocks) {
+  HaloGeometry g;
+  g.shard = CeilDiv(wd.input_size, wd.tiles);
+  g.out_shard = g.shard;
+  g.valid_blocks = valid_blocks;
+  g.needed = needed;
+  g.starts = std::move(starts);
+  FillHalos(wd, g);
+  return g;
+}
+
 HaloGeometry ComputeHaloGeometry(const WindowedDim& wd) {
   if (wd.window.base_dilation > 1) {
     if (std::optional<DilatedWindow> dw = DilatedWindowGeometry(wd)) return dw->geometry;

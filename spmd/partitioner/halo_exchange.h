@@ -84,8 +84,18 @@ bool IsZeroConstant(const hlo::HloInstruction& value);
 // Whether `window` may be split into blocks here: no base (lhs) dilation.
 bool SplittableWindow(const hlo::WindowDimension& window);
 
+// Whether `window` reads one position per output: size 1, stride 1, no padding or dilation.
+bool TrivialWindow(const hlo::WindowDimension& window);
+
 // The geometry of `wd` (see the file comment; a base-dilated window's is DilatedWindow's).
 HaloGeometry ComputeHaloGeometry(const WindowedDim& wd);
+
+// The geometry of window inputs of `needed` positions from `starts[i]` for block i (blocks at
+// and past `valid_blocks` compute only padding), of an input of wd.input_size positions split
+// wd.tiles ways: for ops whose blocks' inputs are not one stride of output blocks apart
+// (select-and-scatter's windows touching each result block).
+HaloGeometry GeometryFromStarts(const WindowedDim& wd, std::vector<int64_t> starts, int64_t needed,
+                                int64_t valid_blocks);
 
 // A base-dilated window dimension (base_dilation d > 1) split into output blocks of Os, the
 // input tiled along it (XLA's halo for a base-dilated convolution). Block i's windows read

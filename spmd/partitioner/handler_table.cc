@@ -30,6 +30,7 @@ PartitionHandler FindPartitionHandler(hlo::HloOpcode opcode) {
     RegisterTopKHandler(*t);
     RegisterConvolutionHandler(*t);
     RegisterWindowHandlers(*t);
+    RegisterSelectAndScatterHandler(*t);
     RegisterDynamicSliceHandler(*t);
     RegisterDynamicUpdateSliceHandler(*t);
     RegisterRaggedDotHandler(*t);

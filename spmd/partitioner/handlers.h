@@ -28,6 +28,7 @@ void RegisterSortAndFftHandlers(HandlerTable& table);
 void RegisterTopKHandler(HandlerTable& table);
 void RegisterConvolutionHandler(HandlerTable& table);
 void RegisterWindowHandlers(HandlerTable& table);
+void RegisterSelectAndScatterHandler(HandlerTable& table);
 void RegisterDynamicSliceHandler(HandlerTable& table);
 void RegisterDynamicUpdateSliceHandler(HandlerTable& table);
 void RegisterRaggedDotHandler(HandlerTable& table);

@@ -68,11 +68,6 @@ absl::StatusOr<HloSharding> ChooseSameRankOperand(const HloInstruction& original
   return hlo::OperandShardingFromResult(local, rank, operand_map);
 }
 
-bool TrivialWindow(const hlo::WindowDimension& w) {
-  return w.size == 1 && w.stride == 1 && w.padding_low == 0 && w.padding_high == 0 &&
-         w.window_dilation == 1 && w.base_dilation == 1;
-}
-
 // A reduce-window computed in some tiling: the result's local tiling (whole along the dims
 // that cannot stay split), the tiling its operand is fetched in, and the split window dims.
 struct WindowPlan {
@@ -194,85 +189,6 @@ absl::Status HandleReduceWindow(const HloInstruction& original, const HloShardin
   }
   lines.erase(lines.begin() + alt_line, lines.end());
   return EmitReduceWindow(original, std::move(identity), *std::move(direct), ctx);
-}
-
-// Whether select-and-scatter's windows along `d` never cross a shard boundary when `d` is split
-// `tiles` ways: a trivial window, or (XLA's RetinaNet case) unpadded, undilated windows no
-// longer than their stride over even shards holding whole strides. Each shard then holds
-// exactly its source shard's windows (source size = operand size / stride, split alike).
-bool WindowsStayInShards(const HloInstruction& original, int64_t d, int64_t tiles) {
-  const hlo::WindowDimension& w = original.attrs().window->dimensions[d];
-  if (tiles == 1 || TrivialWindow(w)) return true;
-  const int64_t size = original.operand(0)->shape().dimensions(d);
-  const int64_t source = original.operand(1)->shape().dimensions(d);
-  const bool plain_window = w.padding_low == 0 && w.padding_high == 0 && w.window_dilation == 1 &&
-                            w.base_dilation == 1 && w.size <= w.stride;
-  return plain_window && size % tiles == 0 && (size / tiles) % w.stride == 0 &&
-         source * w.stride == size;
-}
-
-// The tiling a select-and-scatter wanted in `sharding` runs in: each split dim whose windows
-// cross shard boundaries made whole, its tiles moved to another dim when there they stay in
-// shards (WholeDimsTiling's choice, e.g. a max-pool's spatial split onto its features), else
-// replicated.
-absl::StatusOr<HloSharding> SelectAndScatterTiling(const HloInstruction& original,
-                                                   const HloSharding& sharding) {
-  const int64_t rank = original.shape().rank();
-  if (!sharding.IsTiled()) return sharding;
-  std::vector<int64_t> crossing;
-  for (int64_t d = 0; d < rank; ++d) {
-    if (!WindowsStayInShards(original, d, sharding.tile_assignment().dim(d))) {
-      crossing.push_back(d);
-    }
-  }
-  if (crossing.empty()) return sharding;
-  ASSIGN_OR_RETURN(HloSharding moved, WholeDimsTiling(sharding, original.shape(), crossing));
-  if (!moved.IsTiled()) return moved;  // Replicated: no dim took the tiles.
-  for (int64_t d = 0; d < rank; ++d) {
-    const bool stays =
-        WindowsStayInShards(original, d, moved.tile_assignment().dim(d)) &&
-        original.operand(1)->shape().dimensions(d) % moved.tile_assignment().dim(d) == 0;
-    if (!stays) return hlo::PartiallyReplicate(sharding, crossing);
-  }
-  return moved;
-}
-
-// Select-and-scatter: when every split dim's windows stay inside shards (WindowsStayInShards),
-// each device selects and scatters within its own shard (operand, source and result split
-// alike, the init value replicated) and nothing moves. A split dim whose windows cross shard
-// boundaries is made whole first (SelectAndScatterTiling: its tiles moved where windows stay
-// in shards, else replicated), the other dims keep their tiles, and the result is resharded
-// by its users; only when nothing stays split does it fall back.
-absl::Status HandleSelectAndScatter(const HloInstruction& original, const HloSharding& wanted,
-                                    PartitionContext& ctx) {
-  const int64_t rank = original.shape().rank();
-  const bool plain = original.shape().IsArray() && original.operand_count() == 3 &&
-                     MovesDataInTiling(wanted) && original.attrs().window.has_value() &&
-                     static_cast<int64_t>(original.attrs().window->dimensions.size()) == rank &&
-                     original.operand(1)->shape().rank() == rank;
-  if (!plain)
-    return FallBackToReplicated(original, wanted, ctx,
-                                "a select-and-scatter with partial sums in its sharding");
-  ASSIGN_OR_RETURN(const HloSharding sharding, SelectAndScatterTiling(original, wanted));
-  if (WholeWhereItLives(sharding) && !WholeWhereItLives(wanted)) {
-    return FallBackToReplicated(original, wanted, ctx,
-                                "a select-and-scatter split along a dimension with a real "
-                                "window whose windows cross shard boundaries, and no other dim "
-                                "to keep split");
-  }
-  if (!(sharding == wanted) && ctx.log().keep_lines) {
-    ctx.log().lines.push_back(
-        hlo::StrCat("%", original.name(), ": select-and-scatter computed in ",
-                    sharding.ToStringWithoutMetadata(), " (its windows cross the shards of ",
-                    wanted.ToStringWithoutMetadata(), ") and resharded by its users"));
-  }
-  ASSIGN_OR_RETURN(HloInstruction * operand, ctx.GetInSharding(original.operand(0), sharding));
-  ASSIGN_OR_RETURN(HloInstruction * source, ctx.GetInSharding(original.operand(1), sharding));
-  ASSIGN_OR_RETURN(HloInstruction * init, GetReplicated(original.operand(2), ctx));
-  ASSIGN_OR_RETURN(Shape local, LocalShape(sharding, original.shape()));
-  ctx.Set(&original, {CloneWithOperands(original, std::move(local), {operand, source, init}, ctx),
-                      sharding, original.shape()});
-  return absl::OkStatus();
 }
 
 // The backend_config of _SPMDInternalOp_MultiSlice.
@@ -856,7 +772,6 @@ absl::Status HandleMultiSliceCustomCall(const HloInstruction& original, const Hl
 
 void RegisterWindowHandlers(HandlerTable& table) {
   table[hlo::HloOpcode::kReduceWindow] = &HandleReduceWindow;
-  table[hlo::HloOpcode::kSelectAndScatter] = &HandleSelectAndScatter;
   table[hlo::HloOpcode::kSlice] = &HandleSliceOrPad;
   table[hlo::HloOpcode::kPad] = &HandleSliceOrPad;
   table[hlo::HloOpcode::kConcatenate] = &HandleConcatenate;
