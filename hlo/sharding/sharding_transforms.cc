@@ -449,6 +449,32 @@ absl::StatusOr<HloSharding> WithTileAssignment(const HloSharding& like, TileAssi
   return rebuilt.WithReductionOpOf(like);
 }
 
+absl::StatusOr<HloSharding> MirrorTiles(const HloSharding& sharding,
+                                        const std::vector<int64_t>& dims) {
+  if (!sharding.IsTiled()) return sharding;
+  const TileAssignment& ta = sharding.tile_assignment();
+  bool moves = false;
+  for (int64_t d : dims) {
+    if (d < 0 || d >= sharding.TiledDataRank()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("cannot mirror dimension ", d, " of ", sharding.ToString()));
+    }
+    moves = moves || ta.dim(d) > 1;
+  }
+  if (!moves) return sharding;
+  std::vector<int64_t> devices;
+  devices.reserve(ta.num_devices());
+  ta.ForEach([&](absl::Span<const int64_t> index, int64_t) {
+    std::vector<int64_t> mirrored(index.begin(), index.end());
+    for (int64_t d : dims) mirrored[d] = ta.dim(d) - 1 - index[d];
+    devices.push_back(ta.device(mirrored));
+  });
+  const std::vector<int64_t> shape(ta.dims().begin(), ta.dims().end());
+  ASSIGN_OR_RETURN(TileAssignment out, TileAssignment::Explicit(shape, devices));
+  if (std::optional<TileAssignment> iota = out.ToIota()) out = *std::move(iota);
+  return WithTileAssignment(sharding, std::move(out));
+}
+
 absl::StatusOr<HloSharding> MoveTileDim(const HloSharding& sharding, int64_t from, int64_t to) {
   if (sharding.IsTuple()) return NotForTuples(sharding, "moving a tile dim");
   const int64_t data_rank = sharding.IsTiled() ? sharding.TiledDataRank() : 0;

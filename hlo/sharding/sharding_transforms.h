@@ -80,6 +80,12 @@ absl::StatusOr<HloSharding> ManualConversionSharding(const HloSharding& global,
 // last: e.g. the tiles of a data dim moved, or reversed along some dims.
 absl::StatusOr<HloSharding> WithTileAssignment(const HloSharding& like, TileAssignment tiles);
 
+// `sharding` with its devices in reverse order along each data dim of `dims` (a reverse's
+// result from its operand, and back: XLA's ReverseSharding); not tiled: `sharding` itself.
+//   MirrorTiles({devices=[2,4]<=[8]}, {1}) => {devices=[2,4]3,2,1,0,7,6,5,4}
+absl::StatusOr<HloSharding> MirrorTiles(const HloSharding& sharding,
+                                        const std::vector<int64_t>& dims);
+
 // `sharding` with the tiles of data dim `from` moved into data dim `to` (as its minor part):
 // dim `to` is tiled dim(to) * dim(from) ways, `from` becomes whole. The devices of one
 // `from` row end up in adjacent `to` tiles, so the move is one all-to-all per group.

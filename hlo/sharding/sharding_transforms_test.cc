@@ -173,6 +173,21 @@ TEST(MoveTileDimTest, MovesTilesIntoTheMinorPartOfAnotherDim) {
   EXPECT_THAT(Moved("{replicated}", 0, 1), HasSubstr("cannot move"));
 }
 
+TEST(MirrorTilesTest, ReversesTheDevicesAlongEachDim) {
+  auto mirrored = [](const std::string& s, const std::vector<int64_t>& dims) {
+    absl::StatusOr<HloSharding> r = MirrorTiles(P(s), dims);
+    return r.ok() ? r->ToString() : std::string(r.status().message());
+  };
+  EXPECT_EQ(mirrored("{devices=[2,4]<=[8]}", {1}), "{devices=[2,4]3,2,1,0,7,6,5,4}");
+  EXPECT_EQ(mirrored("{devices=[2,4]3,2,1,0,7,6,5,4}", {1}), "{devices=[2,4]<=[8]}");
+  EXPECT_EQ(mirrored("{devices=[2,1,2]<=[4] last_tile_dim_replicate}", {0, 1}),
+            "{devices=[2,1,2]2,3,0,1 last_tile_dim_replicate}");
+  EXPECT_EQ(mirrored("{devices=[1,4]<=[4]}", {0}), "{devices=[1,4]<=[4]}");
+  EXPECT_EQ(mirrored("{replicated}", {0}), "{replicated}");
+  EXPECT_THAT(mirrored("{devices=[2,1,2]<=[4] last_tile_dim_replicate}", {2}),
+              HasSubstr("cannot mirror"));
+}
+
 TEST(SplitAmongGroupsTest, EachGroupScattersItsTile) {
   using Groups = std::vector<std::vector<int64_t>>;
   auto split = [](const std::string& held, int64_t rank, int64_t dim, const Groups& groups) {

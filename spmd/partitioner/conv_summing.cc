@@ -176,22 +176,6 @@ absl::StatusOr<std::optional<ConvStrategy>> ContractingStrategy(const ConvSettin
   return std::optional<ConvStrategy>(std::move(s));
 }
 
-// `sharding` with its tiles along `dim` in reverse device order.
-absl::StatusOr<HloSharding> ReverseTilesAlong(const HloSharding& sharding, int64_t dim) {
-  const hlo::TileAssignment& ta = sharding.tile_assignment();
-  const std::vector<int64_t> dims(ta.dims().begin(), ta.dims().end());
-  const std::vector<int64_t> devices = ta.Devices();
-  const std::vector<int64_t> strides = hlo::RowMajorStrides(dims);
-  std::vector<int64_t> reversed(devices.size());
-  for (int64_t i = 0; i < static_cast<int64_t>(devices.size()); ++i) {
-    const int64_t c = (i / strides[dim]) % dims[dim];
-    reversed[i + (dims[dim] - 1 - 2 * c) * strides[dim]] = devices[i];
-  }
-  ASSIGN_OR_RETURN(hlo::TileAssignment flipped, hlo::TileAssignment::Explicit(dims, reversed));
-  return sharding.replicate_on_last_tile_dim() ? HloSharding::PartialTile(std::move(flipped))
-                                               : HloSharding::Tile(std::move(flipped));
-}
-
 // How a kernel-window split shares the result's replication devices: all of them split the
 // kernel window, or `contracting` of them split the input features too (their index the major
 // part of a device's place among them when `contracting_major`; a weight gradient's operands
@@ -296,7 +280,7 @@ absl::StatusOr<std::optional<ConvStrategy>> KernelWindowStrategy(const ConvSetti
   const HloSharding natural = s.kernel;
   HloSharding paired = natural;
   if (reversed) {
-    ASSIGN_OR_RETURN(paired, ReverseTilesAlong(natural, dn.kernel_spatial_dimensions[k]));
+    ASSIGN_OR_RETURN(paired, hlo::MirrorTiles(natural, {dn.kernel_spatial_dimensions[k]}));
   }
   // The input split along k with halos, or whole along k with each window sliced locally.
   ASSIGN_OR_RETURN(HloSharding whole,

@@ -1,11 +1,11 @@
-// Ops that read a window of their operand along split dimensions: reduce-window,
-// select-and-scatter (along dims whose windows stay inside shards), slice,
-// (edge) pad, concatenate (each operand a window placed at its offset) and reverse (shards
-// mirrored, then realigned by a halo when uneven). Each device computes a block of the result from
-// its window input (halo_exchange.h). A slice is a window of size 1 with the slice's stride and
-// padding -start, an edge pad one of size 1 with padding `low` (the pad value filling positions
-// outside the operand); the local op then runs with those dimensions neutralised. Interior padding
-// keeps its dimension whole.
+// Ops that read a window of their operand along split dimensions: reduce-window, slice, pad,
+// concatenate (each operand a window placed at its offset) and reverse (shards mirrored, then
+// realigned by a halo when uneven); select-and-scatter has its own file. Each device computes a
+// block of the result from its window input (halo_exchange.h). A slice is a window of size 1
+// with the slice's stride and padding -start, an edge pad one of size 1 with padding `low` (the
+// pad value filling positions outside the operand); the local op then runs with those
+// dimensions neutralised. An interior pad is a one-position window base-dilated by interior + 1
+// (DilatedWindow: each block pads the inputs it holds and keeps its positions from its offset).
 //
 // Reduce-window: partitioned along every dimension of the result.
 //
@@ -715,23 +715,6 @@ absl::Status HandleConcatenate(const HloInstruction& original, const HloSharding
   return absl::OkStatus();
 }
 
-// `sharding` with its devices in reverse order along each of `dims`: the layout whose local
-// reverse is `sharding`'s (a device's block mirrored).
-absl::StatusOr<HloSharding> Mirrored(const HloSharding& sharding,
-                                     const std::vector<int64_t>& dims) {
-  const hlo::TileAssignment& ta = sharding.tile_assignment();
-  std::vector<int64_t> devices;
-  devices.reserve(ta.num_devices());
-  ta.ForEach([&](absl::Span<const int64_t> index, int64_t) {
-    std::vector<int64_t> mirrored(index.begin(), index.end());
-    for (int64_t d : dims) mirrored[d] = ta.dim(d) - 1 - index[d];
-    devices.push_back(ta.device(mirrored));
-  });
-  const std::vector<int64_t> shape(ta.dims().begin(), ta.dims().end());
-  ASSIGN_OR_RETURN(hlo::TileAssignment out, hlo::TileAssignment::Explicit(shape, devices));
-  return hlo::WithTileAssignment(sharding.WithoutMetadata(), std::move(out));
-}
-
 // Reverse along split dimensions: the operand is taken in the mirrored layout (each device
 // holding the block its result block reverses; free when it already is, XLA's reversed
 // sharding) and reversed locally; with uneven shards (N = t*Is - s) every block then lies s
@@ -743,7 +726,8 @@ absl::Status HandleReverse(const HloInstruction& original, const HloSharding& sh
   if (!plain)
     return FallBackToReplicated(original, sharding, ctx,
                                 "a reverse with partial sums in its sharding");
-  ASSIGN_OR_RETURN(HloSharding mirrored, Mirrored(sharding, original.dimensions()));
+  ASSIGN_OR_RETURN(HloSharding mirrored,
+                   hlo::MirrorTiles(sharding.WithoutMetadata(), original.dimensions()));
   ASSIGN_OR_RETURN(HloInstruction * operand, ctx.GetInSharding(original.operand(0), mirrored));
   ASSIGN_OR_RETURN(Shape local, LocalShape(sharding, original.shape()));
   HloInstruction* value = CloneWithOperands(original, local, {operand}, ctx);

@@ -111,6 +111,12 @@ absl::StatusOr<HloSharding> ProjectConversion(const ConversionSides& sides, int6
   return hlo::GlobalFromLocal(sharding, sides.structure, sides.global_shape);
 }
 
+// `projected` with a reverse's mirrored dims applied (FactorRule::mirrored).
+absl::StatusOr<HloSharding> Mirror(const FactorRule& rule, absl::StatusOr<HloSharding> projected) {
+  if (rule.mirrored.empty() || !projected.ok()) return projected;
+  return hlo::MirrorTiles(*projected, rule.mirrored);
+}
+
 }  // namespace
 
 absl::StatusOr<HloSharding> ProjectSharding(const FactorRule& rule, int64_t from, int64_t to,
@@ -120,9 +126,9 @@ absl::StatusOr<HloSharding> ProjectSharding(const FactorRule& rule, int64_t from
   if (rule.conversion) return ProjectConversion(*rule.conversion, from, sharding);
   std::vector<int64_t> dim_map;
   if (auto decided = Shortcut(rule, from, to, sharding, from_shape, to_shape, dim_map)) {
-    return *std::move(decided);
+    return Mirror(rule, *std::move(decided));
   }
-  return Rebuild(sharding, from_shape, to_shape, rule.reshape, dim_map);
+  return Mirror(rule, Rebuild(sharding, from_shape, to_shape, rule.reshape, dim_map));
 }
 
 absl::StatusOr<HloSharding> ProjectionCache::Project(const FactorRule& rule, int64_t from,
@@ -132,15 +138,15 @@ absl::StatusOr<HloSharding> ProjectionCache::Project(const FactorRule& rule, int
   if (rule.conversion) return ProjectConversion(*rule.conversion, from, sharding);
   std::vector<int64_t> dim_map;
   if (auto decided = Shortcut(rule, from, to, sharding, from_shape, to_shape, dim_map)) {
-    return *std::move(decided);
+    return Mirror(rule, *std::move(decided));
   }
   Key key{rule.reshape, from_shape.dimensions(), to_shape.dimensions(), std::move(dim_map),
           sharding};
-  if (auto it = results_.find(key); it != results_.end()) return it->second;
+  if (auto it = results_.find(key); it != results_.end()) return Mirror(rule, it->second);
   absl::StatusOr<HloSharding> result =
       Rebuild(sharding, from_shape, to_shape, key.reshape, key.dim_map);
   results_.emplace(std::move(key), result);
-  return result;
+  return Mirror(rule, std::move(result));
 }
 
 }  // namespace spmd

@@ -316,7 +316,12 @@ std::optional<FactorRule> DynamicUpdateSlice(const HloInstruction& instr) {
 // reverse: every dim passes (a split reversed dim swaps mirrored shards).
 std::optional<FactorRule> Reverse(const HloInstruction& instr) {
   std::optional<FactorRule> rule = Elementwise(instr);
-  if (rule) rule->name = "reverse";
+  if (!rule) return rule;
+  rule->name = "reverse";
+  for (int64_t d : instr.dimensions()) {
+    if (d < 0 || d >= instr.shape().rank()) return std::nullopt;
+  }
+  rule->mirrored = instr.dimensions();
   return rule;
 }
 

@@ -61,6 +61,9 @@ struct FactorRule {
   // Set for a manual conversion with open dims: no factors; its global and local sides map by
   // hlo::LocalFromGlobal and hlo::GlobalFromLocal.
   std::shared_ptr<const ConversionSides> conversion;
+  // A reverse's dims: each side takes the other's tiles along them in reverse device order
+  // (XLA's ReverseSharding), so that the reverse runs locally.
+  std::vector<int64_t> mirrored;
 
   // The side index of the result.
   int64_t result_side() const { return num_operands; }

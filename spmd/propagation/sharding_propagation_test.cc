@@ -782,6 +782,23 @@ ENTRY e {
   EXPECT_EQ(S("r"), "{devices=[2,1,4]<=[8] last_tile_dim_replicate}");
 }
 
+// Through a reverse the tiles along the reversed dims take their devices in reverse order
+// (XLA's ReverseSharding), forward and backward, so the reverse runs locally; a flip, an op that
+// reads the dim whole and a flip back (JAX's reverse cumsum) move nothing for the flips.
+TEST_F(PropagationTest, ReverseMirrorsTheTilesOfItsReversedDims) {
+  Propagate(R"(HloModule m, num_partitions=8
+ENTRY e {
+  x = f32[16,64] parameter(0), sharding={devices=[2,4]<=[8]}
+  r = f32[16,64] reverse(x), dimensions={1}
+  n = f32[16,64] negate(r)
+  b = f32[16,64] reverse(n), dimensions={1}
+  ROOT o = f32[16,64] copy(b), sharding={devices=[2,4]<=[8]}
+})");
+  EXPECT_EQ(S("r"), "{devices=[2,4]3,2,1,0,7,6,5,4}");
+  EXPECT_EQ(S("n"), "{devices=[2,4]3,2,1,0,7,6,5,4}");
+  EXPECT_EQ(S("b"), "{devices=[2,4]<=[8]}");
+}
+
 namespace {
 
 class ManualSubgroupPropagationTest : public PropagationTest {};
