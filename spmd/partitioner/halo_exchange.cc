@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <tuple>
+#include <utility>
 
 #include "hlo/sharding/shard_geometry.h"
 #include "hlo/status_macros.h"
@@ -30,6 +31,14 @@ int64_t Extent(const hlo::WindowDimension& w) { return (w.size - 1) * w.window_d
 // Whether block `i` computes at least one output inside the result (the others only compute
 // padding, which no consumer reads; their window inputs may be anything).
 bool ValidBlock(const HaloGeometry& g, int64_t i) { return i < g.valid_blocks; }
+
+// The input positions inside [0, N) block i's outputs read: its window input's [skips[i],
+// reads[i]) (HaloGeometry::skips, reads); only they travel, the rest is padding added locally.
+std::pair<int64_t, int64_t> ReadRange(const WindowedDim& wd, const HaloGeometry& g, int64_t i) {
+  const int64_t read = g.reads.empty() ? g.needed : g.reads[i];
+  const int64_t skip = g.skips.empty() ? 0 : g.skips[i];
+  return {std::max<int64_t>(g.starts[i] + skip, 0), std::min(g.starts[i] + read, wd.input_size)};
+}
 
 // `value` on each device replaced by the value of the device `hops` blocks away along `dim`
 // (negative: lower blocks); devices with no such neighbour receive zeros.
@@ -92,9 +101,7 @@ std::optional<std::vector<FetchRound>> WindowFetches(const WindowedDim& wd, cons
   std::vector<Piece> pieces;
   for (int64_t i = 0; i < wd.tiles; ++i) {
     if (!ValidBlock(g, i)) continue;
-    const int64_t read = g.reads.empty() ? g.needed : g.reads[i];
-    const int64_t lo = std::max<int64_t>(g.starts[i], 0);
-    const int64_t hi = std::min(g.starts[i] + read, wd.input_size);
+    const auto [lo, hi] = ReadRange(wd, g, i);
     for (int64_t j = lo / g.shard; lo < hi && j * g.shard < hi; ++j) {
       const int64_t rs = std::max(lo, j * g.shard) - j * g.shard;
       const int64_t re = std::min(hi, (j + 1) * g.shard) - j * g.shard;
@@ -294,10 +301,7 @@ void FillHalos(const WindowedDim& wd, HaloGeometry& g) {
   int64_t last = std::numeric_limits<int64_t>::min();
   for (int64_t i = 0; i < wd.tiles; ++i) {
     if (!ValidBlock(g, i)) continue;
-    // Only positions inside [0, N) travel; the rest is padding added locally.
-    const int64_t lo = std::max<int64_t>(g.starts[i], 0);
-    const int64_t read = g.reads.empty() ? g.needed : g.reads[i];
-    const int64_t hi = std::min(g.starts[i] + read, wd.input_size);
+    const auto [lo, hi] = ReadRange(wd, g, i);
     if (lo >= hi) continue;
     first = std::min(first, lo - i * g.shard);
     last = std::max(last, hi - i * g.shard);
@@ -322,13 +326,16 @@ bool TrivialWindow(const hlo::WindowDimension& w) {
 }
 
 HaloGeometry GeometryFromStarts(const WindowedDim& wd, std::vector<int64_t> starts, int64_t needed,
-                                int64_t valid_blocks) {
+                                int64_t valid_blocks, std::vector<int64_t> reads,
+                                std::vector<int64_t> skips) {
   HaloGeometry g;
   g.shard = CeilDiv(wd.input_size, wd.tiles);
   g.out_shard = g.shard;
   g.valid_blocks = valid_blocks;
   g.needed = needed;
   g.starts = std::move(starts);
+  g.reads = std::move(reads);
+  g.skips = std::move(skips);
   FillHalos(wd, g);
   return g;
 }

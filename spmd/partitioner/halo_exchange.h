@@ -58,6 +58,9 @@ struct HaloGeometry {
   // Per block, how many of its `needed` positions its outputs read (empty: all); the rest
   // only pad the window input to one length, so they are not fetched.
   std::vector<int64_t> reads;
+  // Per block, how many of its first positions its outputs do not read (empty: none); like
+  // the positions past `reads`, they are not fetched and may hold anything.
+  std::vector<int64_t> skips;
   // Elements a device receives, and collective-permutes, when it fetches from other shards
   // only the positions its window reads there (a slice far from its shard reads a few elements
   // many shards away, not the whole span between), the pieces packed into as few permutes as
@@ -91,11 +94,13 @@ bool TrivialWindow(const hlo::WindowDimension& window);
 HaloGeometry ComputeHaloGeometry(const WindowedDim& wd);
 
 // The geometry of window inputs of `needed` positions from `starts[i]` for block i (blocks at
-// and past `valid_blocks` compute only padding), of an input of wd.input_size positions split
-// wd.tiles ways: for ops whose blocks' inputs are not one stride of output blocks apart
+// and past `valid_blocks` compute only padding), of which block i reads [skips[i], reads[i])
+// (empty: all; the rest may hold anything), of an input of wd.input_size positions split wd.tiles
+// ways: for ops whose blocks' inputs are not one stride of output blocks apart
 // (select-and-scatter's windows touching each result block).
 HaloGeometry GeometryFromStarts(const WindowedDim& wd, std::vector<int64_t> starts, int64_t needed,
-                                int64_t valid_blocks);
+                                int64_t valid_blocks, std::vector<int64_t> reads = {},
+                                std::vector<int64_t> skips = {});
 
 // A base-dilated window dimension (base_dilation d > 1) split into output blocks of Os, the
 // input tiled along it (XLA's halo for a base-dilated convolution). Block i's windows read

@@ -8,16 +8,15 @@
 // A dim whose windows cross shard boundaries (unpadded, undilated: JAX pads the operand
 // explicitly) runs by halo exchange (XLA's): result block i, positions [a_i, b_i), receives
 // from the windows that touch it, w in [ceil((a_i - K + 1)/s), floor((b_i - 1)/s)] for window
-// K and stride s. Every device takes the same number Wn of consecutive windows from
-// start_i <= its first (shifted down so that all are real windows): the source's [start_i,
-// start_i + Wn) and the operand's [start_i*s, start_i*s + (Wn-1)*s + K), both fetched by halo
-// exchange from shards split like the result. The local select-and-scatter then computes
-// every window touching the block whole, so the block's positions are exact; a window that
-// does not touch the block scatters only outside it, and the device keeps its block (a
-// dynamic-slice from its offset, the local result padded with the init value where the block
-// reaches past its windows). Windows before start_i end before a_i; windows after start_i +
-// Wn - 1 begin at or after b_i. Chosen when the halos of both are fewer elements than
-// gathering the dim.
+// K and stride s. Every device runs the same number Wn of consecutive windows from its first,
+// start_i: the source's [start_i, start_i + Wn) and the operand's [start_i*s, start_i*s +
+// (Wn-1)*s + K), fetched by halo exchange from shards split like the result. The local
+// select-and-scatter then computes every window touching the block whole, so the block's
+// positions are exact, and the device keeps its block (a dynamic-slice from its offset, the
+// local result padded with the init value where the block reaches past its windows). The windows
+// after its own last begin at or after b_i, so their operand and source positions are not fetched
+// (whatever they hold, what they select and scatter lands past the block). Chosen when the halos of
+// both are fewer elements than gathering the dim.
 //
 // Otherwise the crossing dims are made whole (SelectAndScatterTiling: their tiles moved to a
 // dim whose windows stay in shards, else replicated), the other dims keep their tiles and the
@@ -102,36 +101,54 @@ std::optional<HaloSplit> PlanHaloSplit(const HloInstruction& original, int64_t d
   split.dim = d;
   split.shard = CeilDiv(n, tiles);
   const int64_t valid = CeilDiv(n, split.shard);
-  std::vector<int64_t> first(tiles, 0);
+  // Block i's windows: [first_i, last_i]. Every device runs wn windows from start_i; those
+  // past last_i begin at or after b_i (when last_i is the block's own last), so their inputs
+  // are not fetched (HaloGeometry::reads) and may hold anything: what they select and scatter
+  // lands past the block. A block whose windows end with the array's (last_i clamped to the
+  // last window) would run windows past the array that overlap it, so it starts early
+  // instead (start_i = W - wn): the windows before first_i end before a_i, so their inputs are
+  // not fetched either (HaloGeometry::skips).
+  std::vector<int64_t> firsts(tiles, 0), lasts(tiles, -1);
   int64_t wn = 1;
   for (int64_t i = 0; i < valid; ++i) {
     const int64_t a = i * split.shard, b = std::min(a + split.shard, n);
     const int64_t lo = a - w.size + 1;
-    first[i] = std::max<int64_t>(0, lo <= 0 ? 0 : CeilDiv(lo, w.stride));
-    const int64_t last = std::min(windows - 1, (b - 1) / w.stride);
-    wn = std::max(wn, last - first[i] + 1);
+    firsts[i] = lo <= 0 ? 0 : CeilDiv(lo, w.stride);
+    lasts[i] = std::min(windows - 1, (b - 1) / w.stride);
+    wn = std::max(wn, lasts[i] - firsts[i] + 1);
   }
-  wn = std::min(wn, windows);
+  std::vector<int64_t> starts(tiles, 0), operand_starts(tiles, 0);
+  std::vector<int64_t> source_reads(tiles, 0), operand_reads(tiles, 0);
+  std::vector<int64_t> source_skips(tiles, 0), operand_skips(tiles, 0);
+  for (int64_t i = 0; i < valid; ++i) {
+    const int64_t b = std::min((i + 1) * split.shard, n);
+    const bool clamped = lasts[i] < (b - 1) / w.stride;
+    starts[i] = clamped ? std::min(firsts[i], windows - wn) : firsts[i];
+    const int64_t count = std::max<int64_t>(0, lasts[i] - starts[i] + 1);
+    source_reads[i] = count;
+    operand_reads[i] = count == 0 ? 0 : (count - 1) * w.stride + w.size;
+    source_skips[i] = std::max<int64_t>(0, firsts[i] - starts[i]);
+    operand_skips[i] = source_skips[i] * w.stride;
+  }
+  for (int64_t i = valid; i < tiles; ++i) starts[i] = starts[valid - 1];
+  for (int64_t i = 0; i < tiles; ++i) operand_starts[i] = starts[i] * w.stride;
   const int64_t length = (wn - 1) * w.stride + w.size;
-  std::vector<int64_t> starts(tiles), operand_starts(tiles);
-  for (int64_t i = 0; i < tiles; ++i) {
-    starts[i] = std::min(first[std::min(i, valid - 1)], windows - wn);
-    operand_starts[i] = starts[i] * w.stride;
-  }
-  split.offsets.assign(tiles, 0);
   for (int64_t i = 0; i < valid; ++i) {
     const int64_t a = i * split.shard;
     split.pad_low = std::max(split.pad_low, operand_starts[i] - a);
     split.pad_high = std::max(split.pad_high, a + split.shard - (operand_starts[i] + length));
   }
+  split.offsets.assign(tiles, 0);
   for (int64_t i = 0; i < tiles; ++i) {
     split.offsets[i] = std::max<int64_t>(
         0, std::min(i, valid - 1) * split.shard - operand_starts[i] + split.pad_low);
   }
   split.operand_wd = WindowedDim{d, tiles, n, n, w};
   split.source_wd = WindowedDim{d, tiles, windows, windows, w};
-  split.operand = GeometryFromStarts(split.operand_wd, std::move(operand_starts), length, valid);
-  split.source = GeometryFromStarts(split.source_wd, std::move(starts), wn, valid);
+  split.operand = GeometryFromStarts(split.operand_wd, std::move(operand_starts), length, valid,
+                                     std::move(operand_reads), std::move(operand_skips));
+  split.source = GeometryFromStarts(split.source_wd, std::move(starts), wn, valid,
+                                    std::move(source_reads), std::move(source_skips));
   if (HaloElements(split.operand) >= GatherElements(split.operand, tiles) ||
       HaloElements(split.source) >= GatherElements(split.source, tiles)) {
     return std::nullopt;
