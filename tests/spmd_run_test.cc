@@ -166,6 +166,46 @@ TEST(SpmdRunTest, ChecksInstructionByInstructionWhenOutputsDependOnEverything) {
                                         "comes from (not available with --against"));
 }
 
+// SPMDShardToFullShape whose operand propagation split inside its manual groups otherwise
+// than the result splits each group's value (partition fuzzer, seed 2601): the result
+// sharding's tile (one of 3 columns) is not the operand's (2 of them), so each device brings its
+// group's whole value, as the partitioner reads it. The reference placed the device's 2-column
+// tile into its 1-column region and called the right program a mismatch (full run and modular).
+// The same module with a result sharding that gives one tile to devices of two manual groups
+// has no single meaning, and is named so.
+constexpr char kShardToFull[] = R"(HloModule module, num_partitions=8
+ENTRY %entry {
+  %param0 = f32[6,3,8] parameter(0)
+  %copy = f32[6,3,8] copy(%param0), sharding={devices=[1,2,1,4]<=[8] last_tile_dim_replicate}
+  %annotate = f32[6,3,8] custom-call(%copy), custom_call_target="Sharding",
+    backend_config="unspecified_dims=[1,2]",
+    sharding={devices=[2,1,1,4]0,1,4,5,2,3,6,7 last_tile_dim_replicate}
+  %to_manual = f32[3,3,8] custom-call(%annotate), custom_call_target="SPMDFullToShardShape",
+    backend_config="unspecified_dims=[1,2]",
+    sharding={devices=[1,1,1,4,2]0,2,1,3,4,6,5,7 last_tile_dims={replicated,manual}}
+  %to_auto = f32[6,3,8] custom-call(%to_manual), custom_call_target="SPMDShardToFullShape",
+    backend_config="unspecified_dims=[1,2]", sharding=RESULT
+  ROOT %copy.3 = f32[6,3,8] copy(%to_auto),
+    sharding={devices=[1,1,2,4]0,2,4,6,1,3,5,7 last_tile_dim_replicate}
+})";
+
+TEST(SpmdRunTest, ShardToFullOfATileThatIsNotTheResultsBringsTheGroupsValue) {
+  std::string text = kShardToFull;
+  const std::string consistent = "{devices=[2,4,1,1]0,1,4,5,2,3,6,7 last_tile_dim_replicate}";
+  text.replace(text.find("RESULT"), 6, consistent);
+  const std::string path = WriteFile("shard_to_full_tiles.hlo", text);
+  for (const char* mode : {"", "--sampled=modular "}) {
+    Outcome r = SpmdRun(std::string("--verify ") + mode + path);
+    EXPECT_EQ(r.code, 0) << mode << r.output;
+  }
+  std::string split = kShardToFull;
+  split.replace(split.find("RESULT"), 6,
+                "{devices=[2,4,1,1]<=[4,2]T(1,0) last_tile_dim_replicate}");
+  Outcome r = SpmdRun("--verify " + WriteFile("shard_to_full_groups.hlo", split));
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("the unpartitioned module itself gives devices"));
+}
+
 // A scalar's broadcast wanted in two device orders is the same instruction twice, which the
 // cleanup merges (found by the partition fuzzer): the merged instruction held its value in two
 // layouts, so its records are dropped and it is evaluated from the scalar, not cut to values

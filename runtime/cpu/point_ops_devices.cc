@@ -181,12 +181,9 @@ absl::StatusOr<Literal> PointOps::ShardToFull(PointEvaluator& ev, const HloInstr
                                               absl::Span<const int64_t> indices) {
   const HloInstruction& operand = *instr.operand(0);
   const HloSharding operand_sharding = ShardingOrReplicated(operand);
-  Shape tile = operand.shape();
-  if (operand_sharding.HasManualSubgroup()) {
-    ASSIGN_OR_RETURN(tile, hlo::PaddedShardShape(operand_sharding, operand.shape()));
-  }
-  ASSIGN_OR_RETURN(const HloSharding sharding,
-                   hlo::ConversionGlobalSharding(instr, ShardingOrReplicated(instr), tile));
+  ASSIGN_OR_RETURN(const ShardToFullPlacement placement, PlaceShardToFull(instr));
+  const HloSharding& sharding = placement.sharding;
+  const Shape tile = placement.tile.value_or(operand.shape());
   const int64_t n = ev.num_devices_;
   std::vector<int64_t> group_of;
   if (sharding.HasManualSubgroup()) {
@@ -218,7 +215,7 @@ absl::StatusOr<Literal> PointOps::ShardToFull(PointEvaluator& ev, const HloInstr
     if (region.empty() || holders.contains(region.offsets)) continue;
     RETURN_IF_ERROR(CheckFits(instr, region.sizes(), tile));
     std::vector<int64_t> tile_offsets(tile.rank(), 0);
-    if (operand_sharding.HasManualSubgroup()) {
+    if (placement.tile.has_value()) {
       ASSIGN_OR_RETURN(ShardRegion own,
                        hlo::ShardRegionForDevice(operand_sharding, operand.shape(), d));
       tile_offsets = own.offsets;

@@ -67,34 +67,16 @@ absl::StatusOr<Literal> ShardToFull(const HloInstruction& instr, const Literal& 
   const DeviceContext& device = evaluator.device();
   Literal full(instr.shape());
   // A value with manual subgroups is whole on each device here; the SPMD program holds only
-  // the device's tile of it (under the operand's sharding), so that tile is what it brings.
-  const HloSharding operand_sharding = ShardingOrReplicated(*instr.operand(0));
+  // the device's tile of it (under the operand's sharding), so that tile is what it brings,
+  // unless it is not the result's tile (PlaceShardToFull).
+  ASSIGN_OR_RETURN(const ShardToFullPlacement placement, PlaceShardToFull(instr));
+  const HloSharding& sharding = placement.sharding;
   std::optional<Literal> tile;
-  if (operand_sharding.HasManualSubgroup()) {
-    ASSIGN_OR_RETURN(Shape tile_shape, hlo::PaddedShardShape(operand_sharding, operand.shape()));
-    tile.emplace(tile_shape);
+  if (placement.tile.has_value()) {
+    tile.emplace(*placement.tile);
     Literal whole = operand;
-    RETURN_IF_ERROR(
-        CopyRegion(operand_sharding, device.partition_id, whole, *tile, /*to_full=*/false));
-  }
-  // The tiles are placed whole along the dims they are whole along (ManualConversionSharding).
-  ASSIGN_OR_RETURN(HloSharding sharding,
-                   hlo::ConversionGlobalSharding(instr, ShardingOrReplicated(instr),
-                                                 tile ? tile->shape() : operand.shape()));
-  // Where propagation split the operand inside its groups otherwise than the result splits
-  // each group's value (a nested region's whole result split after it leaves), the tiles do
-  // not make the result's tiles: the group's whole value crosses instead.
-  if (tile) {
-    ASSIGN_OR_RETURN(hlo::ShardRegion region,
-                     hlo::ShardRegionForDevice(sharding, instr.shape(), device.partition_id));
-    const std::vector<int64_t> sizes = region.sizes();
-    for (size_t d = 0; d < sizes.size() && tile; ++d) {
-      if (sizes[d] > tile->shape().dimensions(static_cast<int64_t>(d))) tile.reset();
-    }
-    if (!tile) {
-      ASSIGN_OR_RETURN(sharding, hlo::ConversionGlobalSharding(instr, ShardingOrReplicated(instr),
-                                                               operand.shape()));
-    }
+    RETURN_IF_ERROR(CopyRegion(ShardingOrReplicated(*instr.operand(0)), device.partition_id, whole,
+                               *tile, /*to_full=*/false));
   }
   const Literal& mine = tile ? *tile : operand;
   // Into manual subgroups (a nested manual region): each group assembles its own value from
@@ -142,6 +124,23 @@ bool TilesInsideManualGroups(const HloSharding& sharding) {
     if (sharding.tile_assignment().dim(d) != 1) return true;
   }
   return false;
+}
+
+absl::StatusOr<ShardToFullPlacement> PlaceShardToFull(const HloInstruction& instr) {
+  const Shape& operand = instr.operand(0)->shape();
+  const HloSharding operand_sharding = ShardingOrReplicated(*instr.operand(0));
+  const HloSharding result = ShardingOrReplicated(instr);
+  if (operand_sharding.HasManualSubgroup()) {
+    ASSIGN_OR_RETURN(Shape tile, hlo::PaddedShardShape(operand_sharding, operand));
+    ASSIGN_OR_RETURN(HloSharding sharding, hlo::ConversionGlobalSharding(instr, result, tile));
+    ASSIGN_OR_RETURN(Shape placed, hlo::PaddedShardShape(sharding, instr.shape()));
+    if (placed.dimensions() == tile.dimensions()) {
+      return ShardToFullPlacement{std::move(sharding), std::move(tile)};
+    }
+  }
+  // The tiles are placed whole along the dims they are whole along (ManualConversionSharding).
+  ASSIGN_OR_RETURN(HloSharding sharding, hlo::ConversionGlobalSharding(instr, result, operand));
+  return ShardToFullPlacement{std::move(sharding), std::nullopt};
 }
 
 std::vector<int64_t> ManualGroupOf(const HloSharding& sharding, int64_t num_devices) {

@@ -16,6 +16,7 @@
 #define RUNTIME_CPU_OPS_MANUAL_OPS_H_
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -47,6 +48,19 @@ std::vector<int64_t> ManualGroupOf(const hlo::HloSharding& sharding, int64_t num
 // value is whole on each of its devices here).
 absl::StatusOr<hlo::ShardRegion> FullToShardRegion(const hlo::HloInstruction& instr, int64_t device,
                                                    int64_t num_devices);
+
+// How SPMDShardToFullShape `instr` places the devices' values (a value with manual subgroups
+// is its group's whole value on each device here): each device's tile of its value under the
+// operand's manual subgroups (`tile`: that tile's shape) as its tile of `sharding`
+// (ConversionGlobalSharding); or, where that tile is not the result's tile (propagation split
+// the operand inside its groups otherwise than the result splits each group's value, a nested
+// region's whole result split after it leaves), its group's whole value (`tile` empty), as
+// the partitioner reads it. Shared by the executor and the point evaluator.
+struct ShardToFullPlacement {
+  hlo::HloSharding sharding;
+  std::optional<hlo::Shape> tile;
+};
+absl::StatusOr<ShardToFullPlacement> PlaceShardToFull(const hlo::HloInstruction& instr);
 
 // Runs a manual conversion on this device. REQUIRES: IsManualConversion(instr).
 absl::StatusOr<hlo::Literal> RunManualConversion(const hlo::HloInstruction& instr,
