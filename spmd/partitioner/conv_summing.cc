@@ -223,9 +223,9 @@ absl::StatusOr<std::optional<ConvSetting>> SharedSetting(const ConvSetting& set,
 
 // The kernel-window split of spatial dim `k` (XLA's for an input and kernel both split along
 // a window dim): the kernel's positions along k split over the result's replication devices
-// (or over their share `share` leaves it, the features split over the rest), each convolving
-// the input window its block reads (KernelBlockGeometry; halo exchange, or sliced from an
-// input whole along k) with its kernel block, the partial results summed.
+// (a 1/share.contracting part of them when the input features split over the rest), each
+// convolving the input window its block reads (KernelBlockGeometry; halo exchange, or sliced
+// from an input whole along k) with its kernel block, the partial results summed.
 absl::StatusOr<std::optional<ConvStrategy>> KernelWindowStrategy(const ConvSetting& base, size_t k,
                                                                  const KernelWindowShare& share,
                                                                  PartitionContext& ctx) {
