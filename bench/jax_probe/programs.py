@@ -3,7 +3,8 @@
 (batch1.py: 21, batch2.py: 17, batch3.py: 15 shard_map programs, most partly manual,
 batch4.py: 6 nested shard_maps, batch5.py: 11 train-step extras, batch6.py: 8 partly manual
 bodies that slice, pad, concatenate, gather, scatter, sort and convolve, batch7.py: 8 layer
-patterns whose gradients write unusual HLO on split dims), exported as HLO text in
+patterns whose gradients write unusual HLO on split dims, batch8.py: batch7's at sizes where
+bytes rather than collective latency decide, named NAME_large), exported as HLO text in
 GSPMD and Shardy modes.
 
     python3 bench/jax_probe/programs.py --out DIR [--only NAME ...]   (needs jax==0.10.2)
