@@ -619,7 +619,7 @@ ENTRY main {
 // An interior pad whose edges add up to its interior (lo + hi = interior, as the gradient of a
 // strided slice x[s::k] writes it: lo = s, hi = k-1-s) maps each shard of N/t elements onto
 // exactly one block of N*k/t: every device pads its own shard, nothing moves (XLA's too; it was
-// gathered). Other interior pads fetch what each block holds (above).
+// gathered); the same base-dilated window as any interior pad, here each block's own shard.
 TEST(WindowPartitionTest, InteriorPadOfAlignedShardsStaysLocal) {
   for (const char* padding : {"0_1_1", "1_0_1", "1_1_2", "0_2_2"}) {
     SCOPED_TRACE(padding);

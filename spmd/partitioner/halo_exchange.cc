@@ -658,6 +658,9 @@ absl::StatusOr<HloInstruction*> CutDilatedOutputs(PartitionContext& ctx, HloInst
     if (split.wd.window.base_dilation <= 1) continue;
     std::optional<DilatedWindow> dw = DilatedWindowGeometry(split.wd);
     RET_CHECK(dw.has_value());
+    // Every block's outputs begin at 0 when there are no more than a block's (offsets are at
+    // most outputs - Os): nothing to cut.
+    if (dw->outputs == dw->geometry.out_shard) continue;
     std::vector<int64_t> offset = BlockOfDevice(result, split.output_dim, ctx.num_devices());
     for (int64_t& o : offset) o = dw->offsets[o];
     value = ctx.builder().SliceDim(value, split.output_dim, ctx.PerDeviceScalar(offset),

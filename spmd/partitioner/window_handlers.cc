@@ -342,18 +342,6 @@ std::optional<WindowedDim> SlicePadWindow(const HloInstruction& original, int64_
   return wd;
 }
 
-// Whether a pad's interior padding along `d`, split `tiles` ways, pads each shard onto exactly
-// one block: edges that add up to the interior (lo + hi = interior, as the gradient of a
-// strided slice writes it) over shards that divide the dim. Each device then pads its own shard
-// as the op is written along `d`; nothing moves.
-bool InteriorPadStaysLocal(const HloInstruction& original, int64_t d, int64_t tiles) {
-  if (original.opcode() != hlo::HloOpcode::kPad) return false;
-  const hlo::PaddingDimension& pad = original.attrs().padding_config->dimensions[d];
-  return pad.interior_padding > 0 && pad.edge_padding_low >= 0 && pad.edge_padding_high >= 0 &&
-         pad.edge_padding_low + pad.edge_padding_high == pad.interior_padding &&
-         original.operand(0)->shape().dimensions(d) % tiles == 0;
-}
-
 bool MovesData(const HloInstruction& original, int64_t d) {
   if (original.opcode() == hlo::HloOpcode::kSlice) {
     const hlo::SliceDimension& slice = original.attrs().slice_dimensions[d];
@@ -365,14 +353,13 @@ bool MovesData(const HloInstruction& original, int64_t d) {
 }
 
 // The window splits of a slice or pad computed in `sharding` (tiled): one per split dim it
-// moves data along, but an interior pad that stays local (InteriorPadStaysLocal); such dims
-// that cannot stay split (other interior padding) go to `*whole`.
+// moves data along; such dims that cannot stay split (SlicePadWindow) go to `*whole`.
 std::vector<WindowSplit> SlicePadSplits(const HloInstruction& original, const HloSharding& sharding,
                                         std::vector<int64_t>* whole) {
   std::vector<WindowSplit> splits;
   for (int64_t d = 0; d < original.shape().rank(); ++d) {
     const int64_t tiles = sharding.tile_assignment().dim(d);
-    if (tiles == 1 || !MovesData(original, d) || InteriorPadStaysLocal(original, d, tiles)) {
+    if (tiles == 1 || !MovesData(original, d)) {
       continue;
     }
     std::optional<WindowedDim> wd = SlicePadWindow(original, d, tiles);
@@ -520,7 +507,7 @@ absl::Status SliceOrPadIn(const HloInstruction& original, const HloSharding& sha
   hlo::InstructionAttributes& attrs = *result->mutable_attrs();
   for (int64_t d = 0; d < rank; ++d) {
     const int64_t tiles = local.tile_assignment().dim(d);
-    if (tiles == 1 || InteriorPadStaysLocal(original, d, tiles)) continue;
+    if (tiles == 1) continue;
     // Split dims: the window input holds exactly this device's block (strided for a slice).
     if (is_slice) {
       attrs.slice_dimensions[d] = {0, operand->shape().dimensions(d),

@@ -19,24 +19,41 @@ using hlo::HloSharding;
 using hlo::Literal;
 using hlo::Shape;
 
-// Copies device `device`'s region of `full` (under `sharding`) into `shard` at the origin, or
-// (with `to_full`) `shard`'s origin box into that region of `full`.
-absl::Status CopyRegion(const HloSharding& sharding, int64_t device, Literal& full,
-                        Literal& shard, bool to_full) {
+// Device `device`'s region of a `full_shape` value under `sharding`, checked to fit the
+// device's value of `shard_shape` (its origin box).
+absl::StatusOr<hlo::ShardRegion> RegionFitting(const HloSharding& sharding, int64_t device,
+                                               const Shape& full_shape, const Shape& shard_shape) {
   ASSIGN_OR_RETURN(hlo::ShardRegion region,
-                   hlo::ShardRegionForDevice(sharding, full.shape(), device));
-  if (region.empty()) return absl::OkStatus();
+                   hlo::ShardRegionForDevice(sharding, full_shape, device));
   const std::vector<int64_t> sizes = region.sizes();
-  const std::vector<int64_t> origin(sizes.size(), 0);
-  for (size_t i = 0; i < sizes.size(); ++i) {
-    if (sizes[i] > shard.shape().dimensions(i)) {
+  for (size_t i = 0; i < sizes.size() && !region.empty(); ++i) {
+    if (sizes[i] > shard_shape.dimensions(i)) {
       return absl::InvalidArgumentError(hlo::StrCat(
-          "device ", device, "'s shard of ", full.shape().ToString(false), " under ",
-          sharding.ToString(), " does not fit the manual shape ", shard.shape().ToString(false)));
+          "device ", device, "'s shard of ", full_shape.ToString(false), " under ",
+          sharding.ToString(), " does not fit the manual shape ", shard_shape.ToString(false)));
     }
   }
-  if (to_full) return CopyBox(shard, origin, full, region.offsets, sizes);
-  return CopyBox(full, region.offsets, shard, origin, sizes);
+  return region;
+}
+
+// Copies device `device`'s region of `full` (under `sharding`) into `shard` at the origin.
+absl::Status CopyRegionOut(const HloSharding& sharding, int64_t device, const Literal& full,
+                           Literal& shard) {
+  ASSIGN_OR_RETURN(hlo::ShardRegion region,
+                   RegionFitting(sharding, device, full.shape(), shard.shape()));
+  if (region.empty()) return absl::OkStatus();
+  const std::vector<int64_t> sizes = region.sizes();
+  return CopyBox(full, region.offsets, shard, std::vector<int64_t>(sizes.size(), 0), sizes);
+}
+
+// Copies `shard`'s origin box into device `device`'s region of `full` (under `sharding`).
+absl::Status CopyRegionIn(const HloSharding& sharding, int64_t device, const Literal& shard,
+                          Literal& full) {
+  ASSIGN_OR_RETURN(hlo::ShardRegion region,
+                   RegionFitting(sharding, device, full.shape(), shard.shape()));
+  if (region.empty()) return absl::OkStatus();
+  const std::vector<int64_t> sizes = region.sizes();
+  return CopyBox(shard, std::vector<int64_t>(sizes.size(), 0), full, region.offsets, sizes);
 }
 
 absl::Status CheckRanks(const HloInstruction& instr, const Shape& a, const Shape& b) {
@@ -74,9 +91,8 @@ absl::StatusOr<Literal> ShardToFull(const HloInstruction& instr, const Literal& 
   std::optional<Literal> tile;
   if (placement.tile.has_value()) {
     tile.emplace(*placement.tile);
-    Literal whole = operand;
-    RETURN_IF_ERROR(CopyRegion(ShardingOrReplicated(*instr.operand(0)), device.partition_id, whole,
-                               *tile, /*to_full=*/false));
+    RETURN_IF_ERROR(CopyRegionOut(ShardingOrReplicated(*instr.operand(0)), device.partition_id,
+                                  operand, *tile));
   }
   const Literal& mine = tile ? *tile : operand;
   // Into manual subgroups (a nested manual region): each group assembles its own value from
@@ -93,8 +109,7 @@ absl::StatusOr<Literal> ShardToFull(const HloInstruction& instr, const Literal& 
       if (!group_of.empty() && group_of[d] != group_of[device.partition_id]) {
         return absl::OkStatus();
       }
-      Literal shard = *shards[d];
-      return CopyRegion(sharding, d, full, shard, /*to_full=*/true);
+      return CopyRegionIn(sharding, d, *shards[d], full);
     };
     for (int64_t d = static_cast<int64_t>(shards.size()) - 1; d >= 0; --d) {
       if (d != self) RETURN_IF_ERROR(place(d));
