@@ -22,6 +22,7 @@
 #include "hlo/strings.h"
 #include "hlo/transforms/common_subexpression_elimination.h"
 #include "hlo/transforms/dead_code_elimination.h"
+#include "hlo/transforms/flatten_call_graph.h"
 #include "hlo/transforms/memory_order.h"
 #include "hlo/verifier/hlo_verifier.h"
 #include "spmd/cost/step_time.h"
@@ -239,6 +240,14 @@ absl::StatusOr<PassResults> RunPasses(const DriverOptions& options, hlo::ParsedM
   absl::StatusOr<bool> changed = pipeline.Run(parsed.module.get());
   for (const auto& [name, ms] : pipeline.pass_times_ms()) {
     (name == "propagate" ? results.propagation_ms : results.partition_ms) += ms;
+  }
+  if (propagation != nullptr) {
+    // An error naming a copy propagation made is placed where its original is written.
+    for (const auto& [copy, original] : propagation->log().clones.instructions) {
+      if (auto position = parsed.PositionOf(original)) {
+        parsed.instruction_positions.emplace(copy, *position);
+      }
+    }
   }
   if (!changed.ok()) {
     const std::string message(hlo::ToStd(changed.status().message()));

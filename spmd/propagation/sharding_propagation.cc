@@ -1,5 +1,6 @@
-// The pass in four steps: value classes (value_classes.h), user shardings as the classes'
-// starting states (user_shardings.h) with manual regions closed over every op
+// The pass in five steps: the call graph flattened, each call site given its own callee
+// (hlo/transforms/flatten_call_graph.h); value classes (value_classes.h), user shardings as the
+// classes' starting states (user_shardings.h) with manual regions closed over every op
 // (manual_regions.h), one RuleEdge per instruction with a FactorRule, then the engine's fixed
 // point (propagation_engine.h). Finally every unannotated instruction that can
 // hold a sharding takes its classes' shardings (a tuple sharding leaf by leaf, {replicated}
@@ -232,6 +233,7 @@ absl::StatusOr<bool> ShardingPropagation::RunImpl(hlo::HloModule* module) {
   if (module->entry_computation() == nullptr) {
     return absl::InvalidArgumentError("module has no entry computation");
   }
+  log_.clones = hlo::FlattenCallGraph(*module);
   RETURN_IF_ERROR(CheckWhileDeviceAssignments(*module));
   const ValueClasses classes(*module);
   std::vector<ClassState> initial = InitialStates(*module, classes);
@@ -271,7 +273,7 @@ absl::StatusOr<bool> ShardingPropagation::RunImpl(hlo::HloModule* module) {
     }
   }
   ASSIGN_OR_RETURN(const int64_t barriers, RemoveShardBarriers(module));
-  return log_.assigned > 0 || barriers > 0;
+  return log_.assigned > 0 || barriers > 0 || !log_.clones.computations.empty();
 }
 
 }  // namespace spmd

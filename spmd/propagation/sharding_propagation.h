@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "hlo/pass/hlo_pass_interface.h"
+#include "hlo/transforms/flatten_call_graph.h"
 
 namespace spmd {
 
@@ -37,6 +38,9 @@ struct PropagationLog {
   std::vector<std::string> lines;
   int64_t assigned = 0;  // Instructions that received a sharding from propagation.
   int64_t visits = 0;    // Rule applications until the fixed point.
+  // The computations the pass copied so that each call site holds its own shardings
+  // (hlo/transforms/flatten_call_graph.h), with their instructions: copy -> original name.
+  hlo::CloneNames clones;
 };
 
 class ShardingPropagation : public hlo::HloModulePass {

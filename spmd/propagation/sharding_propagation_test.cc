@@ -799,6 +799,30 @@ ENTRY e {
   EXPECT_EQ(S("b"), "{devices=[2,4]<=[8]}");
 }
 
+// jnp.flip(jnp.negative(jnp.flip(x))) as JAX exports it: one jitted `flip` called at both sites.
+// Each site lays the function's values out as its own neighbours want (mirrored at the first,
+// restored at the second), not both alike.
+TEST_F(PropagationTest, EachCallSiteOfASharedFunctionHoldsItsOwnShardings) {
+  Propagate(R"(HloModule m, num_partitions=8
+flip {
+  a = f32[16,64] parameter(0)
+  ROOT rev = f32[16,64] reverse(a), dimensions={1}
+}
+ENTRY e {
+  x = f32[16,64] parameter(0), sharding={devices=[2,4]<=[8]}
+  f1 = f32[16,64] call(x), to_apply=flip
+  n = f32[16,64] negate(f1)
+  f2 = f32[16,64] call(n), to_apply=flip
+  ROOT o = f32[16,64] copy(f2), sharding={devices=[2,4]<=[8]}
+})");
+  EXPECT_TRUE(changed_);
+  EXPECT_EQ(S("rev"), "{devices=[2,4]3,2,1,0,7,6,5,4}");
+  EXPECT_EQ(S("n"), "{devices=[2,4]3,2,1,0,7,6,5,4}");
+  EXPECT_EQ(S("a.clone"), "{devices=[2,4]3,2,1,0,7,6,5,4}");
+  EXPECT_EQ(S("rev.clone"), "{devices=[2,4]<=[8]}");
+  EXPECT_EQ(pass_.log().clones.OriginalComputation("flip.clone"), "flip");
+}
+
 namespace {
 
 class ManualSubgroupPropagationTest : public PropagationTest {};
