@@ -4,6 +4,7 @@
 // collectives chosen and numerically against the unpartitioned module.
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -289,6 +290,40 @@ ENTRY main {
   ASSERT_NE(p.spmd, nullptr);
   EXPECT_LE(hlo::ComputeModuleStats(*p.spmd).comm_bytes, 80) << p.explain << p.spmd->ToString();
   ExpectVerifies(p, 2);
+}
+
+// The edge columns a reflect pad mirrors (jnp.pad(mode="reflect")), wanted whole from an
+// operand split along them: each device slices the window from its own shard, zeroes what it
+// does not hold and one all-reduce of the window assembles it (masked_slice.h), instead of
+// gathering 2 MiB of columns for 3 of them; strided and uneven windows too.
+TEST(WindowPartitionTest, FewColumnsWantedWholeAreSlicedMaskedAndSummed) {
+  Partitioned p = Partition(R"(
+HloModule slice, num_partitions=8
+ENTRY main {
+  x = f32[1024,2048] parameter(0), sharding={devices=[2,4]<=[8]}
+  s = f32[1024,3] slice(x), slice={[0:1024], [1:4]}, sharding={devices=[2,1,4]<=[8] last_tile_dim_replicate}
+  ROOT r = f32[1024,3] reverse(s), dimensions={1}, sharding={devices=[2,1,4]<=[8] last_tile_dim_replicate}
+})");
+  ASSERT_NE(p.spmd, nullptr);
+  auto counts = Counts(*p.spmd);
+  EXPECT_EQ(counts[HloOpcode::kAllGather], 0) << p.explain << p.spmd->ToString();
+  EXPECT_THAT(Instructions(*p.spmd),
+              Contains(AllOf(op::AllReduce(), HasShape("f32[512,3]"))).Times(1));
+  // A ring all-reduce of the 6 KiB window over 4 devices, not 1.5 MiB per device gathered.
+  EXPECT_EQ(hlo::ComputeModuleStats(*p.spmd).comm_bytes, 2 * 6144 * 3 / 4) << p.explain;
+  ExpectVerifies(p, 8);
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"[3:1990:97]", "21"}, {"[1020:1030:1]", "10"}, {"[0:1999:1000]", "2"}};
+  for (const auto& [slice, width] : cases) {
+    Partitioned q = Partition(
+        "HloModule slice, num_partitions=4\nENTRY main {\n"
+        "  x = f32[640,1999] parameter(0), sharding={devices=[1,4]<=[4]}\n"
+        "  ROOT s = f32[640," +
+        width + "] slice(x), slice={[0:640], " + slice + "}, sharding={replicated}\n}\n");
+    ASSERT_NE(q.spmd, nullptr) << slice;
+    EXPECT_EQ(Counts(*q.spmd)[HloOpcode::kAllGather], 0) << slice << q.explain;
+    ExpectVerifies(q, 4);
+  }
 }
 
 TEST(WindowPartitionTest, SliceOnASplitDimFetchesOnlyTheShiftedRows) {

@@ -41,6 +41,7 @@
 #include "spmd/partitioner/composed_concat.h"
 #include "spmd/partitioner/halo_exchange.h"
 #include "spmd/partitioner/handlers.h"
+#include "spmd/partitioner/masked_slice.h"
 #include "spmd/partitioner/partition_context.h"
 
 namespace spmd {
@@ -394,21 +395,53 @@ std::optional<double> HaloCostUs(const HloInstruction& original, const HloShardi
   return HalosReceived(original.operand(0)->shape(), tiling, splits, ctx).us;
 }
 
+// How a slice or pad runs when not directly in the wanted sharding: in `tiling`, its result
+// resharded to the wanted one after.
+struct SliceOrPadPlan {
+  HloSharding tiling = HloSharding::Replicate();
+  bool masked = false;  // A slice by masked local windows and one all-reduce (masked_slice.h).
+};
+
+// The dims a slice or pad moves data along.
+std::vector<int64_t> MovingDims(const HloInstruction& original) {
+  std::vector<int64_t> moving;
+  for (int64_t d = 0; d < original.shape().rank(); ++d) {
+    if (MovesData(original, d)) moving.push_back(d);
+  }
+  return moving;
+}
+
+// A slice whose moved dims its operand (in `current`) splits, taken by masked local windows
+// (masked_slice.h): its result in `current` with those dims whole, and what the all-reduce
+// receives; nullopt when that does not apply.
+std::optional<std::pair<MaskedSliceDims, Received>> MaskedSliceCost(const HloInstruction& original,
+                                                                    const HloSharding& current,
+                                                                    const HloSharding& whole_moving,
+                                                                    PartitionContext& ctx) {
+  if (original.opcode() != hlo::HloOpcode::kSlice) return std::nullopt;
+  std::optional<MaskedSliceDims> dims =
+      MaskedSliceApplies(current, MovingDims(original), original.shape().element_type(), ctx);
+  if (!dims.has_value()) return std::nullopt;
+  absl::StatusOr<Shape> local = LocalShape(whole_moving, original.shape());
+  if (!local.ok()) return std::nullopt;
+  return std::make_pair(*dims, MaskedSliceReceived(*local, dims->group, ctx));
+}
+
 // Computing a slice or pad in the operand's current tiling (the dims it moves data along
 // whole) and resharding the result may move less than bringing the operand to the wanted
 // `sharding` first: a slice shrinks what travels (a top-k's first columns of a sorted array
-// resharded after the slice, not before). Returns that tiling when it is cheaper by the
-// planner's estimate than the cheaper of the direct way's operand reshards.
-absl::StatusOr<std::optional<HloSharding>> CheaperInOperandTiling(const HloInstruction& original,
-                                                                  const HloSharding& sharding,
-                                                                  PartitionContext& ctx) {
+// resharded after the slice, not before; the few columns a reflect pad mirrors, sliced from
+// each shard and summed, not the whole array gathered). Returns that plan when it is cheaper by
+// the planner's estimate than the cheaper of the direct way's operand reshards.
+absl::StatusOr<std::optional<SliceOrPadPlan>> CheaperInOperandTiling(const HloInstruction& original,
+                                                                     const HloSharding& sharding,
+                                                                     PartitionContext& ctx) {
   const int64_t rank = original.shape().IsArray() ? original.shape().rank() : 0;
   if (rank == 0 || !(sharding.IsReplicated() || sharding.IsTiled())) return std::nullopt;
   if (sharding.IsTiled() && !MovesDataInTiling(sharding)) return std::nullopt;
-  std::vector<int64_t> moving, split_moving;
-  for (int64_t d = 0; d < rank; ++d) {
-    if (!MovesData(original, d)) continue;
-    moving.push_back(d);
+  const std::vector<int64_t> moving = MovingDims(original);
+  std::vector<int64_t> split_moving;
+  for (int64_t d : moving) {
     if (sharding.IsTiled() && sharding.tile_assignment().dim(d) > 1) split_moving.push_back(d);
   }
   ASSIGN_OR_RETURN(const PartitionedValue* operand, ctx.Get(original.operand(0)));
@@ -428,8 +461,9 @@ absl::StatusOr<std::optional<HloSharding>> CheaperInOperandTiling(const HloInstr
   // The operand's tiling with the dims the op moves data along made whole, or as it is (those
   // dims by halo exchange, XLA's choice for a slice whose result is wanted whole).
   ASSIGN_OR_RETURN(HloSharding whole_moving, hlo::PartiallyReplicate(current, moving));
-  std::optional<HloSharding> best;
+  std::optional<SliceOrPadPlan> best;
   double in = 0, out = 0, best_us = direct;
+  std::string how;
   for (const HloSharding& alt : {whole_moving, current}) {
     if (!MovesDataInTiling(alt) || alt == sharding) continue;
     ASSIGN_OR_RETURN(double alt_in, ReshardCost(original.operand(0), alt, ctx));
@@ -437,20 +471,71 @@ absl::StatusOr<std::optional<HloSharding>> CheaperInOperandTiling(const HloInstr
     if (!halos.has_value()) continue;
     ASSIGN_OR_RETURN(double alt_out, ResultCost(original.shape(), alt, sharding, ctx));
     if (alt_in + *halos + alt_out >= best_us) continue;
-    best = alt;
+    best = SliceOrPadPlan{alt, false};
     in = alt_in + *halos;
     out = alt_out;
     best_us = alt_in + *halos + alt_out;
+    how = "computed in its operand's tiling ";
+  }
+  if (const auto masked = MaskedSliceCost(original, current, whole_moving, ctx)) {
+    ASSIGN_OR_RETURN(double masked_out, ResultCost(original.shape(), whole_moving, sharding, ctx));
+    if (masked->second.us + masked_out < best_us) {
+      best = SliceOrPadPlan{whole_moving, true};
+      in = masked->second.us;
+      out = masked_out;
+      best_us = in + out;
+      how = hlo::StrCat("sliced from each shard of its operand, masked and summed (all-reduce of ",
+                        masked->second.bytes, " bytes) in ");
+    }
   }
   if (!best.has_value()) return std::nullopt;
-  const HloSharding& alt = *best;
   if (ctx.log().keep_lines) {
-    ctx.log().lines.push_back(hlo::StrCat(
-        "%", original.name(), ": computed in its operand's tiling ", alt.ToStringWithoutMetadata(),
-        " and resharded to ", sharding.ToStringWithoutMetadata(), " (", in + out,
-        " us estimated, against ", direct, " us to bring the operand to the result's tiling)"));
+    ctx.log().lines.push_back(
+        hlo::StrCat("%", original.name(), ": ", how, best->tiling.ToStringWithoutMetadata(),
+                    best->tiling == sharding
+                        ? std::string()
+                        : hlo::StrCat(" and resharded to ", sharding.ToStringWithoutMetadata()),
+                    " (", in + out, " us estimated, against ", direct,
+                    " us to bring the operand to the result's tiling)"));
   }
-  return alt;
+  return best;
+}
+
+// The slice `original` by masked local windows (masked_slice.h), in `tiling`: its operand's
+// current one with the moved dims whole.
+absl::Status MaskedSlice(const HloInstruction& original, const HloSharding& tiling,
+                         PartitionContext& ctx) {
+  ASSIGN_OR_RETURN(const PartitionedValue* in, ctx.Get(original.operand(0)));
+  const std::vector<int64_t> moving = MovingDims(original);
+  std::optional<MaskedSliceDims> dims =
+      MaskedSliceApplies(in->sharding, moving, original.shape().element_type(), ctx);
+  RET_CHECK(dims.has_value());
+  ASSIGN_OR_RETURN(Shape local, LocalShape(tiling, original.shape()));
+  // The window each slice dim reads, from its first position to its last (strides applied
+  // after the mask).
+  std::vector<int64_t> sizes = local.dimensions();
+  std::vector<HloInstruction*> starts(local.rank(), nullptr);
+  for (int64_t d : moving) {
+    const hlo::SliceDimension& slice = original.attrs().slice_dimensions[d];
+    sizes[d] = (original.shape().dimensions(d) - 1) * slice.stride + 1;
+    starts[d] = ctx.ScalarConstant(hlo::PrimitiveType::kS32, static_cast<double>(slice.start));
+  }
+  ASSIGN_OR_RETURN(HloInstruction * window,
+                   MaskedLocalWindow(ctx, in->value, in->sharding, original.operand(0)->shape(),
+                                     starts, sizes, *dims));
+  if (window->shape().dimensions() != local.dimensions()) {
+    HloInstruction* strided = ctx.Add(hlo::HloOpcode::kSlice, local, {window});
+    std::vector<hlo::SliceDimension>& slices = strided->mutable_attrs()->slice_dimensions;
+    slices.resize(local.rank());
+    for (int64_t d = 0; d < local.rank(); ++d) {
+      const bool moved = std::find(moving.begin(), moving.end(), d) != moving.end();
+      slices[d] = {0, sizes[d], moved ? original.attrs().slice_dimensions[d].stride : 1};
+    }
+    window = strided;
+  }
+  ASSIGN_OR_RETURN(HloInstruction * sum, SumMaskedWindows(ctx, window, in->sharding, *dims));
+  ctx.Set(&original, {sum, tiling, original.shape()});
+  return absl::OkStatus();
 }
 
 absl::Status SliceOrPadIn(const HloInstruction& original, const HloSharding& sharding,
@@ -458,12 +543,15 @@ absl::Status SliceOrPadIn(const HloInstruction& original, const HloSharding& sha
 
 absl::Status HandleSliceOrPad(const HloInstruction& original, const HloSharding& sharding,
                               PartitionContext& ctx) {
-  ASSIGN_OR_RETURN(std::optional<HloSharding> alt, CheaperInOperandTiling(original, sharding, ctx));
-  if (!alt.has_value()) return SliceOrPadIn(original, sharding, ctx);
-  RETURN_IF_ERROR(SliceOrPadIn(original, *alt, ctx));
+  ASSIGN_OR_RETURN(std::optional<SliceOrPadPlan> plan,
+                   CheaperInOperandTiling(original, sharding, ctx));
+  if (!plan.has_value()) return SliceOrPadIn(original, sharding, ctx);
+  RETURN_IF_ERROR(plan->masked ? MaskedSlice(original, plan->tiling, ctx)
+                               : SliceOrPadIn(original, plan->tiling, ctx));
+  if (plan->tiling == sharding) return absl::OkStatus();
   ASSIGN_OR_RETURN(const PartitionedValue* computed, ctx.Get(&original));
   ASSIGN_OR_RETURN(HloInstruction * result,
-                   ctx.Reshard(computed->value, original.shape(), *alt, sharding));
+                   ctx.Reshard(computed->value, original.shape(), plan->tiling, sharding));
   ctx.Set(&original, {result, sharding, original.shape()});
   return absl::OkStatus();
 }
