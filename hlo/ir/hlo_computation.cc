@@ -135,6 +135,29 @@ void HloComputation::set_name(std::string name) {
   if (parent_ != nullptr) parent_->IndexName(this);
 }
 
+absl::Status HloModule::RemoveComputations(const absl::flat_hash_set<const HloComputation*>& dead) {
+  if (dead.contains(entry_))
+    return absl::FailedPreconditionError("cannot remove the entry computation");
+  for (const auto& c : computations_) {
+    if (dead.contains(c.get())) continue;
+    for (const auto& instr : c->instructions()) {
+      for (const HloComputation* callee : instr->called_computations()) {
+        if (dead.contains(callee)) {
+          return absl::FailedPreconditionError(
+              StrCat("computation ", callee->name(), " is still called by %", instr->name()));
+        }
+      }
+    }
+  }
+  for (const auto& c : computations_) {
+    if (dead.contains(c.get())) UnindexName(c.get());
+  }
+  computations_.erase(std::remove_if(computations_.begin(), computations_.end(),
+                                     [&](const auto& c) { return dead.contains(c.get()); }),
+                      computations_.end());
+  return absl::OkStatus();
+}
+
 absl::Status HloModule::RemoveComputation(HloComputation* computation) {
   if (computation == entry_) {
     // The caller installs a new entry first; removing the current one is only allowed then.

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "hlo/ir/hlo_computation.h"
 #include "hlo/ir/stack_frame_index.h"
@@ -56,6 +57,10 @@ class HloModule {
   // Removes `computation` (and its instructions). Fails when it is the entry or another
   // computation's instruction still calls it.
   absl::Status RemoveComputation(HloComputation* computation);
+  // Removes every computation of `dead` at once (one pass over the module, where removing them
+  // one by one rescans it for each). Fails, removing nothing, when one is the entry or a
+  // computation outside `dead` still calls one.
+  absl::Status RemoveComputations(const absl::flat_hash_set<const HloComputation*>& dead);
   // Callees before callers, entry last (the printing order).
   std::vector<HloComputation*> MakeComputationPostOrder() const;
   // The first computation named `name` (by an index: constant time), or null.

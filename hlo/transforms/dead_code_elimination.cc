@@ -71,14 +71,13 @@ absl::StatusOr<bool> DeadCodeElimination::RunImpl(HloModule* module) {
     ASSIGN_OR_RETURN(bool removed, RemoveDeadInstructions(computation, live));
     changed |= removed;
   }
-  // Callers before callees: removing in reverse post order keeps RemoveComputation's check happy.
-  std::vector<HloComputation*> order = module->MakeComputationPostOrder();
-  for (auto it = order.rbegin(); it != order.rend(); ++it) {
-    if (reachable.contains(*it)) continue;
-    RETURN_IF_ERROR(module->RemoveComputation(*it));
-    changed = true;
+  absl::flat_hash_set<const HloComputation*> dead;
+  for (const auto& computation : module->computations()) {
+    if (!reachable.contains(computation.get())) dead.insert(computation.get());
   }
-  return changed;
+  if (dead.empty()) return changed;
+  RETURN_IF_ERROR(module->RemoveComputations(dead));
+  return true;
 }
 
 }  // namespace hlo

@@ -41,3 +41,44 @@ ENTRY e {
 
 }  // namespace
 }  // namespace hlo
+
+namespace hlo {
+namespace {
+
+// Dead computations calling each other go together (one pass over the module, whatever their
+// order); RemoveComputations refuses, removing nothing, while a live one still calls one.
+TEST(DeadCodeEliminationTest, RemovesDeadCallersAndCalleesTogether) {
+  auto m = ParseHloModule(R"(HloModule m
+leaf {
+  p = f32[] parameter(0)
+  ROOT n = f32[] negate(p)
+}
+mid {
+  q = f32[] parameter(0)
+  ROOT c = f32[] call(q), to_apply=leaf
+}
+live {
+  r = f32[] parameter(0)
+  ROOT e = f32[] exponential(r)
+}
+ENTRY e {
+  x = f32[] parameter(0)
+  ROOT y = f32[] call(x), to_apply=live
+})");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  HloModule& module = **m;
+  absl::Status refused = module.RemoveComputations({module.GetComputation("live")});
+  EXPECT_FALSE(refused.ok());
+  EXPECT_EQ(module.computations().size(), 4u);
+  DeadCodeElimination dce;
+  absl::StatusOr<bool> changed = dce.Run(&module);
+  ASSERT_TRUE(changed.ok()) << changed.status().message();
+  EXPECT_TRUE(*changed);
+  EXPECT_EQ(module.computations().size(), 2u);
+  EXPECT_EQ(module.GetComputation("mid"), nullptr);
+  EXPECT_EQ(module.GetComputation("leaf"), nullptr);
+  EXPECT_NE(module.GetComputation("live"), nullptr);
+}
+
+}  // namespace
+}  // namespace hlo

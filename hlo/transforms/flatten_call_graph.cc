@@ -4,9 +4,11 @@
 #include <algorithm>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "hlo/ir/hlo_computation.h"
 #include "hlo/ir/hlo_instruction.h"
@@ -33,19 +35,32 @@ class Names {
       for (const auto& instr : c->instructions()) instructions_.insert(instr->name());
     }
   }
-  std::string NewComputation(const std::string& base) { return Take(base, computations_); }
-  std::string NewInstruction(const std::string& base) { return Take(base, instructions_); }
+  std::string NewComputation(const std::string& base) {
+    return Take(base, computations_, next_computation_);
+  }
+  std::string NewInstruction(const std::string& base) {
+    return Take(base, instructions_, next_instruction_);
+  }
 
  private:
-  static std::string Take(const std::string& base, absl::flat_hash_set<std::string>& taken) {
-    std::string name = StrCat(base, ".clone");
-    for (int64_t k = 1; taken.contains(name); ++k) name = StrCat(base, ".clone.", k);
+  // `base`.clone, else `base`.clone.K for the first K free; `next` remembers where each base's
+  // search stopped, so copying one computation a thousand times stays linear.
+  static std::string Take(const std::string& base, absl::flat_hash_set<std::string>& taken,
+                          absl::flat_hash_map<std::string, int64_t>& next) {
+    int64_t& k = next[base];
+    std::string name;
+    do {
+      name = k == 0 ? StrCat(base, ".clone") : StrCat(base, ".clone.", k);
+      ++k;
+    } while (taken.contains(name));
     taken.insert(name);
     return name;
   }
 
   absl::flat_hash_set<std::string> computations_;
   absl::flat_hash_set<std::string> instructions_;
+  absl::flat_hash_map<std::string, int64_t> next_computation_;
+  absl::flat_hash_map<std::string, int64_t> next_instruction_;
 };
 
 // A copy of `original` added to `module`: the same instructions (attributes, shardings, called
@@ -106,7 +121,7 @@ CloneNames FlattenCallGraph(HloModule& module) {
   CloneNames names;
   HloComputation* entry = module.entry_computation();
   if (entry == nullptr) return names;
-  Names taken(module);
+  std::optional<Names> taken;  // Indexed at the first copy: most modules need none.
   absl::flat_hash_set<const HloComputation*> claimed = {entry};
   std::deque<HloComputation*> queue = {entry};
   while (!queue.empty()) {
@@ -117,7 +132,8 @@ CloneNames FlattenCallGraph(HloModule& module) {
       for (size_t c = 0; c < instr->called_computations().size(); ++c) {
         HloComputation* callee = instr->called_computations()[c];
         if (!claimed.insert(callee).second) {
-          callee = Copy(*callee, module, taken, names);
+          if (!taken.has_value()) taken.emplace(module);
+          callee = Copy(*callee, module, *taken, names);
           instr->set_called_computation(c, callee);
           claimed.insert(callee);
         }

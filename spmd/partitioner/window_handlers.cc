@@ -418,7 +418,9 @@ std::optional<std::pair<MaskedSliceDims, Received>> MaskedSliceCost(const HloIns
                                                                     const HloSharding& current,
                                                                     const HloSharding& whole_moving,
                                                                     PartitionContext& ctx) {
-  if (original.opcode() != hlo::HloOpcode::kSlice) return std::nullopt;
+  if (original.opcode() != hlo::HloOpcode::kSlice || original.shape().num_elements() == 0) {
+    return std::nullopt;
+  }
   std::optional<MaskedSliceDims> dims =
       MaskedSliceApplies(current, MovingDims(original), original.shape().element_type(), ctx);
   if (!dims.has_value()) return std::nullopt;
