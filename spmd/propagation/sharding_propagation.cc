@@ -20,6 +20,7 @@
 #include "hlo/sharding/sharding_transforms.h"
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
+#include "hlo/transforms/call_inliner.h"
 #include "spmd/propagation/manual_regions.h"
 #include "spmd/propagation/propagation_engine.h"
 #include "spmd/propagation/shard_barriers.h"
@@ -234,6 +235,7 @@ absl::StatusOr<bool> ShardingPropagation::RunImpl(hlo::HloModule* module) {
     return absl::InvalidArgumentError("module has no entry computation");
   }
   log_.clones = hlo::FlattenCallGraph(*module);
+  ASSIGN_OR_RETURN(log_.inlined_calls, hlo::InlineCalls(*module));
   RETURN_IF_ERROR(CheckWhileDeviceAssignments(*module));
   const ValueClasses classes(*module);
   std::vector<ClassState> initial = InitialStates(*module, classes);
@@ -273,7 +275,8 @@ absl::StatusOr<bool> ShardingPropagation::RunImpl(hlo::HloModule* module) {
     }
   }
   ASSIGN_OR_RETURN(const int64_t barriers, RemoveShardBarriers(module));
-  return log_.assigned > 0 || barriers > 0 || !log_.clones.computations.empty();
+  return log_.assigned > 0 || barriers > 0 || !log_.clones.computations.empty() ||
+         log_.inlined_calls > 0;
 }
 
 }  // namespace spmd

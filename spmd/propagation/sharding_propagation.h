@@ -41,6 +41,8 @@ struct PropagationLog {
   // The computations the pass copied so that each call site holds its own shardings
   // (hlo/transforms/flatten_call_graph.h), with their instructions: copy -> original name.
   hlo::CloneNames clones;
+  // Calls replaced by their callees' instructions (hlo/transforms/call_inliner.h).
+  int64_t inlined_calls = 0;
 };
 
 class ShardingPropagation : public hlo::HloModulePass {
