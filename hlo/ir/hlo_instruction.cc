@@ -9,6 +9,16 @@ namespace hlo {
 HloInstruction::HloInstruction(HloOpcode opcode, Shape shape)
     : opcode_(opcode), shape_(std::move(shape)) {}
 
+std::unique_ptr<HloInstruction> HloInstruction::CloneWithOperands(
+    absl::Span<HloInstruction* const> operands) const {
+  std::unique_ptr<HloInstruction> copy = Create(opcode_, shape_, operands);
+  copy->ShareAttributes(*this);
+  copy->called_ = called_;
+  if (sharding_ != nullptr) copy->set_sharding(*sharding_);
+  copy->set_name(name_);
+  return copy;
+}
+
 HloInstruction::~HloInstruction() = default;
 
 const InstructionAttributes& HloInstruction::NoAttributes() {

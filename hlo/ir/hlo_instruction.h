@@ -109,6 +109,12 @@ class HloInstruction {
   static std::unique_ptr<HloInstruction> Create(HloOpcode opcode, Shape shape,
                                                 absl::Span<HloInstruction* const> operands);
 
+  // A copy of this instruction (opcode, shape, attributes shared until either changes them,
+  // called computations, sharding and name) reading `operands`, which must already belong to
+  // the computation the copy is added to. Control predecessors are not copied.
+  std::unique_ptr<HloInstruction> CloneWithOperands(
+      absl::Span<HloInstruction* const> operands) const;
+
   ~HloInstruction();
   HloInstruction(const HloInstruction&) = delete;
   HloInstruction& operator=(const HloInstruction&) = delete;

@@ -13,6 +13,7 @@
 #include "hlo/ir/hlo_instruction.h"
 #include "hlo/sharding/implied_sharding.h"
 #include "hlo/status_macros.h"
+#include "hlo/transforms/flatten_call_graph.h"
 
 namespace hlo {
 namespace {
@@ -95,14 +96,7 @@ absl::StatusOr<std::vector<HloInstruction*>> Inline(
     std::vector<HloInstruction*> operands;
     operands.reserve(instr->operand_count());
     for (const HloInstruction* operand : instr->operands()) operands.push_back(copies.at(operand));
-    std::unique_ptr<HloInstruction> copy =
-        HloInstruction::Create(instr->opcode(), instr->shape(), operands);
-    copy->ShareAttributes(*instr);
-    for (HloComputation* called : instr->called_computations()) {
-      copy->AppendCalledComputation(called);
-    }
-    if (instr->has_sharding()) copy->set_sharding(instr->sharding());
-    copy->set_name(instr->name());
+    std::unique_ptr<HloInstruction> copy = instr->CloneWithOperands(operands);
     HloInstruction* in_caller = caller->AddInstruction(std::move(copy));
     copies[instr] = in_caller;
     added.push_back(in_caller);
@@ -122,11 +116,6 @@ absl::StatusOr<std::vector<HloInstruction*>> Inline(
     if (instr->opcode() != HloOpcode::kParameter) in_callee_order.push_back(copies.at(instr.get()));
   }
   return in_callee_order;
-}
-
-bool RunsInSequence(HloOpcode opcode) {
-  return opcode == HloOpcode::kCall || opcode == HloOpcode::kWhile ||
-         opcode == HloOpcode::kConditional || opcode == HloOpcode::kScan;
 }
 
 }  // namespace
@@ -183,7 +172,7 @@ absl::StatusOr<int64_t> InlineCalls(HloModule& module) {
       }
     }
     for (const HloInstruction* instr : kept) {
-      if (!RunsInSequence(instr->opcode())) continue;
+      if (!RunsCalleesInSequence(instr->opcode())) continue;
       for (HloComputation* callee : instr->called_computations()) {
         if (seen.insert(callee).second) queue.push_back(callee);
       }

@@ -17,15 +17,6 @@
 namespace hlo {
 namespace {
 
-// The ops that run their called computations in sequence, on values that carry shardings.
-constexpr HloOpcode kSequentialCallers[] = {HloOpcode::kCall, HloOpcode::kWhile,
-                                            HloOpcode::kConditional, HloOpcode::kScan};
-
-bool RunsInSequence(HloOpcode opcode) {
-  return std::find(std::begin(kSequentialCallers), std::end(kSequentialCallers), opcode) !=
-         std::end(kSequentialCallers);
-}
-
 // Names in use in the module, computations' and instructions' apart.
 class Names {
  public:
@@ -78,13 +69,7 @@ HloComputation* Copy(const HloComputation& original, HloModule& module, Names& t
     std::vector<HloInstruction*> operands;
     operands.reserve(instr->operand_count());
     for (const HloInstruction* operand : instr->operands()) operands.push_back(copies[operand]);
-    std::unique_ptr<HloInstruction> copy =
-        HloInstruction::Create(instr->opcode(), instr->shape(), operands);
-    copy->ShareAttributes(*instr);
-    for (HloComputation* called : instr->called_computations()) {
-      copy->AppendCalledComputation(called);
-    }
-    if (instr->has_sharding()) copy->set_sharding(instr->sharding());
+    std::unique_ptr<HloInstruction> copy = instr->CloneWithOperands(operands);
     const std::string& instr_base = names.OriginalInstruction(instr->name());
     copy->set_name(taken.NewInstruction(instr_base));
     names.instructions[copy->name()] = instr_base;
@@ -107,6 +92,13 @@ HloComputation* Copy(const HloComputation& original, HloModule& module, Names& t
 
 }  // namespace
 
+bool RunsCalleesInSequence(HloOpcode opcode) {
+  static constexpr HloOpcode kSequentialCallers[] = {HloOpcode::kCall, HloOpcode::kWhile,
+                                                     HloOpcode::kConditional, HloOpcode::kScan};
+  return std::find(std::begin(kSequentialCallers), std::end(kSequentialCallers), opcode) !=
+         std::end(kSequentialCallers);
+}
+
 const std::string& CloneNames::OriginalComputation(const std::string& name) const {
   const auto it = computations.find(name);
   return it == computations.end() ? name : it->second;
@@ -128,7 +120,7 @@ CloneNames FlattenCallGraph(HloModule& module) {
     HloComputation* computation = queue.front();
     queue.pop_front();
     for (const auto& instr : computation->instructions()) {
-      if (!RunsInSequence(instr->opcode())) continue;
+      if (!RunsCalleesInSequence(instr->opcode())) continue;
       for (size_t c = 0; c < instr->called_computations().size(); ++c) {
         HloComputation* callee = instr->called_computations()[c];
         if (!claimed.insert(callee).second) {

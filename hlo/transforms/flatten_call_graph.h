@@ -38,6 +38,11 @@ struct CloneNames {
   const std::string& OriginalInstruction(const std::string& name) const;
 };
 
+// Whether `opcode` runs its called computations in sequence on values that carry shardings
+// (call, while, conditional, scan), as opposed to applying them elementwise (reducers,
+// comparators, fusions).
+bool RunsCalleesInSequence(HloOpcode opcode);
+
 // Flattens `module`'s call graph (see the file comment); returns the copies' names. Sites are
 // visited from the entry computation; computations no site reaches are left alone.
 CloneNames FlattenCallGraph(HloModule& module);
