@@ -399,7 +399,8 @@ std::optional<double> HaloCostUs(const HloInstruction& original, const HloShardi
 // resharded to the wanted one after.
 struct SliceOrPadPlan {
   HloSharding tiling = HloSharding::Replicate();
-  bool masked = false;  // A slice by masked local windows and one all-reduce (masked_slice.h).
+  // A slice by masked local windows and one all-reduce (masked_slice.h): its split moved dims.
+  std::optional<MaskedSliceDims> masked;
 };
 
 // The dims a slice or pad moves data along.
@@ -473,7 +474,7 @@ absl::StatusOr<std::optional<SliceOrPadPlan>> CheaperInOperandTiling(const HloIn
     if (!halos.has_value()) continue;
     ASSIGN_OR_RETURN(double alt_out, ResultCost(original.shape(), alt, sharding, ctx));
     if (alt_in + *halos + alt_out >= best_us) continue;
-    best = SliceOrPadPlan{alt, false};
+    best = SliceOrPadPlan{alt, std::nullopt};
     in = alt_in + *halos;
     out = alt_out;
     best_us = alt_in + *halos + alt_out;
@@ -482,7 +483,7 @@ absl::StatusOr<std::optional<SliceOrPadPlan>> CheaperInOperandTiling(const HloIn
   if (const auto masked = MaskedSliceCost(original, current, whole_moving, ctx)) {
     ASSIGN_OR_RETURN(double masked_out, ResultCost(original.shape(), whole_moving, sharding, ctx));
     if (masked->second.us + masked_out < best_us) {
-      best = SliceOrPadPlan{whole_moving, true};
+      best = SliceOrPadPlan{whole_moving, masked->first};
       in = masked->second.us;
       out = masked_out;
       best_us = in + out;
@@ -503,15 +504,12 @@ absl::StatusOr<std::optional<SliceOrPadPlan>> CheaperInOperandTiling(const HloIn
   return best;
 }
 
-// The slice `original` by masked local windows (masked_slice.h), in `tiling`: its operand's
-// current one with the moved dims whole.
+// The slice `original` by masked local windows (masked_slice.h) over the split moved `dims`,
+// in `tiling`: its operand's current one with the moved dims whole.
 absl::Status MaskedSlice(const HloInstruction& original, const HloSharding& tiling,
-                         PartitionContext& ctx) {
+                         const MaskedSliceDims& dims, PartitionContext& ctx) {
   ASSIGN_OR_RETURN(const PartitionedValue* in, ctx.Get(original.operand(0)));
   const std::vector<int64_t> moving = MovingDims(original);
-  std::optional<MaskedSliceDims> dims =
-      MaskedSliceApplies(in->sharding, moving, original.shape().element_type(), ctx);
-  RET_CHECK(dims.has_value());
   ASSIGN_OR_RETURN(Shape local, LocalShape(tiling, original.shape()));
   // The window each slice dim reads, from its first position to its last (strides applied
   // after the mask).
@@ -524,7 +522,7 @@ absl::Status MaskedSlice(const HloInstruction& original, const HloSharding& tili
   }
   ASSIGN_OR_RETURN(HloInstruction * window,
                    MaskedLocalWindow(ctx, in->value, in->sharding, original.operand(0)->shape(),
-                                     starts, sizes, *dims));
+                                     starts, sizes, dims));
   if (window->shape().dimensions() != local.dimensions()) {
     HloInstruction* strided = ctx.Add(hlo::HloOpcode::kSlice, local, {window});
     std::vector<hlo::SliceDimension>& slices = strided->mutable_attrs()->slice_dimensions;
@@ -535,7 +533,7 @@ absl::Status MaskedSlice(const HloInstruction& original, const HloSharding& tili
     }
     window = strided;
   }
-  ASSIGN_OR_RETURN(HloInstruction * sum, SumMaskedWindows(ctx, window, in->sharding, *dims));
+  ASSIGN_OR_RETURN(HloInstruction * sum, SumMaskedWindows(ctx, window, in->sharding, dims));
   ctx.Set(&original, {sum, tiling, original.shape()});
   return absl::OkStatus();
 }
@@ -548,8 +546,8 @@ absl::Status HandleSliceOrPad(const HloInstruction& original, const HloSharding&
   ASSIGN_OR_RETURN(std::optional<SliceOrPadPlan> plan,
                    CheaperInOperandTiling(original, sharding, ctx));
   if (!plan.has_value()) return SliceOrPadIn(original, sharding, ctx);
-  RETURN_IF_ERROR(plan->masked ? MaskedSlice(original, plan->tiling, ctx)
-                               : SliceOrPadIn(original, plan->tiling, ctx));
+  RETURN_IF_ERROR(plan->masked.has_value() ? MaskedSlice(original, plan->tiling, *plan->masked, ctx)
+                                           : SliceOrPadIn(original, plan->tiling, ctx));
   if (plan->tiling == sharding) return absl::OkStatus();
   ASSIGN_OR_RETURN(const PartitionedValue* computed, ctx.Get(&original));
   ASSIGN_OR_RETURN(HloInstruction * result,
