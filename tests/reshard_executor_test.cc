@@ -3,6 +3,9 @@
 // array (the unpartitioned value; a reshard changes only where it lives). A test-only
 // dependency on the runtime layer (the executor is the project's oracle); the planner and
 // emitter do not depend on it.
+#include <algorithm>
+#include <numeric>
+#include <random>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -130,6 +133,32 @@ TEST(ReshardExecutorTest, GroupedDirectAllToAllOn64Devices) {
   EXPECT_EQ(built->plan->steps[0].kind, ReshardStepKind::kDirectAllToAll);
   EXPECT_EQ(built->plan->steps[0].group_size, 16);
   EXPECT_EQ(RunAndCheck(*built, shape, 5), "");
+}
+
+// A random device order on 128 devices (the fuzzer's 18-second convolution): the searches
+// from it to iota shardings run out of their first budget and start again with the grid bound
+// (reshard_search.cc). Each plan must run and place every shard, and cost no more than
+// gathering everything and slicing.
+TEST(ReshardExecutorTest, RandomDeviceOrderOn128Devices) {
+  std::vector<int64_t> order(128);
+  std::iota(order.begin(), order.end(), 0);
+  std::shuffle(order.begin(), order.end(), std::mt19937(2702));
+  std::string devices;
+  for (int64_t device : order) devices += (devices.empty() ? "" : ",") + std::to_string(device);
+  const std::string from = "{devices=[2,8,4,2]" + devices + "}";
+  const Shape shape = Shape::Array(hlo::PrimitiveType::kF32, {4, 8, 16, 16});
+  ReshardPlanner planner;
+  for (const std::string to : {"{devices=[1,1,1,8,16]<=[16,8]T(1,0) last_tile_dim_replicate}",
+                               "{devices=[1,1,16,8]<=[128]}", "{devices=[16,1,1,8]<=[128]}"}) {
+    absl::StatusOr<testing::ReshardModule> built =
+        testing::BuildReshardModule(shape, S(from), S(to), planner, 128);
+    ASSERT_TRUE(built.ok()) << built.status();
+    SCOPED_TRACE(built->plan->Explain());
+    const ReshardPlan gather_and_slice =
+        PlanReshard(shape, S(from), S("{replicated}"), 128, LinkModel()).value();
+    EXPECT_LE(built->plan->cost_us, gather_and_slice.cost_us + 1e-9);
+    EXPECT_EQ(RunAndCheck(*built, shape, 3), "");
+  }
 }
 
 // The check has teeth: a module with two permute targets swapped is caught.

@@ -1,6 +1,7 @@
-// A lower bound on the cost of any path between two reshard states, for the A* order of the
+// Lower bounds on the cost of any path between two reshard states, for the A* order of the
 // search (reshard_search.cc). Internal to spmd/reshard.
 //
+// RegionBound counts bytes:
 // Data reaches a device only by being received, and every step's byte count (padded buffers)
 // is at least the real data it delivers to any one device. So a path from `held` to `needed`
 // makes each device receive at least the elements of its `needed` region outside its `held`
@@ -11,23 +12,39 @@
 //
 // Example, f32[16,24] on 8 devices, {devices=[8,1]} -> replicated: each device holds 2 of the
 // 16 rows and needs all of them: M = 14 rows x 24 x 4 B = 1344 B, the all-gather's own count.
+//
+// GridBound counts steps: what a step costs depends only on the tile grid it starts from (tile
+// counts and replication), never on which device holds which tile (GridStepCost). So the
+// cheapest way between two grids in the graph of grids -- the steps' grid changes as edges,
+// every local slice free and not counted as a step, collective-permutes left out (they keep the
+// grid) -- costs no more than any path between states of those grids. It adds what the region
+// bound leaves out: the latency of every collective a change of grid needs. Example, 128
+// devices, [2,8,4,2] -> [1,1,1,8] with 16-way replication: the region bound knows that one
+// collective must bring each device its missing bytes; the grid bound, that dims 0, 1 and 2
+// each need a collective of their own.
 #ifndef SPMD_RESHARD_RESHARD_BOUND_H_
 #define SPMD_RESHARD_RESHARD_BOUND_H_
 
 #include <cstdint>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/types/span.h"
 #include "spmd/cost/collective_cost.h"
 #include "spmd/reshard/reshard_state.h"
 
 namespace spmd {
 
-// The bound's parts, compared like path costs (time, then bytes, then steps).
+// A path's cost, or a bound on one: compared by time, then bytes, then steps (Cheaper).
 struct CostBound {
   double time_us = 0;
   int64_t bytes = 0;
   int64_t steps = 0;
 };
+
+// Whether `a` costs less than `b`: less time (beyond rounding), then fewer bytes, then fewer
+// steps, so equal-time paths prefer less traffic.
+bool Cheaper(const CostBound& a, const CostBound& b);
 
 class RegionBound {
  public:
@@ -49,9 +66,40 @@ class RegionBound {
   LinkModel link_;
   bool fixed_is_needed_;
   std::vector<int64_t> fixed_begin_, fixed_end_;
-  // Scratch for the other state's regions (the bound runs for every state the search meets).
-  mutable std::vector<int64_t> begin_, end_, idx_;
+  // Scratch for the other state's tile regions (the bound runs for every state the search
+  // meets).
+  mutable std::vector<int64_t> begin_, end_, idx_, sizes_;
 };
+
+// What one step of `kind` (StateMove's `dims` and `factor`) costs a device when it starts from
+// a state with tile grid `grid` (TileState::dims: tile counts, then replication), for an array
+// of `shape_dims` with `element_bytes` elements. Dynamic-slices cost nothing.
+CollectiveCost GridStepCost(absl::Span<const int64_t> grid, StateMove::Kind kind,
+                            absl::Span<const int64_t> dims, int64_t factor,
+                            absl::Span<const int64_t> shape_dims, int64_t element_bytes,
+                            const LinkModel& link);
+
+class GridBound {
+ public:
+  // More grids than this (tile counts and replication multiplying to the device count) and
+  // the bound stays zero: building the graph would cost more than it saves.
+  static constexpr int64_t kMaxGrids = 4096;
+
+  // `fixed` as RegionBound's.
+  GridBound(const TileState& fixed, bool fixed_is_needed, std::vector<int64_t> shape_dims,
+            int64_t element_bytes, const LinkModel& link);
+
+  // The cheapest way from `state`'s grid to the fixed one (forward) or from the fixed grid to
+  // `state`'s (backward); zero when there is none.
+  CostBound From(const TileState& state) const;
+
+ private:
+  absl::flat_hash_map<std::vector<int64_t>, CostBound> distance_;
+};
+
+// The larger of two bounds in the order of path costs (time, then bytes, then steps): still a
+// lower bound, and consistent when both are.
+CostBound Larger(const CostBound& a, const CostBound& b);
 
 }  // namespace spmd
 

@@ -286,10 +286,10 @@ TEST(ReshardPlannerTest, LargeArrayPairsReceiveNearTheMinimum) {
   EXPECT_LE(worst, 2.0) << worst_pair;
 }
 
-// The search's A* bound (reshard_bound.h), measured from either end, is the largest count of
-// target-region bytes a device lacks (LowerBoundBytes) plus one collective's latency, and
-// never exceeds any plan in time, bytes or steps.
-TEST(ReshardPlannerTest, RegionBoundNeverExceedsThePlan) {
+// Calls f(link, shape, from, to, x, y) for every link, test shape and pair of tiled or
+// replicated test shardings, x and y their states.
+template <typename F>
+void ForEachTiledPair(F f) {
   for (const LinkModel& link : {LinkModel(), LinkModel{0.0, 100000.0}}) {
     for (const Shape& shape : testing::TestShapes()) {
       for (const std::string& from : testing::TestShardings()) {
@@ -298,22 +298,81 @@ TEST(ReshardPlannerTest, RegionBoundNeverExceedsThePlan) {
               S(to).kind() == HloSharding::Kind::kMaximal) {
             continue;
           }
-          const TileState x = TileState::FromSharding(S(from), 2, kTestDevices).value();
-          const TileState y = TileState::FromSharding(S(to), 2, kTestDevices).value();
-          const CostBound forward = RegionBound(y, true, shape.dimensions(), 4, link).From(x);
-          const CostBound backward = RegionBound(x, false, shape.dimensions(), 4, link).From(y);
-          const ReshardPlan plan = Plan(from, to, shape, link);
-          SCOPED_TRACE(plan.Explain());
-          EXPECT_EQ(forward.bytes, LowerBoundBytes(shape, S(from), S(to)));
-          EXPECT_EQ(forward.bytes, backward.bytes);
-          EXPECT_EQ(forward.steps, forward.bytes > 0 ? 1 : 0);
-          EXPECT_LE(forward.time_us, plan.cost_us + 1e-9);
-          EXPECT_LE(forward.bytes, plan.bytes_received_per_device);
-          EXPECT_LE(forward.steps, static_cast<int64_t>(plan.steps.size()));
+          f(link, shape, from, to, TileState::FromSharding(S(from), 2, kTestDevices).value(),
+            TileState::FromSharding(S(to), 2, kTestDevices).value());
         }
       }
     }
   }
+}
+
+// The search's A* bound (reshard_bound.h), measured from either end, is the largest count of
+// target-region bytes a device lacks (LowerBoundBytes) plus one collective's latency, and
+// never exceeds any plan in time, bytes or steps.
+TEST(ReshardPlannerTest, RegionBoundNeverExceedsThePlan) {
+  ForEachTiledPair([](const LinkModel& link, const Shape& shape, const std::string& from,
+                      const std::string& to, const TileState& x, const TileState& y) {
+    const CostBound forward = RegionBound(y, true, shape.dimensions(), 4, link).From(x);
+    const CostBound backward = RegionBound(x, false, shape.dimensions(), 4, link).From(y);
+    const ReshardPlan plan = Plan(from, to, shape, link);
+    SCOPED_TRACE(plan.Explain());
+    EXPECT_EQ(forward.bytes, LowerBoundBytes(shape, S(from), S(to)));
+    EXPECT_EQ(forward.bytes, backward.bytes);
+    EXPECT_EQ(forward.steps, forward.bytes > 0 ? 1 : 0);
+    EXPECT_LE(forward.time_us, plan.cost_us + 1e-9);
+    EXPECT_LE(forward.bytes, plan.bytes_received_per_device);
+    EXPECT_LE(forward.steps, static_cast<int64_t>(plan.steps.size()));
+  });
+}
+
+// The grid bound (reshard_bound.h) from either end, with the region bound, never exceeds a
+// plan the search found: the search stays exact once it is escalated. (Exchanges and direct
+// all-to-alls are planned beside the search, from regions: only the region bound covers them.)
+TEST(ReshardPlannerTest, GridBoundNeverExceedsThePlan) {
+  int searched_pairs = 0;
+  ForEachTiledPair([&](const LinkModel& link, const Shape& shape, const std::string& from,
+                       const std::string& to, const TileState& x, const TileState& y) {
+    const CostBound forward = Larger(GridBound(y, true, shape.dimensions(), 4, link).From(x),
+                                     RegionBound(y, true, shape.dimensions(), 4, link).From(x));
+    const CostBound backward = Larger(GridBound(x, false, shape.dimensions(), 4, link).From(y),
+                                      RegionBound(x, false, shape.dimensions(), 4, link).From(y));
+    const ReshardPlan plan = Plan(from, to, shape, link);
+    SCOPED_TRACE(plan.Explain());
+    const bool searched =
+        std::none_of(plan.steps.begin(), plan.steps.end(), [](const ReshardStep& step) {
+          return step.kind == ReshardStepKind::kExchange ||
+                 step.kind == ReshardStepKind::kDirectAllToAll;
+        });
+    if (!searched) return;
+    ++searched_pairs;
+    const CostBound planned{plan.cost_us, plan.bytes_received_per_device,
+                            static_cast<int64_t>(plan.steps.size())};
+    EXPECT_FALSE(Cheaper(planned, forward)) << forward.time_us << " us";
+    EXPECT_FALSE(Cheaper(planned, backward)) << backward.time_us << " us";
+  });
+  std::printf("%d searched pairs\n", searched_pairs);
+  EXPECT_GT(searched_pairs, 500);
+}
+
+// Where the tile grids differ in several dims, the grid bound counts a collective for each
+// (the region bound one for all): 128 devices, [2,8,4,2] -> [1,1,1,8] with 16-way
+// replication must gather dims 0, 1 and 2, each with its own latency.
+TEST(ReshardPlannerTest, GridBoundCountsEveryCollectiveAGridChangeNeeds) {
+  const std::vector<int64_t> dims = {3, 3, 1280, 1280};
+  const LinkModel link;
+  const TileState source = TileState::FromSharding(S("{devices=[2,8,4,2]<=[128]}"), 4, 128).value();
+  const TileState target =
+      TileState::FromSharding(S("{devices=[1,1,1,8,16]<=[16,8]T(1,0) last_tile_dim_replicate}"), 4,
+                              128)
+          .value();
+  const CostBound grid = GridBound(target, true, dims, 2, link).From(source);
+  const CostBound region = RegionBound(target, true, dims, 2, link).From(source);
+  EXPECT_EQ(region.steps, 1);
+  EXPECT_GE(grid.steps, 3);
+  EXPECT_GE(grid.time_us, 3 * link.latency_us);
+  EXPECT_TRUE(Cheaper(region, grid)) << region.time_us << " us vs " << grid.time_us << " us";
+  // From the target itself nothing is left.
+  EXPECT_EQ(GridBound(target, true, dims, 2, link).From(target).time_us, 0);
 }
 
 // 64-device searches stop at the cheapest plan instead of exploring every state reachable by

@@ -42,19 +42,12 @@ int64_t MaxStates(int64_t num_devices) {
   return std::clamp<int64_t>(kStateDeviceBudget / std::max<int64_t>(num_devices, 1), 256,
                              kMaxStates);
 }
+// States a search may reach under the region bound alone before it starts again with the grid
+// bound too (GridBound): most searches finish well within it, and the grid bound's graph costs
+// more to build than they do.
+constexpr int64_t kEscalateStates = 2000;
 
-struct PathCost {
-  double time_us = 0;
-  int64_t bytes = 0;
-  int64_t steps = 0;
-};
-
-bool Cheaper(const PathCost& a, const PathCost& b) {
-  const double scale = std::max({1.0, std::abs(a.time_us), std::abs(b.time_us)});
-  if (std::abs(a.time_us - b.time_us) > 1e-9 * scale) return a.time_us < b.time_us;
-  if (a.bytes != b.bytes) return a.bytes < b.bytes;
-  return a.steps < b.steps;
-}
+using PathCost = CostBound;
 
 PathCost Plus(PathCost cost, const SearchEdge& edge) {
   cost.time_us += edge.cost_us;
@@ -76,6 +69,7 @@ struct SearchNode {
   int64_t parent = -1;  // Forward: the previous state; backward: the next state.
   SearchEdge via;       // Forward: parent -> this; backward: this -> parent.
   bool done = false;
+  PathCost bound;  // The side's bound from this state (Bounds::From), computed once.
 };
 
 using Neighbors = std::vector<std::pair<TileState, SearchEdge>>;
@@ -93,12 +87,26 @@ struct QueueOrder {
   }
 };
 
-// One direction of the search: A* under `bound` (Dijkstra without one), settling one state at
-// a time. The queue orders states by cost so far plus the bound; nodes keep the cost so far.
+// The bounds one side of the search orders its states by: the region bound, and the grid
+// bound when the search was escalated (CheapestPath); none for a plain Dijkstra.
+struct Bounds {
+  const RegionBound* region = nullptr;
+  const GridBound* grid = nullptr;
+
+  PathCost From(const TileState& state) const {
+    PathCost bound;
+    if (region != nullptr) bound = region->From(state);
+    if (grid != nullptr) bound = Larger(bound, grid->From(state));
+    return bound;
+  }
+};
+
+// One direction of the search: A* under `bounds`, settling one state at a time. The queue
+// orders states by cost so far plus the bound; nodes keep the cost so far.
 class Frontier {
  public:
-  Frontier(const TileState& start, const RegionBound* bound) : bound_(bound) {
-    nodes_.push_back({start, {}, -1, {}, false});
+  Frontier(const TileState& start, Bounds bounds) : bounds_(bounds) {
+    nodes_.push_back({start, {}, -1, {}, false, bounds_.From(start)});
     index_.emplace(start, 0);
     Push({}, 0);
   }
@@ -126,7 +134,8 @@ class Frontier {
       if (it == index_.end()) {
         next_id = static_cast<int64_t>(nodes_.size());
         index_.emplace(next, next_id);
-        nodes_.push_back({std::move(next), cost, id, std::move(edge), false});
+        PathCost bound = bounds_.From(next);
+        nodes_.push_back({std::move(next), cost, id, std::move(edge), false, bound});
       } else if (!nodes_[it->second].done && Cheaper(cost, nodes_[it->second].cost)) {
         next_id = it->second;
         nodes_[next_id].cost = cost;
@@ -153,19 +162,12 @@ class Frontier {
  private:
   // Queues node `id` at `cost` plus its bound.
   void Push(const PathCost& cost, int64_t id) {
-    PathCost key = cost;
-    if (bound_ != nullptr) {
-      const CostBound rest = bound_->From(nodes_[id].state);
-      key.time_us += rest.time_us;
-      key.bytes += rest.bytes;
-      key.steps += rest.steps;
-    }
-    queue_.push({key, seq_++, id});
+    queue_.push({Plus(cost, nodes_[id].bound), seq_++, id});
   }
 
   std::vector<SearchNode> nodes_;
   absl::flat_hash_map<TileState, int64_t> index_;
-  const RegionBound* bound_;
+  Bounds bounds_;
   std::priority_queue<QueueEntry, std::vector<QueueEntry>, QueueOrder> queue_;
   int64_t seq_ = 0;
 };
@@ -356,32 +358,16 @@ int64_t StepCoster::FullBytes() const {
 }
 
 SearchEdge StepCoster::FromMove(const TileState& x, const StateMove& move) const {
+  // In StateMove::Kind's order.
+  static constexpr ReshardStepKind kKinds[] = {
+      ReshardStepKind::kAllGather, ReshardStepKind::kDynamicSlice, ReshardStepKind::kAllToAll};
   SearchEdge edge;
+  edge.kind = kKinds[static_cast<int>(move.kind)];
   edge.dims = move.dims;
   edge.factor = move.factor;
   edge.groups = move.groups;
-  CollectiveCost cost;
-  switch (move.kind) {
-    case StateMove::Kind::kAllGather:
-      edge.kind = ReshardStepKind::kAllGather;
-      cost = EstimateCollective(CollectiveKind::kAllGather, ShardBytes(x) * move.factor,
-                                move.factor, link_);
-      break;
-    case StateMove::Kind::kDynamicSlice:
-      edge.kind = ReshardStepKind::kDynamicSlice;
-      break;
-    case StateMove::Kind::kAllToAll: {
-      edge.kind = ReshardStepKind::kAllToAll;
-      // The exchanged buffer: the shard with dim c padded to factor * (its new padded size).
-      const int64_t c = move.dims[1];
-      std::vector<int64_t> buffer = PaddedShardDims(x, dims_);
-      buffer[c] = move.factor * PaddedSize(dims_[c], x.dims[c] * move.factor);
-      int64_t bytes = element_bytes_;
-      for (int64_t size : buffer) bytes *= size;
-      cost = EstimateCollective(CollectiveKind::kAllToAll, bytes, move.factor, link_);
-      break;
-    }
-  }
+  const CollectiveCost cost =
+      GridStepCost(x.dims, move.kind, move.dims, move.factor, dims_, element_bytes_, link_);
   edge.bytes = cost.bytes_received;
   edge.cost_us = cost.time_us;
   return edge;
@@ -482,29 +468,31 @@ std::vector<SearchHop> ReplicateThenSliceHops(const TileState& source, const Til
   return hops;
 }
 
-std::vector<SearchHop> CheapestPath(const TileState& source, const TileState& target,
-                                    const StepCoster& coster) {
-  if (source == target) return {};
-  // Slicing a dim finer than both ends only to gather it again is never cheaper than the
-  // permute it would replace, so dynamic-slices stay within the larger tile count of the ends.
-  std::vector<int64_t> max_tiles(source.rank());
-  for (int64_t d = 0; d < source.rank(); ++d) {
-    max_tiles[d] = std::max(source.dims[d], target.dims[d]);
-  }
-  const RegionBound to_target(target, /*fixed_is_needed=*/true, coster.shape_dims(),
-                              coster.element_bytes(), coster.link());
-  const RegionBound from_source(source, /*fixed_is_needed=*/false, coster.shape_dims(),
-                                coster.element_bytes(), coster.link());
-  Frontier forward(source, &to_target), backward(target, &from_source);
+namespace {
+
+// What one search found, and whether it finished (proved its path the cheapest) within its
+// budget of states.
+struct SearchResult {
+  std::vector<SearchHop> hops;
+  bool finished = false;
+};
+
+SearchResult Search(const TileState& source, const TileState& target, const StepCoster& coster,
+                    absl::Span<const int64_t> max_tiles, Bounds forward_bounds,
+                    Bounds backward_bounds, int64_t max_states) {
+  Frontier forward(source, forward_bounds), backward(target, backward_bounds);
   Joiner joiner(forward, backward, coster);
   joiner.Update(true, 0, true);
   joiner.Update(false, 0, true);
   std::vector<int64_t> relaxed;
-  const int64_t max_states = MaxStates(coster.num_devices());
+  SearchResult result;
   while (forward.size() + backward.size() < max_states) {
     const std::optional<PathCost> forward_top = forward.Top();
     const std::optional<PathCost> backward_top = backward.Top();
-    if (Done(joiner.best(), forward_top, backward_top)) break;
+    if (Done(joiner.best(), forward_top, backward_top)) {
+      result.finished = true;
+      break;
+    }
     // Advance the side whose next state is cheaper (forward on ties).
     const bool is_forward = forward_top.has_value() &&
                             (!backward_top.has_value() || !Cheaper(*backward_top, *forward_top));
@@ -522,24 +510,56 @@ std::vector<SearchHop> CheapestPath(const TileState& source, const TileState& ta
     joiner.Update(is_forward, id, true);
     for (int64_t next : relaxed) joiner.Update(is_forward, next, false);
   }
-  if (!joiner.best().has_value()) return ReplicateThenSliceHops(source, target, coster);
+  if (!joiner.best().has_value()) {
+    result.hops = ReplicateThenSliceHops(source, target, coster);
+    return result;
+  }
   const Best& best = *joiner.best();
-  std::vector<SearchHop> hops = ForwardPath(forward.nodes(), best.forward, coster.shape_dims());
+  result.hops = ForwardPath(forward.nodes(), best.forward, coster.shape_dims());
   const TileState& joined = backward.node(best.backward).state;
   if (best.permute) {
-    hops.push_back({coster.Permute(forward.node(best.forward).state, joined), joined});
+    result.hops.push_back({coster.Permute(forward.node(best.forward).state, joined), joined});
   }
   for (SearchHop& hop : BackwardPath(backward.nodes(), best.backward, coster.shape_dims())) {
-    hops.push_back(std::move(hop));
+    result.hops.push_back(std::move(hop));
   }
-  return hops;
+  return result;
+}
+
+}  // namespace
+
+std::vector<SearchHop> CheapestPath(const TileState& source, const TileState& target,
+                                    const StepCoster& coster) {
+  if (source == target) return {};
+  // Slicing a dim finer than both ends only to gather it again is never cheaper than the
+  // permute it would replace, so dynamic-slices stay within the larger tile count of the ends.
+  std::vector<int64_t> max_tiles(source.rank());
+  for (int64_t d = 0; d < source.rank(); ++d) {
+    max_tiles[d] = std::max(source.dims[d], target.dims[d]);
+  }
+  const RegionBound to_target(target, /*fixed_is_needed=*/true, coster.shape_dims(),
+                              coster.element_bytes(), coster.link());
+  const RegionBound from_source(source, /*fixed_is_needed=*/false, coster.shape_dims(),
+                                coster.element_bytes(), coster.link());
+  const int64_t max_states = MaxStates(coster.num_devices());
+  SearchResult first = Search(source, target, coster, max_tiles, {&to_target}, {&from_source},
+                              std::min(kEscalateStates, max_states));
+  if (first.finished || max_states <= kEscalateStates) return std::move(first.hops);
+  // A hard search (random device orders on large meshes): again, with the grid bound too.
+  const GridBound grid_to_target(target, /*fixed_is_needed=*/true, coster.shape_dims(),
+                                 coster.element_bytes(), coster.link());
+  const GridBound grid_from_source(source, /*fixed_is_needed=*/false, coster.shape_dims(),
+                                   coster.element_bytes(), coster.link());
+  return Search(source, target, coster, max_tiles, {&to_target, &grid_to_target},
+                {&from_source, &grid_from_source}, max_states)
+      .hops;
 }
 
 std::vector<SearchHop> CheapestPathFromMaximal(const TileState& target, const StepCoster& coster) {
   // The scatter may land on a state with the target's replication split into tiles.
   std::vector<int64_t> max_tiles = target.TileCounts();
   for (int64_t& tiles : max_tiles) tiles *= target.replication();
-  Frontier backward(target, /*bound=*/nullptr);
+  Frontier backward(target, Bounds());
   std::optional<std::pair<PathCost, int64_t>> best;
   SearchEdge best_edge;
   std::vector<int64_t> relaxed;

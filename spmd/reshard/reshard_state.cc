@@ -10,8 +10,10 @@
 #include "spmd/reshard/reshard_state.h"
 
 #include <algorithm>
+#include <array>
 #include <numeric>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "hlo/status_macros.h"
 #include "hlo/strings.h"
@@ -31,11 +33,47 @@ bool NextIndex(absl::Span<const int64_t> dims, std::vector<int64_t>& idx) {
   return false;
 }
 
-// Row-major linear position of `idx` over the first idx.size() entries of `dims`.
-int64_t Linear(absl::Span<const int64_t> dims, absl::Span<const int64_t> idx) {
-  int64_t linear = 0;
-  for (size_t i = 0; i < idx.size(); ++i) linear = linear * dims[i] + idx[i];
-  return linear;
+// One digit of a row-major walk: its size and what a step of it adds to each of up to three
+// positions the walk keeps (destination tile, device group, member).
+struct Digit {
+  int64_t size;
+  std::array<int64_t, 3> stride;
+};
+
+// Calls f(tile, positions) for every row-major position of `digits` (whose sizes multiply to
+// the number of tiles), `positions` being the sums of digit value times stride. The steps'
+// loops run for every state the search meets, so the positions advance by adding strides
+// instead of re-linearizing multi-indices.
+template <typename F>
+void WalkDigits(absl::Span<const Digit> digits, F f) {
+  if (digits.empty()) return f(0, std::array<int64_t, 3>{0, 0, 0});
+  // The last digit runs in an inner loop; the others advance like an odometer between runs.
+  const Digit& inner = digits.back();
+  const absl::Span<const Digit> outer = digits.first(digits.size() - 1);
+  absl::InlinedVector<int64_t, 8> count(outer.size(), 0);
+  std::array<int64_t, 3> base = {0, 0, 0};
+  for (int64_t tile = 0;;) {
+    std::array<int64_t, 3> at = base;
+    for (int64_t i = 0; i < inner.size; ++i, ++tile) {
+      f(tile, at);
+      for (int k = 0; k < 3; ++k) at[k] += inner.stride[k];
+    }
+    int64_t i = static_cast<int64_t>(outer.size()) - 1;
+    for (; i >= 0; --i) {
+      for (int k = 0; k < 3; ++k) base[k] += outer[i].stride[k];
+      if (++count[i] < outer[i].size) break;
+      for (int k = 0; k < 3; ++k) base[k] -= outer[i].stride[k] * outer[i].size;
+      count[i] = 0;
+    }
+    if (i < 0) return;
+  }
+}
+
+// Row-major strides of the first `rank` entries of `dims`.
+absl::InlinedVector<int64_t, 8> Strides(const std::vector<int64_t>& dims, int64_t rank) {
+  absl::InlinedVector<int64_t, 8> strides(rank, 1);
+  for (int64_t d = rank - 2; d >= 0; --d) strides[d] = strides[d + 1] * dims[d + 1];
+  return strides;
 }
 
 // Calls f(idx, tile) for every data tile of a state with `dims` (rank + 1 entries).
@@ -149,16 +187,19 @@ std::optional<StateMove> AllGatherMove(const TileState& x, absl::Span<const int6
   y.dims.back() = r * factor;
   y.devices.resize(x.devices.size());
   if (with_groups) move.groups.assign(x.devices.size() / factor, std::vector<int64_t>(factor));
-  std::vector<int64_t> y_idx;  // Reused: this runs for every state the search meets.
-  ForEachTile(x.dims, [&](const std::vector<int64_t>& idx, int64_t tile) {
-    y_idx.assign(idx.begin(), idx.end());
-    y_idx[d] /= factor;
-    const int64_t k = idx[d] % factor;
-    const int64_t y_tile = Linear(y.dims, y_idx);
+  // Positions: the device slot of the tile's first member in y, y's tile, the member's digit k.
+  const absl::InlinedVector<int64_t, 8> y_strides = Strides(y.dims, x.rank());
+  absl::InlinedVector<Digit, 9> digits;
+  for (int64_t e = 0; e < x.rank(); ++e) {
+    const int64_t sizes = e == d ? t / factor : x.dims[e];
+    digits.push_back({sizes, {y_strides[e] * r * factor, y_strides[e], 0}});
+    if (e == d) digits.push_back({factor, {r, 0, 1}});
+  }
+  WalkDigits(digits, [&](int64_t tile, const std::array<int64_t, 3>& at) {
     for (int64_t j = 0; j < r; ++j) {
       const int64_t device = x.devices[tile * r + j];
-      y.devices[y_tile * r * factor + k * r + j] = device;
-      if (with_groups) move.groups[y_tile * r + j][k] = device;
+      y.devices[at[0] + j] = device;
+      if (with_groups) move.groups[at[1] * r + j][at[2]] = device;
     }
   });
   SortReplicationGroups(y);
@@ -178,15 +219,21 @@ std::optional<StateMove> DynamicSliceMove(const TileState& x, absl::Span<const i
   y.dims[d] *= factor;
   y.dims.back() = r / factor;
   y.devices.resize(x.devices.size());
-  std::vector<int64_t> y_idx;
-  ForEachTile(x.dims, [&](const std::vector<int64_t>& idx, int64_t tile) {
-    y_idx.assign(idx.begin(), idx.end());
-    for (int64_t m = 0; m < r; ++m) {
-      const int64_t digit = (m / weight) % factor;
-      const int64_t rest = (m / (weight * factor)) * weight + m % weight;
-      y_idx[d] = idx[d] * factor + digit;
-      y.devices[Linear(y.dims, y_idx) * (r / factor) + rest] = x.devices[tile * r + m];
-    }
+  // Member m of a group goes to the fine tile of its digit, at its rank among the rest.
+  const int64_t kept = r / factor;
+  const absl::InlinedVector<int64_t, 8> y_strides = Strides(y.dims, x.rank());
+  std::vector<int64_t> member_slot(r);
+  for (int64_t m = 0; m < r; ++m) {
+    const int64_t digit = (m / weight) % factor;
+    const int64_t rest = (m / (weight * factor)) * weight + m % weight;
+    member_slot[m] = digit * y_strides[d] * kept + rest;
+  }
+  absl::InlinedVector<Digit, 8> digits;
+  for (int64_t e = 0; e < x.rank(); ++e) {
+    digits.push_back({x.dims[e], {y_strides[e] * (e == d ? factor : 1) * kept, 0, 0}});
+  }
+  WalkDigits(digits, [&](int64_t tile, const std::array<int64_t, 3>& at) {
+    for (int64_t m = 0; m < r; ++m) y.devices[at[0] + member_slot[m]] = x.devices[tile * r + m];
   });
   return move;  // Subsequences of sorted groups stay sorted.
 }
@@ -205,22 +252,26 @@ std::optional<StateMove> AllToAllMove(const TileState& x, absl::Span<const int64
   y.dims[s] /= factor;
   y.dims[c] *= factor;
   y.devices.resize(x.devices.size());
-  // Group key: the tile index with dim s divided by the factor, i.e. y's dims with t_c unchanged.
+  // Positions: y's tile, the group key (the tile index with dim s divided by the factor, i.e.
+  // y's tile with t_c unchanged), the member's digit k (the minor factor of dim s).
+  const absl::InlinedVector<int64_t, 8> y_strides = Strides(y.dims, x.rank());
   std::vector<int64_t> key_dims = x.dims;
   key_dims[s] /= factor;
+  const absl::InlinedVector<int64_t, 8> key_strides = Strides(key_dims, x.rank());
   if (with_groups) move.groups.assign(x.devices.size() / factor, std::vector<int64_t>(factor));
-  std::vector<int64_t> key_idx, y_idx;  // Reused: this runs for every state the search meets.
-  ForEachTile(x.dims, [&](const std::vector<int64_t>& idx, int64_t tile) {
-    const int64_t k = idx[s] % factor;
-    key_idx.assign(idx.begin(), idx.end());
-    key_idx[s] /= factor;
-    y_idx.assign(key_idx.begin(), key_idx.end());
-    y_idx[c] = idx[c] * factor + k;
-    const int64_t y_tile = Linear(y.dims, y_idx);
-    const int64_t key = Linear(key_dims, key_idx);
+  absl::InlinedVector<Digit, 9> digits;
+  for (int64_t e = 0; e < x.rank(); ++e) {
+    if (e == s) {
+      digits.push_back({x.dims[s] / factor, {y_strides[s], key_strides[s], 0}});
+      digits.push_back({factor, {y_strides[c], 0, 1}});
+    } else {
+      digits.push_back({x.dims[e], {y_strides[e] * (e == c ? factor : 1), key_strides[e], 0}});
+    }
+  }
+  WalkDigits(digits, [&](int64_t tile, const std::array<int64_t, 3>& at) {
     for (int64_t j = 0; j < r; ++j) {
-      y.devices[y_tile * r + j] = x.devices[tile * r + j];
-      if (with_groups) move.groups[key * r + j][k] = x.devices[tile * r + j];
+      y.devices[at[0] * r + j] = x.devices[tile * r + j];
+      if (with_groups) move.groups[at[1] * r + j][at[2]] = x.devices[tile * r + j];
     }
   });
   return move;
