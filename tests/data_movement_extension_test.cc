@@ -5,7 +5,7 @@
 // driven by those tables. This test checks both halves for every opcode the tables hold today:
 //   * each consumer runs every strided-view opcode (runtime::SourceViewOpcodes) through one
 //     handler -- the CPU op registry, the point evaluator, the CUDA op registry -- and the
-//     partitioner every dimension-map opcode (spmd::DimensionMapOpcodes) through
+//     partitioner every dimension-map opcode (spmd::RuleKind::kDimensionMap) through
 //     HandleDimensionMap;
 //   * every opcode on both generic paths goes through the parser and printer, the verifier,
 //     propagation and the partitioner, and the partitioned program equals the unpartitioned one
@@ -20,8 +20,6 @@
 #include "hlo/ir/hlo_module.h"
 #include "hlo/ir/hlo_opcode.h"
 #include "hlo/parser/hlo_parser.h"
-#include "hlo/sharding/shard_geometry.h"
-#include "hlo/verifier/hlo_verifier.h"
 #include "runtime/common/strided_view.h"
 #include "runtime/cpu/evaluator.h"
 #include "runtime/cpu/point_ops.h"
@@ -29,12 +27,10 @@
 #include "runtime/cuda/op_registry.h"
 #include "spmd/partitioner/handlers.h"
 #include "spmd/propagation/factor_rule.h"
-#include "spmd/propagation/sharding_propagation.h"
 #include "tests/partition_test_util.h"
 
 namespace {
 
-using hlo::HloInstruction;
 using hlo::HloOpcode;
 
 std::string Name(HloOpcode opcode) { return std::string(hlo::HloOpcodeString(opcode)); }
@@ -63,7 +59,7 @@ ENTRY e {
 
 std::vector<HloOpcode> OnBothGenericPaths() {
   std::vector<HloOpcode> both;
-  for (HloOpcode opcode : spmd::DimensionMapOpcodes()) {
+  for (HloOpcode opcode : spmd::OpcodesOfRuleKind(spmd::RuleKind::kDimensionMap)) {
     if (runtime::HasSourceView(opcode)) both.push_back(opcode);
   }
   return both;
@@ -90,7 +86,7 @@ TEST(DataMovementExtensionTest, ExecutorsRunEveryStridedViewOpThroughOneHandler)
 }
 
 TEST(DataMovementExtensionTest, PartitionerRunsEveryDimensionMapOpThroughOneHandler) {
-  const std::vector<HloOpcode> opcodes = spmd::DimensionMapOpcodes();
+  const std::vector<HloOpcode> opcodes = spmd::OpcodesOfRuleKind(spmd::RuleKind::kDimensionMap);
   ASSERT_FALSE(opcodes.empty());
   const spmd::PartitionHandler handler = spmd::FindPartitionHandler(opcodes.front());
   EXPECT_NE(handler, &spmd::HandleReplicated);
@@ -107,51 +103,15 @@ TEST(DataMovementExtensionTest, EveryGenericOpHasAModuleHere) {
   }
 }
 
-// Parses, prints and parses again (the printer's text is the parser's input), verifies, and
-// propagates; returns the propagated module's text.
-std::string PropagatedText(const std::string& text) {
-  absl::StatusOr<std::unique_ptr<hlo::HloModule>> module = hlo::ParseHloModule(text);
-  EXPECT_TRUE(module.ok()) << module.status();
-  if (!module.ok()) return "";
-  const std::string printed = (*module)->ToString();
-  absl::StatusOr<std::unique_ptr<hlo::HloModule>> again = hlo::ParseHloModule(printed);
-  EXPECT_TRUE(again.ok()) << again.status();
-  if (!again.ok()) return "";
-  EXPECT_EQ((*again)->ToString(), printed);
-  EXPECT_TRUE(hlo::VerifyModule(**again).ok());
-  spmd::ShardingPropagation propagation;
-  absl::StatusOr<bool> ran = propagation.Run(again->get());
-  EXPECT_TRUE(ran.ok()) << ran.status();
-  return (*again)->ToString();
-}
-
-const HloInstruction* Find(const hlo::HloModule& module, std::string_view name) {
-  for (const auto& instr : module.entry_computation()->instructions()) {
-    if (instr->name() == name) return instr.get();
-  }
-  return nullptr;
-}
-
 TEST(DataMovementExtensionTest, EveryGenericOpPartitionsLikeTheUnpartitionedModule) {
   for (HloOpcode opcode : OnBothGenericPaths()) {
     SCOPED_TRACE(Name(opcode));
     auto it = ModulesByOpcode().find(opcode);
     if (it == ModulesByOpcode().end()) continue;  // EveryGenericOpHasAModuleHere fails.
-    const std::string propagated = PropagatedText(it->second);
-    testing_util::Partitioned p = testing_util::Partition(propagated);
+    testing_util::Partitioned p = testing_util::Partition(testing_util::PropagatedText(it->second));
     ASSERT_NE(p.spmd, nullptr);
     // Propagation gave the op a split sharding, and the partitioner ran it on its shard.
-    const HloInstruction* m = Find(*p.original, "m");
-    ASSERT_NE(m, nullptr);
-    ASSERT_TRUE(m->has_sharding()) << propagated;
-    EXPECT_FALSE(m->sharding().IsReplicated()) << propagated;
-    absl::StatusOr<hlo::Shape> local = hlo::PaddedShardShape(m->sharding(), m->shape());
-    ASSERT_TRUE(local.ok()) << local.status();
-    bool ran_locally = false;
-    for (const auto& instr : p.spmd->entry_computation()->instructions()) {
-      ran_locally |= instr->opcode() == opcode && instr->shape().Compatible(*local);
-    }
-    EXPECT_TRUE(ran_locally) << p.spmd->ToString();
+    EXPECT_TRUE(testing_util::RunsOnItsShard(p, "m", opcode));
     EXPECT_EQ(p.explain.find("replicated"), std::string::npos) << p.explain;
     // The CPU executor on random data, two seeds.
     testing_util::ExpectVerifies(p, 4);

@@ -309,8 +309,8 @@ TEST(NeverSilentTest, TupleOfTuplesKeepsItsShards) {
 constexpr char kFallback[] =
     "HloModule m, num_partitions=2\n"
     "ENTRY e {\n"
-    "  p = f32[4,8,8] parameter(0), sharding={devices=[2,1,1]0,1}\n"
-    "  ROOT f = f32[4,8,8] cholesky(p), lower=true, sharding={devices=[2,1,1]0,1}\n"
+    "  p = f32[16,16] parameter(0), sharding={devices=[2,1]0,1}\n"
+    "  ROOT f = f32[16,16] cholesky(p), lower=true, sharding={devices=[2,1]0,1}\n"
     "}\n";
 
 TEST(NeverSilentTest, ReplicatedFallbackIsCountedExplainedAndStrictRefusesIt) {
@@ -318,8 +318,9 @@ TEST(NeverSilentTest, ReplicatedFallbackIsCountedExplainedAndStrictRefusesIt) {
   Outcome r = RunShell(Cmd(kPartition, "--stats json --explain -o /dev/null " + path));
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(r.err, HasSubstr("\"replicated_fallbacks\": {\"count\": 1, \"bytes\": 1024}"));
-  EXPECT_THAT(r.err, HasSubstr("fallback: cholesky %f wanted {devices=[2,1,1]0,1} but is computed "
-                               "whole on every device (no partitioning strategy for cholesky)"));
+  EXPECT_THAT(r.err, HasSubstr("fallback: cholesky %f wanted {devices=[2,1]0,1} but is computed "
+                               "whole on every device (its dims 0,1 must stay whole and no other "
+                               "dim takes their tiles)"));
   r = RunShell(Cmd(kPartition, "--stats text -o /dev/null " + path));
   EXPECT_THAT(r.err, HasSubstr("replicated fallbacks: 1 (1.0 KiB computed whole per device)"));
   for (const char* tool : {kPartition, kRun}) {

@@ -2,8 +2,11 @@
 
 #include "gtest/gtest.h"
 #include "hlo/parser/hlo_parser.h"
+#include "hlo/sharding/shard_geometry.h"
 #include "hlo/transforms/dead_code_elimination.h"
+#include "hlo/verifier/hlo_verifier.h"
 #include "runtime/cpu/verify.h"
+#include "spmd/propagation/sharding_propagation.h"
 
 namespace testing_util {
 
@@ -45,6 +48,50 @@ void ExpectVerifies(const Partitioned& p, int64_t devices) {
     ASSERT_TRUE(result.ok()) << result.status() << "\n" << p.spmd->ToString();
     EXPECT_TRUE(result->ok()) << result->ToString() << "\n" << p.spmd->ToString() << p.explain;
   }
+}
+
+std::string PropagatedText(const std::string& text) {
+  absl::StatusOr<std::unique_ptr<hlo::HloModule>> module = hlo::ParseHloModule(text);
+  EXPECT_TRUE(module.ok()) << module.status();
+  if (!module.ok()) return "";
+  const std::string printed = (*module)->ToString();
+  absl::StatusOr<std::unique_ptr<hlo::HloModule>> again = hlo::ParseHloModule(printed);
+  EXPECT_TRUE(again.ok()) << again.status();
+  if (!again.ok()) return "";
+  EXPECT_EQ((*again)->ToString(), printed);
+  EXPECT_TRUE(hlo::VerifyModule(**again).ok());
+  spmd::ShardingPropagation propagation;
+  absl::StatusOr<bool> ran = propagation.Run(again->get());
+  EXPECT_TRUE(ran.ok()) << ran.status();
+  return (*again)->ToString();
+}
+
+const hlo::HloInstruction* FindInEntry(const hlo::HloModule& module, std::string_view name) {
+  for (const auto& instr : module.entry_computation()->instructions()) {
+    if (instr->name() == name) return instr.get();
+  }
+  return nullptr;
+}
+
+::testing::AssertionResult RunsOnItsShard(const Partitioned& p, std::string_view name,
+                                          hlo::HloOpcode opcode) {
+  if (p.spmd == nullptr) return ::testing::AssertionFailure() << "not partitioned";
+  const hlo::HloInstruction* original = FindInEntry(*p.original, name);
+  if (original == nullptr) return ::testing::AssertionFailure() << "no %" << name;
+  if (!original->has_sharding() || original->sharding().IsReplicated()) {
+    return ::testing::AssertionFailure() << "%" << name << " is not split:\n"
+                                         << p.original->ToString();
+  }
+  absl::StatusOr<hlo::Shape> local = hlo::PaddedShardShape(original->sharding(), original->shape());
+  if (!local.ok()) return ::testing::AssertionFailure() << local.status();
+  for (const auto& instr : p.spmd->entry_computation()->instructions()) {
+    if (instr->opcode() == opcode && instr->shape().Compatible(*local)) {
+      return ::testing::AssertionSuccess();
+    }
+  }
+  return ::testing::AssertionFailure()
+         << "no " << hlo::HloOpcodeString(opcode) << " on " << local->ToString() << ":\n"
+         << p.spmd->ToString();
 }
 
 }  // namespace testing_util

@@ -8,8 +8,10 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "gtest/gtest.h"
 #include "hlo/ir/hlo_module.h"
 #include "spmd/partitioner/spmd_partitioner.h"
 
@@ -31,6 +33,19 @@ std::map<hlo::HloOpcode, int> Counts(const hlo::HloModule& module);
 
 // Verifies `p.spmd` against `p.original` on `devices` devices with two seeds.
 void ExpectVerifies(const Partitioned& p, int64_t devices);
+
+// Parses `text`, prints it and parses the print again (the printer's text is the parser's
+// input), verifies, and propagates shardings; returns the propagated module's text. Failures
+// are gtest failures.
+std::string PropagatedText(const std::string& text);
+
+// The entry computation's instruction named `name`, or null.
+const hlo::HloInstruction* FindInEntry(const hlo::HloModule& module, std::string_view name);
+
+// Whether propagation split `p.original`'s instruction `name` and the SPMD program runs an
+// `opcode` instruction on that split's shard shape.
+::testing::AssertionResult RunsOnItsShard(const Partitioned& p, std::string_view name,
+                                          hlo::HloOpcode opcode);
 
 }  // namespace testing_util
 

@@ -14,6 +14,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/numbers.h"
 #include "hlo/ir/hlo_module.h"
+#include "hlo/ir/linalg_attributes.h"
 #include "hlo/ir/scan_attributes.h"
 #include "hlo/ir/shape_inference_internal.h"
 #include "hlo/status_macros.h"
@@ -380,21 +381,16 @@ absl::StatusOr<Shape> Fft(const HloInstruction& i) {
   return InferFftShape(i.operand(0)->shape(), i.attrs().fft_type, i.attrs().fft_length);
 }
 
-// `left_side` is not a typed attribute yet; the parser keeps it verbatim.
-bool LeftSide(const HloInstruction& i) {
-  for (const RawAttribute& raw : i.attrs().raw_attributes) {
-    if (raw.name == "left_side") return raw.value == "true";
-  }
-  return false;
-}
-
 absl::StatusOr<Shape> TriangularSolve(const HloInstruction& i) {
   RETURN_IF_ERROR(ExpectOperandCount(i, 2));
-  return InferTriangularSolveShape(i.operand(0)->shape(), i.operand(1)->shape(), LeftSide(i));
+  ASSIGN_OR_RETURN(TriangularSolveAttributes attributes, ReadTriangularSolveAttributes(i));
+  return InferTriangularSolveShape(i.operand(0)->shape(), i.operand(1)->shape(),
+                                   attributes.left_side);
 }
 
 absl::StatusOr<Shape> Cholesky(const HloInstruction& i) {
   RETURN_IF_ERROR(ExpectOperandCount(i, 1));
+  RETURN_IF_ERROR(ReadCholeskyAttributes(i).status());
   return InferCholeskyShape(i.operand(0)->shape());
 }
 

@@ -119,6 +119,28 @@ TEST_F(VerifierTest, InferenceErrorIsPrefixedWithInstruction) {
   ExpectOneError("instruction %bad: add: expected 2 operands, got 1");
 }
 
+// cholesky's and triangular-solve's attributes are read as written (hlo/ir/linalg_attributes.h):
+// a value they do not name is a finding, not a default.
+TEST_F(VerifierTest, LinearAlgebraAttributesAreChecked) {
+  Builder b("entry");
+  HloInstruction* a = b.Param(0, F32({4, 4}), "a");
+  HloInstruction* rhs = b.Param(1, F32({4, 2}), "b");
+  HloInstruction* solve = b.Add(HloOpcode::kTriangularSolve, F32({4, 2}), {a, rhs}, "x");
+  solve->mutable_attrs()->raw_attributes = {{"left_side", "true"}, {"transpose_a", "SIDEWAYS"}};
+  HloInstruction* chol = b.Add(HloOpcode::kCholesky, F32({4, 4}), {a}, "c");
+  chol->mutable_attrs()->raw_attributes = {{"lower", "yes"}};
+  FinishEntry(&b, b.Add(HloOpcode::kTuple, hlo::Shape::Tuple({F32({4, 2}), F32({4, 4})}),
+                        {solve, chol}, "t"));
+  std::vector<VerifierError> errors;
+  absl::Status status = VerifyModule(module_, &errors);
+  EXPECT_THAT(std::string(status.message()),
+              HasSubstr("instruction %x: triangular-solve: transpose_a=SIDEWAYS is not "
+                        "NO_TRANSPOSE, TRANSPOSE or ADJOINT"));
+  EXPECT_THAT(std::string(status.message()),
+              HasSubstr("instruction %c: cholesky: lower=yes is not true or false"));
+  EXPECT_THAT(errors, SizeIs(2));
+}
+
 TEST_F(VerifierTest, CalledComputationMustBeInModule) {
   Builder orphan("orphan");
   HloInstruction* x = orphan.Param(0, F32({}), "x");

@@ -1,10 +1,10 @@
 // Data-movement ops (sort: sort_handler.cc). Every op whose factor rule is a dimension map
-// (spmd/propagation/factor_rule.h's IsDimensionMapOp, the table propagation reads: broadcast,
-// transpose) maps the result's tiling onto the operand through it and runs locally. Reshape takes
-// the cheapest of: the tiling when dimensions split or merge compatibly; the result's tiles that
-// do map (the others sliced locally afterwards); the operand's current tiles that do map (the
-// others gathered first); the reshape in full. Constants and iotas are built locally. (Slice, pad,
-// concatenate and reverse: window_handlers.cc; dynamic-slice: dynamic_slice_handler.cc;
+// (spmd/propagation/factor_rule.h's RuleKind::kDimensionMap, the table propagation reads:
+// broadcast, transpose) maps the result's tiling onto the operand through it and runs locally.
+// Reshape takes the cheapest of: the tiling when dimensions split or merge compatibly; the result's
+// tiles that do map (the others sliced locally afterwards); the operand's current tiles that do map
+// (the others gathered first); the reshape in full. Constants and iotas are built locally. (Slice,
+// pad, concatenate and reverse: window_handlers.cc; dynamic-slice: dynamic_slice_handler.cc;
 // dynamic-update-slice: dynamic_update_slice_handler.cc.)
 //
 //   %t = f32[8,4] transpose(f32[4,8] %x), dimensions={1,0}, sharding={devices=[2,1]<=[2]}
@@ -255,7 +255,9 @@ std::optional<HloSharding> DirectOperandSharding(const HloInstruction& original,
 }
 
 void RegisterDataMovementHandlers(HandlerTable& table) {
-  for (HloOpcode opcode : DimensionMapOpcodes()) table[opcode] = &HandleDimensionMap;
+  for (HloOpcode opcode : OpcodesOfRuleKind(RuleKind::kDimensionMap)) {
+    table[opcode] = &HandleDimensionMap;
+  }
   table[HloOpcode::kReshape] = &HandleReshape;
   table[HloOpcode::kConstant] = &HandleConstant;
   table[HloOpcode::kIota] = &HandleIota;

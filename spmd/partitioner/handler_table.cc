@@ -26,7 +26,8 @@ PartitionHandler FindPartitionHandler(hlo::HloOpcode opcode) {
     RegisterReduceHandlers(*t);
     RegisterDotHandlers(*t);
     RegisterStructuralHandlers(*t);
-    RegisterSortAndFftHandlers(*t);
+    RegisterSortHandler(*t);
+    RegisterLocalRuleHandler(*t);
     RegisterTopKHandler(*t);
     RegisterConvolutionHandler(*t);
     RegisterWindowHandlers(*t);

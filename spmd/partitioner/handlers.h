@@ -18,13 +18,14 @@ using PartitionHandler = absl::Status (*)(const hlo::HloInstruction& original,
                                           PartitionContext& ctx);
 using HandlerTable = absl::flat_hash_map<hlo::HloOpcode, PartitionHandler>;
 
-// Each family adds its opcodes. Defined in <family>_handlers.cc.
+// Each family adds its opcodes. Defined in <family>_handler(s).cc.
 void RegisterElementwiseHandlers(HandlerTable& table);
 void RegisterDataMovementHandlers(HandlerTable& table);
 void RegisterReduceHandlers(HandlerTable& table);
 void RegisterDotHandlers(HandlerTable& table);
 void RegisterStructuralHandlers(HandlerTable& table);
-void RegisterSortAndFftHandlers(HandlerTable& table);
+void RegisterSortHandler(HandlerTable& table);
+void RegisterLocalRuleHandler(HandlerTable& table);
 void RegisterTopKHandler(HandlerTable& table);
 void RegisterConvolutionHandler(HandlerTable& table);
 void RegisterWindowHandlers(HandlerTable& table);

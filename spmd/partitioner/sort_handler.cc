@@ -1,5 +1,5 @@
 // Ops whose rows along some dimensions must sit whole on one device: sort (its sort dimension)
-// and fft (its 1 to 3 innermost, transformed dimensions).
+// here; fft, cholesky and triangular-solve through their factor rules (local_rule_handler.cc).
 //
 // When the requested tiling splits such a dimension, its tiles move to another dimension that
 // can take them evenly (one all-to-all per group, and each device still holds 1/N of the data)
@@ -9,9 +9,6 @@
 //
 //   %s = f32[4,16,8] sort(%x), dimensions={2}, sharding={devices=[1,1,4]<=[4]}
 //   -> %x in {devices=[1,4,1]<=[4]} (all-to-all), %s.spmd = f32[4,4,8] sort(...)
-//   %f = c64[4,16,17] fft(f32[4,16,32] %x), fft_type=RFFT, fft_length={32},
-//        sharding={devices=[2,1,4]<=[8]}
-//   -> %x in {devices=[2,4,1]<=[8]} (all-to-all), %f.spmd = c64[2,4,17] fft(...)
 #include <algorithm>
 #include <vector>
 
@@ -27,12 +24,13 @@ absl::StatusOr<hlo::HloSharding> WholeDimsTiling(hlo::HloSharding leaf, const hl
     return std::find(whole.begin(), whole.end(), d) != whole.end();
   };
   for (int64_t dim : whole) {
-    const int64_t tiles = leaf.tile_assignment().dim(dim);
+    // TilesAlong: a leaf that an earlier dim left replicated has no tile dims.
+    const int64_t tiles = leaf.TilesAlong(dim);
     if (tiles == 1) continue;
     int64_t best = -1;
     int64_t best_per_tile = 0;
     for (int64_t d = 0; d < shape.rank(); ++d) {
-      const int64_t ways = leaf.tile_assignment().dim(d) * tiles;
+      const int64_t ways = leaf.TilesAlong(d) * tiles;
       if (is_whole(d) || shape.dimensions(d) % ways != 0) continue;
       const int64_t per_tile = shape.dimensions(d) / ways;
       if (per_tile > best_per_tile) {
@@ -81,31 +79,8 @@ absl::Status HandleSort(const HloInstruction& original, const HloSharding& shard
   return absl::OkStatus();
 }
 
-// An fft transforms its innermost fft_length.size() dims: those stay whole; the others keep
-// their tiles (an RFFT's or IRFFT's last dim changes size, but it is whole on both sides).
-absl::Status HandleFft(const HloInstruction& original, const HloSharding& sharding,
-                       PartitionContext& ctx) {
-  const Shape& shape = original.shape();
-  const int64_t transformed = static_cast<int64_t>(original.attrs().fft_length.size());
-  if (!MovesDataInTiling(sharding) || !shape.IsArray() || transformed < 1 ||
-      transformed > shape.rank()) {
-    return FallBackToReplicated(original, sharding, ctx,
-                                "an fft with partial sums in its sharding");
-  }
-  std::vector<int64_t> whole;
-  for (int64_t d = shape.rank() - transformed; d < shape.rank(); ++d) whole.push_back(d);
-  ASSIGN_OR_RETURN(HloSharding local, WholeDimsTiling(sharding, shape, whole));
-  ASSIGN_OR_RETURN(HloInstruction * operand, ctx.GetInSharding(original.operand(0), local));
-  ASSIGN_OR_RETURN(Shape local_shape, LocalShape(local, shape));
-  ctx.Set(&original, {CloneWithOperands(original, local_shape, {operand}, ctx), local, shape});
-  return absl::OkStatus();
-}
-
 }  // namespace
 
-void RegisterSortAndFftHandlers(HandlerTable& table) {
-  table[hlo::HloOpcode::kSort] = &HandleSort;
-  table[hlo::HloOpcode::kFft] = &HandleFft;
-}
+void RegisterSortHandler(HandlerTable& table) { table[hlo::HloOpcode::kSort] = &HandleSort; }
 
 }  // namespace spmd

@@ -9,6 +9,7 @@
 
 #include "hlo/ir/custom_call_config.h"
 #include "hlo/ir/hlo_computation.h"
+#include "hlo/ir/linalg_attributes.h"
 #include "hlo/ir/scan_attributes.h"
 #include "hlo/sdy/sdy_attributes.h"
 
@@ -347,6 +348,41 @@ std::optional<FactorRule> Fft(const HloInstruction& instr) {
   return SameRankWithWholeDims(instr, "fft", whole, -1);
 }
 
+// cholesky: the matrices (the minor two dims) stay whole; the batch dims pass through.
+std::optional<FactorRule> Cholesky(const HloInstruction& instr) {
+  if (!SameRank(instr) || instr.operand_count() != 1 || instr.shape().rank() < 2) {
+    return std::nullopt;
+  }
+  const int64_t rank = instr.shape().rank();
+  std::vector<bool> whole(rank, false);
+  whole[rank - 2] = whole[rank - 1] = true;
+  return SameRankWithWholeDims(instr, "cholesky", whole, -1);
+}
+
+// triangular-solve(a, b): the batch dims pass through a, b and the result; a's matrix and the
+// dim of b it multiplies stay whole; b's other minor dim (its columns when left_side, else its
+// rows: independent systems) passes between b and the result.
+std::optional<FactorRule> TriangularSolve(const HloInstruction& instr) {
+  if (!AllArrays(instr) || instr.operand_count() != 2) return std::nullopt;
+  const int64_t rank = instr.shape().rank();
+  if (rank < 2 || instr.operand(0)->shape().rank() != rank ||
+      instr.operand(1)->shape().rank() != rank) {
+    return std::nullopt;
+  }
+  absl::StatusOr<hlo::TriangularSolveAttributes> attributes =
+      hlo::ReadTriangularSolveAttributes(instr);
+  if (!attributes.ok()) return std::nullopt;
+  const int64_t shared = attributes->left_side ? rank - 2 : rank - 1;
+  const int64_t free = attributes->left_side ? rank - 1 : rank - 2;
+  FactorRuleBuilder b("triangular-solve", 2);
+  for (int64_t d = 0; d + 2 < rank; ++d) b.Add(Kind::kPassThrough, {d, d, d});
+  b.Add(Kind::kNeedReplication, {rank - 2, -1, -1});
+  b.Add(Kind::kNeedReplication, {rank - 1, -1, -1});
+  b.Add(Kind::kNeedReplication, {-1, shared, shared});
+  b.Add(Kind::kPassThrough, {-1, free, free});
+  return std::move(b).Build();
+}
+
 std::optional<FactorRule> Concatenate(const HloInstruction& instr) {
   if (!AllArrays(instr) || instr.dimensions().size() != 1) return std::nullopt;
   const int64_t n = instr.operand_count();
@@ -546,11 +582,10 @@ std::optional<FactorRule> Scatter(const HloInstruction& instr) {
   return std::move(b).Build();
 }
 
-// An opcode's rule builder, and whether the rule is the op's whole sharding arithmetic
-// (IsDimensionMapOp).
+// An opcode's rule builder, and how much of its partitioning the rule is (RuleKind).
 struct RuleEntry {
   RuleFn fn = nullptr;
-  bool dimension_map = false;
+  RuleKind kind = RuleKind::kOwn;
 };
 
 using RuleTableArray = std::array<RuleEntry, hlo::kNumHloOpcodes>;
@@ -560,7 +595,10 @@ const RuleTableArray& RuleTable() {
     auto* t = new RuleTableArray();
     auto set = [t](HloOpcode op, RuleFn fn) { (*t)[static_cast<size_t>(op)].fn = fn; };
     auto set_dimension_map = [t](HloOpcode op, RuleFn fn) {
-      (*t)[static_cast<size_t>(op)] = RuleEntry{fn, /*dimension_map=*/true};
+      (*t)[static_cast<size_t>(op)] = RuleEntry{fn, RuleKind::kDimensionMap};
+    };
+    auto set_local = [t](HloOpcode op, RuleFn fn) {
+      (*t)[static_cast<size_t>(op)] = RuleEntry{fn, RuleKind::kLocal};
     };
     for (int op = 0; op < hlo::kNumHloOpcodes; ++op) {
       const HloOpcode opcode = static_cast<HloOpcode>(op);
@@ -587,7 +625,9 @@ const RuleTableArray& RuleTable() {
     set(HloOpcode::kDynamicUpdateSlice, &DynamicUpdateSlice);
     set(HloOpcode::kReverse, &Reverse);
     set(HloOpcode::kSort, &WholeAlongDimensions);
-    set(HloOpcode::kFft, &Fft);
+    set_local(HloOpcode::kFft, &Fft);
+    set_local(HloOpcode::kCholesky, &Cholesky);
+    set_local(HloOpcode::kTriangularSolve, &TriangularSolve);
     set(HloOpcode::kConcatenate, &Concatenate);
     set(HloOpcode::kCustomCall, &CustomCall);
     set(HloOpcode::kGather, &Gather);
@@ -765,14 +805,13 @@ std::vector<LinkedRule> CalleeRules(const HloInstruction& scan) {
   return rules;
 }
 
-bool IsDimensionMapOp(HloOpcode opcode) {
-  return RuleTable()[static_cast<size_t>(opcode)].dimension_map;
-}
+RuleKind RuleKindOf(HloOpcode opcode) { return RuleTable()[static_cast<size_t>(opcode)].kind; }
 
-std::vector<HloOpcode> DimensionMapOpcodes() {
+std::vector<HloOpcode> OpcodesOfRuleKind(RuleKind kind) {
   std::vector<HloOpcode> opcodes;
   for (int op = 0; op < hlo::kNumHloOpcodes; ++op) {
-    if (IsDimensionMapOp(static_cast<HloOpcode>(op))) opcodes.push_back(static_cast<HloOpcode>(op));
+    if (RuleKindOf(static_cast<HloOpcode>(op)) == kind)
+      opcodes.push_back(static_cast<HloOpcode>(op));
   }
   return opcodes;
 }

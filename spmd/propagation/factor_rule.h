@@ -108,14 +108,21 @@ struct LinkedRule {
 // dims (the blocks a device holds). Empty for other instructions.
 std::vector<LinkedRule> CalleeRules(const hlo::HloInstruction& instr);
 
-// Whether `opcode`'s factor rule is its whole sharding arithmetic: one operand whose dimensions
-// map to result dimensions (FactorDimMap), and attributes that do not depend on dimension sizes,
-// so each device runs the op as written on its shard of the operand in the result's tiling seen
-// through the map. The partitioner handles every such opcode with one handler
-// (HandleDimensionMap), so a new op of this kind registers only its rule here, with
-// set_dimension_map (broadcast, transpose).
-bool IsDimensionMapOp(hlo::HloOpcode opcode);
-std::vector<hlo::HloOpcode> DimensionMapOpcodes();
+// How much of an opcode's partitioning its factor rule is. The partitioner handles every
+// opcode of each kind but kOwn with one handler, so a new op of such a kind registers only its
+// rule here (with set_dimension_map or set_local):
+//   kOwn           the partitioner has a handler of the op's own, or none.
+//   kDimensionMap  one operand whose dimensions map to result dimensions (FactorDimMap), and
+//                  attributes that do not depend on dimension sizes: each device runs the op as
+//                  written on its shard of the operand in the result's tiling seen through the
+//                  map (HandleDimensionMap): broadcast, transpose.
+//   kLocal         every factor passes through or stays whole, and the attributes speak only
+//                  of whole dims: each device runs the op as written on its shard of every
+//                  operand in the result's tiling, whole dims made whole, seen through the rule
+//                  (HandleLocalRule): fft, cholesky, triangular-solve.
+enum class RuleKind { kOwn, kDimensionMap, kLocal };
+RuleKind RuleKindOf(hlo::HloOpcode opcode);
+std::vector<hlo::HloOpcode> OpcodesOfRuleKind(RuleKind kind);
 
 // Whether the partitioner builds `value` in whatever tiling a user asks for instead of
 // resharding it (a broadcast of a scalar), so no proposal costs a reshard of it.

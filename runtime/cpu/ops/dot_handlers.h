@@ -1,6 +1,6 @@
 // Handlers of the dot family that live outside dot_ops.cc (which registers them all):
-// convolution (convolution_ops.cc), the Fourier transform (fft_ops.cc) and ragged-dot
-// (ragged_dot_ops.cc).
+// convolution (convolution_ops.cc), the Fourier transform (fft_ops.cc), ragged-dot
+// (ragged_dot_ops.cc), cholesky and triangular-solve (linalg_ops.cc).
 #ifndef RUNTIME_CPU_OPS_DOT_HANDLERS_H_
 #define RUNTIME_CPU_OPS_DOT_HANDLERS_H_
 
@@ -32,6 +32,14 @@ absl::StatusOr<hlo::Literal> HandleRaggedDot(const hlo::HloInstruction& instr,
 absl::StatusOr<hlo::Literal> HandleFft(const hlo::HloInstruction& instr,
                                        absl::Span<const hlo::Literal* const> operands,
                                        Evaluator& evaluator);
+
+// cholesky(a) and triangular-solve(a, b) on the minor two dims (linalg_ops.cc).
+absl::StatusOr<hlo::Literal> HandleCholesky(const hlo::HloInstruction& instr,
+                                            absl::Span<const hlo::Literal* const> operands,
+                                            Evaluator& evaluator);
+absl::StatusOr<hlo::Literal> HandleTriangularSolve(const hlo::HloInstruction& instr,
+                                                   absl::Span<const hlo::Literal* const> operands,
+                                                   Evaluator& evaluator);
 
 }  // namespace runtime
 

@@ -205,6 +205,8 @@ void RegisterDotOps(OpTable& table) {
   table[hlo::HloOpcode::kConvolution] = &HandleConvolution;
   table[hlo::HloOpcode::kFft] = &HandleFft;
   table[hlo::HloOpcode::kRaggedDot] = &HandleRaggedDot;
+  table[hlo::HloOpcode::kCholesky] = &HandleCholesky;
+  table[hlo::HloOpcode::kTriangularSolve] = &HandleTriangularSolve;
 }
 
 }  // namespace runtime
