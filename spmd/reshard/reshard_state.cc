@@ -191,8 +191,8 @@ std::optional<StateMove> AllGatherMove(const TileState& x, absl::Span<const int6
   const absl::InlinedVector<int64_t, 8> y_strides = Strides(y.dims, x.rank());
   absl::InlinedVector<Digit, 9> digits;
   for (int64_t e = 0; e < x.rank(); ++e) {
-    const int64_t sizes = e == d ? t / factor : x.dims[e];
-    digits.push_back({sizes, {y_strides[e] * r * factor, y_strides[e], 0}});
+    const int64_t size = e == d ? t / factor : x.dims[e];
+    digits.push_back({size, {y_strides[e] * r * factor, y_strides[e], 0}});
     if (e == d) digits.push_back({factor, {r, 0, 1}});
   }
   WalkDigits(digits, [&](int64_t tile, const std::array<int64_t, 3>& at) {
