@@ -1,7 +1,8 @@
 // Ops whose factor rule is their whole partitioning (spmd::RuleKind::kLocal: fft, cholesky,
 // triangular-solve) go through one handler (local_rule_handler.cc). For each: propagation
 // carries a split through its rule, the partitioner runs the op on shards, and the SPMD
-// program equals the unpartitioned module on random data on the CPU executor. A new op of this
+// program equals the unpartitioned module on random data on the CPU executor and under the
+// point evaluator. A new op of this
 // kind must add its module below (EveryLocalRuleOpHasAModuleHere fails until it does).
 #include <map>
 #include <memory>
@@ -11,6 +12,7 @@
 #include "gtest/gtest.h"
 #include "hlo/ir/hlo_module.h"
 #include "hlo/ir/hlo_opcode.h"
+#include "runtime/cpu/sampled_verify.h"
 #include "spmd/partitioner/handlers.h"
 #include "spmd/propagation/factor_rule.h"
 #include "tests/partition_test_util.h"
@@ -91,6 +93,14 @@ TEST(LocalRulePartitionTest, EveryLocalRuleOpPartitionsLikeTheUnpartitionedModul
     ASSERT_NE(p.spmd, nullptr);
     EXPECT_TRUE(testing_util::RunsOnItsShard(p, "m", opcode));
     testing_util::ExpectVerifies(p, 4);
+    // The point evaluator (sampled verification): each asked element's whole blocks.
+    runtime::SampledVerifyOptions options;
+    options.seed = 3;
+    options.num_partitions = 4;
+    absl::StatusOr<runtime::VerifyResult> sampled =
+        runtime::VerifySampled(*p.original, *p.spmd, options);
+    ASSERT_TRUE(sampled.ok()) << sampled.status();
+    EXPECT_TRUE(sampled->ok()) << sampled->ToString();
   }
 }
 

@@ -591,46 +591,58 @@ absl::StatusOr<Literal> PointOps::TopK(PointEvaluator& ev, const HloInstruction&
   return PickFromRows(top.tuple_elements()[leaf], asked.where, k);
 }
 
-// fft over the trailing len(fft_length) dims: each asked element needs its whole block of the
-// operand there; the executor's handler transforms the blocks, stacked as [rows, block...].
-absl::StatusOr<Literal> PointOps::Fft(PointEvaluator& ev, const HloInstruction& instr,
-                                      const Frame* frame, absl::Span<const int64_t> indices) {
-  const HloInstruction& operand = *instr.operand(0);
-  const int64_t lead =
-      operand.shape().rank() - static_cast<int64_t>(instr.attrs().fft_length.size());
-  if (lead < 0) return Unsupported(instr, "with more fft dims than operand dims");
+// An op over the trailing `trailing` dims of its operands and result, the leading ones alike
+// on all of them (fft: its transformed dims; cholesky and triangular-solve: the matrices):
+// each asked element needs its whole block of every operand there; the executor's handler runs
+// on the blocks, stacked as [rows, block...].
+absl::StatusOr<Literal> PointOps::TrailingBlocks(PointEvaluator& ev, const HloInstruction& instr,
+                                                 const Frame* frame,
+                                                 absl::Span<const int64_t> indices,
+                                                 int64_t trailing) {
+  const int64_t lead = instr.shape().rank() - trailing;
   auto block = [&](const Shape& s) {
     std::vector<int64_t> dims(s.dimensions().begin() + lead, s.dimensions().end());
     int64_t size = 1;
     for (int64_t d : dims) size *= d;
     return std::make_pair(dims, size);
   };
-  const auto [in_dims, in_size] = block(operand.shape());
+  for (const HloInstruction* operand : instr.operands()) {
+    if (lead < 0 || operand->shape().rank() != instr.shape().rank()) {
+      return Unsupported(instr, "whose operands' ranks differ from its result's");
+    }
+  }
   const auto [out_dims, out_size] = block(instr.shape());
-  std::vector<int64_t> starts;
+  std::vector<int64_t> rows_asked;
   std::vector<std::pair<int64_t, int64_t>> where(indices.size());
   absl::flat_hash_map<int64_t, int64_t> row_of;
   for (size_t e = 0; e < indices.size(); ++e) {
     const int64_t row = out_size == 0 ? 0 : indices[e] / out_size;
-    auto [it, inserted] = row_of.try_emplace(row, static_cast<int64_t>(starts.size()));
-    if (inserted) starts.push_back(row * in_size);
+    auto [it, inserted] = row_of.try_emplace(row, static_cast<int64_t>(rows_asked.size()));
+    if (inserted) rows_asked.push_back(row);
     where[e] = {it->second, out_size == 0 ? 0 : indices[e] % out_size};
   }
-  const int64_t rows = static_cast<int64_t>(starts.size());
-  RETURN_IF_ERROR(ev.Reserve(rows * in_size, instr));
-  ASSIGN_OR_RETURN(Literal values, ev.Get(operand, 0, frame, RowIndices(starts, in_size, 1)));
+  const int64_t rows = static_cast<int64_t>(rows_asked.size());
+  std::vector<Literal> inputs;
+  for (const HloInstruction* operand : instr.operands()) {
+    const auto [in_dims, in_size] = block(operand->shape());
+    std::vector<int64_t> starts;
+    for (int64_t row : rows_asked) starts.push_back(row * in_size);
+    RETURN_IF_ERROR(ev.Reserve(rows * in_size, instr));
+    ASSIGN_OR_RETURN(Literal values, ev.Get(*operand, 0, frame, RowIndices(starts, in_size, 1)));
+    std::vector<int64_t> stacked = {rows};
+    stacked.insert(stacked.end(), in_dims.begin(), in_dims.end());
+    inputs.emplace_back(Shape::Array(values.shape().element_type(), stacked));
+    *inputs.back().mutable_data() = std::move(*values.mutable_data());
+  }
+  std::vector<const Literal*> pointers;
+  for (const Literal& input : inputs) pointers.push_back(&input);
   std::vector<int64_t> stacked = {rows};
-  stacked.insert(stacked.end(), in_dims.begin(), in_dims.end());
-  Literal input(Shape::Array(values.shape().element_type(), stacked));
-  *input.mutable_data() = std::move(*values.mutable_data());
-  stacked.resize(1);
   stacked.insert(stacked.end(), out_dims.begin(), out_dims.end());
-  const Literal* pointers[] = {&input};
   Synthetic synthetic;
   HloInstruction* made =
       synthetic.Like(instr, Shape::Array(instr.shape().element_type(), stacked), pointers);
-  ASSIGN_OR_RETURN(Literal transformed, RunHandler(ev, *made, pointers));
-  return PickFromRows(transformed, where, out_size);
+  ASSIGN_OR_RETURN(Literal result, RunHandler(ev, *made, pointers));
+  return PickFromRows(result, where, out_size);
 }
 
 namespace {
@@ -762,8 +774,17 @@ PointOps::ComputeFn PointOps::HandlerOf(HloOpcode opcode) {
                             Indices at) { return Sort(ev, instr, leaf, frame, at); }},
       {HloOpcode::kTopK, [](E ev, I instr, int64_t leaf, const Frame* frame,
                             Indices at) { return TopK(ev, instr, leaf, frame, at); }},
-      {HloOpcode::kFft, [](E ev, I instr, int64_t, const Frame* frame,
-                           Indices at) { return Fft(ev, instr, frame, at); }},
+      {HloOpcode::kFft,
+       [](E ev, I instr, int64_t, const Frame* frame, Indices at) {
+         return TrailingBlocks(ev, instr, frame, at,
+                               static_cast<int64_t>(instr.attrs().fft_length.size()));
+       }},
+      {HloOpcode::kCholesky, [](E ev, I instr, int64_t, const Frame* frame,
+                                Indices at) { return TrailingBlocks(ev, instr, frame, at, 2); }},
+      {HloOpcode::kTriangularSolve,
+       [](E ev, I instr, int64_t, const Frame* frame, Indices at) {
+         return TrailingBlocks(ev, instr, frame, at, 2);
+       }},
       {HloOpcode::kGather, [](E ev, I instr, int64_t, const Frame* frame,
                               Indices at) { return Gather(ev, instr, frame, at); }},
       {HloOpcode::kScatter, [](E ev, I instr, int64_t leaf, const Frame* frame,

@@ -201,9 +201,12 @@ class PointOps {
                                                   const hlo::HloInstruction& instr,
                                                   const points::Frame* frame,
                                                   absl::Span<const int64_t> indices);
-  static absl::StatusOr<hlo::Literal> Fft(PointEvaluator& ev, const hlo::HloInstruction& instr,
-                                          const points::Frame* frame,
-                                          absl::Span<const int64_t> indices);
+  // fft, cholesky, triangular-solve: whole blocks of their `trailing` dims (point_ops.cc).
+  static absl::StatusOr<hlo::Literal> TrailingBlocks(PointEvaluator& ev,
+                                                     const hlo::HloInstruction& instr,
+                                                     const points::Frame* frame,
+                                                     absl::Span<const int64_t> indices,
+                                                     int64_t trailing);
   // Indexed ops (point_ops_indexed.cc).
   static absl::StatusOr<hlo::Literal> Gather(PointEvaluator& ev, const hlo::HloInstruction& instr,
                                              const points::Frame* frame,
