@@ -23,7 +23,6 @@
 #include "runtime/common/strided_view.h"
 #include "runtime/cpu/evaluator.h"
 #include "runtime/cpu/point_ops.h"
-#include "runtime/cpu/sampled_verify.h"
 #include "runtime/cuda/op_registry.h"
 #include "spmd/partitioner/handlers.h"
 #include "spmd/propagation/factor_rule.h"
@@ -116,13 +115,7 @@ TEST(DataMovementExtensionTest, EveryGenericOpPartitionsLikeTheUnpartitionedModu
     // The CPU executor on random data, two seeds.
     testing_util::ExpectVerifies(p, 4);
     // The point evaluator (sampled verification) on random data.
-    runtime::SampledVerifyOptions options;
-    options.seed = 3;
-    options.num_partitions = 4;
-    absl::StatusOr<runtime::VerifyResult> sampled =
-        runtime::VerifySampled(*p.original, *p.spmd, options);
-    ASSERT_TRUE(sampled.ok()) << sampled.status();
-    EXPECT_TRUE(sampled->ok()) << sampled->ToString();
+    testing_util::ExpectSampledVerifies(p, 4);
   }
 }
 

@@ -12,7 +12,6 @@
 #include "gtest/gtest.h"
 #include "hlo/ir/hlo_module.h"
 #include "hlo/ir/hlo_opcode.h"
-#include "runtime/cpu/sampled_verify.h"
 #include "spmd/partitioner/handlers.h"
 #include "spmd/propagation/factor_rule.h"
 #include "tests/partition_test_util.h"
@@ -93,14 +92,8 @@ TEST(LocalRulePartitionTest, EveryLocalRuleOpPartitionsLikeTheUnpartitionedModul
     ASSERT_NE(p.spmd, nullptr);
     EXPECT_TRUE(testing_util::RunsOnItsShard(p, "m", opcode));
     testing_util::ExpectVerifies(p, 4);
-    // The point evaluator (sampled verification): each asked element's whole blocks.
-    runtime::SampledVerifyOptions options;
-    options.seed = 3;
-    options.num_partitions = 4;
-    absl::StatusOr<runtime::VerifyResult> sampled =
-        runtime::VerifySampled(*p.original, *p.spmd, options);
-    ASSERT_TRUE(sampled.ok()) << sampled.status();
-    EXPECT_TRUE(sampled->ok()) << sampled->ToString();
+    // The point evaluator (sampled verification) on random data.
+    testing_util::ExpectSampledVerifies(p, 4);
   }
 }
 

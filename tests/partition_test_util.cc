@@ -5,6 +5,7 @@
 #include "hlo/sharding/shard_geometry.h"
 #include "hlo/transforms/dead_code_elimination.h"
 #include "hlo/verifier/hlo_verifier.h"
+#include "runtime/cpu/sampled_verify.h"
 #include "runtime/cpu/verify.h"
 #include "spmd/propagation/sharding_propagation.h"
 
@@ -48,6 +49,17 @@ void ExpectVerifies(const Partitioned& p, int64_t devices) {
     ASSERT_TRUE(result.ok()) << result.status() << "\n" << p.spmd->ToString();
     EXPECT_TRUE(result->ok()) << result->ToString() << "\n" << p.spmd->ToString() << p.explain;
   }
+}
+
+void ExpectSampledVerifies(const Partitioned& p, int64_t devices) {
+  ASSERT_NE(p.spmd, nullptr);
+  runtime::SampledVerifyOptions options;
+  options.seed = 3;
+  options.num_partitions = devices;
+  absl::StatusOr<runtime::VerifyResult> sampled =
+      runtime::VerifySampled(*p.original, *p.spmd, options);
+  ASSERT_TRUE(sampled.ok()) << sampled.status();
+  EXPECT_TRUE(sampled->ok()) << sampled->ToString();
 }
 
 std::string PropagatedText(const std::string& text) {

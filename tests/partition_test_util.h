@@ -33,6 +33,8 @@ std::map<hlo::HloOpcode, int> Counts(const hlo::HloModule& module);
 
 // Verifies `p.spmd` against `p.original` on `devices` devices with two seeds.
 void ExpectVerifies(const Partitioned& p, int64_t devices);
+// The same on sampled elements under the point evaluator (one seed).
+void ExpectSampledVerifies(const Partitioned& p, int64_t devices);
 
 // Parses `text`, prints it and parses the print again (the printer's text is the parser's
 // input), verifies, and propagates shardings; returns the propagated module's text. Failures
