@@ -9,6 +9,8 @@
 #   executor_bench       an elementwise chain and an 8-device all-gather as fractions of memcpy
 #                        bandwidth (bytes touched per second), then, in a fresh process
 #                        (--memory), peak resident memory against 2 x live set + 100 MiB;
+#   reshard_bench        128-device reshard searches from a random device order over the same
+#                        from an iota order;
 #   partition_bench      the partition pass on 10k/30k/100k-instruction MLP stacks: instructions
 #                        per second, peak memory, and time over a plain walk of the module;
 #   propagation_bench    the propagate pass on a 100k-instruction MLP stack, over a plain walk;
@@ -24,7 +26,7 @@ cd "$ROOT"
 
 bazel build -c opt //bench:parse_print_bench //bench:executor_dot_bench //bench:executor_bench \
   //tools:spmd-partition \
-  //bench:gemm_bench //bench:partition_bench //bench:propagation_bench
+  //bench:gemm_bench //bench:partition_bench //bench:propagation_bench //bench:reshard_bench
 # Other builds may repoint the bazel-bin symlink at another configuration; ask for opt's.
 BIN_DIR="$(bazel info -c opt bazel-bin 2>/dev/null)/bench"
 BIN="$BIN_DIR/parse_print_bench"
@@ -118,6 +120,11 @@ print_ratio_counters "$EXEC_JSON"
 echo
 echo "== executor_bench --memory (target: peak RSS <= 2 x live set + 100 MiB)"
 "$BIN_DIR/executor_bench" --memory
+
+echo
+echo "== reshard_bench (random_over_iota_ratio: 128-device searches from a random device order)"
+run_quietly "$BIN_DIR/reshard_bench" "$@"
+print_ratio_counters "$EXEC_JSON"
 
 echo
 echo "== partition_bench (targets: 100k instructions under 2 s, linear growth, peak under 1 GiB)"
