@@ -45,8 +45,9 @@ absl::Status HandleLocalRule(const HloInstruction& original, const HloSharding& 
   // (counted, explained, refused under --strict), wholly so when none is left.
   if (hlo::DataTiles(local) < hlo::DataTiles(sharding)) {
     const std::string reason =
-        hlo::StrCat("its dims ", absl::StrJoin(whole, ","), " must stay whole and no other dim ",
-                    "takes their tiles");
+        hlo::StrCat(whole.size() == 1 ? "its dim " : "its dims ", absl::StrJoin(whole, ","),
+                    " must stay whole and no other dim takes ",
+                    whole.size() == 1 ? "its tiles" : "their tiles");
     if (hlo::DataTiles(local) == 1) return FallBackToReplicated(original, sharding, ctx, reason);
     RETURN_IF_ERROR(ctx.RecordFallback(original, sharding, reason));
   }

@@ -53,8 +53,17 @@ class RegionBound {
   RegionBound(const TileState& fixed, bool fixed_is_needed, std::vector<int64_t> shape_dims,
               int64_t element_bytes, const LinkModel& link);
 
-  // The bound from `state` to the fixed target (forward) or from the fixed source to `state`.
-  CostBound From(const TileState& state) const;
+  // The bound from `state` to the fixed target (forward) or from the fixed source to `state`,
+  // for any path (`any`), and for paths without a collective-permute (`permute_free`): every
+  // other collective widens a device's region along one dim at most (an all-gather along its
+  // dim, an all-to-all along the dim it gathers), so a device whose needed region reaches past
+  // its held one along k dims needs k collectives: k latencies plus M / bandwidth.
+  struct Bounds {
+    CostBound any;
+    CostBound permute_free;
+  };
+  Bounds FromBoth(const TileState& state) const;
+  CostBound From(const TileState& state) const { return FromBoth(state).any; }
 
  private:
   // Fills begin/end (device-major, rank entries each) with each device's region under `state`.
@@ -79,27 +88,70 @@ CollectiveCost GridStepCost(absl::Span<const int64_t> grid, StateMove::Kind kind
                             absl::Span<const int64_t> shape_dims, int64_t element_bytes,
                             const LinkModel& link);
 
-class GridBound {
+// Every tile grid of an array on a device count (tile counts and replication multiplying to
+// it), and the grid changes the search's steps make (reshard_grid_bound.cc), each costed by
+// GridStepCost; slices are free and count as no step (a direct slice to the target is several
+// here). Built once per escalated search, for its grid bounds.
+class GridGraph {
  public:
-  // More grids than this (tile counts and replication multiplying to the device count) and
-  // the bound stays zero: building the graph would cost more than it saves.
+  // More grids than this and the graph stays empty (its bounds zero): building it would cost
+  // more than it saves.
   static constexpr int64_t kMaxGrids = 4096;
+  using Distances = absl::flat_hash_map<std::vector<int64_t>, CostBound>;
 
-  // `fixed` as RegionBound's.
-  GridBound(const TileState& fixed, bool fixed_is_needed, std::vector<int64_t> shape_dims,
+  GridGraph(int64_t rank, int64_t num_devices, std::vector<int64_t> shape_dims,
             int64_t element_bytes, const LinkModel& link);
 
-  // The cheapest way from `state`'s grid to the fixed one (forward) or from the fixed grid to
-  // `state`'s (backward); zero when there is none.
+  // The cheapest cost of reaching each grid from any seed (a grid and its starting cost),
+  // walking steps forward (`along`) or backward (the cost of reaching a seed from each grid).
+  Distances FromSeeds(const Distances& seeds, bool along) const;
+  // A collective-permute of one padded shard of `grid` in which devices move (the search's
+  // join, StepCoster::Permute).
+  CostBound Permute(const std::vector<int64_t>& grid) const;
+  const std::vector<std::vector<int64_t>>& grids() const { return grids_; }
+
+ private:
+  std::vector<int64_t> shape_dims_;
+  int64_t element_bytes_;
+  LinkModel link_;
+  std::vector<std::vector<int64_t>> grids_;
+  absl::flat_hash_map<std::vector<int64_t>, int64_t> index_;
+  // steps_[i]: (j, cost) for each step from grid i to grid j; reverse_[j] the same by target.
+  std::vector<std::vector<std::pair<int64_t, CostBound>>> steps_, reverse_;
+};
+
+// The cheapest change of grid from `state`'s grid to the fixed one (forward) or from the fixed
+// grid to `state`'s (backward); zero where the graph has none.
+class GridBound {
+ public:
+  GridBound(const GridGraph& graph, const TileState& fixed, bool fixed_is_needed);
   CostBound From(const TileState& state) const;
 
  private:
-  absl::flat_hash_map<std::vector<int64_t>, CostBound> distance_;
+  GridGraph::Distances distance_;
+};
+
+// Paths through the search's one collective-permute: the cheapest change of grid to some grid
+// g, a permute of g's shard, and the cheapest change from g to the other end (forward: from
+// `state` to the target; backward: from the source to `state`). With the region bound's
+// permute-free part, min(this, permute-free) bounds every path, and is far tighter where the
+// arrangements differ (a transposed device order): a state that has not gathered the dims a
+// permute-free path must gather ranks behind the permuted plan already found.
+class PermuteBound {
+ public:
+  PermuteBound(const GridGraph& graph, const TileState& source, const TileState& target,
+               bool forward);
+  CostBound From(const TileState& state) const;
+
+ private:
+  GridGraph::Distances distance_;
 };
 
 // The larger of two bounds in the order of path costs (time, then bytes, then steps): still a
-// lower bound, and consistent when both are.
+// lower bound, and consistent when both are. The smaller of a bound for some paths and one for
+// the others bounds all of them (and is consistent when both are).
 CostBound Larger(const CostBound& a, const CostBound& b);
+CostBound Smaller(const CostBound& a, const CostBound& b);
 
 }  // namespace spmd
 

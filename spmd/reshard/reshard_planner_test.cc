@@ -325,17 +325,27 @@ TEST(ReshardPlannerTest, RegionBoundNeverExceedsThePlan) {
   });
 }
 
-// The grid bound (reshard_bound.h) from either end, with the region bound, never exceeds a
-// plan the search found: the search stays exact once it is escalated. (Exchanges and direct
+// The escalated search's bounds (reshard_bound.h: region, grid, and the smaller of the
+// permute bound and the permute-free one) from either end never exceed a plan the search
+// found: the search stays exact once it is escalated. (Exchanges and direct
 // all-to-alls are planned beside the search, from regions: only the region bound covers them.)
-TEST(ReshardPlannerTest, GridBoundNeverExceedsThePlan) {
+TEST(ReshardPlannerTest, EscalatedBoundsNeverExceedThePlan) {
   int searched_pairs = 0;
   ForEachTiledPair([&](const LinkModel& link, const Shape& shape, const std::string& from,
                        const std::string& to, const TileState& x, const TileState& y) {
-    const CostBound forward = Larger(GridBound(y, true, shape.dimensions(), 4, link).From(x),
-                                     RegionBound(y, true, shape.dimensions(), 4, link).From(x));
-    const CostBound backward = Larger(GridBound(x, false, shape.dimensions(), 4, link).From(y),
-                                      RegionBound(x, false, shape.dimensions(), 4, link).From(y));
+    const GridGraph graph(2, kTestDevices, shape.dimensions(), 4, link);
+    const RegionBound::Bounds to_y = RegionBound(y, true, shape.dimensions(), 4, link).FromBoth(x);
+    const RegionBound::Bounds from_x =
+        RegionBound(x, false, shape.dimensions(), 4, link).FromBoth(y);
+    const CostBound to_grid = GridBound(graph, y, true).From(x);
+    const CostBound from_grid = GridBound(graph, x, false).From(y);
+    // Every bound the escalated search orders by (reshard_search.cc's Bounds::From).
+    const CostBound forward = Larger(
+        Larger(to_y.any, to_grid),
+        Smaller(PermuteBound(graph, x, y, true).From(x), Larger(to_y.permute_free, to_grid)));
+    const CostBound backward = Larger(
+        Larger(from_x.any, from_grid),
+        Smaller(PermuteBound(graph, x, y, false).From(y), Larger(from_x.permute_free, from_grid)));
     const ReshardPlan plan = Plan(from, to, shape, link);
     SCOPED_TRACE(plan.Explain());
     const bool searched =
@@ -365,14 +375,15 @@ TEST(ReshardPlannerTest, GridBoundCountsEveryCollectiveAGridChangeNeeds) {
       TileState::FromSharding(S("{devices=[1,1,1,8,16]<=[16,8]T(1,0) last_tile_dim_replicate}"), 4,
                               128)
           .value();
-  const CostBound grid = GridBound(target, true, dims, 2, link).From(source);
+  const GridGraph graph(4, 128, dims, 2, link);
+  const CostBound grid = GridBound(graph, target, true).From(source);
   const CostBound region = RegionBound(target, true, dims, 2, link).From(source);
   EXPECT_EQ(region.steps, 1);
   EXPECT_GE(grid.steps, 3);
   EXPECT_GE(grid.time_us, 3 * link.latency_us);
   EXPECT_TRUE(Cheaper(region, grid)) << region.time_us << " us vs " << grid.time_us << " us";
   // From the target itself nothing is left.
-  EXPECT_EQ(GridBound(target, true, dims, 2, link).From(target).time_us, 0);
+  EXPECT_EQ(GridBound(graph, target, true).From(target).time_us, 0);
 }
 
 // 64-device searches stop at the cheapest plan instead of exploring every state reachable by

@@ -43,8 +43,8 @@ int64_t MaxStates(int64_t num_devices) {
                              kMaxStates);
 }
 // States a search may reach under the region bound alone before it starts again with the grid
-// bound too (GridBound): most searches finish well within it, and the grid bound's graph costs
-// more to build than they do.
+// and permute bounds too (reshard_bound.h): most searches finish well within it, and the grid
+// graph costs more to build than they do.
 constexpr int64_t kEscalateStates = 2000;
 
 using PathCost = CostBound;
@@ -87,17 +87,24 @@ struct QueueOrder {
   }
 };
 
-// The bounds one side of the search orders its states by: the region bound, and the grid
-// bound when the search was escalated (CheapestPath); none for a plain Dijkstra.
+// The bounds one side of the search orders its states by: the region bound, and when the
+// search was escalated (CheapestPath) the grid bound and the permute bound; none for a plain
+// Dijkstra. Any path costs at least the region and grid bounds; a path through a permute at
+// least the permute bound, one without at least the region bound's permute-free part.
 struct Bounds {
   const RegionBound* region = nullptr;
   const GridBound* grid = nullptr;
+  const PermuteBound* permute = nullptr;
 
   PathCost From(const TileState& state) const {
-    PathCost bound;
-    if (region != nullptr) bound = region->From(state);
-    if (grid != nullptr) bound = Larger(bound, grid->From(state));
-    return bound;
+    if (region == nullptr) return PathCost();
+    const RegionBound::Bounds regions = region->FromBoth(state);
+    PathCost bound = regions.any;
+    if (grid == nullptr) return bound;
+    const PathCost change = grid->From(state);
+    bound = Larger(bound, change);
+    if (permute == nullptr) return bound;
+    return Larger(bound, Smaller(permute->From(state), Larger(regions.permute_free, change)));
   }
 };
 
@@ -545,13 +552,17 @@ std::vector<SearchHop> CheapestPath(const TileState& source, const TileState& ta
   SearchResult first = Search(source, target, coster, max_tiles, {&to_target}, {&from_source},
                               std::min(kEscalateStates, max_states));
   if (first.finished || max_states <= kEscalateStates) return std::move(first.hops);
-  // A hard search (random device orders on large meshes): again, with the grid bound too.
-  const GridBound grid_to_target(target, /*fixed_is_needed=*/true, coster.shape_dims(),
-                                 coster.element_bytes(), coster.link());
-  const GridBound grid_from_source(source, /*fixed_is_needed=*/false, coster.shape_dims(),
-                                   coster.element_bytes(), coster.link());
-  return Search(source, target, coster, max_tiles, {&to_target, &grid_to_target},
-                {&from_source, &grid_from_source}, max_states)
+  // A hard search (device orders that a permute must fix, on large meshes): again, with the
+  // grid and permute bounds too.
+  const GridGraph graph(source.rank(), coster.num_devices(), coster.shape_dims(),
+                        coster.element_bytes(), coster.link());
+  const GridBound grid_to_target(graph, target, /*fixed_is_needed=*/true);
+  const GridBound grid_from_source(graph, source, /*fixed_is_needed=*/false);
+  const PermuteBound permute_to_target(graph, source, target, /*forward=*/true);
+  const PermuteBound permute_from_source(graph, source, target, /*forward=*/false);
+  return Search(source, target, coster, max_tiles,
+                {&to_target, &grid_to_target, &permute_to_target},
+                {&from_source, &grid_from_source, &permute_from_source}, max_states)
       .hops;
 }
 
