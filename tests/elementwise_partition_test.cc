@@ -172,4 +172,42 @@ ENTRY main {
   EXPECT_EQ(local, 3) << p.spmd->ToString();
 }
 
+// A map over every dim and a stochastic-convert are elementwise, as XLA partitions them: each
+// runs on its tiles and nothing moves (they were computed whole behind all-gathers, 4608
+// bytes a device here). Propagation carries the parameters' tiling through both. The executor
+// checks the map; stochastic-convert's rounding is the backend's, so it is checked by shape.
+TEST(ElementwisePartitionTest, MapsAndStochasticConvertsRunOnTiles) {
+  const std::string head = R"(HloModule mapsc, num_partitions=4
+add_mul {
+  p0 = f32[] parameter(0)
+  p1 = f32[] parameter(1)
+  sum = f32[] add(p0, p1)
+  ROOT product = f32[] multiply(sum, p0)
+}
+ENTRY main {
+  x = f32[16,32] parameter(0), sharding={devices=[2,2]<=[4]}
+  y = f32[16,32] parameter(1), sharding={devices=[2,2]<=[4]}
+  m = f32[16,32] map(x, y), dimensions={0,1}, to_apply=add_mul
+)";
+  spmd::PartitionerOptions strict;
+  strict.strict = true;  // A replicated fallback is an error.
+  Partitioned map =
+      Partition(testing_util::PropagatedText(
+                    head + "  ROOT n = f32[16,32] negate(m), sharding={devices=[2,2]<=[4]}\n}\n"),
+                strict);
+  ASSERT_NE(map.spmd, nullptr);
+  EXPECT_TRUE(testing_util::RunsOnItsShard(map, "m", hlo::HloOpcode::kMap));
+  EXPECT_EQ(BytesReceived(map), 0) << map.spmd->ToString();
+  ExpectVerifies(map, 4);
+  Partitioned convert = Partition(
+      testing_util::PropagatedText(
+          head +
+          "  r = u32[16,32] parameter(2), sharding={devices=[2,2]<=[4]}\n"
+          "  ROOT c = bf16[16,32] stochastic-convert(m, r), sharding={devices=[2,2]<=[4]}\n}\n"),
+      strict);
+  ASSERT_NE(convert.spmd, nullptr);
+  EXPECT_TRUE(testing_util::RunsOnItsShard(convert, "c", hlo::HloOpcode::kStochasticConvert));
+  EXPECT_EQ(BytesReceived(convert), 0) << convert.spmd->ToString();
+}
+
 }  // namespace

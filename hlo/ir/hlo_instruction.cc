@@ -114,6 +114,21 @@ bool IsElementwise(const HloInstruction& instr) {
            ByteWidth(instr.shape().element_type()) ==
                ByteWidth(instr.operand(0)->shape().element_type());
   }
+  if (instr.opcode() == HloOpcode::kMap) {
+    if (!instr.shape().IsArray()) return false;
+    const std::vector<int64_t>& dims = instr.attrs().dimensions;
+    for (int64_t d = 0; d < static_cast<int64_t>(dims.size()); ++d) {
+      if (dims[d] != d) return false;
+    }
+    if (static_cast<int64_t>(dims.size()) != instr.shape().rank()) return false;
+    for (const HloInstruction* operand : instr.operands()) {
+      if (!operand->shape().IsArray() ||
+          operand->shape().dimensions() != instr.shape().dimensions()) {
+        return false;
+      }
+    }
+    return true;
+  }
   return IsElementwiseOpcode(instr.opcode());
 }
 

@@ -225,8 +225,9 @@ bool HasSideEffect(const HloInstruction& instr);
 bool ForwardsOperand(const HloInstruction& instr);
 
 // Whether each result element of `instr` depends only on its operands' elements at its index:
-// an elementwise opcode (IsElementwiseOpcode), or a bitcast-convert between types of one width
-// (the same bits read as another type).
+// an elementwise opcode (IsElementwiseOpcode), a bitcast-convert between types of one width
+// (the same bits read as another type), or a map over every dim (its computation applied at
+// each index).
 bool IsElementwise(const HloInstruction& instr);
 
 // The integer list of the first raw (verbatim) attribute of `instr` named one of `names`

@@ -287,7 +287,8 @@ inline bool IsAsyncDoneOpcode(HloOpcode op) {
          op == HloOpcode::kAsyncDone;
 }
 // Whether each result element of `op` depends only on the operands' elements at its index:
-// unary, binary, compare, select, clamp, convert and reduce-precision.
+// unary, binary, compare, select, clamp, convert, reduce-precision and stochastic-convert (a
+// value and its random bits, both of the result's shape).
 inline bool IsElementwiseOpcode(HloOpcode op) {
   switch (op) {
     case HloOpcode::kCompare:
@@ -295,6 +296,7 @@ inline bool IsElementwiseOpcode(HloOpcode op) {
     case HloOpcode::kClamp:
     case HloOpcode::kConvert:
     case HloOpcode::kReducePrecision:
+    case HloOpcode::kStochasticConvert:
       return true;
     default:
       return IsElementwiseUnary(op) || IsElementwiseBinary(op);

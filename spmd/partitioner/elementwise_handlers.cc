@@ -174,10 +174,12 @@ absl::Status HandleAllReduce(const HloInstruction& original, const HloSharding& 
   return HandleElementwise(original, wanted, ctx);
 }
 
-// A bitcast-convert between types of one width reads each element's bits as another type, on
-// each device's tile; between widths it changes the minor dim and is computed whole.
-absl::Status HandleBitcastConvert(const HloInstruction& original, const HloSharding& wanted,
-                                  PartitionContext& ctx) {
+// Ops elementwise in some forms only (hlo::IsElementwise): a bitcast-convert between types of
+// one width reads each element's bits as another type, on each device's tile (between widths
+// it changes the minor dim); a map over every dim runs its computation on each tile. Other
+// forms are computed whole.
+absl::Status HandleIfElementwise(const HloInstruction& original, const HloSharding& wanted,
+                                 PartitionContext& ctx) {
   if (!hlo::IsElementwise(original)) return HandleReplicated(original, wanted, ctx);
   return HandleElementwise(original, wanted, ctx);
 }
@@ -190,7 +192,8 @@ void RegisterElementwiseHandlers(HandlerTable& table) {
     if (hlo::IsElementwiseOpcode(opcode)) table[opcode] = &HandleElementwise;
   }
   table[HloOpcode::kAllReduce] = &HandleAllReduce;
-  table[HloOpcode::kBitcastConvert] = &HandleBitcastConvert;
+  table[HloOpcode::kBitcastConvert] = &HandleIfElementwise;
+  table[HloOpcode::kMap] = &HandleIfElementwise;
 }
 
 }  // namespace spmd

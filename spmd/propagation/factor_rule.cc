@@ -54,9 +54,10 @@ std::optional<FactorRule> Elementwise(const HloInstruction& instr) {
   return std::move(b).Build();
 }
 
-// A bitcast-convert between types of one width is elementwise; between widths it grows or
-// drops a minor dim (no rule: its operands and result are not split alike).
-std::optional<FactorRule> SameWidthBitcastConvert(const HloInstruction& instr) {
+// Ops elementwise in some forms only (hlo::IsElementwise): a bitcast-convert between types of
+// one width (between widths it grows or drops a minor dim: no rule, its operands and result
+// are not split alike) and a map over every dim.
+std::optional<FactorRule> IfElementwise(const HloInstruction& instr) {
   if (!hlo::IsElementwise(instr)) return std::nullopt;
   return Elementwise(instr);
 }
@@ -602,15 +603,11 @@ const RuleTableArray& RuleTable() {
     };
     for (int op = 0; op < hlo::kNumHloOpcodes; ++op) {
       const HloOpcode opcode = static_cast<HloOpcode>(op);
-      if (hlo::IsElementwiseUnary(opcode) || hlo::IsElementwiseBinary(opcode)) {
-        set(opcode, &Elementwise);
-      }
+      if (hlo::IsElementwiseOpcode(opcode)) set(opcode, &Elementwise);
     }
-    for (HloOpcode op : {HloOpcode::kCompare, HloOpcode::kSelect, HloOpcode::kClamp,
-                         HloOpcode::kConvert, HloOpcode::kReducePrecision, HloOpcode::kCopy}) {
-      set(op, &Elementwise);
-    }
-    set(HloOpcode::kBitcastConvert, &SameWidthBitcastConvert);
+    set(HloOpcode::kCopy, &Elementwise);
+    set(HloOpcode::kBitcastConvert, &IfElementwise);
+    set(HloOpcode::kMap, &IfElementwise);
     set_dimension_map(HloOpcode::kBroadcast, &Broadcast);
     set_dimension_map(HloOpcode::kTranspose, &Transpose);
     set(HloOpcode::kReshape, &Reshape);
