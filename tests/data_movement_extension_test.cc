@@ -85,14 +85,8 @@ TEST(DataMovementExtensionTest, ExecutorsRunEveryStridedViewOpThroughOneHandler)
 }
 
 TEST(DataMovementExtensionTest, PartitionerRunsEveryDimensionMapOpThroughOneHandler) {
-  const std::vector<HloOpcode> opcodes = spmd::OpcodesOfRuleKind(spmd::RuleKind::kDimensionMap);
-  ASSERT_FALSE(opcodes.empty());
-  const spmd::PartitionHandler handler = spmd::FindPartitionHandler(opcodes.front());
-  EXPECT_NE(handler, &spmd::HandleReplicated);
-  for (HloOpcode opcode : opcodes) {
-    EXPECT_EQ(spmd::FindPartitionHandler(opcode), handler) << Name(opcode);
-  }
-  EXPECT_NE(spmd::FindPartitionHandler(HloOpcode::kReshape), handler);
+  testing_util::ExpectOneHandler(spmd::OpcodesOfRuleKind(spmd::RuleKind::kDimensionMap),
+                                 HloOpcode::kReshape);
 }
 
 TEST(DataMovementExtensionTest, EveryGenericOpHasAModuleHere) {

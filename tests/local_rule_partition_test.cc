@@ -12,7 +12,6 @@
 #include "gtest/gtest.h"
 #include "hlo/ir/hlo_module.h"
 #include "hlo/ir/hlo_opcode.h"
-#include "spmd/partitioner/handlers.h"
 #include "spmd/propagation/factor_rule.h"
 #include "tests/partition_test_util.h"
 
@@ -66,14 +65,7 @@ ENTRY e {
 }
 
 TEST(LocalRulePartitionTest, PartitionerRunsEveryLocalRuleOpThroughOneHandler) {
-  const std::vector<HloOpcode> opcodes = spmd::OpcodesOfRuleKind(spmd::RuleKind::kLocal);
-  ASSERT_FALSE(opcodes.empty());
-  const spmd::PartitionHandler handler = spmd::FindPartitionHandler(opcodes.front());
-  EXPECT_NE(handler, &spmd::HandleReplicated);
-  for (HloOpcode opcode : opcodes) {
-    EXPECT_EQ(spmd::FindPartitionHandler(opcode), handler) << Name(opcode);
-  }
-  EXPECT_NE(spmd::FindPartitionHandler(HloOpcode::kSort), handler);
+  testing_util::ExpectOneHandler(spmd::OpcodesOfRuleKind(spmd::RuleKind::kLocal), HloOpcode::kSort);
 }
 
 TEST(LocalRulePartitionTest, EveryLocalRuleOpHasAModuleHere) {

@@ -7,6 +7,7 @@
 #include "hlo/verifier/hlo_verifier.h"
 #include "runtime/cpu/sampled_verify.h"
 #include "runtime/cpu/verify.h"
+#include "spmd/partitioner/handlers.h"
 #include "spmd/propagation/sharding_propagation.h"
 
 namespace testing_util {
@@ -60,6 +61,16 @@ void ExpectSampledVerifies(const Partitioned& p, int64_t devices) {
       runtime::VerifySampled(*p.original, *p.spmd, options);
   ASSERT_TRUE(sampled.ok()) << sampled.status();
   EXPECT_TRUE(sampled->ok()) << sampled->ToString();
+}
+
+void ExpectOneHandler(const std::vector<hlo::HloOpcode>& opcodes, hlo::HloOpcode other) {
+  ASSERT_FALSE(opcodes.empty());
+  const spmd::PartitionHandler handler = spmd::FindPartitionHandler(opcodes.front());
+  EXPECT_NE(handler, &spmd::HandleReplicated);
+  for (hlo::HloOpcode opcode : opcodes) {
+    EXPECT_EQ(spmd::FindPartitionHandler(opcode), handler) << hlo::HloOpcodeString(opcode);
+  }
+  EXPECT_NE(spmd::FindPartitionHandler(other), handler) << hlo::HloOpcodeString(other);
 }
 
 std::string PropagatedText(const std::string& text) {

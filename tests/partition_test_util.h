@@ -36,6 +36,10 @@ void ExpectVerifies(const Partitioned& p, int64_t devices);
 // The same on sampled elements under the point evaluator (one seed).
 void ExpectSampledVerifies(const Partitioned& p, int64_t devices);
 
+// That the partitioner runs every opcode of `opcodes` (a generic path's, not empty) through one
+// handler other than the replicated fallback, and `other` through another.
+void ExpectOneHandler(const std::vector<hlo::HloOpcode>& opcodes, hlo::HloOpcode other);
+
 // Parses `text`, prints it and parses the print again (the printer's text is the parser's
 // input), verifies, and propagates shardings; returns the propagated module's text. Failures
 // are gtest failures.

@@ -21,7 +21,6 @@
 #include "spmd/reshard/reshard_search.h"
 
 #include <algorithm>
-#include <cmath>
 #include <map>
 #include <optional>
 #include <queue>

@@ -161,12 +161,10 @@ CArray Dft(const CArray& x, int64_t axis, int64_t n, int64_t out_len, bool inver
   return y;
 }
 
+// Literal::GetComplex reads a real type with a zero imaginary part.
 CArray FromLiteral(const Literal& l) {
   CArray a{l.shape().dimensions(), {}};
-  const bool complex = hlo::IsComplexType(l.shape().element_type());
-  for (int64_t i = 0; i < l.element_count(); ++i) {
-    a.data.push_back(complex ? l.GetComplex(i) : Complex(l.GetDouble(i), 0));
-  }
+  for (int64_t i = 0; i < l.element_count(); ++i) a.data.push_back(l.GetComplex(i));
   return a;
 }
 
@@ -213,14 +211,8 @@ absl::StatusOr<Literal> HandleFft(const HloInstruction& instr,
     return absl::InvalidArgumentError(hlo::StrCat(
         "fft result ", instr.shape().ToString(false), " does not match fft_length"));
   }
-  const bool complex = hlo::IsComplexType(instr.shape().element_type());
-  for (int64_t i = 0; i < out.element_count(); ++i) {
-    if (complex) {
-      out.SetComplex(i, x.data[i]);
-    } else {
-      out.SetDouble(i, x.data[i].real());
-    }
-  }
+  // SetComplex keeps the real part for a real result (IRFFT).
+  for (int64_t i = 0; i < out.element_count(); ++i) out.SetComplex(i, x.data[i]);
   return out;
 }
 

@@ -24,26 +24,17 @@ using hlo::Literal;
 using Complex = std::complex<double>;
 using Transpose = hlo::TriangularSolveAttributes::Transpose;
 
-// The elements of `literal` as complex numbers (real types with zero imaginary parts).
+// The elements of `literal` as complex numbers (Literal::GetComplex reads real types with a
+// zero imaginary part), and a literal of `shape` from them (SetComplex keeps the real part).
 std::vector<Complex> Elements(const Literal& literal) {
-  const bool complex = hlo::IsComplexType(literal.shape().element_type());
   std::vector<Complex> out(literal.element_count());
-  for (int64_t i = 0; i < literal.element_count(); ++i) {
-    out[i] = complex ? literal.GetComplex(i) : Complex(literal.GetDouble(i), 0);
-  }
+  for (int64_t i = 0; i < literal.element_count(); ++i) out[i] = literal.GetComplex(i);
   return out;
 }
 
 Literal ToLiteral(const hlo::Shape& shape, const std::vector<Complex>& values) {
   Literal out(shape);
-  const bool complex = hlo::IsComplexType(shape.element_type());
-  for (int64_t i = 0; i < out.element_count(); ++i) {
-    if (complex) {
-      out.SetComplex(i, values[i]);
-    } else {
-      out.SetDouble(i, values[i].real());
-    }
-  }
+  for (int64_t i = 0; i < out.element_count(); ++i) out.SetComplex(i, values[i]);
   return out;
 }
 

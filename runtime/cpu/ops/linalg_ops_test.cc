@@ -8,6 +8,7 @@
 
 #include "gtest/gtest.h"
 #include "hlo/ir/literal.h"
+#include "hlo/ir/primitive_type.h"
 #include "hlo/parser/hlo_parser.h"
 #include "runtime/cpu/evaluator.h"
 
@@ -29,18 +30,6 @@ bool IsComplex(PrimitiveType type) {
   return type == PrimitiveType::kC64 || type == PrimitiveType::kC128;
 }
 
-Complex Get(const Literal& l, int64_t i) {
-  return IsComplex(l.shape().element_type()) ? l.GetComplex(i) : Complex(l.GetDouble(i), 0);
-}
-
-void Set(Literal& l, int64_t i, Complex v) {
-  if (IsComplex(l.shape().element_type())) {
-    l.SetComplex(i, v);
-  } else {
-    l.SetDouble(i, v.real());
-  }
-}
-
 // `batch` random Hermitian positive definite n x n matrices: m . m^H + n . I.
 Literal PositiveDefinite(PrimitiveType type, int64_t batch, int64_t n, std::mt19937_64& rng) {
   std::uniform_real_distribution<double> u(-1, 1);
@@ -53,25 +42,14 @@ Literal PositiveDefinite(PrimitiveType type, int64_t batch, int64_t n, std::mt19
       for (int64_t j = 0; j < n; ++j) {
         Complex s = i == j ? Complex(static_cast<double>(n), 0) : Complex(0, 0);
         for (int64_t k = 0; k < n; ++k) s += m[i * n + k] * std::conj(m[j * n + k]);
-        Set(a, (b * n + i) * n + j, s);
+        a.SetComplex((b * n + i) * n + j, s);
       }
     }
   }
   return a;
 }
 
-std::string TypeName(PrimitiveType type) {
-  switch (type) {
-    case PrimitiveType::kF32:
-      return "f32";
-    case PrimitiveType::kF64:
-      return "f64";
-    case PrimitiveType::kC64:
-      return "c64";
-    default:
-      return "c128";
-  }
-}
+std::string TypeName(PrimitiveType type) { return std::string(hlo::PrimitiveTypeName(type)); }
 
 // Both triangles, f32 to c128: l . l^H (lower) and u^H . u (upper) give a back, and the other
 // triangle of the result is zero.
@@ -94,14 +72,14 @@ TEST(LinalgOpsTest, CholeskyFactorTimesItsAdjointIsTheMatrix) {
       const double tolerance =
           type == PrimitiveType::kF32 || type == PrimitiveType::kC64 ? 1e-4 : 1e-10;
       for (int64_t b = 0; b < batch; ++b) {
-        auto f = [&](int64_t i, int64_t j) { return Get(*out, (b * n + i) * n + j); };
+        auto f = [&](int64_t i, int64_t j) { return out->GetComplex((b * n + i) * n + j); };
         for (int64_t i = 0; i < n; ++i) {
           for (int64_t j = 0; j < n; ++j) {
             Complex s(0, 0);
             for (int64_t k = 0; k < n; ++k) {
               s += lower ? f(i, k) * std::conj(f(j, k)) : std::conj(f(k, i)) * f(k, j);
             }
-            EXPECT_NEAR(std::abs(s - Get(a, (b * n + i) * n + j)), 0, tolerance * n)
+            EXPECT_NEAR(std::abs(s - a.GetComplex((b * n + i) * n + j)), 0, tolerance * n)
                 << i << "," << j;
             if (lower ? j > i : j < i) EXPECT_EQ(f(i, j), Complex(0, 0));
           }
@@ -143,14 +121,14 @@ TEST(LinalgOpsTest, TriangularSolveSolvesEveryForm) {
                   Complex v(u(rng), complex ? u(rng) : 0);
                   if (i == j) v += Complex(3, 0);  // Well conditioned.
                   if (!stored) v = Complex(std::nan(""), 0);
-                  Set(a, (b * n + i) * n + j, v);
+                  a.SetComplex((b * n + i) * n + j, v);
                 }
               }
             }
             Literal rhs(Shape::Array(type, left ? std::vector<int64_t>{batch, n, k}
                                                 : std::vector<int64_t>{batch, k, n}));
             for (int64_t i = 0; i < rhs.element_count(); ++i) {
-              Set(rhs, i, Complex(u(rng), complex ? u(rng) : 0));
+              rhs.SetComplex(i, Complex(u(rng), complex ? u(rng) : 0));
             }
             std::vector<Literal> args;
             args.push_back(a);
@@ -164,17 +142,19 @@ TEST(LinalgOpsTest, TriangularSolveSolvesEveryForm) {
                 const int64_t c = transpose == "NO_TRANSPOSE" ? j : i;
                 if (r == c && unit) return Complex(1, 0);
                 if (r != c && (lower ? c > r : c < r)) return Complex(0, 0);
-                const Complex v = Get(a, (b * n + r) * n + c);
+                const Complex v = a.GetComplex((b * n + r) * n + c);
                 return transpose == "ADJOINT" ? std::conj(v) : v;
               };
               const int64_t rows = left ? n : k, cols = left ? k : n;
-              auto x = [&](int64_t i, int64_t j) { return Get(*out, (b * rows + i) * cols + j); };
+              auto x = [&](int64_t i, int64_t j) {
+                return out->GetComplex((b * rows + i) * cols + j);
+              };
               for (int64_t i = 0; i < rows; ++i) {
                 for (int64_t j = 0; j < cols; ++j) {
                   Complex s(0, 0);
                   for (int64_t m = 0; m < n; ++m)
                     s += left ? op(i, m) * x(m, j) : x(i, m) * op(m, j);
-                  EXPECT_NEAR(std::abs(s - Get(rhs, (b * rows + i) * cols + j)), 0, 1e-10)
+                  EXPECT_NEAR(std::abs(s - rhs.GetComplex((b * rows + i) * cols + j)), 0, 1e-10)
                       << i << "," << j;
                 }
               }
