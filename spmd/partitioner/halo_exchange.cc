@@ -237,6 +237,59 @@ PiecePlacement PlacePieces(const std::vector<FetchRound>& rounds, const HaloGeom
   return p;
 }
 
+// A device that receives nothing in a local round still writes its own data there (one
+// dynamic-update-slice serves every device). Where its own piece of another local round is at
+// least as wide, it writes the start of that piece instead, at that piece's place: the same
+// values at the same positions, so it needs no park of its own (PlacePieces).
+void RepeatOwnPieces(std::vector<FetchRound>& rounds) {
+  for (FetchRound& r : rounds) {
+    if (!r.local) continue;
+    for (size_t i = 0; i < r.from.size(); ++i) {
+      if (r.from[i] >= 0) continue;
+      for (const FetchRound& q : rounds) {
+        if (q.local && q.width >= r.width && q.from[i] == static_cast<int64_t>(i)) {
+          r.from[i] = q.from[i];
+          r.start[i] = q.start[i];
+          break;
+        }
+      }
+    }
+  }
+}
+
+// Parks are easiest early (own data that later real pieces overwrite, zeros where nothing was
+// written yet), so the order of the rounds decides the buffer's slack: every order of up to
+// kMaxOrderedRounds rounds is placed and the first with the least slack kept; more rounds keep
+// their order, or take the fewest receivers first when that asks for less.
+constexpr size_t kMaxOrderedRounds = 5;
+
+std::pair<std::vector<FetchRound>, PiecePlacement> SmallestPlacement(
+    const std::vector<FetchRound>& rounds, const HaloGeometry& g) {
+  std::vector<std::vector<FetchRound>> orders;
+  if (rounds.size() <= kMaxOrderedRounds) {
+    std::vector<size_t> perm(rounds.size());
+    for (size_t k = 0; k < perm.size(); ++k) perm[k] = k;
+    do {
+      std::vector<FetchRound>& order = orders.emplace_back();
+      for (size_t k : perm) order.push_back(rounds[k]);
+    } while (std::next_permutation(perm.begin(), perm.end()));
+  } else {
+    orders = {rounds, rounds};
+    auto receivers = [](const FetchRound& r) {
+      return std::count_if(r.from.begin(), r.from.end(), [](int64_t f) { return f >= 0; });
+    };
+    std::stable_sort(
+        orders[1].begin(), orders[1].end(),
+        [&](const FetchRound& a, const FetchRound& b) { return receivers(a) < receivers(b); });
+  }
+  std::optional<std::pair<std::vector<FetchRound>, PiecePlacement>> best;
+  for (std::vector<FetchRound>& order : orders) {
+    PiecePlacement placed = PlacePieces(order, g);
+    if (!best || placed.high < best->second.high) best.emplace(std::move(order), std::move(placed));
+  }
+  return *std::move(best);
+}
+
 // ExchangeHalo by pieces: each device slices the positions its receivers' windows read from its
 // shard, the pieces travel in rounds (WindowFetches, one collective-permute each), and each
 // device writes them at their places in a zero buffer around the window (PlacePieces) and
@@ -249,21 +302,9 @@ absl::StatusOr<HloInstruction*> FetchWindow(PartitionContext& ctx, HloInstructio
   if (!rounds) return absl::InternalError("halo exchange: the window pieces carry padding");
   const int64_t d = wd.dim;
   const std::vector<int64_t> block = BlockOfDevice(sharding, d, ctx.num_devices());
-  // Parks are easiest early (a local round's own data is overwritten by later real pieces,
-  // zeros land where nothing was written yet): the rounds with the fewest receivers first, when
-  // that asks for the smaller buffer.
-  std::vector<FetchRound> reordered = *rounds;
-  auto receivers = [](const FetchRound& r) {
-    return std::count_if(r.from.begin(), r.from.end(), [](int64_t f) { return f >= 0; });
-  };
-  std::stable_sort(
-      reordered.begin(), reordered.end(),
-      [&](const FetchRound& a, const FetchRound& b) { return receivers(a) < receivers(b); });
-  PiecePlacement placed = PlacePieces(*rounds, g);
-  if (PiecePlacement early = PlacePieces(reordered, g); early.high < placed.high) {
-    placed = std::move(early);
-    rounds = std::move(reordered);
-  }
+  RepeatOwnPieces(*rounds);
+  auto [order, placed] = SmallestPlacement(*rounds, g);
+  rounds = std::move(order);
   std::vector<int64_t> dims = value->shape().dimensions();
   dims[d] = placed.low + g.needed + placed.high;
   HloInstruction* buffer = ctx.builder().Zeros(Shape::Array(value->shape().element_type(), dims));
