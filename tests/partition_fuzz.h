@@ -140,8 +140,9 @@ IsolatedRun RunIsolated(const std::function<std::string(const Progress&)>& work,
                         double timeout_seconds, int64_t memory_limit_gib = 0);
 
 // CheckMutant in a child (RunIsolated): a crash is a "crash" failure, a child killed in the
-// partition phases a "hang" failure; one killed while running the unpartitioned reference is
-// a skip (the reference is slow; that says nothing about the partitioner).
+// partition phases twice in a row a "hang" failure (once may be a busy machine); one killed
+// while running the unpartitioned reference is a skip (the reference is slow; that says
+// nothing about the partitioner).
 CheckResult CheckMutantIsolated(const Mutant& mutant, const CheckOptions& options);
 
 // ---- Runs -------------------------------------------------------------------------------------

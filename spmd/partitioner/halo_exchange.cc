@@ -303,8 +303,9 @@ absl::StatusOr<HloInstruction*> FetchWindow(PartitionContext& ctx, HloInstructio
   const int64_t d = wd.dim;
   const std::vector<int64_t> block = BlockOfDevice(sharding, d, ctx.num_devices());
   RepeatOwnPieces(*rounds);
-  auto [order, placed] = SmallestPlacement(*rounds, g);
-  rounds = std::move(order);
+  std::pair<std::vector<FetchRound>, PiecePlacement> smallest = SmallestPlacement(*rounds, g);
+  rounds = std::move(smallest.first);
+  const PiecePlacement& placed = smallest.second;
   std::vector<int64_t> dims = value->shape().dimensions();
   dims[d] = placed.low + g.needed + placed.high;
   HloInstruction* buffer = ctx.builder().Zeros(Shape::Array(value->shape().element_type(), dims));
