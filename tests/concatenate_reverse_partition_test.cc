@@ -20,20 +20,20 @@ using testing_util::Partitioned;
 // Concatenate along a split dim: each operand is a window placed at its offset; no operand is
 // gathered whole.
 TEST(ConcatenateReversePartitionTest, ConcatenateOnASplitDimPlacesEachOperandsRows) {
-  for (const std::string& body : {
-           std::string("a = f32[5,6] parameter(0), sharding={devices=[4,1]<=[4]}\n"
-                       "b = f32[3,6] parameter(1), sharding={replicated}\n"
-                       "c = f32[7,6] parameter(2), sharding={devices=[4,1]<=[4]}\n"
-                       "ROOT r = f32[15,6] concatenate(a, b, c), dimensions={0}, "
-                       "sharding={devices=[4,1]<=[4]}"),
-           std::string("a = f32[8,6] parameter(0), sharding={devices=[4,1]<=[4]}\n"
-                       "b = f32[8,6] parameter(1), sharding={devices=[4,1]<=[4]}\n"
-                       "ROOT r = f32[16,6] concatenate(a, b), dimensions={0}, "
-                       "sharding={devices=[4,1]<=[4]}"),
-           std::string("a = f32[6,10] parameter(0), sharding={devices=[2,4]<=[8]}\n"
-                       "b = f32[6,3] parameter(1), sharding={devices=[2,4]<=[8]}\n"
-                       "ROOT r = f32[6,13] concatenate(a, b), dimensions={1}, "
-                       "sharding={devices=[2,4]<=[8]}")}) {
+  for (const std::string& body :
+       {std::string("a = f32[5,6] parameter(0), sharding={devices=[4,1]<=[4]}\n"
+                    "b = f32[3,6] parameter(1), sharding={replicated}\n"
+                    "c = f32[7,6] parameter(2), sharding={devices=[4,1]<=[4]}\n"
+                    "ROOT r = f32[15,6] concatenate(a, b, c), dimensions={0}, "
+                    "sharding={devices=[4,1]<=[4]}"),
+        std::string("a = f32[8,6] parameter(0), sharding={devices=[4,1]<=[4]}\n"
+                    "b = f32[8,6] parameter(1), sharding={devices=[4,1]<=[4]}\n"
+                    "ROOT r = f32[16,6] concatenate(a, b), dimensions={0}, "
+                    "sharding={devices=[4,1]<=[4]}"),
+        std::string("a = f32[6,10] parameter(0), sharding={devices=[2,4]<=[8]}\n"
+                    "b = f32[6,3] parameter(1), sharding={devices=[2,4]<=[8]}\n"
+                    "ROOT r = f32[6,13] concatenate(a, b), dimensions={1}, "
+                    "sharding={devices=[2,4]<=[8]}")}) {
     SCOPED_TRACE(body);
     const int devices = body.find("<=[8]") != std::string::npos ? 8 : 4;
     Partitioned p = Partition("HloModule m, num_partitions=" + std::to_string(devices) +
