@@ -265,27 +265,27 @@ constexpr size_t kMaxOrderedRounds = 5;
 
 std::pair<std::vector<FetchRound>, PiecePlacement> SmallestPlacement(
     const std::vector<FetchRound>& rounds, const HaloGeometry& g) {
-  std::vector<std::vector<FetchRound>> orders;
+  std::vector<std::vector<size_t>> orders(1, std::vector<size_t>(rounds.size()));
+  for (size_t k = 0; k < rounds.size(); ++k) orders[0][k] = k;
   if (rounds.size() <= kMaxOrderedRounds) {
-    std::vector<size_t> perm(rounds.size());
-    for (size_t k = 0; k < perm.size(); ++k) perm[k] = k;
-    do {
-      std::vector<FetchRound>& order = orders.emplace_back();
-      for (size_t k : perm) order.push_back(rounds[k]);
-    } while (std::next_permutation(perm.begin(), perm.end()));
+    std::vector<size_t> perm = orders[0];
+    while (std::next_permutation(perm.begin(), perm.end())) orders.push_back(perm);
   } else {
-    orders = {rounds, rounds};
-    auto receivers = [](const FetchRound& r) {
-      return std::count_if(r.from.begin(), r.from.end(), [](int64_t f) { return f >= 0; });
+    auto receivers = [&](size_t k) {
+      return std::count_if(rounds[k].from.begin(), rounds[k].from.end(),
+                           [](int64_t f) { return f >= 0; });
     };
-    std::stable_sort(
-        orders[1].begin(), orders[1].end(),
-        [&](const FetchRound& a, const FetchRound& b) { return receivers(a) < receivers(b); });
+    orders.push_back(orders[0]);
+    std::stable_sort(orders[1].begin(), orders[1].end(),
+                     [&](size_t a, size_t b) { return receivers(a) < receivers(b); });
   }
   std::optional<std::pair<std::vector<FetchRound>, PiecePlacement>> best;
-  for (std::vector<FetchRound>& order : orders) {
-    PiecePlacement placed = PlacePieces(order, g);
-    if (!best || placed.high < best->second.high) best.emplace(std::move(order), std::move(placed));
+  for (const std::vector<size_t>& order : orders) {
+    std::vector<FetchRound> ordered;
+    for (size_t k : order) ordered.push_back(rounds[k]);
+    PiecePlacement placed = PlacePieces(ordered, g);
+    if (!best || placed.high < best->second.high)
+      best.emplace(std::move(ordered), std::move(placed));
   }
   return *std::move(best);
 }

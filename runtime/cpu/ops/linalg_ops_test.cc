@@ -26,14 +26,10 @@ absl::StatusOr<Literal> RunText(const std::string& text, std::vector<Literal> ar
   return Evaluator(**module, {}).RunEntry(std::move(args));
 }
 
-bool IsComplex(PrimitiveType type) {
-  return type == PrimitiveType::kC64 || type == PrimitiveType::kC128;
-}
-
 // `batch` random Hermitian positive definite n x n matrices: m . m^H + n . I.
 Literal PositiveDefinite(PrimitiveType type, int64_t batch, int64_t n, std::mt19937_64& rng) {
   std::uniform_real_distribution<double> u(-1, 1);
-  const bool complex = IsComplex(type);
+  const bool complex = hlo::IsComplexType(type);
   Literal a(Shape::Array(type, {batch, n, n}));
   for (int64_t b = 0; b < batch; ++b) {
     std::vector<Complex> m(n * n);
@@ -96,7 +92,7 @@ TEST(LinalgOpsTest, TriangularSolveSolvesEveryForm) {
   std::mt19937_64 rng(11);
   std::uniform_real_distribution<double> u(-1, 1);
   for (PrimitiveType type : {PrimitiveType::kF64, PrimitiveType::kC128}) {
-    const bool complex = IsComplex(type);
+    const bool complex = hlo::IsComplexType(type);
     for (bool left : {true, false}) {
       for (bool lower : {true, false}) {
         for (std::string transpose : {"NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"}) {
